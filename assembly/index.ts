@@ -1,0 +1,104 @@
+// tempvec kernel: exact nearest-neighbour scans over one linear memory.
+//
+// Every export is a flat function over byte addresses and counts; the
+// TypeScript binding (src/kernel/kernel-instance.ts) owns the memory layout
+// and checks every bound before calling in, so nothing here allocates,
+// asserts or throws (the module is built with --runtime stub --noAssert).
+//
+// Scores are "keys" where larger is nearer:
+//   cosine: dot(q, v) * invNorm[v]   (the query's own norm is applied in JS)
+//   l2:     -sum((q - v)^2)           (JS turns it into the distance)
+// Ties are broken by the slot's sequence number (earlier insertion first),
+// so results do not depend on where a vector happens to sit.
+
+import { dotRow, dotRows4, l2Row, l2Rows4 } from "./simd";
+import { heapOffer, heapSortBestFirst } from "./topk";
+
+export const METRIC_COSINE: i32 = 0;
+export const METRIC_L2: i32 = 1;
+
+/** First byte the binding may use: static data of this module ends here. */
+export function heapBase(): usize {
+  return __heap_base;
+}
+
+/**
+ * Score `nq` queries (stored back to back at `queries`, `dim` floats each)
+ * against stored rows and keep the `k` best per query.
+ *
+ * Rows are `rowList[0..count)` when `rowList` is not 0 (a filtered search),
+ * otherwise rows 0..count-1. Query j's results are written best-first to
+ * outRows/outKeys at [j*k, j*k + min(k, count)).
+ */
+export function search(
+  vectors: usize, invNorms: usize, seqs: usize, dim: i32,
+  rowList: usize, count: i32,
+  queries: usize, nq: i32, metric: i32, k: i32,
+  outRows: usize, outKeys: usize,
+): void {
+  const rowBytes = <usize>dim << 2;
+  let j = 0;
+  // Blocks of four queries share each load of a stored row.
+  for (; j + 4 <= nq; j += 4) {
+    scanBlock4(vectors, invNorms, seqs, dim, rowBytes, rowList, count,
+      queries + <usize>j * rowBytes, metric, k,
+      outRows + (<usize>(j * k) << 2), outKeys + (<usize>(j * k) << 2));
+  }
+  for (; j < nq; j++) {
+    scanOne(vectors, invNorms, seqs, dim, rowBytes, rowList, count,
+      queries + <usize>j * rowBytes, metric, k,
+      outRows + (<usize>(j * k) << 2), outKeys + (<usize>(j * k) << 2));
+  }
+  const kept = min(k, count);
+  for (let q = 0; q < nq; q++) {
+    heapSortBestFirst(outRows + (<usize>(q * k) << 2), outKeys + (<usize>(q * k) << 2), kept, seqs);
+  }
+}
+
+@inline function rowAt(rowList: usize, i: i32): i32 {
+  return rowList ? load<i32>(rowList + (<usize>i << 2)) : i;
+}
+
+function scanOne(
+  vectors: usize, invNorms: usize, seqs: usize, dim: i32, rowBytes: usize,
+  rowList: usize, count: i32, query: usize, metric: i32, k: i32,
+  outRows: usize, outKeys: usize,
+): void {
+  let size = 0;
+  if (metric == METRIC_COSINE) {
+    for (let i = 0; i < count; i++) {
+      const row = rowAt(rowList, i);
+      const key = dotRow(query, vectors + <usize>row * rowBytes, dim) * load<f32>(invNorms + (<usize>row << 2));
+      size = heapOffer(outRows, outKeys, size, k, row, key, seqs);
+    }
+  } else {
+    for (let i = 0; i < count; i++) {
+      const row = rowAt(rowList, i);
+      const key = -l2Row(query, vectors + <usize>row * rowBytes, dim);
+      size = heapOffer(outRows, outKeys, size, k, row, key, seqs);
+    }
+  }
+}
+
+function scanBlock4(
+  vectors: usize, invNorms: usize, seqs: usize, dim: i32, rowBytes: usize,
+  rowList: usize, count: i32, queries: usize, metric: i32, k: i32,
+  outRows: usize, outKeys: usize,
+): void {
+  const heapBytes = <usize>k << 2;
+  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (let i = 0; i < count; i++) {
+    const row = rowAt(rowList, i);
+    const v = vectors + <usize>row * rowBytes;
+    let keys: v128;
+    if (metric == METRIC_COSINE) {
+      keys = f32x4.mul(dotRows4(queries, rowBytes, v, dim), f32x4.splat(load<f32>(invNorms + (<usize>row << 2))));
+    } else {
+      keys = f32x4.neg(l2Rows4(queries, rowBytes, v, dim));
+    }
+    s0 = heapOffer(outRows, outKeys, s0, k, row, f32x4.extract_lane(keys, 0), seqs);
+    s1 = heapOffer(outRows + heapBytes, outKeys + heapBytes, s1, k, row, f32x4.extract_lane(keys, 1), seqs);
+    s2 = heapOffer(outRows + 2 * heapBytes, outKeys + 2 * heapBytes, s2, k, row, f32x4.extract_lane(keys, 2), seqs);
+    s3 = heapOffer(outRows + 3 * heapBytes, outKeys + 3 * heapBytes, s3, k, row, f32x4.extract_lane(keys, 3), seqs);
+  }
+}

@@ -1,0 +1,114 @@
+// f32x4 inner loops. Each loop runs 16 floats per step over four independent
+// accumulators (so the adds pipeline), then 4 floats per step, then a scalar
+// tail: every dimension from 1 up is exact, none is padded.
+
+@inline function hsum(v: v128): f32 {
+  return f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1)
+    + f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3);
+}
+
+/** dot(a, b) over `dim` floats. */
+@inline export function dotRow(a: usize, b: usize, dim: i32): f32 {
+  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
+  const end16 = <usize>(dim & ~15) << 2;
+  const end4 = <usize>(dim & ~3) << 2;
+  let o: usize = 0;
+  for (; o < end16; o += 64) {
+    acc0 = f32x4.add(acc0, f32x4.mul(v128.load(a + o), v128.load(b + o)));
+    acc1 = f32x4.add(acc1, f32x4.mul(v128.load(a + o, 16), v128.load(b + o, 16)));
+    acc2 = f32x4.add(acc2, f32x4.mul(v128.load(a + o, 32), v128.load(b + o, 32)));
+    acc3 = f32x4.add(acc3, f32x4.mul(v128.load(a + o, 48), v128.load(b + o, 48)));
+  }
+  for (; o < end4; o += 16) {
+    acc0 = f32x4.add(acc0, f32x4.mul(v128.load(a + o), v128.load(b + o)));
+  }
+  let sum = hsum(f32x4.add(f32x4.add(acc0, acc1), f32x4.add(acc2, acc3)));
+  const end = <usize>dim << 2;
+  for (; o < end; o += 4) sum += load<f32>(a + o) * load<f32>(b + o);
+  return sum;
+}
+
+/** Squared Euclidean distance between a and b over `dim` floats. */
+@inline export function l2Row(a: usize, b: usize, dim: i32): f32 {
+  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
+  const end16 = <usize>(dim & ~15) << 2;
+  const end4 = <usize>(dim & ~3) << 2;
+  let o: usize = 0;
+  for (; o < end16; o += 64) {
+    const d0 = f32x4.sub(v128.load(a + o), v128.load(b + o));
+    const d1 = f32x4.sub(v128.load(a + o, 16), v128.load(b + o, 16));
+    const d2 = f32x4.sub(v128.load(a + o, 32), v128.load(b + o, 32));
+    const d3 = f32x4.sub(v128.load(a + o, 48), v128.load(b + o, 48));
+    acc0 = f32x4.add(acc0, f32x4.mul(d0, d0));
+    acc1 = f32x4.add(acc1, f32x4.mul(d1, d1));
+    acc2 = f32x4.add(acc2, f32x4.mul(d2, d2));
+    acc3 = f32x4.add(acc3, f32x4.mul(d3, d3));
+  }
+  for (; o < end4; o += 16) {
+    const d = f32x4.sub(v128.load(a + o), v128.load(b + o));
+    acc0 = f32x4.add(acc0, f32x4.mul(d, d));
+  }
+  let sum = hsum(f32x4.add(f32x4.add(acc0, acc1), f32x4.add(acc2, acc3)));
+  const end = <usize>dim << 2;
+  for (; o < end; o += 4) {
+    const d = load<f32>(a + o) - load<f32>(b + o);
+    sum += d * d;
+  }
+  return sum;
+}
+
+/**
+ * dot(q_j, v) for four queries q_0..q_3 stored `stride` bytes apart, as the
+ * four lanes of the result. Each 16 bytes of v is loaded once for all four.
+ */
+@inline export function dotRows4(q: usize, stride: usize, v: usize, dim: i32): v128 {
+  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
+  const q1 = q + stride, q2 = q1 + stride, q3 = q2 + stride;
+  const end4 = <usize>(dim & ~3) << 2;
+  let o: usize = 0;
+  for (; o < end4; o += 16) {
+    const x = v128.load(v + o);
+    acc0 = f32x4.add(acc0, f32x4.mul(v128.load(q + o), x));
+    acc1 = f32x4.add(acc1, f32x4.mul(v128.load(q1 + o), x));
+    acc2 = f32x4.add(acc2, f32x4.mul(v128.load(q2 + o), x));
+    acc3 = f32x4.add(acc3, f32x4.mul(v128.load(q3 + o), x));
+  }
+  let s0 = hsum(acc0), s1 = hsum(acc1), s2 = hsum(acc2), s3 = hsum(acc3);
+  const end = <usize>dim << 2;
+  for (; o < end; o += 4) {
+    const x = load<f32>(v + o);
+    s0 += load<f32>(q + o) * x;
+    s1 += load<f32>(q1 + o) * x;
+    s2 += load<f32>(q2 + o) * x;
+    s3 += load<f32>(q3 + o) * x;
+  }
+  return f32x4(s0, s1, s2, s3);
+}
+
+/** Squared distances from v to four queries stored `stride` bytes apart. */
+@inline export function l2Rows4(q: usize, stride: usize, v: usize, dim: i32): v128 {
+  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
+  const q1 = q + stride, q2 = q1 + stride, q3 = q2 + stride;
+  const end4 = <usize>(dim & ~3) << 2;
+  let o: usize = 0;
+  for (; o < end4; o += 16) {
+    const x = v128.load(v + o);
+    const d0 = f32x4.sub(v128.load(q + o), x);
+    const d1 = f32x4.sub(v128.load(q1 + o), x);
+    const d2 = f32x4.sub(v128.load(q2 + o), x);
+    const d3 = f32x4.sub(v128.load(q3 + o), x);
+    acc0 = f32x4.add(acc0, f32x4.mul(d0, d0));
+    acc1 = f32x4.add(acc1, f32x4.mul(d1, d1));
+    acc2 = f32x4.add(acc2, f32x4.mul(d2, d2));
+    acc3 = f32x4.add(acc3, f32x4.mul(d3, d3));
+  }
+  let s0 = hsum(acc0), s1 = hsum(acc1), s2 = hsum(acc2), s3 = hsum(acc3);
+  const end = <usize>dim << 2;
+  for (; o < end; o += 4) {
+    const x = load<f32>(v + o);
+    const d0 = load<f32>(q + o) - x, d1 = load<f32>(q1 + o) - x;
+    const d2 = load<f32>(q2 + o) - x, d3 = load<f32>(q3 + o) - x;
+    s0 += d0 * d0; s1 += d1 * d1; s2 += d2 * d2; s3 += d3 * d3;
+  }
+  return f32x4(s0, s1, s2, s3);
+}

@@ -1,0 +1,66 @@
+// Bounded top-k selection: a binary heap of at most k (row, key) pairs whose
+// root is the worst kept entry. A candidate that is not better than the root
+// is rejected with one comparison, so after the first few thousand rows almost
+// every row costs a single compare; only k pairs ever leave the kernel.
+
+/** a is worse than b: lower key, or equal key and later insertion. */
+@inline function worse(keyA: f32, rowA: i32, keyB: f32, rowB: i32, seqs: usize): bool {
+  if (keyA != keyB) return keyA < keyB;
+  return load<u32>(seqs + (<usize>rowA << 2)) > load<u32>(seqs + (<usize>rowB << 2));
+}
+
+@inline function rowOf(rows: usize, i: i32): i32 { return load<i32>(rows + (<usize>i << 2)); }
+@inline function keyOf(keys: usize, i: i32): f32 { return load<f32>(keys + (<usize>i << 2)); }
+@inline function put(rows: usize, keys: usize, i: i32, row: i32, key: f32): void {
+  store<i32>(rows + (<usize>i << 2), row);
+  store<f32>(keys + (<usize>i << 2), key);
+}
+
+/** Move the entry (row, key) down from slot i until the heap holds in [0, size). */
+@inline function siftDown(rows: usize, keys: usize, size: i32, i: i32, row: i32, key: f32, seqs: usize): void {
+  while (true) {
+    let child = 2 * i + 1;
+    if (child >= size) break;
+    const right = child + 1;
+    if (right < size && worse(keyOf(keys, right), rowOf(rows, right), keyOf(keys, child), rowOf(rows, child), seqs)) {
+      child = right;
+    }
+    const childKey = keyOf(keys, child), childRow = rowOf(rows, child);
+    if (!worse(childKey, childRow, key, row, seqs)) break;
+    put(rows, keys, i, childRow, childKey);
+    i = child;
+  }
+  put(rows, keys, i, row, key);
+}
+
+/** Offer one candidate to a heap of `size` entries (capacity k); returns the new size. */
+@inline export function heapOffer(rows: usize, keys: usize, size: i32, k: i32, row: i32, key: f32, seqs: usize): i32 {
+  if (size < k) {
+    // Sift up from the end.
+    let i = size;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const parentKey = keyOf(keys, parent), parentRow = rowOf(rows, parent);
+      if (!worse(key, row, parentKey, parentRow, seqs)) break;
+      put(rows, keys, i, parentRow, parentKey);
+      i = parent;
+    }
+    put(rows, keys, i, row, key);
+    return size + 1;
+  }
+  // Full: only a candidate better than the worst kept entry gets in.
+  if (!worse(keyOf(keys, 0), rowOf(rows, 0), key, row, seqs)) return size;
+  siftDown(rows, keys, size, 0, row, key, seqs);
+  return size;
+}
+
+/** Heap-sort in place so that slot 0 holds the best entry. */
+export function heapSortBestFirst(rows: usize, keys: usize, size: i32, seqs: usize): void {
+  // Repeatedly move the worst (root) to the end of the shrinking heap.
+  for (let end = size - 1; end > 0; end--) {
+    const rootRow = rowOf(rows, 0), rootKey = keyOf(keys, 0);
+    const lastRow = rowOf(rows, end), lastKey = keyOf(keys, end);
+    put(rows, keys, end, rootRow, rootKey);
+    siftDown(rows, keys, end, 0, lastRow, lastKey, seqs);
+  }
+}

@@ -1,0 +1,126 @@
+// Every limit and default of the service, read from the environment once.
+// GET /limits, request validation, the OpenAPI document and the README table
+// all read this module, so a limit is written down in exactly one place.
+
+export type Metric = 'cosine' | 'l2';
+export const METRICS = ['cosine', 'l2'] as const;
+export const VECTOR_TYPES = ['float32'] as const;
+export type VectorType = (typeof VECTOR_TYPES)[number];
+export const BACKEND = 'wasm-simd128';
+
+/** Fixed by the spec; not configurable. */
+export const SPEC_LIMITS = {
+  maxDimensions: 1024,
+  minTopK: 1,
+  maxTopK: 100,
+  defaultTopK: 10,
+  minCandidatePool: 1,
+  maxCandidatePool: 2048,
+  defaultCandidatePool: 100,
+  defaultMetric: 'cosine' as Metric,
+  defaultVectorType: 'float32' as VectorType,
+  /**
+   * Largest magnitude of one vector component. Bounding it keeps every sum of
+   * squares of a 1024-dimension vector finite in float32, so no score is ever
+   * Infinity or NaN.
+   */
+  maxAbsComponent: 1e16,
+} as const;
+
+export interface Config {
+  port: number;
+  host: string;
+  sessionTtlMs: number;
+  /** How often expired sessions are swept; derived from the TTL unless set. */
+  sweepIntervalMs: number;
+  /** How long the token of an expired session still answers SESSION_EXPIRED. */
+  expiredTokenMemoryMs: number;
+  maxVectorsPerSession: number;
+  maxSessions: number;
+  maxAddManyBatch: number;
+  maxGetManyBatch: number;
+  maxDeleteManyBatch: number;
+  maxSearchManyBatch: number;
+  maxIdLength: number;
+  maxMetadataBytes: number;
+  maxBodyBytes: number;
+}
+
+/** name in the environment, default, one-line description (README table). */
+export const CONFIG_VARIABLES = [
+  ['PORT', 'port', 3000, 'TCP port the server listens on'],
+  ['HOST', 'host', '127.0.0.1', 'address the server binds to'],
+  ['SESSION_TTL_MS', 'sessionTtlMs', 1_800_000, 'inactivity time after which a session expires'],
+  ['MAX_VECTORS_PER_SESSION', 'maxVectorsPerSession', 50_000, 'capacity of one index (maxVectors)'],
+  ['MAX_SESSIONS', 'maxSessions', 10_000, 'live sessions; POST /token answers 503 beyond it'],
+  ['MAX_ADD_MANY_BATCH', 'maxAddManyBatch', 1000, 'vectors per POST /vectors/add-many'],
+  ['MAX_GET_MANY_BATCH', 'maxGetManyBatch', 1000, 'ids per POST /vectors/get-many'],
+  ['MAX_DELETE_MANY_BATCH', 'maxDeleteManyBatch', 1000, 'ids per POST /vectors/delete-many'],
+  ['MAX_SEARCH_MANY_BATCH', 'maxSearchManyBatch', 64, 'query vectors per POST /search-many'],
+  ['MAX_ID_LENGTH', 'maxIdLength', 256, 'characters in a vector id'],
+  ['MAX_METADATA_BYTES', 'maxMetadataBytes', 8192, 'UTF-8 bytes of one vector\'s metadata as JSON'],
+  ['MAX_BODY_BYTES', 'maxBodyBytes', 32 * 1024 * 1024, 'bytes of one request body'],
+] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
+
+export class ConfigError extends Error {}
+
+function readNumber(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
+  }
+  return value;
+}
+
+/** Read the configuration from `env`; `overrides` win (tests use them). */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  overrides: Partial<Config> = {},
+): Config {
+  const config: Record<string, unknown> = {};
+  for (const [name, key, fallback] of CONFIG_VARIABLES) {
+    config[key] = typeof fallback === 'number' ? readNumber(env, name, fallback) : (env[name] || fallback);
+  }
+  const base = config as unknown as Config;
+  const ttl = overrides.sessionTtlMs ?? base.sessionTtlMs;
+  if (ttl < 1) throw new ConfigError('SESSION_TTL_MS must be at least 1');
+  return Object.freeze({
+    ...base,
+    sweepIntervalMs: Math.max(10, Math.min(60_000, Math.floor(ttl / 4))),
+    expiredTokenMemoryMs: Math.max(ttl, 24 * 3600_000),
+    ...overrides,
+  });
+}
+
+/** What GET /limits publishes (and the OpenAPI document's bounds). */
+export function publicLimits(config: Config) {
+  return {
+    maxDimensions: SPEC_LIMITS.maxDimensions,
+    maxVectorsPerSession: config.maxVectorsPerSession,
+    maxSessions: config.maxSessions,
+    sessionTtlMs: config.sessionTtlMs,
+    topK: { min: SPEC_LIMITS.minTopK, max: SPEC_LIMITS.maxTopK, default: SPEC_LIMITS.defaultTopK },
+    candidatePool: {
+      min: SPEC_LIMITS.minCandidatePool,
+      max: SPEC_LIMITS.maxCandidatePool,
+      default: SPEC_LIMITS.defaultCandidatePool,
+    },
+    batch: {
+      addMany: config.maxAddManyBatch,
+      getMany: config.maxGetManyBatch,
+      deleteMany: config.maxDeleteManyBatch,
+      searchMany: config.maxSearchManyBatch,
+    },
+    maxIdLength: config.maxIdLength,
+    maxMetadataBytes: config.maxMetadataBytes,
+    maxBodyBytes: config.maxBodyBytes,
+    maxAbsComponent: SPEC_LIMITS.maxAbsComponent,
+    metrics: [...METRICS],
+    vectorTypes: [...VECTOR_TYPES],
+    defaultMetric: SPEC_LIMITS.defaultMetric,
+    backend: BACKEND,
+  };
+}
+export type PublicLimits = ReturnType<typeof publicLimits>;

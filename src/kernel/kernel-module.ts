@@ -1,0 +1,19 @@
+// The raw exports of build/kernel.wasm (see assembly/index.ts) and how one
+// session's instance is made over its own memory.
+
+export interface KernelExports {
+  heapBase(): number;
+  search(
+    vectors: number, invNorms: number, seqs: number, dim: number,
+    rowList: number, count: number,
+    queries: number, queryCount: number, metric: number, k: number,
+    outRows: number, outKeys: number,
+  ): void;
+  METRIC_COSINE: WebAssembly.Global;
+  METRIC_L2: WebAssembly.Global;
+}
+
+export function instantiateKernel(module: WebAssembly.Module, memory: WebAssembly.Memory): KernelExports {
+  const instance = new WebAssembly.Instance(module, { env: { memory } });
+  return instance.exports as unknown as KernelExports;
+}
