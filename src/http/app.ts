@@ -1,0 +1,61 @@
+// createApp builds the Koa application without listening (src/server.ts
+// listens; tests drive the app in process).
+//
+// Request flow: timings -> error handler -> router (auth, JSON body and
+// validation per route) -> allowed methods.
+import Router from '@koa/router';
+import Koa from 'koa';
+import { loadConfig, type Config } from '../config.js';
+import { apiError } from '../errors.js';
+import { loadKernelModule } from '../kernel/load-node.js';
+import { requestSchemas } from '../schemas/index.js';
+import { SessionStore, type Clock } from '../sessions/session-store.js';
+import { requireSession } from './auth.js';
+import { jsonBody } from './body.js';
+import type { RouteDeps } from './context.js';
+import { errorHandler } from './error-handler.js';
+import { metaRoutes } from './routes/meta.js';
+import { overviewRoutes } from './routes/overview.js';
+import { searchRoutes } from './routes/search.js';
+import { sessionRoutes } from './routes/session.js';
+import { vectorRoutes } from './routes/vectors.js';
+import { timingsMiddleware } from './timings.js';
+
+export interface AppOptions {
+  config?: Config;
+  /** Injected clock, for tests of expiry. */
+  now?: Clock;
+}
+
+export function createApp(options: AppOptions = {}) {
+  const config = options.config ?? loadConfig();
+  const store = new SessionStore(config, loadKernelModule(), options.now);
+  const router = new Router();
+  const deps: RouteDeps = {
+    router,
+    config,
+    store,
+    schemas: requestSchemas(config),
+    json: jsonBody(config),
+    auth: requireSession(store),
+  };
+  metaRoutes(deps);
+  sessionRoutes(deps);
+  vectorRoutes(deps);
+  searchRoutes(deps);
+  overviewRoutes(deps);
+
+  const app = new Koa();
+  app.proxy = false;
+  app.use(timingsMiddleware);
+  app.use(errorHandler());
+  app.use(router.routes());
+  app.use(router.allowedMethods({
+    throw: true,
+    methodNotAllowed: () => apiError('METHOD_NOT_ALLOWED', 'this route does not take that method'),
+    notImplemented: () => apiError('METHOD_NOT_ALLOWED', 'this method is not implemented'),
+  }));
+  // Koa logs errors its handler did not catch; ours catches them all.
+  app.silent = true;
+  return { app, store, config };
+}

@@ -1,0 +1,38 @@
+// What every route module receives, and the helpers routes share.
+import type Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import type { Config } from '../config.js';
+import type { RequestSchemas } from '../schemas/index.js';
+import type { Session } from '../sessions/session.js';
+import type { SessionStore } from '../sessions/session-store.js';
+import type { Timings } from './timings.js';
+
+export interface RouteDeps {
+  router: Router;
+  config: Config;
+  store: SessionStore;
+  schemas: RequestSchemas;
+  /** Parses a JSON body. */
+  json: Middleware;
+  /** Requires a valid bearer token. */
+  auth: Middleware;
+}
+
+export interface AppState {
+  timings: Timings;
+  session: Session;
+}
+
+export const stateOf = (ctx: Context) => ctx.state as AppState;
+
+/** Answer 200 (or `status`) with the success envelope; metrics are added on the way out. */
+export function reply(ctx: Context, fields: Record<string, unknown>, status = 200): void {
+  ctx.status = status;
+  ctx.body = { success: true, ...fields };
+}
+
+/** Answer with the caller's session (after any change this request made) plus `fields`. */
+export function replyWithSession(ctx: Context, store: SessionStore, fields: Record<string, unknown> = {}): void {
+  const { session } = stateOf(ctx);
+  reply(ctx, { session: session.view(store.now()), ...fields });
+}

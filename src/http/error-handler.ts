@@ -1,0 +1,39 @@
+// The one place errors become responses. Anything thrown below is answered
+// as { success: false, error: { code, message, details? } }; an unknown error
+// is logged and answered 500 INTERNAL_ERROR without its internals.
+import type { Middleware } from 'koa';
+import { ApiError, apiError, ERROR_CODES } from '../errors.js';
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const status = (err as { status?: number })?.status;
+  // Errors raised by Koa itself or its body parser carry a status.
+  if (status === 413) return apiError('PAYLOAD_TOO_LARGE', 'the request body is larger than the limit');
+  if (status === 415) return apiError('UNSUPPORTED_MEDIA_TYPE', 'unsupported content encoding or type');
+  if (status === 405) return apiError('METHOD_NOT_ALLOWED', 'method not allowed on this route');
+  if (status === 404) return apiError('NOT_FOUND', 'no such route');
+  if (status === 400 && (err as { type?: string }).type !== undefined) return apiError('INVALID_JSON', 'the request body could not be read');
+  console.error(err);
+  return apiError('INTERNAL_ERROR', 'internal error');
+}
+
+export function errorHandler(): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body == null) {
+        throw apiError('NOT_FOUND', `no route ${ctx.method} ${ctx.path}; see GET / for the list`);
+      }
+    } catch (caught) {
+      const err = toApiError(caught);
+      ctx.status = err.status;
+      for (const [name, value] of Object.entries(err.headers ?? {})) ctx.set(name, value);
+      if (err.status === 401) ctx.set('WWW-Authenticate', `Bearer realm="tempvec", error="invalid_token"`);
+      const error: Record<string, unknown> = { code: err.code, message: err.message };
+      if (err.details !== undefined) error.details = err.details;
+      ctx.body = { success: false, error };
+    }
+  };
+}
+
+export { ERROR_CODES };

@@ -1,0 +1,18 @@
+// Unauthenticated routes: limits and token. (GET / and the SDK live in app.ts.)
+import { publicLimits } from '../../config.js';
+import { reply, stateOf, type RouteDeps } from '../context.js';
+
+export function metaRoutes({ router, config, store }: RouteDeps): void {
+  router.get('/limits', (ctx) => {
+    reply(ctx, {
+      limits: publicLimits(config),
+      usage: { activeSessions: store.size, maxSessions: config.maxSessions, linearMemoryBytes: store.memoryBytes() },
+    });
+  });
+
+  router.post('/token', (ctx) => {
+    const { token, session } = stateOf(ctx).timings.measure('tokenIssueMs', () => store.create());
+    ctx.set('Cache-Control', 'no-store');
+    reply(ctx, { token, tokenType: 'Bearer', session: session.view(store.now()), limits: publicLimits(config) }, 201);
+  });
+}

@@ -1,0 +1,25 @@
+// POST /search and POST /search-many.
+import { pointer } from '../../errors.js';
+import { parseBody } from '../body.js';
+import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
+
+export function searchRoutes({ router, store, schemas, auth, json }: RouteDeps): void {
+  router.post('/search', auth, json, (ctx) => {
+    const { queryVector, ...options } = parseBody(ctx, schemas.SearchRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    const { results, stats } = timings.measure('searchMs', () =>
+      session.index.search([queryVector], { ...options, pathOf: () => pointer('queryVector') }));
+    timings.set('resultCount', results[0].length);
+    replyWithSession(ctx, store, { results: results[0], stats });
+  });
+
+  router.post('/search-many', auth, json, (ctx) => {
+    const { queryVectors, ...options } = parseBody(ctx, schemas.SearchManyRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    const { results, stats } = timings.measure('searchManyMs', () =>
+      session.index.search(queryVectors, { ...options, pathOf: (j) => pointer('queryVectors', j) }));
+    timings.set('queryCount', queryVectors.length);
+    timings.set('resultCount', results.reduce((sum, list) => sum + list.length, 0));
+    replyWithSession(ctx, store, { results, stats });
+  });
+}

@@ -1,0 +1,18 @@
+// GET /session and POST /index/reset.
+import { publicLimits } from '../../config.js';
+import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
+
+export function sessionRoutes({ router, config, store, auth }: RouteDeps): void {
+  router.get('/session', auth, (ctx) => {
+    const { session, timings } = stateOf(ctx);
+    const { stats, usage } = timings.measure('statsReadMs', () => ({ stats: session.stats(), usage: session.usage() }));
+    replyWithSession(ctx, store, { stats, usage, limits: publicLimits(config) });
+  });
+
+  router.post('/index/reset', auth, (ctx) => {
+    const { session, timings } = stateOf(ctx);
+    const deleted = timings.measure('resetMs', () => session.index.reset());
+    session.markUpdated(store.now());
+    replyWithSession(ctx, store, { mutation: { reset: true, deleted } });
+  });
+}

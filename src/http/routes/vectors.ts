@@ -1,0 +1,113 @@
+// /vectors/*: add, read, change metadata, delete.
+import type { Context } from 'koa';
+import { apiError, pointer } from '../../errors.js';
+import type { Metadata, UpsertOptions, VectorInput } from '../../index/vector-index.js';
+import { parseBody } from '../body.js';
+import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
+
+function notFound(id: string) {
+  return apiError('VECTOR_NOT_FOUND', `no vector with id "${id}"`, { path: '/id', id });
+}
+
+/** Mark the session changed (updatedAt) and answer with it. */
+function replyChanged(ctx: Context, deps: RouteDeps, fields: Record<string, unknown>) {
+  stateOf(ctx).session.markUpdated(deps.store.now());
+  replyWithSession(ctx, deps.store, fields);
+}
+
+/** Validate and check capacity (capacityCheckMs), then write (addMs / addManyMs). */
+function upsert(ctx: Context, records: VectorInput[], options: UpsertOptions, metric: string) {
+  const { session, timings } = stateOf(ctx);
+  const plan = timings.measure('capacityCheckMs', () => session.index.prepareUpsert(records, options));
+  return timings.measure(metric, () => session.index.applyUpsert(plan));
+}
+
+export function vectorRoutes(deps: RouteDeps): void {
+  const { router, store, schemas, auth, json } = deps;
+
+  router.post('/vectors/has', auth, json, (ctx) => {
+    const { id } = parseBody(ctx, schemas.HasRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    const has = timings.measure('hasMs', () => session.index.has(id));
+    replyWithSession(ctx, store, { id, has });
+  });
+
+  router.post('/vectors/get', auth, json, (ctx) => {
+    const { id } = parseBody(ctx, schemas.GetRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    const vector = timings.measure('getMs', () => session.index.get(id));
+    if (!vector) throw notFound(id);
+    replyWithSession(ctx, store, { vector });
+  });
+
+  router.post('/vectors/get-many', auth, json, (ctx) => {
+    const { ids } = parseBody(ctx, schemas.GetManyRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    const { vectors, notFound } = timings.measure('getManyMs', () => {
+      const found = [];
+      const missing: string[] = [];
+      for (const id of new Set(ids)) {
+        const vector = session.index.get(id);
+        if (vector) found.push(vector);
+        else missing.push(id);
+      }
+      return { vectors: found, notFound: missing };
+    });
+    replyWithSession(ctx, store, { vectors, notFound });
+  });
+
+  router.post('/vectors/metadata/get', auth, json, (ctx) => {
+    const { id } = parseBody(ctx, schemas.GetMetadataRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    const metadata = timings.measure('getMetadataMs', () => session.index.getMetadata(id));
+    if (!metadata) throw notFound(id);
+    replyWithSession(ctx, store, { id, metadata });
+  });
+
+  router.post('/vectors/metadata/set', auth, json, (ctx) => {
+    const { id, metadata } = parseBody(ctx, schemas.SetMetadataRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    if (!timings.measure('setMetadataMs', () => session.index.setMetadata(id, metadata))) throw notFound(id);
+    replyChanged(ctx, deps, { id, metadata, mutation: { updated: 1 } });
+  });
+
+  router.post('/vectors/metadata/delete', auth, json, (ctx) => {
+    const { id } = parseBody(ctx, schemas.DeleteMetadataRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    const empty: Metadata = {};
+    if (!timings.measure('deleteMetadataMs', () => session.index.setMetadata(id, empty))) throw notFound(id);
+    replyChanged(ctx, deps, { id, metadata: empty, mutation: { updated: 1 } });
+  });
+
+  router.post('/vectors/add', auth, json, (ctx) => {
+    const { id, vector, metadata, dimensions, metric } = parseBody(ctx, schemas.AddRequestSchema);
+    const mutation = upsert(ctx, [{ id, vector, metadata }], { dimensions, metric, pathOf: () => '' }, 'addMs');
+    replyChanged(ctx, deps, { id, mutation });
+  });
+
+  router.post('/vectors/add-many', auth, json, (ctx) => {
+    const { vectors, dimensions, metric } = parseBody(ctx, schemas.AddManyRequestSchema);
+    const mutation = upsert(ctx, vectors, { dimensions, metric, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
+    replyChanged(ctx, deps, { mutation });
+  });
+
+  router.post('/vectors/delete', auth, json, (ctx) => {
+    const { id } = parseBody(ctx, schemas.DeleteRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    const mutation = timings.measure('deleteMs', () => session.index.delete([id]));
+    replyChanged(ctx, deps, { id, mutation });
+  });
+
+  router.post('/vectors/delete-many', auth, json, (ctx) => {
+    const { ids } = parseBody(ctx, schemas.DeleteManyRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    const mutation = timings.measure('deleteManyMs', () => session.index.delete(ids));
+    replyChanged(ctx, deps, { mutation });
+  });
+
+  router.post('/vectors/clear', auth, (ctx) => {
+    const { session, timings } = stateOf(ctx);
+    const deleted = timings.measure('clearMs', () => session.index.clear());
+    replyChanged(ctx, deps, { mutation: { deleted } });
+  });
+}

@@ -1,0 +1,49 @@
+// Per-request timings. Handlers measure their steps into ctx.state.timings;
+// the outermost middleware adds them, with requestLatencyMs, to the body's
+// `metrics` and to a Server-Timing header (so browser devtools show them).
+import type { Middleware } from 'koa';
+
+export class Timings {
+  private readonly start = performance.now();
+  readonly entries: Record<string, number> = {};
+
+  /** Run `fn` and record its duration as `name` (milliseconds). */
+  measure<T>(name: string, fn: () => T): T {
+    const t0 = performance.now();
+    try {
+      return fn();
+    } finally {
+      this.entries[name] = round(performance.now() - t0);
+    }
+  }
+
+  set(name: string, value: number): void {
+    this.entries[name] = value;
+  }
+
+  elapsed(): number {
+    return round(performance.now() - this.start);
+  }
+}
+
+/** Microsecond resolution is all a millisecond figure needs. */
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+function serverTiming(metrics: Record<string, number>): string {
+  return Object.entries(metrics)
+    .filter(([name]) => name.endsWith('Ms'))
+    .map(([name, ms]) => `${name.slice(0, -2)};dur=${ms}`)
+    .join(', ');
+}
+
+export const timingsMiddleware: Middleware = async (ctx, next) => {
+  const timings = new Timings();
+  ctx.state.timings = timings;
+  await next();
+  const body = ctx.body as Record<string, unknown> | null;
+  if (body && typeof body === 'object' && !Buffer.isBuffer(body) && 'success' in body) {
+    const metrics = { requestLatencyMs: timings.elapsed(), ...timings.entries };
+    body.metrics = metrics;
+    ctx.set('Server-Timing', serverTiming(metrics));
+  }
+};

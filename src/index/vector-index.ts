@@ -1,0 +1,353 @@
+// VectorIndex: one session's vectors. Maps ids to dense rows of a
+// KernelInstance, keeps metadata beside them, and enforces the rules of the
+// spec's state machine (dimension and metric fixed by the first add).
+//
+// Rows stay contiguous: deleting row r moves the last row into r, so a scan
+// is always over rows [0, size). Every mutation validates its whole input
+// before it writes anything, so a failed call leaves the index unchanged.
+// Environment-free: the server and the browser SDK share it.
+
+import { SPEC_LIMITS, type Metric, type VectorType } from '../config.js';
+import { apiError, pointer } from '../errors.js';
+import { KernelInstance, inverseNorm } from '../kernel/kernel-instance.js';
+import { float32ArrayToNumbers } from './float32.js';
+import { compileFilter, type Filter, type Metadata } from './filter.js';
+
+export type { Filter, Metadata };
+
+export interface IndexConfig {
+  dimensions: number | null;
+  metric: Metric | null;
+  vectorType: VectorType;
+}
+
+export interface VectorInput {
+  id: string;
+  vector: ArrayLike<number>;
+  metadata?: Metadata;
+}
+
+export interface StoredVector {
+  id: string;
+  vector: number[];
+  metadata: Metadata;
+}
+
+export interface UpsertOptions {
+  dimensions?: number;
+  metric?: Metric;
+  /** JSON Pointer of record i in the request, for error details. */
+  pathOf?: (i: number) => string;
+}
+
+/** A validated batch, ready to write. */
+export interface UpsertPlan {
+  readonly records: VectorInput[];
+  readonly vectors: Float32Array[];
+  readonly dimensions: number;
+  readonly metric: Metric;
+  readonly rowsNeeded: number;
+  readonly version: number;
+}
+
+export interface UpsertResult {
+  added: number;
+  replaced: number;
+}
+
+export interface SearchOptions {
+  topK?: number;
+  candidatePool?: number;
+  filter?: Filter;
+  includeMetadata?: boolean;
+  /** JSON Pointer of query j in the request, for error details. */
+  pathOf?: (j: number) => string;
+}
+
+export interface SearchHit {
+  id: string;
+  score: number;
+  metadata?: Metadata;
+}
+
+export interface SearchStats {
+  /** The scores are exact (float32 scan), not approximations. */
+  exact: boolean;
+  metric: Metric | null;
+  topK: number;
+  candidatePool: number;
+  /** Vectors that passed the filter (all vectors without one). */
+  matched: number;
+  /** Vectors the kernel scored per query. */
+  scanned: number;
+}
+
+export interface SearchOutput {
+  results: SearchHit[][];
+  stats: SearchStats;
+}
+
+export class VectorIndex {
+  private kernel: KernelInstance | null = null;
+  private config: IndexConfig = { dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType };
+  private readonly rowOf = new Map<string, number>();
+  private idOf: string[] = [];
+  private metadataOf: Metadata[] = [];
+  private nextSeq = 0;
+  /** Bumped by every change, so a stale UpsertPlan is refused. */
+  private version = 0;
+
+  constructor(
+    private readonly module: WebAssembly.Module,
+    readonly maxVectors: number,
+  ) {}
+
+  get size(): number {
+    return this.idOf.length;
+  }
+
+  get initialized(): boolean {
+    return this.config.dimensions !== null;
+  }
+
+  getConfig(): IndexConfig {
+    return { ...this.config };
+  }
+
+  /** Bytes of linear memory held (0 until the first add and after a reset). */
+  get memoryBytes(): number {
+    return this.kernel?.memoryBytes ?? 0;
+  }
+
+  /** Bytes of that memory that rows and their bookkeeping occupy at the current capacity. */
+  get usedBytes(): number {
+    return this.kernel?.usedBytes ?? 0;
+  }
+
+  get rowCapacity(): number {
+    return this.kernel?.capacity ?? 0;
+  }
+
+  has(id: string): boolean {
+    return this.rowOf.has(id);
+  }
+
+  get(id: string): StoredVector | undefined {
+    const row = this.rowOf.get(id);
+    if (row === undefined || !this.kernel) return undefined;
+    return { id, vector: float32ArrayToNumbers(this.kernel.readRow(row)), metadata: this.metadataOf[row] };
+  }
+
+  getMetadata(id: string): Metadata | undefined {
+    const row = this.rowOf.get(id);
+    return row === undefined ? undefined : this.metadataOf[row];
+  }
+
+  /** Replace the metadata of `id`; false when there is no such vector. */
+  setMetadata(id: string, metadata: Metadata): boolean {
+    const row = this.rowOf.get(id);
+    if (row === undefined) return false;
+    this.version++;
+    this.metadataOf[row] = metadata;
+    return true;
+  }
+
+  /** Add or replace vectors, all or nothing. */
+  upsert(records: VectorInput[], options: UpsertOptions = {}): UpsertResult {
+    return this.applyUpsert(this.prepareUpsert(records, options));
+  }
+
+  /**
+   * Check a batch against the session (dimension, metric, zero vectors,
+   * capacity) without changing anything; throws the first problem found.
+   */
+  prepareUpsert(records: VectorInput[], options: UpsertOptions = {}): UpsertPlan {
+    const pathOf = options.pathOf ?? ((i: number) => pointer('vectors', i));
+    const { dimensions, metric, vectors } = this.validateUpsert(records, options, pathOf);
+    const newIds = new Set<string>();
+    for (const { id } of records) if (!this.rowOf.has(id)) newIds.add(id);
+    if (this.size + newIds.size > this.maxVectors) {
+      throw apiError('CAPACITY_EXCEEDED', `the index holds ${this.size} of ${this.maxVectors} vectors; this request adds ${newIds.size} more`, {
+        maxVectors: this.maxVectors, vectorCount: this.size, adding: newIds.size,
+      });
+    }
+    return { records, vectors, dimensions, metric, rowsNeeded: this.size + newIds.size, version: this.version };
+  }
+
+  /** Write a batch that prepareUpsert accepted (with no change to the index in between). */
+  applyUpsert(plan: UpsertPlan): UpsertResult {
+    if (plan.version !== this.version) throw new Error('the index changed since this upsert was prepared');
+    // Growing is the only step that can still fail (out of memory); it comes before any write.
+    const kernel = this.kernel ?? new KernelInstance(this.module, plan.dimensions, plan.metric, this.maxVectors);
+    kernel.ensureCapacity(plan.rowsNeeded);
+    this.kernel = kernel;
+    this.config = { ...this.config, dimensions: plan.dimensions, metric: plan.metric };
+    this.version++;
+
+    const result: UpsertResult = { added: 0, replaced: 0 };
+    plan.records.forEach((record, i) => {
+      let row = this.rowOf.get(record.id);
+      if (row === undefined) {
+        row = this.idOf.length;
+        this.rowOf.set(record.id, row);
+        this.idOf.push(record.id);
+        this.metadataOf.push({});
+        result.added++;
+      } else {
+        result.replaced++;
+      }
+      kernel.writeRow(row, plan.vectors[i], this.nextSeq++);
+      this.metadataOf[row] = record.metadata ?? {};
+    });
+    return result;
+  }
+
+  /** Delete the given ids; ids that are not stored are reported, not an error. */
+  delete(ids: string[]): { deleted: number; notFound: string[] } {
+    let deleted = 0;
+    const notFound: string[] = [];
+    for (const id of ids) {
+      const row = this.rowOf.get(id);
+      if (row === undefined) {
+        if (!notFound.includes(id)) notFound.push(id);
+        continue;
+      }
+      this.removeRow(row);
+      deleted++;
+    }
+    return { deleted, notFound };
+  }
+
+  /** Remove every vector; dimensions and metric stay. Returns how many were removed. */
+  clear(): number {
+    const removed = this.size;
+    this.version++;
+    this.rowOf.clear();
+    this.idOf = [];
+    this.metadataOf = [];
+    return removed;
+  }
+
+  /** Drop everything, the memory and the configuration included. */
+  reset(): number {
+    const removed = this.clear();
+    this.kernel = null;
+    this.config = { dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType };
+    this.nextSeq = 0;
+    return removed;
+  }
+
+  /** Exact k-nearest search for each query. An index with no vectors returns empty lists. */
+  search(queries: ArrayLike<number>[], options: SearchOptions = {}): SearchOutput {
+    const topK = options.topK ?? SPEC_LIMITS.defaultTopK;
+    const candidatePool = Math.max(options.candidatePool ?? SPEC_LIMITS.defaultCandidatePool, topK);
+    const pathOf = options.pathOf ?? ((j: number) => pointer('queryVectors', j));
+    const stats: SearchStats = {
+      exact: true, metric: this.config.metric, topK, candidatePool, matched: 0, scanned: 0,
+    };
+    const kernel = this.kernel;
+    if (!kernel || this.size === 0) {
+      // Nothing to find, but the queries must still agree with the session
+      // (or, before the first add, with each other).
+      this.toFloat32Queries(queries, kernel?.dim ?? queries[0]?.length ?? 0, pathOf);
+      return { results: queries.map(() => []), stats };
+    }
+    const packed = this.toFloat32Queries(queries, kernel.dim, pathOf);
+
+    const rowList = options.filter ? this.rowsMatching(options.filter) : null;
+    stats.matched = rowList ? rowList.length : this.size;
+    stats.scanned = stats.matched;
+    const hits = kernel.search(packed, queries.length, topK, this.size, rowList);
+    const results = queries.map((_, j) => {
+      const list: SearchHit[] = [];
+      for (let i = 0; i < hits.perQuery; i++) {
+        const row = hits.rows[j * hits.perQuery + i];
+        const hit: SearchHit = { id: this.idOf[row], score: hits.scores[j * hits.perQuery + i] };
+        if (options.includeMetadata) hit.metadata = this.metadataOf[row];
+        list.push(hit);
+      }
+      return list;
+    });
+    return { results, stats };
+  }
+
+  private rowsMatching(filter: Filter): Int32Array {
+    const matches = compileFilter(filter);
+    const rows: number[] = [];
+    for (let row = 0; row < this.size; row++) if (matches(this.metadataOf[row])) rows.push(row);
+    return Int32Array.from(rows);
+  }
+
+  private removeRow(row: number): void {
+    this.version++;
+    const last = this.idOf.length - 1;
+    this.rowOf.delete(this.idOf[row]);
+    if (row !== last) {
+      this.kernel!.moveRow(last, row);
+      const movedId = this.idOf[last];
+      this.idOf[row] = movedId;
+      this.metadataOf[row] = this.metadataOf[last];
+      this.rowOf.set(movedId, row);
+    }
+    this.idOf.pop();
+    this.metadataOf.pop();
+  }
+
+  /** Check dimensions, metric and zero vectors for a whole batch; returns the float32 rows. */
+  private validateUpsert(records: VectorInput[], options: UpsertOptions, pathOf: (i: number) => string) {
+    const locked = this.config;
+    if (options.metric !== undefined && locked.metric !== null && options.metric !== locked.metric) {
+      throw apiError('METRIC_LOCKED', `the session metric is ${locked.metric}; reset the index to change it`, {
+        path: '/metric', expected: locked.metric, actual: options.metric,
+      });
+    }
+    if (options.dimensions !== undefined && locked.dimensions !== null && options.dimensions !== locked.dimensions) {
+      throw apiError('DIMENSION_MISMATCH', `the session dimension is ${locked.dimensions}; reset the index to change it`, {
+        path: '/dimensions', expected: locked.dimensions, actual: options.dimensions,
+      });
+    }
+    const dimensions = locked.dimensions ?? options.dimensions ?? records[0]?.vector.length;
+    const metric = locked.metric ?? options.metric ?? SPEC_LIMITS.defaultMetric;
+    if (dimensions === undefined) {
+      throw apiError('VALIDATION_ERROR', 'at least one vector is required', { path: '/vectors' });
+    }
+    const source = locked.dimensions !== null ? 'the session dimension' : options.dimensions !== undefined ? 'dimensions' : 'the first vector\'s length';
+    const vectors = records.map((record, i) => {
+      const path = pathOf(i) + '/vector';
+      if (record.vector.length !== dimensions) {
+        throw apiError('DIMENSION_MISMATCH', `vector has ${record.vector.length} values; ${source} is ${dimensions}`, {
+          path, expected: dimensions, actual: record.vector.length,
+        });
+      }
+      const values = Float32Array.from(record.vector);
+      if (metric === 'cosine') assertNonZero(values, path);
+      return values;
+    });
+    return { dimensions, metric, vectors };
+  }
+
+  /** Queries packed back to back as float32, checked against the session dimension. */
+  private toFloat32Queries(queries: ArrayLike<number>[], dim: number, pathOf: (j: number) => string): Float32Array {
+    const packed = new Float32Array(queries.length * dim);
+    const source = this.initialized ? 'the session dimension' : 'the first query vector\'s length';
+    queries.forEach((query, j) => {
+      if (query.length !== dim) {
+        throw apiError('DIMENSION_MISMATCH', `query vector has ${query.length} values; ${source} is ${dim}`, {
+          path: pathOf(j), expected: dim, actual: query.length,
+        });
+      }
+      const values = Float32Array.from(query);
+      if (this.config.metric === 'cosine') assertNonZero(values, pathOf(j));
+      packed.set(values, j * dim);
+    });
+    return packed;
+  }
+}
+
+/** Cosine is undefined for a zero vector (and unstable for one too small for float32). */
+function assertNonZero(values: Float32Array, path: string): void {
+  const inv = inverseNorm(values);
+  if (inv === 0 || !Number.isFinite(Math.fround(inv))) {
+    throw apiError('ZERO_VECTOR', 'cosine similarity is undefined for a zero vector', { path });
+  }
+}

@@ -1,0 +1,58 @@
+// Building blocks shared by the request schemas. Bounds come from the config
+// (src/config.ts), so validation and the OpenAPI document publish the same numbers.
+import * as v from 'valibot';
+import { METRICS, SPEC_LIMITS, VECTOR_TYPES, type Config } from '../config.js';
+
+/** A JSON object that is not an array or null; kept as is (no copy), so keys like "__proto__" stay plain data. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+const utf8 = new TextEncoder();
+export const jsonByteLength = (value: unknown) => utf8.encode(JSON.stringify(value)).length;
+
+export const MetricSchema = v.pipe(v.picklist(METRICS), v.description('Similarity metric; fixed by the first add until POST /index/reset.'));
+export const VectorTypeSchema = v.pipe(v.picklist(VECTOR_TYPES), v.description('Storage type of the vectors.'));
+
+export const DimensionsSchema = v.pipe(
+  v.number(),
+  v.integer(),
+  v.minValue(1),
+  v.maxValue(SPEC_LIMITS.maxDimensions),
+  v.description('Vector length; fixed by the first add until POST /index/reset.'),
+);
+
+export const ComponentSchema = v.pipe(
+  v.number(),
+  v.finite(),
+  v.minValue(-SPEC_LIMITS.maxAbsComponent),
+  v.maxValue(SPEC_LIMITS.maxAbsComponent),
+);
+
+export const VectorSchema = v.pipe(
+  v.array(ComponentSchema),
+  v.minLength(1),
+  v.maxLength(SPEC_LIMITS.maxDimensions),
+  v.description('Vector components, stored as float32.'),
+);
+
+export function commonSchemas(config: Config) {
+  const IdSchema = v.pipe(
+    v.string(),
+    v.minLength(1, 'id must not be empty'),
+    v.maxLength(config.maxIdLength),
+    v.description('Key of the vector in the index.'),
+  );
+  const MetadataSchema = v.pipe(
+    v.custom<Record<string, unknown>>(isPlainObject, 'must be a JSON object (not an array or null)'),
+    v.check((m) => jsonByteLength(m) <= config.maxMetadataBytes, `must be at most ${config.maxMetadataBytes} bytes as JSON`),
+    v.description(`Plain JSON object, at most ${config.maxMetadataBytes} bytes as JSON.`),
+  );
+  const FilterSchema = v.pipe(
+    v.custom<Record<string, unknown>>(isPlainObject, 'must be a JSON object (not an array or null)'),
+    v.description('Metadata keys and the values they must equal; an array-valued field matches when it contains the value.'),
+  );
+  return { IdSchema, MetadataSchema, FilterSchema };
+}

@@ -1,0 +1,88 @@
+// One anonymous caller's session: its timestamps and its index.
+import { v4 as uuidv4 } from 'uuid';
+import { BACKEND } from '../config.js';
+import { VectorIndex } from '../index/vector-index.js';
+
+export class Session {
+  readonly id = uuidv4();
+  readonly createdAt: number;
+  updatedAt: number;
+  lastAccessedAt: number;
+  readonly index: VectorIndex;
+
+  constructor(
+    readonly tokenHash: string,
+    kernelModule: WebAssembly.Module,
+    maxVectors: number,
+    private readonly ttlMs: number,
+    now: number,
+  ) {
+    this.createdAt = this.updatedAt = this.lastAccessedAt = now;
+    this.index = new VectorIndex(kernelModule, maxVectors);
+  }
+
+  get expiresAt(): number {
+    return this.lastAccessedAt + this.ttlMs;
+  }
+
+  isExpired(now: number): boolean {
+    return now >= this.expiresAt;
+  }
+
+  /** Every authenticated request slides the expiry forward. */
+  touch(now: number): void {
+    this.lastAccessedAt = now;
+  }
+
+  markUpdated(now: number): void {
+    this.updatedAt = now;
+  }
+
+  /** The `session` object of every response (spec section 2). */
+  view(now: number) {
+    const config = this.index.getConfig();
+    return {
+      sessionId: this.id,
+      createdAt: new Date(this.createdAt).toISOString(),
+      updatedAt: new Date(this.updatedAt).toISOString(),
+      lastAccessedAt: new Date(this.lastAccessedAt).toISOString(),
+      expiresAt: new Date(this.expiresAt).toISOString(),
+      ttlMsRemaining: Math.max(0, this.expiresAt - now),
+      initialized: this.index.initialized,
+      vectorCount: this.index.size,
+      maxVectors: this.index.maxVectors,
+      config: {
+        dimensions: config.dimensions,
+        metric: config.metric,
+        vectorType: config.vectorType,
+        backend: BACKEND,
+      },
+    };
+  }
+
+  /** The `stats` object of GET /session: what the session holds and costs. */
+  stats() {
+    const config = this.index.getConfig();
+    const dims = config.dimensions ?? 0;
+    return {
+      vectorCount: this.index.size,
+      dimensions: config.dimensions,
+      metric: config.metric,
+      vectorBytes: this.index.size * dims * 4,
+      rowCapacity: this.index.rowCapacity,
+      linearMemoryBytes: this.index.memoryBytes,
+      linearMemoryUsedBytes: this.index.usedBytes,
+    };
+  }
+
+  /** The `usage` object: how much of the session's allowance is used. */
+  usage() {
+    return {
+      vectorCount: this.index.size,
+      maxVectors: this.index.maxVectors,
+      vectorsRemaining: this.index.maxVectors - this.index.size,
+      fractionUsed: this.index.size / this.index.maxVectors,
+    };
+  }
+}
+export type SessionView = ReturnType<Session['view']>;
