@@ -6,7 +6,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { loadConfig, type Config } from '../config.js';
-import { apiError } from '../errors.js';
 import { loadKernelModule } from '../kernel/load-node.js';
 import { requestSchemas } from '../schemas/index.js';
 import { SessionStore, type Clock } from '../sessions/session-store.js';
@@ -50,11 +49,8 @@ export function createApp(options: AppOptions = {}) {
   app.use(timingsMiddleware);
   app.use(errorHandler());
   app.use(router.routes());
-  app.use(router.allowedMethods({
-    throw: true,
-    methodNotAllowed: () => apiError('METHOD_NOT_ALLOWED', 'this route does not take that method'),
-    notImplemented: () => apiError('METHOD_NOT_ALLOWED', 'this method is not implemented'),
-  }));
+  // Sets 405/501 with an Allow header; the error handler turns it into METHOD_NOT_ALLOWED.
+  app.use(router.allowedMethods());
   // Koa logs errors its handler did not catch; ours catches them all.
   app.silent = true;
   return { app, store, config };

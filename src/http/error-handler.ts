@@ -21,8 +21,12 @@ export function errorHandler(): Middleware {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body == null) {
+      // The router leaves these statuses without a body (and sets Allow on 405/501).
+      if (ctx.body == null && ctx.status === 404) {
         throw apiError('NOT_FOUND', `no route ${ctx.method} ${ctx.path}; see GET / for the list`);
+      }
+      if (ctx.body == null && (ctx.status === 405 || ctx.status === 501)) {
+        throw apiError('METHOD_NOT_ALLOWED', `${ctx.path} does not take ${ctx.method}; allowed: ${ctx.response.get('Allow')}`);
       }
     } catch (caught) {
       const err = toApiError(caught);

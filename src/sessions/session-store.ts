@@ -7,6 +7,8 @@ import { hashToken, newToken, TOKEN_PATTERN } from './token.js';
 
 export type Clock = () => number;
 
+const MAX_REMEMBERED_EXPIRED = 100_000;
+
 export class SessionStore {
   private readonly sessions = new Map<string, Session>();
   /** Hashes of recently expired tokens, so their callers hear SESSION_EXPIRED, oldest first. */
@@ -86,5 +88,7 @@ export class SessionStore {
     this.sessions.delete(session.tokenHash);
     session.index.reset(); // drops the memory now, not when the GC finds the session
     this.expired.set(session.tokenHash, now);
+    // Bounded: past this many, the oldest expired tokens answer INVALID_TOKEN instead.
+    if (this.expired.size > MAX_REMEMBERED_EXPIRED) this.expired.delete(this.expired.keys().next().value!);
   }
 }
