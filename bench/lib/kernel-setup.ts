@@ -1,0 +1,13 @@
+// A KernelInstance filled with packed data, as the service would hold it.
+import type { Metric } from '../../src/config.js';
+import { KernelInstance } from '../../src/kernel/kernel-instance.js';
+import { loadKernelModule } from '../../src/kernel/load-node.js';
+import { rowOf } from './data.js';
+
+export function filledKernel(data: Float32Array, dim: number, metric: Metric): KernelInstance {
+  const count = data.length / dim;
+  const kernel = new KernelInstance(loadKernelModule(), dim, metric, count);
+  kernel.ensureCapacity(count);
+  for (let r = 0; r < count; r++) kernel.writeRow(r, rowOf(data, dim, r), r);
+  return kernel;
+}

@@ -1,0 +1,78 @@
+// Timing helpers: every case of a comparison runs in the same process,
+// interleaved round by round (so drift from other load on this shared
+// machine hits all of them alike), and we report the median per call.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+
+export interface Case {
+  name: string;
+  /** One call of the operation being timed. */
+  run: () => unknown;
+}
+
+export interface Timing {
+  name: string;
+  /** Median milliseconds per call. */
+  ms: number;
+  /** Every round's milliseconds per call. */
+  rounds: number[];
+}
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+/** Calls per round so that one round of `c` takes about `targetMs`. */
+function callsFor(c: Case, targetMs: number): number {
+  const t0 = performance.now();
+  c.run();
+  const one = Math.max(performance.now() - t0, 0.001);
+  return Math.max(1, Math.min(10_000, Math.round(targetMs / one)));
+}
+
+/**
+ * Time every case for `rounds` rounds; in each round every case runs its own
+ * number of calls back to back, cases in rotating order.
+ */
+export function interleave(cases: Case[], { rounds = 7, targetMs = 150 } = {}): Timing[] {
+  for (const c of cases) c.run(); // warm-up (JIT, page faults)
+  const calls = cases.map((c) => callsFor(c, targetMs));
+  const perRound = cases.map(() => [] as number[]);
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < cases.length; k++) {
+      const i = (k + r) % cases.length;
+      const t0 = performance.now();
+      for (let n = 0; n < calls[i]; n++) cases[i].run();
+      perRound[i].push((performance.now() - t0) / calls[i]);
+    }
+  }
+  return cases.map((c, i) => ({ name: c.name, ms: median(perRound[i]), rounds: perRound[i] }));
+}
+
+export const fmt = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : String(x));
+
+/** Print rows as an aligned text table. */
+export function printTable(rows: Record<string, string | number>[]): void {
+  if (rows.length === 0) return;
+  const cols = Object.keys(rows[0]);
+  const cell = (v: string | number) => (typeof v !== 'number' ? v : Number.isInteger(v) ? String(v) : fmt(v));
+  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(cell(r[c])).length)));
+  const line = (vals: string[]) => vals.map((v, i) => v.padStart(width[i])).join('  ');
+  console.log(line(cols));
+  for (const r of rows) console.log(line(cols.map((c) => String(cell(r[c])))));
+}
+
+/** Write bench/results/<name>.json (gitignored) with the machine's context. */
+export function writeResults(name: string, data: unknown): string {
+  const dir = new URL('../results/', import.meta.url);
+  mkdirSync(dir, { recursive: true });
+  const file = new URL(`${name}.json`, dir);
+  const meta = { date: new Date().toISOString(), node: process.version, platform: `${process.platform}-${process.arch}` };
+  writeFileSync(file, JSON.stringify({ ...meta, ...(data as object) }, null, 2) + '\n');
+  return file.pathname;
+}
+
+/** Large-N cases are skipped with `--quick` (used to smoke-test the scripts). */
+export const quick = process.argv.includes('--quick');
