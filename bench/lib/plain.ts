@@ -51,17 +51,20 @@ export function invNormsOf(data: Float32Array, dim: number, count: number): Floa
   return out;
 }
 
-/** Same ids in the same order, allowing swaps between near-equal scores (float summation order). */
-export function sameIds(a: ArrayLike<number>, b: ArrayLike<number>, scoresA?: ArrayLike<number>, eps = 1e-5): boolean {
+/**
+ * Same ids in the same order. Where the ids differ at a rank, both sides must
+ * report the same score there (within eps): a tie that float summation order
+ * may break either way. Scores must be on one scale (larger is nearer).
+ */
+export function sameIds(
+  a: ArrayLike<number>, b: ArrayLike<number>,
+  scoresA?: ArrayLike<number>, scoresB?: ArrayLike<number>, eps = 1e-5,
+): boolean {
   if (a.length !== b.length) return false;
-  const setB = new Set(Array.from(b));
   for (let i = 0; i < a.length; i++) {
     if (a[i] === b[i]) continue;
-    // A mismatch is acceptable only where a near-tie makes the order ambiguous.
-    if (!scoresA) return false;
-    const near = (j: number) => j >= 0 && j < a.length && Math.abs(scoresA[j] - scoresA[i]) <= eps * Math.max(1, Math.abs(scoresA[i]));
-    const lastIsTie = near(a.length - 1) && i >= a.length - 2;
-    if (!(setB.has(a[i]) && (near(i - 1) || near(i + 1))) && !lastIsTie) return false;
+    if (!scoresA || !scoresB) return false;
+    if (Math.abs(scoresA[i] - scoresB[i]) > eps * Math.max(1, Math.abs(scoresA[i]))) return false;
   }
   return true;
 }
