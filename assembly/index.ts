@@ -16,10 +16,30 @@ import { heapOffer, heapSortBestFirst } from "./topk";
 
 export const METRIC_COSINE: i32 = 0;
 export const METRIC_L2: i32 = 1;
+/** Bare dot product (no norm): the baseline the benchmarks hold cosine and l2 to. */
+export const METRIC_DOT: i32 = 2;
 
 /** First byte the binding may use: static data of this module ends here. */
 export function heapBase(): usize {
   return __heap_base;
+}
+
+/**
+ * Read `bytes` bytes (a multiple of 64) from `start` with 16-byte SIMD loads
+ * and do nothing else: the memory floor a scan of the same rows cannot beat.
+ * The sum is returned so the loads cannot be optimised away.
+ */
+export function readFloor(start: usize, bytes: usize): f32 {
+  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
+  const end = start + bytes;
+  for (let p = start; p < end; p += 64) {
+    acc0 = f32x4.add(acc0, v128.load(p));
+    acc1 = f32x4.add(acc1, v128.load(p, 16));
+    acc2 = f32x4.add(acc2, v128.load(p, 32));
+    acc3 = f32x4.add(acc3, v128.load(p, 48));
+  }
+  const s = f32x4.add(f32x4.add(acc0, acc1), f32x4.add(acc2, acc3));
+  return f32x4.extract_lane(s, 0) + f32x4.extract_lane(s, 1) + f32x4.extract_lane(s, 2) + f32x4.extract_lane(s, 3);
 }
 
 /**
@@ -71,6 +91,11 @@ function scanOne(
       const key = dotRow(query, vectors + <usize>row * rowBytes, dim) * load<f32>(invNorms + (<usize>row << 2));
       size = heapOffer(outRows, outKeys, size, k, row, key, seqs);
     }
+  } else if (metric == METRIC_DOT) {
+    for (let i = 0; i < count; i++) {
+      const row = rowAt(rowList, i);
+      size = heapOffer(outRows, outKeys, size, k, row, dotRow(query, vectors + <usize>row * rowBytes, dim), seqs);
+    }
   } else {
     for (let i = 0; i < count; i++) {
       const row = rowAt(rowList, i);
@@ -93,6 +118,8 @@ function scanBlock4(
     let keys: v128;
     if (metric == METRIC_COSINE) {
       keys = f32x4.mul(dotRows4(queries, rowBytes, v, dim), f32x4.splat(load<f32>(invNorms + (<usize>row << 2))));
+    } else if (metric == METRIC_DOT) {
+      keys = dotRows4(queries, rowBytes, v, dim);
     } else {
       keys = f32x4.neg(l2Rows4(queries, rowBytes, v, dim));
     }

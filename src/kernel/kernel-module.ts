@@ -9,8 +9,12 @@ export interface KernelExports {
     queries: number, queryCount: number, metric: number, k: number,
     outRows: number, outKeys: number,
   ): void;
+  /** Read a byte range with SIMD loads and nothing else (the benchmarks' memory floor). */
+  readFloor(start: number, bytes: number): number;
   METRIC_COSINE: WebAssembly.Global;
   METRIC_L2: WebAssembly.Global;
+  /** Bare dot product, no norm: only the benchmarks use it. */
+  METRIC_DOT: WebAssembly.Global;
 }
 
 export function instantiateKernel(module: WebAssembly.Module, memory: WebAssembly.Memory): KernelExports {

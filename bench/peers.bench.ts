@@ -1,0 +1,68 @@
+// npm run bench:peers: one exact cosine query (top 10) over N x dim float32
+// vectors, in one process: our WASM kernel (the service's KernelInstance),
+// a plain TypeScript loop, usearch's native exactSearch (one thread, like
+// ours) on the same Float32Array, and a SIMD pass that only reads the stored
+// bytes (the memory floor). Ids are checked equal before timing counts.
+import usearch from 'usearch';
+import { rowOf, uniformVectors } from './lib/data.js';
+import { filledKernel } from './lib/kernel-setup.js';
+import { fmt, interleave, printTable, quick, writeResults } from './lib/measure.js';
+import { invNormsOf, plainSearch, sameIds } from './lib/plain.js';
+import { RawKernel } from './lib/raw-kernel.js';
+
+const K = 10;
+const QUERIES = 8;
+const sizes = quick ? [2_000] : [10_000, 100_000];
+const dims = quick ? [128] : [128, 384, 1024];
+
+function usearchSearch(data: Float32Array, query: Float32Array, dim: number) {
+  return usearch.exactSearch(data, query, dim, K, usearch.MetricKind.Cos, 1);
+}
+
+// usearch reads a query from the start of its ArrayBuffer (a subarray's
+// byteOffset is ignored), so every query gets a buffer of its own.
+const ownQueries = (n: number, dim: number, seed: number) =>
+  Array.from({ length: n }, (_, i) => rowOf(uniformVectors(n, dim, seed), dim, i).slice());
+
+function checkEqual(n: number, dim: number, data: Float32Array, queries: Float32Array[], kernel: ReturnType<typeof filledKernel>) {
+  const invNorms = invNormsOf(data, dim, n);
+  for (let q = 0; q < QUERIES; q++) {
+    const query = queries[q];
+    const ours = kernel.search(query, 1, K, n);
+    const peer = usearchSearch(data, query, dim);
+    const peerIds = Array.from(peer.keys, Number);
+    if (!sameIds(ours.rows, peerIds, ours.scores, Array.from(peer.distances, (d) => 1 - d), 1e-4)) {
+      throw new Error(`${n} x ${dim}, query ${q}: usearch ids ${peerIds} differ from ours ${Array.from(ours.rows)}`);
+    }
+    const plain = plainSearch(data, dim, n, invNorms, query, K, 'cosine');
+    if (!sameIds(ours.rows, plain.rows)) throw new Error(`${n} x ${dim}, query ${q}: plain TS ids differ`);
+  }
+  return invNorms;
+}
+
+const rows: Record<string, string | number>[] = [];
+for (const n of sizes) {
+  for (const dim of dims) {
+    const data = uniformVectors(n, dim, 100 + dim);
+    const queries = ownQueries(QUERIES, dim, 200 + dim);
+    const kernel = filledKernel(data, dim, 'cosine');
+    const raw = new RawKernel(data, dim);
+    const invNorms = checkEqual(n, dim, data, queries, kernel);
+    let q = 0;
+    const next = () => queries[q++ % QUERIES];
+    const [wasm, plain, peer, floor] = interleave([
+      { name: 'wasm', run: () => kernel.search(next(), 1, K, n) },
+      { name: 'plain-ts', run: () => plainSearch(data, dim, n, invNorms, next(), K, 'cosine') },
+      { name: 'usearch', run: () => usearchSearch(data, next(), dim) },
+      { name: 'floor', run: () => raw.readFloor() },
+    ], { rounds: 7, targetMs: 120 });
+    rows.push({
+      vectors: n, dim,
+      'wasm ms': wasm.ms, 'usearch ms': peer.ms, 'plain-ts ms': plain.ms, 'floor ms': floor.ms,
+      'wasm/usearch': fmt(wasm.ms / peer.ms, 2), 'wasm/floor': fmt(wasm.ms / floor.ms, 2), 'wasm/plain-ts': fmt(wasm.ms / plain.ms, 3),
+    });
+    console.error(`done ${n} x ${dim}`);
+  }
+}
+printTable(rows);
+console.log(`results: ${writeResults('peers', { topK: K, metric: 'cosine', usearchThreads: 1, rows })}`);

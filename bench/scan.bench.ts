@@ -1,0 +1,55 @@
+// npm run bench:scan: what the kernel's scan costs around its core loop, at
+// 10k and 100k x 384, all cases of one size interleaved in one process:
+//   - cosine and l2 against a bare dot-product scan (goal: each <= 1.05x);
+//   - top-K selection: k = 100 and k = 2048 (the largest candidatePool)
+//     against k = 1 (goal: <= 5% and <= 10% extra);
+//   - search-many: 16 queries in one call against 16 single calls (goal: <= 0.7x).
+import { uniformVectors } from './lib/data.js';
+import { fmt, interleave, printTable, quick, writeResults } from './lib/measure.js';
+import { sameIds } from './lib/plain.js';
+import { RawKernel, type RawMetric } from './lib/raw-kernel.js';
+
+const DIM = 384;
+const sizes = quick ? [2_000] : [10_000, 100_000];
+const BLOCK = 16;
+
+const rows: Record<string, string | number>[] = [];
+for (const n of sizes) {
+  const kernel = new RawKernel(uniformVectors(n, DIM, 31), DIM);
+  const queries = uniformVectors(BLOCK, DIM, 32);
+  const one = queries.subarray(0, DIM);
+  const single = (k: number, metric: RawMetric = 'cosine') => () => kernel.search(one, 1, k, metric);
+
+  // A block must give each query exactly what a single search gives it.
+  const block = kernel.search(queries, BLOCK, 10, 'cosine');
+  for (let j = 0; j < BLOCK; j++) {
+    const alone = kernel.search(queries.subarray(j * DIM, (j + 1) * DIM), 1, 10, 'cosine');
+    if (!sameIds(block.subarray(j * 10, (j + 1) * 10), alone)) throw new Error(`query ${j}: block and single results differ`);
+  }
+
+  const t = Object.fromEntries(interleave([
+    { name: 'dot k10', run: single(10, 'dot') },
+    { name: 'cosine k10', run: single(10) },
+    { name: 'l2 k10', run: single(10, 'l2') },
+    { name: 'cosine k1', run: single(1) },
+    { name: 'cosine k100', run: single(100) },
+    { name: 'cosine k2048', run: single(2048) },
+    { name: '16 singles', run: () => { for (let j = 0; j < BLOCK; j++) kernel.search(queries.subarray(j * DIM, (j + 1) * DIM), 1, 10, 'cosine'); } },
+    { name: 'block of 16', run: () => kernel.search(queries, BLOCK, 10, 'cosine') },
+  ], { rounds: 7, targetMs: 100 }).map((x) => [x.name, x.ms]));
+
+  rows.push({
+    vectors: n, dim: DIM,
+    'dot ms': t['dot k10'],
+    'cosine/dot': fmt(t['cosine k10'] / t['dot k10']),
+    'l2/dot': fmt(t['l2 k10'] / t['dot k10']),
+    'k100 extra': `${fmt((t['cosine k100'] / t['cosine k1'] - 1) * 100, 1)}%`,
+    'k2048 extra': `${fmt((t['cosine k2048'] / t['cosine k1'] - 1) * 100, 1)}%`,
+    '16 singles ms': t['16 singles'],
+    'block16 ms': t['block of 16'],
+    'block16/singles': fmt(t['block of 16'] / t['16 singles']),
+  });
+  console.error(`done ${n}`);
+}
+printTable(rows);
+console.log(`results: ${writeResults('scan', { rows })}`);

@@ -1,0 +1,36 @@
+// The benchmarks' baselines must compute what they claim to: the bare dot
+// scan ranks by the dot product, and the floor pass reads every byte.
+import { expect } from 'chai';
+import { uniformVectors } from '../../bench/lib/data.js';
+import { RawKernel } from '../../bench/lib/raw-kernel.js';
+
+describe('bench raw kernel', () => {
+  const dim = 20;
+  const n = 300;
+  const data = uniformVectors(n, dim, 5);
+
+  function bruteDot(query: Float32Array, k: number): number[] {
+    const scored = Array.from({ length: n }, (_, r) => {
+      let s = 0;
+      for (let d = 0; d < dim; d++) s += query[d] * data[r * dim + d];
+      return { r, s };
+    });
+    return scored.sort((a, b) => b.s - a.s).slice(0, k).map((x) => x.r);
+  }
+
+  it('ranks by the bare dot product, singly and in blocks of queries', () => {
+    const kernel = new RawKernel(data, dim);
+    const queries = uniformVectors(6, dim, 6);
+    const block = kernel.search(queries, 6, 5, 'dot');
+    for (let j = 0; j < 6; j++) {
+      const query = queries.subarray(j * dim, (j + 1) * dim);
+      expect(Array.from(block.subarray(j * 5, (j + 1) * 5))).to.deep.equal(bruteDot(query, 5));
+      expect(Array.from(kernel.search(query, 1, 5, 'dot'))).to.deep.equal(bruteDot(query, 5));
+    }
+  });
+
+  it('reads the whole vector region in the floor pass', () => {
+    const ones = new Float32Array(64 * 16).fill(1);
+    expect(new RawKernel(ones, 16).readFloor()).to.equal(1024);
+  });
+});
