@@ -1,0 +1,113 @@
+// In-process HTTP harness: createApp with config overrides and an optional
+// injected clock, listening on an ephemeral port, driven with fetch.
+//
+//   const api = useServer({ maxVectorsPerSession: 5 });   // inside describe()
+//   const res = await api.post('/vectors/add', { token, body: {...} });
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createApp } from '../../src/http/app.js';
+import type { Clock, SessionStore } from '../../src/sessions/session-store.js';
+
+export interface RequestOptions {
+  token?: string;
+  /** Serialised as JSON (with content-type: application/json) unless a string. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON, or undefined when the body is not JSON. */
+  body: any;
+  text: string;
+}
+
+export class TestServer {
+  private server: Server | undefined;
+  base = '';
+  store!: SessionStore;
+  config!: Config;
+
+  constructor(private readonly overrides: Partial<Config> = {}, private readonly now?: Clock) {}
+
+  async start(): Promise<void> {
+    const { app, store, config } = createApp({ config: loadConfig({}, this.overrides), now: this.now });
+    this.store = store;
+    this.config = config;
+    const server = app.listen(0, '127.0.0.1');
+    this.server = server;
+    await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+    this.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    }
+    const res = await fetch(this.base + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  }
+
+  get(path: string, options?: RequestOptions) {
+    return this.request('GET', path, options);
+  }
+
+  post(path: string, options?: RequestOptions) {
+    return this.request('POST', path, options);
+  }
+
+  /** A fresh token (asserts POST /token succeeded). */
+  async token(): Promise<string> {
+    const res = await this.post('/token');
+    if (res.status !== 201) throw new Error(`POST /token answered ${res.status}: ${res.text}`);
+    return res.body.token as string;
+  }
+}
+
+/** A TestServer started before the suite's tests and closed after them. */
+export function useServer(overrides: Partial<Config> = {}, now?: Clock): TestServer {
+  const server = new TestServer(overrides, now);
+  before(() => server.start());
+  after(() => server.close());
+  return server;
+}
+
+/** Assert the error envelope; returns the error object. */
+export function expectError(res: ApiResponse, status: number, code: string): { code: string; message: string; details?: any } {
+  if (res.status !== status || res.body?.error?.code !== code) {
+    throw new Error(`expected ${status} ${code}, got ${res.status} ${res.text}`);
+  }
+  if (res.body.success !== false) throw new Error(`error body without success: false: ${res.text}`);
+  if (typeof res.body.error.message !== 'string' || res.body.error.message === '') throw new Error(`error without a message: ${res.text}`);
+  if (typeof res.body.metrics?.requestLatencyMs !== 'number') throw new Error(`error without metrics.requestLatencyMs: ${res.text}`);
+  return res.body.error;
+}
+
+/** Assert a 2xx success envelope; returns the body. */
+export function expectOk(res: ApiResponse, status = 200): any {
+  if (res.status !== status || res.body?.success !== true) {
+    throw new Error(`expected ${status} success, got ${res.status} ${res.text}`);
+  }
+  return res.body;
+}

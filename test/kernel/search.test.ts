@@ -1,0 +1,131 @@
+// The WASM scan and top-K against the float64 reference on random data.
+import { expect } from 'chai';
+import type { Metric } from '../../src/config.js';
+import { randomInt, randomVector, randomVectors, seededRng, shuffled } from '../helpers/random.js';
+import { expectSameTopK } from '../helpers/reference.js';
+import { KernelModel } from './model.js';
+
+const METRICS: Metric[] = ['cosine', 'l2'];
+const DIMENSIONS = [1, 3, 17, 128, 1024];
+
+describe('kernel search against the reference', () => {
+  for (const metric of METRICS) {
+    for (const dim of DIMENSIONS) {
+      it(`${metric}, ${dim} dimensions: top-K equals the reference for 1..9 queries, across deletes and replacements`, () => {
+        const rng = seededRng(dim * 7919 + (metric === 'l2' ? 1 : 0));
+        const model = new KernelModel(dim, metric);
+        const rowCount = dim >= 1024 ? 120 : 300;
+        for (const v of randomVectors(rng, rowCount, dim)) model.add(v);
+
+        const check = (phase: string) => {
+          for (let nq = 1; nq <= 9; nq++) {
+            const queries = randomVectors(rng, nq, dim);
+            const k = 1 + randomInt(rng, 20);
+            const results = model.search(queries, k);
+            expect(results).to.have.length(nq);
+            results.forEach((list, j) => expectSameTopK(metric, list, queries[j], model.rows, k, `${phase} nq=${nq} q=${j}`));
+          }
+        };
+
+        check('after adds');
+        for (let i = 0; i < rowCount / 5; i++) model.delete(randomInt(rng, model.rows.length));
+        check('after deletes');
+        for (let i = 0; i < rowCount / 5; i++) model.replace(randomInt(rng, model.rows.length), randomVector(rng, dim));
+        for (const v of randomVectors(rng, rowCount / 10, dim)) model.add(v);
+        check('after replacements and more adds');
+        // Every stored row still holds exactly what was written to it.
+        model.rows.forEach((row, r) => expect(Array.from(model.kernel.readRow(r))).to.deep.equal(Array.from(row.vector)));
+      });
+    }
+  }
+
+  it('returns min(k, count) results when k exceeds the stored rows', () => {
+    for (const metric of METRICS) {
+      const rng = seededRng(11);
+      const model = new KernelModel(5, metric);
+      for (const v of randomVectors(rng, 7, 5)) model.add(v);
+      const queries = randomVectors(rng, 5, 5);
+      const results = model.search(queries, 50);
+      results.forEach((list, j) => {
+        expect(list).to.have.length(7);
+        expectSameTopK(metric, list, queries[j], model.rows, 50);
+      });
+    }
+  });
+
+  it('finds an exact copy of the query first, with cosine 1 or distance 0', () => {
+    const rng = seededRng(5);
+    for (const metric of METRICS) {
+      const model = new KernelModel(33, metric);
+      const vectors = randomVectors(rng, 100, 33);
+      const ids = vectors.map((v) => model.add(v));
+      const [hit] = model.search([vectors[42]], 1)[0];
+      expect(hit.id).to.equal(ids[42]);
+      if (metric === 'cosine') expect(hit.score).to.be.closeTo(1, 1e-6);
+      else expect(hit.score).to.equal(0);
+    }
+  });
+
+  it('answers nothing for an empty index or k rows of nothing', () => {
+    const model = new KernelModel(4, 'cosine');
+    expect(model.search([[1, 2, 3, 4]], 10)).to.deep.equal([[]]);
+    model.add([1, 0, 0, 0]);
+    expect(model.search([[1, 2, 3, 4], [0, 1, 0, 0]], 10, [])).to.deep.equal([[], []]);
+  });
+});
+
+describe('kernel ties', () => {
+  for (const metric of METRICS) {
+    it(`${metric}: equal scores come back in insertion order, in the 4-query blocks and the tail, after moves`, () => {
+      const rng = seededRng(99);
+      const dim = 19;
+      const model = new KernelModel(dim, metric);
+      const twin = randomVector(rng, dim);
+      const twinIds: string[] = [];
+      for (let i = 0; i < 40; i++) {
+        if (i % 4 === 1) twinIds.push(model.add(twin));
+        else model.add(randomVector(rng, dim).map((x) => x * 0.01)); // far from the twin
+      }
+      // Delete non-twin rows from the front so twins are moved into earlier slots.
+      for (let r = 0; r < 8; r++) {
+        if (!twinIds.includes(model.rows[r].id)) model.delete(r);
+      }
+      const results = model.search(Array.from({ length: 5 }, () => twin), twinIds.length);
+      for (const list of results) expect(list.map((h) => h.id)).to.deep.equal(twinIds);
+    });
+  }
+
+  it('a replaced row counts as written last among equal scores', () => {
+    const model = new KernelModel(3, 'l2');
+    const a = model.add([1, 1, 1]);
+    const b = model.add([1, 1, 1]);
+    const c = model.add([1, 1, 1]);
+    model.replace(0, [1, 1, 1]);
+    expect(model.search([[1, 1, 1]], 3)[0].map((h) => h.id)).to.deep.equal([b, c, a]);
+  });
+});
+
+describe('kernel filtered row lists', () => {
+  for (const metric of METRICS) {
+    for (const dim of [3, 17, 128]) {
+      it(`${metric}, ${dim} dimensions: searching a row list equals the reference over those rows only`, () => {
+        const rng = seededRng(dim + 1000);
+        const model = new KernelModel(dim, metric);
+        for (const v of randomVectors(rng, 200, dim)) model.add(v);
+        for (let i = 0; i < 30; i++) model.delete(randomInt(rng, model.rows.length));
+        for (const size of [1, 5, 37, model.rows.length]) {
+          const rowList = shuffled(rng, model.rows.map((_, r) => r)).slice(0, size);
+          const subset = rowList.map((r) => model.rows[r]);
+          for (const nq of [1, 4, 6]) {
+            const queries = randomVectors(rng, nq, dim);
+            const k = 10;
+            model.search(queries, k, rowList).forEach((list, j) => {
+              expect(list).to.have.length(Math.min(k, size));
+              expectSameTopK(metric, list, queries[j], subset, k, `size=${size} nq=${nq}`);
+            });
+          }
+        }
+      });
+    }
+  }
+});
