@@ -206,10 +206,11 @@ export class VectorIndex {
   delete(ids: string[]): { deleted: number; notFound: string[] } {
     let deleted = 0;
     const notFound: string[] = [];
-    for (const id of ids) {
+    // A repeated id counts once: it is deleted (or not found) once, never both.
+    for (const id of new Set(ids)) {
       const row = this.rowOf.get(id);
       if (row === undefined) {
-        if (!notFound.includes(id)) notFound.push(id);
+        notFound.push(id);
         continue;
       }
       this.removeRow(row);
