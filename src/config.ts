@@ -44,6 +44,13 @@ export interface Config {
   maxIdLength: number;
   maxMetadataBytes: number;
   maxBodyBytes: number;
+  maxJsonDepth: number;
+  maxMetadataKeys: number;
+  maxFilterKeys: number;
+  tokenRatePerMin: number;
+  requestRatePerSec: number;
+  memoryBudgetBytes: number;
+  dataDir: string;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -60,7 +67,25 @@ export const CONFIG_VARIABLES = [
   ['MAX_ID_LENGTH', 'maxIdLength', 256, 'characters in a vector id'],
   ['MAX_METADATA_BYTES', 'maxMetadataBytes', 8192, 'UTF-8 bytes of one vector\'s metadata as JSON'],
   ['MAX_BODY_BYTES', 'maxBodyBytes', 32 * 1024 * 1024, 'bytes of one request body'],
+  ['MAX_JSON_DEPTH', 'maxJsonDepth', 8, 'nesting depth of one metadata object or filter (the object itself is 1)'],
+  ['MAX_METADATA_KEYS', 'maxMetadataKeys', 256, 'keys of one vector\'s metadata, nested objects\' keys included'],
+  ['MAX_FILTER_KEYS', 'maxFilterKeys', 64, 'keys of one search filter, nested objects\' keys included'],
+  ['TOKEN_RATE_PER_MIN', 'tokenRatePerMin', 60, 'POST /token per client address per minute (burst of the same size); 0 turns it off'],
+  ['REQUEST_RATE_PER_SEC', 'requestRatePerSec', 500, 'requests per token per second, with a burst of twice that; 0 turns it off'],
+  ['MEMORY_BUDGET_BYTES', 'memoryBudgetBytes', defaultMemoryBudget(), 'linear memory of all sessions together (default a quarter of the machine\'s memory); 0 turns it off'],
+  ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
+
+/**
+ * A quarter of the machine's memory: the rest is left to the V8 heap (ids,
+ * metadata), the OS and other processes. This module also runs in browsers
+ * (the SDK's local index), so node:os is reached without importing it.
+ */
+function defaultMemoryBudget(): number {
+  const os = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:os') as
+    { totalmem(): number } | undefined;
+  return os ? Math.floor(os.totalmem() / 4) : 1024 * 1024 * 1024;
+}
 
 export class ConfigError extends Error {}
 
@@ -116,6 +141,17 @@ export function publicLimits(config: Config) {
     maxIdLength: config.maxIdLength,
     maxMetadataBytes: config.maxMetadataBytes,
     maxBodyBytes: config.maxBodyBytes,
+    maxJsonDepth: config.maxJsonDepth,
+    maxMetadataKeys: config.maxMetadataKeys,
+    maxFilterKeys: config.maxFilterKeys,
+    /** 0 means the limit is off. */
+    rateLimits: {
+      tokensPerMinutePerAddress: config.tokenRatePerMin,
+      requestsPerSecondPerToken: config.requestRatePerSec,
+      requestBurstPerToken: config.requestRatePerSec * 2,
+    },
+    memoryBudgetBytes: config.memoryBudgetBytes,
+    persistent: config.dataDir !== '',
     maxAbsComponent: SPEC_LIMITS.maxAbsComponent,
     metrics: [...METRICS],
     vectorTypes: [...VECTOR_TYPES],

@@ -11,6 +11,7 @@ import { requestSchemas } from '../schemas/index.js';
 import { SessionStore, type Clock } from '../sessions/session-store.js';
 import { requireSession } from './auth.js';
 import { jsonBody } from './body.js';
+import { sessionRateLimit, tokenRateLimit } from './rate-limit.js';
 import type { RouteDeps } from './context.js';
 import { errorHandler } from './error-handler.js';
 import { metaRoutes } from './routes/meta.js';
@@ -36,7 +37,8 @@ export function createApp(options: AppOptions = {}) {
     store,
     schemas: requestSchemas(config),
     json: jsonBody(config),
-    auth: requireSession(store),
+    auth: requireSession(store, sessionRateLimit(config, store.now)),
+    tokenRateLimit: tokenRateLimit(config, store.now),
   };
   metaRoutes(deps);
   sessionRoutes(deps);

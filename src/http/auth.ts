@@ -1,19 +1,22 @@
 // Bearer authentication: finds the caller's session (ctx.state.session) and
-// records the lookup as dbOpenMs.
+// records the lookup as dbOpenMs; then the per-token rate limit.
 import type { Middleware } from 'koa';
 import { apiError } from '../errors.js';
 import type { SessionStore } from '../sessions/session-store.js';
+import type { SessionLimiter } from './rate-limit.js';
 
 const BEARER = /^Bearer ([^\s]+)$/i;
 
-export function requireSession(store: SessionStore): Middleware {
+export function requireSession(store: SessionStore, limit: SessionLimiter = () => {}): Middleware {
   return async (ctx, next) => {
     const header = ctx.get('authorization');
     const match = BEARER.exec(header);
     if (!match) {
       throw apiError('UNAUTHORIZED', header ? 'the Authorization header must be "Bearer <token>"' : 'send Authorization: Bearer <token>; get a token with POST /token');
     }
-    ctx.state.session = ctx.state.timings.measure('dbOpenMs', () => store.authenticate(match[1]));
+    const session = ctx.state.timings.measure('dbOpenMs', () => store.authenticate(match[1]));
+    limit(session);
+    ctx.state.session = session;
     await next();
   };
 }

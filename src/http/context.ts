@@ -14,8 +14,10 @@ export interface RouteDeps {
   schemas: RequestSchemas;
   /** Parses a JSON body. */
   json: Middleware;
-  /** Requires a valid bearer token. */
+  /** Requires a valid bearer token (and applies the per-token rate limit). */
   auth: Middleware;
+  /** The per-address rate limit of POST /token. */
+  tokenRateLimit: Middleware;
 }
 
 export interface AppState {

@@ -124,6 +124,13 @@ export class VectorIndex {
     return this.kernel?.usedBytes ?? 0;
   }
 
+  /** Bytes of linear memory held once `plan` is applied (for the server's memory budget). */
+  memoryBytesAfter(plan: UpsertPlan): number {
+    return this.kernel
+      ? this.kernel.memoryBytesFor(plan.rowsNeeded)
+      : KernelInstance.memoryBytesForNew(plan.dimensions, plan.rowsNeeded, this.maxVectors);
+  }
+
   get rowCapacity(): number {
     return this.kernel?.capacity ?? 0;
   }

@@ -8,7 +8,7 @@
 
 import type { Metric } from '../config.js';
 import { instantiateKernel, type KernelExports } from './kernel-module.js';
-import { layoutFor, pagesFor, scratchFor, type Layout } from './layout.js';
+import { layoutFor, PAGE_BYTES, pagesFor, scratchFor, type Layout } from './layout.js';
 
 const FIRST_CAPACITY = 64;
 const GROWTH = 1.5;
@@ -25,6 +25,11 @@ export function inverseNorm(values: Float32Array): number {
   let sum = 0;
   for (let i = 0; i < values.length; i++) sum += values[i] * values[i];
   return sum > 0 ? 1 / Math.sqrt(sum) : 0;
+}
+
+/** Capacity after growing from `capacity` to hold `rows`: geometric, so adds stay amortised O(1). */
+function grownCapacity(capacity: number, rows: number, maxCapacity: number): number {
+  return Math.min(Math.max(rows, Math.ceil(capacity * GROWTH), FIRST_CAPACITY), maxCapacity);
 }
 
 export class KernelInstance {
@@ -60,12 +65,24 @@ export class KernelInstance {
     return this.layout.scratch;
   }
 
+  /** Bytes of linear memory once ensureCapacity(rows) has run (memory never shrinks). */
+  memoryBytesFor(rows: number): number {
+    if (rows <= this.layout.capacity) return this.memoryBytes;
+    const next = layoutFor(this.kernel.heapBase(), this.dim, grownCapacity(this.layout.capacity, rows, this.maxCapacity));
+    return Math.max(this.memoryBytes, pagesFor(next.scratch) * PAGE_BYTES);
+  }
+
+  /** What memoryBytesFor(rows) would be for a new instance; the static data is counted as a whole page. */
+  static memoryBytesForNew(dim: number, rows: number, maxCapacity: number): number {
+    const next = layoutFor(PAGE_BYTES, dim, grownCapacity(0, rows, maxCapacity));
+    return pagesFor(next.scratch) * PAGE_BYTES;
+  }
+
   /** Make room for `rows` rows. Nothing already stored changes. */
   ensureCapacity(rows: number): void {
     if (rows <= this.layout.capacity) return;
     if (rows > this.maxCapacity) throw new RangeError(`capacity ${rows} exceeds ${this.maxCapacity}`);
-    const grown = Math.max(rows, Math.ceil(this.layout.capacity * GROWTH), FIRST_CAPACITY);
-    const next = layoutFor(this.kernel.heapBase(), this.dim, Math.min(grown, this.maxCapacity));
+    const next = layoutFor(this.kernel.heapBase(), this.dim, grownCapacity(this.layout.capacity, rows, this.maxCapacity));
     this.ensureBytes(next.scratch);
     const bytes = new Uint8Array(this.memory.buffer);
     const used = this.layout.capacity * 4;

@@ -2,6 +2,7 @@
 // (src/config.ts), so validation and the OpenAPI document publish the same numbers.
 import * as v from 'valibot';
 import { METRICS, SPEC_LIMITS, VECTOR_TYPES, type Config } from '../config.js';
+import { firstOverKeyLimit, firstTooDeep, type JsonPath } from './json-shape.js';
 
 /** A JSON object that is not an array or null; kept as is (no copy), so keys like "__proto__" stay plain data. */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -38,6 +39,30 @@ export const VectorSchema = v.pipe(
   v.description('Vector components, stored as float32.'),
 );
 
+/** valibot path items for an issue inside a checked object, so the error names the offending field. */
+function pathItems(input: unknown, path: JsonPath) {
+  let value = input;
+  return path.map((key) => {
+    const parent = value as Record<string | number, unknown>;
+    value = parent[key];
+    return { type: 'object' as const, origin: 'value' as const, input: parent as Record<string, unknown>, key: String(key), value };
+  });
+}
+
+/** Depth and key-count limits of a metadata object or filter, reported at the offending field. */
+function shapeLimits(what: string, maxDepth: number, maxKeys: number) {
+  return v.rawCheck<Record<string, unknown>>(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const deep = firstTooDeep(dataset.value, maxDepth);
+    if (deep) {
+      addIssue({ message: `${what} is nested deeper than ${maxDepth} levels`, path: pathItems(dataset.value, deep) as never });
+      return;
+    }
+    const crowded = firstOverKeyLimit(dataset.value, maxKeys);
+    if (crowded) addIssue({ message: `${what} has more than ${maxKeys} keys (nested objects included)`, path: pathItems(dataset.value, crowded) as never });
+  });
+}
+
 export function commonSchemas(config: Config) {
   const IdSchema = v.pipe(
     v.string(),
@@ -47,11 +72,13 @@ export function commonSchemas(config: Config) {
   );
   const MetadataSchema = v.pipe(
     v.custom<Record<string, unknown>>(isPlainObject, 'must be a JSON object (not an array or null)'),
+    shapeLimits('metadata', config.maxJsonDepth, config.maxMetadataKeys),
     v.check((m) => jsonByteLength(m) <= config.maxMetadataBytes, `must be at most ${config.maxMetadataBytes} bytes as JSON`),
-    v.description(`Plain JSON object, at most ${config.maxMetadataBytes} bytes as JSON.`),
+    v.description(`Plain JSON object, at most ${config.maxMetadataBytes} bytes as JSON, ${config.maxJsonDepth} levels deep and ${config.maxMetadataKeys} keys.`),
   );
   const FilterSchema = v.pipe(
     v.custom<Record<string, unknown>>(isPlainObject, 'must be a JSON object (not an array or null)'),
+    shapeLimits('filter', config.maxJsonDepth, config.maxFilterKeys),
     v.description('Metadata keys and the values they must equal; an array-valued field matches when it contains the value.'),
   );
   return { IdSchema, MetadataSchema, FilterSchema };

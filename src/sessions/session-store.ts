@@ -77,6 +77,23 @@ export class SessionStore {
     this.sweeper = undefined;
   }
 
+  /**
+   * Refuse (503 SERVER_AT_CAPACITY) a change that would take `session` to
+   * `bytesAfter` of linear memory when that passes the budget over all
+   * sessions. A change that does not grow the memory always passes.
+   */
+  assertMemoryBudget(session: Session, bytesAfter: number): void {
+    const budget = this.config.memoryBudgetBytes;
+    const growth = bytesAfter - session.index.memoryBytes;
+    if (budget === 0 || growth <= 0) return;
+    const total = this.memoryBytes() + growth;
+    if (total > budget) {
+      throw apiError('SERVER_AT_CAPACITY', 'the server\'s memory budget is used up; nothing was stored, try again later', {
+        memoryBudgetBytes: budget, linearMemoryBytes: total - growth, requestedBytes: growth,
+      }, { 'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)) });
+    }
+  }
+
   /** Total linear memory of all sessions, in bytes. */
   memoryBytes(): number {
     let total = 0;

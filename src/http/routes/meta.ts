@@ -2,15 +2,20 @@
 import { publicLimits } from '../../config.js';
 import { reply, stateOf, type RouteDeps } from '../context.js';
 
-export function metaRoutes({ router, config, store }: RouteDeps): void {
+export function metaRoutes({ router, config, store, tokenRateLimit }: RouteDeps): void {
   router.get('/limits', (ctx) => {
     reply(ctx, {
       limits: publicLimits(config),
-      usage: { activeSessions: store.size, maxSessions: config.maxSessions, linearMemoryBytes: store.memoryBytes() },
+      usage: {
+        activeSessions: store.size,
+        maxSessions: config.maxSessions,
+        linearMemoryBytes: store.memoryBytes(),
+        memoryBudgetBytes: config.memoryBudgetBytes,
+      },
     });
   });
 
-  router.post('/token', (ctx) => {
+  router.post('/token', tokenRateLimit, (ctx) => {
     const { token, session } = stateOf(ctx).timings.measure('tokenIssueMs', () => store.create());
     ctx.set('Cache-Control', 'no-store');
     reply(ctx, { token, tokenType: 'Bearer', session: session.view(store.now()), limits: publicLimits(config) }, 201);

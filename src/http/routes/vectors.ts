@@ -15,10 +15,14 @@ function replyChanged(ctx: Context, deps: RouteDeps, fields: Record<string, unkn
   replyWithSession(ctx, deps.store, fields);
 }
 
-/** Validate and check capacity (capacityCheckMs), then write (addMs / addManyMs). */
-function upsert(ctx: Context, records: VectorInput[], options: UpsertOptions, metric: string) {
+/** Validate and check capacity and the memory budget (capacityCheckMs), then write (addMs / addManyMs). */
+function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], options: UpsertOptions, metric: string) {
   const { session, timings } = stateOf(ctx);
-  const plan = timings.measure('capacityCheckMs', () => session.index.prepareUpsert(records, options));
+  const plan = timings.measure('capacityCheckMs', () => {
+    const prepared = session.index.prepareUpsert(records, options);
+    deps.store.assertMemoryBudget(session, session.index.memoryBytesAfter(prepared));
+    return prepared;
+  });
   return timings.measure(metric, () => session.index.applyUpsert(plan));
 }
 
@@ -81,13 +85,13 @@ export function vectorRoutes(deps: RouteDeps): void {
 
   router.post('/vectors/add', auth, json, (ctx) => {
     const { id, vector, metadata, dimensions, metric } = parseBody(ctx, schemas.AddRequestSchema);
-    const mutation = upsert(ctx, [{ id, vector, metadata }], { dimensions, metric, pathOf: () => '' }, 'addMs');
+    const mutation = upsert(ctx, deps, [{ id, vector, metadata }], { dimensions, metric, pathOf: () => '' }, 'addMs');
     replyChanged(ctx, deps, { id, mutation });
   });
 
   router.post('/vectors/add-many', auth, json, (ctx) => {
     const { vectors, dimensions, metric } = parseBody(ctx, schemas.AddManyRequestSchema);
-    const mutation = upsert(ctx, vectors, { dimensions, metric, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
+    const mutation = upsert(ctx, deps, vectors, { dimensions, metric, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
     replyChanged(ctx, deps, { mutation });
   });
 
