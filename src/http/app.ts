@@ -14,6 +14,7 @@ import { jsonBody } from './body.js';
 import { sessionRateLimit, tokenRateLimit } from './rate-limit.js';
 import type { RouteDeps } from './context.js';
 import { errorHandler } from './error-handler.js';
+import { assetRoutes } from './routes/assets.js';
 import { metaRoutes } from './routes/meta.js';
 import { overviewRoutes } from './routes/overview.js';
 import { searchRoutes } from './routes/search.js';
@@ -44,6 +45,7 @@ export function createApp(options: AppOptions = {}) {
   sessionRoutes(deps);
   vectorRoutes(deps);
   searchRoutes(deps);
+  assetRoutes(deps);
   overviewRoutes(deps);
 
   const app = new Koa();

@@ -1,0 +1,64 @@
+// Files served as they are: the SDK bundle and its declarations, the kernel
+// (for the SDK's in-page index), the demo page, and the OpenAPI document.
+// Each is read once at start-up and validated by a content hash (ETag).
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Context } from 'koa';
+import { openApiDocument } from '../../openapi/document.js';
+import type { RouteDeps } from '../context.js';
+import { packageInfo } from '../package-info.js';
+
+export interface Asset {
+  body: Buffer;
+  etag: string;
+  type: string;
+}
+
+/** Relative to the repository root (the same from src/ under tsx and from dist/). */
+const root = (path: string) => new URL(`../../../${path}`, import.meta.url);
+
+export function asset(body: Buffer | string, type: string): Asset {
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
+  return { body: bytes, type, etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"` };
+}
+
+/** A build output; when it is missing the route answers with why rather than failing at start-up. */
+function buildFile(path: string, type: string, missing: string): Asset {
+  try {
+    return asset(readFileSync(root(path)), type);
+  } catch {
+    return asset(missing, type);
+  }
+}
+
+export function sendAsset(ctx: Context, file: Asset): void {
+  ctx.set('ETag', file.etag);
+  ctx.set('Cache-Control', 'no-cache');
+  ctx.type = file.type;
+  // ctx.fresh only holds for a 2xx status, and a route starts at 404.
+  ctx.status = 200;
+  if (ctx.fresh) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.body = file.body;
+}
+
+export const demoPage = () => buildFile('src/demo/index.html', 'text/html; charset=utf-8', 'the demo page is missing');
+
+export function assetRoutes({ router, config }: RouteDeps): void {
+  const notBuilt = 'the tempvec SDK is not built: run npm run build';
+  const sdk = buildFile('build/sdk.js', 'text/javascript; charset=utf-8', `throw new Error(${JSON.stringify(notBuilt)});\n`);
+  const sdkTypes = buildFile('build/sdk.d.ts', 'application/typescript; charset=utf-8', `// ${notBuilt}\n`);
+  const kernel = buildFile('build/kernel.wasm', 'application/wasm', '');
+  // Built on first request: most apps (the tests') never serve it.
+  let openapi: Asset | undefined;
+
+  router.get('/sdk.js', (ctx) => sendAsset(ctx, sdk));
+  router.get('/sdk.d.ts', (ctx) => sendAsset(ctx, sdkTypes));
+  router.get('/kernel.wasm', (ctx) => sendAsset(ctx, kernel));
+  router.get('/openapi.json', (ctx) => {
+    openapi ??= asset(JSON.stringify(openApiDocument(config, packageInfo)), 'application/json; charset=utf-8');
+    sendAsset(ctx, openapi);
+  });
+}

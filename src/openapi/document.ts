@@ -1,0 +1,102 @@
+// The OpenAPI 3.1 document served at GET /openapi.json, generated from the
+// valibot schemas: requests from src/schemas/{vectors,search}.ts (the values
+// the routes validate with, bounds taken from the config), responses from
+// src/schemas/responses.ts, errors from src/errors.ts.
+import type { JsonSchema } from '@valibot/to-json-schema';
+import type * as v from 'valibot';
+import type { Config } from '../config.js';
+import { ERROR_CODES, type ErrorCode } from '../errors.js';
+import { codesByStatus, errorResponseSchema, SessionSchema } from '../schemas/envelope.js';
+import { requestSchemas } from '../schemas/index.js';
+import { LimitsSchema, SearchHitSchema, SearchStatsSchema, StoredVectorSchema } from '../schemas/responses.js';
+import { toOpenApiComponents, toOpenApiSchema } from './json-schema.js';
+import { metricFieldsOf, operations, type Operation } from './operations.js';
+
+export interface DocumentInfo {
+  name: string;
+  version: string;
+  description: string;
+}
+
+/** Shared schemas, published once under components.schemas and referenced from the operations. */
+const DEFINITIONS: Record<string, v.GenericSchema> = {
+  Session: SessionSchema,
+  Limits: LimitsSchema,
+  StoredVector: StoredVectorSchema,
+  SearchHit: SearchHitSchema,
+  SearchStats: SearchStatsSchema,
+};
+
+const ALL_CODES = Object.keys(ERROR_CODES) as ErrorCode[];
+/** Any route can fail unexpectedly; it is answered without internals. */
+const ALWAYS: ErrorCode[] = ['INTERNAL_ERROR'];
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Invalid request', 401: 'Missing, invalid or expired token', 404: 'Not found', 405: 'Method not allowed',
+  409: 'Conflicts with the session state', 413: 'Body too large', 415: 'Body is not JSON', 429: 'Too many requests',
+  500: 'Internal error', 503: 'Server at capacity',
+};
+
+const schema = (s: v.GenericSchema) => toOpenApiSchema(s, DEFINITIONS);
+
+function errorResponses(op: Operation) {
+  const metricFields = op.responses.flatMap((c) => (c.mediaType === 'application/json' ? metricFieldsOf(c.schema) : []));
+  const out: Record<string, unknown> = {};
+  for (const [status, codes] of codesByStatus([...op.errors, ...ALWAYS])) {
+    out[String(status)] = {
+      description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes.join(', ')}`,
+      content: { 'application/json': { schema: schema(errorResponseSchema(codes, metricFields)) } },
+    };
+  }
+  return out;
+}
+
+function operationObject(op: Operation) {
+  const responses: Record<string, unknown> = {
+    [String(op.status)]: {
+      description: op.summary,
+      content: Object.fromEntries(op.responses.map((c) => [c.mediaType, { schema: schema(c.schema) }])),
+      ...(op.etag ? { headers: { ETag: { description: 'Validator for If-None-Match.', schema: { type: 'string' } } } } : {}),
+    },
+  };
+  if (op.etag) responses['304'] = { description: 'Not modified (If-None-Match matched the ETag).' };
+  Object.assign(responses, errorResponses(op));
+  return {
+    operationId: op.operationId,
+    summary: op.summary,
+    tags: [op.tag],
+    security: op.auth ? [{ bearerAuth: [] }] : [],
+    ...(op.request ? { requestBody: { required: true, content: { 'application/json': { schema: schema(op.request) } } } } : {}),
+    responses,
+  };
+}
+
+export function openApiDocument(config: Config, info: DocumentInfo) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of operations(requestSchemas(config))) {
+    paths[op.path] = { ...paths[op.path], [op.method]: operationObject(op) };
+  }
+  const components: Record<string, JsonSchema> = {
+    ...toOpenApiComponents(DEFINITIONS),
+    ErrorResponse: toOpenApiSchema(errorResponseSchema(ALL_CODES), DEFINITIONS),
+  };
+  return {
+    openapi: '3.1.0' as const,
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: info.name,
+      version: info.version,
+      description: `${info.description}. Error codes and their statuses: ${ALL_CODES.map((c) => `${c} ${ERROR_CODES[c]}`).join(', ')}.`,
+    },
+    servers: [{ url: '/' }],
+    tags: ['service', 'session', 'vectors', 'metadata', 'search', 'assets'].map((name) => ({ name })),
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'The token from POST /token.' },
+      },
+    },
+  };
+}
+export type OpenApiDocument = ReturnType<typeof openApiDocument>;

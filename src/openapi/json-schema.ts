@@ -1,0 +1,55 @@
+// valibot -> JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1) with
+// @valibot/to-json-schema. Two request checks have no JSON Schema keyword and
+// are mapped here rather than dropped (the server still runs them):
+//   - v.custom(isPlainObject): a JSON object that is not an array or null -> {type: object}
+//   - v.check(fn, message): kept as the extension keyword `x-check` with its message
+//   - v.finite(): every JSON number is finite already, so nothing to add
+// Any other custom schema or action that cannot be converted throws, so a new
+// one cannot silently publish as "anything".
+import { toJsonSchema, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
+import type * as v from 'valibot';
+import { isPlainObject } from '../schemas/common.js';
+
+const CUSTOM_SCHEMAS = new Map<unknown, JsonSchema>([[isPlainObject, { type: 'object' }]]);
+
+const REF_PREFIX = '#/components/schemas/';
+
+function conversion(definitions: Record<string, v.GenericSchema>): ConversionConfig {
+  return {
+    target: 'draft-2020-12',
+    errorMode: 'throw',
+    definitions,
+    overrideRef: ({ referenceId }) => REF_PREFIX + referenceId,
+    overrideSchema({ valibotSchema, jsonSchema }) {
+      if (valibotSchema.type !== 'custom') return undefined;
+      const mapped = CUSTOM_SCHEMAS.get((valibotSchema as unknown as { check: unknown }).check);
+      if (!mapped) throw new Error(`no JSON Schema mapping for the custom schema "${valibotSchema.expects}"`);
+      return { ...jsonSchema, ...mapped };
+    },
+    overrideAction({ valibotAction, jsonSchema }) {
+      if (valibotAction.type === 'finite') return jsonSchema;
+      if (valibotAction.type !== 'check') return undefined;
+      const message = (valibotAction as unknown as { message?: unknown }).message;
+      if (typeof message !== 'string') throw new Error('a check action needs a string message to be documented');
+      return { ...jsonSchema, 'x-check': message };
+    },
+  };
+}
+
+/** One schema, its shared parts as $refs into components.schemas. */
+export function toOpenApiSchema(schema: v.GenericSchema, definitions: Record<string, v.GenericSchema>): JsonSchema {
+  const converted = toJsonSchema(schema, conversion(definitions));
+  delete converted.$schema;
+  delete converted.$defs;
+  return converted;
+}
+
+/** components.schemas: each definition converted, referring to the others by $ref. */
+export function toOpenApiComponents(definitions: Record<string, v.GenericSchema>): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  for (const [name, schema] of Object.entries(definitions)) {
+    const others = Object.fromEntries(Object.entries(definitions).filter(([key]) => key !== name));
+    out[name] = toOpenApiSchema(schema, others);
+  }
+  return out;
+}

@@ -1,0 +1,90 @@
+// Every route of the service as the OpenAPI document describes it: request
+// and response schemas (valibot, the same values that validate requests) and
+// the error codes the route can answer with. The conformance test checks that
+// this list and the router's routes are the same set, and drives each entry's
+// success and every listed error against the real app.
+import * as v from 'valibot';
+import type { ErrorCode } from '../errors.js';
+import type { RequestSchemas } from '../schemas/index.js';
+import * as r from '../schemas/responses.js';
+
+/** A JSON body (the envelope) or another media type (the SDK, the kernel, the demo page). */
+export interface Content {
+  mediaType: string;
+  schema: v.GenericSchema;
+}
+
+export interface Operation {
+  method: 'get' | 'post';
+  path: string;
+  /** Also the name of the SDK client's method for the route, where it has one. */
+  operationId: string;
+  summary: string;
+  tag: 'service' | 'session' | 'vectors' | 'metadata' | 'search' | 'assets';
+  auth: boolean;
+  request?: v.GenericSchema;
+  status: 200 | 201;
+  responses: Content[];
+  /** Answers 304 to a matching If-None-Match. */
+  etag?: boolean;
+  errors: ErrorCode[];
+}
+
+const AUTH: ErrorCode[] = ['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED'];
+const BODY: ErrorCode[] = ['UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'VALIDATION_ERROR'];
+const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'CAPACITY_EXCEEDED'];
+
+const json = (schema: v.GenericSchema): Content[] => [{ mediaType: 'application/json', schema }];
+const text = (mediaType: string, description: string): Content[] => [{ mediaType, schema: v.pipe(v.string(), v.description(description)) }];
+
+export const OpenApiDocumentSchema = v.looseObject({
+  openapi: v.literal('3.1.0'),
+  info: v.looseObject({ title: v.string(), version: v.string() }),
+  paths: v.record(v.string(), v.record(v.string(), v.unknown())),
+});
+
+/** POST with auth and a JSON body. */
+function authed(path: string, operationId: string, summary: string, tag: Operation['tag'], request: v.GenericSchema | undefined, response: v.GenericSchema, errors: ErrorCode[] = []): Operation {
+  return {
+    method: 'post', path, operationId, summary, tag, auth: true, request, status: 200, responses: json(response),
+    errors: [...AUTH, ...(request ? BODY : []), ...errors],
+  };
+}
+
+export function operations(s: RequestSchemas): Operation[] {
+  return [
+    {
+      method: 'get', path: '/', operationId: 'overview', tag: 'service', auth: false, status: 200, etag: true, errors: [],
+      summary: 'What this service is: name, version, links and every route; a demo page for Accept: text/html.',
+      responses: [...json(r.OverviewResponseSchema), ...text('text/html', 'The demo page (one static HTML file using /sdk.js).')],
+    },
+    { method: 'get', path: '/openapi.json', operationId: 'openapi', summary: 'This document.', tag: 'service', auth: false, status: 200, etag: true, responses: json(OpenApiDocumentSchema), errors: [] },
+    { method: 'get', path: '/limits', operationId: 'limits', summary: 'The live public limits and server usage.', tag: 'service', auth: false, status: 200, responses: json(r.LimitsResponseSchema), errors: [] },
+    { method: 'get', path: '/sdk.js', operationId: 'sdk', summary: 'The client SDK: one ES module for browsers and Node 20.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('text/javascript', 'ES module source.'), errors: [] },
+    { method: 'get', path: '/sdk.d.ts', operationId: 'sdkTypes', summary: 'TypeScript declarations of /sdk.js.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('application/typescript', 'TypeScript declarations.'), errors: [] },
+    { method: 'get', path: '/kernel.wasm', operationId: 'kernel', summary: 'The WebAssembly search kernel the server runs, for the SDK\'s local index.', tag: 'assets', auth: false, status: 200, etag: true, responses: [{ mediaType: 'application/wasm', schema: v.pipe(v.string(), v.description('WebAssembly binary.')) }], errors: [] },
+    { method: 'post', path: '/token', operationId: 'createToken', summary: 'Create an anonymous token, its session and an empty index.', tag: 'session', auth: false, status: 201, responses: json(r.TokenResponseSchema), errors: ['SERVER_AT_CAPACITY'] },
+    { method: 'get', path: '/session', operationId: 'getSession', summary: 'The session, its stats and usage.', tag: 'session', auth: true, status: 200, responses: json(r.SessionResponseSchema), errors: AUTH },
+    authed('/index/reset', 'resetIndex', 'Delete the whole index; dimensions and metric are unset, the token stays.', 'session', undefined, r.ResetResponseSchema),
+    authed('/vectors/has', 'has', 'Whether a vector with this id exists.', 'vectors', s.HasRequestSchema, r.HasResponseSchema),
+    authed('/vectors/get', 'get', 'One vector with its metadata.', 'vectors', s.GetRequestSchema, r.GetResponseSchema, ['VECTOR_NOT_FOUND']),
+    authed('/vectors/get-many', 'getMany', 'Several vectors; ids not stored are listed in notFound.', 'vectors', s.GetManyRequestSchema, r.GetManyResponseSchema, ['BATCH_TOO_LARGE']),
+    authed('/vectors/metadata/get', 'getMetadata', 'The metadata of one vector.', 'metadata', s.GetMetadataRequestSchema, r.GetMetadataResponseSchema, ['VECTOR_NOT_FOUND']),
+    authed('/vectors/metadata/set', 'setMetadata', 'Replace the metadata of one vector.', 'metadata', s.SetMetadataRequestSchema, r.SetMetadataResponseSchema, ['VECTOR_NOT_FOUND']),
+    authed('/vectors/metadata/delete', 'deleteMetadata', 'Empty the metadata of one vector.', 'metadata', s.DeleteMetadataRequestSchema, r.DeleteMetadataResponseSchema, ['VECTOR_NOT_FOUND']),
+    authed('/vectors/add', 'add', 'Add or replace one vector; the first add fixes dimensions and metric.', 'vectors', s.AddRequestSchema, r.AddResponseSchema, WRITE),
+    authed('/vectors/add-many', 'addMany', 'Add or replace several vectors, all or nothing.', 'vectors', s.AddManyRequestSchema, r.AddManyResponseSchema, [...WRITE, 'BATCH_TOO_LARGE']),
+    authed('/vectors/delete', 'delete', 'Delete one vector (an id not stored is reported, not an error).', 'vectors', s.DeleteRequestSchema, r.DeleteResponseSchema),
+    authed('/vectors/delete-many', 'deleteMany', 'Delete several vectors.', 'vectors', s.DeleteManyRequestSchema, r.DeleteManyResponseSchema, ['BATCH_TOO_LARGE']),
+    authed('/vectors/clear', 'clear', 'Remove every vector; dimensions and metric stay.', 'vectors', undefined, r.ClearResponseSchema),
+    authed('/search', 'search', 'The topK nearest vectors to one query, optionally filtered on metadata.', 'search', s.SearchRequestSchema, r.SearchResponseSchema, ['DIMENSION_MISMATCH', 'ZERO_VECTOR']),
+    authed('/search-many', 'searchMany', 'The topK nearest vectors to each of several queries.', 'search', s.SearchManyRequestSchema, r.SearchManyResponseSchema, ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'BATCH_TOO_LARGE']),
+  ];
+}
+
+/** The route-specific metric fields a JSON response schema declares (for the error bodies of that route). */
+export function metricFieldsOf(schema: v.GenericSchema): string[] {
+  const entries = (schema as { entries?: Record<string, v.GenericSchema> }).entries;
+  const metrics = entries?.metrics as { pipe?: [{ entries: Record<string, unknown> }] } | undefined;
+  return metrics?.pipe ? Object.keys(metrics.pipe[0].entries).filter((name) => name !== 'requestLatencyMs') : [];
+}

@@ -1,0 +1,132 @@
+// Response bodies of every JSON route. The OpenAPI document is generated from
+// these (src/openapi/), and the conformance test checks every real response
+// against what the document declares.
+import * as v from 'valibot';
+import { METRICS, SPEC_LIMITS } from '../config.js';
+import { CountSchema, JsonObjectSchema, metricsSchema, SessionSchema } from './envelope.js';
+
+const IdSchema = v.string();
+const BoundsSchema = v.strictObject({ min: CountSchema, max: CountSchema, default: CountSchema });
+
+export const LimitsSchema = v.pipe(v.strictObject({
+  maxDimensions: CountSchema,
+  maxVectorsPerSession: CountSchema,
+  maxSessions: CountSchema,
+  sessionTtlMs: CountSchema,
+  topK: BoundsSchema,
+  candidatePool: BoundsSchema,
+  batch: v.strictObject({ addMany: CountSchema, getMany: CountSchema, deleteMany: CountSchema, searchMany: CountSchema }),
+  maxIdLength: CountSchema,
+  maxMetadataBytes: CountSchema,
+  maxBodyBytes: CountSchema,
+  maxAbsComponent: v.number(),
+  metrics: v.array(v.picklist(METRICS)),
+  vectorTypes: v.array(v.string()),
+  defaultMetric: v.picklist(METRICS),
+  backend: v.string(),
+}), v.description('The limits in force on this server (the same numbers bound the request schemas).'));
+
+export const StoredVectorSchema = v.strictObject({
+  id: IdSchema,
+  vector: v.pipe(v.array(v.number()), v.description('Components as stored (float32), printed as the shortest decimal that rounds to them.')),
+  metadata: JsonObjectSchema,
+});
+
+export const SearchHitSchema = v.strictObject({
+  id: IdSchema,
+  score: v.pipe(v.number(), v.description('Cosine similarity (higher is nearer) or Euclidean distance for l2 (lower is nearer).')),
+  metadata: v.optional(JsonObjectSchema),
+});
+
+export const SearchStatsSchema = v.strictObject({
+  exact: v.boolean(),
+  metric: v.nullable(v.picklist(METRICS)),
+  topK: v.pipe(CountSchema, v.maxValue(SPEC_LIMITS.maxTopK)),
+  candidatePool: v.pipe(CountSchema, v.maxValue(SPEC_LIMITS.maxCandidatePool)),
+  matched: CountSchema,
+  scanned: CountSchema,
+});
+
+const UpsertMutationSchema = v.strictObject({ added: CountSchema, replaced: CountSchema });
+const DeleteMutationSchema = v.strictObject({ deleted: CountSchema, notFound: v.array(IdSchema) });
+const UpdateMutationSchema = v.strictObject({ updated: CountSchema });
+
+/** A success body: success, the route's fields, optionally session, and its metrics. */
+function success<E extends v.ObjectEntries>(metricFields: readonly string[], entries: E) {
+  return v.strictObject({ success: v.literal(true), ...entries, metrics: metricsSchema(metricFields, 'required') });
+}
+const withSession = <E extends v.ObjectEntries>(metricFields: readonly string[], entries: E) =>
+  success(metricFields, { session: SessionSchema, ...entries });
+
+export const OverviewResponseSchema = success([], {
+  name: v.string(),
+  version: v.string(),
+  description: v.string(),
+  links: v.strictObject({
+    openapi: v.string(), sdk: v.string(), sdkTypes: v.string(), kernel: v.string(), limits: v.string(), token: v.string(),
+  }),
+  routes: v.array(v.strictObject({ method: v.string(), path: v.string() })),
+});
+
+export const LimitsResponseSchema = success([], {
+  limits: LimitsSchema,
+  usage: v.strictObject({ activeSessions: CountSchema, maxSessions: CountSchema, linearMemoryBytes: CountSchema }),
+});
+
+export const TokenResponseSchema = success(['tokenIssueMs'], {
+  token: v.pipe(v.string(), v.description('Bearer token; the only copy. Send it as Authorization: Bearer <token>.')),
+  tokenType: v.literal('Bearer'),
+  session: SessionSchema,
+  limits: LimitsSchema,
+});
+
+export const SessionResponseSchema = withSession(['dbOpenMs', 'statsReadMs'], {
+  stats: v.strictObject({
+    vectorCount: CountSchema,
+    dimensions: v.nullable(CountSchema),
+    metric: v.nullable(v.picklist(METRICS)),
+    vectorBytes: CountSchema,
+    rowCapacity: CountSchema,
+    linearMemoryBytes: CountSchema,
+    linearMemoryUsedBytes: CountSchema,
+  }),
+  usage: v.strictObject({
+    vectorCount: CountSchema, maxVectors: CountSchema, vectorsRemaining: CountSchema,
+    fractionUsed: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
+  }),
+  limits: LimitsSchema,
+});
+
+export const ResetResponseSchema = withSession(['dbOpenMs', 'resetMs'], {
+  mutation: v.strictObject({ reset: v.literal(true), deleted: CountSchema }),
+});
+
+export const HasResponseSchema = withSession(['dbOpenMs', 'hasMs'], { id: IdSchema, has: v.boolean() });
+export const GetResponseSchema = withSession(['dbOpenMs', 'getMs'], { vector: StoredVectorSchema });
+export const GetManyResponseSchema = withSession(['dbOpenMs', 'getManyMs'], {
+  vectors: v.array(StoredVectorSchema),
+  notFound: v.array(IdSchema),
+});
+export const GetMetadataResponseSchema = withSession(['dbOpenMs', 'getMetadataMs'], { id: IdSchema, metadata: JsonObjectSchema });
+export const SetMetadataResponseSchema = withSession(['dbOpenMs', 'setMetadataMs'], {
+  id: IdSchema, metadata: JsonObjectSchema, mutation: UpdateMutationSchema,
+});
+export const DeleteMetadataResponseSchema = withSession(['dbOpenMs', 'deleteMetadataMs'], {
+  id: IdSchema, metadata: JsonObjectSchema, mutation: UpdateMutationSchema,
+});
+export const AddResponseSchema = withSession(['dbOpenMs', 'capacityCheckMs', 'addMs'], { id: IdSchema, mutation: UpsertMutationSchema });
+export const AddManyResponseSchema = withSession(['dbOpenMs', 'capacityCheckMs', 'addManyMs'], { mutation: UpsertMutationSchema });
+export const DeleteResponseSchema = withSession(['dbOpenMs', 'deleteMs'], { id: IdSchema, mutation: DeleteMutationSchema });
+export const DeleteManyResponseSchema = withSession(['dbOpenMs', 'deleteManyMs'], { mutation: DeleteMutationSchema });
+export const ClearResponseSchema = withSession(['dbOpenMs', 'clearMs'], { mutation: v.strictObject({ deleted: CountSchema }) });
+export const SearchResponseSchema = withSession(['dbOpenMs', 'searchMs', 'resultCount'], {
+  results: v.pipe(v.array(SearchHitSchema), v.description('Nearest first; ties broken by insertion order.')),
+  stats: SearchStatsSchema,
+});
+export const SearchManyResponseSchema = withSession(['dbOpenMs', 'searchManyMs', 'queryCount', 'resultCount'], {
+  results: v.pipe(v.array(v.array(SearchHitSchema)), v.description('One list per query vector, in request order.')),
+  stats: SearchStatsSchema,
+});
+
+export type SessionView = v.InferOutput<typeof SessionSchema>;
+export type SearchHit = v.InferOutput<typeof SearchHitSchema>;

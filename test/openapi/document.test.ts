@@ -1,0 +1,85 @@
+// GET /openapi.json: a valid OpenAPI 3.1 document that covers every route the
+// server has and publishes the configured limits as schema bounds.
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { expect } from 'chai';
+import { startApp, type LiveApp } from '../helpers/live-app.js';
+import { REVALIDATE } from '../helpers/openapi-check.js';
+
+describe('GET /openapi.json', () => {
+  let live: LiveApp;
+  let doc: any;
+
+  before(async () => {
+    live = await startApp({ maxAddManyBatch: 7, maxSearchManyBatch: 5, maxIdLength: 33, maxGetManyBatch: 9 });
+    const res = await live.send('GET', '/openapi.json');
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^application\/json/);
+    doc = res.body;
+  });
+  after(() => live.close());
+
+  it('passes an OpenAPI 3.1 validator', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.errors ?? [], JSON.stringify(result.errors)).to.deep.equal([]);
+    expect(result.valid).to.equal(true);
+    expect(validator.version).to.equal('3.1');
+  });
+
+  it('has exactly the routes the server answers (GET / lists them from the router)', async () => {
+    const overview = await live.send('GET', '/');
+    const served = overview.body.routes.map((r: { method: string; path: string }) => `${r.method.toLowerCase()} ${r.path}`).sort();
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m} ${path}`)).sort();
+    expect(documented).to.deep.equal(served);
+  });
+
+  it('requires the bearer scheme exactly on the routes that need a token', async () => {
+    expect(doc.components.securitySchemes.bearerAuth).to.include({ type: 'http', scheme: 'bearer' });
+    const open = ['get /', 'get /openapi.json', 'get /limits', 'get /sdk.js', 'get /sdk.d.ts', 'get /kernel.wasm', 'post /token'];
+    for (const [path, ops] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        const expected = open.includes(`${method} ${path}`) ? [] : [{ bearerAuth: [] }];
+        expect(op.security, `${method} ${path}`).to.deep.equal(expected);
+        const res = await live.send(method.toUpperCase(), path, method === 'post' ? { body: {} } : {});
+        if (expected.length) expect(res.body.error.code, `${method} ${path} without a token`).to.equal('UNAUTHORIZED');
+        else expect(res.status, `${method} ${path} without a token`).to.not.equal(401);
+      }
+    }
+  });
+
+  it('publishes the configured limits as schema bounds', () => {
+    const body = (path: string) => doc.paths[path].post.requestBody.content['application/json'].schema;
+    expect(body('/vectors/add-many').properties.vectors.maxItems).to.equal(7);
+    expect(body('/search-many').properties.queryVectors.maxItems).to.equal(5);
+    expect(body('/vectors/get-many').properties.ids.maxItems).to.equal(9);
+    expect(body('/vectors/add').properties.id.maxLength).to.equal(33);
+    expect(body('/vectors/add').properties.dimensions).to.include({ type: 'integer', minimum: 1, maximum: 1024 });
+    expect(body('/search').properties.topK).to.include({ type: 'integer', minimum: 1, maximum: 100, default: 10 });
+    expect(body('/search').properties.candidatePool).to.include({ minimum: 1, maximum: 2048 });
+    expect(body('/search').required).to.deep.equal(['queryVector']);
+  });
+
+  it('keeps the plain-object and metadata-size checks instead of dropping them', () => {
+    const add = doc.paths['/vectors/add'].post.requestBody.content['application/json'].schema;
+    expect(add.properties.metadata.type).to.equal('object');
+    expect(add.properties.metadata['x-check']).to.match(/at most 8192 bytes/);
+    const search = doc.paths['/search'].post.requestBody.content['application/json'].schema;
+    expect(search.properties.filter.type).to.equal('object');
+  });
+
+  it('declares each route\'s error codes under their HTTP statuses', () => {
+    const codes = (path: string, method: string, status: string) =>
+      doc.paths[path][method].responses[status].content['application/json'].schema.properties.error.properties.code.enum;
+    expect(codes('/vectors/get', 'post', '404')).to.deep.equal(['VECTOR_NOT_FOUND']);
+    expect(codes('/vectors/add', 'post', '409')).to.deep.equal(['METRIC_LOCKED', 'CAPACITY_EXCEEDED']);
+    expect(codes('/session', 'get', '401')).to.deep.equal(['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED']);
+    expect(doc.paths['/session'].get.responses).to.not.have.property('400');
+    expect(codes('/token', 'post', '503')).to.deep.equal(['SERVER_AT_CAPACITY']);
+  });
+
+  it('answers a matching If-None-Match with 304', async () => {
+    const first = await live.send('GET', '/openapi.json');
+    const again = await live.send('GET', '/openapi.json', { headers: { 'if-none-match': first.headers.get('etag')!, ...REVALIDATE } });
+    expect(again.status).to.equal(304);
+  });
+});

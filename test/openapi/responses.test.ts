@@ -1,0 +1,185 @@
+// Every route's real responses against the schemas GET /openapi.json declares
+// for them: the success, and each error code the document lists for the
+// route. The last test fails when the document declares a success or an error
+// that no case here produced, so a route, field or error code added later
+// must come with its schema and a case here.
+import { expect } from 'chai';
+import { startApp, type LiveApp, type Reply, type SendOptions } from '../helpers/live-app.js';
+import { ResponseChecker, REVALIDATE } from '../helpers/openapi-check.js';
+
+/** Small limits, so every limit error is cheap to provoke. */
+const LIMITS = { maxVectorsPerSession: 3, maxAddManyBatch: 3, maxGetManyBatch: 3, maxDeleteManyBatch: 3, maxSearchManyBatch: 3, maxBodyBytes: 2048, sessionTtlMs: 60_000 };
+const SEED = [
+  { id: 'a', vector: [1, 0, 0], metadata: { color: 'red' } },
+  { id: 'b', vector: [0, 1, 0], metadata: { color: 'blue' } },
+  { id: 'c', vector: [0.5, 0.5, 0], metadata: { color: ['red', 'blue'] } },
+];
+
+type Case = [method: string, path: string, options?: SendOptions];
+
+/** A valid request per route (against a session seeded with SEED, which is at capacity). */
+const SUCCESS: Case[] = [
+  ['GET', '/'],
+  ['GET', '/', { headers: { accept: 'text/html' } }],
+  ['GET', '/openapi.json'],
+  ['GET', '/limits'],
+  ['GET', '/sdk.js'],
+  ['GET', '/sdk.d.ts'],
+  ['GET', '/kernel.wasm'],
+  ['POST', '/token'],
+  ['GET', '/session'],
+  ['POST', '/index/reset'],
+  ['POST', '/vectors/has', { body: { id: 'a' } }],
+  ['POST', '/vectors/has', { body: { id: 'zz' } }],
+  ['POST', '/vectors/get', { body: { id: 'a' } }],
+  ['POST', '/vectors/get-many', { body: { ids: ['a', 'zz'] } }],
+  ['POST', '/vectors/metadata/get', { body: { id: 'c' } }],
+  ['POST', '/vectors/metadata/set', { body: { id: 'a', metadata: { color: 'green', n: 1 } } }],
+  ['POST', '/vectors/metadata/delete', { body: { id: 'a' } }],
+  ['POST', '/vectors/add', { body: { id: 'a', vector: [1, 1, 0], metadata: { x: true } } }],
+  ['POST', '/vectors/add-many', { body: { vectors: [{ id: 'a', vector: [1, 2, 3] }, { id: 'b', vector: [3, 2, 1] }] } }],
+  ['POST', '/vectors/delete', { body: { id: 'a' } }],
+  ['POST', '/vectors/delete-many', { body: { ids: ['a', 'b', 'zz'] } }],
+  ['POST', '/vectors/clear'],
+  ['POST', '/search', { body: { queryVector: [1, 0.2, 0], topK: 2, includeMetadata: true, filter: { color: 'red' } } }],
+  ['POST', '/search-many', { body: { queryVectors: [[1, 0, 0], [0, 1, 0]], topK: 3 } }],
+];
+
+/** Errors specific to one route (the generic auth and body errors are made for every route below). */
+const ERRORS: Case[] = [
+  ['POST', '/vectors/get', { body: { id: 'zz' } }],
+  ['POST', '/vectors/get-many', { body: { ids: ['a', 'b', 'c', 'd'] } }],
+  ['POST', '/vectors/metadata/get', { body: { id: 'zz' } }],
+  ['POST', '/vectors/metadata/set', { body: { id: 'zz', metadata: {} } }],
+  ['POST', '/vectors/metadata/delete', { body: { id: 'zz' } }],
+  ['POST', '/vectors/add', { body: { id: 'a', vector: [1, 0] } }],
+  ['POST', '/vectors/add', { body: { id: 'a', vector: [0, 0, 0] } }],
+  ['POST', '/vectors/add', { body: { id: 'a', vector: [1, 0, 0], metric: 'l2' } }],
+  ['POST', '/vectors/add', { body: { id: 'new', vector: [1, 0, 0] } }],
+  ['POST', '/vectors/add-many', { body: { vectors: [{ id: 'a', vector: [1, 0] }] } }],
+  ['POST', '/vectors/add-many', { body: { vectors: [{ id: 'a', vector: [0, 0, 0] }] } }],
+  ['POST', '/vectors/add-many', { body: { vectors: [{ id: 'a', vector: [1, 0, 0] }], metric: 'l2' } }],
+  ['POST', '/vectors/add-many', { body: { vectors: [{ id: 'new', vector: [1, 0, 0] }] } }],
+  ['POST', '/vectors/add-many', { body: { vectors: [1, 2, 3, 4].map((i) => ({ id: `n${i}`, vector: [i, 0, 0] })) } }],
+  ['POST', '/vectors/delete-many', { body: { ids: ['a', 'b', 'c', 'd'] } }],
+  ['POST', '/search', { body: { queryVector: [1, 0] } }],
+  ['POST', '/search', { body: { queryVector: [0, 0, 0] } }],
+  ['POST', '/search-many', { body: { queryVectors: [[1, 0]] } }],
+  ['POST', '/search-many', { body: { queryVectors: [[0, 0, 0]] } }],
+  ['POST', '/search-many', { body: { queryVectors: [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]] } }],
+];
+
+describe('OpenAPI conformance: real responses match the declared schemas', () => {
+  let now = Date.now();
+  let live: LiveApp;
+  let checker: ResponseChecker;
+  const operations: { method: string; path: string; op: any }[] = [];
+
+  async function seeded(): Promise<string> {
+    const token = await live.newToken();
+    const res = await live.send('POST', '/vectors/add-many', { token, body: { vectors: SEED } });
+    expect(res.status).to.equal(200);
+    return token;
+  }
+
+  /** Send with a fresh seeded session (unless the route needs none) and check the reply. */
+  async function run([method, path, options = {}]: Case): Promise<Reply> {
+    const op = checker.doc.paths[path]?.[method.toLowerCase()];
+    const token = op?.security?.length ? await seeded() : undefined;
+    const reply = await live.send(method, path, { token, ...options });
+    checker.check(method, path, reply);
+    return reply;
+  }
+
+  before(async () => {
+    live = await startApp(LIMITS, { now: () => now });
+    checker = new ResponseChecker((await live.send('GET', '/openapi.json')).body);
+    for (const [path, ops] of Object.entries<any>(checker.doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) operations.push({ method: method.toUpperCase(), path, op });
+    }
+  });
+  after(() => live.close());
+
+  it('every success response matches its schema', async () => {
+    for (const c of SUCCESS) {
+      const reply = await run(c);
+      expect(reply.status, `${c[0]} ${c[1]}`).to.be.oneOf([200, 201]);
+    }
+  });
+
+  it('a matching If-None-Match gets 304 on the routes that send an ETag', async () => {
+    for (const { method, path, op } of operations.filter((o) => o.op.responses['304'])) {
+      const headers = path === '/' ? { accept: 'text/html' } : {};
+      const first = await live.send(method, path, { headers });
+      const etag = first.headers.get('etag');
+      expect(etag, `${method} ${path}`).to.be.a('string');
+      await run([method, path, { headers: { ...headers, 'if-none-match': etag!, ...REVALIDATE } }]);
+      void op;
+    }
+  });
+
+  it('every route-specific error matches its schema', async () => {
+    for (const c of ERRORS) {
+      const reply = await run(c);
+      expect(reply.status, `${c[0]} ${c[1]} ${JSON.stringify(c[2])}`).to.be.at.least(400);
+    }
+  });
+
+  it('the authentication errors match on every route that needs a token', async () => {
+    const expired = await live.newToken();
+    now += LIMITS.sessionTtlMs + 1;
+    for (const { method, path, op } of operations.filter((o) => o.op.security.length)) {
+      const body = op.requestBody ? {} : undefined;
+      checker.check(method, path, await live.send(method, path, { body }));
+      checker.check(method, path, await live.send(method, path, { body, authorization: 'Bearer not-a-token' }));
+      checker.check(method, path, await live.send(method, path, { body, token: expired }));
+    }
+  });
+
+  it('the body errors match on every route that takes a JSON body', async () => {
+    for (const { method, path } of operations.filter((o) => o.op.requestBody)) {
+      await run([method, path, { raw: 'id=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } }]);
+      await run([method, path, { raw: '{"id":' }]);
+      await run([method, path, { raw: JSON.stringify({ ids: ['x'.repeat(LIMITS.maxBodyBytes)] }) }]);
+      await run([method, path, { body: { unexpected: 1 } }]);
+    }
+  });
+
+  it('POST /token at the session cap answers SERVER_AT_CAPACITY as declared', async () => {
+    const full = await startApp({ maxSessions: 1 });
+    try {
+      const fullChecker = new ResponseChecker(checker.doc);
+      fullChecker.check('POST', '/token', await full.send('POST', '/token'));
+      fullChecker.check('POST', '/token', await full.send('POST', '/token'));
+      expect([...fullChecker.seen]).to.include('post /token 503 SERVER_AT_CAPACITY');
+      for (const key of fullChecker.seen) checker.seen.add(key);
+    } finally {
+      await full.close();
+    }
+  });
+
+  it('unknown routes and wrong methods answer the documented error body', async () => {
+    for (const [method, path, code] of [['GET', '/nope', 'NOT_FOUND'], ['GET', '/search', 'METHOD_NOT_ALLOWED'], ['DELETE', '/token', 'METHOD_NOT_ALLOWED']]) {
+      const reply = await live.send(method, path);
+      expect(reply.body.error.code).to.equal(code);
+      checker.validateComponent('ErrorResponse', reply.body);
+    }
+  });
+
+  it('every declared success and error code was produced by a case above', () => {
+    const missing: string[] = [];
+    for (const { method, path, op } of operations) {
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        const key = `${method.toLowerCase()} ${path} ${status}`;
+        const codes: string[] = response.content?.['application/json']?.schema?.properties?.error?.properties?.code?.enum ?? [];
+        if (!codes.length) {
+          if (!checker.seen.has(key)) missing.push(key);
+          continue;
+        }
+        // INTERNAL_ERROR has no honest trigger; every other declared code must have been seen.
+        for (const code of codes.filter((c) => c !== 'INTERNAL_ERROR')) if (!checker.seen.has(`${key} ${code}`)) missing.push(`${key} ${code}`);
+      }
+    }
+    expect(missing).to.deep.equal([]);
+  });
+});
