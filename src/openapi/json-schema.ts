@@ -2,7 +2,8 @@
 // @valibot/to-json-schema. Two request checks have no JSON Schema keyword and
 // are mapped here rather than dropped (the server still runs them):
 //   - v.custom(isPlainObject): a JSON object that is not an array or null -> {type: object}
-//   - v.check(fn, message): kept as the extension keyword `x-check` with its message
+//   - v.check(fn, message): listed in the extension keyword `x-checks` by its message
+//   - v.rawCheck(fn): listed in `x-checks` too; its pipe's description says what it checks
 //   - v.finite(): every JSON number is finite already, so nothing to add
 // Any other custom schema or action that cannot be converted throws, so a new
 // one cannot silently publish as "anything".
@@ -28,10 +29,11 @@ function conversion(definitions: Record<string, v.GenericSchema>): ConversionCon
     },
     overrideAction({ valibotAction, jsonSchema }) {
       if (valibotAction.type === 'finite') return jsonSchema;
-      if (valibotAction.type !== 'check') return undefined;
+      if (valibotAction.type !== 'check' && valibotAction.type !== 'raw_check') return undefined;
       const message = (valibotAction as unknown as { message?: unknown }).message;
-      if (typeof message !== 'string') throw new Error('a check action needs a string message to be documented');
-      return { ...jsonSchema, 'x-check': message };
+      const said = typeof message === 'string' ? message : 'checked by the server (see the description)';
+      const checks = (jsonSchema as { 'x-checks'?: string[] })['x-checks'] ?? [];
+      return { ...jsonSchema, 'x-checks': [...checks, said] };
     },
   };
 }

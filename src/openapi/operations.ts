@@ -30,9 +30,10 @@ export interface Operation {
   errors: ErrorCode[];
 }
 
-const AUTH: ErrorCode[] = ['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED'];
+const AUTH: ErrorCode[] = ['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED', 'RATE_LIMITED'];
 const BODY: ErrorCode[] = ['UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'VALIDATION_ERROR'];
-const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'CAPACITY_EXCEEDED'];
+/** SERVER_AT_CAPACITY: the server's memory budget would be passed. */
+const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'CAPACITY_EXCEEDED', 'SERVER_AT_CAPACITY'];
 
 const json = (schema: v.GenericSchema): Content[] => [{ mediaType: 'application/json', schema }];
 const text = (mediaType: string, description: string): Content[] => [{ mediaType, schema: v.pipe(v.string(), v.description(description)) }];
@@ -63,7 +64,7 @@ export function operations(s: RequestSchemas): Operation[] {
     { method: 'get', path: '/sdk.js', operationId: 'sdk', summary: 'The client SDK: one ES module for browsers and Node 20.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('text/javascript', 'ES module source.'), errors: [] },
     { method: 'get', path: '/sdk.d.ts', operationId: 'sdkTypes', summary: 'TypeScript declarations of /sdk.js.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('application/typescript', 'TypeScript declarations.'), errors: [] },
     { method: 'get', path: '/kernel.wasm', operationId: 'kernel', summary: 'The WebAssembly search kernel the server runs, for the SDK\'s local index.', tag: 'assets', auth: false, status: 200, etag: true, responses: [{ mediaType: 'application/wasm', schema: v.pipe(v.string(), v.description('WebAssembly binary.')) }], errors: [] },
-    { method: 'post', path: '/token', operationId: 'createToken', summary: 'Create an anonymous token, its session and an empty index.', tag: 'session', auth: false, status: 201, responses: json(r.TokenResponseSchema), errors: ['SERVER_AT_CAPACITY'] },
+    { method: 'post', path: '/token', operationId: 'createToken', summary: 'Create an anonymous token, its session and an empty index.', tag: 'session', auth: false, status: 201, responses: json(r.TokenResponseSchema), errors: ['RATE_LIMITED', 'SERVER_AT_CAPACITY'] },
     { method: 'get', path: '/session', operationId: 'getSession', summary: 'The session, its stats and usage.', tag: 'session', auth: true, status: 200, responses: json(r.SessionResponseSchema), errors: AUTH },
     authed('/index/reset', 'resetIndex', 'Delete the whole index; dimensions and metric are unset, the token stays.', 'session', undefined, r.ResetResponseSchema),
     authed('/vectors/has', 'has', 'Whether a vector with this id exists.', 'vectors', s.HasRequestSchema, r.HasResponseSchema),

@@ -19,6 +19,16 @@ export const LimitsSchema = v.pipe(v.strictObject({
   maxIdLength: CountSchema,
   maxMetadataBytes: CountSchema,
   maxBodyBytes: CountSchema,
+  maxJsonDepth: CountSchema,
+  maxMetadataKeys: CountSchema,
+  maxFilterKeys: CountSchema,
+  rateLimits: v.pipe(v.strictObject({
+    tokensPerMinutePerAddress: CountSchema,
+    requestsPerSecondPerToken: CountSchema,
+    requestBurstPerToken: CountSchema,
+  }), v.description('0 means the limit is off.')),
+  memoryBudgetBytes: v.pipe(CountSchema, v.description('Linear memory of all sessions together; 0 means no budget.')),
+  persistent: v.pipe(v.boolean(), v.description('Whether sessions survive a restart of the server.')),
   maxAbsComponent: v.number(),
   metrics: v.array(v.picklist(METRICS)),
   vectorTypes: v.array(v.string()),
@@ -70,7 +80,7 @@ export const OverviewResponseSchema = success([], {
 
 export const LimitsResponseSchema = success([], {
   limits: LimitsSchema,
-  usage: v.strictObject({ activeSessions: CountSchema, maxSessions: CountSchema, linearMemoryBytes: CountSchema }),
+  usage: v.strictObject({ activeSessions: CountSchema, maxSessions: CountSchema, linearMemoryBytes: CountSchema, memoryBudgetBytes: CountSchema }),
 });
 
 export const TokenResponseSchema = success(['tokenIssueMs'], {

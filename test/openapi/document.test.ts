@@ -62,7 +62,7 @@ describe('GET /openapi.json', () => {
   it('keeps the plain-object and metadata-size checks instead of dropping them', () => {
     const add = doc.paths['/vectors/add'].post.requestBody.content['application/json'].schema;
     expect(add.properties.metadata.type).to.equal('object');
-    expect(add.properties.metadata['x-check']).to.match(/at most 8192 bytes/);
+    expect(add.properties.metadata['x-checks']).to.include('must be at most 8192 bytes as JSON');
     const search = doc.paths['/search'].post.requestBody.content['application/json'].schema;
     expect(search.properties.filter.type).to.equal('object');
   });

@@ -8,7 +8,9 @@ import { startApp, type LiveApp, type Reply, type SendOptions } from '../helpers
 import { ResponseChecker, REVALIDATE } from '../helpers/openapi-check.js';
 
 /** Small limits, so every limit error is cheap to provoke. */
-const LIMITS = { maxVectorsPerSession: 3, maxAddManyBatch: 3, maxGetManyBatch: 3, maxDeleteManyBatch: 3, maxSearchManyBatch: 3, maxBodyBytes: 2048, sessionTtlMs: 60_000 };
+// The clock is frozen, so a rate-limit bucket never refills: 1 request per second per token is a burst of 2,
+// exactly a seeded session plus the request under test.
+const LIMITS = { requestRatePerSec: 1, tokenRatePerMin: 0, maxVectorsPerSession: 3, maxAddManyBatch: 3, maxGetManyBatch: 3, maxDeleteManyBatch: 3, maxSearchManyBatch: 3, maxBodyBytes: 2048, sessionTtlMs: 60_000 };
 const SEED = [
   { id: 'a', vector: [1, 0, 0], metadata: { color: 'red' } },
   { id: 'b', vector: [0, 1, 0], metadata: { color: 'blue' } },
@@ -145,18 +147,47 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     }
   });
 
-  it('POST /token at the session cap answers SERVER_AT_CAPACITY as declared', async () => {
-    const full = await startApp({ maxSessions: 1 });
-    try {
-      const fullChecker = new ResponseChecker(checker.doc);
-      fullChecker.check('POST', '/token', await full.send('POST', '/token'));
-      fullChecker.check('POST', '/token', await full.send('POST', '/token'));
-      expect([...fullChecker.seen]).to.include('post /token 503 SERVER_AT_CAPACITY');
-      for (const key of fullChecker.seen) checker.seen.add(key);
-    } finally {
-      await full.close();
+  it('the per-token rate limit answers as declared on every route that needs a token', async () => {
+    for (const { method, path, op } of operations.filter((o) => o.op.security.length)) {
+      const body = op.requestBody ? { id: 'a' } : undefined;
+      const token = await seeded();
+      await live.send(method, path, { token, body });
+      const reply = await live.send(method, path, { token, body });
+      checker.check(method, path, reply);
+      expect(reply.body.error.code, `${method} ${path}`).to.equal('RATE_LIMITED');
     }
   });
+
+  /** Cases that need a server of their own; what they saw counts for the coverage test. */
+  async function onOwnServer(limits: Partial<typeof LIMITS> & Record<string, number>, body: (own: LiveApp, ownChecker: ResponseChecker) => Promise<void>) {
+    const own = await startApp(limits);
+    try {
+      const ownChecker = new ResponseChecker(checker.doc);
+      await body(own, ownChecker);
+      for (const key of ownChecker.seen) checker.seen.add(key);
+    } finally {
+      await own.close();
+    }
+  }
+
+  it('POST /token at the session cap and over its rate answers as declared', () =>
+    onOwnServer({ maxSessions: 1, tokenRatePerMin: 2 }, async (own, ownChecker) => {
+      for (const expected of [201, 503, 429]) {
+        const reply = await own.send('POST', '/token');
+        ownChecker.check('POST', '/token', reply);
+        expect(reply.status).to.equal(expected);
+      }
+    }));
+
+  it('adds over the memory budget answer SERVER_AT_CAPACITY as declared', () =>
+    onOwnServer({ memoryBudgetBytes: 1 }, async (own, ownChecker) => {
+      const token = await own.newToken();
+      const add = await own.send('POST', '/vectors/add', { token, body: SEED[0] });
+      const addMany = await own.send('POST', '/vectors/add-many', { token, body: { vectors: SEED } });
+      ownChecker.check('POST', '/vectors/add', add);
+      ownChecker.check('POST', '/vectors/add-many', addMany);
+      expect([add.body.error.code, addMany.body.error.code]).to.deep.equal(['SERVER_AT_CAPACITY', 'SERVER_AT_CAPACITY']);
+    }));
 
   it('unknown routes and wrong methods answer the documented error body', async () => {
     for (const [method, path, code] of [['GET', '/nope', 'NOT_FOUND'], ['GET', '/search', 'METHOD_NOT_ALLOWED'], ['DELETE', '/token', 'METHOD_NOT_ALLOWED']]) {
