@@ -1,10 +1,17 @@
 // Reading and validating JSON request bodies.
-import bodyParser from 'koa-bodyparser';
+import getRawBody from 'raw-body';
 import type { Context, Middleware } from 'koa';
 import * as v from 'valibot';
 import type { Config } from '../config.js';
 import { apiError, pointer } from '../errors.js';
 import { firstTooDeep } from '../schemas/json-shape.js';
+
+declare module 'koa' {
+  interface Request {
+    /** The parsed JSON body (set by jsonBody). */
+    body?: unknown;
+  }
+}
 
 /** Levels of a body around a metadata object or filter: body, vectors, record (metadata sits at the 4th). */
 const BODY_FRAME_DEPTH = 3;
@@ -22,23 +29,47 @@ function assertBodyDepth(body: unknown, maxDepth: number): void {
   });
 }
 
-/** Parse a JSON body (415 for another content type, 400 for malformed JSON, 413 when too large). */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/** The request body as bytes: 413 past the limit, 400 when it ends early. */
+async function readBytes(ctx: Context, limit: number): Promise<Buffer> {
+  const encoding = ctx.get('content-encoding');
+  if (encoding !== '' && encoding.toLowerCase() !== 'identity') {
+    throw apiError('UNSUPPORTED_MEDIA_TYPE', `content-encoding ${encoding} is not accepted; send the body uncompressed`);
+  }
+  const length = ctx.get('content-length');
+  try {
+    return await getRawBody(ctx.req, { limit, length: length === '' ? undefined : length });
+  } catch (err) {
+    const { type } = err as { type?: string };
+    if (type === 'entity.too.large') throw apiError('PAYLOAD_TOO_LARGE', `the request body is larger than ${limit} bytes`, { limit });
+    throw apiError('INVALID_JSON', `the request body could not be read: ${(err as Error).message}`);
+  }
+}
+
+/** Decode strictly: invalid UTF-8 is refused, not turned into U+FFFD and stored. */
+function parseJson(bytes: Buffer): unknown {
+  if (bytes.length === 0) return {};
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw apiError('INVALID_JSON', 'the request body is not valid UTF-8');
+  }
+  try {
+    // JSON.parse makes "__proto__" an own data property, so metadata may use
+    // any key; nothing downstream merges objects with Object.assign or for...in.
+    return JSON.parse(text);
+  } catch (err) {
+    throw apiError('INVALID_JSON', `the request body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Parse a JSON body (415 for another content type or a compressed body, 400
+ * for malformed JSON or UTF-8, 413 when too large). An empty body is {}.
+ */
 export function jsonBody(config: Config): Middleware {
-  const options: bodyParser.Options & { onProtoPoisoning: 'ignore' } = {
-    enableTypes: ['json'],
-    jsonLimit: String(config.maxBodyBytes),
-    strict: true,
-    // co-body refuses "__proto__" and "constructor.prototype" keys by default;
-    // JSON.parse makes them own data properties, and metadata may use any key
-    // (nothing here merges objects with Object.assign or for...in).
-    onProtoPoisoning: 'ignore',
-    onerror(err: Error & { status?: number }) {
-      if (err.status === 413) throw apiError('PAYLOAD_TOO_LARGE', `the request body is larger than ${config.maxBodyBytes} bytes`, { limit: config.maxBodyBytes });
-      if (err.status === 415) throw apiError('UNSUPPORTED_MEDIA_TYPE', err.message);
-      throw apiError('INVALID_JSON', `the request body is not valid JSON: ${err.message}`);
-    },
-  };
-  const parse = bodyParser(options);
   return async (ctx, next) => {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
     if (!ctx.is('application/json') && (hasBody || ctx.get('content-type') !== '')) {
@@ -46,10 +77,10 @@ export function jsonBody(config: Config): Middleware {
         contentType: ctx.get('content-type') || null,
       });
     }
-    await parse(ctx, async () => {
-      assertBodyDepth(ctx.request.body, BODY_FRAME_DEPTH + config.maxJsonDepth);
-      await next();
-    });
+    const body = parseJson(await readBytes(ctx, config.maxBodyBytes));
+    assertBodyDepth(body, BODY_FRAME_DEPTH + config.maxJsonDepth);
+    ctx.request.body = body;
+    await next();
   };
 }
 

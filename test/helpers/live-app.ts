@@ -22,6 +22,8 @@ export interface SendOptions {
   /** Bytes or text sent as is, with content-type application/json unless headers say otherwise. */
   raw?: string | Uint8Array;
   headers?: Record<string, string>;
+  /** Fail instead of waiting longer than this for the answer. */
+  timeoutMs?: number;
 }
 
 export interface LiveApp {
@@ -52,7 +54,8 @@ export async function startApp(overrides: Partial<Config> = {}, options: AppOpti
     if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
       headers['content-type'] = 'application/json';
     }
-    const res = await fetch(url + path, { method, headers, body });
+    const signal = opts.timeoutMs ? AbortSignal.timeout(opts.timeoutMs) : undefined;
+    const res = await fetch(url + path, { method, headers, body, signal });
     const text = await res.text();
     let parsed: unknown = text;
     try {
