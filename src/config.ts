@@ -25,6 +25,8 @@ export const SPEC_LIMITS = {
    * Infinity or NaN.
    */
   maxAbsComponent: 1e16,
+  /** Nesting of $and/$or/$not in one filter (bounds the recursion a request can cause). */
+  maxFilterDepth: 32,
 } as const;
 
 export interface Config {

@@ -11,7 +11,8 @@ import { SPEC_LIMITS, type Metric, type VectorType } from '../config.js';
 import { apiError, pointer } from '../errors.js';
 import { KernelInstance, inverseNorm } from '../kernel/kernel-instance.js';
 import { float32ArrayToNumbers } from './float32.js';
-import { compileFilter, type Filter, type Metadata } from './filter.js';
+import { parseFilter, type Filter, type FilterNode, type Metadata } from './filter.js';
+import { MetadataIndex } from './metadata-index.js';
 
 export type { Filter, Metadata };
 
@@ -93,6 +94,8 @@ export class VectorIndex {
   private readonly rowOf = new Map<string, number>();
   private idOf: string[] = [];
   private metadataOf: Metadata[] = [];
+  /** Value -> rows per metadata path, for filters; updated with metadataOf. */
+  private readonly metadataIndex = new MetadataIndex();
   private nextSeq = 0;
   /** Bumped by every change, so a stale UpsertPlan is refused. */
   private version = 0;
@@ -155,7 +158,7 @@ export class VectorIndex {
     const row = this.rowOf.get(id);
     if (row === undefined) return false;
     this.version++;
-    this.metadataOf[row] = metadata;
+    this.setRowMetadata(row, metadata);
     return true;
   }
 
@@ -204,7 +207,7 @@ export class VectorIndex {
         result.replaced++;
       }
       kernel.writeRow(row, plan.vectors[i], this.nextSeq++);
-      this.metadataOf[row] = record.metadata ?? {};
+      this.setRowMetadata(row, record.metadata ?? {});
     });
     return result;
   }
@@ -233,6 +236,7 @@ export class VectorIndex {
     this.rowOf.clear();
     this.idOf = [];
     this.metadataOf = [];
+    this.metadataIndex.clear();
     return removed;
   }
 
@@ -250,6 +254,8 @@ export class VectorIndex {
     const topK = options.topK ?? SPEC_LIMITS.defaultTopK;
     const candidatePool = Math.max(options.candidatePool ?? SPEC_LIMITS.defaultCandidatePool, topK);
     const pathOf = options.pathOf ?? ((j: number) => pointer('queryVectors', j));
+    // A bad filter is refused even when there is nothing to search.
+    const filter = options.filter ? parseFilter(options.filter) : null;
     const stats: SearchStats = {
       exact: true, metric: this.config.metric, topK, candidatePool, matched: 0, scanned: 0,
     };
@@ -262,7 +268,7 @@ export class VectorIndex {
     }
     const packed = this.toFloat32Queries(queries, kernel.dim, pathOf);
 
-    const rowList = options.filter ? this.rowsMatching(options.filter) : null;
+    const rowList = filter ? this.rowsMatching(filter) : null;
     stats.matched = rowList ? rowList.length : this.size;
     stats.scanned = stats.matched;
     const hits = kernel.search(packed, queries.length, topK, this.size, rowList);
@@ -279,18 +285,27 @@ export class VectorIndex {
     return { results, stats };
   }
 
-  private rowsMatching(filter: Filter): Int32Array {
-    const matches = compileFilter(filter);
-    const rows: number[] = [];
-    for (let row = 0; row < this.size; row++) if (matches(this.metadataOf[row])) rows.push(row);
-    return Int32Array.from(rows);
+  /** Matching rows in ascending order, or null when every row matches (the kernel then scans without a list). */
+  private rowsMatching(filter: FilterNode): Int32Array | null {
+    const bitmap = this.metadataIndex.evaluate(filter, this.size, this.metadataOf);
+    const count = bitmap.count();
+    return count === this.size ? null : bitmap.rows(count);
+  }
+
+  private setRowMetadata(row: number, metadata: Metadata): void {
+    this.metadataIndex.remove(row, this.metadataOf[row]);
+    this.metadataOf[row] = metadata;
+    this.metadataIndex.add(row, metadata);
   }
 
   private removeRow(row: number): void {
     this.version++;
     const last = this.idOf.length - 1;
     this.rowOf.delete(this.idOf[row]);
+    this.metadataIndex.remove(row, this.metadataOf[row]);
     if (row !== last) {
+      this.metadataIndex.remove(last, this.metadataOf[last]);
+      this.metadataIndex.add(row, this.metadataOf[last]);
       this.kernel!.moveRow(last, row);
       const movedId = this.idOf[last];
       this.idOf[row] = movedId;

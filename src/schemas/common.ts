@@ -79,7 +79,13 @@ export function commonSchemas(config: Config) {
   const FilterSchema = v.pipe(
     v.custom<Record<string, unknown>>(isPlainObject, 'must be a JSON object (not an array or null)'),
     shapeLimits('filter', config.maxJsonDepth, config.maxFilterKeys),
-    v.description('Metadata keys and the values they must equal; an array-valued field matches when it contains the value.'),
+    v.description(
+      'Metadata filter; every key must match. A key is a field path ("a.b" reaches nested objects and arrays of objects) '
+      + 'or $and/$or (arrays of filters) or $not (a filter). A field value is either a plain value (equality; an array-valued field '
+      + 'matches when it contains the value) or an object of operators: $eq, $ne, $gt, $gte, $lt, $lte (number or string operand), '
+      + '$in, $nin (arrays), $exists (boolean). $ne and $nin also match vectors without the field. A bad part is 400 VALIDATION_ERROR '
+      + 'with its JSON Pointer in details.path.',
+    ),
   );
   return { IdSchema, MetadataSchema, FilterSchema };
 }

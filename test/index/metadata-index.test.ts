@@ -1,0 +1,94 @@
+// The metadata value index must stay in step with every mutation (adds,
+// replacements, metadata set/delete, deletes that move the last row into the
+// hole, clear): after each step, random filters over random metadata select
+// exactly the rows the reference reading selects.
+import { expect } from 'chai';
+import { VectorIndex, type Metadata } from '../../src/index/vector-index.js';
+import { loadKernelModule } from '../../src/kernel/load-node.js';
+import { referenceMatches } from '../helpers/filter-reference.js';
+import { randomInt, seededRng, type Rng } from '../helpers/random.js';
+
+const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[randomInt(rng, xs.length)];
+const SCALARS = ['red', 'blue', 'green', 0, 1, 2, 3.5, -1, true, false, null, '1'] as const;
+const KEYS = ['color', 'n', 'flag', 'tags', 'meta'] as const;
+
+function randomValue(rng: Rng, depth = 0): unknown {
+  const r = rng();
+  if (r < 0.6 || depth > 1) return pick(rng, SCALARS);
+  if (r < 0.8) return Array.from({ length: randomInt(rng, 4) }, () => (rng() < 0.8 ? pick(rng, SCALARS) : randomMetadata(rng, depth + 1)));
+  return randomMetadata(rng, depth + 1);
+}
+
+function randomMetadata(rng: Rng, depth = 0): Metadata {
+  const out: Metadata = {};
+  for (const key of KEYS) if (rng() < 0.6) out[key] = randomValue(rng, depth);
+  if (rng() < 0.1) out['meta.color'] = pick(rng, SCALARS);
+  return out;
+}
+
+const PATHS = ['color', 'n', 'flag', 'tags', 'meta', 'meta.color', 'meta.n', 'tags.color', 'meta.meta.flag'];
+
+function randomFilter(rng: Rng, depth = 0): Record<string, unknown> {
+  const r = rng();
+  if (depth < 2 && r < 0.15) return { $or: [randomFilter(rng, depth + 1), randomFilter(rng, depth + 1)] };
+  if (depth < 2 && r < 0.25) return { $and: [randomFilter(rng, depth + 1), randomFilter(rng, depth + 1)] };
+  if (depth < 2 && r < 0.32) return { $not: randomFilter(rng, depth + 1) };
+  const path = pick(rng, PATHS);
+  const scalar = pick(rng, SCALARS);
+  const ops: (() => unknown)[] = [
+    () => scalar,
+    () => ({ $eq: scalar }),
+    () => ({ $ne: scalar }),
+    () => ({ $in: [scalar, pick(rng, SCALARS)] }),
+    () => ({ $nin: [scalar] }),
+    () => ({ [pick(rng, ['$gt', '$gte', '$lt', '$lte'])]: pick(rng, [0, 1, 2, 'blue', 'm']) }),
+    () => ({ $exists: rng() < 0.5 }),
+    () => randomValue(rng, 1), // deep equality with an object or array now and then
+  ];
+  return { [path]: pick(rng, ops)() };
+}
+
+describe('metadata index under mutation', () => {
+  it('agrees with the reference reading after every kind of change', () => {
+    const rng = seededRng(404);
+    const index = new VectorIndex(loadKernelModule(), 1000);
+    const model = new Map<string, Metadata>();
+    let nextId = 0;
+    const check = (step: string) => {
+      for (let f = 0; f < 12; f++) {
+        const filter = randomFilter(rng);
+        const expected = [...model].filter(([, m]) => referenceMatches(filter, m)).map(([id]) => id).sort();
+        const out = index.search([[1, 0.5]], { filter, topK: 100 });
+        expect(out.stats.matched, `${step} ${JSON.stringify(filter)}`).to.equal(expected.length);
+        if (expected.length <= 100) {
+          expect(out.results[0].map((h) => h.id).sort(), `${step} ${JSON.stringify(filter)}`).to.deep.equal(expected);
+        }
+      }
+    };
+    for (let step = 0; step < 120; step++) {
+      const ids = [...model.keys()];
+      const r = rng();
+      if (r < 0.4 || ids.length < 5) {
+        const batch = Array.from({ length: 1 + randomInt(rng, 6) }, () => {
+          const id = rng() < 0.3 && ids.length ? pick(rng, ids) : `v${nextId++}`; // some replace
+          return { id, vector: [rng() + 0.1, rng()], metadata: randomMetadata(rng) };
+        });
+        index.upsert(batch);
+        for (const { id, metadata } of batch) model.set(id, metadata);
+      } else if (r < 0.6) {
+        const id = pick(rng, ids);
+        const metadata = rng() < 0.3 ? {} : randomMetadata(rng);
+        expect(index.setMetadata(id, metadata)).to.equal(true);
+        model.set(id, metadata);
+      } else if (r < 0.97) {
+        const gone = Array.from({ length: 1 + randomInt(rng, 3) }, () => pick(rng, ids));
+        index.delete(gone);
+        for (const id of gone) model.delete(id);
+      } else {
+        index.clear();
+        model.clear();
+      }
+      check(`step ${step}`);
+    }
+  });
+});
