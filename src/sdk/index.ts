@@ -1,3 +1,6 @@
-// Entry of the bundle served at /sdk.js.
-export { TempvecClient, TempvecError } from './client.js';
-export type { ClientOptions, Metadata, SearchOptions, Vector } from './client.js';
+// Entry of the bundle served at /sdk.js (and of its declarations, /sdk.d.ts).
+export { SessionExpiredError, TempvecClient, TempvecError } from './client.js';
+export type { ClientOptions } from './client.js';
+export { LocalIndex } from './local-index.js';
+export type { KernelSource, LocalIndexOptions, LocalSearchManyResult, LocalSearchResult } from './local-index.js';
+export type * from './types.js';

@@ -1,0 +1,136 @@
+// LocalIndex: the server's index, in the page. It is the same VectorIndex
+// (src/index/) over the same kernel (.wasm served at /kernel.wasm), with the
+// same request schemas checking its input, so ids, scores, ties and error
+// codes are the server's, with no round trip.
+import * as v from 'valibot';
+import { loadConfig } from '../config.js';
+import { ApiError, pointer } from '../errors.js';
+import { VectorIndex } from '../index/vector-index.js';
+import { requestSchemas } from '../schemas/index.js';
+import { TempvecError } from './client.js';
+import type * as t from './types.js';
+
+export interface LocalIndexOptions {
+  /** Where the kernel is; defaults to kernel.wasm beside this module (the server serves both). */
+  wasmUrl?: string | URL;
+  /** The kernel itself, compiled or as bytes (skips the fetch). */
+  wasm?: WebAssembly.Module | ArrayBuffer | ArrayBufferView;
+  /** Capacity; defaults to the server's default maxVectors. */
+  maxVectors?: number;
+}
+
+export interface LocalSearchResult {
+  results: t.SearchHit[];
+  stats: t.SearchStats;
+}
+export interface LocalSearchManyResult {
+  results: t.SearchHit[][];
+  stats: t.SearchStats;
+}
+
+/** How the kernel was obtained: instantiateStreaming in browsers, else from bytes. */
+export type KernelSource = 'instantiateStreaming' | 'bytes' | 'module';
+
+const defaults = loadConfig({});
+/** Batch caps guard the server's request sizes; a local index takes whatever the caller holds. */
+const schemas = requestSchemas({ ...defaults, maxAddManyBatch: Infinity, maxSearchManyBatch: Infinity });
+
+export class LocalIndex {
+  private constructor(
+    private readonly index: VectorIndex,
+    readonly kernelSource: KernelSource,
+  ) {}
+
+  /** Load the kernel and make an empty index. */
+  static async load(options: LocalIndexOptions = {}): Promise<LocalIndex> {
+    const { module, source } = await loadKernel(options);
+    return new LocalIndex(new VectorIndex(module, options.maxVectors ?? defaults.maxVectorsPerSession), source);
+  }
+
+  get size(): number { return this.index.size; }
+  get maxVectors(): number { return this.index.maxVectors; }
+  get config(): t.SessionConfig & { initialized: boolean } {
+    return { ...this.index.getConfig(), backend: 'wasm-simd128', initialized: this.index.initialized };
+  }
+
+  has(id: string): boolean { return this.index.has(id); }
+  get(id: string): t.StoredVector | undefined { return this.index.get(id); }
+
+  /** Add or replace vectors, all or nothing; the first add fixes dimensions and metric, as on the server. */
+  addMany(records: t.VectorRecord[], options: t.SessionOptions = {}): { added: number; replaced: number } {
+    const body = parse(schemas.AddManyRequestSchema, { ...options, vectors: records.map((r) => ({ ...r, vector: Array.from(r.vector) })) });
+    return run(() => this.index.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric }));
+  }
+
+  /** One vector; errors point at /vector as the server's POST /vectors/add does. */
+  add(record: t.VectorRecord, options: t.SessionOptions = {}): { added: number; replaced: number } {
+    const { id, vector, metadata, dimensions, metric } = parse(schemas.AddRequestSchema, { ...options, ...record, vector: Array.from(record.vector) });
+    return run(() => this.index.upsert([{ id, vector, metadata }], { dimensions, metric, pathOf: () => '' }));
+  }
+
+  delete(ids: string | string[]): { deleted: number; notFound: string[] } {
+    return this.index.delete(typeof ids === 'string' ? [ids] : ids);
+  }
+
+  search(queryVector: t.Vector, options: t.SearchOptions = {}): LocalSearchResult {
+    const { queryVector: query, ...rest } = parse(schemas.SearchRequestSchema, { ...options, queryVector: Array.from(queryVector) });
+    const out = run(() => this.index.search([query], { ...rest, pathOf: () => pointer('queryVector') }));
+    return { results: out.results[0], stats: out.stats };
+  }
+
+  searchMany(queryVectors: t.Vector[], options: t.SearchOptions = {}): LocalSearchManyResult {
+    const { queryVectors: queries, ...rest } = parse(schemas.SearchManyRequestSchema, { ...options, queryVectors: queryVectors.map((q) => Array.from(q)) });
+    return run(() => this.index.search(queries, { ...rest, pathOf: (j) => pointer('queryVectors', j) }));
+  }
+
+  /** Remove every vector; dimensions and metric stay. */
+  clear(): number { return this.index.clear(); }
+  /** Drop everything, configuration included. */
+  reset(): number { return this.index.reset(); }
+}
+
+/** The index layer throws the server's ApiError; callers of the SDK catch TempvecError. */
+function run<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof ApiError) throw new TempvecError(err.status, err.code, err.message, err.details);
+    throw err;
+  }
+}
+
+/** Validate with a request schema; VALIDATION_ERROR with every issue's JSON Pointer, as the server answers. */
+function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  const issues = result.issues.slice(0, 20).map((issue) => ({
+    path: pointer(...(issue.path ?? []).map((item) => item.key as string | number)),
+    message: issue.message,
+  }));
+  throw new TempvecError(400, 'VALIDATION_ERROR', `invalid input: ${issues[0].path || '/'}: ${issues[0].message}`, { issues });
+}
+
+async function loadKernel(options: LocalIndexOptions): Promise<{ module: WebAssembly.Module; source: KernelSource }> {
+  const { wasm } = options;
+  if (wasm instanceof WebAssembly.Module) return { module: wasm, source: 'module' };
+  if (wasm) return { module: await WebAssembly.compile(wasm as BufferSource), source: 'bytes' };
+  const url = new URL(options.wasmUrl ?? './kernel.wasm', import.meta.url);
+  if (url.protocol === 'file:') return { module: await WebAssembly.compile(readLocalFile(url)), source: 'bytes' };
+  // Each index instantiates the module over its own memory; this first
+  // instance only proves the imports match while the bytes stream in.
+  const imports = { env: { memory: new WebAssembly.Memory({ initial: 1 }) } };
+  const response = await fetch(url);
+  if (!response.ok) throw new TempvecError(response.status, 'KERNEL_UNAVAILABLE', `could not load the kernel from ${url}: HTTP ${response.status}`);
+  if (typeof WebAssembly.instantiateStreaming === 'function' && response.headers.get('content-type')?.startsWith('application/wasm')) {
+    return { module: (await WebAssembly.instantiateStreaming(response, imports)).module, source: 'instantiateStreaming' };
+  }
+  return { module: await WebAssembly.compile(await response.arrayBuffer()), source: 'bytes' };
+}
+
+/** Node only (a file: URL); reached through process so no bundle needs node:fs. */
+function readLocalFile(url: URL): Uint8Array<ArrayBuffer> {
+  const fs = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:fs') as
+    { readFileSync(url: URL): Uint8Array<ArrayBuffer> } | undefined;
+  if (!fs) throw new TempvecError(0, 'KERNEL_UNAVAILABLE', `cannot read ${url} here; pass wasmUrl (http) or wasm`);
+  return fs.readFileSync(url);
+}

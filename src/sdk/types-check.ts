@@ -1,0 +1,36 @@
+// Compile-time only (tsc runs it in `npm run build`; nothing imports it): the
+// body every response schema admits must fit the SDK's hand-written type for
+// it (so the SDK promises no field or value the server does not send), or the
+// build fails. The SDK may be wider (vectorType: string, not the picklist).
+import type * as v from 'valibot';
+import type * as r from '../schemas/responses.js';
+import type * as t from './types.js';
+
+/** True only when every A is a B. */
+type Same<A, B> = [A] extends [B] ? true : false;
+/** metrics is checked by the conformance test (its schema is built per route). */
+type Body<S extends v.GenericSchema> = Omit<v.InferOutput<S>, 'metrics'>;
+type Sdk<T> = Omit<T, 'metrics'>;
+
+export type Checks = [
+  Same<Body<typeof r.TokenResponseSchema>, Sdk<t.TokenResponse>>,
+  Same<Body<typeof r.LimitsResponseSchema>, Sdk<t.LimitsResponse>>,
+  Same<Body<typeof r.SessionResponseSchema>, Sdk<t.SessionResponse>>,
+  Same<Body<typeof r.ResetResponseSchema>, Sdk<t.ResetResponse>>,
+  Same<Body<typeof r.HasResponseSchema>, Sdk<t.HasResponse>>,
+  Same<Body<typeof r.GetResponseSchema>, Sdk<t.GetResponse>>,
+  Same<Body<typeof r.GetManyResponseSchema>, Sdk<t.GetManyResponse>>,
+  Same<Body<typeof r.GetMetadataResponseSchema>, Sdk<t.MetadataResponse>>,
+  Same<Body<typeof r.SetMetadataResponseSchema>, Sdk<t.SetMetadataResponse>>,
+  Same<Body<typeof r.DeleteMetadataResponseSchema>, Sdk<t.SetMetadataResponse>>,
+  Same<Body<typeof r.AddResponseSchema>, Sdk<t.AddResponse>>,
+  Same<Body<typeof r.AddManyResponseSchema>, Sdk<t.AddManyResponse>>,
+  Same<Body<typeof r.DeleteResponseSchema>, Sdk<t.DeleteResponse>>,
+  Same<Body<typeof r.DeleteManyResponseSchema>, Sdk<t.DeleteManyResponse>>,
+  Same<Body<typeof r.ClearResponseSchema>, Sdk<t.ClearResponse>>,
+  Same<Body<typeof r.SearchResponseSchema>, Sdk<t.SearchResponse>>,
+  Same<Body<typeof r.SearchManyResponseSchema>, Sdk<t.SearchManyResponse>>,
+];
+/** A `false` anywhere above is a compile error here. */
+type AllTrue<T extends readonly true[]> = T;
+export type Verified = AllTrue<Checks>;

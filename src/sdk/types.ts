@@ -1,0 +1,180 @@
+// The shapes the client returns, written out in plain TypeScript so that
+// /sdk.d.ts stands alone (no valibot types). src/sdk/types-check.ts makes the
+// build fail if they drift from the response schemas the server is tested
+// against (src/schemas/responses.ts).
+
+export type Metric = 'cosine' | 'l2';
+export type Metadata = Record<string, unknown>;
+/** Plain arrays, Float32Arrays (or any array-like of numbers) are all accepted as vectors. */
+export type Vector = ArrayLike<number>;
+
+export interface SessionConfig {
+  dimensions: number | null;
+  metric: Metric | null;
+  vectorType: string;
+  backend: string;
+}
+
+export interface Session {
+  sessionId: string;
+  createdAt: string;
+  updatedAt: string;
+  lastAccessedAt: string;
+  expiresAt: string;
+  ttlMsRemaining: number;
+  initialized: boolean;
+  vectorCount: number;
+  maxVectors: number;
+  config: SessionConfig;
+}
+
+export interface Bounds {
+  min: number;
+  max: number;
+  default: number;
+}
+
+export interface Limits {
+  maxDimensions: number;
+  maxVectorsPerSession: number;
+  maxSessions: number;
+  sessionTtlMs: number;
+  topK: Bounds;
+  candidatePool: Bounds;
+  batch: { addMany: number; getMany: number; deleteMany: number; searchMany: number };
+  maxIdLength: number;
+  maxMetadataBytes: number;
+  maxBodyBytes: number;
+  maxJsonDepth: number;
+  maxMetadataKeys: number;
+  maxFilterKeys: number;
+  rateLimits: { tokensPerMinutePerAddress: number; requestsPerSecondPerToken: number; requestBurstPerToken: number };
+  memoryBudgetBytes: number;
+  persistent: boolean;
+  maxAbsComponent: number;
+  metrics: Metric[];
+  vectorTypes: string[];
+  defaultMetric: Metric;
+  backend: string;
+}
+
+/** Server-side timings of one request, in milliseconds (counts for resultCount and queryCount). */
+export type Metrics = { requestLatencyMs: number } & Record<string, number>;
+
+export interface StoredVector {
+  id: string;
+  vector: number[];
+  metadata: Metadata;
+}
+
+export interface SearchHit {
+  id: string;
+  /** Cosine similarity (higher is nearer), or Euclidean distance for l2 (lower is nearer). */
+  score: number;
+  metadata?: Metadata;
+}
+
+export interface SearchStats {
+  exact: boolean;
+  metric: Metric | null;
+  topK: number;
+  candidatePool: number;
+  matched: number;
+  scanned: number;
+}
+
+export interface SearchOptions {
+  topK?: number;
+  candidatePool?: number;
+  includeMetadata?: boolean;
+  filter?: Metadata;
+}
+
+export interface VectorRecord {
+  id: string;
+  vector: Vector;
+  metadata?: Metadata;
+}
+
+export interface SessionOptions {
+  dimensions?: number;
+  metric?: Metric;
+}
+
+/** Fields every success response has. */
+export interface Envelope {
+  success: true;
+  metrics: Metrics;
+}
+export interface WithSession extends Envelope {
+  session: Session;
+}
+
+export interface TokenResponse extends WithSession {
+  token: string;
+  tokenType: 'Bearer';
+  limits: Limits;
+}
+export interface LimitsResponse extends Envelope {
+  limits: Limits;
+  usage: { activeSessions: number; maxSessions: number; linearMemoryBytes: number; memoryBudgetBytes: number };
+}
+export interface SessionResponse extends WithSession {
+  stats: {
+    vectorCount: number;
+    dimensions: number | null;
+    metric: Metric | null;
+    vectorBytes: number;
+    rowCapacity: number;
+    linearMemoryBytes: number;
+    linearMemoryUsedBytes: number;
+  };
+  usage: { vectorCount: number; maxVectors: number; vectorsRemaining: number; fractionUsed: number };
+  limits: Limits;
+}
+export interface ResetResponse extends WithSession {
+  mutation: { reset: true; deleted: number };
+}
+export interface HasResponse extends WithSession {
+  id: string;
+  has: boolean;
+}
+export interface GetResponse extends WithSession {
+  vector: StoredVector;
+}
+export interface GetManyResponse extends WithSession {
+  vectors: StoredVector[];
+  notFound: string[];
+}
+export interface MetadataResponse extends WithSession {
+  id: string;
+  metadata: Metadata;
+}
+export interface SetMetadataResponse extends MetadataResponse {
+  mutation: { updated: number };
+}
+export interface AddResponse extends WithSession {
+  id: string;
+  mutation: { added: number; replaced: number };
+}
+export interface AddManyResponse extends WithSession {
+  mutation: { added: number; replaced: number };
+}
+export interface DeleteResponse extends WithSession {
+  id: string;
+  mutation: { deleted: number; notFound: string[] };
+}
+export interface DeleteManyResponse extends WithSession {
+  mutation: { deleted: number; notFound: string[] };
+}
+export interface ClearResponse extends WithSession {
+  mutation: { deleted: number };
+}
+export interface SearchResponse extends WithSession {
+  results: SearchHit[];
+  stats: SearchStats;
+}
+export interface SearchManyResponse extends WithSession {
+  results: SearchHit[][];
+  stats: SearchStats;
+}
