@@ -32,13 +32,15 @@ export function createApp(options: AppOptions = {}) {
   const config = options.config ?? loadConfig();
   const store = new SessionStore(config, loadKernelModule(), options.now);
   const router = new Router();
+  const limitSession = sessionRateLimit(config, store.now);
   const deps: RouteDeps = {
     router,
     config,
     store,
     schemas: requestSchemas(config),
     json: jsonBody(config),
-    auth: requireSession(store, sessionRateLimit(config, store.now)),
+    auth: requireSession(store, limitSession),
+    authUntimed: requireSession(store, limitSession, null),
     tokenRateLimit: tokenRateLimit(config, store.now),
   };
   metaRoutes(deps);

@@ -16,6 +16,8 @@ export interface RouteDeps {
   json: Middleware;
   /** Requires a valid bearer token (and applies the per-token rate limit). */
   auth: Middleware;
+  /** The same, without recording dbOpenMs (POST /index/reset: the spec lists resetMs alone). */
+  authUntimed: Middleware;
   /** The per-address rate limit of POST /token. */
   tokenRateLimit: Middleware;
 }

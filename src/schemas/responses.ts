@@ -107,7 +107,7 @@ export const SessionResponseSchema = withSession(['dbOpenMs', 'statsReadMs'], {
   limits: LimitsSchema,
 });
 
-export const ResetResponseSchema = withSession(['dbOpenMs', 'resetMs'], {
+export const ResetResponseSchema = withSession(['resetMs'], {
   mutation: v.strictObject({ reset: v.literal(true), deleted: CountSchema }),
 });
 
