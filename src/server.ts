@@ -1,18 +1,41 @@
 // Start the service: listen, sweep expired sessions, stop cleanly on SIGTERM/SIGINT.
+import type { AddressInfo } from 'node:net';
 import { createApp } from './http/app.js';
+
+/** How long requests in flight may take to finish after SIGTERM/SIGINT. */
+const SHUTDOWN_GRACE_MS = 10_000;
 
 const { app, store, config } = createApp();
 store.startSweeper();
 const server = app.listen(config.port, config.host, () => {
-  console.log(`tempvec listening on http://${config.host}:${config.port}`);
+  const { port } = server.address() as AddressInfo;
+  console.log(`tempvec listening on http://${config.host}:${port}${config.dataDir ? ` (sessions persisted in ${config.dataDir})` : ''}`);
 });
 
+let stopping = false;
+
 function shutdown(signal: string) {
+  if (stopping) {
+    console.log(`${signal} again: exiting now`);
+    process.exit(1);
+  }
+  stopping = true;
   console.log(`${signal}: finishing requests in flight, then exiting`);
   store.stopSweeper();
-  server.close(() => process.exit(0));
+  // close() stops accepting and waits for open connections. Idle keep-alive
+  // ones are closed now; a busy one becomes idle once its response is sent,
+  // and would otherwise linger for the keep-alive timeout.
+  server.close(() => {
+    store.flush();
+    process.exit(0);
+  });
   server.closeIdleConnections();
-  setTimeout(() => process.exit(0), 10_000).unref();
+  setInterval(() => server.closeIdleConnections(), 50).unref();
+  setTimeout(() => {
+    console.error(`requests still in flight after ${SHUTDOWN_GRACE_MS} ms; exiting`);
+    store.flush();
+    process.exit(1);
+  }, SHUTDOWN_GRACE_MS).unref();
 }
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 process.on('SIGINT', () => shutdown('SIGINT'));

@@ -1,7 +1,10 @@
 // SessionStore: issues tokens, finds a session by its token, expires idle
-// sessions and frees their memory.
+// sessions and frees their memory. With DATA_DIR it also keeps each session's
+// log (persistence/session-journal.ts) and reopens sessions after a restart.
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
+import { CorruptLogError } from './persistence/records.js';
+import { SessionJournal } from './persistence/session-journal.js';
 import { Session } from './session.js';
 import { hashToken, newToken, TOKEN_PATTERN } from './token.js';
 
@@ -14,27 +17,57 @@ export class SessionStore {
   /** Hashes of recently expired tokens, so their callers hear SESSION_EXPIRED, oldest first. */
   private readonly expired = new Map<string, number>();
   private sweeper: NodeJS.Timeout | undefined;
+  /** DATA_DIR only: the session logs. */
+  private readonly log: SessionJournal | undefined;
+  /** DATA_DIR only: sessions on disk not reopened since the restart (token hash -> last write). */
+  private readonly dormant = new Map<string, number>();
 
   constructor(
     private readonly config: Config,
     private readonly kernelModule: WebAssembly.Module,
     readonly now: Clock = Date.now,
-  ) {}
+  ) {
+    if (config.dataDir !== '') {
+      this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)));
+      this.dormant = this.log.scan();
+    }
+  }
 
+  /** Live sessions, those on disk waiting to be reopened included. */
   get size(): number {
-    return this.sessions.size;
+    return this.sessions.size + this.dormant.size;
+  }
+
+  /**
+   * Log a change before it is applied (only with DATA_DIR). A failed write
+   * refuses the change with 503, so nothing is acknowledged that is not on disk.
+   */
+  journal(session: Session, write: (log: SessionJournal, at: number) => void): void {
+    if (!this.log) return;
+    try {
+      write(this.log, this.now());
+    } catch (err) {
+      console.error(`tempvec: cannot write the log of session ${session.id}:`, err);
+      throw apiError('SERVER_AT_CAPACITY', 'the change could not be saved to disk; nothing was changed, try again later', undefined, { 'Retry-After': '60' });
+    }
+  }
+
+  /** On shutdown: write each session's last access to its log. */
+  flush(): void {
+    this.log?.flush(this.sessions.values());
   }
 
   /** A new session and the only copy of its token. */
   create(): { token: string; session: Session } {
     this.sweep();
-    if (this.sessions.size >= this.config.maxSessions) {
+    if (this.size >= this.config.maxSessions) {
       throw apiError('SERVER_AT_CAPACITY', `the server holds its maximum of ${this.config.maxSessions} sessions; try again later`, undefined, {
         'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)),
       });
     }
     const token = newToken();
     const session = new Session(hashToken(token), this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, this.now());
+    this.journal(session, (log) => log.create(session));
     this.sessions.set(session.tokenHash, session);
     return { token, session };
   }
@@ -44,10 +77,11 @@ export class SessionStore {
     if (!TOKEN_PATTERN.test(token)) throw apiError('INVALID_TOKEN', 'the token is not valid; request a new one with POST /token');
     const hash = hashToken(token);
     const now = this.now();
-    const session = this.sessions.get(hash);
+    const session = this.sessions.get(hash) ?? this.reopen(hash, now);
     if (session && session.isExpired(now)) this.expire(session, now);
     else if (session) {
       session.touch(now);
+      this.log?.touched(session);
       return session;
     }
     if (this.expired.has(hash)) {
@@ -60,6 +94,9 @@ export class SessionStore {
   sweep(): void {
     const now = this.now();
     for (const session of this.sessions.values()) if (session.isExpired(now)) this.expire(session, now);
+    for (const [hash, lastWrite] of this.dormant) {
+      if (now >= lastWrite + this.config.sessionTtlMs) this.forget(hash, now);
+    }
     for (const [hash, at] of this.expired) {
       if (now - at < this.config.expiredTokenMemoryMs) break;
       this.expired.delete(hash);
@@ -101,10 +138,48 @@ export class SessionStore {
     return total;
   }
 
+  /**
+   * A session on disk, rebuilt from its log on the first request with its
+   * token after a restart (the caller's dbOpenMs includes this). A damaged log
+   * is reported and set aside; the caller hears SESSION_EXPIRED.
+   */
+  private reopen(hash: string, now: number): Session | undefined {
+    const lastWrite = this.dormant.get(hash);
+    if (lastWrite === undefined || !this.log) return undefined;
+    this.dormant.delete(hash);
+    if (now >= lastWrite + this.config.sessionTtlMs) {
+      this.forget(hash, now);
+      return undefined;
+    }
+    try {
+      const { session, report } = this.log.restore(hash, (id, createdAt) =>
+        new Session(hash, this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, now, { id, createdAt }));
+      if (report.tornTail) console.warn(`tempvec: session ${session.id}: cut a torn last record (${report.tornTail}); every acknowledged change is kept`);
+      this.sessions.set(hash, session);
+      return session;
+    } catch (err) {
+      if (!(err instanceof CorruptLogError)) throw err;
+      console.error(`tempvec: the log of a session (token hash ${hash.slice(0, 12)}...) is damaged and was set aside: ${err.message}`);
+      throw apiError('SESSION_EXPIRED', 'the session\'s stored data was damaged and could not be restored; request a new token with POST /token');
+    }
+  }
+
+  /** An expired session that is only on disk: delete its file, remember its token as expired. */
+  private forget(hash: string, now: number): void {
+    this.dormant.delete(hash);
+    this.log?.remove(hash);
+    this.rememberExpired(hash, now);
+  }
+
   private expire(session: Session, now: number): void {
     this.sessions.delete(session.tokenHash);
     session.index.reset(); // drops the memory now, not when the GC finds the session
-    this.expired.set(session.tokenHash, now);
+    this.log?.remove(session.tokenHash);
+    this.rememberExpired(session.tokenHash, now);
+  }
+
+  private rememberExpired(hash: string, now: number): void {
+    this.expired.set(hash, now);
     // Bounded: past this many, the oldest expired tokens answer INVALID_TOKEN instead.
     if (this.expired.size > MAX_REMEMBERED_EXPIRED) this.expired.delete(this.expired.keys().next().value!);
   }

@@ -4,7 +4,7 @@ import { BACKEND } from '../config.js';
 import { VectorIndex } from '../index/vector-index.js';
 
 export class Session {
-  readonly id = uuidv4();
+  readonly id: string;
   readonly createdAt: number;
   updatedAt: number;
   lastAccessedAt: number;
@@ -16,8 +16,12 @@ export class Session {
     maxVectors: number,
     private readonly ttlMs: number,
     now: number,
+    /** Identity of a session reopened from DATA_DIR. */
+    restored?: { id: string; createdAt: number },
   ) {
-    this.createdAt = this.updatedAt = this.lastAccessedAt = now;
+    this.id = restored?.id ?? uuidv4();
+    this.createdAt = restored?.createdAt ?? now;
+    this.updatedAt = this.lastAccessedAt = this.createdAt;
     this.index = new VectorIndex(kernelModule, maxVectors);
   }
 

@@ -11,7 +11,10 @@ export function sessionRoutes({ router, config, store, auth, authUntimed }: Rout
 
   router.post('/index/reset', authUntimed, (ctx) => {
     const { session, timings } = stateOf(ctx);
-    const deleted = timings.measure('resetMs', () => session.index.reset());
+    const deleted = timings.measure('resetMs', () => {
+      store.journal(session, (journal, at) => journal.reset(session, at));
+      return session.index.reset();
+    });
     session.markUpdated(store.now());
     replyWithSession(ctx, store, { mutation: { reset: true, deleted } });
   });

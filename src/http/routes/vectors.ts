@@ -23,7 +23,10 @@ function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], options: 
     deps.store.assertMemoryBudget(session, session.index.memoryBytesAfter(prepared));
     return prepared;
   });
-  return timings.measure(metric, () => session.index.applyUpsert(plan));
+  return timings.measure(metric, () => {
+    deps.store.journal(session, (journal, at) => journal.upsert(session, plan, at));
+    return session.index.applyUpsert(plan);
+  });
 }
 
 export function vectorRoutes(deps: RouteDeps): void {
@@ -71,7 +74,11 @@ export function vectorRoutes(deps: RouteDeps): void {
   router.post('/vectors/metadata/set', auth, json, (ctx) => {
     const { id, metadata } = parseBody(ctx, schemas.SetMetadataRequestSchema);
     const { session, timings } = stateOf(ctx);
-    if (!timings.measure('setMetadataMs', () => session.index.setMetadata(id, metadata))) throw notFound(id);
+    if (!session.index.has(id)) throw notFound(id);
+    timings.measure('setMetadataMs', () => {
+      store.journal(session, (journal, at) => journal.metadata(session, id, metadata, at));
+      session.index.setMetadata(id, metadata);
+    });
     replyChanged(ctx, deps, { id, metadata, mutation: { updated: 1 } });
   });
 
@@ -79,7 +86,11 @@ export function vectorRoutes(deps: RouteDeps): void {
     const { id } = parseBody(ctx, schemas.DeleteMetadataRequestSchema);
     const { session, timings } = stateOf(ctx);
     const empty: Metadata = {};
-    if (!timings.measure('deleteMetadataMs', () => session.index.setMetadata(id, empty))) throw notFound(id);
+    if (!session.index.has(id)) throw notFound(id);
+    timings.measure('deleteMetadataMs', () => {
+      store.journal(session, (journal, at) => journal.metadata(session, id, empty, at));
+      session.index.setMetadata(id, empty);
+    });
     replyChanged(ctx, deps, { id, metadata: empty, mutation: { updated: 1 } });
   });
 
@@ -98,20 +109,29 @@ export function vectorRoutes(deps: RouteDeps): void {
   router.post('/vectors/delete', auth, json, (ctx) => {
     const { id } = parseBody(ctx, schemas.DeleteRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const mutation = timings.measure('deleteMs', () => session.index.delete([id]));
+    const mutation = timings.measure('deleteMs', () => {
+      if (session.index.has(id)) store.journal(session, (journal, at) => journal.delete(session, [id], at));
+      return session.index.delete([id]);
+    });
     replyChanged(ctx, deps, { id, mutation });
   });
 
   router.post('/vectors/delete-many', auth, json, (ctx) => {
     const { ids } = parseBody(ctx, schemas.DeleteManyRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const mutation = timings.measure('deleteManyMs', () => session.index.delete(ids));
+    const mutation = timings.measure('deleteManyMs', () => {
+      if (ids.some((id) => session.index.has(id))) store.journal(session, (journal, at) => journal.delete(session, ids, at));
+      return session.index.delete(ids);
+    });
     replyChanged(ctx, deps, { mutation });
   });
 
   router.post('/vectors/clear', auth, (ctx) => {
     const { session, timings } = stateOf(ctx);
-    const deleted = timings.measure('clearMs', () => session.index.clear());
+    const deleted = timings.measure('clearMs', () => {
+      store.journal(session, (journal, at) => journal.clear(session, at));
+      return session.index.clear();
+    });
     replyChanged(ctx, deps, { mutation: { deleted } });
   });
 }

@@ -1,0 +1,180 @@
+// Optional durability (DATA_DIR): one append-only log per session, named by
+// its token hash (never the token). Every change is appended (one write, with
+// a checksum) before it is applied and acknowledged, so a crash loses only
+// changes nobody was told succeeded. A restart reopens a session from its log
+// on the first request with its token (dbOpenMs measures that). Nothing here
+// runs without DATA_DIR: the store holds no journal then.
+//
+// Writes reach the OS before the answer is sent, which survives the process
+// being killed; they are not fsynced one by one (that would cost a disk flush
+// per request), so a power loss can lose the last moments.
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Metric } from '../../config.js';
+import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
+import type { Session } from '../session.js';
+import { base64ToFloat32, CorruptLogError, decodeLog, encodeRecord, float32ToBase64 } from './records.js';
+
+export type LogEntry =
+  | { t: 'open'; v: 1; sessionId: string; createdAt: number }
+  | { t: 'upsert'; at: number; dimensions: number; metric: Metric; records: { id: string; v: string; m?: Metadata }[] }
+  | { t: 'metadata'; at: number; id: string; metadata: Metadata }
+  | { t: 'delete'; at: number; ids: string[] }
+  | { t: 'clear'; at: number }
+  | { t: 'reset'; at: number }
+  | { t: 'touch'; at: number };
+
+const LOG_NAME = /^([0-9a-f]{64})\.log$/;
+
+/** What a reopen found wrong, for the operator's log. */
+export interface RestoreReport {
+  tornTail: string | null;
+}
+
+export class SessionJournal {
+  /** lastAccessedAt last written for each session, so reads append a touch only now and then. */
+  private readonly persistedAccess = new WeakMap<Session, number>();
+
+  constructor(
+    readonly dir: string,
+    /** A read is recorded at most this often per session (its expiry after a restart may be this much early). */
+    private readonly touchIntervalMs: number,
+  ) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  private pathOf(tokenHash: string): string {
+    return join(this.dir, `${tokenHash}.log`);
+  }
+
+  /** Sessions on disk: token hash -> last recorded access (the file's mtime, see stamp()). */
+  scan(): Map<string, number> {
+    const found = new Map<string, number>();
+    for (const name of readdirSync(this.dir)) {
+      const match = LOG_NAME.exec(name);
+      if (match) found.set(match[1], statSync(join(this.dir, name)).mtimeMs);
+    }
+    return found;
+  }
+
+  create(session: Session): void {
+    const entry: LogEntry = { t: 'open', v: 1, sessionId: session.id, createdAt: session.createdAt };
+    const path = this.pathOf(session.tokenHash);
+    writeFileSync(path, encodeRecord(entry), { flag: 'wx' });
+    stamp(path, session.lastAccessedAt);
+    this.persistedAccess.set(session, session.lastAccessedAt);
+  }
+
+  upsert(session: Session, plan: UpsertPlan, at: number): void {
+    this.append(session, at, {
+      t: 'upsert', at, dimensions: plan.dimensions, metric: plan.metric,
+      records: plan.records.map((record, i) => ({ id: record.id, v: float32ToBase64(plan.vectors[i]), m: record.metadata })),
+    });
+  }
+
+  metadata(session: Session, id: string, metadata: Metadata, at: number): void {
+    this.append(session, at, { t: 'metadata', at, id, metadata });
+  }
+
+  delete(session: Session, ids: string[], at: number): void {
+    this.append(session, at, { t: 'delete', at, ids });
+  }
+
+  clear(session: Session, at: number): void {
+    this.append(session, at, { t: 'clear', at });
+  }
+
+  reset(session: Session, at: number): void {
+    this.append(session, at, { t: 'reset', at });
+  }
+
+  /** Record a read now and then, so a restart knows the session was still in use. */
+  touched(session: Session): void {
+    const at = session.lastAccessedAt;
+    if (at - (this.persistedAccess.get(session) ?? 0) >= this.touchIntervalMs) this.append(session, at, { t: 'touch', at });
+  }
+
+  /** On shutdown: record the last access of every session whose latest read is not on disk yet. */
+  flush(sessions: Iterable<Session>): void {
+    for (const session of sessions) {
+      const at = session.lastAccessedAt;
+      if (at > (this.persistedAccess.get(session) ?? 0)) this.append(session, at, { t: 'touch', at });
+    }
+  }
+
+  remove(tokenHash: string): void {
+    rmSync(this.pathOf(tokenHash), { force: true });
+  }
+
+  /**
+   * Rebuild a session from its log. A torn tail is cut off the file and
+   * reported; damage before the end moves the file aside (`.corrupt`) and
+   * throws CorruptLogError, touching no other session.
+   */
+  restore(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): { session: Session; report: RestoreReport } {
+    const path = this.pathOf(tokenHash);
+    try {
+      const log = decodeLog(readFileSync(path));
+      if (log.tornTail) truncateSync(path, log.validBytes);
+      const session = replay(log.records as LogEntry[], make);
+      this.persistedAccess.set(session, session.lastAccessedAt);
+      return { session, report: { tornTail: log.tornTail } };
+    } catch (err) {
+      renameSync(path, `${path}.corrupt`);
+      throw err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${(err as Error).message}`);
+    }
+  }
+
+  private append(session: Session, at: number, entry: LogEntry): void {
+    const path = this.pathOf(session.tokenHash);
+    appendFileSync(path, encodeRecord(entry));
+    stamp(path, at);
+    this.persistedAccess.set(session, Math.max(at, this.persistedAccess.get(session) ?? 0));
+  }
+}
+
+/**
+ * A log's mtime is its session's last recorded access, on the store's clock
+ * (the same as the wall clock in production): scan() reads it to expire
+ * sessions on disk without opening their logs.
+ */
+function stamp(path: string, at: number): void {
+  utimesSync(path, at / 1000, at / 1000);
+}
+
+/** Apply a log's entries, in order, to a new session. */
+function replay(entries: LogEntry[], make: (sessionId: string, createdAt: number) => Session): Session {
+  const [open, ...changes] = entries;
+  if (!open || open.t !== 'open' || open.v !== 1) throw new CorruptLogError('the log does not start with an open record');
+  const session = make(open.sessionId, open.createdAt);
+  const { index } = session;
+  for (const entry of changes) {
+    switch (entry.t) {
+      case 'upsert':
+        index.upsert(
+          entry.records.map((r) => ({ id: r.id, vector: base64ToFloat32(r.v), metadata: r.m })),
+          { dimensions: entry.dimensions, metric: entry.metric },
+        );
+        break;
+      case 'metadata':
+        index.setMetadata(entry.id, entry.metadata);
+        break;
+      case 'delete':
+        index.delete(entry.ids);
+        break;
+      case 'clear':
+        index.clear();
+        break;
+      case 'reset':
+        index.reset();
+        break;
+      case 'touch':
+        break;
+      default:
+        throw new CorruptLogError(`unknown record type ${(entry as { t: unknown }).t}`);
+    }
+    if (entry.t !== 'touch') session.markUpdated(entry.at);
+    session.touch(Math.max(session.lastAccessedAt, entry.at));
+  }
+  return session;
+}

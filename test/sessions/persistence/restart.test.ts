@@ -1,0 +1,188 @@
+// DATA_DIR: a restart within the TTL brings every session back under its
+// token; expired sessions' files are deleted; a torn or damaged log is
+// reported and handled without touching other sessions.
+import { expect } from 'chai';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hashToken } from '../../../src/sessions/token.js';
+import { startApp, type LiveApp } from '../../helpers/live-app.js';
+
+describe('persistence with DATA_DIR', () => {
+  let dir: string;
+  let live: LiveApp | undefined;
+  let clock: number;
+  const now = () => clock;
+  const TTL = 60_000;
+  const start = () => startApp({ dataDir: dir, sessionTtlMs: TTL, tokenRatePerMin: 0, requestRatePerSec: 0 }, { now });
+  const restart = async () => {
+    await live!.close();
+    live = await start();
+    return live;
+  };
+  const logOf = (token: string) => join(dir, `${hashToken(token)}.log`);
+
+  /** Everything a caller can read about a session. */
+  async function readAll(token: string) {
+    const session = await live!.send('GET', '/session', { token });
+    const many = await live!.send('POST', '/vectors/get-many', { token, body: { ids: ['a', 'b', 'c', 'd', 'e'] } });
+    const search = await live!.send('POST', '/search', { token, body: { queryVector: [1, 0, 0.5], topK: 10, includeMetadata: true } });
+    const { ttlMsRemaining, lastAccessedAt, expiresAt, ...fields } = session.body.session;
+    return { session: fields, vectors: many.body.vectors, notFound: many.body.notFound, results: search.body.results };
+  }
+
+  async function populate(token: string) {
+    const post = (path: string, body?: unknown) => live!.send('POST', path, { token, body });
+    expect((await post('/vectors/add-many', { metric: 'l2', vectors: [
+      { id: 'a', vector: [0.1, 0.2, 0.3], metadata: { k: 1, '__proto__': 'x' } },
+      { id: 'b', vector: [1, 0, 0] },
+      { id: 'c', vector: [0, 1, 0], metadata: { tags: ['x', 'y'] } },
+    ] })).status).to.equal(200);
+    await post('/vectors/add', { id: 'b', vector: [2, 0, 0], metadata: { replaced: true } });
+    await post('/vectors/metadata/set', { id: 'c', metadata: { n: 2 } });
+    await post('/vectors/add', { id: 'd', vector: [0, 0, 1] });
+    await post('/vectors/delete', { id: 'a' });
+    await post('/vectors/metadata/delete', { id: 'd' });
+  }
+
+  beforeEach(async () => {
+    clock = 1_700_000_000_000;
+    dir = mkdtempSync(join(tmpdir(), 'tempvec-data-'));
+    live = await start();
+  });
+  afterEach(async () => {
+    await live?.close();
+    live = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('brings every session back under its token after a restart, with dbOpenMs timing the reopen', async () => {
+    const one = await live!.newToken();
+    const two = await live!.newToken();
+    const empty = await live!.newToken();
+    await populate(one);
+    await live!.send('POST', '/vectors/add', { token: two, body: { id: 'e', vector: [3, 3, 3] } });
+    await live!.send('POST', '/vectors/clear', { token: two });
+    await live!.send('POST', '/vectors/add', { token: two, body: { id: 'a', vector: [5, 4, 3] } });
+    const before = [await readAll(one), await readAll(two), await readAll(empty)];
+
+    clock += 1000;
+    await restart();
+    expect(live!.store.size).to.equal(3);
+    const first = await live!.send('GET', '/session', { token: one });
+    expect(first.status).to.equal(200);
+    expect(first.body.metrics.dbOpenMs).to.be.a('number');
+    expect([await readAll(one), await readAll(two), await readAll(empty)]).to.deep.equal(before);
+  });
+
+  it('keeps working after the restart and survives a second one', async () => {
+    const token = await live!.newToken();
+    await populate(token);
+    await restart();
+    await live!.send('POST', '/vectors/add', { token, body: { id: 'e', vector: [9, 9, 9] } });
+    await live!.send('POST', '/index/reset', { token });
+    await live!.send('POST', '/vectors/add', { token, body: { id: 'a', vector: [1, 2], metric: 'cosine' } });
+    const snapshot = await live!.send('POST', '/vectors/get', { token, body: { id: 'a' } });
+    await restart();
+    expect((await live!.send('POST', '/vectors/get', { token, body: { id: 'a' } })).body.vector).to.deep.equal(snapshot.body.vector);
+    const session = (await live!.send('GET', '/session', { token })).body.session;
+    expect(session.config).to.include({ dimensions: 2, metric: 'cosine' });
+    expect(session.vectorCount).to.equal(1);
+  });
+
+  it('deletes the files of sessions that expired, on reopen and on the sweep', async () => {
+    const idle = await live!.newToken();
+    const other = await live!.newToken();
+    await live!.send('POST', '/vectors/add', { token: idle, body: { id: 'a', vector: [1, 2] } });
+    await restart();
+    clock += TTL + 1;
+    expect(existsSync(logOf(idle))).to.equal(true);
+    const res = await live!.send('GET', '/session', { token: idle });
+    expect(res.status).to.equal(401);
+    expect(res.body.error.code).to.equal('SESSION_EXPIRED');
+    expect(existsSync(logOf(idle))).to.equal(false);
+    live!.store.sweep();
+    expect(existsSync(logOf(other))).to.equal(false);
+    expect(readdirSync(dir)).to.deep.equal([]);
+  });
+
+  it('deletes the file of a live session when it expires', async () => {
+    const token = await live!.newToken();
+    expect(existsSync(logOf(token))).to.equal(true);
+    clock += TTL;
+    live!.store.sweep();
+    expect(existsSync(logOf(token))).to.equal(false);
+  });
+
+  it('restores the last access from the log, so a session read just before the restart is not expired early', async () => {
+    const token = await live!.newToken();
+    await live!.send('POST', '/vectors/add', { token, body: { id: 'a', vector: [1, 2] } });
+    clock += TTL - 1000;
+    await live!.send('POST', '/vectors/has', { token, body: { id: 'a' } }); // a read: logged as a touch
+    await restart();
+    clock += 5000; // past the TTL counted from the add, within it counted from the read
+    expect((await live!.send('GET', '/session', { token })).status).to.equal(200);
+  });
+
+  it('cuts a torn last record, reports it and keeps every acknowledged change', async () => {
+    const token = await live!.newToken();
+    await populate(token);
+    const before = await readAll(token);
+    await live!.close();
+    // A crash in the middle of appending an add-many: half a record at the end.
+    const record = readFileSync(logOf(token)).subarray(0, 60);
+    appendFileSync(logOf(token), Buffer.concat([Buffer.from([200, 0, 0, 0, 1, 2, 3, 4]), record]));
+    const sizeTorn = statSync(logOf(token)).size;
+    const warnings: string[] = [];
+    const warn = console.warn;
+    console.warn = (message: string) => warnings.push(message);
+    try {
+      live = await start();
+      expect(await readAll(token)).to.deep.equal(before);
+    } finally {
+      console.warn = warn;
+    }
+    expect(warnings.join('\n')).to.match(/torn/);
+    expect(statSync(logOf(token)).size).to.be.below(sizeTorn);
+    // Appends after the cut are whole records again.
+    await live!.send('POST', '/vectors/add', { token, body: { id: 'e', vector: [7, 7, 7] } });
+    await restart();
+    expect((await live!.send('POST', '/vectors/has', { token, body: { id: 'e' } })).body.has).to.equal(true);
+  });
+
+  it('sets a damaged log aside and reports it, without touching other sessions', async () => {
+    const damaged = await live!.newToken();
+    const healthy = await live!.newToken();
+    await populate(damaged);
+    await populate(healthy);
+    const healthyBefore = await readAll(healthy);
+    await live!.close();
+    const bytes = readFileSync(logOf(damaged));
+    bytes[40] ^= 0xff; // inside the first records, far from the end
+    writeFileSync(logOf(damaged), bytes);
+
+    const errors: string[] = [];
+    const error = console.error;
+    console.error = (message: string) => errors.push(message);
+    try {
+      live = await start();
+      const res = await live.send('GET', '/session', { token: damaged });
+      expect(res.status).to.equal(401);
+      expect(res.body.error.code).to.equal('SESSION_EXPIRED');
+      expect(res.body.error.message).to.match(/damaged/);
+    } finally {
+      console.error = error;
+    }
+    expect(errors.join('\n')).to.match(/damaged/);
+    expect(existsSync(logOf(damaged) + '.corrupt')).to.equal(true);
+    expect(await readAll(healthy)).to.deep.equal(healthyBefore);
+  });
+
+  it('writes no file without DATA_DIR', async () => {
+    await live!.close();
+    live = await startApp({ tokenRatePerMin: 0 }, { now });
+    const token = await live.newToken();
+    await live.send('POST', '/vectors/add', { token, body: { id: 'a', vector: [1, 2] } });
+    expect(readdirSync(dir)).to.deep.equal([]);
+  });
+});
