@@ -78,6 +78,11 @@ export const CONFIG_VARIABLES = [
   ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
+/** README wording of defaults that depend on the machine (the README table must not). */
+export const MACHINE_DEPENDENT_DEFAULTS: Partial<Record<(typeof CONFIG_VARIABLES)[number][0], string>> = {
+  MEMORY_BUDGET_BYTES: 'a quarter of the machine\'s memory',
+};
+
 /**
  * A quarter of the machine's memory: the rest is left to the V8 heap (ids,
  * metadata), the OS and other processes. This module also runs in browsers

@@ -1,0 +1,23 @@
+// The README's generated tables say what src/config.ts and src/errors.ts say.
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { CONFIG_VARIABLES } from '../../src/config.js';
+import { ERROR_CODES } from '../../src/errors.js';
+import { configTable, errorTable, README_PATH, tableIn } from '../../scripts/readme-tables.js';
+
+describe('README', () => {
+  const readme = readFileSync(README_PATH, 'utf8');
+
+  it('configuration table equals the one generated from CONFIG_VARIABLES (npm run docs)', () => {
+    expect(tableIn(readme, 'config-table'), 'run npm run docs').to.equal(configTable());
+  });
+
+  it('error table equals the one generated from ERROR_CODES (npm run docs)', () => {
+    expect(tableIn(readme, 'error-table'), 'run npm run docs').to.equal(errorTable());
+  });
+
+  it('the tables list every variable and every code with its status', () => {
+    for (const [name] of CONFIG_VARIABLES) expect(configTable()).to.include(`| \`${name}\` |`);
+    for (const [code, status] of Object.entries(ERROR_CODES)) expect(errorTable()).to.include(`| ${status} | \`${code}\` |`);
+  });
+});
