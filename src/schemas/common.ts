@@ -25,19 +25,7 @@ export const DimensionsSchema = v.pipe(
   v.description('Vector length; fixed by the first add until POST /index/reset.'),
 );
 
-export const ComponentSchema = v.pipe(
-  v.number(),
-  v.finite(),
-  v.minValue(-SPEC_LIMITS.maxAbsComponent),
-  v.maxValue(SPEC_LIMITS.maxAbsComponent),
-);
-
-export const VectorSchema = v.pipe(
-  v.array(ComponentSchema),
-  v.minLength(1),
-  v.maxLength(SPEC_LIMITS.maxDimensions),
-  v.description('Vector components, stored as float32.'),
-);
+export { ComponentSchema, VectorSchema } from './vector.js';
 
 /** valibot path items for an issue inside a checked object, so the error names the offending field. */
 function pathItems(input: unknown, path: JsonPath) {

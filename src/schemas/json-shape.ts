@@ -18,6 +18,15 @@ export function firstTooDeep(value: unknown, maxDepth: number): JsonPath | null 
     const { value: current, depth, path } = stack.pop()!;
     if (depth > maxDepth) return path;
     if (current === null || typeof current !== 'object') continue;
+    // Arrays by index, without an entry pair per element: a body holds
+    // hundreds of thousands of vector components, and only containers matter.
+    if (Array.isArray(current)) {
+      for (let i = 0; i < current.length; i++) {
+        const child: unknown = current[i];
+        if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1, path: [...path, i] });
+      }
+      continue;
+    }
     for (const [key, child] of entries(current)) {
       if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1, path: [...path, key] });
     }
