@@ -1,0 +1,107 @@
+// import('/sdk.js') in a real page (Chromium): the client runs the whole
+// add/search/delete cycle against the server, and the page's own WASM kernel
+// (LocalIndex, instantiated with instantiateStreaming from /kernel.wasm)
+// returns the server's ids and scores for the same data and queries.
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, openPage } from '../helpers/browser.js';
+import { startApp, type LiveApp } from '../helpers/live-app.js';
+
+describe('SDK in the browser (Chromium)', function () {
+  this.timeout(60_000);
+  let live: LiveApp;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+
+  before(async () => {
+    live = await startApp({ tokenRatePerMin: 0 });
+    browser = await launchChromium();
+    // Any page of the origin will do; the SDK is imported by each test.
+    ({ page, errors } = await openPage(browser, `${live.url}/`));
+  });
+  after(async () => {
+    await browser?.close();
+    await live?.close();
+  });
+
+  it('runs the add, search, metadata and delete cycle against the server', async () => {
+    const out = await page.evaluate(async () => {
+      const { TempvecClient, TempvecError } = await import('/sdk.js' as string);
+      const client = new TempvecClient();
+      const log: Record<string, unknown> = {};
+      log.added = (await client.addMany([
+        { id: 'a', vector: new Float32Array([1, 0, 0, 0]), metadata: { tag: 'x' } },
+        { id: 'b', vector: [0, 1, 0, 0], metadata: { tag: 'y' } },
+        { id: 'c', vector: [0.9, 0.1, 0, 0], metadata: { tag: 'x' } },
+      ], { metric: 'l2' })).mutation;
+      log.baseUrl = client.baseUrl;
+      log.search = (await client.search(new Float32Array([1, 0, 0, 0]), { topK: 3 })).results.map((h: { id: string }) => h.id);
+      log.filtered = (await client.search([0, 1, 0, 0], { topK: 3, filter: { tag: 'x' } })).results.map((h: { id: string }) => h.id);
+      await client.setMetadata('b', { tag: 'x' });
+      log.metadata = (await client.getMetadata('b')).metadata;
+      log.deleted = (await client.deleteMany(['a', 'zz'])).mutation;
+      log.after = (await client.searchMany([[1, 0, 0, 0]], { topK: 3 })).results[0].map((h: { id: string }) => h.id);
+      try {
+        await client.search([1, 0]);
+      } catch (e) {
+        log.error = e instanceof TempvecError ? (e as InstanceType<typeof TempvecError>).code : String(e);
+      }
+      log.count = (await client.getSession()).session.vectorCount;
+      return log;
+    });
+    expect(out).to.deep.equal({
+      added: { added: 3, replaced: 0 },
+      baseUrl: live.url,
+      search: ['a', 'c', 'b'],
+      filtered: ['c', 'a'],
+      metadata: { tag: 'x' },
+      deleted: { deleted: 1, notFound: ['zz'] },
+      after: ['c', 'b'],
+      error: 'DIMENSION_MISMATCH',
+      count: 2,
+    });
+  });
+
+  for (const metric of ['cosine', 'l2']) {
+    it(`the in-page kernel returns the server's ids and scores within 1e-5 (${metric})`, async () => {
+      const out = await page.evaluate(async (metric) => {
+        const { TempvecClient, LocalIndex } = await import('/sdk.js' as string);
+        let seed = metric === 'l2' ? 5 : 3;
+        const rand = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32) - 0.5;
+        const points = Array.from({ length: 1500 }, (_, i) => ({
+          id: `p${i}`, vector: Float32Array.from({ length: 48 }, () => rand() + (i % 5)), metadata: { cluster: i % 5 },
+        }));
+        const queries = Array.from({ length: 8 }, () => Float32Array.from({ length: 48 }, () => rand() + 2));
+        const client = new TempvecClient();
+        for (let i = 0; i < points.length; i += 500) await client.addMany(points.slice(i, i + 500), { metric });
+        await client.deleteMany(['p3', 'p10', 'p11']);
+        const local = await LocalIndex.load();
+        local.addMany(points, { metric });
+        local.delete(['p3', 'p10', 'p11']);
+        const runs = [];
+        for (const options of [{ topK: 20 }, { topK: 50, filter: { cluster: 3 } }]) {
+          const server = (await client.searchMany(queries, options)).results;
+          const t0 = performance.now();
+          const mine = local.searchMany(queries, options).results;
+          runs.push({ server, mine, localMs: performance.now() - t0 });
+        }
+        return { runs, kernelSource: local.kernelSource };
+      }, metric);
+      expect(out.kernelSource).to.equal('instantiateStreaming');
+      for (const { server, mine } of out.runs) {
+        expect(mine).to.have.length(server.length);
+        mine.forEach((hits: { id: string; score: number }[], j: number) => {
+          expect(hits.map((h) => h.id), `query ${j}`).to.deep.equal(server[j].map((h: { id: string }) => h.id));
+          hits.forEach((h, i) => expect(Math.abs(h.score - server[j][i].score)).to.be.at.most(1e-5));
+        });
+      }
+    });
+  }
+
+  it('serves the kernel as application/wasm; the only console error is the deliberate 400 above', async () => {
+    const res = await fetch(`${live.url}/kernel.wasm`);
+    expect(res.headers.get('content-type')).to.equal('application/wasm');
+    expect(errors).to.deep.equal(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+  });
+});
