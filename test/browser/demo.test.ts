@@ -2,63 +2,47 @@
 // errors, walks through token -> sample -> search, draws the plot, and the
 // in-page WASM search agrees with the server. A screenshot is saved.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, openPage, OUTPUT_DIR } from '../helpers/browser.js';
-import { startApp, type LiveApp } from '../helpers/live-app.js';
+import { OUTPUT_DIR, withDemoPage } from '../helpers/browser.js';
 
 describe('demo page (Chromium)', function () {
   this.timeout(60_000);
-  let live: LiveApp;
-  let browser: Browser;
-  let page: Page;
-  let errors: string[];
-
-  const settled = () => page.waitForFunction(() => document.body.dataset.state !== 'busy');
+  const demo = withDemoPage();
+  const settled = () => demo.page.waitForFunction(() => document.body.dataset.state !== 'busy');
   async function click(id: string) {
-    await page.click(`#${id}`);
+    await demo.page.click(`#${id}`);
     await settled();
-    expect(await page.getAttribute('body', 'data-state'), `after #${id}: ${await page.textContent('#status')}`).to.equal('ready');
+    expect(await demo.page.getAttribute('body', 'data-state'), `after #${id}: ${await demo.page.textContent('#status')}`).to.equal('ready');
   }
 
-  before(async () => {
-    live = await startApp({ tokenRatePerMin: 0 });
-    browser = await launchChromium();
-    ({ page, errors } = await openPage(browser, `${live.url}/`));
-  });
-  after(async () => {
-    await browser?.close();
-    await live?.close();
-  });
-
   it('is served for Accept: text/html while API clients still get JSON', async () => {
-    expect(await page.title()).to.equal('tempvec demo');
-    const json = await live.send('GET', '/', { headers: { accept: 'application/json' } });
+    expect(await demo.page.title()).to.equal('tempvec demo');
+    const json = await demo.live.send('GET', '/', { headers: { accept: 'application/json' } });
     expect(json.body.links.sdk).to.equal('/sdk.js');
-    const plain = await live.send('GET', '/');
+    const plain = await demo.live.send('GET', '/');
     expect(plain.headers.get('content-type')).to.match(/^application\/json/);
   });
 
   it('gets a token, loads a clustered sample and shows a search as a table and a plot', async () => {
     await click('token');
-    expect(await page.textContent('#token-info')).to.match(/^Token .+ for session [0-9a-f-]{36}/);
-    await page.fill('#count', '2000');
+    expect(await demo.page.textContent('#token-info')).to.match(/^Token .+ for session [0-9a-f-]{36}/);
+    await demo.page.fill('#count', '2000');
     await click('load');
-    expect(live.store.memoryBytes()).to.be.greaterThan(0);
-    const session = await page.evaluate(() => (window as any).tempvecDemo.client.getSession());
+    expect(demo.live.store.memoryBytes()).to.be.greaterThan(0);
+    const session = await demo.page.evaluate(() => (window as any).tempvecDemo.client.getSession());
     expect(session.session.vectorCount).to.equal(2000);
 
-    await page.fill('#query', 'p7');
-    await page.fill('#topk', '12');
-    await page.selectOption('#filter', '1');
+    await demo.page.fill('#query', 'p7');
+    await demo.page.fill('#topk', '12');
+    await demo.page.selectOption('#filter', '1');
     await click('search');
-    const rows = await page.$$eval('#results tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    const rows = await demo.page.$$eval('#results tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
     expect(rows).to.have.length(12);
     expect(rows.every((r) => r[2] === '1')).to.equal(true);
     expect(rows[0][1]).to.equal('p7');
-    expect(await page.textContent('#timings')).to.match(/server search[\d.]+ ms/);
+    expect(await demo.page.textContent('#timings')).to.match(/server search[\d.]+ ms/);
 
     // The plot: points drawn, and the query's neighbours ringed in red.
-    const painted = await page.evaluate(() => {
+    const painted = await demo.page.evaluate(() => {
       const c = document.getElementById('plot') as HTMLCanvasElement;
       const data = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
       let any = 0, red = 0;
@@ -73,19 +57,19 @@ describe('demo page (Chromium)', function () {
   });
 
   it('runs the same search in the page\'s WASM kernel and shows its time and agreement', async () => {
-    await page.check('#local');
-    await page.selectOption('#filter', '');
-    await page.fill('#query', 'p123');
+    await demo.page.check('#local');
+    await demo.page.selectOption('#filter', '');
+    await demo.page.fill('#query', 'p123');
     await click('search');
-    const timings = await page.textContent('#timings');
+    const timings = await demo.page.textContent('#timings');
     expect(timings).to.match(/local search \(WASM in page\)[\d.]+ ms/);
     expect(timings).to.include('local matches serveryes');
-    const local = await page.evaluate(() => (window as any).tempvecDemo.local.kernelSource);
+    const local = await demo.page.evaluate(() => (window as any).tempvecDemo.local.kernelSource);
     expect(local).to.equal('instantiateStreaming');
-    await page.screenshot({ path: new URL('demo.png', OUTPUT_DIR).pathname, fullPage: true });
+    await demo.page.screenshot({ path: new URL('demo.png', OUTPUT_DIR).pathname, fullPage: true });
   });
 
   it('had no console errors', () => {
-    expect(errors).to.deep.equal([]);
+    expect(demo.errors).to.deep.equal([]);
   });
 });

@@ -3,30 +3,15 @@
 // (LocalIndex, instantiated with instantiateStreaming from /kernel.wasm)
 // returns the server's ids and scores for the same data and queries.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, openPage } from '../helpers/browser.js';
-import { startApp, type LiveApp } from '../helpers/live-app.js';
+import { withDemoPage } from '../helpers/browser.js';
 
 describe('SDK in the browser (Chromium)', function () {
   this.timeout(60_000);
-  let live: LiveApp;
-  let browser: Browser;
-  let page: Page;
-  let errors: string[];
-
-  before(async () => {
-    live = await startApp({ tokenRatePerMin: 0 });
-    browser = await launchChromium();
-    // Any page of the origin will do; the SDK is imported by each test.
-    ({ page, errors } = await openPage(browser, `${live.url}/`));
-  });
-  after(async () => {
-    await browser?.close();
-    await live?.close();
-  });
+  // Any page of the origin will do; each test imports the SDK itself.
+  const demo = withDemoPage();
 
   it('runs the add, search, metadata and delete cycle against the server', async () => {
-    const out = await page.evaluate(async () => {
+    const out = await demo.page.evaluate(async () => {
       const { TempvecClient, TempvecError } = await import('/sdk.js' as string);
       const client = new TempvecClient();
       const log: Record<string, unknown> = {};
@@ -52,7 +37,7 @@ describe('SDK in the browser (Chromium)', function () {
     });
     expect(out).to.deep.equal({
       added: { added: 3, replaced: 0 },
-      baseUrl: live.url,
+      baseUrl: demo.live.url,
       search: ['a', 'c', 'b'],
       filtered: ['c', 'a'],
       metadata: { tag: 'x' },
@@ -65,7 +50,7 @@ describe('SDK in the browser (Chromium)', function () {
 
   for (const metric of ['cosine', 'l2']) {
     it(`the in-page kernel returns the server's ids and scores within 1e-5 (${metric})`, async () => {
-      const out = await page.evaluate(async (metric) => {
+      const out = await demo.page.evaluate(async (metric) => {
         const { TempvecClient, LocalIndex } = await import('/sdk.js' as string);
         let seed = metric === 'l2' ? 5 : 3;
         const rand = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32) - 0.5;
@@ -100,8 +85,8 @@ describe('SDK in the browser (Chromium)', function () {
   }
 
   it('serves the kernel as application/wasm; the only console error is the deliberate 400 above', async () => {
-    const res = await fetch(`${live.url}/kernel.wasm`);
+    const res = await fetch(`${demo.live.url}/kernel.wasm`);
     expect(res.headers.get('content-type')).to.equal('application/wasm');
-    expect(errors).to.deep.equal(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+    expect(demo.errors).to.deep.equal(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
   });
 });

@@ -2,6 +2,7 @@
 // driven by playwright-core, which never downloads a browser of its own.
 import { existsSync, mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { startApp, type LiveApp } from './live-app.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
@@ -26,4 +27,27 @@ export async function openPage(browser: Browser, url: string): Promise<{ page: P
   page.on('pageerror', (error) => errors.push(String(error)));
   await page.goto(url);
   return { page, errors };
+}
+
+export interface DemoSession {
+  live: LiveApp;
+  browser: Browser;
+  page: Page;
+  /** Console errors and uncaught exceptions of the page so far. */
+  errors: string[];
+}
+
+/** Mocha hooks: a live app and Chromium with GET / open, for the tests of one describe. */
+export function withDemoPage(): DemoSession {
+  const session = {} as DemoSession;
+  before(async () => {
+    session.live = await startApp({ tokenRatePerMin: 0 });
+    session.browser = await launchChromium();
+    Object.assign(session, await openPage(session.browser, `${session.live.url}/`));
+  });
+  after(async () => {
+    await session.browser?.close();
+    await session.live?.close();
+  });
+  return session;
 }
