@@ -6,7 +6,7 @@
 // asserts or throws (the module is built with --runtime stub --noAssert).
 //
 // Scores are "keys" where larger is nearer:
-//   cosine: dot(q, v) * invNorm[v]   (the query's own norm is applied in JS)
+//   cosine: dot(q, v) * invNorm[v]   (JS passes each query at unit length)
 //   l2:     -sum((q - v)^2)           (JS turns it into the distance)
 // Ties are broken by the slot's sequence number (earlier insertion first),
 // so results do not depend on where a vector happens to sit.

@@ -146,7 +146,18 @@ export class KernelInstance {
     const scratch = scratchFor(this.layout, queryCount, rowList ? rowList.length : 0, k);
     this.ensureBytes(scratch.end);
     const buffer = this.memory.buffer;
-    new Float32Array(buffer, scratch.queries, queries.length).set(queries);
+    const queryView = new Float32Array(buffer, scratch.queries, queries.length);
+    queryView.set(queries);
+    // Cosine queries go in at unit length, so dot(query, row) stays in float32's
+    // normal range whatever the scale of the components (a query of 1e-25-scale
+    // components would otherwise underflow every dot product to 0).
+    if (this.metric === 'cosine') {
+      for (let q = 0; q < queryCount; q++) {
+        const start = q * this.dim;
+        const scale = inverseNorm(queries.subarray(start, start + this.dim));
+        for (let i = start; i < start + this.dim; i++) queryView[i] = queries[i] * scale;
+      }
+    }
     if (rowList) new Int32Array(buffer, scratch.rowList, rowList.length).set(rowList);
 
     const { vectors, invNorms, seqs } = this.layout;
@@ -162,18 +173,17 @@ export class KernelInstance {
     const rows = new Int32Array(queryCount * perQuery);
     const scores = new Float64Array(queryCount * perQuery);
     for (let q = 0; q < queryCount; q++) {
-      const queryScale = this.metric === 'cosine' ? inverseNorm(queries.subarray(q * this.dim, (q + 1) * this.dim)) : 0;
       for (let i = 0; i < perQuery; i++) {
         rows[q * perQuery + i] = outRows[q * k + i];
-        scores[q * perQuery + i] = this.toScore(outKeys[q * k + i], queryScale);
+        scores[q * perQuery + i] = this.toScore(outKeys[q * k + i]);
       }
     }
     return { rows, scores, perQuery };
   }
 
-  /** Kernel key (larger is nearer) to the score users see. */
-  private toScore(key: number, queryScale: number): number {
-    if (this.metric === 'cosine') return Math.max(-1, Math.min(1, key * queryScale));
+  /** Kernel key (larger is nearer) to the score users see; cosine keys already use a unit query. */
+  private toScore(key: number): number {
+    if (this.metric === 'cosine') return Math.max(-1, Math.min(1, key));
     return Math.sqrt(Math.max(0, -key));
   }
 

@@ -129,3 +129,17 @@ describe('kernel filtered row lists', () => {
     }
   }
 });
+
+describe('kernel cosine scale', () => {
+  it('scores do not depend on the scale of the components, from 1e-30 to 1e15', () => {
+    const rng = seededRng(31);
+    const base = randomVectors(rng, 50, 12);
+    const queries = randomVectors(rng, 5, 12);
+    for (const scale of [1e-30, 1e-25, 1e-20, 1e-10, 1, 1e10, 1e15]) {
+      const model = new KernelModel(12, 'cosine');
+      for (const v of base) model.add(v.map((x) => x * scale));
+      const scaledQueries = queries.map((q) => q.map((x) => x * scale));
+      model.search(scaledQueries, 10).forEach((list, j) => expectSameTopK('cosine', list, scaledQueries[j], model.rows, 10, `scale ${scale}`));
+    }
+  });
+});
