@@ -135,7 +135,7 @@ describe('session state transitions (spec section 3)', () => {
   it('a change moves updatedAt; a read does not', async () => {
     const token = await api.token();
     const created = (await sessionOf(api, token)).updatedAt;
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 20));
     await api.post('/vectors/has', { token, body: { id: 'x' } });
     expect((await sessionOf(api, token)).updatedAt).to.equal(created);
     const added = expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1] } }));
