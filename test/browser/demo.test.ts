@@ -6,7 +6,8 @@ import { OUTPUT_DIR, withDemoPage } from '../helpers/browser.js';
 
 describe('demo page (Chromium)', function () {
   this.timeout(60_000);
-  const demo = withDemoPage();
+  let now = Date.now();
+  const demo = withDemoPage({ now: () => now });
   const settled = () => demo.page.waitForFunction(() => document.body.dataset.state !== 'busy');
   async function click(id: string) {
     await demo.page.click(`#${id}`);
@@ -71,5 +72,16 @@ describe('demo page (Chromium)', function () {
 
   it('had no console errors', () => {
     expect(demo.errors).to.deep.equal([]);
+  });
+
+  it('says so when the session has expired, and starts no new session by itself', async () => {
+    const sessions = demo.live.store.size;
+    now += demo.live.config.sessionTtlMs + 1;
+    await demo.page.click('#search');
+    await settled();
+    expect(await demo.page.getAttribute('body', 'data-state')).to.equal('error');
+    expect(await demo.page.textContent('#status')).to.match(/session expired.*get a new token/i);
+    expect(await demo.page.isDisabled('#search')).to.equal(true);
+    expect(demo.live.store.size).to.be.at.most(sessions);
   });
 });

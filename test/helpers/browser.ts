@@ -2,6 +2,7 @@
 // driven by playwright-core, which never downloads a browser of its own.
 import { existsSync, mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import type { AppOptions } from '../../src/http/app.js';
 import { startApp, type LiveApp } from './live-app.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -38,10 +39,10 @@ export interface DemoSession {
 }
 
 /** Mocha hooks: a live app and Chromium with GET / open, for the tests of one describe. */
-export function withDemoPage(): DemoSession {
+export function withDemoPage(options: AppOptions = {}): DemoSession {
   const session = {} as DemoSession;
   before(async () => {
-    session.live = await startApp({ tokenRatePerMin: 0 });
+    session.live = await startApp({ tokenRatePerMin: 0 }, options);
     session.browser = await launchChromium();
     Object.assign(session, await openPage(session.browser, `${session.live.url}/`));
   });

@@ -1,6 +1,7 @@
 // GET /openapi.json: a valid OpenAPI 3.1 document that covers every route the
 // server has and publishes the configured limits as schema bounds.
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'chai';
 import { startApp, type LiveApp } from '../helpers/live-app.js';
 import { REVALIDATE } from '../helpers/openapi-check.js';
@@ -24,6 +25,24 @@ describe('GET /openapi.json', () => {
     expect(result.errors ?? [], JSON.stringify(result.errors)).to.deep.equal([]);
     expect(result.valid).to.equal(true);
     expect(validator.version).to.equal('3.1');
+  });
+
+  it('holds only valid JSON Schema 2020-12 schemas (the dialect it declares)', () => {
+    expect(doc.jsonSchemaDialect).to.equal('https://json-schema.org/draft/2020-12/schema');
+    // The OpenAPI validator checks the document's structure; ajv checks each schema against the meta-schema.
+    const ajv = new Ajv2020({ strict: true });
+    ajv.addKeyword('x-checks');
+    const schemas: [string, unknown][] = Object.entries(doc.components.schemas).map(([name, schema]) => [name, schema]);
+    for (const [path, ops] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        const bodies = [op.requestBody, ...Object.values<any>(op.responses)].filter(Boolean);
+        for (const body of bodies) for (const [type, media] of Object.entries<any>(body.content ?? {})) schemas.push([`${method} ${path} ${type}`, media.schema]);
+      }
+    }
+    expect(schemas.length).to.be.greaterThan(60);
+    for (const [where, schema] of schemas) {
+      expect(ajv.validateSchema(schema as object), `${where}: ${ajv.errorsText(ajv.errors)}`).to.equal(true);
+    }
   });
 
   it('has exactly the routes the server answers (GET / lists them from the router)', async () => {
