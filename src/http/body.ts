@@ -1,4 +1,5 @@
 // Reading and validating JSON request bodies.
+import { isAscii } from 'node:buffer';
 import getRawBody from 'raw-body';
 import type { Context, Middleware } from 'koa';
 import * as v from 'valibot';
@@ -52,7 +53,9 @@ function parseJson(bytes: Buffer): unknown {
   if (bytes.length === 0) return {};
   let text: string;
   try {
-    text = utf8.decode(bytes);
+    // Pure ASCII (JSON numbers, base64, most ids) reads the same in UTF-8 and
+    // latin1, and the latin1 copy is ~3x faster than the strict decoder.
+    text = isAscii(bytes) ? bytes.toString('latin1') : utf8.decode(bytes);
   } catch {
     throw apiError('INVALID_JSON', 'the request body is not valid UTF-8');
   }

@@ -336,13 +336,15 @@ export class VectorIndex {
     }
     const source = locked.dimensions !== null ? 'the session dimension' : options.dimensions !== undefined ? 'dimensions' : 'the first vector\'s length';
     const vectors = records.map((record, i) => {
-      const path = pathOf(i) + '/vector';
+      // The path is built only for an error: batches hold up to thousands of records.
+      const path = () => pathOf(i) + '/vector';
       if (record.vector.length !== dimensions) {
         throw apiError('DIMENSION_MISMATCH', `vector has ${record.vector.length} values; ${source} is ${dimensions}`, {
-          path, expected: dimensions, actual: record.vector.length,
+          path: path(), expected: dimensions, actual: record.vector.length,
         });
       }
-      const values = Float32Array.from(record.vector);
+      // The constructor copies arrays and typed arrays directly (from() would iterate).
+      const values = new Float32Array(record.vector);
       if (metric === 'cosine') assertNonZero(values, path);
       return values;
     });
@@ -359,8 +361,8 @@ export class VectorIndex {
           path: pathOf(j), expected: dim, actual: query.length,
         });
       }
-      const values = Float32Array.from(query);
-      if (this.config.metric === 'cosine') assertNonZero(values, pathOf(j));
+      const values = new Float32Array(query);
+      if (this.config.metric === 'cosine') assertNonZero(values, () => pathOf(j));
       packed.set(values, j * dim);
     });
     return packed;
@@ -368,9 +370,9 @@ export class VectorIndex {
 }
 
 /** Cosine is undefined for a zero vector (and unstable for one too small for float32). */
-function assertNonZero(values: Float32Array, path: string): void {
+function assertNonZero(values: Float32Array, path: () => string): void {
   const inv = inverseNorm(values);
   if (inv === 0 || !Number.isFinite(Math.fround(inv))) {
-    throw apiError('ZERO_VECTOR', 'cosine similarity is undefined for a zero vector', { path });
+    throw apiError('ZERO_VECTOR', 'cosine similarity is undefined for a zero vector', { path: path() });
   }
 }
