@@ -13,6 +13,7 @@
 
 import { dotRow, dotRows4, l2Row, l2Rows4 } from "./simd";
 import { heapOffer, heapSortBestFirst } from "./topk";
+import { dotI8Row } from "./int8";
 
 export const METRIC_COSINE: i32 = 0;
 export const METRIC_L2: i32 = 1;
@@ -128,4 +129,36 @@ function scanBlock4(
     s2 = heapOffer(outRows + 2 * heapBytes, outKeys + 2 * heapBytes, s2, k, row, f32x4.extract_lane(keys, 2), seqs);
     s3 = heapOffer(outRows + 3 * heapBytes, outKeys + 3 * heapBytes, s3, k, row, f32x4.extract_lane(keys, 3), seqs);
   }
+}
+
+/**
+ * First stage of an int8 search: approximate keys from the int8 codes of
+ * rows [0, count) (or `rowList`) for one query, keeping the best `k` (the
+ * candidate pool) best-first in outRows/outKeys. The binding re-ranks those
+ * candidates exactly in float32.
+ *
+ *   codes:  `stride` int8 per row; scales: per-row float32 (max|v| / 127)
+ *   aux:    per-row float32: 1/||v|| (cosine) or ||v||^2 (l2)
+ *   query16: the query's codes widened to i16; queryScale its max|q| / 127
+ * Keys: cosine dot * scale * invNorm; l2 2 * dot * scale * queryScale - ||v||^2
+ * (the query's own norm is the same for every row); dot (benchmarks): dot * scale.
+ */
+export function searchInt8(
+  codes: usize, stride: i32, scales: usize, aux: usize, seqs: usize,
+  rowList: usize, count: i32,
+  query16: usize, queryScale: f32, metric: i32, k: i32,
+  outRows: usize, outKeys: usize,
+): void {
+  let size = 0;
+  const twiceQueryScale: f32 = <f32>2 * queryScale;
+  for (let i = 0; i < count; i++) {
+    const row = rowAt(rowList, i);
+    const dot = <f32>dotI8Row(query16, codes + <usize>row * <usize>stride, stride) * load<f32>(scales + (<usize>row << 2));
+    let key: f32;
+    if (metric == METRIC_COSINE) key = dot * load<f32>(aux + (<usize>row << 2));
+    else if (metric == METRIC_L2) key = dot * twiceQueryScale - load<f32>(aux + (<usize>row << 2));
+    else key = dot;
+    size = heapOffer(outRows, outKeys, size, k, row, key, seqs);
+  }
+  heapSortBestFirst(outRows, outKeys, size, seqs);
 }

@@ -23,6 +23,7 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   ZERO_VECTOR: 'an all-zero vector or query vector under `cosine` (its similarity is undefined); `details.path`',
   BATCH_TOO_LARGE: '`vectors`, `ids` or `queryVectors` longer than its cap in `GET /limits`; `details`: `{ path, limit, actual }`',
   METRIC_LOCKED: '`metric` differs from the metric of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',
+  VECTOR_TYPE_LOCKED: '`vectorType` differs from the storage type of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',
   CAPACITY_EXCEEDED: 'an add would take the session past `maxVectors`; nothing of that request is stored; `details`: `{ maxVectors, vectorCount, adding }`',
   VECTOR_NOT_FOUND: '`/vectors/get` or a `/vectors/metadata/*` route names an id that is not stored; `details`: `{ path: "/id", id }`',
   NOT_FOUND: 'no such route',

@@ -4,7 +4,7 @@
 
 export type Metric = 'cosine' | 'l2';
 export const METRICS = ['cosine', 'l2'] as const;
-export const VECTOR_TYPES = ['float32'] as const;
+export const VECTOR_TYPES = ['float32', 'int8'] as const;
 export type VectorType = (typeof VECTOR_TYPES)[number];
 export const BACKEND = 'wasm-simd128';
 

@@ -37,6 +37,7 @@ export interface StoredVector {
 export interface UpsertOptions {
   dimensions?: number;
   metric?: Metric;
+  vectorType?: VectorType;
   /** JSON Pointer of record i in the request, for error details. */
   pathOf?: (i: number) => string;
 }
@@ -47,6 +48,7 @@ export interface UpsertPlan {
   readonly vectors: Float32Array[];
   readonly dimensions: number;
   readonly metric: Metric;
+  readonly vectorType: VectorType;
   readonly rowsNeeded: number;
   readonly version: number;
 }
@@ -72,7 +74,11 @@ export interface SearchHit {
 }
 
 export interface SearchStats {
-  /** The scores are exact (float32 scan), not approximations. */
+  /**
+   * The results are the exact top K (float32 scan). false for int8: the
+   * scores are still exact (re-ranked in float32), but a true neighbour
+   * outside the candidate pool can be missed.
+   */
   exact: boolean;
   metric: Metric | null;
   topK: number;
@@ -131,7 +137,7 @@ export class VectorIndex {
   memoryBytesAfter(plan: UpsertPlan): number {
     return this.kernel
       ? this.kernel.memoryBytesFor(plan.rowsNeeded)
-      : KernelInstance.memoryBytesForNew(plan.dimensions, plan.rowsNeeded, this.maxVectors);
+      : KernelInstance.memoryBytesForNew(plan.dimensions, plan.rowsNeeded, this.maxVectors, plan.vectorType);
   }
 
   get rowCapacity(): number {
@@ -173,7 +179,7 @@ export class VectorIndex {
    */
   prepareUpsert(records: VectorInput[], options: UpsertOptions = {}): UpsertPlan {
     const pathOf = options.pathOf ?? ((i: number) => pointer('vectors', i));
-    const { dimensions, metric, vectors } = this.validateUpsert(records, options, pathOf);
+    const { dimensions, metric, vectorType, vectors } = this.validateUpsert(records, options, pathOf);
     const newIds = new Set<string>();
     for (const { id } of records) if (!this.rowOf.has(id)) newIds.add(id);
     if (this.size + newIds.size > this.maxVectors) {
@@ -181,17 +187,17 @@ export class VectorIndex {
         maxVectors: this.maxVectors, vectorCount: this.size, adding: newIds.size,
       });
     }
-    return { records, vectors, dimensions, metric, rowsNeeded: this.size + newIds.size, version: this.version };
+    return { records, vectors, dimensions, metric, vectorType, rowsNeeded: this.size + newIds.size, version: this.version };
   }
 
   /** Write a batch that prepareUpsert accepted (with no change to the index in between). */
   applyUpsert(plan: UpsertPlan): UpsertResult {
     if (plan.version !== this.version) throw new Error('the index changed since this upsert was prepared');
     // Growing is the only step that can still fail (out of memory); it comes before any write.
-    const kernel = this.kernel ?? new KernelInstance(this.module, plan.dimensions, plan.metric, this.maxVectors);
+    const kernel = this.kernel ?? new KernelInstance(this.module, plan.dimensions, plan.metric, this.maxVectors, plan.vectorType);
     kernel.ensureCapacity(plan.rowsNeeded);
     this.kernel = kernel;
-    this.config = { ...this.config, dimensions: plan.dimensions, metric: plan.metric };
+    this.config = { ...this.config, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType };
     this.version++;
 
     const result: UpsertResult = { added: 0, replaced: 0 };
@@ -257,7 +263,7 @@ export class VectorIndex {
     // A bad filter is refused even when there is nothing to search.
     const filter = options.filter ? parseFilter(options.filter) : null;
     const stats: SearchStats = {
-      exact: true, metric: this.config.metric, topK, candidatePool, matched: 0, scanned: 0,
+      exact: this.config.vectorType === 'float32', metric: this.config.metric, topK, candidatePool, matched: 0, scanned: 0,
     };
     const kernel = this.kernel;
     if (!kernel || this.size === 0) {
@@ -271,7 +277,10 @@ export class VectorIndex {
     const rowList = filter ? this.rowsMatching(filter) : null;
     stats.matched = rowList ? rowList.length : this.size;
     stats.scanned = stats.matched;
-    const hits = kernel.search(packed, queries.length, topK, this.size, rowList);
+    // int8: the candidatePool best by the codes, re-ranked exactly; float32: one exact scan.
+    const hits = this.config.vectorType === 'int8'
+      ? kernel.searchInt8(packed, queries.length, topK, candidatePool, this.size, rowList)
+      : kernel.search(packed, queries.length, topK, this.size, rowList);
     const results = queries.map((_, j) => {
       const list: SearchHit[] = [];
       for (let i = 0; i < hits.perQuery; i++) {
@@ -324,6 +333,11 @@ export class VectorIndex {
         path: '/metric', expected: locked.metric, actual: options.metric,
       });
     }
+    if (options.vectorType !== undefined && locked.dimensions !== null && options.vectorType !== locked.vectorType) {
+      throw apiError('VECTOR_TYPE_LOCKED', `the session vectorType is ${locked.vectorType}; reset the index to change it`, {
+        path: '/vectorType', expected: locked.vectorType, actual: options.vectorType,
+      });
+    }
     if (options.dimensions !== undefined && locked.dimensions !== null && options.dimensions !== locked.dimensions) {
       throw apiError('DIMENSION_MISMATCH', `the session dimension is ${locked.dimensions}; reset the index to change it`, {
         path: '/dimensions', expected: locked.dimensions, actual: options.dimensions,
@@ -331,6 +345,7 @@ export class VectorIndex {
     }
     const dimensions = locked.dimensions ?? options.dimensions ?? records[0]?.vector.length;
     const metric = locked.metric ?? options.metric ?? SPEC_LIMITS.defaultMetric;
+    const vectorType = locked.dimensions !== null ? locked.vectorType : options.vectorType ?? SPEC_LIMITS.defaultVectorType;
     if (dimensions === undefined) {
       throw apiError('VALIDATION_ERROR', 'at least one vector is required', { path: '/vectors' });
     }
@@ -348,7 +363,7 @@ export class VectorIndex {
       if (metric === 'cosine') assertNonZero(values, path);
       return values;
     });
-    return { dimensions, metric, vectors };
+    return { dimensions, metric, vectorType, vectors };
   }
 
   /** Queries packed back to back as float32, checked against the session dimension. */

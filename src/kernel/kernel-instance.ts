@@ -6,9 +6,10 @@
 // memory.grow() detaches every view of the old buffer, so views are made per
 // call from `memory.buffer`, never kept.
 
-import type { Metric } from '../config.js';
+import type { Metric, VectorType } from '../config.js';
 import { instantiateKernel, type KernelExports } from './kernel-module.js';
-import { layoutFor, PAGE_BYTES, pagesFor, scratchFor, type Layout } from './layout.js';
+import { codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, scratchFor, type Layout } from './layout.js';
+import { quantizeInto, sumOfSquares } from './quantize.js';
 
 const FIRST_CAPACITY = 64;
 const GROWTH = 1.5;
@@ -44,12 +45,17 @@ export class KernelInstance {
     readonly metric: Metric,
     /** Rows this instance may ever hold (the session's maxVectors). */
     readonly maxCapacity: number,
+    /** int8 keeps int8 codes beside the float32 rows for a fast first stage. */
+    readonly vectorType: VectorType = 'float32',
   ) {
     this.memory = new WebAssembly.Memory({ initial: 1 });
     this.kernel = instantiateKernel(module, this.memory);
     this.metricCode = metric === 'cosine' ? this.kernel.METRIC_COSINE.value : this.kernel.METRIC_L2.value;
-    this.layout = layoutFor(this.kernel.heapBase(), dim, 0);
+    this.codeStride = codeStrideFor(dim, vectorType === 'int8');
+    this.layout = layoutFor(this.kernel.heapBase(), dim, 0, this.codeStride);
   }
+
+  private readonly codeStride: number;
 
   get capacity(): number {
     return this.layout.capacity;
@@ -68,13 +74,13 @@ export class KernelInstance {
   /** Bytes of linear memory once ensureCapacity(rows) has run (memory never shrinks). */
   memoryBytesFor(rows: number): number {
     if (rows <= this.layout.capacity) return this.memoryBytes;
-    const next = layoutFor(this.kernel.heapBase(), this.dim, grownCapacity(this.layout.capacity, rows, this.maxCapacity));
+    const next = layoutFor(this.kernel.heapBase(), this.dim, grownCapacity(this.layout.capacity, rows, this.maxCapacity), this.codeStride);
     return Math.max(this.memoryBytes, pagesFor(next.scratch) * PAGE_BYTES);
   }
 
   /** What memoryBytesFor(rows) would be for a new instance; the static data is counted as a whole page. */
-  static memoryBytesForNew(dim: number, rows: number, maxCapacity: number): number {
-    const next = layoutFor(PAGE_BYTES, dim, grownCapacity(0, rows, maxCapacity));
+  static memoryBytesForNew(dim: number, rows: number, maxCapacity: number, vectorType: VectorType = 'float32'): number {
+    const next = layoutFor(PAGE_BYTES, dim, grownCapacity(0, rows, maxCapacity), codeStrideFor(dim, vectorType === 'int8'));
     return pagesFor(next.scratch) * PAGE_BYTES;
   }
 
@@ -82,14 +88,14 @@ export class KernelInstance {
   ensureCapacity(rows: number): void {
     if (rows <= this.layout.capacity) return;
     if (rows > this.maxCapacity) throw new RangeError(`capacity ${rows} exceeds ${this.maxCapacity}`);
-    const next = layoutFor(this.kernel.heapBase(), this.dim, grownCapacity(this.layout.capacity, rows, this.maxCapacity));
+    const next = layoutFor(this.kernel.heapBase(), this.dim, grownCapacity(this.layout.capacity, rows, this.maxCapacity), this.codeStride);
     this.ensureBytes(next.scratch);
     const bytes = new Uint8Array(this.memory.buffer);
-    const used = this.layout.capacity * 4;
-    // Both per-row regions move up; the higher one goes first so the lower
-    // one's copy cannot overwrite it.
-    bytes.copyWithin(next.seqs, this.layout.seqs, this.layout.seqs + used);
-    bytes.copyWithin(next.invNorms, this.layout.invNorms, this.layout.invNorms + used);
+    // The per-row regions move up, the highest first so that a lower one's
+    // copy cannot overwrite one not yet moved.
+    for (const region of movableRegions(this.layout)) {
+      if (region.bytes > 0) bytes.copyWithin(next[region.name], region.start, region.start + region.bytes);
+    }
     this.layout = next;
   }
 
@@ -102,6 +108,12 @@ export class KernelInstance {
     new Float32Array(buffer, vectors + row * this.dim * 4, this.dim).set(values);
     new Float32Array(buffer, invNorms, this.layout.capacity)[row] = inverseNorm(values);
     new Uint32Array(buffer, seqs, this.layout.capacity)[row] = seq;
+    if (this.codeStride > 0) {
+      const { codes, scales, sqNorms, capacity } = this.layout;
+      const rowCodes = new Int8Array(buffer, codes + row * this.codeStride, this.codeStride);
+      new Float32Array(buffer, scales, capacity)[row] = quantizeInto(values, rowCodes);
+      new Float32Array(buffer, sqNorms, capacity)[row] = sumOfSquares(values);
+    }
   }
 
   /** A copy of row `row`. */
@@ -122,6 +134,62 @@ export class KernelInstance {
     norms[to] = norms[from];
     const seq = new Uint32Array(buffer, seqs, capacity);
     seq[to] = seq[from];
+    if (this.codeStride > 0) {
+      const { codes, scales, sqNorms } = this.layout;
+      const stride = this.codeStride;
+      new Uint8Array(buffer).copyWithin(codes + to * stride, codes + from * stride, codes + (from + 1) * stride);
+      for (const region of [scales, sqNorms]) {
+        const values = new Float32Array(buffer, region, capacity);
+        values[to] = values[from];
+      }
+    }
+  }
+
+  /**
+   * int8 storage: for each query, the `pool` best candidates by the int8
+   * codes, then the `k` best of those re-ranked exactly in float32 (exact
+   * scores; a true neighbour outside the pool is missed). Same result shape
+   * as search().
+   */
+  searchInt8(queries: Float32Array, queryCount: number, k: number, pool: number, count: number, rowList: Int32Array | null = null): SearchHits {
+    if (this.codeStride === 0) throw new Error('this instance stores no int8 codes');
+    if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
+    if (!(k >= 1 && pool >= k)) throw new RangeError('need 1 <= k <= pool');
+    if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
+    this.checkRowList(rowList, count);
+    const scanned = rowList ? rowList.length : count;
+    const perQuery = Math.min(k, scanned);
+    const rows = new Int32Array(queryCount * perQuery);
+    const scores = new Float64Array(queryCount * perQuery);
+    if (perQuery === 0) return { rows, scores, perQuery: 0 };
+    const candidates = Math.min(pool, scanned);
+    for (let q = 0; q < queryCount; q++) {
+      const query = queries.subarray(q * this.dim, (q + 1) * this.dim);
+      const pooled = this.firstStage(query, pool, scanned, rowList);
+      const exact = this.search(query, 1, k, count, pooled.subarray(0, candidates));
+      rows.set(exact.rows, q * perQuery);
+      scores.set(exact.scores, q * perQuery);
+    }
+    return { rows, scores, perQuery };
+  }
+
+  /** Rows of the `pool` best approximate keys (best first). */
+  private firstStage(query: Float32Array, pool: number, scanned: number, rowList: Int32Array | null): Int32Array {
+    const scratch = int8ScratchFor(this.layout, rowList ? rowList.length : 0, pool);
+    this.ensureBytes(scratch.end);
+    const buffer = this.memory.buffer;
+    const codes8 = new Int8Array(this.codeStride);
+    const queryScale = quantizeInto(query, codes8);
+    new Int16Array(buffer, scratch.query16, this.codeStride).set(codes8);
+    if (rowList) new Int32Array(buffer, scratch.rowList, rowList.length).set(rowList);
+    const { codes, scales, invNorms, sqNorms, seqs } = this.layout;
+    this.kernel.searchInt8(
+      codes, this.codeStride, scales, this.metric === 'cosine' ? invNorms : sqNorms, seqs,
+      rowList ? scratch.rowList : 0, scanned,
+      scratch.query16, queryScale, this.metricCode, pool,
+      scratch.outRows, scratch.outKeys,
+    );
+    return new Int32Array(buffer, scratch.outRows, Math.min(pool, scanned)).slice();
   }
 
   /**
@@ -138,11 +206,7 @@ export class KernelInstance {
     if (perQuery === 0 || queryCount === 0) {
       return { rows: new Int32Array(0), scores: new Float64Array(0), perQuery: 0 };
     }
-    if (rowList) {
-      for (let i = 0; i < rowList.length; i++) {
-        if (!(rowList[i] >= 0 && rowList[i] < count)) throw new RangeError(`row ${rowList[i]} out of range`);
-      }
-    }
+    this.checkRowList(rowList, count);
     const scratch = scratchFor(this.layout, queryCount, rowList ? rowList.length : 0, k);
     this.ensureBytes(scratch.end);
     const buffer = this.memory.buffer;
@@ -190,6 +254,13 @@ export class KernelInstance {
   private ensureBytes(bytes: number): void {
     const pages = pagesFor(bytes) - pagesFor(this.memory.buffer.byteLength);
     if (pages > 0) this.memory.grow(pages);
+  }
+
+  private checkRowList(rowList: Int32Array | null, count: number): void {
+    if (!rowList) return;
+    for (let i = 0; i < rowList.length; i++) {
+      if (!(rowList[i] >= 0 && rowList[i] < count)) throw new RangeError(`row ${rowList[i]} out of range`);
+    }
   }
 
   private checkRow(row: number): void {

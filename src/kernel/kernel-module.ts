@@ -9,6 +9,12 @@ export interface KernelExports {
     queries: number, queryCount: number, metric: number, k: number,
     outRows: number, outKeys: number,
   ): void;
+  searchInt8(
+    codes: number, stride: number, scales: number, aux: number, seqs: number,
+    rowList: number, count: number,
+    query16: number, queryScale: number, metric: number, k: number,
+    outRows: number, outKeys: number,
+  ): void;
   /** Read a byte range with SIMD loads and nothing else (the benchmarks' memory floor). */
   readFloor(start: number, bytes: number): number;
   METRIC_COSINE: WebAssembly.Global;

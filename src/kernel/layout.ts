@@ -2,12 +2,15 @@
 //
 //   [0, base)            the module's static data (base = its __heap_base, 16-aligned)
 //   vectors              capacity rows of `dim` float32, row i at vectors + i*dim*4
+//   codes                int8 storage only: capacity rows of `codeStride` int8
 //   invNorms             capacity float32: 1/||row|| (cosine), unused for l2
 //   seqs                 capacity uint32: insertion sequence of each row (tie-break)
+//   scales               int8 only: capacity float32, max|row| / 127
+//   sqNorms              int8 only: capacity float32, ||row||^2 (l2 first stage)
 //   scratch              per call: queries, row list, per-query heaps
 //
-// Vectors come first so that growing the capacity never moves them; only the
-// two small per-row regions are copied up. Scratch is last and transient, so
+// Vectors come first so that growing the capacity never moves them; the
+// other per-row regions are copied up. Scratch is last and transient, so
 // a bigger search only grows the memory and moves nothing.
 
 export const PAGE_BYTES = 65536;
@@ -16,20 +19,45 @@ const FLOAT_BYTES = 4;
 export interface Layout {
   dim: number;
   capacity: number;
+  /** Bytes of int8 codes per row; 0 for float32 storage. */
+  codeStride: number;
   vectors: number;
+  codes: number;
   invNorms: number;
   seqs: number;
+  scales: number;
+  sqNorms: number;
   scratch: number;
 }
 
 export const align16 = (n: number) => Math.ceil(n / 16) * 16;
 
-export function layoutFor(base: number, dim: number, capacity: number): Layout {
+/** int8 code bytes per row: dim padded to the kernel's 32-byte step (0 for float32). */
+export const codeStrideFor = (dim: number, int8: boolean) => (int8 ? Math.ceil(dim / 32) * 32 : 0);
+
+export function layoutFor(base: number, dim: number, capacity: number, codeStride = 0): Layout {
+  const perRowInt8 = codeStride > 0 ? capacity * FLOAT_BYTES : 0;
   const vectors = align16(base);
-  const invNorms = align16(vectors + capacity * dim * FLOAT_BYTES);
+  const codes = align16(vectors + capacity * dim * FLOAT_BYTES);
+  const invNorms = align16(codes + capacity * codeStride);
   const seqs = align16(invNorms + capacity * FLOAT_BYTES);
-  const scratch = align16(seqs + capacity * 4);
-  return { dim, capacity, vectors, invNorms, seqs, scratch };
+  const scales = align16(seqs + capacity * 4);
+  const sqNorms = align16(scales + perRowInt8);
+  const scratch = align16(sqNorms + perRowInt8);
+  return { dim, capacity, codeStride, vectors, codes, invNorms, seqs, scales, sqNorms, scratch };
+}
+
+/** The per-row regions after `vectors`, highest first (the order to move them up in). */
+export function movableRegions(layout: Layout): { start: number; bytes: number; name: keyof Layout }[] {
+  const cap = layout.capacity;
+  const int8 = layout.codeStride > 0;
+  return [
+    { name: 'sqNorms' as const, start: layout.sqNorms, bytes: int8 ? cap * 4 : 0 },
+    { name: 'scales' as const, start: layout.scales, bytes: int8 ? cap * 4 : 0 },
+    { name: 'seqs' as const, start: layout.seqs, bytes: cap * 4 },
+    { name: 'invNorms' as const, start: layout.invNorms, bytes: cap * 4 },
+    { name: 'codes' as const, start: layout.codes, bytes: cap * layout.codeStride },
+  ];
 }
 
 /** Byte offsets inside the scratch region for one search call. */
@@ -48,6 +76,16 @@ export function scratchFor(layout: Layout, queryCount: number, rowListLength: nu
   const outKeys = align16(outRows + queryCount * k * 4);
   const end = align16(outKeys + queryCount * k * 4);
   return { queries, rowList, outRows, outKeys, end };
+}
+
+/** Scratch of the int8 first stage: the query widened to i16, a row list, one heap of `pool` entries. */
+export function int8ScratchFor(layout: Layout, rowListLength: number, pool: number) {
+  const query16 = layout.scratch;
+  const rowList = align16(query16 + layout.codeStride * 2);
+  const outRows = align16(rowList + rowListLength * 4);
+  const outKeys = align16(outRows + pool * 4);
+  const end = align16(outKeys + pool * 4);
+  return { query16, rowList, outRows, outKeys, end };
 }
 
 export const pagesFor = (bytes: number) => Math.ceil(bytes / PAGE_BYTES);

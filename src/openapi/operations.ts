@@ -33,7 +33,7 @@ export interface Operation {
 const AUTH: ErrorCode[] = ['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED', 'RATE_LIMITED'];
 const BODY: ErrorCode[] = ['UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'VALIDATION_ERROR'];
 /** SERVER_AT_CAPACITY: the server's memory budget would be passed. */
-const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'CAPACITY_EXCEEDED', 'SERVER_AT_CAPACITY'];
+const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'CAPACITY_EXCEEDED', 'SERVER_AT_CAPACITY'];
 
 const json = (schema: v.GenericSchema): Content[] => [{ mediaType: 'application/json', schema }];
 const text = (mediaType: string, description: string): Content[] => [{ mediaType, schema: v.pipe(v.string(), v.description(description)) }];

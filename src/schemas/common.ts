@@ -15,7 +15,7 @@ const utf8 = new TextEncoder();
 export const jsonByteLength = (value: unknown) => utf8.encode(JSON.stringify(value)).length;
 
 export const MetricSchema = v.pipe(v.picklist(METRICS), v.description('Similarity metric; fixed by the first add until POST /index/reset.'));
-export const VectorTypeSchema = v.pipe(v.picklist(VECTOR_TYPES), v.description('Storage type of the vectors.'));
+export const VectorTypeSchema = v.pipe(v.picklist(VECTOR_TYPES), v.description('Storage of the vectors; fixed by the first add until POST /index/reset. float32: exact search. int8: float32 originals (get stays exact) plus int8 codes (one scale per vector) scanned first; the candidatePool best are re-ranked exactly in float32, so scores are exact and the result may miss a neighbour outside the pool.'));
 
 export const DimensionsSchema = v.pipe(
   v.number(),

@@ -2,7 +2,7 @@
 // these (src/openapi/), and the conformance test checks every real response
 // against what the document declares.
 import * as v from 'valibot';
-import { METRICS, SPEC_LIMITS } from '../config.js';
+import { METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../config.js';
 import { CountSchema, JsonObjectSchema, metricsSchema, SessionSchema } from './envelope.js';
 
 const IdSchema = v.string();
@@ -95,7 +95,9 @@ export const SessionResponseSchema = withSession(['dbOpenMs', 'statsReadMs'], {
     vectorCount: CountSchema,
     dimensions: v.nullable(CountSchema),
     metric: v.nullable(v.picklist(METRICS)),
-    vectorBytes: CountSchema,
+    vectorType: v.picklist(VECTOR_TYPES),
+    vectorBytes: v.pipe(CountSchema, v.description('Bytes of the float32 vectors stored.')),
+    codeBytes: v.pipe(CountSchema, v.description('Bytes of the int8 codes stored beside them (0 for float32).')),
     rowCapacity: CountSchema,
     linearMemoryBytes: CountSchema,
     linearMemoryUsedBytes: CountSchema,

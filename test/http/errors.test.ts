@@ -99,7 +99,7 @@ describe('errors: request bodies', () => {
       ['/vectors/add', { id: 'new', vector: [1, 1, 1], metadata: 'tag' }, '/metadata'],
       ['/vectors/add', { id: 'new', vector: [1, 1, 1], metadata: { pad: 'x'.repeat(40) } }, '/metadata'],
       ['/vectors/add', { id: 'new', vector: [1, 1, 1], metric: 'dot' }, '/metric'],
-      ['/vectors/add', { id: 'new', vector: [1, 1, 1], vectorType: 'int8' }, '/vectorType'],
+      ['/vectors/add', { id: 'new', vector: [1, 1, 1], vectorType: 'float16' }, '/vectorType'],
       ['/vectors/add', { id: 'new', vector: [1, 1, 1], dimensions: 0 }, '/dimensions'],
       ['/vectors/add', { id: 'new', vector: [1, 1, 1], dimensions: 1025 }, '/dimensions'],
       ['/vectors/add', { id: 'new', vector: [1, 1, 1], dimensions: 2.5 }, '/dimensions'],
@@ -158,6 +158,11 @@ describe('errors: request bodies', () => {
   it('METRIC_LOCKED (409) for another metric than the session\'s', async () => {
     const err = expectError(await api.post('/vectors/add', { token, body: { id: 'new', vector: [1, 1, 1], metric: 'l2' } }), 409, 'METRIC_LOCKED');
     expect(err.details).to.deep.include({ path: '/metric', expected: 'cosine', actual: 'l2' });
+  });
+
+  it('VECTOR_TYPE_LOCKED (409) for another vectorType than the session\'s', async () => {
+    const err = expectError(await api.post('/vectors/add', { token, body: { id: 'new', vector: [1, 1, 1], vectorType: 'int8' } }), 409, 'VECTOR_TYPE_LOCKED');
+    expect(err.details).to.deep.equal({ path: '/vectorType', expected: 'float32', actual: 'int8' });
   });
 
   it('ZERO_VECTOR (400) for a zero vector or query under cosine', async () => {

@@ -21,7 +21,7 @@ describe('GET /session', () => {
       initialized: false, vectorCount: 0, maxVectors: 100,
     });
     expect(body.stats).to.deep.equal({
-      vectorCount: 0, dimensions: null, metric: null, vectorBytes: 0, rowCapacity: 0, linearMemoryBytes: 0, linearMemoryUsedBytes: 0,
+      vectorCount: 0, dimensions: null, metric: null, vectorType: 'float32', vectorBytes: 0, codeBytes: 0, rowCapacity: 0, linearMemoryBytes: 0, linearMemoryUsedBytes: 0,
     });
     expect(body.usage).to.deep.equal({ vectorCount: 0, maxVectors: 100, vectorsRemaining: 100, fractionUsed: 0 });
     expect(body.limits).to.deep.equal(publicLimits(api.config));
@@ -34,7 +34,7 @@ describe('GET /session', () => {
     const body = expectOk(await api.get('/session', { token }));
     expect(body.session).to.deep.include({ initialized: true, vectorCount: 2 });
     expect(body.session.config).to.deep.include({ dimensions: 4, metric: 'l2' });
-    expect(body.stats).to.deep.include({ vectorCount: 2, dimensions: 4, metric: 'l2', vectorBytes: 32 });
+    expect(body.stats).to.deep.include({ vectorCount: 2, dimensions: 4, metric: 'l2', vectorType: 'float32', vectorBytes: 32, codeBytes: 0 });
     expect(body.stats.rowCapacity).to.be.at.least(2);
     expect(body.stats.linearMemoryBytes).to.be.at.least(body.stats.linearMemoryUsedBytes).and.above(0);
     expect(body.usage).to.deep.equal({ vectorCount: 2, maxVectors: 100, vectorsRemaining: 98, fractionUsed: 0.02 });

@@ -90,7 +90,7 @@ describe('GET /openapi.json', () => {
     const codes = (path: string, method: string, status: string) =>
       doc.paths[path][method].responses[status].content['application/json'].schema.properties.error.properties.code.enum;
     expect(codes('/vectors/get', 'post', '404')).to.deep.equal(['VECTOR_NOT_FOUND']);
-    expect(codes('/vectors/add', 'post', '409')).to.deep.equal(['METRIC_LOCKED', 'CAPACITY_EXCEEDED']);
+    expect(codes('/vectors/add', 'post', '409')).to.deep.equal(['METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'CAPACITY_EXCEEDED']);
     expect(codes('/session', 'get', '401')).to.deep.equal(['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED']);
     expect(doc.paths['/session'].get.responses).to.not.have.property('400');
     expect(codes('/token', 'post', '503')).to.deep.equal(['SERVER_AT_CAPACITY']);

@@ -95,14 +95,14 @@ export function vectorRoutes(deps: RouteDeps): void {
   });
 
   router.post('/vectors/add', auth, json, (ctx) => {
-    const { id, vector, metadata, dimensions, metric } = parseBody(ctx, schemas.AddRequestSchema);
-    const mutation = upsert(ctx, deps, [{ id, vector, metadata }], { dimensions, metric, pathOf: () => '' }, 'addMs');
+    const { id, vector, metadata, dimensions, metric, vectorType } = parseBody(ctx, schemas.AddRequestSchema);
+    const mutation = upsert(ctx, deps, [{ id, vector, metadata }], { dimensions, metric, vectorType, pathOf: () => '' }, 'addMs');
     replyChanged(ctx, deps, { id, mutation });
   });
 
   router.post('/vectors/add-many', auth, json, (ctx) => {
-    const { vectors, dimensions, metric } = parseBody(ctx, schemas.AddManyRequestSchema);
-    const mutation = upsert(ctx, deps, vectors, { dimensions, metric, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
+    const { vectors, dimensions, metric, vectorType } = parseBody(ctx, schemas.AddManyRequestSchema);
+    const mutation = upsert(ctx, deps, vectors, { dimensions, metric, vectorType, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
     replyChanged(ctx, deps, { mutation });
   });
 

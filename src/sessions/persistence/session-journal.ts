@@ -10,14 +10,14 @@
 // per request), so a power loss can lose the last moments.
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Metric } from '../../config.js';
+import type { Metric, VectorType } from '../../config.js';
 import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
 import type { Session } from '../session.js';
 import { base64ToFloat32, CorruptLogError, decodeLog, encodeRecord, float32ToBase64 } from './records.js';
 
 export type LogEntry =
   | { t: 'open'; v: 1; sessionId: string; createdAt: number }
-  | { t: 'upsert'; at: number; dimensions: number; metric: Metric; records: { id: string; v: string; m?: Metadata }[] }
+  | { t: 'upsert'; at: number; dimensions: number; metric: Metric; vectorType?: VectorType; records: { id: string; v: string; m?: Metadata }[] }
   | { t: 'metadata'; at: number; id: string; metadata: Metadata }
   | { t: 'delete'; at: number; ids: string[] }
   | { t: 'clear'; at: number }
@@ -67,7 +67,7 @@ export class SessionJournal {
 
   upsert(session: Session, plan: UpsertPlan, at: number): void {
     this.append(session, at, {
-      t: 'upsert', at, dimensions: plan.dimensions, metric: plan.metric,
+      t: 'upsert', at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType,
       records: plan.records.map((record, i) => ({ id: record.id, v: float32ToBase64(plan.vectors[i]), m: record.metadata })),
     });
   }
@@ -153,7 +153,7 @@ function replay(entries: LogEntry[], make: (sessionId: string, createdAt: number
       case 'upsert':
         index.upsert(
           entry.records.map((r) => ({ id: r.id, vector: base64ToFloat32(r.v), metadata: r.m })),
-          { dimensions: entry.dimensions, metric: entry.metric },
+          { dimensions: entry.dimensions, metric: entry.metric, vectorType: entry.vectorType },
         );
         break;
       case 'metadata':

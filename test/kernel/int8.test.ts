@@ -1,0 +1,64 @@
+// int8 storage in the kernel: codes follow every write, move and growth;
+// with a pool covering every row the answer is exactly the float32 answer;
+// with the default pool, recall stays high on random data (a sanity bound).
+import { expect } from 'chai';
+import type { Metric } from '../../src/config.js';
+import { KernelInstance } from '../../src/kernel/kernel-instance.js';
+import { loadKernelModule } from '../../src/kernel/load-node.js';
+import { quantizeInto } from '../../src/kernel/quantize.js';
+import { randomVector, seededRng } from '../helpers/random.js';
+
+function filled(metric: Metric, dim: number, n: number, seed: number) {
+  const rng = seededRng(seed);
+  const kernel = new KernelInstance(loadKernelModule(), dim, metric, n, 'int8');
+  const rows: Float32Array[] = [];
+  for (let r = 0; r < n; r++) {
+    kernel.ensureCapacity(r + 1); // grow step by step: every region is moved many times
+    rows.push(Float32Array.from(randomVector(rng, dim)));
+    kernel.writeRow(r, rows[r], r);
+  }
+  return { kernel, rows, rng };
+}
+
+describe('int8 kernel', () => {
+  it('quantizes with one scale per vector, symmetric and zero-padded', () => {
+    const codes = new Int8Array(8).fill(9);
+    const scale = quantizeInto(Float32Array.from([0.5, -1, 0.25, 0]), codes);
+    expect(scale).to.equal(Math.fround(1 / 127));
+    expect(Array.from(codes)).to.deep.equal([64, -127, 32, 0, 0, 0, 0, 0]);
+    expect(quantizeInto(new Float32Array(3), codes)).to.equal(0);
+  });
+
+  for (const metric of ['cosine', 'l2'] as const) {
+    for (const dim of [1, 7, 33, 100]) {
+      it(`${metric}, dim ${dim}: a pool of every row gives exactly the float32 result`, () => {
+        const { kernel, rng } = filled(metric, dim, 300, dim);
+        const queries = Float32Array.from({ length: 3 * dim }, () => rng() * 2 - 1);
+        const exact = kernel.search(queries, 3, 10, 300);
+        const int8 = kernel.searchInt8(queries, 3, 10, 300, 300);
+        expect(Array.from(int8.rows)).to.deep.equal(Array.from(exact.rows));
+        expect(Array.from(int8.scores)).to.deep.equal(Array.from(exact.scores));
+      });
+    }
+
+    it(`${metric}: keeps codes in step when a delete moves the last row`, () => {
+      const { kernel, rng } = filled(metric, 24, 200, 5);
+      for (let hole = 0; hole < 50; hole++) kernel.moveRow(199 - hole, hole * 2);
+      const query = Float32Array.from({ length: 24 }, () => rng() * 2 - 1);
+      const list = Int32Array.from({ length: 150 }, (_, i) => i);
+      const exact = kernel.search(query, 1, 10, 150, list);
+      expect(Array.from(kernel.searchInt8(query, 1, 10, 150, 150, list).rows)).to.deep.equal(Array.from(exact.rows));
+    });
+
+    it(`${metric}: recall@10 with a pool of 100 is high on random data`, () => {
+      const { kernel, rng } = filled(metric, 64, 3000, 6);
+      let found = 0;
+      for (let q = 0; q < 20; q++) {
+        const query = Float32Array.from({ length: 64 }, () => rng() * 2 - 1);
+        const truth = new Set(kernel.search(query, 1, 10, 3000).rows);
+        for (const row of kernel.searchInt8(query, 1, 10, 100, 3000).rows) if (truth.has(row)) found++;
+      }
+      expect(found / 200).to.be.at.least(0.95);
+    });
+  }
+});
