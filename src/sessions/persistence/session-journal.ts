@@ -8,11 +8,12 @@
 // Writes reach the OS before the answer is sent, which survives the process
 // being killed; they are not fsynced one by one (that would cost a disk flush
 // per request), so a power loss can lose the last moments.
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Metric, VectorType } from '../../config.js';
 import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
 import type { Session } from '../session.js';
+import { compactEntries } from './compact.js';
 import { base64ToFloat32, CorruptLogError, decodeLog, encodeRecord, float32ToBase64 } from './records.js';
 
 export type LogEntry =
@@ -23,8 +24,11 @@ export type LogEntry =
   | { t: 'clear'; at: number }
   | { t: 'reset'; at: number }
   | { t: 'touch'; at: number };
+export type ChangeEntry = Exclude<LogEntry, { t: 'open' }>;
 
 const LOG_NAME = /^([0-9a-f]{64})\.log$/;
+/** A log is compacted once it has grown by this much and by its own compacted size since the last time. */
+const COMPACT_MIN_BYTES = 1024 * 1024;
 
 /** What a reopen found wrong, for the operator's log. */
 export interface RestoreReport {
@@ -34,6 +38,8 @@ export interface RestoreReport {
 export class SessionJournal {
   /** lastAccessedAt last written for each session, so reads append a touch only now and then. */
   private readonly persistedAccess = new WeakMap<Session, number>();
+  /** Bytes appended to each session's log since it was opened or compacted, and its size then. */
+  private readonly growth = new WeakMap<Session, { appended: number; base: number }>();
 
   constructor(
     readonly dir: string,
@@ -51,6 +57,8 @@ export class SessionJournal {
   scan(): Map<string, number> {
     const found = new Map<string, number>();
     for (const name of readdirSync(this.dir)) {
+      // A compaction that a crash interrupted: the log it was replacing is intact.
+      if (name.endsWith('.log.tmp')) rmSync(join(this.dir, name), { force: true });
       const match = LOG_NAME.exec(name);
       if (match) found.set(match[1], statSync(join(this.dir, name)).mtimeMs);
     }
@@ -60,8 +68,10 @@ export class SessionJournal {
   create(session: Session): void {
     const entry: LogEntry = { t: 'open', v: 1, sessionId: session.id, createdAt: session.createdAt };
     const path = this.pathOf(session.tokenHash);
-    writeFileSync(path, encodeRecord(entry), { flag: 'wx' });
+    const bytes = encodeRecord(entry);
+    writeFileSync(path, bytes, { flag: 'wx' });
     stamp(path, session.lastAccessedAt);
+    this.growth.set(session, { appended: 0, base: bytes.length });
     this.persistedAccess.set(session, session.lastAccessedAt);
   }
 
@@ -118,6 +128,7 @@ export class SessionJournal {
       if (log.tornTail) truncateSync(path, log.validBytes);
       const session = replay(log.records as LogEntry[], make);
       this.persistedAccess.set(session, session.lastAccessedAt);
+      this.growth.set(session, { appended: 0, base: log.validBytes });
       return { session, report: { tornTail: log.tornTail } };
     } catch (err) {
       renameSync(path, `${path}.corrupt`);
@@ -127,9 +138,50 @@ export class SessionJournal {
 
   private append(session: Session, at: number, entry: LogEntry): void {
     const path = this.pathOf(session.tokenHash);
-    appendFileSync(path, encodeRecord(entry));
-    stamp(path, at);
+    const bytes = encodeRecord(entry);
+    appendFileSync(path, bytes);
     this.persistedAccess.set(session, Math.max(at, this.persistedAccess.get(session) ?? 0));
+    const growth = this.growth.get(session) ?? { appended: 0, base: 0 };
+    growth.appended += bytes.length;
+    this.growth.set(session, growth);
+    if (growth.appended > Math.max(COMPACT_MIN_BYTES, growth.base)) {
+      // The change is on disk already; a failed compaction only leaves the log long.
+      try {
+        this.compact(session);
+      } catch (err) {
+        rmSync(`${path}.tmp`, { force: true });
+        console.error(`tempvec: could not compact the log of session ${session.id}:`, err);
+      }
+    }
+    stamp(path, this.persistedAccess.get(session)!);
+  }
+
+  /**
+   * Rewrite a log as its compacted form: written to a temporary file,
+   * fsynced, then renamed over the log, so a crash leaves either the old log
+   * or the new one, never a mix. Amortised: a log is rewritten only after it
+   * has grown by its own compacted size.
+   */
+  private compact(session: Session): void {
+    const path = this.pathOf(session.tokenHash);
+    const log = decodeLog(readFileSync(path));
+    const bytes = Buffer.concat(compactEntries(log.records as LogEntry[]).map(encodeRecord));
+    const temp = `${path}.tmp`;
+    const fd = openSync(temp, 'w');
+    try {
+      writeSync(fd, bytes);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, path);
+    const dir = openSync(this.dir, 'r');
+    try {
+      fsyncSync(dir); // the rename itself
+    } finally {
+      closeSync(dir);
+    }
+    this.growth.set(session, { appended: 0, base: bytes.length });
   }
 }
 
@@ -143,7 +195,7 @@ function stamp(path: string, at: number): void {
 }
 
 /** Apply a log's entries, in order, to a new session. */
-function replay(entries: LogEntry[], make: (sessionId: string, createdAt: number) => Session): Session {
+export function replay(entries: readonly LogEntry[], make: (sessionId: string, createdAt: number) => Session): Session {
   const [open, ...changes] = entries;
   if (!open || open.t !== 'open' || open.v !== 1) throw new CorruptLogError('the log does not start with an open record');
   const session = make(open.sessionId, open.createdAt);

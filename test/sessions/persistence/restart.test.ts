@@ -178,6 +178,24 @@ describe('persistence with DATA_DIR', () => {
     expect(await readAll(healthy)).to.deep.equal(healthyBefore);
   });
 
+  it('compacts a log that keeps growing, and restores from the compacted log', async () => {
+    const token = await live!.newToken();
+    const ids = Array.from({ length: 100 }, (_, i) => `v${i}`);
+    for (let round = 0; round < 40; round++) {
+      const vectors = ids.map((id, i) => ({ id, vector: Array.from({ length: 256 }, (_, j) => Math.sin(round * 1000 + i * 256 + j)), metadata: { round } }));
+      const res = await live!.send('POST', '/vectors/add-many', { token, body: { vectors } });
+      expect(res.status).to.equal(200);
+    }
+    // 40 rounds of ~140 KB records (5.6 MB uncompacted); compacted, the log holds one round
+    // plus at most 1 MiB appended since.
+    expect(statSync(logOf(token)).size).to.be.below(1.5 * 1024 * 1024);
+    const before = (await live!.send('POST', '/vectors/get-many', { token, body: { ids } })).body.vectors;
+    await restart();
+    expect((await live!.send('POST', '/vectors/get-many', { token, body: { ids } })).body.vectors).to.deep.equal(before);
+    expect(before[0].metadata).to.deep.equal({ round: 39 });
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).to.deep.equal([]);
+  });
+
   it('writes no file without DATA_DIR', async () => {
     await live!.close();
     live = await startApp({ tokenRatePerMin: 0 }, { now });

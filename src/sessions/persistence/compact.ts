@@ -1,0 +1,69 @@
+// Compaction of a session log: the same session in as few records as
+// possible. Replaying the result gives the same vectors, metadata,
+// configuration, timestamps and search tie-break order (ties go to the
+// vector written first, so live vectors are rewritten in the order of their
+// last write).
+import type { Metric } from '../../config.js';
+import type { Metadata } from '../../index/vector-index.js';
+import type { ChangeEntry, LogEntry } from './session-journal.js';
+
+/** Records per compacted upsert: keeps each record far below the framing's size cap. */
+const RECORDS_PER_UPSERT = 1000;
+
+interface LiveRecord { id: string; v: string; m?: Metadata; order: number }
+
+export function compactEntries(entries: readonly LogEntry[]): LogEntry[] {
+  const [open, ...changes] = entries;
+  if (!open || open.t !== 'open') throw new Error('a log starts with its open record');
+  let config: { dimensions: number; metric: Metric } | null = null;
+  let lastWritten: { id: string; v: string } | null = null;
+  const live = new Map<string, LiveRecord>();
+  let order = 0;
+  let updatedAt = open.createdAt;
+  let lastAccess = open.createdAt;
+
+  for (const entry of changes as ChangeEntry[]) {
+    lastAccess = Math.max(lastAccess, entry.at);
+    if (entry.t !== 'touch') updatedAt = entry.at;
+    switch (entry.t) {
+      case 'upsert':
+        config = { dimensions: entry.dimensions, metric: entry.metric };
+        for (const r of entry.records) {
+          live.set(r.id, { id: r.id, v: r.v, m: r.m, order: order++ });
+          lastWritten = r;
+        }
+        break;
+      case 'metadata': {
+        const record = live.get(entry.id);
+        if (record) record.m = entry.metadata;
+        break;
+      }
+      case 'delete':
+        for (const id of entry.ids) live.delete(id);
+        break;
+      case 'clear':
+        live.clear();
+        break;
+      case 'reset':
+        live.clear();
+        config = null;
+        break;
+    }
+  }
+
+  const out: LogEntry[] = [open];
+  if (config) {
+    const rows = [...live.values()].sort((a, b) => a.order - b.order).map(({ id, v, m }) => ({ id, v, m }));
+    for (let i = 0; i < rows.length; i += RECORDS_PER_UPSERT) {
+      out.push({ t: 'upsert', at: updatedAt, ...config, records: rows.slice(i, i + RECORDS_PER_UPSERT) });
+    }
+    if (rows.length === 0 && lastWritten) {
+      // Initialized but empty: one vector fixes dimension and metric, a clear removes it.
+      out.push({ t: 'upsert', at: updatedAt, ...config, records: [lastWritten] }, { t: 'clear', at: updatedAt });
+    }
+  } else if (updatedAt > open.createdAt) {
+    out.push({ t: 'reset', at: updatedAt }); // a no-op that keeps updatedAt
+  }
+  if (lastAccess > updatedAt) out.push({ t: 'touch', at: lastAccess });
+  return out;
+}
