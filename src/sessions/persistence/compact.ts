@@ -3,7 +3,7 @@
 // configuration, timestamps and search tie-break order (ties go to the
 // vector written first, so live vectors are rewritten in the order of their
 // last write).
-import type { Metric } from '../../config.js';
+import type { Metric, VectorType } from '../../config.js';
 import type { Metadata } from '../../index/vector-index.js';
 import type { ChangeEntry, LogEntry } from './session-journal.js';
 
@@ -15,7 +15,7 @@ interface LiveRecord { id: string; v: string; m?: Metadata; order: number }
 export function compactEntries(entries: readonly LogEntry[]): LogEntry[] {
   const [open, ...changes] = entries;
   if (!open || open.t !== 'open') throw new Error('a log starts with its open record');
-  let config: { dimensions: number; metric: Metric } | null = null;
+  let config: { dimensions: number; metric: Metric; vectorType?: VectorType } | null = null;
   let lastWritten: { id: string; v: string } | null = null;
   const live = new Map<string, LiveRecord>();
   let order = 0;
@@ -27,7 +27,7 @@ export function compactEntries(entries: readonly LogEntry[]): LogEntry[] {
     if (entry.t !== 'touch') updatedAt = entry.at;
     switch (entry.t) {
       case 'upsert':
-        config = { dimensions: entry.dimensions, metric: entry.metric };
+        config = { dimensions: entry.dimensions, metric: entry.metric, vectorType: entry.vectorType };
         for (const r of entry.records) {
           live.set(r.id, { id: r.id, v: r.v, m: r.m, order: order++ });
           lastWritten = r;

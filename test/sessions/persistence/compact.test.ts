@@ -23,7 +23,7 @@ function observe(session: Session) {
   };
 }
 
-function logs(dim: number): fc.Arbitrary<LogEntry[]> {
+function logs(dim: number, vectorType: 'float32' | 'int8'): fc.Arbitrary<LogEntry[]> {
   const id = fc.constantFrom(...IDS);
   const vector = fc.array(fc.integer({ min: -2, max: 2 }), { minLength: dim, maxLength: dim }).map((v) => float32ToBase64(Float32Array.from(v)));
   const metadata = fc.option(fc.record({ g: fc.integer({ min: 0, max: 3 }) }), { nil: undefined });
@@ -43,7 +43,7 @@ function logs(dim: number): fc.Arbitrary<LogEntry[]> {
       const entries: LogEntry[] = [{ t: 'open', v: 1, sessionId: 'session-1', createdAt: at }];
       changes.forEach((c, i) => {
         at += gaps[i];
-        entries.push(c.t === 'upsert' ? { ...c, at, dimensions: dim, metric: 'l2' } : { ...c, at } as LogEntry);
+        entries.push(c.t === 'upsert' ? { ...c, at, dimensions: dim, metric: 'l2', vectorType } : { ...c, at } as LogEntry);
       });
       return entries;
     });
@@ -51,7 +51,7 @@ function logs(dim: number): fc.Arbitrary<LogEntry[]> {
 
 describe('log compaction', () => {
   it('replays to the same session as the full log', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 3 }).chain(logs), (entries) => {
+    fc.assert(fc.property(fc.tuple(fc.integer({ min: 1, max: 3 }), fc.constantFrom('float32' as const, 'int8' as const)).chain(([dim, type]) => logs(dim, type)), (entries) => {
       const compacted = compactEntries(entries);
       expect(compacted.length).to.be.at.most(Math.max(entries.length, 4));
       expect(observe(replay(compacted, make))).to.deep.equal(observe(replay(entries, make)));
