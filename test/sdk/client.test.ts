@@ -83,6 +83,25 @@ describe('SDK client (GET /sdk.js in Node)', () => {
     expect((await client.limits()).limits.topK.max).to.equal(100);
   });
 
+  it('sends a Float32Array as base64 of its float32 bytes and a plain array as JSON numbers', async () => {
+    const sent: any[] = [];
+    const spy: typeof fetch = (url, init) => {
+      if (init?.body) sent.push(JSON.parse(String(init.body)));
+      return fetch(url, init);
+    };
+    const client = new sdk.TempvecClient({ baseUrl: live.url, fetch: spy });
+    const exact = new Float32Array([0.1, -2.5e-8, 1e15]);
+    await client.add({ id: 'f', vector: exact });
+    await client.add({ id: 'n', vector: [0.1, 0.2, 0.3] });
+    await client.searchMany([exact, [1, 1, 1]]);
+    expect(sent[0].vector).to.equal(Buffer.from(exact.buffer).toString('base64'));
+    expect(sent[1].vector).to.deep.equal([0.1, 0.2, 0.3]);
+    expect(sent[2].queryVectors[0]).to.be.a('string');
+    expect(sent[2].queryVectors[1]).to.deep.equal([1, 1, 1]);
+    const stored = (await client.get('f')).vector.vector;
+    expect(Float32Array.from(stored)).to.deep.equal(exact);
+  });
+
   it('gets one token for calls that start together', async () => {
     const before = live.store.size;
     const client = new sdk.TempvecClient({ baseUrl: live.url });
