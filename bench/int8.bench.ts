@@ -1,0 +1,59 @@
+// npm run bench:int8: int8 storage against exact float32 at 100k x 384
+// (cosine, top 10), on clustered data (a Gaussian mixture with uneven
+// per-dimension scales, like real embeddings) and on uniform random data.
+// Prints the bare scan speed-up (goal >= 2.5x), then recall@10 against the
+// exact answer and time relative to the exact search for candidatePool in
+// {topK, 2 x topK, 100 (the default), 500} (goal at the default: recall >= 0.99
+// in <= 0.45x the exact time). All cases of one data set are interleaved.
+import type { Metric } from '../src/config.js';
+import { KernelInstance } from '../src/kernel/kernel-instance.js';
+import { loadKernelModule } from '../src/kernel/load-node.js';
+import { clusteredVectors, rowOf, uniformVectors } from './lib/data.js';
+import { fmt, interleave, printTable, quick, writeResults } from './lib/measure.js';
+
+const N = quick ? 5_000 : 100_000;
+const DIM = 384;
+const K = 10;
+const QUERIES = 50;
+const POOLS = [K, 2 * K, 100, 500];
+const metric: Metric = 'cosine';
+
+function kernelFor(data: Float32Array, vectorType: 'float32' | 'int8'): KernelInstance {
+  const kernel = new KernelInstance(loadKernelModule(), DIM, metric, N, vectorType);
+  kernel.ensureCapacity(N);
+  for (let r = 0; r < N; r++) kernel.writeRow(r, rowOf(data, DIM, r), r);
+  return kernel;
+}
+
+const rows: Record<string, string | number>[] = [];
+for (const [name, make] of [['clustered', clusteredVectors], ['uniform', uniformVectors]] as const) {
+  const data = make(N, DIM, 61);
+  const queries = make(QUERIES, DIM, 62);
+  const float = kernelFor(data, 'float32');
+  const int8 = kernelFor(data, 'int8');
+  const query = (j: number) => rowOf(queries, DIM, j % QUERIES);
+
+  const truth = Array.from({ length: QUERIES }, (_, j) => new Set(float.search(query(j), 1, K, N).rows));
+  const recall = (pool: number) => {
+    let found = 0;
+    for (let j = 0; j < QUERIES; j++) for (const r of int8.searchInt8(query(j), 1, K, pool, N).rows) if (truth[j].has(r)) found++;
+    return found / (QUERIES * K);
+  };
+
+  let j = 0;
+  const t = Object.fromEntries(interleave([
+    { name: 'float32 exact', run: () => float.search(query(j++), 1, K, N) },
+    { name: 'float32 scan', run: () => float.search(query(j++), 1, 1, N) },
+    { name: 'int8 scan', run: () => int8.searchInt8(query(j++), 1, 1, 1, N) },
+    ...POOLS.map((pool) => ({ name: `pool ${pool}`, run: () => int8.searchInt8(query(j++), 1, K, pool, N) })),
+  ], { rounds: 7, targetMs: 100 }).map((x) => [x.name, x.ms]));
+
+  rows.push({ data: name, case: 'float32 exact top 10', 'ms/query': t['float32 exact'], 'vs exact': '1.000', recall: '1.000' });
+  rows.push({ data: name, case: 'int8 scan vs float32 scan', 'ms/query': t['int8 scan'], 'vs exact': fmt(t['int8 scan'] / t['float32 exact']), recall: `${fmt(t['float32 scan'] / t['int8 scan'], 2)}x faster scan` });
+  for (const pool of POOLS) {
+    rows.push({ data: name, case: `int8 + rescore, pool ${pool}`, 'ms/query': t[`pool ${pool}`], 'vs exact': fmt(t[`pool ${pool}`] / t['float32 exact']), recall: fmt(recall(pool)) });
+  }
+  console.error(`done ${name}`);
+}
+printTable(rows);
+console.log(`results: ${writeResults('int8', { vectors: N, dim: DIM, topK: K, metric, queries: QUERIES, rows })}`);
