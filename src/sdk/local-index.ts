@@ -59,13 +59,13 @@ export class LocalIndex {
   /** Add or replace vectors, all or nothing; the first add fixes dimensions and metric, as on the server. */
   addMany(records: t.VectorRecord[], options: t.SessionOptions = {}): { added: number; replaced: number } {
     const body = parse(schemas.AddManyRequestSchema, { ...options, vectors: records.map((r) => ({ ...r, vector: Array.from(r.vector) })) });
-    return run(() => this.index.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric }));
+    return run(() => this.index.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric, vectorType: body.vectorType }));
   }
 
   /** One vector; errors point at /vector as the server's POST /vectors/add does. */
   add(record: t.VectorRecord, options: t.SessionOptions = {}): { added: number; replaced: number } {
-    const { id, vector, metadata, dimensions, metric } = parse(schemas.AddRequestSchema, { ...options, ...record, vector: Array.from(record.vector) });
-    return run(() => this.index.upsert([{ id, vector, metadata }], { dimensions, metric, pathOf: () => '' }));
+    const { id, vector, metadata, dimensions, metric, vectorType } = parse(schemas.AddRequestSchema, { ...options, ...record, vector: Array.from(record.vector) });
+    return run(() => this.index.upsert([{ id, vector, metadata }], { dimensions, metric, vectorType, pathOf: () => '' }));
   }
 
   delete(ids: string | string[]): { deleted: number; notFound: string[] } {

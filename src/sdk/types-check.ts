@@ -1,13 +1,20 @@
 // Compile-time only (tsc runs it in `npm run build`; nothing imports it): the
 // body every response schema admits must fit the SDK's hand-written type for
-// it (so the SDK promises no field or value the server does not send), or the
-// build fails. The SDK may be wider (vectorType: string, not the picklist).
+// it, with the same fields, or the build fails. Leaf types may be wider in the
+// SDK (a string where the schema has a picklist).
 import type * as v from 'valibot';
 import type * as r from '../schemas/responses.js';
 import type * as t from './types.js';
 
-/** True only when every A is a B. */
-type Same<A, B> = [A] extends [B] ? true : false;
+/** The object structure of T (every key, all levels), its leaf types left out. */
+type Shape<T> = T extends readonly (infer E)[] ? Shape<E>[]
+  : T extends object ? { [K in keyof T]-?: Shape<Exclude<T[K], null | undefined>> } : unknown;
+type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/**
+ * True only when every A is a B (the SDK promises nothing the server does not
+ * send) and both have the same keys at every level (the SDK shows every field).
+ */
+type Same<A, B> = [A] extends [B] ? Mutual<Shape<A>, Shape<B>> : false;
 /** metrics is checked by the conformance test (its schema is built per route). */
 type Body<S extends v.GenericSchema> = Omit<v.InferOutput<S>, 'metrics'>;
 type Sdk<T> = Omit<T, 'metrics'>;

@@ -4,6 +4,8 @@
 // against (src/schemas/responses.ts).
 
 export type Metric = 'cosine' | 'l2';
+/** float32: exact scan; int8: per-vector-scaled int8 codes scanned, the best candidatePool re-ranked in float32. */
+export type VectorType = 'float32' | 'int8';
 export type Metadata = Record<string, unknown>;
 /** Plain arrays, Float32Arrays (or any array-like of numbers) are all accepted as vectors. */
 export type Vector = ArrayLike<number>;
@@ -96,9 +98,11 @@ export interface VectorRecord {
   metadata?: Metadata;
 }
 
+/** Fix the session's configuration on its first add (checked against it afterwards). */
 export interface SessionOptions {
   dimensions?: number;
   metric?: Metric;
+  vectorType?: VectorType;
 }
 
 /** Fields every success response has. */
@@ -124,7 +128,9 @@ export interface SessionResponse extends WithSession {
     vectorCount: number;
     dimensions: number | null;
     metric: Metric | null;
+    vectorType: string;
     vectorBytes: number;
+    codeBytes: number;
     rowCapacity: number;
     linearMemoryBytes: number;
     linearMemoryUsedBytes: number;

@@ -70,6 +70,18 @@ describe('demo page (Chromium)', function () {
     await demo.page.screenshot({ path: new URL('demo.png', OUTPUT_DIR).pathname, fullPage: true });
   });
 
+  it('reloads the sample with int8 storage, and the page still matches the server', async () => {
+    await demo.page.selectOption('#vectorType', 'int8');
+    await demo.page.fill('#count', '1000');
+    await click('load');
+    expect(await demo.page.textContent('#load-info')).to.match(/^1000 points of 32 dimensions \(cosine, int8\)/);
+    await demo.page.fill('#query', 'p5');
+    await click('search');
+    const timings = await demo.page.textContent('#timings');
+    expect(timings).to.include('int8 codes');
+    expect(timings).to.include('local matches serveryes');
+  });
+
   it('had no console errors', () => {
     expect(demo.errors).to.deep.equal([]);
   });

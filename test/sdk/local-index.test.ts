@@ -29,14 +29,16 @@ describe('SDK LocalIndex (in Node, from the bundle)', () => {
   });
   after(() => live.close());
 
-  for (const metric of ['cosine', 'l2'] as const) {
-    it(`returns the server's ids and scores (${metric}, with and without a filter)`, async () => {
+  const variants = [['cosine', 'float32'], ['l2', 'float32'], ['cosine', 'int8'], ['l2', 'int8']] as const;
+  for (const [metric, vectorType] of variants) {
+    it(`returns the server's ids and scores (${metric}, ${vectorType}, with and without a filter)`, async () => {
       const points = dataset(600, 24, metric === 'cosine' ? 7 : 11);
       const client = new sdk.TempvecClient({ baseUrl: live.url });
-      for (let i = 0; i < points.length; i += 200) await client.addMany(points.slice(i, i + 200), { metric });
+      for (let i = 0; i < points.length; i += 200) await client.addMany(points.slice(i, i + 200), { metric, vectorType });
       const local = await sdk.LocalIndex.load();
       expect(local.kernelSource).to.equal('bytes');
-      local.addMany(points, { metric });
+      local.addMany(points, { metric, vectorType });
+      expect(local.config).to.include({ metric, vectorType });
       // Replace and delete some on both sides, so row order (and tie-breaks) must match too.
       await client.addMany(points.slice(0, 20).map((p) => ({ ...p, vector: p.vector.map((x) => -x) })));
       local.addMany(points.slice(0, 20).map((p) => ({ ...p, vector: p.vector.map((x) => -x) })));
@@ -44,7 +46,8 @@ describe('SDK LocalIndex (in Node, from the bundle)', () => {
       local.delete(points.slice(30, 60).map((p) => p.id));
 
       const queries = dataset(12, 24, 99).map((q) => q.vector);
-      for (const options of [{ topK: 10 }, { topK: 25, filter: { cluster: 2 }, includeMetadata: true }, { topK: 100, filter: { even: true } }]) {
+      const searches = [{ topK: 10 }, { topK: 25, filter: { cluster: 2 }, includeMetadata: true }, { topK: 100, filter: { even: true } }, { topK: 5, candidatePool: 7 }];
+      for (const options of searches) {
         const remote = await client.searchMany(queries, options);
         const mine = local.searchMany(queries, options);
         expect(mine.stats).to.deep.equal(remote.stats);
