@@ -79,6 +79,15 @@ describe('session isolation', () => {
     }
   });
 
+  it('covers every route that needs a token (the router\'s own list, from GET /)', async () => {
+    const listed = (await live.send('GET', '/', { headers: { accept: 'application/json' } })).body.routes as { method: string; path: string }[];
+    const needsToken: string[] = [];
+    for (const { method, path } of listed) {
+      if ((await live.send(method, path, { body: method === 'POST' ? {} : undefined })).status === 401) needsToken.push(`${method} ${path}`);
+    }
+    expect(needsToken.sort()).to.deep.equal(ROUTES.map(([method, path]) => `${method} ${path}`).sort());
+  });
+
   it('answers B\'s reads of A\'s ids as not found', async () => {
     const tokenB = await live.newToken();
     expect((await live.send('POST', '/vectors/has', { token: tokenB, body: { id: 'a1' } })).body.has).to.equal(false);
