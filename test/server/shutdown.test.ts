@@ -35,7 +35,7 @@ describe('graceful shutdown', function () {
       await fetch(`${server.url}/limits`);
 
       const inFlight = slowRequest(server.url, token, JSON.stringify({ id: 'late', vector: [1, 2, 3] }));
-      await sleep(200);
+      await sleep(500); // the server has the headers and half the body by now
       server.child.kill(signal);
       await sleep(300);
       expect(server.child.exitCode, 'exited with a request in flight').to.equal(null);
