@@ -51,6 +51,14 @@ export class ResponseChecker {
     this.seen.add(reply.body?.success === false ? `${key} ${reply.body.error?.code}` : key);
   }
 
+  /** Whether `body` passes the request schema the document declares for `method path`. */
+  requestValid(method: string, path: string, body: unknown): boolean {
+    const pointer = ['paths', path, method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema'].map(escape).join('/');
+    const ref = `${DOC_ID}#/${pointer}`;
+    const validator = this.ajv.getSchema(ref) ?? this.ajv.compile({ $ref: ref });
+    return validator(body) as boolean;
+  }
+
   /** Validate `value` against the schema at `ref` (a URI into the document). */
   validate(ref: string, value: unknown, label: string): void {
     const validator = this.ajv.getSchema(ref) ?? this.ajv.compile({ $ref: ref });

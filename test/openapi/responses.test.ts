@@ -92,6 +92,13 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     const token = op?.security?.length ? await seeded() : undefined;
     const reply = await live.send(method, path, { token, ...options });
     checker.check(method, path, reply);
+    // The documented request schema must agree with the server: a body it took is valid there,
+    // and a body refused as invalid JSON content (VALIDATION_ERROR) is not.
+    if (options.body !== undefined && op?.requestBody) {
+      const valid = checker.requestValid(method, path, options.body);
+      if (reply.status < 300) expect(valid, `${method} ${path} took a body its schema refuses`).to.equal(true);
+      if (reply.body?.error?.code === 'VALIDATION_ERROR') expect(valid, `${method} ${path} refused a body its schema takes`).to.equal(false);
+    }
     return reply;
   }
 
