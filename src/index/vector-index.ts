@@ -350,6 +350,8 @@ export class VectorIndex {
       throw apiError('VALIDATION_ERROR', 'at least one vector is required', { path: '/vectors' });
     }
     const source = locked.dimensions !== null ? 'the session dimension' : options.dimensions !== undefined ? 'dimensions' : 'the first vector\'s length';
+    // One packed allocation for the batch; each record gets a view of its row.
+    const packed = new Float32Array(records.length * dimensions);
     const vectors = records.map((record, i) => {
       // The path is built only for an error: batches hold up to thousands of records.
       const path = () => pathOf(i) + '/vector';
@@ -358,8 +360,8 @@ export class VectorIndex {
           path: path(), expected: dimensions, actual: record.vector.length,
         });
       }
-      // The constructor copies arrays and typed arrays directly (from() would iterate).
-      const values = new Float32Array(record.vector);
+      const values = packed.subarray(i * dimensions, (i + 1) * dimensions);
+      values.set(record.vector);
       if (metric === 'cosine') assertNonZero(values, path);
       return values;
     });

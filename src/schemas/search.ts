@@ -12,7 +12,7 @@ export function searchSchemas(config: Config) {
     ), SPEC_LIMITS.defaultTopK),
     candidatePool: v.optional(v.pipe(
       v.number(), v.integer(), v.minValue(SPEC_LIMITS.minCandidatePool), v.maxValue(SPEC_LIMITS.maxCandidatePool),
-      v.description('First-stage candidates per query; raised to topK when smaller. With float32 storage the scan is exact, so it changes no result.'),
+      v.description('First-stage candidates per query; raised to topK when smaller. int8 sessions: the candidatePool best by the int8 codes are re-ranked exactly in float32 (larger: better recall, slower). float32 sessions: the scan is exact, so it only bounds the first stage and changes no result.'),
     ), SPEC_LIMITS.defaultCandidatePool),
     includeMetadata: v.optional(v.pipe(v.boolean(), v.description('Return each result\'s metadata.')), false),
     filter: v.optional(FilterSchema),
