@@ -11,9 +11,13 @@ import type { Clock, SessionStore } from '../../src/sessions/session-store.js';
 
 export interface RequestOptions {
   token?: string;
-  /** Serialised as JSON (with content-type: application/json) unless a string. */
+  /** Sent verbatim as the Authorization header (wins over token). */
+  authorization?: string;
+  /** Serialised as JSON (with content-type: application/json) unless a string or bytes, sent as they are. */
   body?: unknown;
   headers?: Record<string, string>;
+  /** Fail instead of waiting longer than this for the answer. */
+  timeoutMs?: number;
 }
 
 export interface ApiResponse {
@@ -52,13 +56,15 @@ export class TestServer {
 
   async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
     const headers: Record<string, string> = { ...options.headers };
-    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-    let body: string | undefined;
+    if (options.authorization !== undefined) headers.authorization = options.authorization;
+    else if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+    let body: string | Uint8Array | undefined;
     if (options.body !== undefined) {
-      body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+      body = typeof options.body === 'string' || options.body instanceof Uint8Array ? options.body : JSON.stringify(options.body);
       if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
     }
-    const res = await fetch(this.base + path, { method, headers, body });
+    const signal = options.timeoutMs ? AbortSignal.timeout(options.timeoutMs) : undefined;
+    const res = await fetch(this.base + path, { method, headers, body: body as BodyInit | undefined, signal });
     const text = await res.text();
     let parsed: unknown;
     try {
