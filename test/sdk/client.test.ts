@@ -3,7 +3,7 @@
 // and kept, typed errors with the server's code, and SESSION_EXPIRED reported
 // instead of silently starting an empty session.
 import { expect } from 'chai';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,9 +15,13 @@ type Sdk = typeof import('../../src/sdk/index.js');
 async function importServedSdk(live: LiveApp): Promise<Sdk> {
   const res = await fetch(`${live.url}/sdk.js`);
   const dir = mkdtempSync(join(tmpdir(), 'tempvec-sdk-'));
-  const file = join(dir, 'sdk.mjs');
-  writeFileSync(file, await res.text());
-  return import(pathToFileURL(file).href);
+  try {
+    const file = join(dir, 'sdk.mjs');
+    writeFileSync(file, await res.text());
+    return await import(pathToFileURL(file).href);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 describe('SDK client (GET /sdk.js in Node)', () => {
