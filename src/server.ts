@@ -14,6 +14,15 @@ const server = app.listen(config.port, config.host, () => {
 
 let stopping = false;
 
+/** Write the sessions' last accesses (DATA_DIR); a failure is reported, not a reason to hang. */
+function flush() {
+  try {
+    store.flush();
+  } catch (err) {
+    console.error('could not write the last accesses of the sessions:', err);
+  }
+}
+
 function shutdown(signal: string) {
   if (stopping) {
     console.log(`${signal} again: exiting now`);
@@ -26,14 +35,14 @@ function shutdown(signal: string) {
   // ones are closed now; a busy one becomes idle once its response is sent,
   // and would otherwise linger for the keep-alive timeout.
   server.close(() => {
-    store.flush();
+    flush();
     process.exit(0);
   });
   server.closeIdleConnections();
   setInterval(() => server.closeIdleConnections(), 50).unref();
   setTimeout(() => {
     console.error(`requests still in flight after ${SHUTDOWN_GRACE_MS} ms; exiting`);
-    store.flush();
+    flush();
     process.exit(1);
   }, SHUTDOWN_GRACE_MS).unref();
 }

@@ -46,7 +46,8 @@ export class SessionJournal {
     /** A read is recorded at most this often per session (its expiry after a restart may be this much early). */
     private readonly touchIntervalMs: number,
   ) {
-    mkdirSync(dir, { recursive: true });
+    // Logs hold callers' vectors and metadata: readable by this user only.
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
   private pathOf(tokenHash: string): string {
@@ -69,7 +70,7 @@ export class SessionJournal {
     const entry: LogEntry = { t: 'open', v: 1, sessionId: session.id, createdAt: session.createdAt };
     const path = this.pathOf(session.tokenHash);
     const bytes = encodeRecord(entry);
-    writeFileSync(path, bytes, { flag: 'wx' });
+    writeFileSync(path, bytes, { flag: 'wx', mode: 0o600 });
     stamp(path, session.lastAccessedAt);
     this.growth.set(session, { appended: 0, base: bytes.length });
     this.persistedAccess.set(session, session.lastAccessedAt);
@@ -167,7 +168,7 @@ export class SessionJournal {
     const log = decodeLog(readFileSync(path));
     const bytes = Buffer.concat(compactEntries(log.records as LogEntry[]).map(encodeRecord));
     const temp = `${path}.tmp`;
-    const fd = openSync(temp, 'w');
+    const fd = openSync(temp, 'w', 0o600);
     try {
       writeSync(fd, bytes);
       fsyncSync(fd);

@@ -196,6 +196,11 @@ describe('persistence with DATA_DIR', () => {
     expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).to.deep.equal([]);
   });
 
+  it('keeps the logs readable by this user only', async () => {
+    const token = await live!.newToken();
+    expect(statSync(logOf(token)).mode & 0o077).to.equal(0);
+  });
+
   it('writes no file without DATA_DIR', async () => {
     await live!.close();
     live = await startApp({ tokenRatePerMin: 0 }, { now });
