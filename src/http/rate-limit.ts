@@ -12,12 +12,29 @@ function rateLimited(waitMs: number, what: string) {
   return apiError('RATE_LIMITED', `too many ${what}; retry in ${seconds} s`, { retryAfterMs: waitMs }, { 'Retry-After': String(seconds) });
 }
 
+/**
+ * The key a client address is limited under: an IPv4 address as is (also
+ * when written IPv4-mapped, ::ffff:a.b.c.d), an IPv6 address by its /64, the
+ * block one host or customer usually gets, so cycling through its addresses
+ * does not buy more tokens.
+ */
+export function clientKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1];
+  if (!ip.includes(':')) return ip;
+  const [head, tail = ''] = ip.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = ip.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  return groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':') + '::/64';
+}
+
 /** Limits POST /token per client address (the socket's; app.proxy is off, so X-Forwarded-For is ignored). */
 export function tokenRateLimit(config: Config, now: Clock): Middleware {
   if (config.tokenRatePerMin === 0) return (_ctx, next) => next();
   const buckets = new KeyedBuckets<string>(config.tokenRatePerMin / 60, config.tokenRatePerMin);
   return (ctx, next) => {
-    const wait = buckets.take(ctx.ip, now());
+    const wait = buckets.take(clientKey(ctx.ip), now());
     if (wait > 0) throw rateLimited(wait, 'tokens requested from this address');
     return next();
   };
