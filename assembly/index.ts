@@ -12,7 +12,7 @@
 // so results do not depend on where a vector happens to sit.
 
 import { dotRow, dotRows4, l2Row, l2Rows4 } from "./simd";
-import { heapOffer, heapSortBestFirst } from "./topk";
+import { better, heapOffer, heapSortBestFirst, selectBest } from "./topk";
 import { dotI8Row } from "./int8";
 
 export const METRIC_COSINE: i32 = 0;
@@ -133,9 +133,10 @@ function scanBlock4(
 
 /**
  * First stage of an int8 search: approximate keys from the int8 codes of
- * rows [0, count) (or `rowList`) for one query, keeping the best `k` (the
- * candidate pool) best-first in outRows/outKeys. The binding re-ranks those
- * candidates exactly in float32.
+ * rows [0, count) (or `rowList`) for one query; the best `k` (the candidate
+ * pool) end up in outRows/outKeys[0, returned count), in no particular
+ * order (the binding re-ranks them exactly in float32). outRows/outKeys
+ * must have room for 2k entries (the selection buffer).
  *
  *   codes:  `stride` int8 per row; scales: per-row float32 (max|v| / 127)
  *   aux:    per-row float32: 1/||v|| (cosine) or ||v||^2 (l2)
@@ -148,9 +149,12 @@ export function searchInt8(
   rowList: usize, count: i32,
   query16: usize, queryScale: f32, metric: i32, k: i32,
   outRows: usize, outKeys: usize,
-): void {
-  let size = 0;
+): i32 {
   const twiceQueryScale: f32 = <f32>2 * queryScale;
+  const capacity = 2 * k;
+  let size = 0;
+  let full = false; // once true, thresholdKey/Row is the k-th best so far
+  let thresholdKey: f32 = 0, thresholdRow = 0;
   for (let i = 0; i < count; i++) {
     const row = rowAt(rowList, i);
     const dot = <f32>dotI8Row(query16, codes + <usize>row * <usize>stride, stride) * load<f32>(scales + (<usize>row << 2));
@@ -158,7 +162,21 @@ export function searchInt8(
     if (metric == METRIC_COSINE) key = dot * load<f32>(aux + (<usize>row << 2));
     else if (metric == METRIC_L2) key = dot * twiceQueryScale - load<f32>(aux + (<usize>row << 2));
     else key = dot;
-    size = heapOffer(outRows, outKeys, size, k, row, key, seqs);
+    if (full && !better(key, row, thresholdKey, thresholdRow, seqs)) continue;
+    store<i32>(outRows + (<usize>size << 2), row);
+    store<f32>(outKeys + (<usize>size << 2), key);
+    size++;
+    if (size == capacity) {
+      selectBest(outRows, outKeys, size, k, seqs);
+      size = k;
+      full = true;
+      thresholdKey = load<f32>(outKeys + (<usize>(k - 1) << 2));
+      thresholdRow = load<i32>(outRows + (<usize>(k - 1) << 2));
+    }
   }
-  heapSortBestFirst(outRows, outKeys, size, seqs);
+  if (size > k) {
+    selectBest(outRows, outKeys, size, k, seqs);
+    size = k;
+  }
+  return size;
 }

@@ -64,3 +64,46 @@ export function heapSortBestFirst(rows: usize, keys: usize, size: i32, seqs: usi
     siftDown(rows, keys, end, 0, lastRow, lastKey, seqs);
   }
 }
+
+// Pool selection for large k (the int8 first stage keeps up to 2048
+// candidates): candidates better than a threshold are appended to a buffer
+// of 2k entries; when it fills, a quickselect moves the k best to the front
+// and the k-th best becomes the new threshold. Each row costs one compare
+// against the threshold, and the buffer is re-selected only as often as 2k
+// rows beat it, instead of a log2(k)-deep heap sift for each of them.
+
+@inline function swapEntries(rows: usize, keys: usize, i: i32, j: i32): void {
+  const ri = rowOf(rows, i), ki = keyOf(keys, i);
+  put(rows, keys, i, rowOf(rows, j), keyOf(keys, j));
+  put(rows, keys, j, ri, ki);
+}
+
+/** a ranks before b: higher key, or equal key and earlier insertion. */
+@inline export function better(keyA: f32, rowA: i32, keyB: f32, rowB: i32, seqs: usize): bool {
+  return worse(keyB, rowB, keyA, rowA, seqs);
+}
+
+/** Reorder entries [0, n) so that [0, k) holds the k best, the k-th best at k - 1 (k <= n). */
+export function selectBest(rows: usize, keys: usize, n: i32, k: i32, seqs: usize): void {
+  let lo = 0, hi = n - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    // Median of three as the pivot, moved to hi.
+    const mid = lo + ((hi - lo) >> 1);
+    if (better(keyOf(keys, mid), rowOf(rows, mid), keyOf(keys, lo), rowOf(rows, lo), seqs)) swapEntries(rows, keys, mid, lo);
+    if (better(keyOf(keys, hi), rowOf(rows, hi), keyOf(keys, lo), rowOf(rows, lo), seqs)) swapEntries(rows, keys, hi, lo);
+    if (better(keyOf(keys, mid), rowOf(rows, mid), keyOf(keys, hi), rowOf(rows, hi), seqs)) swapEntries(rows, keys, mid, hi);
+    const pivotKey = keyOf(keys, hi), pivotRow = rowOf(rows, hi);
+    let store = lo;
+    for (let i = lo; i < hi; i++) {
+      if (better(keyOf(keys, i), rowOf(rows, i), pivotKey, pivotRow, seqs)) {
+        swapEntries(rows, keys, i, store);
+        store++;
+      }
+    }
+    swapEntries(rows, keys, store, hi);
+    if (store == target) return;
+    if (store < target) lo = store + 1;
+    else hi = store - 1;
+  }
+}

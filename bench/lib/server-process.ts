@@ -20,3 +20,5 @@ const server = app.listen(0, '127.0.0.1', () => {
   const address = server.address();
   process.stdout.write(`READY ${typeof address === 'object' && address ? address.port : 0}\n`);
 });
+// Exit normally on a signal, so --cpu-prof and similar flags can write their output.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(0));

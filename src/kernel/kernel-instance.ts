@@ -162,19 +162,18 @@ export class KernelInstance {
     const rows = new Int32Array(queryCount * perQuery);
     const scores = new Float64Array(queryCount * perQuery);
     if (perQuery === 0) return { rows, scores, perQuery: 0 };
-    const candidates = Math.min(pool, scanned);
     for (let q = 0; q < queryCount; q++) {
       const query = queries.subarray(q * this.dim, (q + 1) * this.dim);
       const pooled = this.firstStage(query, pool, scanned, rowList);
-      const exact = this.search(query, 1, k, count, pooled.subarray(0, candidates));
+      const exact = this.search(query, 1, k, count, pooled);
       rows.set(exact.rows, q * perQuery);
       scores.set(exact.scores, q * perQuery);
     }
     return { rows, scores, perQuery };
   }
 
-  /** Rows of the `pool` best approximate keys (best first). */
-  private firstStage(query: Float32Array, pool: number, scanned: number, rowList: Int32Array | null): Int32Array {
+  /** Rows of the `pool` best approximate keys, in no particular order (public for the benchmarks). */
+  firstStage(query: Float32Array, pool: number, scanned: number, rowList: Int32Array | null): Int32Array {
     const scratch = int8ScratchFor(this.layout, rowList ? rowList.length : 0, pool);
     this.ensureBytes(scratch.end);
     const buffer = this.memory.buffer;
@@ -183,13 +182,13 @@ export class KernelInstance {
     new Int16Array(buffer, scratch.query16, this.codeStride).set(codes8);
     if (rowList) new Int32Array(buffer, scratch.rowList, rowList.length).set(rowList);
     const { codes, scales, invNorms, sqNorms, seqs } = this.layout;
-    this.kernel.searchInt8(
+    const found = this.kernel.searchInt8(
       codes, this.codeStride, scales, this.metric === 'cosine' ? invNorms : sqNorms, seqs,
       rowList ? scratch.rowList : 0, scanned,
       scratch.query16, queryScale, this.metricCode, pool,
       scratch.outRows, scratch.outKeys,
     );
-    return new Int32Array(buffer, scratch.outRows, Math.min(pool, scanned)).slice();
+    return new Int32Array(buffer, scratch.outRows, found).slice();
   }
 
   /**

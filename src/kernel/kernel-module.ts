@@ -14,7 +14,7 @@ export interface KernelExports {
     rowList: number, count: number,
     query16: number, queryScale: number, metric: number, k: number,
     outRows: number, outKeys: number,
-  ): void;
+  ): number;
   /** Read a byte range with SIMD loads and nothing else (the benchmarks' memory floor). */
   readFloor(start: number, bytes: number): number;
   METRIC_COSINE: WebAssembly.Global;

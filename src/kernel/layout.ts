@@ -78,13 +78,13 @@ export function scratchFor(layout: Layout, queryCount: number, rowListLength: nu
   return { queries, rowList, outRows, outKeys, end };
 }
 
-/** Scratch of the int8 first stage: the query widened to i16, a row list, one heap of `pool` entries. */
+/** Scratch of the int8 first stage: the query widened to i16, a row list, a selection buffer of 2 x pool entries. */
 export function int8ScratchFor(layout: Layout, rowListLength: number, pool: number) {
   const query16 = layout.scratch;
   const rowList = align16(query16 + layout.codeStride * 2);
   const outRows = align16(rowList + rowListLength * 4);
-  const outKeys = align16(outRows + pool * 4);
-  const end = align16(outKeys + pool * 4);
+  const outKeys = align16(outRows + 2 * pool * 4);
+  const end = align16(outKeys + 2 * pool * 4);
   return { query16, rowList, outRows, outKeys, end };
 }
 

@@ -61,4 +61,42 @@ describe('int8 kernel', () => {
       expect(found / 200).to.be.at.least(0.95);
     });
   }
+
+  /** The first stage's key of each row, recomputed in JS from the same codes (cosine). */
+  function approximateKeys(rows: Float32Array[], query: Float32Array, dim: number): number[] {
+    const stride = Math.ceil(dim / 32) * 32;
+    const q = new Int8Array(stride);
+    quantizeInto(query, q);
+    return rows.map((v) => {
+      const c = new Int8Array(stride);
+      const scale = quantizeInto(v, c);
+      let dot = 0, norm = 0;
+      for (let i = 0; i < dim; i++) { dot += q[i] * c[i]; norm += v[i] * v[i]; }
+      return dot * scale / Math.sqrt(norm);
+    });
+  }
+
+  it('selects the pool best by the codes, through many re-selections of the buffer', () => {
+    const dim = 40;
+    const { kernel, rows, rng } = filled('cosine', dim, 5000, 12);
+    for (const pool of [1, 7, 100, 300, 2048]) {
+      const query = Float32Array.from({ length: dim }, () => rng() * 2 - 1);
+      const got = kernel.firstStage(query, pool, 5000, null);
+      expect(got.length).to.equal(pool);
+      expect(new Set(got).size).to.equal(pool);
+      const keys = approximateKeys(rows, query, dim);
+      const cut = [...keys].sort((a, b) => b - a)[pool - 1];
+      for (const row of got) expect(keys[row]).to.be.at.least(cut - 1e-5 * Math.abs(cut) - 1e-9);
+    }
+  });
+
+  it('breaks ties in the selection by insertion order', () => {
+    const kernel = new KernelInstance(loadKernelModule(), 8, 'l2', 1000, 'int8');
+    kernel.ensureCapacity(1000);
+    const same = Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
+    // Rows written in reverse sequence order: row r has sequence 999 - r.
+    for (let r = 0; r < 1000; r++) kernel.writeRow(r, same, 999 - r);
+    const got = Array.from(kernel.firstStage(Float32Array.from([0, 0, 0, 0, 0, 0, 0, 1]), 50, 1000, null)).sort((a, b) => a - b);
+    expect(got).to.deep.equal(Array.from({ length: 50 }, (_, i) => 950 + i));
+  });
 });
