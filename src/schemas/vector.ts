@@ -67,7 +67,7 @@ function fastVectorSchema() {
     }
     return declaredRun(dataset as never, config);
   };
-  return union as unknown as v.GenericSchema<number[] | string, VectorOutput> & typeof union;
+  return union as unknown as v.GenericSchema<number[] | string, VectorOutput>;
 }
 
 export const VectorSchema = fastVectorSchema();
