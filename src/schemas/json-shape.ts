@@ -5,30 +5,40 @@
 
 export type JsonPath = (string | number)[];
 
+/** A container to visit; its path is rebuilt from the parent links only when it is reported. */
 interface Frame {
   value: unknown;
   depth: number;
-  path: JsonPath;
+  parent: Frame | null;
+  key: string | number;
+}
+
+function pathOf(frame: Frame): JsonPath {
+  const path: JsonPath = [];
+  for (let f: Frame | null = frame; f && f.parent; f = f.parent) path.push(f.key);
+  return path.reverse();
 }
 
 /** Depth of a container: {} and [] are 1, {"a":{}} is 2; a scalar is 0. */
 export function firstTooDeep(value: unknown, maxDepth: number): JsonPath | null {
-  const stack: Frame[] = [{ value, depth: value !== null && typeof value === 'object' ? 1 : 0, path: [] }];
+  const stack: Frame[] = [{ value, depth: value !== null && typeof value === 'object' ? 1 : 0, parent: null, key: '' }];
   while (stack.length > 0) {
-    const { value: current, depth, path } = stack.pop()!;
-    if (depth > maxDepth) return path;
+    const frame = stack.pop()!;
+    const { value: current, depth } = frame;
+    if (depth > maxDepth) return pathOf(frame);
     if (current === null || typeof current !== 'object') continue;
     // Arrays by index, without an entry pair per element: a body holds
     // hundreds of thousands of vector components, and only containers matter.
     if (Array.isArray(current)) {
       for (let i = 0; i < current.length; i++) {
         const child: unknown = current[i];
-        if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1, path: [...path, i] });
+        if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1, parent: frame, key: i });
       }
       continue;
     }
-    for (const [key, child] of entries(current)) {
-      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1, path: [...path, key] });
+    for (const key of Object.keys(current)) {
+      const child = (current as Record<string, unknown>)[key];
+      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1, parent: frame, key });
     }
   }
   return null;
