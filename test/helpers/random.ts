@@ -1,18 +1,11 @@
 // Seeded random data, so a failing test fails the same way every run.
 
+import { rng } from '../../bench/lib/data.js';
+
 export type Rng = () => number;
 
-/** mulberry32: a small, fast, well-mixed 32-bit PRNG; returns floats in [0, 1). */
-export function seededRng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (the benchmarks' generator): floats in [0, 1). */
+export const seededRng: (seed: number) => Rng = rng;
 
 /** An integer in [0, n). */
 export const randomInt = (rng: Rng, n: number) => Math.floor(rng() * n);
