@@ -123,6 +123,11 @@ export class VectorIndex {
     return { ...this.config };
   }
 
+  /** The configuration without a copy, for reading only (every response shows it). */
+  get configView(): Readonly<IndexConfig> {
+    return this.config;
+  }
+
   /** Bytes of linear memory held (0 until the first add and after a reset). */
   get memoryBytes(): number {
     return this.kernel?.memoryBytes ?? 0;
@@ -378,16 +383,28 @@ export class VectorIndex {
           path: pathOf(j), expected: dim, actual: query.length,
         });
       }
-      const values = new Float32Array(query);
+      const values = packed.subarray(j * dim, (j + 1) * dim);
+      values.set(query);
       if (this.config.metric === 'cosine') assertNonZero(values, () => pathOf(j));
-      packed.set(values, j * dim);
     });
     return packed;
   }
 }
 
+/**
+ * A component this large makes the sum of squares at least 1e-60, far from
+ * both zero and the ~1e-77 below which the inverse norm overflows float32.
+ */
+const SURELY_NONZERO = 1e-30;
+
 /** Cosine is undefined for a zero vector (and unstable for one too small for float32). */
 function assertNonZero(values: Float32Array, path: () => string): void {
+  // Almost every vector has a large component among its first few; only the
+  // rest need the norm (the kernel computes it again when the row is written).
+  for (let i = 0; i < values.length; i++) {
+    const magnitude = Math.abs(values[i]);
+    if (magnitude >= SURELY_NONZERO && magnitude < Infinity) return;
+  }
   const inv = inverseNorm(values);
   if (inv === 0 || !Number.isFinite(Math.fround(inv))) {
     throw apiError('ZERO_VECTOR', 'cosine similarity is undefined for a zero vector', { path: path() });

@@ -3,12 +3,27 @@ import { v4 as uuidv4 } from 'uuid';
 import { BACKEND } from '../config.js';
 import { VectorIndex } from '../index/vector-index.js';
 
+/** ISO form of a timestamp, recomputed only when the timestamp changes (every response shows four). */
+class IsoDate {
+  private ms = NaN;
+  private text = '';
+
+  of(ms: number): string {
+    if (ms !== this.ms) {
+      this.text = new Date(ms).toISOString();
+      this.ms = ms;
+    }
+    return this.text;
+  }
+}
+
 export class Session {
   readonly id: string;
   readonly createdAt: number;
   updatedAt: number;
   lastAccessedAt: number;
   readonly index: VectorIndex;
+  private readonly iso = { created: new IsoDate(), updated: new IsoDate(), accessed: new IsoDate(), expires: new IsoDate() };
 
   constructor(
     readonly tokenHash: string,
@@ -44,13 +59,14 @@ export class Session {
 
   /** The `session` object of every response (spec section 2). */
   view(now: number) {
-    const config = this.index.getConfig();
+    const config = this.index.configView;
+    const { iso } = this;
     return {
       sessionId: this.id,
-      createdAt: new Date(this.createdAt).toISOString(),
-      updatedAt: new Date(this.updatedAt).toISOString(),
-      lastAccessedAt: new Date(this.lastAccessedAt).toISOString(),
-      expiresAt: new Date(this.expiresAt).toISOString(),
+      createdAt: iso.created.of(this.createdAt),
+      updatedAt: iso.updated.of(this.updatedAt),
+      lastAccessedAt: iso.accessed.of(this.lastAccessedAt),
+      expiresAt: iso.expires.of(this.expiresAt),
       ttlMsRemaining: Math.max(0, this.expiresAt - now),
       initialized: this.index.initialized,
       vectorCount: this.index.size,

@@ -3,12 +3,14 @@ import { pointer } from '../../errors.js';
 import { parseBody } from '../body.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
+const queryVectorPath = () => pointer('queryVector');
+
 export function searchRoutes({ router, store, schemas, auth, json }: RouteDeps): void {
   router.post('/search', auth, json, (ctx) => {
-    const { queryVector, ...options } = parseBody(ctx, schemas.SearchRequestSchema);
+    const { queryVector, topK, candidatePool, includeMetadata, filter } = parseBody(ctx, schemas.SearchRequestSchema);
     const { session, timings } = stateOf(ctx);
     const { results, stats } = timings.measure('searchMs', () =>
-      session.index.search([queryVector], { ...options, pathOf: () => pointer('queryVector') }));
+      session.index.search([queryVector], { topK, candidatePool, includeMetadata, filter, pathOf: queryVectorPath }));
     timings.set('resultCount', results[0].length);
     replyWithSession(ctx, store, { results: results[0], stats });
   });
