@@ -6,6 +6,7 @@ import * as v from 'valibot';
 import type { Config } from '../config.js';
 import { apiError, pointer } from '../errors.js';
 import { firstTooDeep } from '../schemas/json-shape.js';
+import { parseVectorJson } from './vector-json.js';
 
 declare module 'koa' {
   interface Request {
@@ -68,11 +69,20 @@ function parseJson(bytes: Buffer): unknown {
   }
 }
 
+export interface JsonBodyOptions {
+  /**
+   * The body of /vectors/add or add-many: number-array vectors are read
+   * straight into float32 (vector-json.ts); bodies that reader declines take
+   * the ordinary path.
+   */
+  vectors?: boolean;
+}
+
 /**
  * Parse a JSON body (415 for another content type or a compressed body, 400
  * for malformed JSON or UTF-8, 413 when too large). An empty body is {}.
  */
-export function jsonBody(config: Config): Middleware {
+export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middleware {
   return async (ctx, next) => {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
     if (!ctx.is('application/json') && (hasBody || ctx.get('content-type') !== '')) {
@@ -80,7 +90,8 @@ export function jsonBody(config: Config): Middleware {
         contentType: ctx.get('content-type') || null,
       });
     }
-    const body = parseJson(await readBytes(ctx, config.maxBodyBytes));
+    const bytes = await readBytes(ctx, config.maxBodyBytes);
+    const body = (options.vectors && parseVectorJson(bytes)) || parseJson(bytes);
     assertBodyDepth(body, BODY_FRAME_DEPTH + config.maxJsonDepth);
     ctx.request.body = body;
     await next();

@@ -27,6 +27,8 @@ export function firstTooDeep(value: unknown, maxDepth: number): JsonPath | null 
     const { value: current, depth } = frame;
     if (depth > maxDepth) return pathOf(frame);
     if (current === null || typeof current !== 'object') continue;
+    // A typed array (a vector read straight into float32) holds only numbers.
+    if (ArrayBuffer.isView(current)) continue;
     // Arrays by index, without an entry pair per element: a body holds
     // hundreds of thousands of vector components, and only containers matter.
     if (Array.isArray(current)) {

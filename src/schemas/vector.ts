@@ -47,6 +47,18 @@ export const Base64VectorSchema = v.pipe(
 );
 
 type VectorOutput = number[] | Float32Array;
+
+/**
+ * Float32Arrays made by the server's own JSON reader (src/http/vector-json.ts)
+ * from number arrays it checked as this schema would: accepted as they are.
+ * A Float32Array from anywhere else is still refused.
+ */
+const checkedVectors = new WeakSet<Float32Array>();
+
+export function markCheckedVector(values: Float32Array): Float32Array {
+  checkedVectors.add(values);
+  return values;
+}
 type Dataset = { value: unknown; typed?: boolean; issues?: unknown };
 
 function fastVectorSchema() {
@@ -56,6 +68,7 @@ function fastVectorSchema() {
   // base64 string comes out decoded (a Float32Array).
   (union as { '~run': unknown })['~run'] = (dataset: Dataset, config: v.Config<v.BaseIssue<unknown>>) => {
     const input = dataset.value;
+    if (input instanceof Float32Array && checkedVectors.has(input)) return { typed: true, value: input };
     if (Array.isArray(input)) {
       if (validComponents(input)) return { typed: true, value: input };
       return NumberVectorSchema['~run'](dataset as never, config);

@@ -2,7 +2,7 @@
 import type { Context } from 'koa';
 import { apiError, pointer } from '../../errors.js';
 import type { Metadata, UpsertOptions, VectorInput } from '../../index/vector-index.js';
-import { parseBody } from '../body.js';
+import { jsonBody, parseBody } from '../body.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 function notFound(id: string) {
@@ -31,6 +31,8 @@ function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], options: 
 
 export function vectorRoutes(deps: RouteDeps): void {
   const { router, store, schemas, auth, json } = deps;
+  /** add and add-many: number-array vectors are read straight into float32. */
+  const jsonVectors = jsonBody(deps.config, { vectors: true });
 
   router.post('/vectors/has', auth, json, (ctx) => {
     const { id } = parseBody(ctx, schemas.HasRequestSchema);
@@ -94,13 +96,13 @@ export function vectorRoutes(deps: RouteDeps): void {
     replyChanged(ctx, deps, { id, metadata: empty, mutation: { updated: 1 } });
   });
 
-  router.post('/vectors/add', auth, json, (ctx) => {
+  router.post('/vectors/add', auth, jsonVectors, (ctx) => {
     const { id, vector, metadata, dimensions, metric, vectorType } = parseBody(ctx, schemas.AddRequestSchema);
     const mutation = upsert(ctx, deps, [{ id, vector, metadata }], { dimensions, metric, vectorType, pathOf: () => '' }, 'addMs');
     replyChanged(ctx, deps, { id, mutation });
   });
 
-  router.post('/vectors/add-many', auth, json, (ctx) => {
+  router.post('/vectors/add-many', auth, jsonVectors, (ctx) => {
     const { vectors, dimensions, metric, vectorType } = parseBody(ctx, schemas.AddManyRequestSchema);
     const mutation = upsert(ctx, deps, vectors, { dimensions, metric, vectorType, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
     replyChanged(ctx, deps, { mutation });

@@ -1,0 +1,290 @@
+// A parser for the bodies of POST /vectors/add and /vectors/add-many that
+// reads each `vector` given as a JSON number array straight into a
+// Float32Array, instead of JSON.parse building hundreds of thousands of JS
+// numbers that are copied to float32 anyway (and that the GC must then copy
+// while the request is in flight). Everything else in the body (ids,
+// metadata, options, base64 vectors) is handed to JSON.parse slice by slice,
+// so it comes out exactly as JSON.parse makes it.
+//
+// It only takes the easy road: on anything it does not handle (non-ASCII
+// bytes, a "__proto__" key, a component out of range, malformed JSON...) it
+// returns undefined and the caller parses the body the ordinary way, which
+// then reports whatever is wrong exactly as before.
+import { isAscii } from 'node:buffer';
+import { SPEC_LIMITS } from '../config.js';
+import { markCheckedVector } from '../schemas/vector.js';
+
+const MAX_ABS = SPEC_LIMITS.maxAbsComponent;
+const MAX_DIMS = SPEC_LIMITS.maxDimensions;
+
+/** Thrown inside the parser to give up; never escapes parseVectorJson. */
+const DECLINE = Symbol('decline');
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+
+/** 10^0 .. 10^22: exactly representable doubles. */
+const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
+/** Relative error bound of the fast decimal conversion (at most ~7e-16, see toNumber), with a wide margin. */
+const EPSILON = 1e-13;
+
+class Reader {
+  pos = 0;
+  private readonly scratch = new Float32Array(MAX_DIMS);
+
+  constructor(private readonly bytes: Buffer) {}
+
+  get done(): boolean {
+    return this.pos >= this.bytes.length;
+  }
+
+  skipSpace(): void {
+    const { bytes } = this;
+    let c = bytes[this.pos];
+    while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = bytes[++this.pos];
+  }
+
+  peek(): number {
+    this.skipSpace();
+    return this.bytes[this.pos];
+  }
+
+  expect(byte: number): void {
+    if (this.peek() !== byte) throw DECLINE;
+    this.pos++;
+  }
+
+  /** `{ key: value, ... }`, each value read by `valueOf(key)`. */
+  object(valueOf: (key: string) => unknown): Record<string, unknown> {
+    this.expect(OPEN_OBJECT);
+    const out: Record<string, unknown> = {};
+    if (this.peek() === CLOSE_OBJECT) {
+      this.pos++;
+      return out;
+    }
+    for (;;) {
+      if (this.peek() !== QUOTE) throw DECLINE;
+      const key = this.string();
+      // Assigning "__proto__" would set the prototype; JSON.parse makes it a plain key.
+      if (key === '__proto__') throw DECLINE;
+      this.expect(COLON);
+      // A repeated key keeps its first position and its last value, as with JSON.parse.
+      out[key] = valueOf(key);
+      const next = this.peek();
+      this.pos++;
+      if (next === CLOSE_OBJECT) return out;
+      if (next !== COMMA) throw DECLINE;
+    }
+  }
+
+  /** `[ item, ... ]` with at least one item. */
+  array(item: () => unknown): unknown[] {
+    this.expect(OPEN_ARRAY);
+    const out: unknown[] = [];
+    for (;;) {
+      out.push(item());
+      const next = this.peek();
+      this.pos++;
+      if (next === CLOSE_ARRAY) return out;
+      if (next !== COMMA) throw DECLINE;
+    }
+  }
+
+  /** A string without escapes as is, anything else through JSON.parse. */
+  string(): string {
+    const { bytes } = this;
+    const start = this.pos;
+    let i = start + 1;
+    for (;;) {
+      const c = bytes[i];
+      if (c === QUOTE) break;
+      if (c === BACKSLASH || c === undefined || c < 0x20) return this.jsonValue() as string;
+      i++;
+    }
+    this.pos = i + 1;
+    return latin1(bytes, start + 1, i);
+  }
+
+  /** Any JSON value, parsed by JSON.parse from its own bytes. */
+  jsonValue(): unknown {
+    this.skipSpace();
+    const start = this.pos;
+    this.pos = endOfValue(this.bytes, start);
+    try {
+      return JSON.parse(latin1(this.bytes, start, this.pos));
+    } catch {
+      throw DECLINE;
+    }
+  }
+
+  /** `vector`: a number array becomes a checked Float32Array; any other value is left to the schema. */
+  vector(): unknown {
+    if (this.peek() !== OPEN_ARRAY) return this.jsonValue();
+    this.pos++;
+    const { scratch } = this;
+    let n = 0;
+    for (;;) {
+      if (n === MAX_DIMS) throw DECLINE;
+      scratch[n++] = this.component();
+      const next = this.peek();
+      this.pos++;
+      if (next === CLOSE_ARRAY) break;
+      if (next !== COMMA) throw DECLINE;
+    }
+    return markCheckedVector(scratch.slice(0, n));
+  }
+
+  /** One JSON number within ±maxAbsComponent, rounded to float32 as JSON.parse then a Float32Array would. */
+  private component(): number {
+    this.skipSpace();
+    const { bytes } = this;
+    const start = this.pos;
+    let i = start;
+    const negative = bytes[i] === MINUS;
+    if (negative) i++;
+    let mantissa = 0;
+    let digits = 0;
+    let c = bytes[i];
+    if (c === ZERO) {
+      c = bytes[++i];
+    } else if (c > ZERO && c <= NINE) {
+      while (c >= ZERO && c <= NINE) {
+        mantissa = mantissa * 10 + (c - ZERO);
+        digits++;
+        c = bytes[++i];
+      }
+    } else {
+      throw DECLINE;
+    }
+    let exponent = 0;
+    if (c === DOT) {
+      c = bytes[++i];
+      if (!(c >= ZERO && c <= NINE)) throw DECLINE;
+      while (c >= ZERO && c <= NINE) {
+        // Leading zeros of a fraction are not significant digits.
+        if (digits > 0 || c !== ZERO) digits++;
+        mantissa = mantissa * 10 + (c - ZERO);
+        exponent--;
+        c = bytes[++i];
+      }
+    }
+    if (c === 0x65 || c === 0x45) {
+      c = bytes[++i];
+      const expNegative = c === MINUS;
+      if (c === MINUS || c === PLUS) c = bytes[++i];
+      if (!(c >= ZERO && c <= NINE)) throw DECLINE;
+      let e = 0;
+      while (c >= ZERO && c <= NINE) {
+        e = Math.min(e * 10 + (c - ZERO), 100_000);
+        c = bytes[++i];
+      }
+      exponent += expNegative ? -e : e;
+    }
+    this.pos = i;
+    const value = toFloat32(negative, mantissa, digits, exponent) ?? exactFloat32(bytes, start, i);
+    if (value === null) throw DECLINE;
+    return value;
+  }
+}
+
+/**
+ * Clinger's fast path, widened to float32: with at most 19 significant
+ * digits the mantissa carries at most 4 roundings and the power of ten
+ * (exact up to 1e22) one more, so the result is within 7e-16 of the decimal.
+ * When float32 rounding of everything within EPSILON of it agrees, that is
+ * the float32 of the correctly rounded double too (rounding is monotonic).
+ * Otherwise (or near the range limit) null: the caller converts exactly.
+ */
+function toFloat32(negative: boolean, mantissa: number, digits: number, exponent: number): number | null {
+  if (digits > 19 || exponent > 22 || exponent < -22) return null;
+  const magnitude = exponent >= 0 ? mantissa * POW10[exponent] : mantissa / POW10[-exponent];
+  const f = Math.fround(magnitude);
+  if (Math.fround(magnitude * (1 - EPSILON)) !== f || Math.fround(magnitude * (1 + EPSILON)) !== f) return null;
+  if (magnitude * (1 + EPSILON) > MAX_ABS) return null;
+  return negative ? -f : f;
+}
+
+/** The exact conversion (JSON.parse's own), for the rare number the fast path cannot settle; null when out of range. */
+function exactFloat32(bytes: Buffer, start: number, end: number): number | null {
+  const value = Number(latin1(bytes, start, end));
+  if (!(value >= -MAX_ABS && value <= MAX_ABS)) return null;
+  return Math.fround(value);
+}
+
+function latin1(bytes: Buffer, start: number, end: number): string {
+  return bytes.toString('latin1', start, end);
+}
+
+/**
+ * Index just past the JSON value starting at `start` (strings, nesting and
+ * scalars; not a validation: JSON.parse checks the slice).
+ */
+function endOfValue(bytes: Buffer, start: number): number {
+  let depth = 0;
+  let i = start;
+  for (;;) {
+    const c = bytes[i];
+    if (c === undefined) throw DECLINE;
+    if (c === QUOTE) {
+      i++;
+      for (;;) {
+        const s = bytes[i];
+        if (s === undefined) throw DECLINE;
+        i++;
+        if (s === BACKSLASH) i++;
+        else if (s === QUOTE) break;
+      }
+    } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+      depth++;
+      i++;
+    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
+      if (depth === 0) return i;
+      depth--;
+      i++;
+    } else if (depth === 0 && (c === COMMA || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09)) {
+      return i;
+    } else {
+      i++;
+    }
+    if (depth === 0 && (c === QUOTE || c === CLOSE_ARRAY || c === CLOSE_OBJECT)) return i;
+  }
+}
+
+/** A record of add-many, or the body of add: `vector` read into float32, other fields by JSON.parse. */
+function record(reader: Reader): Record<string, unknown> {
+  return reader.object((key) => (key === 'vector' ? reader.vector() : reader.jsonValue()));
+}
+
+/**
+ * The body of /vectors/add or /vectors/add-many, parsed as JSON.parse would
+ * except that number-array vectors are checked Float32Arrays; undefined when
+ * this parser declines the body (the caller then uses JSON.parse).
+ */
+export function parseVectorJson(bytes: Buffer): Record<string, unknown> | undefined {
+  // Non-ASCII text needs the strict UTF-8 decoding of the ordinary path.
+  if (!isAscii(bytes)) return undefined;
+  const reader = new Reader(bytes);
+  try {
+    const body = reader.object((key) => {
+      if (key === 'vector') return reader.vector();
+      if (key === 'vectors' && reader.peek() === OPEN_ARRAY) return reader.array(() => record(reader));
+      return reader.jsonValue();
+    });
+    reader.skipSpace();
+    return reader.done ? body : undefined;
+  } catch (err) {
+    if (err === DECLINE) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,114 @@
+// The add / add-many body reader (src/http/vector-json.ts) against JSON.parse:
+// whenever it accepts a body, the result must be what JSON.parse gives with
+// each number-array `vector` rounded to float32; whatever it declines goes
+// to JSON.parse unchanged, so only acceptance needs to be exact.
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { SPEC_LIMITS } from '../../src/config.js';
+import { parseVectorJson } from '../../src/http/vector-json.js';
+
+/** What the reader must produce: JSON.parse with number-array vectors as Float32Arrays. */
+function expected(text: string): unknown {
+  const body = JSON.parse(text);
+  const convert = (r: any) => {
+    if (r && typeof r === 'object' && Array.isArray(r.vector)) r.vector = Float32Array.from(r.vector);
+  };
+  convert(body);
+  if (Array.isArray(body.vectors)) body.vectors.forEach(convert);
+  return body;
+}
+
+/** Float32Arrays compared bit for bit (so -0 and 0 differ), everything else deeply. */
+function sameValue(actual: unknown, wanted: unknown): void {
+  expect(normalize(actual)).to.deep.equal(normalize(wanted));
+}
+
+function normalize(value: unknown): unknown {
+  if (value instanceof Float32Array) return { f32: Array.from(new Uint32Array(value.buffer, value.byteOffset, value.length)) };
+  if (Array.isArray(value)) return value.map(normalize);
+  if (value && typeof value === 'object') {
+    expect(Object.getPrototypeOf(value)).to.equal(Object.prototype);
+    return Object.fromEntries(Object.keys(value).map((k) => [k, normalize((value as any)[k])]));
+  }
+  return value;
+}
+
+const parse = (text: string) => parseVectorJson(Buffer.from(text, 'utf8'));
+
+/** JSON number text of many shapes: integers, fractions, exponents, long digit runs, signed zeros. */
+const numberText = fc.oneof(
+  fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e16, max: 1e16 }).map(String),
+  fc.float({ noNaN: true, noDefaultInfinity: true }).map((x) => String(x)),
+  fc.tuple(fc.boolean(), fc.stringMatching(/^(0|[1-9][0-9]{0,24})$/), fc.option(fc.stringMatching(/^[0-9]{1,25}$/)), fc.option(fc.integer({ min: -60, max: 40 })))
+    .map(([neg, int, frac, exp]) => `${neg ? '-' : ''}${int}${frac === null ? '' : `.${frac}`}${exp === null ? '' : `e${exp}`}`),
+  fc.constantFrom('0', '-0', '0.0', '-0.0', '1e16', '-1e16', '1.0000000000000001e16', '1e-45', '3.4028235e38', '0.1', '1E2', '1e+2'),
+);
+
+const whitespace = fc.constantFrom('', ' ', '\n', '\t ', '\r\n');
+
+describe('add / add-many body reader', () => {
+  it('gives what JSON.parse gives, vectors rounded to float32 exactly as a Float32Array would', () => {
+    fc.assert(fc.property(
+      fc.array(fc.record({
+        id: fc.string({ maxLength: 6 }),
+        vector: fc.array(numberText, { minLength: 1, maxLength: 8 }),
+        metadata: fc.option(fc.jsonValue({ maxDepth: 3 })),
+      }), { minLength: 1, maxLength: 4 }),
+      whitespace,
+      (records, ws) => {
+        const items = records.map((r) => `{${ws}"id"${ws}:${ws}${JSON.stringify(r.id)},"vector":[${r.vector.join(`${ws},${ws}`)}]${r.metadata === null ? '' : `,"metadata":${JSON.stringify(r.metadata)}`}}`);
+        const text = `${ws}{"vectors":${ws}[${items.join(',')}],"metric":"l2"}${ws}`;
+        const body = parse(text);
+        const inRange = records.every((r) => r.vector.every((x) => Math.abs(Number(x)) <= SPEC_LIMITS.maxAbsComponent));
+        const ascii = /^[\x00-\x7f]*$/.test(text);
+        if (inRange && ascii) expect(body, text).to.not.equal(undefined);
+        if (body !== undefined) sameValue(body, expected(text));
+      },
+    ), { numRuns: 300 });
+  });
+
+  it('rounds numbers near float32 rounding boundaries as JSON.parse plus float32 does', () => {
+    fc.assert(fc.property(fc.float({ noNaN: true, noDefaultInfinity: true, min: Math.fround(-1e15), max: Math.fround(1e15) }), fc.integer({ min: -3, max: 3 }), (f, nudge) => {
+      // Midpoints between neighbouring floats, nudged by a few units in the 17th digit.
+      const next = Math.fround(f + Math.abs(f) * 2 ** -23) || 1e-40;
+      const mid = (f + next) / 2;
+      const text = (mid + nudge * Math.abs(mid) * 1e-16).toPrecision(17);
+      const body = parse(`{"vector":[${text}]}`);
+      expect(body).to.not.equal(undefined);
+      sameValue(body, expected(`{"vector":[${text}]}`));
+    }), { numRuns: 500 });
+  });
+
+  it('gives any JSON body either JSON.parse\'s value or declines it', () => {
+    fc.assert(fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => {
+      const text = JSON.stringify({ vectors: [{ id: 'a', vector: [1, 2], metadata: value }], other: value });
+      const body = parse(text);
+      if (body !== undefined) sameValue(body, expected(text));
+    }), { numRuns: 200 });
+  });
+
+  it('declines what it does not read itself, so the ordinary path answers as before', () => {
+    const declined = [
+      '', ' ', '[]', '{', '{"vectors":[{"id":"a","vector":[1,2]}]', '{"vector":[]}', '{"vector":[1,]}', '{"vector":[1 2]}',
+      '{"vector":[01]}', '{"vector":[1.]}', '{"vector":[.5]}', '{"vector":[1e]}', '{"vector":[+1]}', '{"vector":[NaN]}',
+      '{"vector":[1e17]}', '{"vector":[-1.00000000001e16]}', '{"vector":[1e400]}', '{"vector":["1"]}', '{"vector":[[1]]}',
+      '{"__proto__":{"vector":[1]}}', '{"vectors":[{"__proto__":1,"id":"a","vector":[1]}]}', '{"id":"é","vector":[1]}',
+      '{"vector":[1]} x', '{"vectors":[],"metric":"cosine"}', '{"vector":[1]}{}', '{"id":"a\u0001","vector":[1]}', '{"metadata":{"a":tru},"vector":[1]}',
+      `{"vector":[${Array(SPEC_LIMITS.maxDimensions + 1).fill(1).join(',')}]}`,
+    ];
+    for (const text of declined) expect(parse(text), text).to.equal(undefined);
+  });
+
+  it('keeps escaped ids, a repeated key\'s last value and a base64 vector as JSON.parse does', () => {
+    for (const text of [
+      '{"id":"a\\"b\\u00e9\\n","vector":[1,2]}',
+      '{"vector":[1,2],"vector":[3,4]}',
+      '{"vectors":[{"id":"x","vector":"AACAPw=="}],"dimensions":1}',
+      '{"vector":[1e16,-1e16,4.9e-324,1e-46,0.30000000000000004]}',
+    ]) {
+      const body = parse(text);
+      expect(body, text).to.not.equal(undefined);
+      sameValue(body, expected(text));
+    }
+  });
+});
