@@ -12,7 +12,7 @@
 // so results do not depend on where a vector happens to sit.
 
 import { dotRow, dotRows4, l2Row, l2Rows4 } from "./simd";
-import { better, heapOffer, heapSortBestFirst, selectBest } from "./topk";
+import { heapOffer, heapSortBestFirst, selectBest } from "./topk";
 import { dotI8Row } from "./int8";
 
 export const METRIC_COSINE: i32 = 0;
@@ -152,26 +152,35 @@ export function searchInt8(
 ): i32 {
   const twiceQueryScale: f32 = <f32>2 * queryScale;
   const capacity = 2 * k;
-  let size = 0;
-  let full = false; // once true, thresholdKey/Row is the k-th best so far
-  let thresholdKey: f32 = 0, thresholdRow = 0;
-  for (let i = 0; i < count; i++) {
+  // Fill: the first 2k rows go straight into the buffer.
+  let i = 0;
+  for (; i < count && i < capacity; i++) {
     const row = rowAt(rowList, i);
-    const dot = <f32>dotI8Row(query16, codes + <usize>row * <usize>stride, stride) * load<f32>(scales + (<usize>row << 2));
-    let key: f32;
-    if (metric == METRIC_COSINE) key = dot * load<f32>(aux + (<usize>row << 2));
-    else if (metric == METRIC_L2) key = dot * twiceQueryScale - load<f32>(aux + (<usize>row << 2));
-    else key = dot;
-    if (full && !better(key, row, thresholdKey, thresholdRow, seqs)) continue;
-    store<i32>(outRows + (<usize>size << 2), row);
-    store<f32>(outKeys + (<usize>size << 2), key);
-    size++;
+    appendAt(outRows, outKeys, i, row, int8Key(codes, stride, scales, aux, query16, twiceQueryScale, metric, row));
+  }
+  if (i < capacity) { // every row fits in the buffer
+    if (i > k) selectBest(outRows, outKeys, i, k, seqs);
+    return min(i, k);
+  }
+  selectBest(outRows, outKeys, capacity, k, seqs);
+  let size = k;
+  // thresholdKey/Row is the k-th best so far: a row enters the buffer only if
+  // it ranks before it. The entry is written unconditionally and `size`
+  // advances by the comparison, so the scan has no unpredictable branch.
+  let thresholdKey = load<f32>(outKeys + (<usize>(k - 1) << 2));
+  let thresholdSeq = load<u32>(seqs + (<usize>load<i32>(outRows + (<usize>(k - 1) << 2)) << 2));
+  for (; i < count; i++) {
+    const row = rowAt(rowList, i);
+    const key = int8Key(codes, stride, scales, aux, query16, twiceQueryScale, metric, row);
+    appendAt(outRows, outKeys, size, row, key);
+    let enters = key > thresholdKey;
+    if (key == thresholdKey) enters = load<u32>(seqs + (<usize>row << 2)) < thresholdSeq; // rare: a tie
+    size += <i32>enters;
     if (size == capacity) {
       selectBest(outRows, outKeys, size, k, seqs);
       size = k;
-      full = true;
       thresholdKey = load<f32>(outKeys + (<usize>(k - 1) << 2));
-      thresholdRow = load<i32>(outRows + (<usize>(k - 1) << 2));
+      thresholdSeq = load<u32>(seqs + (<usize>load<i32>(outRows + (<usize>(k - 1) << 2)) << 2));
     }
   }
   if (size > k) {
@@ -179,4 +188,20 @@ export function searchInt8(
     size = k;
   }
   return size;
+}
+
+/** The first stage's approximate key of `row` (see searchInt8). */
+@inline function int8Key(
+  codes: usize, stride: i32, scales: usize, aux: usize, query16: usize,
+  twiceQueryScale: f32, metric: i32, row: i32,
+): f32 {
+  const dot = <f32>dotI8Row(query16, codes + <usize>row * <usize>stride, stride) * load<f32>(scales + (<usize>row << 2));
+  if (metric == METRIC_COSINE) return dot * load<f32>(aux + (<usize>row << 2));
+  if (metric == METRIC_L2) return dot * twiceQueryScale - load<f32>(aux + (<usize>row << 2));
+  return dot;
+}
+
+@inline function appendAt(rows: usize, keys: usize, at: i32, row: i32, key: f32): void {
+  store<i32>(rows + (<usize>at << 2), row);
+  store<f32>(keys + (<usize>at << 2), key);
 }

@@ -93,13 +93,19 @@ export function selectBest(rows: usize, keys: usize, n: i32, k: i32, seqs: usize
     if (better(keyOf(keys, mid), rowOf(rows, mid), keyOf(keys, lo), rowOf(rows, lo), seqs)) swapEntries(rows, keys, mid, lo);
     if (better(keyOf(keys, hi), rowOf(rows, hi), keyOf(keys, lo), rowOf(rows, lo), seqs)) swapEntries(rows, keys, hi, lo);
     if (better(keyOf(keys, mid), rowOf(rows, mid), keyOf(keys, hi), rowOf(rows, hi), seqs)) swapEntries(rows, keys, mid, hi);
-    const pivotKey = keyOf(keys, hi), pivotRow = rowOf(rows, hi);
+    const pivotKey = keyOf(keys, hi), pivotSeq = load<u32>(seqs + (<usize>rowOf(rows, hi) << 2));
+    // Branch-free Lomuto partition: [lo, store) ranks before the pivot and
+    // [store, i) does not; entry i is swapped with entry store every time and
+    // `store` advances by the comparison, so a coin-flip comparison costs no
+    // misprediction. Only an exact key tie (rare) takes a branch, to the seqs.
     let store = lo;
     for (let i = lo; i < hi; i++) {
-      if (better(keyOf(keys, i), rowOf(rows, i), pivotKey, pivotRow, seqs)) {
-        swapEntries(rows, keys, i, store);
-        store++;
-      }
+      const key = keyOf(keys, i), row = rowOf(rows, i);
+      let before = key > pivotKey;
+      if (key == pivotKey) before = load<u32>(seqs + (<usize>row << 2)) < pivotSeq;
+      put(rows, keys, i, rowOf(rows, store), keyOf(keys, store));
+      put(rows, keys, store, row, key);
+      store += <i32>before;
     }
     swapEntries(rows, keys, store, hi);
     if (store == target) return;

@@ -79,14 +79,54 @@ describe('int8 kernel', () => {
   it('selects the pool best by the codes, through many re-selections of the buffer', () => {
     const dim = 40;
     const { kernel, rows, rng } = filled('cosine', dim, 5000, 12);
-    for (const pool of [1, 7, 100, 300, 2048]) {
+    // 3000 and 4999: more rows than the pool but fewer than the 2 x pool
+    // buffer (one selection at the end); 5000 and 9000: every row.
+    for (const pool of [1, 7, 100, 300, 2048, 3000, 4999, 5000, 9000]) {
       const query = Float32Array.from({ length: dim }, () => rng() * 2 - 1);
       const got = kernel.firstStage(query, pool, 5000, null);
-      expect(got.length).to.equal(pool);
-      expect(new Set(got).size).to.equal(pool);
+      const kept = Math.min(pool, 5000);
+      expect(got.length).to.equal(kept);
+      expect(new Set(got).size).to.equal(kept);
       const keys = approximateKeys(rows, query, dim);
-      const cut = [...keys].sort((a, b) => b - a)[pool - 1];
+      const cut = [...keys].sort((a, b) => b - a)[kept - 1];
       for (const row of got) expect(keys[row]).to.be.at.least(cut - 1e-5 * Math.abs(cut) - 1e-9);
+    }
+  });
+
+  it('the first stage over a row list keeps the pool best of the listed rows only', () => {
+    const dim = 17;
+    const { kernel, rows, rng } = filled('cosine', dim, 2000, 13);
+    const list = Int32Array.from({ length: 1500 }, (_, i) => (i * 7) % 2000);
+    for (const pool of [1, 3, 100, 700, 1000, 2000]) {
+      const query = Float32Array.from({ length: dim }, () => rng() * 2 - 1);
+      const got = kernel.firstStage(query, pool, list.length, list);
+      const kept = Math.min(pool, list.length);
+      expect(got.length).to.equal(kept);
+      expect(new Set(got).size).to.equal(kept);
+      const listed = new Set(list);
+      for (const row of got) expect(listed.has(row)).to.equal(true);
+      const keys = approximateKeys(rows, query, dim);
+      const cut = Array.from(list, (r) => keys[r]).sort((a, b) => b - a)[kept - 1];
+      for (const row of got) expect(keys[row]).to.be.at.least(cut - 1e-5 * Math.abs(cut) - 1e-9);
+    }
+  });
+
+  it('breaks ties by insertion order when a few rows beat a tied crowd, at every pool size', () => {
+    const kernel = new KernelInstance(loadKernelModule(), 8, 'l2', 3000, 'int8');
+    kernel.ensureCapacity(3000);
+    const same = Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
+    const near = Float32Array.from([0, 0, 0, 0, 0, 0, 0, 1]);
+    // Sequences in a scrambled order; every 100th row is nearer than the crowd.
+    const seqOf = (r: number) => (r * 1237) % 3000;
+    for (let r = 0; r < 3000; r++) kernel.writeRow(r, r % 100 === 0 ? near : same, seqOf(r));
+    const crowd = Array.from({ length: 3000 }, (_, r) => r).filter((r) => r % 100 !== 0).sort((a, b) => seqOf(a) - seqOf(b));
+    for (const pool of [1, 30, 31, 64, 1000, 2000, 2999]) {
+      const got = Array.from(kernel.firstStage(near, pool, 3000, null));
+      const nearRows = Array.from({ length: 30 }, (_, i) => i * 100);
+      const want = pool <= 30 ? null : [...nearRows, ...crowd.slice(0, pool - 30)].sort((a, b) => a - b);
+      if (want) expect(got.sort((a, b) => a - b)).to.deep.equal(want);
+      else for (const row of got) expect(row % 100).to.equal(0);
+      expect(got.length).to.equal(pool);
     }
   });
 
