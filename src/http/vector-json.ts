@@ -12,7 +12,9 @@
 // then reports whatever is wrong exactly as before.
 import { isAscii } from 'node:buffer';
 import { SPEC_LIMITS } from '../config.js';
-import { markCheckedVector } from '../schemas/vector.js';
+import { endianness } from 'node:os';
+import { base64Length } from '../schemas/base64-float32.js';
+import { markCheckedBuffer, validComponents } from '../schemas/vector.js';
 
 const MAX_ABS = SPEC_LIMITS.maxAbsComponent;
 const MAX_DIMS = SPEC_LIMITS.maxDimensions;
@@ -20,7 +22,10 @@ const MAX_DIMS = SPEC_LIMITS.maxDimensions;
 /** Thrown inside the parser to give up; never escapes parseVectorJson. */
 const DECLINE = Symbol('decline');
 
+const LITTLE_ENDIAN = endianness() === 'LE';
+
 const QUOTE = 0x22;
+const EQUALS = 0x3d;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const COLON = 0x3a;
@@ -39,9 +44,14 @@ const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
 /** Relative error bound of the fast decimal conversion (at most ~7e-16, see toNumber), with a wide margin. */
 const EPSILON = 1e-13;
 
+/** Floats per arena block: vectors of a body are views into a few shared blocks, not one buffer each. */
+const ARENA_FLOATS = 64 * 1024;
+
 class Reader {
   pos = 0;
   private readonly scratch = new Float32Array(MAX_DIMS);
+  private arena = new Float32Array(0);
+  private arenaUsed = 0;
 
   constructor(private readonly bytes: Buffer) {}
 
@@ -128,9 +138,11 @@ class Reader {
     }
   }
 
-  /** `vector`: a number array becomes a checked Float32Array; any other value is left to the schema. */
+  /** `vector`: a number array or a base64 string becomes a checked Float32Array; any other value is left to the schema. */
   vector(): unknown {
-    if (this.peek() !== OPEN_ARRAY) return this.jsonValue();
+    const first = this.peek();
+    if (first === QUOTE) return this.base64Vector();
+    if (first !== OPEN_ARRAY) return this.jsonValue();
     this.pos++;
     const { scratch } = this;
     let n = 0;
@@ -142,7 +154,44 @@ class Reader {
       if (next === CLOSE_ARRAY) break;
       if (next !== COMMA) throw DECLINE;
     }
-    return markCheckedVector(scratch.slice(0, n));
+    const values = this.allocate(n);
+    values.set(scratch.subarray(0, n));
+    return values;
+  }
+
+  /** A checked vector of n floats, carved from the current arena block. */
+  private allocate(n: number): Float32Array {
+    if (this.arenaUsed + n > this.arena.length) {
+      this.arena = new Float32Array(Math.max(ARENA_FLOATS, n));
+      this.arenaUsed = 0;
+      markCheckedBuffer(this.arena.buffer);
+    }
+    const values = this.arena.subarray(this.arenaUsed, this.arenaUsed + n);
+    this.arenaUsed += n;
+    return values;
+  }
+
+  /**
+   * A base64 vector decoded straight into its Float32Array. Accepted only when
+   * every character decodes (so the JSON string holds no escape or control
+   * character and equals its bytes) and the values pass the vector schema.
+   */
+  private base64Vector(): unknown {
+    const { bytes } = this;
+    const start = this.pos + 1;
+    const end = bytes.indexOf(QUOTE, start);
+    if (end < 0 || !LITTLE_ENDIAN) throw DECLINE;
+    const length = end - start;
+    if (length % 4 !== 0 || length > base64Length(MAX_DIMS) || bytes[end - 3] === EQUALS) throw DECLINE;
+    const expected = (length / 4) * 3 - (bytes[end - 1] === EQUALS ? (bytes[end - 2] === EQUALS ? 2 : 1) : 0);
+    if (expected % 4 !== 0) throw DECLINE;
+    if (expected === 0 || expected > MAX_DIMS * 4) throw DECLINE;
+    const values = this.allocate(expected / 4);
+    // Decodes at most `expected` bytes; fewer means a character outside the alphabet (or padding inside).
+    const written = Buffer.from(values.buffer, values.byteOffset, expected).write(latin1(bytes, start, end), 'base64');
+    if (written !== expected || !validComponents(values)) throw DECLINE;
+    this.pos = end + 1;
+    return values;
   }
 
   /** One JSON number within ±maxAbsComponent, rounded to float32 as JSON.parse then a Float32Array would. */

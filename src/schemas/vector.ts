@@ -24,7 +24,7 @@ export const NumberVectorSchema = v.pipe(
 );
 
 /** All components finite and within bounds, 1 to maxDimensions of them. */
-function validComponents(values: ArrayLike<unknown>): boolean {
+export function validComponents(values: ArrayLike<unknown>): boolean {
   if (values.length < 1 || values.length > MAX_DIMS) return false;
   for (let i = 0; i < values.length; i++) {
     const x = values[i];
@@ -49,15 +49,15 @@ export const Base64VectorSchema = v.pipe(
 type VectorOutput = number[] | Float32Array;
 
 /**
- * Float32Arrays made by the server's own JSON reader (src/http/vector-json.ts)
- * from number arrays it checked as this schema would: accepted as they are.
- * A Float32Array from anywhere else is still refused.
+ * Buffers of the server's own JSON reader (src/http/vector-json.ts), whose
+ * Float32Array views hold vectors it checked as this schema would: such a
+ * view is accepted as it is. A Float32Array from anywhere else is refused.
+ * (Branded by buffer, not by view: a batch shares a few buffers.)
  */
-const checkedVectors = new WeakSet<Float32Array>();
+const checkedBuffers = new WeakSet<ArrayBufferLike>();
 
-export function markCheckedVector(values: Float32Array): Float32Array {
-  checkedVectors.add(values);
-  return values;
+export function markCheckedBuffer(buffer: ArrayBufferLike): void {
+  checkedBuffers.add(buffer);
 }
 type Dataset = { value: unknown; typed?: boolean; issues?: unknown };
 
@@ -68,7 +68,7 @@ function fastVectorSchema() {
   // base64 string comes out decoded (a Float32Array).
   (union as { '~run': unknown })['~run'] = (dataset: Dataset, config: v.Config<v.BaseIssue<unknown>>) => {
     const input = dataset.value;
-    if (input instanceof Float32Array && checkedVectors.has(input)) return { typed: true, value: input };
+    if (input instanceof Float32Array && checkedBuffers.has(input.buffer)) return { typed: true, value: input };
     if (Array.isArray(input)) {
       if (validComponents(input)) return { typed: true, value: input };
       return NumberVectorSchema['~run'](dataset as never, config);
