@@ -310,9 +310,15 @@ function endOfValue(bytes: Buffer, start: number): number {
   }
 }
 
-/** A record of add-many, or the body of add: `vector` read into float32, other fields by JSON.parse. */
+/** A field of a record of add-many, or of the body of add: `vector` read into float32, a string id as is, the rest by JSON.parse. */
+function field(reader: Reader, key: string): unknown {
+  if (key === 'vector') return reader.vector();
+  if (key === 'id' && reader.peek() === QUOTE) return reader.string();
+  return reader.jsonValue();
+}
+
 function record(reader: Reader): Record<string, unknown> {
-  return reader.object((key) => (key === 'vector' ? reader.vector() : reader.jsonValue()));
+  return reader.object((key) => field(reader, key));
 }
 
 /**
@@ -326,9 +332,8 @@ export function parseVectorJson(bytes: Buffer): Record<string, unknown> | undefi
   const reader = new Reader(bytes);
   try {
     const body = reader.object((key) => {
-      if (key === 'vector') return reader.vector();
       if (key === 'vectors' && reader.peek() === OPEN_ARRAY) return reader.array(() => record(reader));
-      return reader.jsonValue();
+      return field(reader, key);
     });
     reader.skipSpace();
     return reader.done ? body : undefined;
