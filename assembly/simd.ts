@@ -112,3 +112,74 @@
   }
   return f32x4(s0, s1, s2, s3);
 }
+
+
+/** Lane j of the result = the horizontal sum of the j-th argument (two transposing shuffles, three adds). */
+@inline function hsum4(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = f32x4.add(v128.shuffle<f32>(a, b, 0, 4, 1, 5), v128.shuffle<f32>(a, b, 2, 6, 3, 7));
+  const cd = f32x4.add(v128.shuffle<f32>(c, d, 0, 4, 1, 5), v128.shuffle<f32>(c, d, 2, 6, 3, 7));
+  return f32x4.add(v128.shuffle<f32>(ab, cd, 0, 1, 4, 5), v128.shuffle<f32>(ab, cd, 2, 3, 6, 7));
+}
+
+/** Add the scalar tail [o, dim) of eight products to lo (queries 0-3) and hi (4-7) in place at out. */
+@inline function tail8(q: usize, stride: usize, v: usize, o: usize, end: usize, out: usize, l2: bool): void {
+  for (let j = 0; j < 8; j++) {
+    const qj = q + <usize>j * stride;
+    let s = load<f32>(out + (<usize>j << 2));
+    for (let p = o; p < end; p += 4) {
+      const x = load<f32>(v + p), y = load<f32>(qj + p);
+      s += l2 ? (y - x) * (y - x) : y * x;
+    }
+    store<f32>(out + (<usize>j << 2), s);
+  }
+}
+
+// Eight queries per pass: each 16 bytes of v is loaded once for eight
+// products. The lanes of query j land at out + 4j (16-byte aligned scratch
+// of 32 bytes), since a function returns a single v128.
+
+/** dot(q_j, v) for eight queries stored `stride` bytes apart, to out[0..8). */
+@inline export function dotRows8(q: usize, block: usize, stride: usize, v: usize, dim: i32, out: usize): void {
+  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
+  let acc4 = f32x4.splat(0), acc5 = f32x4.splat(0), acc6 = f32x4.splat(0), acc7 = f32x4.splat(0);
+  const end4 = <usize>(dim & ~3) << 2;
+  let o: usize = 0, p = block;
+  for (; o < end4; o += 16, p += 128) {
+    const x = v128.load(v + o);
+    acc0 = f32x4.add(acc0, f32x4.mul(v128.load(p), x));
+    acc1 = f32x4.add(acc1, f32x4.mul(v128.load(p, 16), x));
+    acc2 = f32x4.add(acc2, f32x4.mul(v128.load(p, 32), x));
+    acc3 = f32x4.add(acc3, f32x4.mul(v128.load(p, 48), x));
+    acc4 = f32x4.add(acc4, f32x4.mul(v128.load(p, 64), x));
+    acc5 = f32x4.add(acc5, f32x4.mul(v128.load(p, 80), x));
+    acc6 = f32x4.add(acc6, f32x4.mul(v128.load(p, 96), x));
+    acc7 = f32x4.add(acc7, f32x4.mul(v128.load(p, 112), x));
+  }
+  v128.store(out, hsum4(acc0, acc1, acc2, acc3));
+  v128.store(out, hsum4(acc4, acc5, acc6, acc7), 16);
+  const end = <usize>dim << 2;
+  if (o < end) tail8(q, stride, v, o, end, out, false);
+}
+
+/** Squared distances from v to eight queries stored `stride` bytes apart, to out[0..8). */
+@inline export function l2Rows8(q: usize, block: usize, stride: usize, v: usize, dim: i32, out: usize): void {
+  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
+  let acc4 = f32x4.splat(0), acc5 = f32x4.splat(0), acc6 = f32x4.splat(0), acc7 = f32x4.splat(0);
+  const end4 = <usize>(dim & ~3) << 2;
+  let o: usize = 0, p = block;
+  for (; o < end4; o += 16, p += 128) {
+    const x = v128.load(v + o);
+    const d0 = f32x4.sub(v128.load(p), x), d1 = f32x4.sub(v128.load(p, 16), x);
+    const d2 = f32x4.sub(v128.load(p, 32), x), d3 = f32x4.sub(v128.load(p, 48), x);
+    acc0 = f32x4.add(acc0, f32x4.mul(d0, d0)); acc1 = f32x4.add(acc1, f32x4.mul(d1, d1));
+    acc2 = f32x4.add(acc2, f32x4.mul(d2, d2)); acc3 = f32x4.add(acc3, f32x4.mul(d3, d3));
+    const d4 = f32x4.sub(v128.load(p, 64), x), d5 = f32x4.sub(v128.load(p, 80), x);
+    const d6 = f32x4.sub(v128.load(p, 96), x), d7 = f32x4.sub(v128.load(p, 112), x);
+    acc4 = f32x4.add(acc4, f32x4.mul(d4, d4)); acc5 = f32x4.add(acc5, f32x4.mul(d5, d5));
+    acc6 = f32x4.add(acc6, f32x4.mul(d6, d6)); acc7 = f32x4.add(acc7, f32x4.mul(d7, d7));
+  }
+  v128.store(out, hsum4(acc0, acc1, acc2, acc3));
+  v128.store(out, hsum4(acc4, acc5, acc6, acc7), 16);
+  const end = <usize>dim << 2;
+  if (o < end) tail8(q, stride, v, o, end, out, true);
+}

@@ -47,7 +47,7 @@ export class RawKernel {
     }
     new Float32Array(this.memory.buffer, s.queries, queries.length).set(queries);
     const { vectors, invNorms, seqs } = this.layout;
-    this.exports.search(vectors, invNorms, seqs, this.dim, 0, this.count, s.queries, nq, this.metricCode(metric), k, s.outRows, s.outKeys);
+    this.exports.search(vectors, invNorms, seqs, this.dim, 0, this.count, s.queries, nq, this.metricCode(metric), k, s.outRows, s.outKeys, s.block);
     return new Int32Array(this.memory.buffer, s.outRows, nq * Math.min(k, this.count)).slice();
   }
 

@@ -228,7 +228,7 @@ export class KernelInstance {
       vectors, invNorms, seqs, this.dim,
       rowList ? scratch.rowList : 0, scanned,
       scratch.queries, queryCount, this.metricCode, k,
-      scratch.outRows, scratch.outKeys,
+      scratch.outRows, scratch.outKeys, scratch.block,
     );
 
     const outRows = new Int32Array(buffer, scratch.outRows, queryCount * k);

@@ -7,7 +7,7 @@ export interface KernelExports {
     vectors: number, invNorms: number, seqs: number, dim: number,
     rowList: number, count: number,
     queries: number, queryCount: number, metric: number, k: number,
-    outRows: number, outKeys: number,
+    outRows: number, outKeys: number, blockScratch: number,
   ): void;
   searchInt8(
     codes: number, stride: number, scales: number, aux: number, seqs: number,

@@ -66,6 +66,8 @@ export interface ScratchLayout {
   rowList: number;
   outRows: number;
   outKeys: number;
+  /** Eight queries interleaved by 4-float chunk for the kernel's 8-query blocks (0 bytes below 8 queries). */
+  block: number;
   end: number;
 }
 
@@ -74,8 +76,9 @@ export function scratchFor(layout: Layout, queryCount: number, rowListLength: nu
   const rowList = align16(queries + queryCount * layout.dim * FLOAT_BYTES);
   const outRows = align16(rowList + rowListLength * 4);
   const outKeys = align16(outRows + queryCount * k * 4);
-  const end = align16(outKeys + queryCount * k * 4);
-  return { queries, rowList, outRows, outKeys, end };
+  const block = align16(outKeys + queryCount * k * 4);
+  const end = align16(block + (queryCount >= 8 ? 8 * layout.dim * FLOAT_BYTES : 0));
+  return { queries, rowList, outRows, outKeys, block, end };
 }
 
 /** Scratch of the int8 first stage: the query widened to i16, a row list, a selection buffer of 2 x pool entries. */
