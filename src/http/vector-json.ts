@@ -162,7 +162,8 @@ class Reader {
   /** A checked vector of n floats, carved from the current arena block. */
   private allocate(n: number): Float32Array {
     if (this.arenaUsed + n > this.arena.length) {
-      this.arena = new Float32Array(Math.max(ARENA_FLOATS, n));
+      // A component takes at least 2 bytes of the body ("0,"), so a small body gets a small block.
+      this.arena = new Float32Array(Math.max(n, Math.min(ARENA_FLOATS, (this.bytes.length - this.pos) >> 1)));
       this.arenaUsed = 0;
       markCheckedBuffer(this.arena.buffer);
     }
