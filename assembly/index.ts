@@ -11,7 +11,7 @@
 // Ties are broken by the slot's sequence number (earlier insertion first),
 // so results do not depend on where a vector happens to sit.
 
-import { dotRow, dotRows4, dotRows8, l2Row, l2Rows4, l2Rows8 } from "./simd";
+import { dotRow, dotRows4, dotRows6, l2Row, l2Rows4, l2Rows6 } from "./simd";
 import { heapOffer, heapSortBestFirst, selectBest } from "./topk";
 import { dotI8Row } from "./int8";
 
@@ -50,7 +50,7 @@ export function readFloor(start: usize, bytes: usize): f32 {
  * Rows are `rowList[0..count)` when `rowList` is not 0 (a filtered search),
  * otherwise rows 0..count-1. Query j's results are written best-first to
  * outRows/outKeys at [j*k, j*k + min(k, count)). `block` is scratch of
- * 8 * dim floats (16-byte aligned) for the 8-query blocks, unused below 8.
+ * 6 * dim floats (16-byte aligned) for the 6-query blocks, unused below 6.
  */
 export function search(
   vectors: usize, invNorms: usize, seqs: usize, dim: i32,
@@ -60,10 +60,10 @@ export function search(
 ): void {
   const rowBytes = <usize>dim << 2;
   let j = 0;
-  // Blocks of eight, then four, queries share each load of a stored row.
-  for (; j + 8 <= nq; j += 8) {
-    interleave8(queries + <usize>j * rowBytes, rowBytes, dim, block);
-    scanBlock8(vectors, invNorms, seqs, dim, rowBytes, rowList, count,
+  // Blocks of six, then four, queries share each load of a stored row.
+  for (; j + 6 <= nq; j += 6) {
+    interleave6(queries + <usize>j * rowBytes, rowBytes, dim, block);
+    scanBlock6(vectors, invNorms, seqs, dim, rowBytes, rowList, count,
       queries + <usize>j * rowBytes, block, metric, k,
       outRows + (<usize>(j * k) << 2), outKeys + (<usize>(j * k) << 2));
   }
@@ -138,48 +138,49 @@ function scanBlock4(
   }
 }
 
-/** Eight query lanes of one row's keys (scanBlock8 reads them back as f32). */
-const lanes8: usize = memory.data(32, 16);
+/** The six query keys of one row (written by dotRows6 / l2Rows6, read back as two v128). */
+const lanes: usize = memory.data(32, 16);
 
 /**
- * Copy eight queries (`stride` bytes apart) to `block` chunk by chunk: the
- * 4 floats [4c, 4c + 4) of query j go to block + (8c + j) * 16, so the block
- * loop reads all eight at constant offsets from one pointer. The dim % 4
+ * Copy six queries (`stride` bytes apart) to `block` chunk by chunk: the
+ * 4 floats [4c, 4c + 4) of query j go to block + (6c + j) * 16, so the block
+ * loop reads all six at constant offsets from one pointer. The dim % 4
  * tail stays in the original queries.
  */
-function interleave8(queries: usize, stride: usize, dim: i32, block: usize): void {
+function interleave6(queries: usize, stride: usize, dim: i32, block: usize): void {
   const chunks = dim >> 2;
-  for (let j = 0; j < 8; j++) {
+  for (let j = 0; j < 6; j++) {
     const q = queries + <usize>j * stride;
     for (let c = 0; c < chunks; c++) {
-      v128.store(block + ((<usize>(c * 8 + j)) << 4), v128.load(q + (<usize>c << 4)));
+      v128.store(block + ((<usize>(c * 6 + j)) << 4), v128.load(q + (<usize>c << 4)));
     }
   }
 }
 
-function scanBlock8(
+function scanBlock6(
   vectors: usize, invNorms: usize, seqs: usize, dim: i32, rowBytes: usize,
   rowList: usize, count: i32, queries: usize, block: usize, metric: i32, k: i32,
   outRows: usize, outKeys: usize,
 ): void {
   const heapBytes = <usize>k << 2;
-  let s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
-  // The worst kept key of each query's heap (-inf while it is not full): a
-  // row whose eight keys are all strictly below them changes no heap, and is
-  // rejected with two vector compares instead of eight heapOffer calls.
-  let rootsLo = f32x4.splat(-Infinity), rootsHi = f32x4.splat(-Infinity);
+  let s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0;
+  // The worst kept key of each query's heap (-inf while it is not full; the
+  // two unused lanes +inf): a row whose six keys are all strictly below them
+  // changes no heap, and is rejected with two vector compares instead of six
+  // heapOffer calls. Anything else (ties, NaN) goes through heapOffer.
+  let rootsLo = f32x4.splat(-Infinity), rootsHi = f32x4(-Infinity, -Infinity, Infinity, Infinity);
   for (let i = 0; i < count; i++) {
     const row = rowAt(rowList, i);
     const v = vectors + <usize>row * rowBytes;
     let lo: v128, hi: v128;
     if (metric == METRIC_L2) {
-      l2Rows8(queries, block, rowBytes, v, dim, lanes8);
-      lo = f32x4.neg(v128.load(lanes8));
-      hi = f32x4.neg(v128.load(lanes8, 16));
+      l2Rows6(queries, block, rowBytes, v, dim, lanes);
+      lo = f32x4.neg(v128.load(lanes));
+      hi = f32x4.neg(v128.load(lanes, 16));
     } else {
-      dotRows8(queries, block, rowBytes, v, dim, lanes8);
-      lo = v128.load(lanes8);
-      hi = v128.load(lanes8, 16);
+      dotRows6(queries, block, rowBytes, v, dim, lanes);
+      lo = v128.load(lanes);
+      hi = v128.load(lanes, 16);
       if (metric == METRIC_COSINE) {
         const invNorm = f32x4.splat(load<f32>(invNorms + (<usize>row << 2)));
         lo = f32x4.mul(lo, invNorm);
@@ -193,17 +194,11 @@ function scanBlock8(
     s3 = heapOffer(outRows + 3 * heapBytes, outKeys + 3 * heapBytes, s3, k, row, f32x4.extract_lane(lo, 3), seqs);
     s4 = heapOffer(outRows + 4 * heapBytes, outKeys + 4 * heapBytes, s4, k, row, f32x4.extract_lane(hi, 0), seqs);
     s5 = heapOffer(outRows + 5 * heapBytes, outKeys + 5 * heapBytes, s5, k, row, f32x4.extract_lane(hi, 1), seqs);
-    s6 = heapOffer(outRows + 6 * heapBytes, outKeys + 6 * heapBytes, s6, k, row, f32x4.extract_lane(hi, 2), seqs);
-    s7 = heapOffer(outRows + 7 * heapBytes, outKeys + 7 * heapBytes, s7, k, row, f32x4.extract_lane(hi, 3), seqs);
-    if (s7 == k) { // every heap is full from here on (they fill together)
-      rootsLo = f32x4(rootKey(outKeys, 0), rootKey(outKeys + heapBytes, 0), rootKey(outKeys + 2 * heapBytes, 0), rootKey(outKeys + 3 * heapBytes, 0));
-      rootsHi = f32x4(rootKey(outKeys + 4 * heapBytes, 0), rootKey(outKeys + 5 * heapBytes, 0), rootKey(outKeys + 6 * heapBytes, 0), rootKey(outKeys + 7 * heapBytes, 0));
+    if (s5 == k) { // the six heaps fill together; from here on they stay full
+      rootsLo = f32x4(load<f32>(outKeys), load<f32>(outKeys + heapBytes), load<f32>(outKeys + 2 * heapBytes), load<f32>(outKeys + 3 * heapBytes));
+      rootsHi = f32x4(load<f32>(outKeys + 4 * heapBytes), load<f32>(outKeys + 5 * heapBytes), Infinity, Infinity);
     }
   }
-}
-
-@inline function rootKey(keys: usize, unused: i32): f32 {
-  return load<f32>(keys);
 }
 
 /**

@@ -66,7 +66,7 @@ export interface ScratchLayout {
   rowList: number;
   outRows: number;
   outKeys: number;
-  /** Eight queries interleaved by 4-float chunk for the kernel's 8-query blocks (0 bytes below 8 queries). */
+  /** Six queries interleaved by 4-float chunk for the kernel's 6-query blocks (0 bytes below 6 queries). */
   block: number;
   end: number;
 }
@@ -77,7 +77,7 @@ export function scratchFor(layout: Layout, queryCount: number, rowListLength: nu
   const outRows = align16(rowList + rowListLength * 4);
   const outKeys = align16(outRows + queryCount * k * 4);
   const block = align16(outKeys + queryCount * k * 4);
-  const end = align16(block + (queryCount >= 8 ? 8 * layout.dim * FLOAT_BYTES : 0));
+  const end = align16(block + (queryCount >= 6 ? 6 * layout.dim * FLOAT_BYTES : 0));
   return { queries, rowList, outRows, outKeys, block, end };
 }
 
