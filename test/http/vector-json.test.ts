@@ -9,6 +9,8 @@ import { parseVectorJson } from '../../src/http/vector-json.js';
 import { decodeFloat32Base64, encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
 import { VectorSchema } from '../../src/schemas/vector.js';
 import * as v from 'valibot';
+import { expectError, expectOk, useServer } from '../helpers/http.js';
+import { randomVector, seededRng } from '../helpers/random.js';
 
 /** What the reader must produce: JSON.parse with number-array and base64 vectors as Float32Arrays. */
 function expected(text: string): unknown {
@@ -134,5 +136,39 @@ describe('add / add-many body reader', () => {
       expect(body, text).to.not.equal(undefined);
       sameValue(body, expected(text));
     }
+  });
+});
+
+describe('add / add-many bodies over HTTP, read by the fast reader or the ordinary path', () => {
+  const api = useServer();
+  const rng = seededRng(91);
+  const rows = Array.from({ length: 12 }, (_, i) => ({ id: `v${i}`, vector: randomVector(rng, 6), metadata: { i } }));
+
+  it('stores the same vectors whether the reader takes the body or declines it', async () => {
+    const fast = await api.token();
+    const ordinary = await api.token();
+    expectOk(await api.post('/vectors/add-many', { token: fast, body: { vectors: rows } }));
+    // A non-ASCII character anywhere sends the whole body down the ordinary path.
+    expectOk(await api.post('/vectors/add-many', { token: ordinary, body: { vectors: [...rows, { id: 'ü', vector: rows[0].vector }] } }));
+    expectOk(await api.post('/vectors/add-many', { token: fast, body: { vectors: [{ id: 'u', vector: rows[0].vector }] } }));
+    expectOk(await api.post('/vectors/add', { token: ordinary, body: { id: 'é', vector: rows[0].vector } }));
+    expectOk(await api.post('/vectors/add', { token: fast, body: { id: 'e', vector: rows[0].vector } }));
+    for (const { id } of rows) {
+      const a = expectOk(await api.post('/vectors/get', { token: fast, body: { id } }));
+      const b = expectOk(await api.post('/vectors/get', { token: ordinary, body: { id } }));
+      expect(a.vector).to.deep.equal(b.vector);
+    }
+    const a = expectOk(await api.post('/vectors/get', { token: fast, body: { id: 'e' } }));
+    const b = expectOk(await api.post('/vectors/get', { token: ordinary, body: { id: 'é' } }));
+    expect(a.vector.vector).to.deep.equal(b.vector.vector);
+  });
+
+  it('reports a bad component at its path, as the ordinary path always did', async () => {
+    const token = await api.token();
+    const body = `{"vectors":[{"id":"a","vector":[1,2,3]},{"id":"b","vector":[1,2,1e17]}]}`;
+    const error = expectError(await api.post('/vectors/add-many', { token, body }), 400, 'VALIDATION_ERROR');
+    expect(error.details.issues[0].path).to.equal('/vectors/1/vector/2');
+    const malformed = expectError(await api.post('/vectors/add-many', { token, body: '{"vectors":[{"id":"a","vector":[1,2,]}]}' }), 400, 'INVALID_JSON');
+    expect(malformed.message).to.match(/not valid JSON/);
   });
 });
