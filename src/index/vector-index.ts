@@ -119,12 +119,8 @@ export class VectorIndex {
     return this.config.dimensions !== null;
   }
 
-  getConfig(): IndexConfig {
-    return { ...this.config };
-  }
-
-  /** The configuration without a copy, for reading only (every response shows it). */
-  get configView(): Readonly<IndexConfig> {
+  /** The configuration (replaced, never mutated, on each change, so no copy is needed). */
+  getConfig(): Readonly<IndexConfig> {
     return this.config;
   }
 

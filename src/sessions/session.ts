@@ -59,7 +59,7 @@ export class Session {
 
   /** The `session` object of every response (spec section 2). */
   view(now: number) {
-    const config = this.index.configView;
+    const config = this.index.getConfig();
     const { iso } = this;
     return {
       sessionId: this.id,
