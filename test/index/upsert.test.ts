@@ -112,3 +112,26 @@ describe('VectorIndex upsert', () => {
     expect(index.has('a')).to.equal(false);
   });
 });
+
+describe('VectorIndex upsert: batch write details', () => {
+  it('keeps the metadata index right when rows go between empty and non-empty metadata', () => {
+    const index = newIndex();
+    const ids = (hits: { id: string }[]) => hits.map((h) => h.id).sort();
+    index.upsert([{ id: 'a', vector: [1, 0] }, { id: 'b', vector: [0, 1], metadata: { k: 1 } }]);
+    expect(ids(index.search([[1, 0]], { topK: 5, filter: { k: 1 } }).results[0])).to.deep.equal(['b']);
+    index.upsert([{ id: 'a', vector: [1, 0], metadata: { k: 1 } }, { id: 'b', vector: [0, 1] }]);
+    expect(ids(index.search([[1, 0]], { topK: 5, filter: { k: 1 } }).results[0])).to.deep.equal(['a']);
+    index.upsert([{ id: 'a', vector: [1, 1], metadata: {} }, { id: 'b', vector: [0, 1], metadata: {} }]);
+    expect(index.search([[1, 0]], { topK: 5, filter: { k: 1 } }).results[0]).to.deep.equal([]);
+    expect(index.getMetadata('a')).to.deep.equal({});
+  });
+
+  it('takes Float32Array vectors without keeping them: changing one after the add changes nothing stored', () => {
+    const index = newIndex();
+    const vector = Float32Array.of(1, 2, 3);
+    index.upsert([{ id: 'a', vector }, { id: 'b', vector: [4, 5, 6] }]);
+    vector.fill(9);
+    expect(index.get('a')!.vector).to.deep.equal([1, 2, 3]);
+    expect(index.get('b')!.vector).to.deep.equal([4, 5, 6]);
+  });
+});
