@@ -296,13 +296,14 @@ function validBits(bits: Int32Array, start: number, count: number): boolean {
   return true;
 }
 
-/** Buffer's own latin1 slicer (what toString('latin1') calls after checking its arguments), when Node has it. */
-const latin1Slice = (Buffer.prototype as { latin1Slice?: (start: number, end: number) => string }).latin1Slice;
+/** Buffer's own latin1 slicer (what toString('latin1') calls after checking its arguments). */
+type Latin1Slicer = { latin1Slice(start: number, end: number): string };
+const HAS_LATIN1_SLICE = typeof (Buffer.prototype as Partial<Latin1Slicer>).latin1Slice === 'function';
 
 /** bytes [start, end) as a string; the callers pass bounds within the buffer. */
 function latin1(bytes: Buffer, start: number, end: number): string {
   // Called for every id and base64 vector: toString's argument handling costs more than the copy.
-  return latin1Slice ? latin1Slice.call(bytes, start, end) : bytes.toString('latin1', start, end);
+  return HAS_LATIN1_SLICE ? (bytes as unknown as Latin1Slicer).latin1Slice(start, end) : bytes.toString('latin1', start, end);
 }
 
 /**
