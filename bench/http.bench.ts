@@ -1,14 +1,15 @@
 // npm run bench:http: POST /search over HTTP against the server in a child
-// process, on sessions of 1k and 10k vectors x 384 (cosine, top 10, the
-// query as JSON numbers), next to POST /bare on the same server, which only
-// reads and parses the same body and answers a constant (the framework
-// floor). undici, 16 requests in flight; rounds of each target interleaved.
+// process, on sessions of 1k and 10k vectors x 384 (cosine, top 10, 64
+// different queries as JSON numbers, cycled), next to POST /bare on the same
+// server, which only reads and parses the same bodies and answers a constant
+// (the framework floor). undici, 16 requests in flight; rounds of each target
+// interleaved. Besides req/s it prints the server's CPU time per request,
+// which moves less with the load of a shared machine than req/s does.
 // Goal: /search on 1k x 384 >= 0.7x the requests/s of the floor.
 import { performance } from 'node:perf_hooks';
-import type { Pool } from 'undici';
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { rowOf, uniformVectors } from './lib/data.js';
-import { startChildServer } from './lib/child-server.js';
+import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
 
 const DIM = 384;
@@ -16,15 +17,18 @@ const IN_FLIGHT = 16;
 const ROUND_MS = quick ? 500 : 2500;
 const ROUNDS = quick ? 1 : 3;
 
-async function load(pool: Pool, path: string, body: Buffer, token?: string) {
+async function load(server: ChildServer, path: string, bodies: Buffer[], token?: string) {
+  const { pool } = server;
+  const cpu0 = server.cpuMicros();
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
   const latencies: number[] = [];
   const end = performance.now() + ROUND_MS;
+  let sent = 0;
   const worker = async () => {
     while (performance.now() < end) {
       const t0 = performance.now();
-      const res = await pool.request({ method: 'POST', path, headers, body });
+      const res = await pool.request({ method: 'POST', path, headers, body: bodies[sent++ % bodies.length] });
       await res.body.dump();
       if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode}`);
       latencies.push(performance.now() - t0);
@@ -34,7 +38,12 @@ async function load(pool: Pool, path: string, body: Buffer, token?: string) {
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
   const seconds = (performance.now() - t0) / 1000;
   latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / seconds, p50: latencies[Math.floor(latencies.length * 0.5)], p99: latencies[Math.floor(latencies.length * 0.99)] };
+  return {
+    rps: latencies.length / seconds,
+    p50: latencies[Math.floor(latencies.length * 0.5)],
+    p99: latencies[Math.floor(latencies.length * 0.99)],
+    cpuPerRequest: (server.cpuMicros() - cpu0) / latencies.length,
+  };
 }
 
 const server = await startChildServer();
@@ -48,28 +57,33 @@ for (const n of [1_000, 10_000]) {
   }
   sessions[`${n / 1000}k`] = token;
 }
-const body = Buffer.from(JSON.stringify({ queryVector: Array.from(uniformVectors(1, DIM, 99)), topK: 10 }));
+// 64 different queries, cycled, for every target alike (no answer is ever the same twice in a row).
+const queries = uniformVectors(64, DIM, 99);
+const bodies = Array.from({ length: 64 }, (_, q) => Buffer.from(JSON.stringify({ queryVector: Array.from(rowOf(queries, DIM, q)), topK: 10 })));
 const targets = [
   { name: 'bare route (floor)', path: '/bare', token: undefined },
   { name: 'POST /search 1k x 384', path: '/search', token: sessions['1k'] },
   { name: 'POST /search 10k x 384', path: '/search', token: sessions['10k'] },
 ];
-const results = targets.map(() => [] as { rps: number; p50: number; p99: number }[]);
-await load(server.pool, '/bare', body); // warm-up
+const results = targets.map(() => [] as Awaited<ReturnType<typeof load>>[]);
+await load(server, '/bare', bodies); // warm-up
 for (let r = 0; r < ROUNDS; r++) {
   for (let k = 0; k < targets.length; k++) {
     const i = (k + r) % targets.length;
-    results[i].push(await load(server.pool, targets[i].path, body, targets[i].token));
+    results[i].push(await load(server, targets[i].path, bodies, targets[i].token));
   }
 }
 await server.stop();
 
 const floor = median(results[0].map((x) => x.rps));
+const floorCpu = median(results[0].map((x) => x.cpuPerRequest));
 const rows = targets.map((t, i) => {
   const rps = median(results[i].map((x) => x.rps));
   return {
     target: t.name, 'req/s': Math.round(rps), 'p50 ms': median(results[i].map((x) => x.p50)), 'p99 ms': median(results[i].map((x) => x.p99)), 'vs floor': fmt(rps / floor),
+    'server CPU us/req': Math.round(median(results[i].map((x) => x.cpuPerRequest))),
+    'floor CPU / CPU': fmt(floorCpu / median(results[i].map((x) => x.cpuPerRequest))),
   };
 });
 printTable(rows);
-console.log(`results: ${writeResults('http', { dim: DIM, inFlight: IN_FLIGHT, bodyBytes: body.length, rows })}`);
+console.log(`results: ${writeResults('http', { dim: DIM, inFlight: IN_FLIGHT, bodyBytes: bodies[0].length, rows })}`);

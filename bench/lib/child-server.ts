@@ -1,6 +1,8 @@
-// Start bench/lib/server-process.ts and talk to it with undici.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+// Start bench/lib/server-process.mjs (the compiled server in dist/, as
+// `npm start` runs it) and talk to it with undici.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Pool } from 'undici';
 
 export interface ChildServer {
@@ -11,12 +13,36 @@ export interface ChildServer {
   get(path: string, token?: string): Promise<any>;
   /** Peak and current resident set size of the server process, bytes (Linux /proc). */
   rss(): { peak: number; current: number };
+  /** CPU time (user + system) the server process has used so far, microseconds (Linux /proc, 10 ms ticks). */
+  cpuMicros(): number;
   stop(): Promise<void>;
 }
 
+const root = new URL('../../', import.meta.url).pathname;
+
+/** Newest modification time of the files under `dir`, ms (0 when it does not exist). */
+function newest(dir: string): number {
+  let time = 0;
+  try {
+    for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+      if (entry.isFile()) time = Math.max(time, statSync(join(entry.parentPath ?? entry.path, entry.name)).mtimeMs);
+    }
+  } catch {
+    return 0;
+  }
+  return time;
+}
+
+/** Compile src/ to dist/ (tsc, as `npm run build:server`) when dist/ is missing or older than src/. */
+export function ensureBuiltServer(): void {
+  if (newest(join(root, 'dist')) >= newest(join(root, 'src'))) return;
+  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
+}
+
 export async function startChildServer(env: Record<string, string> = {}): Promise<ChildServer> {
-  const script = new URL('./server-process.ts', import.meta.url).pathname;
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  ensureBuiltServer();
+  const script = new URL('./server-process.mjs', import.meta.url).pathname;
+  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -43,6 +69,11 @@ export async function startChildServer(env: Record<string, string> = {}): Promis
     post: (path, body, token) => request('POST', path, body, token),
     get: (path, token) => request('GET', path, undefined, token),
     rss: () => ({ peak: status('VmHWM:'), current: status('VmRSS:') }),
+    cpuMicros: () => {
+      // Fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 per second).
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) * 10_000;
+    },
     stop: async () => {
       await pool.close();
       child.kill();

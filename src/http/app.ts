@@ -39,6 +39,7 @@ export function createApp(options: AppOptions = {}) {
     store,
     schemas: requestSchemas(config),
     json: jsonBody(config),
+    jsonVectors: jsonBody(config, { vectors: true }),
     auth: requireSession(store, limitSession),
     authUntimed: requireSession(store, limitSession, null),
     tokenRateLimit: tokenRateLimit(config, store.now),

@@ -71,9 +71,9 @@ function parseJson(bytes: Buffer): unknown {
 
 export interface JsonBodyOptions {
   /**
-   * The body of /vectors/add or add-many: number-array vectors are read
-   * straight into float32 (vector-json.ts); bodies that reader declines take
-   * the ordinary path.
+   * The body of add, add-many, search or search-many: number-array vectors
+   * are read straight into float32 (vector-json.ts); bodies that reader
+   * declines take the ordinary path.
    */
   vectors?: boolean;
 }

@@ -14,6 +14,8 @@ export interface RouteDeps {
   schemas: RequestSchemas;
   /** Parses a JSON body. */
   json: Middleware;
+  /** The same, reading vectors (`vector`, `queryVector`, `queryVectors`) straight into float32. */
+  jsonVectors: Middleware;
   /** Requires a valid bearer token (and applies the per-token rate limit). */
   auth: Middleware;
   /** The same, without recording dbOpenMs (POST /index/reset: the spec lists resetMs alone). */
@@ -30,8 +32,12 @@ export interface AppState {
 export const stateOf = (ctx: Context) => ctx.state as AppState;
 
 /** Answer 200 (or `status`) with the success envelope; metrics are added on the way out. */
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 export function reply(ctx: Context, fields: Record<string, unknown>, status = 200): void {
   ctx.status = status;
+  // The type Koa would pick for an object body; set first, Koa skips its type lookup.
+  ctx.set('Content-Type', JSON_TYPE);
   ctx.body = { success: true, ...fields };
 }
 

@@ -1,6 +1,6 @@
-// A parser for the bodies of POST /vectors/add and /vectors/add-many that
-// reads each `vector` given as a JSON number array straight into a
-// Float32Array, instead of JSON.parse building hundreds of thousands of JS
+// A parser for the bodies of POST /vectors/add, /vectors/add-many, /search
+// and /search-many that reads each `vector`, `queryVector` and item of
+// `queryVectors` given as a JSON number array straight into a Float32Array, instead of JSON.parse building hundreds of thousands of JS
 // numbers that are copied to float32 anyway (and that the GC must then copy
 // while the request is in flight). Everything else in the body (ids,
 // metadata, options, base64 vectors) is handed to JSON.parse slice by slice,
@@ -47,9 +47,11 @@ const EPSILON = 1e-13;
 /** Floats per arena block: vectors of a body are views into a few shared blocks, not one buffer each. */
 const ARENA_FLOATS = 64 * 1024;
 
+/** One vector's components while they are read (a parse runs start to end without yielding, so one buffer serves all). */
+const SCRATCH = new Float32Array(MAX_DIMS);
+
 class Reader {
   pos = 0;
-  private readonly scratch = new Float32Array(MAX_DIMS);
   private arena = new Float32Array(0);
   /** The arena's bytes, for decoding base64 into it without a Buffer per vector. */
   private arenaBytes = Buffer.alloc(0);
@@ -148,7 +150,7 @@ class Reader {
     if (first === QUOTE) return this.base64Vector();
     if (first !== OPEN_ARRAY) return this.jsonValue();
     this.pos++;
-    const { scratch } = this;
+    const scratch = SCRATCH;
     let n = 0;
     for (;;) {
       if (n === MAX_DIMS) throw DECLINE;
@@ -341,9 +343,9 @@ function endOfValue(bytes: Buffer, start: number): number {
   }
 }
 
-/** A field of a record of add-many, or of the body of add: `vector` read into float32, a string id as is, the rest by JSON.parse. */
+/** A field of a record of add-many, or of the body of add or search: vectors read into float32, a string id as is, the rest by JSON.parse. */
 function field(reader: Reader, key: string): unknown {
-  if (key === 'vector') return reader.vector();
+  if (key === 'vector' || key === 'queryVector') return reader.vector();
   if (key === 'id' && reader.peek() === QUOTE) return reader.string();
   return reader.jsonValue();
 }
@@ -353,7 +355,7 @@ function record(reader: Reader): Record<string, unknown> {
 }
 
 /**
- * The body of /vectors/add or /vectors/add-many, parsed as JSON.parse would
+ * The body of /vectors/add, add-many, /search or search-many, parsed as JSON.parse would
  * except that number-array vectors are checked Float32Arrays; undefined when
  * this parser declines the body (the caller then uses JSON.parse).
  */
@@ -364,6 +366,7 @@ export function parseVectorJson(bytes: Buffer): Record<string, unknown> | undefi
   try {
     const body = reader.object((key) => {
       if (key === 'vectors' && reader.peek() === OPEN_ARRAY) return reader.array(() => record(reader));
+      if (key === 'queryVectors' && reader.peek() === OPEN_ARRAY) return reader.array(() => reader.vector());
       return field(reader, key);
     });
     reader.skipSpace();

@@ -1,6 +1,7 @@
-// The add / add-many body reader (src/http/vector-json.ts) against JSON.parse:
-// whenever it accepts a body, the result must be what JSON.parse gives with
-// each number-array `vector` rounded to float32; whatever it declines goes
+// The body reader of add, add-many, search and search-many
+// (src/http/vector-json.ts) against JSON.parse: whenever it accepts a body,
+// the result must be what JSON.parse gives with each number-array `vector`,
+// `queryVector` and item of `queryVectors` rounded to float32; whatever it declines goes
 // to JSON.parse unchanged, so only acceptance needs to be exact.
 import { expect } from 'chai';
 import fc from 'fast-check';
@@ -21,6 +22,11 @@ function expected(text: string): unknown {
   };
   convert(body);
   if (Array.isArray(body.vectors)) body.vectors.forEach(convert);
+  if (Array.isArray(body.queryVector)) body.queryVector = Float32Array.from(body.queryVector);
+  if (typeof body.queryVector === 'string') body.queryVector = decodeFloat32Base64(body.queryVector) ?? body.queryVector;
+  if (Array.isArray(body.queryVectors)) {
+    body.queryVectors = body.queryVectors.map((q: unknown) => (Array.isArray(q) ? Float32Array.from(q) : typeof q === 'string' ? decodeFloat32Base64(q) ?? q : q));
+  }
   return body;
 }
 
@@ -52,7 +58,7 @@ const numberText = fc.oneof(
 
 const whitespace = fc.constantFrom('', ' ', '\n', '\t ', '\r\n');
 
-describe('add / add-many body reader', () => {
+describe('vector body reader (add, add-many, search, search-many)', () => {
   it('gives what JSON.parse gives, vectors rounded to float32 exactly as a Float32Array would', () => {
     fc.assert(fc.property(
       fc.array(fc.record({
@@ -71,6 +77,29 @@ describe('add / add-many body reader', () => {
         if (body !== undefined) sameValue(body, expected(text));
       },
     ), { numRuns: 300 });
+  });
+
+  it('reads queryVector and each of queryVectors as it reads a vector, the rest of a search body as JSON.parse', () => {
+    fc.assert(fc.property(
+      fc.array(fc.array(numberText, { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 4 }),
+      fc.option(fc.jsonValue({ maxDepth: 3 })),
+      whitespace,
+      (queries, filter, ws) => {
+        const options = `"topK":${ws}3${filter === null ? '' : `,"filter":${JSON.stringify(filter)}`}`;
+        const inRange = queries.every((q) => q.every((x) => Math.abs(Number(x)) <= SPEC_LIMITS.maxAbsComponent));
+        const texts = [
+          `{${ws}"queryVector"${ws}:${ws}[${queries[0].join(`${ws},${ws}`)}],${options}}`,
+          `{${options},"queryVectors":${ws}[${queries.map((q) => `${ws}[${q.join(',')}]`).join(',')}]${ws}}`,
+          `{"queryVectors":[${queries.map((q) => JSON.stringify(encodeFloat32Base64(Float32Array.from(q.map(Number))))).join(',')}],${options}}`,
+        ];
+        for (const text of texts) {
+          const body = parse(text);
+          const ascii = /^[\x00-\x7f]*$/.test(text);
+          if (inRange && ascii && !text.startsWith('{"queryVectors":["')) expect(body, text).to.not.equal(undefined);
+          if (body !== undefined) sameValue(body, expected(text));
+        }
+      },
+    ), { numRuns: 200 });
   });
 
   it('rounds numbers near float32 rounding boundaries as JSON.parse plus float32 does', () => {
@@ -154,7 +183,7 @@ describe('add / add-many body reader', () => {
   });
 });
 
-describe('add / add-many bodies over HTTP, read by the fast reader or the ordinary path', () => {
+describe('add, add-many and search bodies over HTTP, read by the fast reader or the ordinary path', () => {
   const api = useServer();
   const rng = seededRng(91);
   const rows = Array.from({ length: 12 }, (_, i) => ({ id: `v${i}`, vector: randomVector(rng, 6), metadata: { i } }));
@@ -176,6 +205,30 @@ describe('add / add-many bodies over HTTP, read by the fast reader or the ordina
     const a = expectOk(await api.post('/vectors/get', { token: fast, body: { id: 'e' } }));
     const b = expectOk(await api.post('/vectors/get', { token: ordinary, body: { id: 'é' } }));
     expect(a.vector.vector).to.deep.equal(b.vector.vector);
+  });
+
+  it('searches with the same results and errors whether the reader takes the body or declines it', async () => {
+    const token = await api.token();
+    expectOk(await api.post('/vectors/add-many', { token, body: { vectors: rows } }));
+    const query = randomVector(rng, 6);
+    // The non-ASCII filter value (matching nothing extra) sends the body down the ordinary path.
+    const fast = expectOk(await api.post('/search', { token, body: { queryVector: query, topK: 5 } }));
+    const ordinary = expectOk(await api.post('/search', { token, body: { queryVector: query, topK: 5, filter: { i: { $ne: 'ü' } } } }));
+    expect(fast.results).to.have.length(5);
+    expect(fast.results).to.deep.equal(ordinary.results);
+    const many = expectOk(await api.post('/search-many', { token, body: { queryVectors: [query, rows[3].vector], topK: 2 } }));
+    expect(many.results[0]).to.deep.equal(fast.results.slice(0, 2));
+    expect(many.results[1][0].id).to.equal('v3');
+    for (const body of [
+      '{"queryVector":[1,2,3,4,5,1e17],"topK":1}', '{"queryVector":[1,2,3,4,5,1e17],"topK":1,"x":"ü"}',
+    ]) {
+      const error = expectError(await api.post('/search', { token, body }), 400, 'VALIDATION_ERROR');
+      expect(error.details.issues[0].path).to.equal('/queryVector/5');
+    }
+    const second = expectError(await api.post('/search-many', { token, body: '{"queryVectors":[[1,2,3,4,5,6],[1,2,"3",4,5,6]]}' }), 400, 'VALIDATION_ERROR');
+    expect(second.details.issues[0].path).to.equal('/queryVectors/1/2');
+    const short = expectError(await api.post('/search', { token, body: '{"queryVector":[1,2,3]}' }), 400, 'DIMENSION_MISMATCH');
+    expect(short.details.path).to.equal('/queryVector');
   });
 
   it('reports a bad component at its path, as the ordinary path always did', async () => {

@@ -5,8 +5,8 @@ import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 const queryVectorPath = () => pointer('queryVector');
 
-export function searchRoutes({ router, store, schemas, auth, json }: RouteDeps): void {
-  router.post('/search', auth, json, (ctx) => {
+export function searchRoutes({ router, store, schemas, auth, jsonVectors }: RouteDeps): void {
+  router.post('/search', auth, jsonVectors, (ctx) => {
     const { queryVector, topK, candidatePool, includeMetadata, filter } = parseBody(ctx, schemas.SearchRequestSchema);
     const { session, timings } = stateOf(ctx);
     const { results, stats } = timings.measure('searchMs', () =>
@@ -15,7 +15,7 @@ export function searchRoutes({ router, store, schemas, auth, json }: RouteDeps):
     replyWithSession(ctx, store, { results: results[0], stats });
   });
 
-  router.post('/search-many', auth, json, (ctx) => {
+  router.post('/search-many', auth, jsonVectors, (ctx) => {
     const { queryVectors, ...options } = parseBody(ctx, schemas.SearchManyRequestSchema);
     const { session, timings } = stateOf(ctx);
     const { results, stats } = timings.measure('searchManyMs', () =>

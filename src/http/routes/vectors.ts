@@ -2,7 +2,7 @@
 import type { Context } from 'koa';
 import { apiError, pointer } from '../../errors.js';
 import type { Metadata, UpsertOptions, VectorInput } from '../../index/vector-index.js';
-import { jsonBody, parseBody } from '../body.js';
+import { parseBody } from '../body.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 function notFound(id: string) {
@@ -30,9 +30,7 @@ function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], options: 
 }
 
 export function vectorRoutes(deps: RouteDeps): void {
-  const { router, store, schemas, auth, json } = deps;
-  /** add and add-many: number-array vectors are read straight into float32. */
-  const jsonVectors = jsonBody(deps.config, { vectors: true });
+  const { router, store, schemas, auth, json, jsonVectors } = deps;
 
   router.post('/vectors/has', auth, json, (ctx) => {
     const { id } = parseBody(ctx, schemas.HasRequestSchema);

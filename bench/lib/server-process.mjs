@@ -1,0 +1,28 @@
+// The service as a child process for the HTTP and memory benches, run from
+// the compiled dist/ exactly as `npm start` runs it (plain node, no tsx: its
+// transform wraps every closure the server creates in a naming helper, a
+// per-request cost production does not pay). One extra route: POST /bare
+// reads and parses the JSON body as the API routes' ordinary body parser does
+// and answers a constant; it is the framework floor /search is held to.
+// Rate limits are off: they would cap the very rates being measured.
+// bench/lib/child-server.ts builds dist/ first when src/ is newer.
+import { loadConfig } from '../../dist/config.js';
+import { createApp } from '../../dist/http/app.js';
+import { jsonBody } from '../../dist/http/body.js';
+
+const config = loadConfig(process.env, { requestRatePerSec: 0, tokenRatePerMin: 0, port: 0 });
+const { app } = createApp({ config });
+const parse = jsonBody(config);
+const answer = async (ctx) => {
+  ctx.body = { success: true };
+};
+app.use(async (ctx, next) => {
+  if (ctx.method !== 'POST' || ctx.path !== '/bare') return next();
+  await parse(ctx, () => answer(ctx));
+});
+const server = app.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  process.stdout.write(`READY ${typeof address === 'object' && address ? address.port : 0}\n`);
+});
+// Exit normally on a signal, so --cpu-prof and similar flags can write their output.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(0));
