@@ -1,60 +1,9 @@
-// f32x4 inner loops. Each loop runs 16 floats per step over four independent
-// accumulators (so the adds pipeline), then 4 floats per step, then a scalar
-// tail: every dimension from 1 up is exact, none is padded.
+// f32x4 inner loops over whole 4-float chunks, then a scalar tail: every
+// dimension from 1 up is exact, none is padded.
 
 @inline function hsum(v: v128): f32 {
   return f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1)
     + f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3);
-}
-
-/** dot(a, b) over `dim` floats. */
-@inline export function dotRow(a: usize, b: usize, dim: i32): f32 {
-  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
-  const end16 = <usize>(dim & ~15) << 2;
-  const end4 = <usize>(dim & ~3) << 2;
-  let o: usize = 0;
-  for (; o < end16; o += 64) {
-    acc0 = f32x4.add(acc0, f32x4.mul(v128.load(a + o), v128.load(b + o)));
-    acc1 = f32x4.add(acc1, f32x4.mul(v128.load(a + o, 16), v128.load(b + o, 16)));
-    acc2 = f32x4.add(acc2, f32x4.mul(v128.load(a + o, 32), v128.load(b + o, 32)));
-    acc3 = f32x4.add(acc3, f32x4.mul(v128.load(a + o, 48), v128.load(b + o, 48)));
-  }
-  for (; o < end4; o += 16) {
-    acc0 = f32x4.add(acc0, f32x4.mul(v128.load(a + o), v128.load(b + o)));
-  }
-  let sum = hsum(f32x4.add(f32x4.add(acc0, acc1), f32x4.add(acc2, acc3)));
-  const end = <usize>dim << 2;
-  for (; o < end; o += 4) sum += load<f32>(a + o) * load<f32>(b + o);
-  return sum;
-}
-
-/** Squared Euclidean distance between a and b over `dim` floats. */
-@inline export function l2Row(a: usize, b: usize, dim: i32): f32 {
-  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
-  const end16 = <usize>(dim & ~15) << 2;
-  const end4 = <usize>(dim & ~3) << 2;
-  let o: usize = 0;
-  for (; o < end16; o += 64) {
-    const d0 = f32x4.sub(v128.load(a + o), v128.load(b + o));
-    const d1 = f32x4.sub(v128.load(a + o, 16), v128.load(b + o, 16));
-    const d2 = f32x4.sub(v128.load(a + o, 32), v128.load(b + o, 32));
-    const d3 = f32x4.sub(v128.load(a + o, 48), v128.load(b + o, 48));
-    acc0 = f32x4.add(acc0, f32x4.mul(d0, d0));
-    acc1 = f32x4.add(acc1, f32x4.mul(d1, d1));
-    acc2 = f32x4.add(acc2, f32x4.mul(d2, d2));
-    acc3 = f32x4.add(acc3, f32x4.mul(d3, d3));
-  }
-  for (; o < end4; o += 16) {
-    const d = f32x4.sub(v128.load(a + o), v128.load(b + o));
-    acc0 = f32x4.add(acc0, f32x4.mul(d, d));
-  }
-  let sum = hsum(f32x4.add(f32x4.add(acc0, acc1), f32x4.add(acc2, acc3)));
-  const end = <usize>dim << 2;
-  for (; o < end; o += 4) {
-    const d = load<f32>(a + o) - load<f32>(b + o);
-    sum += d * d;
-  }
-  return sum;
 }
 
 /**
@@ -186,4 +135,146 @@
   v128.store(out, hsum4(acc4, acc5, zero, zero), 16);
   const end = <usize>dim << 2;
   if (o < end) tail6(q, stride, v, o, end, out, true);
+}
+
+// Four stored rows per pass for one query (the single-query scan): each 16
+// bytes of the query is loaded once for four products, each row keeps two
+// accumulators (even and odd 4-float chunks, so a row's adds do not wait on
+// each other), and the four rows' sums come out as the lanes of one v128
+// (hsum4), so the caller compares four keys with one vector compare.
+// The loop body takes 16 floats (two 8-float halves written out): V8 unrolls
+// a small loop body itself, and in its unrolled copy loads every operand
+// before the arithmetic, so 8 accumulators + 10 loaded values outgrew the 15
+// allocatable xmm registers and two accumulators went through the stack each
+// step (seen in --print-wasm-code); a body this size is not unrolled and keeps
+// 8 accumulators + 2 query chunks + 1 temporary in registers.
+// Lane j depends only on row j (the same operations in the same order in
+// every lane), so a row gets the same key whichever lane it is scored in.
+
+/** dot(q, v_j) for rows v0..v3, as the four lanes of the result. */
+@inline export function dotRowsX4(q: usize, v0: usize, v1: usize, v2: usize, v3: usize, dim: i32): v128 {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+  const end16 = <usize>(dim & ~15) << 2;
+  const end8 = <usize>(dim & ~7) << 2;
+  const end4 = <usize>(dim & ~3) << 2;
+  let o: usize = 0;
+  for (; o < end16; o += 64) {
+    let x = v128.load(q + o), y = v128.load(q + o, 16);
+    a0 = f32x4.add(a0, f32x4.mul(x, v128.load(v0 + o)));
+    b0 = f32x4.add(b0, f32x4.mul(y, v128.load(v0 + o, 16)));
+    a1 = f32x4.add(a1, f32x4.mul(x, v128.load(v1 + o)));
+    b1 = f32x4.add(b1, f32x4.mul(y, v128.load(v1 + o, 16)));
+    a2 = f32x4.add(a2, f32x4.mul(x, v128.load(v2 + o)));
+    b2 = f32x4.add(b2, f32x4.mul(y, v128.load(v2 + o, 16)));
+    a3 = f32x4.add(a3, f32x4.mul(x, v128.load(v3 + o)));
+    b3 = f32x4.add(b3, f32x4.mul(y, v128.load(v3 + o, 16)));
+    x = v128.load(q + o, 32); y = v128.load(q + o, 48);
+    a0 = f32x4.add(a0, f32x4.mul(x, v128.load(v0 + o, 32)));
+    b0 = f32x4.add(b0, f32x4.mul(y, v128.load(v0 + o, 48)));
+    a1 = f32x4.add(a1, f32x4.mul(x, v128.load(v1 + o, 32)));
+    b1 = f32x4.add(b1, f32x4.mul(y, v128.load(v1 + o, 48)));
+    a2 = f32x4.add(a2, f32x4.mul(x, v128.load(v2 + o, 32)));
+    b2 = f32x4.add(b2, f32x4.mul(y, v128.load(v2 + o, 48)));
+    a3 = f32x4.add(a3, f32x4.mul(x, v128.load(v3 + o, 32)));
+    b3 = f32x4.add(b3, f32x4.mul(y, v128.load(v3 + o, 48)));
+  }
+  if (o < end8) {
+    const x = v128.load(q + o), y = v128.load(q + o, 16);
+    a0 = f32x4.add(a0, f32x4.mul(x, v128.load(v0 + o)));
+    b0 = f32x4.add(b0, f32x4.mul(y, v128.load(v0 + o, 16)));
+    a1 = f32x4.add(a1, f32x4.mul(x, v128.load(v1 + o)));
+    b1 = f32x4.add(b1, f32x4.mul(y, v128.load(v1 + o, 16)));
+    a2 = f32x4.add(a2, f32x4.mul(x, v128.load(v2 + o)));
+    b2 = f32x4.add(b2, f32x4.mul(y, v128.load(v2 + o, 16)));
+    a3 = f32x4.add(a3, f32x4.mul(x, v128.load(v3 + o)));
+    b3 = f32x4.add(b3, f32x4.mul(y, v128.load(v3 + o, 16)));
+    o = end8;
+  }
+  if (o < end4) { // one 4-float chunk left (dim % 8 >= 4)
+    const x = v128.load(q + o);
+    a0 = f32x4.add(a0, f32x4.mul(x, v128.load(v0 + o)));
+    a1 = f32x4.add(a1, f32x4.mul(x, v128.load(v1 + o)));
+    a2 = f32x4.add(a2, f32x4.mul(x, v128.load(v2 + o)));
+    a3 = f32x4.add(a3, f32x4.mul(x, v128.load(v3 + o)));
+    o = end4;
+  }
+  let sums = hsum4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));
+  const end = <usize>dim << 2;
+  if (o < end) sums = f32x4.add(sums, tailX4(q, v0, v1, v2, v3, o, end, false));
+  return sums;
+}
+
+/** Squared distances from q to rows v0..v3, as the four lanes of the result. */
+@inline export function l2RowsX4(q: usize, v0: usize, v1: usize, v2: usize, v3: usize, dim: i32): v128 {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+  const end16 = <usize>(dim & ~15) << 2;
+  const end8 = <usize>(dim & ~7) << 2;
+  const end4 = <usize>(dim & ~3) << 2;
+  let o: usize = 0;
+  for (; o < end16; o += 64) {
+    let x = v128.load(q + o), y = v128.load(q + o, 16);
+    let c = f32x4.sub(x, v128.load(v0 + o)), d = f32x4.sub(y, v128.load(v0 + o, 16));
+    a0 = f32x4.add(a0, f32x4.mul(c, c)); b0 = f32x4.add(b0, f32x4.mul(d, d));
+    c = f32x4.sub(x, v128.load(v1 + o)); d = f32x4.sub(y, v128.load(v1 + o, 16));
+    a1 = f32x4.add(a1, f32x4.mul(c, c)); b1 = f32x4.add(b1, f32x4.mul(d, d));
+    c = f32x4.sub(x, v128.load(v2 + o)); d = f32x4.sub(y, v128.load(v2 + o, 16));
+    a2 = f32x4.add(a2, f32x4.mul(c, c)); b2 = f32x4.add(b2, f32x4.mul(d, d));
+    c = f32x4.sub(x, v128.load(v3 + o)); d = f32x4.sub(y, v128.load(v3 + o, 16));
+    a3 = f32x4.add(a3, f32x4.mul(c, c)); b3 = f32x4.add(b3, f32x4.mul(d, d));
+    x = v128.load(q + o, 32); y = v128.load(q + o, 48);
+    c = f32x4.sub(x, v128.load(v0 + o, 32)); d = f32x4.sub(y, v128.load(v0 + o, 48));
+    a0 = f32x4.add(a0, f32x4.mul(c, c)); b0 = f32x4.add(b0, f32x4.mul(d, d));
+    c = f32x4.sub(x, v128.load(v1 + o, 32)); d = f32x4.sub(y, v128.load(v1 + o, 48));
+    a1 = f32x4.add(a1, f32x4.mul(c, c)); b1 = f32x4.add(b1, f32x4.mul(d, d));
+    c = f32x4.sub(x, v128.load(v2 + o, 32)); d = f32x4.sub(y, v128.load(v2 + o, 48));
+    a2 = f32x4.add(a2, f32x4.mul(c, c)); b2 = f32x4.add(b2, f32x4.mul(d, d));
+    c = f32x4.sub(x, v128.load(v3 + o, 32)); d = f32x4.sub(y, v128.load(v3 + o, 48));
+    a3 = f32x4.add(a3, f32x4.mul(c, c)); b3 = f32x4.add(b3, f32x4.mul(d, d));
+  }
+  if (o < end8) {
+    const x = v128.load(q + o), y = v128.load(q + o, 16);
+    let c = f32x4.sub(x, v128.load(v0 + o)), d = f32x4.sub(y, v128.load(v0 + o, 16));
+    a0 = f32x4.add(a0, f32x4.mul(c, c)); b0 = f32x4.add(b0, f32x4.mul(d, d));
+    c = f32x4.sub(x, v128.load(v1 + o)); d = f32x4.sub(y, v128.load(v1 + o, 16));
+    a1 = f32x4.add(a1, f32x4.mul(c, c)); b1 = f32x4.add(b1, f32x4.mul(d, d));
+    c = f32x4.sub(x, v128.load(v2 + o)); d = f32x4.sub(y, v128.load(v2 + o, 16));
+    a2 = f32x4.add(a2, f32x4.mul(c, c)); b2 = f32x4.add(b2, f32x4.mul(d, d));
+    c = f32x4.sub(x, v128.load(v3 + o)); d = f32x4.sub(y, v128.load(v3 + o, 16));
+    a3 = f32x4.add(a3, f32x4.mul(c, c)); b3 = f32x4.add(b3, f32x4.mul(d, d));
+    o = end8;
+  }
+  if (o < end4) {
+    const x = v128.load(q + o);
+    let c = f32x4.sub(x, v128.load(v0 + o));
+    a0 = f32x4.add(a0, f32x4.mul(c, c));
+    c = f32x4.sub(x, v128.load(v1 + o));
+    a1 = f32x4.add(a1, f32x4.mul(c, c));
+    c = f32x4.sub(x, v128.load(v2 + o));
+    a2 = f32x4.add(a2, f32x4.mul(c, c));
+    c = f32x4.sub(x, v128.load(v3 + o));
+    a3 = f32x4.add(a3, f32x4.mul(c, c));
+    o = end4;
+  }
+  let sums = hsum4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));
+  const end = <usize>dim << 2;
+  if (o < end) sums = f32x4.add(sums, tailX4(q, v0, v1, v2, v3, o, end, true));
+  return sums;
+}
+
+/** The scalar tail [o, end) (under 4 floats) of four rows' products or squared differences, as lanes. */
+@inline function tailX4(q: usize, v0: usize, v1: usize, v2: usize, v3: usize, o: usize, end: usize, l2: bool): v128 {
+  let s0: f32 = 0, s1: f32 = 0, s2: f32 = 0, s3: f32 = 0;
+  for (; o < end; o += 4) {
+    const x = load<f32>(q + o);
+    const y0 = load<f32>(v0 + o), y1 = load<f32>(v1 + o), y2 = load<f32>(v2 + o), y3 = load<f32>(v3 + o);
+    if (l2) {
+      s0 += (x - y0) * (x - y0); s1 += (x - y1) * (x - y1);
+      s2 += (x - y2) * (x - y2); s3 += (x - y3) * (x - y3);
+    } else {
+      s0 += x * y0; s1 += x * y1; s2 += x * y2; s3 += x * y3;
+    }
+  }
+  return f32x4(s0, s1, s2, s3);
 }

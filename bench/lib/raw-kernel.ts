@@ -14,8 +14,9 @@ export class RawKernel {
   readonly layout: Layout;
   private scratchEnd = 0;
 
-  constructor(data: Float32Array, readonly dim: number, readonly count = data.length / dim) {
-    this.exports = instantiateKernel(loadKernelModule(), this.memory);
+  /** `module`: another build of the kernel (bench:single compares one against the current build). */
+  constructor(data: Float32Array, readonly dim: number, readonly count = data.length / dim, module = loadKernelModule()) {
+    this.exports = instantiateKernel(module, this.memory);
     this.layout = layoutFor(this.exports.heapBase(), dim, count);
     this.grow(this.layout.scratch);
     const buffer = this.memory.buffer;
@@ -40,15 +41,30 @@ export class RawKernel {
 
   /** Best-first rows of each query's top k (no score conversion). */
   search(queries: Float32Array, nq: number, k: number, metric: RawMetric): Int32Array {
-    const s = scratchFor(this.layout, nq, 0, k);
+    return this.searchWithKeys(queries, nq, k, metric).rows;
+  }
+
+  /** Rows and raw keys (larger is nearer), best first, of each query's top k over all rows or `rowList`. */
+  searchWithKeys(queries: Float32Array, nq: number, k: number, metric: RawMetric, rowList: Int32Array | null = null) {
+    const s = scratchFor(this.layout, nq, rowList ? rowList.length : 0, k);
     if (s.end > this.scratchEnd) {
       this.grow(s.end);
       this.scratchEnd = s.end;
     }
     new Float32Array(this.memory.buffer, s.queries, queries.length).set(queries);
+    if (rowList) new Int32Array(this.memory.buffer, s.rowList, rowList.length).set(rowList);
     const { vectors, invNorms, seqs } = this.layout;
-    this.exports.search(vectors, invNorms, seqs, this.dim, 0, this.count, s.queries, nq, this.metricCode(metric), k, s.outRows, s.outKeys, s.block);
-    return new Int32Array(this.memory.buffer, s.outRows, nq * Math.min(k, this.count)).slice();
+    const count = rowList ? rowList.length : this.count;
+    this.exports.search(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, nq, this.metricCode(metric), k, s.outRows, s.outKeys, s.block);
+    // Query j's results start at j * k (the kernel's heaps), min(k, count) of them.
+    const kept = Math.min(k, count);
+    const allRows = new Int32Array(this.memory.buffer, s.outRows, nq * k), allKeys = new Float32Array(this.memory.buffer, s.outKeys, nq * k);
+    const rows = new Int32Array(nq * kept), keys = new Float32Array(nq * kept);
+    for (let j = 0; j < nq; j++) {
+      rows.set(allRows.subarray(j * k, j * k + kept), j * kept);
+      keys.set(allKeys.subarray(j * k, j * k + kept), j * kept);
+    }
+    return { rows, keys };
   }
 
   /** One read of every stored vector byte, nothing else. */

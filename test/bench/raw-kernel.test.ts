@@ -29,6 +29,24 @@ describe('bench raw kernel', () => {
     }
   });
 
+  it('returns min(k, count) rows per query with their keys when k exceeds the rows, over all rows or a row list', () => {
+    const small = uniformVectors(3, dim, 7);
+    const kernel = new RawKernel(small, dim);
+    const queries = uniformVectors(2, dim, 8);
+    const dot = (q: number, r: number) => small.subarray(r * dim, (r + 1) * dim).reduce((s, x, d) => s + x * queries[q * dim + d], 0);
+    for (const list of [null, Int32Array.from([2, 0])]) {
+      const rows = list ? Array.from(list) : [0, 1, 2];
+      const hits = kernel.searchWithKeys(queries, 2, 10, 'dot', list);
+      expect(hits.rows).to.have.length(2 * rows.length);
+      for (let q = 0; q < 2; q++) {
+        const expected = rows.slice().sort((a, b) => dot(q, b) - dot(q, a));
+        const at = q * rows.length;
+        expect(Array.from(hits.rows.subarray(at, at + rows.length))).to.deep.equal(expected);
+        expected.forEach((r, i) => expect(hits.keys[at + i]).to.be.closeTo(dot(q, r), 1e-5));
+      }
+    }
+  });
+
   it('reads the whole vector region in the floor pass', () => {
     const ones = new Float32Array(64 * 16).fill(1);
     expect(new RawKernel(ones, 16).readFloor()).to.equal(1024);
