@@ -2,7 +2,8 @@
 // vectors, in one process: our WASM kernel (the service's KernelInstance),
 // a plain TypeScript loop, usearch's native exactSearch (one thread, like
 // ours) on the same Float32Array, and a SIMD pass that only reads the stored
-// bytes (the memory floor). Ids are checked equal before timing counts.
+// bytes (the memory floor: one stream, and four streams as the scan reads the
+// rows). Ids are checked equal before timing counts.
 import usearch from 'usearch';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { filledKernel } from './lib/kernel-setup.js';
@@ -50,16 +51,17 @@ for (const n of sizes) {
     const invNorms = checkEqual(n, dim, data, queries, kernel);
     let q = 0;
     const next = () => queries[q++ % QUERIES];
-    const [wasm, plain, peer, floor] = interleave([
+    const [wasm, plain, peer, floor, floor4] = interleave([
       { name: 'wasm', run: () => kernel.search(next(), 1, K, n) },
       { name: 'plain-ts', run: () => plainSearch(data, dim, n, invNorms, next(), K, 'cosine') },
       { name: 'usearch', run: () => usearchSearch(data, next(), dim) },
       { name: 'floor', run: () => raw.readFloor() },
+      { name: 'floor4', run: () => raw.readFloor4() },
     ], { rounds: 7, targetMs: 120 });
     rows.push({
       vectors: n, dim,
       'wasm ms': wasm.ms, 'usearch ms': peer.ms, 'plain-ts ms': plain.ms, 'floor ms': floor.ms,
-      'wasm/usearch': fmt(wasm.ms / peer.ms, 2), 'wasm/floor': fmt(wasm.ms / floor.ms, 2), 'wasm/plain-ts': fmt(wasm.ms / plain.ms, 3),
+      'wasm/usearch': fmt(wasm.ms / peer.ms, 2), 'wasm/floor': fmt(wasm.ms / floor.ms, 2), 'wasm/floor4': fmt(wasm.ms / floor4.ms, 2), 'wasm/plain-ts': fmt(wasm.ms / plain.ms, 3),
     });
     console.error(`done ${n} x ${dim}`);
   }

@@ -1,6 +1,7 @@
 // npm run bench:single: the single-query float32 scan (one query per call,
 // top 10, 8 queries cycled) at 1k, 10k and 100k x 384 for cosine, l2 and the
-// bare dot product, against the read-only floor, in one process.
+// bare dot product, against the read-only floors (one stream, and four
+// streams as the scan reads the rows), in one process.
 //
 // `-- --baseline old.wasm` (repeatable, `name=path` to label it) loads other
 // builds of the kernel beside the current one (build/kernel.wasm), each over
@@ -50,7 +51,10 @@ for (const n of sizes) {
     }
   }
 
-  const cases: Case[] = [{ name: 'floor', run: () => kernels[0].kernel.readFloor() }];
+  const cases: Case[] = [
+    { name: 'floor', run: () => kernels[0].kernel.readFloor() },
+    { name: 'floor4', run: () => kernels[0].kernel.readFloor4() },
+  ];
   for (const metric of METRICS) {
     for (const { name, kernel } of kernels) {
       let q = 0;
@@ -59,7 +63,8 @@ for (const n of sizes) {
   }
   const t = Object.fromEntries(interleave(cases, { rounds: 9, targetMs: 60 }).map((x) => [x.name, x.ms]));
   for (const metric of METRICS) {
-    const row: Record<string, string | number> = { vectors: n, dim: DIM, metric, 'ms': t[`${metric} now`], 'floor ms': t.floor, '/floor': fmt(t[`${metric} now`] / t.floor, 2) };
+    const row: Record<string, string | number> = { vectors: n, dim: DIM, metric, 'ms': t[`${metric} now`], 'floor ms': t.floor, 'floor4 ms': t.floor4,
+      '/floor': fmt(t[`${metric} now`] / t.floor, 2), '/floor4': fmt(t[`${metric} now`] / t.floor4, 2) };
     for (const { name } of kernels.slice(1)) {
       row[`${name} ms`] = t[`${metric} ${name}`];
       row[`now/${name}`] = fmt(t[`${metric} now`] / t[`${metric} ${name}`]);

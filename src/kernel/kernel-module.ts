@@ -17,6 +17,8 @@ export interface KernelExports {
   ): number;
   /** Read a byte range with SIMD loads and nothing else (the benchmarks' memory floor). */
   readFloor(start: number, bytes: number): number;
+  /** The same bytes read as four streams, one per quarter (the single-query scan's access pattern). */
+  readFloor4(start: number, bytes: number): number;
   METRIC_COSINE: WebAssembly.Global;
   METRIC_L2: WebAssembly.Global;
   /** Bare dot product, no norm: only the benchmarks use it. */

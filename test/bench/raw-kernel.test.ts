@@ -47,8 +47,13 @@ describe('bench raw kernel', () => {
     }
   });
 
-  it('reads the whole vector region in the floor pass', () => {
+  it('reads the whole vector region in the floor passes (one stream, and four)', () => {
     const ones = new Float32Array(64 * 16).fill(1);
     expect(new RawKernel(ones, 16).readFloor()).to.equal(1024);
+    // Four quarters plus a remainder: 64 rows of 16 is 64 blocks of 64 bytes (16 per quarter); 67 rows leave 3.
+    expect(new RawKernel(ones, 16).readFloor4()).to.equal(1024);
+    expect(new RawKernel(new Float32Array(67 * 16).fill(1), 16).readFloor4()).to.equal(67 * 16);
+    const ramp = Float32Array.from({ length: 67 * 16 }, (_, i) => i % 7);
+    expect(new RawKernel(ramp, 16).readFloor4()).to.equal(ramp.reduce((s, x) => s + x, 0));
   });
 });
