@@ -42,7 +42,7 @@ export function ensureBuiltServer(): void {
 export async function startChildServer(env: Record<string, string> = {}): Promise<ChildServer> {
   ensureBuiltServer();
   const script = new URL('./server-process.mjs', import.meta.url).pathname;
-  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(process.env.CHILD_NODE_FLAGS ?? '').split(' ').filter(Boolean), script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {

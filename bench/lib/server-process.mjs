@@ -4,6 +4,7 @@
 // per-request cost production does not pay). One extra route: POST /bare
 // reads and parses the JSON body as the API routes' ordinary body parser does
 // and answers a constant; it is the framework floor /search is held to.
+// GET /bench/cpu answers the process's CPU time (process.cpuUsage()).
 // Rate limits are off: they would cap the very rates being measured.
 // bench/lib/child-server.ts builds dist/ first when src/ is newer.
 import { loadConfig } from '../../dist/config.js';
@@ -17,6 +18,11 @@ const answer = async (ctx) => {
   ctx.body = { success: true };
 };
 app.use(async (ctx, next) => {
+  // The server's own CPU time so far (microseconds), for benches that report CPU per request.
+  if (ctx.method === 'GET' && ctx.path === '/bench/cpu') {
+    ctx.body = process.cpuUsage();
+    return;
+  }
   if (ctx.method !== 'POST' || ctx.path !== '/bare') return next();
   await parse(ctx, () => answer(ctx));
 });

@@ -6,6 +6,8 @@ import * as v from 'valibot';
 import type { Config } from '../config.js';
 import { apiError, pointer } from '../errors.js';
 import { firstTooDeep } from '../schemas/json-shape.js';
+import { ArenaLease, ArenaPool, MAX_SPARE_BYTES } from './arena-pool.js';
+import { readInto } from './read-into.js';
 import { parseVectorJson } from './vector-json.js';
 
 declare module 'koa' {
@@ -33,14 +35,27 @@ function assertBodyDepth(body: unknown, maxDepth: number): void {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
+/** Bodies from this size up, with a Content-Length, are read into a reused buffer (read-into.ts); smaller ones cost little either way. */
+const PREALLOCATE_FROM = 64 * 1024;
+
+/** The announced body length when the body can be read into one buffer taken from the lease, else null. */
+function preallocatable(ctx: Context, length: string, limit: number): number | null {
+  const n = Number(length);
+  if (length === '' || !Number.isSafeInteger(n) || n < PREALLOCATE_FROM || n > limit || n > MAX_SPARE_BYTES) return null;
+  // Anything unusual about the stream is left to raw-body, which reports it.
+  return ctx.req.readable && ctx.req.readableEncoding === null ? n : null;
+}
+
 /** The request body as bytes: 413 past the limit, 400 when it ends early. */
-async function readBytes(ctx: Context, limit: number): Promise<Buffer> {
+async function readBytes(ctx: Context, limit: number, lease: ArenaLease): Promise<Buffer> {
   const encoding = ctx.get('content-encoding');
   if (encoding !== '' && encoding.toLowerCase() !== 'identity') {
     throw apiError('UNSUPPORTED_MEDIA_TYPE', `content-encoding ${encoding} is not accepted; send the body uncompressed`);
   }
   const length = ctx.get('content-length');
   try {
+    const known = preallocatable(ctx, length, limit);
+    if (known !== null) return await readInto(ctx.req, known, limit, Buffer.from(lease.take(known), 0, known));
     return await getRawBody(ctx.req, { limit, length: length === '' ? undefined : length });
   } catch (err) {
     const { type } = err as { type?: string };
@@ -71,8 +86,9 @@ function parseJson(bytes: Buffer): unknown {
 
 export interface JsonBodyOptions {
   /**
-   * The body of add, add-many, search or search-many: number-array vectors
-   * are read straight into float32 (vector-json.ts); bodies that reader
+   * The body of add, add-many, search or search-many: vectors (number
+   * arrays and base64) are read straight into float32 (vector-json.ts), in
+   * buffers reused from one request to the next; bodies that reader
    * declines take the ordinary path.
    */
   vectors?: boolean;
@@ -83,6 +99,7 @@ export interface JsonBodyOptions {
  * for malformed JSON or UTF-8, 413 when too large). An empty body is {}.
  */
 export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middleware {
+  const buffers = new ArenaPool();
   return async (ctx, next) => {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
     if (!ctx.is('application/json') && (hasBody || ctx.get('content-type') !== '')) {
@@ -90,11 +107,17 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
         contentType: ctx.get('content-type') || null,
       });
     }
-    const bytes = await readBytes(ctx, config.maxBodyBytes);
-    const body = (options.vectors && parseVectorJson(bytes)) || parseJson(bytes);
-    assertBodyDepth(body, BODY_FRAME_DEPTH + config.maxJsonDepth);
-    ctx.request.body = body;
-    await next();
+    // The body's buffer, and the vectors' ones, are reused once the route is done with them (arena-pool.ts).
+    const lease = new ArenaLease(buffers);
+    try {
+      const bytes = await readBytes(ctx, config.maxBodyBytes, lease);
+      const body = (options.vectors && parseVectorJson(bytes, lease)) || parseJson(bytes);
+      assertBodyDepth(body, BODY_FRAME_DEPTH + config.maxJsonDepth);
+      ctx.request.body = body;
+      await next();
+    } finally {
+      lease.release();
+    }
   };
 }
 

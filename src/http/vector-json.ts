@@ -2,9 +2,10 @@
 // and /search-many that reads each `vector`, `queryVector` and item of
 // `queryVectors` given as a JSON number array straight into a Float32Array, instead of JSON.parse building hundreds of thousands of JS
 // numbers that are copied to float32 anyway (and that the GC must then copy
-// while the request is in flight). Everything else in the body (ids,
-// metadata, options, base64 vectors) is handed to JSON.parse slice by slice,
-// so it comes out exactly as JSON.parse makes it.
+// while the request is in flight); base64 vectors are decoded straight
+// into float32 too. Everything else in the body (ids, metadata, options) is
+// handed to JSON.parse slice by slice, so it comes out exactly as
+// JSON.parse makes it.
 //
 // It only takes the easy road: on anything it does not handle (non-ASCII
 // bytes, a "__proto__" key, a component out of range, malformed JSON...) it
@@ -15,6 +16,7 @@ import { SPEC_LIMITS } from '../config.js';
 import { endianness } from 'node:os';
 import { base64Length } from '../schemas/base64-float32.js';
 import { markCheckedBuffer } from '../schemas/vector.js';
+import type { ArenaLease } from './arena-pool.js';
 
 const MAX_ABS = SPEC_LIMITS.maxAbsComponent;
 const MAX_DIMS = SPEC_LIMITS.maxDimensions;
@@ -59,7 +61,10 @@ class Reader {
   private arenaBits = new Int32Array(0);
   private arenaUsed = 0;
 
-  constructor(private readonly bytes: Buffer) {}
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly lease: ArenaLease | undefined,
+  ) {}
 
   get done(): boolean {
     return this.pos >= this.bytes.length;
@@ -102,6 +107,55 @@ class Reader {
       if (next === CLOSE_OBJECT) return out;
       if (next !== COMMA) throw DECLINE;
     }
+  }
+
+  /**
+   * A record of add-many (or the body of add): an object read like
+   * object(field), without a closure per record; `"id"` and `"vector"` keys
+   * are matched on their bytes, not sliced into new strings.
+   */
+  record(): Record<string, unknown> {
+    this.expect(OPEN_OBJECT);
+    const out: Record<string, unknown> = {};
+    if (this.peek() === CLOSE_OBJECT) {
+      this.pos++;
+      return out;
+    }
+    for (;;) {
+      if (this.peek() !== QUOTE) throw DECLINE;
+      const key = this.key();
+      this.expect(COLON);
+      out[key] = this.field(key);
+      const next = this.peek();
+      this.pos++;
+      if (next === CLOSE_OBJECT) return out;
+      if (next !== COMMA) throw DECLINE;
+    }
+  }
+
+  /** A key at a quote: the common ones without a new string; "__proto__" declines. */
+  private key(): string {
+    const { bytes, pos } = this;
+    if (bytes[pos + 1] === 0x69 && bytes[pos + 2] === 0x64 && bytes[pos + 3] === QUOTE) {
+      this.pos = pos + 4;
+      return 'id';
+    }
+    if (bytes[pos + 7] === QUOTE && bytes[pos + 1] === 0x76 && bytes[pos + 2] === 0x65 && bytes[pos + 3] === 0x63
+      && bytes[pos + 4] === 0x74 && bytes[pos + 5] === 0x6f && bytes[pos + 6] === 0x72) {
+      this.pos = pos + 8;
+      return 'vector';
+    }
+    const key = this.string();
+    // Assigning "__proto__" would set the prototype; JSON.parse makes it a plain key.
+    if (key === '__proto__') throw DECLINE;
+    return key;
+  }
+
+  /** A field of a record of add-many, or of the body of add or search: vectors read into float32, a string id as is, the rest by JSON.parse. */
+  field(key: string): unknown {
+    if (key === 'vector' || key === 'queryVector') return this.vector();
+    if (key === 'id' && this.peek() === QUOTE) return this.string();
+    return this.jsonValue();
   }
 
   /** `[ item, ... ]` with at least one item. */
@@ -166,12 +220,19 @@ class Reader {
   }
 
   /** A checked vector of n floats, carved from the current arena block. */
-  private allocate(n: number): Float32Array {
+  private allocate(n: number, base64 = false): Float32Array {
     if (this.arenaUsed + n > this.arena.length) {
-      // A component takes at least 2 bytes of the body ("0,"), so a small body gets a small block.
-      this.arena = new Float32Array(Math.max(n, Math.min(ARENA_FLOATS, (this.bytes.length - this.pos) >> 1)));
-      this.arenaBytes = Buffer.from(this.arena.buffer);
-      this.arenaBits = new Int32Array(this.arena.buffer);
+      const left = this.bytes.length - this.pos;
+      // A JSON component takes at least 2 bytes of the body ("0,"), so a
+      // small body gets a small block. Base64 takes 16 bytes per 3 floats:
+      // one block holds every base64 vector left (at most 0.75 bytes per
+      // body byte), so a batch is one allocation, not one per 256 KB.
+      const size = base64 ? Math.floor((left * 3) / 16) : Math.min(ARENA_FLOATS, left >> 1);
+      const floats = Math.max(n, size);
+      const buffer = this.lease ? this.lease.take(floats * 4) : new ArrayBuffer(floats * 4);
+      this.arena = new Float32Array(buffer, 0, floats);
+      this.arenaBytes = Buffer.from(buffer, 0, floats * 4);
+      this.arenaBits = new Int32Array(buffer, 0, floats);
       this.arenaUsed = 0;
       markCheckedBuffer(this.arena.buffer);
     }
@@ -195,9 +256,9 @@ class Reader {
     const expected = (length / 4) * 3 - (bytes[end - 1] === EQUALS ? (bytes[end - 2] === EQUALS ? 2 : 1) : 0);
     if (expected % 4 !== 0) throw DECLINE;
     if (expected === 0 || expected > MAX_DIMS * 4) throw DECLINE;
-    const values = this.allocate(expected / 4);
+    const values = this.allocate(expected / 4, true);
     // Decodes at most `expected` bytes; fewer means a character outside the alphabet (or padding inside).
-    const written = this.arenaBytes.write(latin1(bytes, start, end), values.byteOffset, expected, 'base64');
+    const written = base64Write(this.arenaBytes, latin1(bytes, start, end), values.byteOffset, expected);
     if (written !== expected || !validBits(this.arenaBits, values.byteOffset >> 2, values.length)) throw DECLINE;
     this.pos = end + 1;
     return values;
@@ -289,10 +350,17 @@ const MAX_ABS_BITS = (() => {
 /**
  * validComponents for `count` decoded floats from `start`, on their bits:
  * one integer compare each (NaN and infinities have larger bits than any
- * finite bound), about 3x faster than comparing the floats.
+ * finite bound), about 3x faster than comparing the floats; four per step
+ * with one branch, 1.6x faster than one.
  */
 function validBits(bits: Int32Array, start: number, count: number): boolean {
-  for (let i = start; i < start + count; i++) {
+  const end = start + count;
+  let i = start;
+  for (; i + 4 <= end; i += 4) {
+    if ((bits[i] & 0x7fffffff) > MAX_ABS_BITS || (bits[i + 1] & 0x7fffffff) > MAX_ABS_BITS
+      || (bits[i + 2] & 0x7fffffff) > MAX_ABS_BITS || (bits[i + 3] & 0x7fffffff) > MAX_ABS_BITS) return false;
+  }
+  for (; i < end; i++) {
     if ((bits[i] & 0x7fffffff) > MAX_ABS_BITS) return false;
   }
   return true;
@@ -306,6 +374,15 @@ const HAS_LATIN1_SLICE = typeof (Buffer.prototype as Partial<Latin1Slicer>).lati
 function latin1(bytes: Buffer, start: number, end: number): string {
   // Called for every id and base64 vector: toString's argument handling costs more than the copy.
   return HAS_LATIN1_SLICE ? (bytes as unknown as Latin1Slicer).latin1Slice(start, end) : bytes.toString('latin1', start, end);
+}
+
+/** Buffer's own base64 decoder (what write(..., 'base64') calls after checking its arguments). */
+type Base64Writer = { base64Write(text: string, offset: number, length: number): number };
+const HAS_BASE64_WRITE = typeof (Buffer.prototype as Partial<Base64Writer>).base64Write === 'function';
+
+/** Decode base64 `text` into `target` at `offset`, at most `length` bytes; returns the bytes written. */
+function base64Write(target: Buffer, text: string, offset: number, length: number): number {
+  return HAS_BASE64_WRITE ? (target as unknown as Base64Writer).base64Write(text, offset, length) : target.write(text, offset, length, 'base64');
 }
 
 /**
@@ -343,31 +420,22 @@ function endOfValue(bytes: Buffer, start: number): number {
   }
 }
 
-/** A field of a record of add-many, or of the body of add or search: vectors read into float32, a string id as is, the rest by JSON.parse. */
-function field(reader: Reader, key: string): unknown {
-  if (key === 'vector' || key === 'queryVector') return reader.vector();
-  if (key === 'id' && reader.peek() === QUOTE) return reader.string();
-  return reader.jsonValue();
-}
-
-function record(reader: Reader): Record<string, unknown> {
-  return reader.object((key) => field(reader, key));
-}
-
 /**
- * The body of /vectors/add, add-many, /search or search-many, parsed as JSON.parse would
- * except that number-array vectors are checked Float32Arrays; undefined when
- * this parser declines the body (the caller then uses JSON.parse).
+ * The body of /vectors/add, add-many, /search or search-many, parsed as
+ * JSON.parse would except that vectors (number arrays and base64) are
+ * checked Float32Arrays; undefined when this parser declines the body (the
+ * caller then uses JSON.parse). With a lease, the vectors live in buffers
+ * taken from its pool: release it only once nothing will read them.
  */
-export function parseVectorJson(bytes: Buffer): Record<string, unknown> | undefined {
+export function parseVectorJson(bytes: Buffer, lease?: ArenaLease): Record<string, unknown> | undefined {
   // Non-ASCII text needs the strict UTF-8 decoding of the ordinary path.
   if (!isAscii(bytes)) return undefined;
-  const reader = new Reader(bytes);
+  const reader = new Reader(bytes, lease);
   try {
     const body = reader.object((key) => {
-      if (key === 'vectors' && reader.peek() === OPEN_ARRAY) return reader.array(() => record(reader));
+      if (key === 'vectors' && reader.peek() === OPEN_ARRAY) return reader.array(() => reader.record());
       if (key === 'queryVectors' && reader.peek() === OPEN_ARRAY) return reader.array(() => reader.vector());
-      return field(reader, key);
+      return reader.field(key);
     });
     reader.skipSpace();
     return reader.done ? body : undefined;

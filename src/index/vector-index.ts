@@ -370,25 +370,29 @@ export class VectorIndex {
     // are, not copied: the plan only reads them, and every caller applies it
     // in the same synchronous step. The rest share one packed allocation.
     let packed: Float32Array | null = null;
-    const vectors = records.map((record, i) => {
-      // The path is built only for an error: batches hold up to thousands of records.
-      const path = () => pathOf(i) + '/vector';
-      if (record.vector.length !== dimensions) {
-        throw apiError('DIMENSION_MISMATCH', `vector has ${record.vector.length} values; ${source} is ${dimensions}`, {
-          path: path(), expected: dimensions, actual: record.vector.length,
+    // A plain loop, no closure per record: batches hold up to thousands of
+    // records, and the error path is built only for an error.
+    const vectors = new Array<Float32Array>(records.length);
+    for (let i = 0; i < records.length; i++) {
+      const { vector } = records[i];
+      if (vector.length !== dimensions) {
+        throw apiError('DIMENSION_MISMATCH', `vector has ${vector.length} values; ${source} is ${dimensions}`, {
+          path: pathOf(i) + '/vector', expected: dimensions, actual: vector.length,
         });
       }
       let values: Float32Array;
-      if (record.vector instanceof Float32Array) {
-        values = record.vector;
+      if (vector instanceof Float32Array) {
+        values = vector;
       } else {
         packed ??= new Float32Array(records.length * dimensions);
         values = packed.subarray(i * dimensions, (i + 1) * dimensions);
-        values.set(record.vector);
+        values.set(vector);
       }
-      if (metric === 'cosine') assertNonZero(values, path);
-      return values;
-    });
+      if (metric === 'cosine' && isZero(values)) {
+        throw apiError('ZERO_VECTOR', 'cosine similarity is undefined for a zero vector', { path: pathOf(i) + '/vector' });
+      }
+      vectors[i] = values;
+    }
     return { dimensions, metric, vectorType, vectors };
   }
 
@@ -424,15 +428,17 @@ function isEmpty(metadata: Metadata): boolean {
 const SURELY_NONZERO = 1e-30;
 
 /** Cosine is undefined for a zero vector (and unstable for one too small for float32). */
-function assertNonZero(values: Float32Array, path: () => string): void {
+function isZero(values: Float32Array): boolean {
   // Almost every vector has a large component among its first few; only the
   // rest need the norm (the kernel computes it again when the row is written).
   for (let i = 0; i < values.length; i++) {
     const magnitude = Math.abs(values[i]);
-    if (magnitude >= SURELY_NONZERO && magnitude < Infinity) return;
+    if (magnitude >= SURELY_NONZERO && magnitude < Infinity) return false;
   }
   const inv = inverseNorm(values);
-  if (inv === 0 || !Number.isFinite(Math.fround(inv))) {
-    throw apiError('ZERO_VECTOR', 'cosine similarity is undefined for a zero vector', { path: path() });
-  }
+  return inv === 0 || !Number.isFinite(Math.fround(inv));
+}
+
+function assertNonZero(values: Float32Array, path: () => string): void {
+  if (isZero(values)) throw apiError('ZERO_VECTOR', 'cosine similarity is undefined for a zero vector', { path: path() });
 }

@@ -1,0 +1,74 @@
+// A request body of announced length, read into one buffer given by the
+// caller (a reused one, arena-pool.ts) as the chunks arrive. raw-body keeps
+// a list of chunks and concatenates them into a fresh buffer at the end: for
+// a 2 MB body that copy, and the page faults of the fresh buffer, cost about
+// as much as decoding every base64 vector in it.
+//
+// It ends exactly as raw-body does (same listeners, same `type` and message
+// on each failure), so the caller maps both alike.
+import type { Readable } from 'node:stream';
+
+export interface ReadFailure extends Error {
+  status: number;
+  type: string;
+}
+
+function failure(status: number, message: string, type: string): ReadFailure {
+  return Object.assign(new Error(message), { status, type });
+}
+
+/**
+ * The `length` bytes of `stream`, copied into `target` (at least `length`
+ * bytes); the result is a view of `target`. Rejects with 'entity.too.large'
+ * once more than `limit` bytes arrived, 'request.size.invalid' when the body
+ * ends at another length than announced, 'request.aborted' when the client
+ * goes away, or the stream's own error.
+ */
+export function readInto(stream: Readable, length: number, limit: number, target: Buffer): Promise<Buffer> {
+  if (target.length < length) throw new RangeError('the target is shorter than the body');
+  return new Promise((resolve, reject) => {
+    let received = 0;
+    let complete = false;
+
+    const cleanup = () => {
+      stream.removeListener('aborted', onAborted);
+      stream.removeListener('data', onData);
+      stream.removeListener('end', onEnd);
+      stream.removeListener('error', onEnd);
+      stream.removeListener('close', cleanup);
+    };
+    const fail = (err: Error) => {
+      complete = true;
+      cleanup();
+      // Halt the stream, as raw-body does.
+      stream.unpipe();
+      stream.pause();
+      reject(err);
+    };
+    function onAborted() {
+      if (!complete) fail(failure(400, 'request aborted', 'request.aborted'));
+    }
+    function onData(chunk: Buffer) {
+      if (complete) return;
+      const at = received;
+      received += chunk.length;
+      if (received > limit) fail(failure(413, 'request entity too large', 'entity.too.large'));
+      // Bytes past the announced length are counted (the end reports the mismatch), not stored.
+      else if (received <= length) chunk.copy(target, at);
+    }
+    function onEnd(err?: Error) {
+      if (complete) return;
+      if (err) return fail(err);
+      if (received !== length) return fail(failure(400, 'request size did not match content length', 'request.size.invalid'));
+      complete = true;
+      cleanup();
+      resolve(target.subarray(0, length));
+    }
+
+    stream.on('aborted', onAborted);
+    stream.on('close', cleanup);
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onEnd);
+  });
+}
