@@ -13,7 +13,7 @@
 
 import { dotRows4, dotRows6, dotRowsX4, l2Rows4, l2Rows6, l2RowsX4 } from "./simd";
 import { heapOffer, heapSortBestFirst, selectBest } from "./topk";
-import { dotI8Row } from "./int8";
+import { dotI8RowsX4 } from "./int8";
 
 export const METRIC_COSINE: i32 = 0;
 export const METRIC_L2: i32 = 1;
@@ -306,28 +306,111 @@ export function searchInt8(
   query16: usize, queryScale: f32, metric: i32, k: i32,
   outRows: usize, outKeys: usize,
 ): i32 {
+  if (metric == METRIC_COSINE) {
+    return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_COSINE, k, outRows, outKeys);
+  }
+  if (metric == METRIC_L2) {
+    return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_L2, k, outRows, outKeys);
+  }
+  return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_DOT, k, outRows, outKeys);
+}
+
+/**
+ * The k-th best entry so far (the threshold a row must beat to enter the
+ * buffer): -inf until the buffer is first selected, so every row enters
+ * until then. Kernel-wide state for one searchInt8 call at a time.
+ */
+let thresholdKey: f32 = -Infinity;
+let thresholdSeq: u32 = u32.MAX_VALUE;
+
+/**
+ * searchInt8's scan, four rows per step as in the float32 scan (one from each
+ * quarter of the rows; the count % 4 tail in a padded step): a step whose
+ * four keys are all strictly below the threshold is rejected with one
+ * vector compare, the others append their rows (appendX4).
+ */
+@inline function scanInt8(
+  codes: usize, stride: i32, scales: usize, aux: usize, seqs: usize,
+  rowList: usize, count: i32,
+  query16: usize, queryScale: f32, metric: i32, k: i32,
+  outRows: usize, outKeys: usize,
+): i32 {
   const twiceQueryScale: f32 = <f32>2 * queryScale;
+  thresholdKey = -Infinity;
+  thresholdSeq = u32.MAX_VALUE;
+  let size = 0;
+  const quarter = count >> 2;
+  for (let g = 0; g < quarter; g++) {
+    const r0 = rowAt(rowList, g), r1 = rowAt(rowList, g + quarter);
+    const r2 = rowAt(rowList, g + 2 * quarter), r3 = rowAt(rowList, g + 3 * quarter);
+    const keys = int8KeysX4(codes, stride, scales, aux, query16, twiceQueryScale, metric, r0, r1, r2, r3);
+    if (i32x4.all_true(f32x4.lt(keys, f32x4.splat(thresholdKey)))) continue;
+    size = appendX4(outRows, outKeys, seqs, size, k, keys, 4, r0, r1, r2, r3);
+  }
+  const i = quarter << 2, left = count - i;
+  if (left > 0) {
+    const r0 = rowAt(rowList, i);
+    const r1 = left > 1 ? rowAt(rowList, i + 1) : r0;
+    const r2 = left > 2 ? rowAt(rowList, i + 2) : r0;
+    const keys = int8KeysX4(codes, stride, scales, aux, query16, twiceQueryScale, metric, r0, r1, r2, r0);
+    size = appendX4(outRows, outKeys, seqs, size, k, keys, left, r0, r1, r2, r0);
+  }
+  if (size > k) {
+    selectBest(outRows, outKeys, size, k, seqs);
+    size = k;
+  }
+  return size;
+}
+
+/**
+ * The first stage's approximate keys of rows r0..r3 as lanes (the same float
+ * operations in every lane, so each equals the row's key computed alone):
+ * cosine dot * scale * invNorm; l2 2 * dot * scale * queryScale - ||v||^2
+ * (the query's own norm is the same for every row); dot (benchmarks): dot * scale.
+ */
+@inline function int8KeysX4(
+  codes: usize, stride: i32, scales: usize, aux: usize, query16: usize,
+  twiceQueryScale: f32, metric: i32, r0: i32, r1: i32, r2: i32, r3: i32,
+): v128 {
+  const s = <usize>stride;
+  const dots = dotI8RowsX4(query16, codes + <usize>r0 * s, codes + <usize>r1 * s, codes + <usize>r2 * s, codes + <usize>r3 * s, stride);
+  const scaled = f32x4.mul(f32x4.convert_i32x4_s(dots), gather4(scales, r0, r1, r2, r3));
+  if (metric == METRIC_COSINE) return f32x4.mul(scaled, gather4(aux, r0, r1, r2, r3));
+  if (metric == METRIC_L2) return f32x4.sub(f32x4.mul(scaled, f32x4.splat(twiceQueryScale)), gather4(aux, r0, r1, r2, r3));
+  return scaled;
+}
+
+/** The float32 values of rows r0..r3 in a per-row array, as lanes. */
+@inline function gather4(values: usize, r0: i32, r1: i32, r2: i32, r3: i32): v128 {
+  return f32x4(
+    load<f32>(values + (<usize>r0 << 2)), load<f32>(values + (<usize>r1 << 2)),
+    load<f32>(values + (<usize>r2 << 2)), load<f32>(values + (<usize>r3 << 2)),
+  );
+}
+
+/** One step's keys and rows, spilled for appendX4's lane loop. */
+const stepKeys: usize = memory.data(16, 16);
+const stepRows: usize = memory.data(16, 16);
+
+/**
+ * Append the first `n` of rows r0..r3 to the selection buffer (capacity
+ * 2k): each entry is written at the end, and the end advances only if it
+ * ranks before the threshold (branch-free but for an exact tie, which
+ * compares insertion sequences). A full buffer is cut to its k best, whose
+ * k-th becomes the new threshold. Returns the new end.
+ */
+function appendX4(
+  outRows: usize, outKeys: usize, seqs: usize, size: i32, k: i32, keys: v128, n: i32,
+  r0: i32, r1: i32, r2: i32, r3: i32,
+): i32 {
+  v128.store(stepKeys, keys);
+  store<i32>(stepRows, r0);
+  store<i32>(stepRows, r1, 4);
+  store<i32>(stepRows, r2, 8);
+  store<i32>(stepRows, r3, 12);
   const capacity = 2 * k;
-  // Fill: the first 2k rows go straight into the buffer.
-  let i = 0;
-  for (; i < count && i < capacity; i++) {
-    const row = rowAt(rowList, i);
-    appendAt(outRows, outKeys, i, row, int8Key(codes, stride, scales, aux, query16, twiceQueryScale, metric, row));
-  }
-  if (i < capacity) { // every row fits in the buffer
-    if (i > k) selectBest(outRows, outKeys, i, k, seqs);
-    return min(i, k);
-  }
-  selectBest(outRows, outKeys, capacity, k, seqs);
-  let size = k;
-  // thresholdKey/Row is the k-th best so far: a row enters the buffer only if
-  // it ranks before it. The entry is written unconditionally and `size`
-  // advances by the comparison, so the scan has no unpredictable branch.
-  let thresholdKey = load<f32>(outKeys + (<usize>(k - 1) << 2));
-  let thresholdSeq = load<u32>(seqs + (<usize>load<i32>(outRows + (<usize>(k - 1) << 2)) << 2));
-  for (; i < count; i++) {
-    const row = rowAt(rowList, i);
-    const key = int8Key(codes, stride, scales, aux, query16, twiceQueryScale, metric, row);
+  for (let j = 0; j < n; j++) {
+    const row = load<i32>(stepRows + (<usize>j << 2)), key = load<f32>(stepKeys + (<usize>j << 2));
     appendAt(outRows, outKeys, size, row, key);
     let enters = key > thresholdKey;
     if (key == thresholdKey) enters = load<u32>(seqs + (<usize>row << 2)) < thresholdSeq; // rare: a tie
@@ -339,22 +422,7 @@ export function searchInt8(
       thresholdSeq = load<u32>(seqs + (<usize>load<i32>(outRows + (<usize>(k - 1) << 2)) << 2));
     }
   }
-  if (size > k) {
-    selectBest(outRows, outKeys, size, k, seqs);
-    size = k;
-  }
   return size;
-}
-
-/** The first stage's approximate key of `row` (see searchInt8). */
-@inline function int8Key(
-  codes: usize, stride: i32, scales: usize, aux: usize, query16: usize,
-  twiceQueryScale: f32, metric: i32, row: i32,
-): f32 {
-  const dot = <f32>dotI8Row(query16, codes + <usize>row * <usize>stride, stride) * load<f32>(scales + (<usize>row << 2));
-  if (metric == METRIC_COSINE) return dot * load<f32>(aux + (<usize>row << 2));
-  if (metric == METRIC_L2) return dot * twiceQueryScale - load<f32>(aux + (<usize>row << 2));
-  return dot;
 }
 
 @inline function appendAt(rows: usize, keys: usize, at: i32, row: i32, key: f32): void {
