@@ -327,7 +327,7 @@ let thresholdSeq: u32 = u32.MAX_VALUE;
  * searchInt8's scan, four rows per step as in the float32 scan (one from each
  * quarter of the rows; the count % 4 tail in a padded step): a step whose
  * four keys are all strictly below the threshold is rejected with one
- * vector compare, the others append their rows (appendX4).
+ * vector compare, the others append their rows (appendLane).
  */
 @inline function scanInt8(
   codes: usize, stride: i32, scales: usize, aux: usize, seqs: usize,
@@ -345,7 +345,10 @@ let thresholdSeq: u32 = u32.MAX_VALUE;
     const r2 = rowAt(rowList, g + 2 * quarter), r3 = rowAt(rowList, g + 3 * quarter);
     const keys = int8KeysX4(codes, stride, scales, aux, query16, twiceQueryScale, metric, r0, r1, r2, r3);
     if (i32x4.all_true(f32x4.lt(keys, f32x4.splat(thresholdKey)))) continue;
-    size = appendX4(outRows, outKeys, seqs, size, k, keys, 4, r0, r1, r2, r3);
+    size = appendLane(outRows, outKeys, seqs, size, k, r0, f32x4.extract_lane(keys, 0));
+    size = appendLane(outRows, outKeys, seqs, size, k, r1, f32x4.extract_lane(keys, 1));
+    size = appendLane(outRows, outKeys, seqs, size, k, r2, f32x4.extract_lane(keys, 2));
+    size = appendLane(outRows, outKeys, seqs, size, k, r3, f32x4.extract_lane(keys, 3));
   }
   const i = quarter << 2, left = count - i;
   if (left > 0) {
@@ -353,7 +356,9 @@ let thresholdSeq: u32 = u32.MAX_VALUE;
     const r1 = left > 1 ? rowAt(rowList, i + 1) : r0;
     const r2 = left > 2 ? rowAt(rowList, i + 2) : r0;
     const keys = int8KeysX4(codes, stride, scales, aux, query16, twiceQueryScale, metric, r0, r1, r2, r0);
-    size = appendX4(outRows, outKeys, seqs, size, k, keys, left, r0, r1, r2, r0);
+    size = appendLane(outRows, outKeys, seqs, size, k, r0, f32x4.extract_lane(keys, 0));
+    if (left > 1) size = appendLane(outRows, outKeys, seqs, size, k, r1, f32x4.extract_lane(keys, 1));
+    if (left > 2) size = appendLane(outRows, outKeys, seqs, size, k, r2, f32x4.extract_lane(keys, 2));
   }
   if (size > k) {
     selectBest(outRows, outKeys, size, k, seqs);
@@ -388,41 +393,28 @@ let thresholdSeq: u32 = u32.MAX_VALUE;
   );
 }
 
-/** One step's keys and rows, spilled for appendX4's lane loop. */
-const stepKeys: usize = memory.data(16, 16);
-const stepRows: usize = memory.data(16, 16);
-
 /**
- * Append the first `n` of rows r0..r3 to the selection buffer (capacity
- * 2k): each entry is written at the end, and the end advances only if it
- * ranks before the threshold (branch-free but for an exact tie, which
- * compares insertion sequences). A full buffer is cut to its k best, whose
- * k-th becomes the new threshold. Returns the new end.
+ * Append (row, key) to the selection buffer (capacity 2k): the entry is
+ * written at the end, and the end advances only if it ranks before the
+ * threshold (branch-free but for an exact tie, which compares insertion
+ * sequences). A full buffer is cut to its k best (reselect). Returns the
+ * new end.
  */
-function appendX4(
-  outRows: usize, outKeys: usize, seqs: usize, size: i32, k: i32, keys: v128, n: i32,
-  r0: i32, r1: i32, r2: i32, r3: i32,
-): i32 {
-  v128.store(stepKeys, keys);
-  store<i32>(stepRows, r0);
-  store<i32>(stepRows, r1, 4);
-  store<i32>(stepRows, r2, 8);
-  store<i32>(stepRows, r3, 12);
-  const capacity = 2 * k;
-  for (let j = 0; j < n; j++) {
-    const row = load<i32>(stepRows + (<usize>j << 2)), key = load<f32>(stepKeys + (<usize>j << 2));
-    appendAt(outRows, outKeys, size, row, key);
-    let enters = key > thresholdKey;
-    if (key == thresholdKey) enters = load<u32>(seqs + (<usize>row << 2)) < thresholdSeq; // rare: a tie
-    size += <i32>enters;
-    if (size == capacity) {
-      selectBest(outRows, outKeys, size, k, seqs);
-      size = k;
-      thresholdKey = load<f32>(outKeys + (<usize>(k - 1) << 2));
-      thresholdSeq = load<u32>(seqs + (<usize>load<i32>(outRows + (<usize>(k - 1) << 2)) << 2));
-    }
-  }
+@inline function appendLane(outRows: usize, outKeys: usize, seqs: usize, size: i32, k: i32, row: i32, key: f32): i32 {
+  appendAt(outRows, outKeys, size, row, key);
+  let enters = key > thresholdKey;
+  if (key == thresholdKey) enters = load<u32>(seqs + (<usize>row << 2)) < thresholdSeq; // rare: a tie
+  size += <i32>enters;
+  if (size == 2 * k) size = reselect(outRows, outKeys, seqs, k);
   return size;
+}
+
+/** Cut the full buffer to its k best; the k-th becomes the threshold. Returns k. */
+function reselect(outRows: usize, outKeys: usize, seqs: usize, k: i32): i32 {
+  selectBest(outRows, outKeys, 2 * k, k, seqs);
+  thresholdKey = load<f32>(outKeys + (<usize>(k - 1) << 2));
+  thresholdSeq = load<u32>(seqs + (<usize>load<i32>(outRows + (<usize>(k - 1) << 2)) << 2));
+  return k;
 }
 
 @inline function appendAt(rows: usize, keys: usize, at: i32, row: i32, key: f32): void {
