@@ -15,6 +15,7 @@ import { isAscii } from 'node:buffer';
 import { SPEC_LIMITS } from '../config.js';
 import { endianness } from 'node:os';
 import { base64Length } from '../schemas/base64-float32.js';
+import { markPlainRecords } from '../schemas/plain-records.js';
 import { markCheckedBuffer } from '../schemas/vector.js';
 import type { ArenaLease } from './arena-pool.js';
 
@@ -109,28 +110,37 @@ class Reader {
     }
   }
 
+  /** False once a record of the batch is not exactly { id: string, vector: Float32Array } (see plain-records.ts). */
+  plainRecords = true;
+
   /**
-   * A record of add-many (or the body of add): an object read like
-   * object(field), without a closure per record; `"id"` and `"vector"` keys
-   * are matched on their bytes, not sliced into new strings.
+   * A record of add-many: an object read like object(field), without a
+   * closure per record; `"id"` and `"vector"` keys are matched on their
+   * bytes, not sliced into new strings.
    */
   record(): Record<string, unknown> {
     this.expect(OPEN_OBJECT);
     const out: Record<string, unknown> = {};
     if (this.peek() === CLOSE_OBJECT) {
       this.pos++;
+      this.plainRecords = false;
       return out;
     }
+    let keys = 0;
     for (;;) {
       if (this.peek() !== QUOTE) throw DECLINE;
       const key = this.key();
       this.expect(COLON);
       out[key] = this.field(key);
+      keys++;
       const next = this.peek();
       this.pos++;
-      if (next === CLOSE_OBJECT) return out;
+      if (next === CLOSE_OBJECT) break;
       if (next !== COMMA) throw DECLINE;
     }
+    // Two keys holding a string id and a Float32Array vector can only be `id` and `vector`, once each.
+    if (keys !== 2 || typeof out.id !== 'string' || !(out.vector instanceof Float32Array)) this.plainRecords = false;
+    return out;
   }
 
   /** A key at a quote: the common ones without a new string; "__proto__" declines. */
@@ -433,7 +443,12 @@ export function parseVectorJson(bytes: Buffer, lease?: ArenaLease): Record<strin
   const reader = new Reader(bytes, lease);
   try {
     const body = reader.object((key) => {
-      if (key === 'vectors' && reader.peek() === OPEN_ARRAY) return reader.array(() => reader.record());
+      if (key === 'vectors' && reader.peek() === OPEN_ARRAY) {
+        reader.plainRecords = true;
+        const records = reader.array(() => reader.record());
+        if (reader.plainRecords) markPlainRecords(records);
+        return records;
+      }
       if (key === 'queryVectors' && reader.peek() === OPEN_ARRAY) return reader.array(() => reader.vector());
       return reader.field(key);
     });

@@ -2,6 +2,7 @@
 import * as v from 'valibot';
 import type { Config } from '../config.js';
 import { commonSchemas, DimensionsSchema, MetricSchema, VectorSchema, VectorTypeSchema } from './common.js';
+import { withPlainRecords } from './plain-records.js';
 
 export function vectorSchemas(config: Config) {
   const { IdSchema, MetadataSchema } = commonSchemas(config);
@@ -35,7 +36,11 @@ export function vectorSchemas(config: Config) {
     SetMetadataRequestSchema: v.strictObject({ id: IdSchema, metadata: MetadataSchema }),
     AddRequestSchema: v.strictObject({ ...VectorRecordSchema.entries, ...sessionOptions }),
     AddManyRequestSchema: v.strictObject({
-      vectors: v.pipe(v.array(VectorRecordSchema), v.minLength(1), v.maxLength(config.maxAddManyBatch)),
+      vectors: withPlainRecords(
+        v.pipe(v.array(VectorRecordSchema), v.minLength(1), v.maxLength(config.maxAddManyBatch)),
+        config.maxIdLength,
+        config.maxAddManyBatch,
+      ),
       ...sessionOptions,
     }),
   };
