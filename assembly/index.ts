@@ -12,7 +12,7 @@
 // so results do not depend on where a vector happens to sit.
 
 import { dotRows4, dotRows6, dotRowsX4, l2Rows4, l2Rows6, l2RowsX4 } from "./simd";
-import { heapOffer, heapSortBestFirst, selectBest } from "./topk";
+import { heapify, heapOffer, heapSortBestFirst, selectBest } from "./topk";
 import { dotI8RowsX4 } from "./int8";
 
 export const METRIC_COSINE: i32 = 0;
@@ -75,8 +75,10 @@ export function readFloor4(start: usize, bytes: usize): f32 {
  *
  * Rows are `rowList[0..count)` when `rowList` is not 0 (a filtered search),
  * otherwise rows 0..count-1. Query j's results are written best-first to
- * outRows/outKeys at [j*k, j*k + min(k, count)). `block` is scratch of
- * 6 * dim floats (16-byte aligned) for the 6-query blocks, unused below 6.
+ * outRows/outKeys at [j*k, j*k + min(k, count)); both must have room for
+ * (nq + 1) * k entries (a single-query scan selects through [j*k, j*k + 2k)).
+ * `block` is scratch of 6 * dim floats (16-byte aligned) for the 6-query
+ * blocks, unused below 6.
  */
 export function search(
   vectors: usize, invNorms: usize, seqs: usize, dim: i32,
@@ -131,35 +133,40 @@ function scanOne(
 
 /**
  * The single-query scan, four rows per step: their four keys come out as one
- * v128, and a step whose four keys are all strictly below the heap's worst
- * kept key (-inf until the heap is full) is rejected with one vector compare;
- * anything else (a better key, a tie, NaN) goes through heapOffer.
+ * v128, and a step whose four keys are all strictly below the threshold (the
+ * k-th best entry so far; -inf until first known) is rejected with one
+ * vector compare. The others append their rows to a buffer of 2k entries
+ * (appendLane), which is cut to its k best whenever it fills; at the end
+ * the k best are arranged as the heap search() sorts. Ties (equal keys) are
+ * decided by sequence number at every step, so the result does not depend
+ * on the order rows are visited in.
  *
  * The four rows of a step are one from each quarter of the rows (g, g + Q,
  * g + 2Q, g + 3Q), not four neighbours: four neighbouring rows read in
  * lockstep measured 4x slower at 10k x 384 (and no faster at 1k) than four
  * far-apart streams, which the hardware prefetchers follow like one.
- * The heap does not depend on the order rows are offered in (ties break by
- * sequence number), so the result is the same. The last count % 4 rows are
- * scored by the same step, the missing lanes filled with a copy of a real
- * row and left out of the offer, so every row's key comes from the same
- * arithmetic wherever it falls (equal rows get equal keys).
+ * The last count % 4 rows are scored by the same step, the missing lanes
+ * filled with a copy of a real row and left out, so every row's key comes
+ * from the same arithmetic wherever it falls (equal rows get equal keys).
  */
 @inline function scanRowsX4(
   vectors: usize, invNorms: usize, seqs: usize, dim: i32, rowBytes: usize,
   rowList: usize, count: i32, query: usize, metric: i32, k: i32,
   outRows: usize, outKeys: usize,
 ): void {
+  thresholdKey = -Infinity;
+  thresholdSeq = u32.MAX_VALUE;
   let size = 0;
-  let worst = f32x4.splat(-Infinity);
   const quarter = count >> 2;
   for (let g = 0; g < quarter; g++) {
     const r0 = rowAt(rowList, g), r1 = rowAt(rowList, g + quarter);
     const r2 = rowAt(rowList, g + 2 * quarter), r3 = rowAt(rowList, g + 3 * quarter);
     const keys = keysX4(vectors, invNorms, dim, rowBytes, query, metric, r0, r1, r2, r3);
-    if (i32x4.all_true(f32x4.lt(keys, worst))) continue;
-    size = offerX4(outRows, outKeys, size, k, seqs, keys, 4, r0, r1, r2, r3);
-    if (size == k) worst = f32x4.splat(load<f32>(outKeys));
+    if (i32x4.all_true(f32x4.lt(keys, f32x4.splat(thresholdKey)))) continue;
+    size = appendLane(outRows, outKeys, seqs, size, k, r0, f32x4.extract_lane(keys, 0));
+    size = appendLane(outRows, outKeys, seqs, size, k, r1, f32x4.extract_lane(keys, 1));
+    size = appendLane(outRows, outKeys, seqs, size, k, r2, f32x4.extract_lane(keys, 2));
+    size = appendLane(outRows, outKeys, seqs, size, k, r3, f32x4.extract_lane(keys, 3));
   }
   const i = quarter << 2, left = count - i;
   if (left > 0) {
@@ -167,8 +174,15 @@ function scanOne(
     const r1 = left > 1 ? rowAt(rowList, i + 1) : r0;
     const r2 = left > 2 ? rowAt(rowList, i + 2) : r0;
     const keys = keysX4(vectors, invNorms, dim, rowBytes, query, metric, r0, r1, r2, r0);
-    offerX4(outRows, outKeys, size, k, seqs, keys, left, r0, r1, r2, r0);
+    size = appendLane(outRows, outKeys, seqs, size, k, r0, f32x4.extract_lane(keys, 0));
+    if (left > 1) size = appendLane(outRows, outKeys, seqs, size, k, r1, f32x4.extract_lane(keys, 1));
+    if (left > 2) size = appendLane(outRows, outKeys, seqs, size, k, r2, f32x4.extract_lane(keys, 2));
   }
+  if (size > k) {
+    selectBest(outRows, outKeys, size, k, seqs);
+    size = k;
+  }
+  heapify(outRows, outKeys, size, seqs);
 }
 
 /** The keys of rows r0..r3 (larger is nearer) as the lanes of one v128. */
@@ -185,18 +199,6 @@ function scanOne(
     load<f32>(invNorms + (<usize>r0 << 2)), load<f32>(invNorms + (<usize>r1 << 2)),
     load<f32>(invNorms + (<usize>r2 << 2)), load<f32>(invNorms + (<usize>r3 << 2)),
   ));
-}
-
-/** Offer the first `n` (1..4) of rows r0..r3 with their keys to the heap; returns its new size. Kept out of line: most steps never get here. */
-function offerX4(
-  outRows: usize, outKeys: usize, size: i32, k: i32, seqs: usize, keys: v128, n: i32,
-  r0: i32, r1: i32, r2: i32, r3: i32,
-): i32 {
-  size = heapOffer(outRows, outKeys, size, k, r0, f32x4.extract_lane(keys, 0), seqs);
-  if (n > 1) size = heapOffer(outRows, outKeys, size, k, r1, f32x4.extract_lane(keys, 1), seqs);
-  if (n > 2) size = heapOffer(outRows, outKeys, size, k, r2, f32x4.extract_lane(keys, 2), seqs);
-  if (n > 3) size = heapOffer(outRows, outKeys, size, k, r3, f32x4.extract_lane(keys, 3), seqs);
-  return size;
 }
 
 function scanBlock4(
@@ -317,8 +319,9 @@ export function searchInt8(
 
 /**
  * The k-th best entry so far (the threshold a row must beat to enter the
- * buffer): -inf until the buffer is first selected, so every row enters
- * until then. Kernel-wide state for one searchInt8 call at a time.
+ * selection buffer of the single-query scan or the int8 first stage): -inf
+ * until the buffer is first cut, so every row enters until then. State of
+ * the one scan running (a kernel call runs alone).
  */
 let thresholdKey: f32 = -Infinity;
 let thresholdSeq: u32 = u32.MAX_VALUE;

@@ -22,9 +22,8 @@
     let child = 2 * i + 1;
     if (child >= size) break;
     const right = child + 1;
-    if (right < size && worse(keyOf(keys, right), rowOf(rows, right), keyOf(keys, child), rowOf(rows, child), seqs)) {
-      child = right;
-    }
+    // The worse child, without a branch: which one it is is a coin flip.
+    if (right < size) child += <i32>worse(keyOf(keys, right), rowOf(rows, right), keyOf(keys, child), rowOf(rows, child), seqs);
     const childKey = keyOf(keys, child), childRow = rowOf(rows, child);
     if (!worse(childKey, childRow, key, row, seqs)) break;
     put(rows, keys, i, childRow, childKey);
@@ -52,6 +51,11 @@
   if (!worse(keyOf(keys, 0), rowOf(rows, 0), key, row, seqs)) return size;
   siftDown(rows, keys, size, 0, row, key, seqs);
   return size;
+}
+
+/** Arrange entries [0, size) as the heap above (root = the worst). */
+export function heapify(rows: usize, keys: usize, size: i32, seqs: usize): void {
+  for (let i = (size >> 1) - 1; i >= 0; i--) siftDown(rows, keys, size, i, rowOf(rows, i), keyOf(keys, i), seqs);
 }
 
 /** Heap-sort in place so that slot 0 holds the best entry. */

@@ -74,9 +74,11 @@ export interface ScratchLayout {
 export function scratchFor(layout: Layout, queryCount: number, rowListLength: number, k: number): ScratchLayout {
   const queries = layout.scratch;
   const rowList = align16(queries + queryCount * layout.dim * FLOAT_BYTES);
+  // One k more than the results: a single-query scan selects through a
+  // buffer of 2k entries that runs into the next query's (later) slots.
   const outRows = align16(rowList + rowListLength * 4);
-  const outKeys = align16(outRows + queryCount * k * 4);
-  const block = align16(outKeys + queryCount * k * 4);
+  const outKeys = align16(outRows + (queryCount + 1) * k * 4);
+  const block = align16(outKeys + (queryCount + 1) * k * 4);
   const end = align16(block + (queryCount >= 6 ? 6 * layout.dim * FLOAT_BYTES : 0));
   return { queries, rowList, outRows, outKeys, block, end };
 }

@@ -67,6 +67,41 @@ describe('kernel single-query scan: 4-row steps and their tails', () => {
   });
 });
 
+describe('kernel single-query scan: selection through a 2k buffer', () => {
+  for (const metric of METRICS) {
+    it(`${metric}: any k from 1 to past the row count, for several single queries in one call (each query's buffer runs into the next one's slots) and after blocks`, () => {
+      const rng = seededRng(metric === 'l2' ? 501 : 502);
+      const dim = 9;
+      const model = new KernelModel(dim, metric);
+      for (const v of randomVectors(rng, 403, dim)) model.add(v);
+      for (const k of [1, 2, 7, 100, 201, 202, 403, 500]) {
+        for (const nq of [1, 3, 5, 7]) { // 5 = a block of 4 + 1 single; 7 = a block of 6 + 1 single
+          const queries = randomVectors(rng, nq, dim);
+          model.search(queries, k).forEach((list, j) => expectSameTopK(metric, list, queries[j], model.rows, k, `k=${k} nq=${nq} q=${j}`));
+        }
+      }
+    });
+
+    it(`${metric}: a crowd of equal rows cut by k at every buffer re-selection keeps the earliest insertions`, () => {
+      const rng = seededRng(metric === 'l2' ? 503 : 504);
+      const dim = 5;
+      const model = new KernelModel(dim, metric);
+      const twin = randomVector(rng, dim);
+      const twinIds: string[] = [];
+      for (let r = 0; r < 600; r++) {
+        if (r % 2 === 0) twinIds.push(model.add(twin));
+        else model.add(randomVector(rng, dim).map((x) => x * 0.01 - 3));
+      }
+      for (let i = 0; i < 40; i++) model.delete(randomInt(rng, model.rows.length)); // scramble rows against insertion order
+      const alive = new Set(model.rows.map((r) => r.id));
+      const twinsLeft = twinIds.filter((id) => alive.has(id));
+      for (const k of [1, 3, 64, 150, twinsLeft.length]) {
+        expect(model.search([twin], k)[0].map((h) => h.id), `k=${k}`).to.deep.equal(twinsLeft.slice(0, k));
+      }
+    });
+  }
+});
+
 describe('kernel single-query scan: ties', () => {
   for (const metric of METRICS) {
     it(`${metric}: copies of one vector in every lane, quarter and tail position get equal scores and come back in insertion order, also when k cuts through them`, () => {
