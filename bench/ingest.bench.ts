@@ -10,11 +10,15 @@
 // - in process: client and server in this process, one request at a time;
 //   the time includes sending the body and every turn of the event loop
 //   between the two.
+// - stages: the server's own steps after the bytes are in, each timed alone
+//   on the compiled server (bench/lib/ingest-stages.ts); `-- --dist
+//   before=/path/to/other/dist` (repeatable) times another build alongside.
 // Goals: JSON add-many >= 0.7x the JSON.parse rate; base64 >= 10x faster per
 // vector than JSON number arrays.
 import { performance } from 'node:perf_hooks';
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
-import { startChildServer, type ChildServer } from './lib/child-server.js';
+import { ensureBuiltServer, startChildServer, type ChildServer } from './lib/child-server.js';
+import { STAGES, timeStages } from './lib/ingest-stages.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
 import { startServer } from './lib/server.js';
@@ -24,7 +28,7 @@ const DIM = 384;
 const ROUNDS = quick ? 3 : 9;
 /** Requests in flight against the child server, and requests per case per round. */
 const IN_FLIGHT = 4;
-const PER_ROUND = quick ? 8 : 24;
+const PER_ROUND = quick ? 8 : 32;
 const data = uniformVectors(N, DIM, 51);
 const ids = Array.from({ length: N }, (_, i) => `doc-${i}`);
 const jsonBody = JSON.stringify({ vectors: ids.map((id, i) => ({ id, vector: Array.from(rowOf(data, DIM, i)) })) });
@@ -38,15 +42,15 @@ async function cpuMs(child: ChildServer): Promise<number> {
   return (user + system) / 1000;
 }
 
-/** `count` add-many requests, IN_FLIGHT at a time; wall ms per request and server CPU ms per request. */
-async function load(child: ChildServer, body: Buffer, token: string, count: number) {
+/** `count` requests to `path`, IN_FLIGHT at a time; wall ms per request and server CPU ms per request. */
+async function load(child: ChildServer, path: string, body: Buffer, token: string, count: number) {
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
   let left = count;
   const worker = async () => {
     while (left-- > 0) {
-      const res = await child.pool.request({ method: 'POST', path: '/vectors/add-many', headers, body });
+      const res = await child.pool.request({ method: 'POST', path, headers, body });
       await res.body.dump();
-      if (res.statusCode !== 200) throw new Error(`add-many: ${res.statusCode}`);
+      if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode}`);
     }
   };
   const cpu0 = await cpuMs(child);
@@ -61,6 +65,22 @@ function parseRound(): number {
   for (let n = 0; n < 3; n++) JSON.parse(jsonBody);
   return (performance.now() - t0) / 3;
 }
+
+// Stages first, while this process holds little else: this build's dist/
+// and any --dist name=path given, alternately.
+ensureBuiltServer();
+const dists: Record<string, string> = {};
+process.argv.forEach((arg, i) => {
+  if (arg !== '--dist') return;
+  const [name, path] = process.argv[i + 1].includes('=') ? process.argv[i + 1].split('=') : [process.argv[i + 1], process.argv[i + 1]];
+  dists[name] = path;
+});
+dists.current = new URL('../dist/', import.meta.url).pathname;
+const stageRounds = quick ? 20 : 200;
+const stages = {
+  base64: await timeStages(dists, base64Bytes, stageRounds),
+  json: await timeStages(dists, jsonBytes, Math.max(8, stageRounds / 4)),
+};
 
 // In process: client and server share this process, one request at a time.
 const server = await startServer();
@@ -83,19 +103,27 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 await server.close();
 
-// Service: the server in a child process.
+// Service: the server in a child process. The last case only receives the
+// base64 body and drops it: the floor any route pays to take in 2 MB.
 const child = await startChildServer();
 const childToken = (await child.post('/token', '')).token as string;
 await child.post('/vectors/add-many', jsonBody, childToken);
-await load(child, base64Bytes, childToken, IN_FLIGHT * 2);
-const serviceCases = ['JSON.parse alone', 'add-many JSON numbers', 'add-many base64'];
+await load(child, '/vectors/add-many', base64Bytes, childToken, IN_FLIGHT * 2);
+const serviceCases: { name: string; path: string; body: Buffer; count: number }[] = [
+  // JSON bodies take ~10x longer each: fewer of them keep the rounds balanced.
+  { name: 'add-many JSON numbers', path: '/vectors/add-many', body: jsonBytes, count: Math.max(IN_FLIGHT, PER_ROUND / 4) },
+  { name: 'add-many base64', path: '/vectors/add-many', body: base64Bytes, count: PER_ROUND },
+  { name: 'receive the base64 body only (floor)', path: '/bench/drain', body: base64Bytes, count: PER_ROUND },
+];
+const parseWall: number[] = [];
 const serviceWall = serviceCases.map(() => [] as number[]);
 const serviceCpu = serviceCases.map(() => [] as number[]);
 for (let r = 0; r < ROUNDS; r++) {
-  serviceWall[0].push(parseRound());
-  for (const [i, body] of [[1, jsonBytes], [2, base64Bytes]] as const) {
-    // JSON bodies take ~10x longer each: fewer of them keep the rounds balanced.
-    const { wall, cpu } = await load(child, body, childToken, i === 1 ? Math.max(IN_FLIGHT, PER_ROUND / 4) : PER_ROUND);
+  parseWall.push(parseRound());
+  for (let k = 0; k < serviceCases.length; k++) {
+    const i = (k + r) % serviceCases.length;
+    const { path, body, count } = serviceCases[i];
+    const { wall, cpu } = await load(child, path, body, childToken, count);
     serviceWall[i].push(wall);
     serviceCpu[i].push(cpu);
   }
@@ -103,23 +131,28 @@ for (let r = 0; r < ROUNDS; r++) {
 await child.stop();
 
 const per1000 = 1000 / N;
-const rowsOf = (ms: number[], cpu: (number | null)[]) => cases.map((c, i) => ({
-  case: c.name,
-  'ms per 1000': ms[i] * per1000,
-  'vectors/s': Math.round(N / (ms[i] / 1000)),
-  'vs JSON.parse': fmt(ms[0] / ms[i]),
-  'server CPU ms per 1000': cpu[i] === null ? '-' : fmt(cpu[i]! * per1000, 2),
-}));
+const row = (name: string, ms: number, parseMs: number, cpu: number | null) => ({
+  case: name,
+  'ms per 1000': ms * per1000,
+  'vectors/s': Math.round(N / (ms / 1000)),
+  'vs JSON.parse': fmt(parseMs / ms),
+  'server CPU ms per 1000': cpu === null ? '-' : fmt(cpu * per1000, 2),
+});
+const parseMs = median(parseWall);
 const serviceMs = serviceWall.map(median);
-const serviceCpuMs = [null, median(serviceCpu[1]), median(serviceCpu[2])];
+const serviceCpuMs = serviceCpu.map(median);
+const service = [row('JSON.parse alone', parseMs, parseMs, null), ...serviceCases.map((c, i) => row(c.name, serviceMs[i], parseMs, serviceCpuMs[i]))];
 const inProcessMs = perRound.map(median);
-const service = rowsOf(serviceMs, serviceCpuMs);
-const inProcess = rowsOf(inProcessMs, [null, null, null]);
-console.log(`service: server in a child process, undici, ${IN_FLIGHT} requests in flight (JSON.parse alone timed in this process)`);
+const inProcess = cases.map((c, i) => row(c.name, inProcessMs[i], inProcessMs[0], null));
+console.log(`service (the goals' figures): server in a child process, undici, ${IN_FLIGHT} requests in flight; JSON.parse alone timed in this process`);
 printTable(service);
-console.log(`JSON add-many / JSON.parse rate: ${fmt(serviceMs[0] / serviceMs[1])} (goal >= 0.7); base64 / JSON add-many per vector: ${fmt(serviceMs[1] / serviceMs[2], 1)}x (goal >= 10x); by server CPU: ${fmt(serviceCpuMs[1]! / serviceCpuMs[2]!, 1)}x`);
-console.log('in process: client and server in this process, one request at a time');
+console.log(`JSON add-many / JSON.parse rate: ${fmt(parseMs / serviceMs[0])} (goal >= 0.7); base64 / JSON add-many per vector: ${fmt(serviceMs[0] / serviceMs[1], 1)}x (goal >= 10x); by server CPU: ${fmt(serviceCpuMs[0] / serviceCpuMs[1], 1)}x`);
+console.log('in process: client and server in this process, one request at a time (the client\'s send and every event-loop turn count)');
 printTable(inProcess);
 console.log(`JSON add-many / JSON.parse rate: ${fmt(inProcessMs[0] / inProcessMs[1])}; base64 / JSON add-many per vector: ${fmt(inProcessMs[1] / inProcessMs[2], 1)}x`);
+console.log('stages: the server\'s own steps once the bytes are in, each timed alone, ms per 1000 vectors (compiled dist/)');
+printTable(Object.entries(stages).flatMap(([body, byBuild]) => Object.entries(byBuild).map(([build, times]) => ({
+  body, build, ...Object.fromEntries([...STAGES, 'total' as const].map((s) => [s, fmt(times[s] * per1000)])),
+}))));
 console.log(`body bytes: JSON ${jsonBody.length}, base64 ${base64Body.length}`);
-console.log(`results: ${writeResults('ingest', { vectors: N, dim: DIM, inFlight: IN_FLIGHT, service, inProcess })}`);
+console.log(`results: ${writeResults('ingest', { vectors: N, dim: DIM, inFlight: IN_FLIGHT, service, inProcess, stages })}`);

@@ -4,7 +4,9 @@
 // per-request cost production does not pay). One extra route: POST /bare
 // reads and parses the JSON body as the API routes' ordinary body parser does
 // and answers a constant; it is the framework floor /search is held to.
-// GET /bench/cpu answers the process's CPU time (process.cpuUsage()).
+// GET /bench/cpu answers the process's CPU time (process.cpuUsage()); POST
+// /bench/drain receives a body and answers a constant (the floor of taking
+// a body in).
 // Rate limits are off: they would cap the very rates being measured.
 // bench/lib/child-server.ts builds dist/ first when src/ is newer.
 import { loadConfig } from '../../dist/config.js';
@@ -21,6 +23,12 @@ app.use(async (ctx, next) => {
   // The server's own CPU time so far (microseconds), for benches that report CPU per request.
   if (ctx.method === 'GET' && ctx.path === '/bench/cpu') {
     ctx.body = process.cpuUsage();
+    return;
+  }
+  // Receives the body and drops it: what any route pays to take in a body of that size.
+  if (ctx.method === 'POST' && ctx.path === '/bench/drain') {
+    for await (const chunk of ctx.req) void chunk;
+    ctx.body = { success: true };
     return;
   }
   if (ctx.method !== 'POST' || ctx.path !== '/bare') return next();

@@ -1,0 +1,62 @@
+// The server's own steps for one add-many body, each timed alone in this
+// process on the compiled server (dist/, as `npm start` runs it): the body
+// reader, the depth check, validation, prepareUpsert and applyUpsert. No
+// HTTP: what is left of a request once its bytes are in. `dist` may point at
+// another build (e.g. of an earlier commit) to compare; a build without
+// arena-pool.js reads each body into fresh buffers, as it did.
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import * as v from 'valibot';
+import { median } from './measure.js';
+
+export const STAGES = ['reader', 'depth', 'valibot', 'prepare', 'apply'] as const;
+export type StageTimes = Record<(typeof STAGES)[number] | 'total', number>;
+
+/** A function that runs every stage of one add-many of `bytes` and reports each duration to `lap`. */
+async function stagesOf(dist: string, bytes: Buffer) {
+  const load = (path: string) => import(join(dist, path));
+  const [reader, shape, schemas, config, index, kernel, errors] = await Promise.all([
+    load('http/vector-json.js'), load('schemas/json-shape.js'), load('schemas/index.js'), load('config.js'),
+    load('index/vector-index.js'), load('kernel/load-node.js'), load('errors.js'),
+  ]);
+  const pools = await load('http/arena-pool.js').catch(() => null);
+  const pool = pools ? new pools.ArenaPool() : null;
+  const { AddManyRequestSchema } = schemas.requestSchemas(config.loadConfig({}, {}));
+  const target = new index.VectorIndex(kernel.loadKernelModule(), 100_000);
+  const pathOf = (i: number) => errors.pointer('vectors', i);
+  return (lap: (stage: (typeof STAGES)[number]) => void) => {
+    const lease = pool ? new pools.ArenaLease(pool) : undefined;
+    const body = reader.parseVectorJson(bytes, lease);
+    lap('reader');
+    shape.firstTooDeep(body, 40);
+    lap('depth');
+    const { vectors } = v.parse(AddManyRequestSchema, body);
+    lap('valibot');
+    const plan = target.prepareUpsert(vectors, { pathOf });
+    lap('prepare');
+    target.applyUpsert(plan);
+    lap('apply');
+    lease?.release();
+  };
+}
+
+/** Median milliseconds of each stage over `rounds` runs (the first quarter is warm-up), builds run alternately. */
+export async function timeStages(dists: Record<string, string>, bytes: Buffer, rounds: number): Promise<Record<string, StageTimes>> {
+  const runs = await Promise.all(Object.entries(dists).map(async ([name, dist]) => ({ name, run: await stagesOf(dist, bytes) })));
+  const samples = Object.fromEntries(runs.map(({ name }) => [name, Object.fromEntries(STAGES.map((s) => [s, [] as number[]]))]));
+  for (let r = 0; r < rounds; r++) {
+    for (const { name, run } of runs) {
+      let t = performance.now();
+      run((stage) => {
+        const now = performance.now();
+        samples[name][stage].push(now - t);
+        t = now;
+      });
+    }
+  }
+  return Object.fromEntries(runs.map(({ name }) => {
+    const times = Object.fromEntries(STAGES.map((s) => [s, median(samples[name][s].slice(rounds >> 2))])) as StageTimes;
+    times.total = STAGES.reduce((sum, s) => sum + times[s], 0);
+    return [name, times];
+  }));
+}
