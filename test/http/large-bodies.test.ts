@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { connect } from 'node:net';
 import { encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
-import { expectOk, useServer } from '../helpers/http.js';
+import { expectError, expectOk, useServer } from '../helpers/http.js';
 import { randomVectors, seededRng } from '../helpers/random.js';
 
 const DIM = 64;
@@ -111,5 +111,22 @@ describe('large add-many bodies (read into reused buffers)', () => {
     // The server is still serving, and the buffers of the cut request are fine to reuse.
     expectOk(await api.post('/vectors/add-many', { token, body: batch('z', second, true) }));
     expect(await stored(token, 'z', COUNT)).to.deep.equal(asFloat32(second));
+  });
+});
+
+describe('large bodies near MAX_BODY_BYTES', () => {
+  const api = useServer({ maxBodyBytes: 150_000 });
+  const rng = seededRng(405);
+
+  it('takes a body just under the limit and answers 413 PAYLOAD_TOO_LARGE just over it, as for small bodies', async () => {
+    const token = await api.token();
+    const vectors = randomVectors(rng, 500, DIM);
+    const under = batch('u', vectors.slice(0, 300), true);
+    const over = batch('o', vectors, true);
+    expect(under.length).to.be.within(64 * 1024, 150_000);
+    expect(over.length).to.be.greaterThan(150_000);
+    expectOk(await api.post('/vectors/add-many', { token, body: under }));
+    const error = expectError(await api.post('/vectors/add-many', { token, body: over }), 413, 'PAYLOAD_TOO_LARGE');
+    expect(error.details).to.deep.equal({ limit: 150_000 });
   });
 });
