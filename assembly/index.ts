@@ -330,7 +330,10 @@ let thresholdSeq: u32 = u32.MAX_VALUE;
  * searchInt8's scan, four rows per step as in the float32 scan (one from each
  * quarter of the rows; the count % 4 tail in a padded step): a step whose
  * four keys are all strictly below the threshold is rejected with one
- * vector compare, the others append their rows (appendLane).
+ * vector compare, the others append their rows (appendLane). The loop is
+ * scanRowsX4's written out again: one loop for both, with a constant flag
+ * choosing the keys, came out of binaryen 3 KB larger, with a second copy of
+ * the float32 dot loop in scanOne.
  */
 @inline function scanInt8(
   codes: usize, stride: i32, scales: usize, aux: usize, seqs: usize,
