@@ -18,6 +18,7 @@ export function metaRoutes({ router, config, store, tokenRateLimit }: RouteDeps)
   router.post('/token', tokenRateLimit, (ctx) => {
     const { token, session } = stateOf(ctx).timings.measure('tokenIssueMs', () => store.create());
     ctx.set('Cache-Control', 'no-store');
-    reply(ctx, { token, tokenType: 'Bearer', session: session.view(store.now()), limits: publicLimits(config) }, 201);
+    // Seen at the instant it was created: a whole TTL remaining, whatever the clock did since.
+    reply(ctx, { token, tokenType: 'Bearer', session: session.view(session.createdAt), limits: publicLimits(config) }, 201);
   });
 }
