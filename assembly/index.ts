@@ -86,6 +86,7 @@ export function search(
   queries: usize, nq: i32, metric: i32, k: i32,
   outRows: usize, outKeys: usize, block: usize,
 ): void {
+  if (k <= 0) return; // nothing to keep (the selection buffers need k >= 1)
   const rowBytes = <usize>dim << 2;
   let j = 0;
   // Blocks of six, then four, queries share each load of a stored row.
@@ -308,6 +309,7 @@ export function searchInt8(
   query16: usize, queryScale: f32, metric: i32, k: i32,
   outRows: usize, outKeys: usize,
 ): i32 {
+  if (k <= 0) return 0; // nothing to keep (the selection buffer needs k >= 1)
   if (metric == METRIC_COSINE) {
     return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_COSINE, k, outRows, outKeys);
   }

@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { uniformVectors } from '../../bench/lib/data.js';
 import { RawKernel } from '../../bench/lib/raw-kernel.js';
+import { scratchFor } from '../../src/kernel/layout.js';
 
 describe('bench raw kernel', () => {
   const dim = 20;
@@ -45,6 +46,17 @@ describe('bench raw kernel', () => {
         expected.forEach((r, i) => expect(hits.keys[at + i]).to.be.closeTo(dot(q, r), 1e-5));
       }
     }
+  });
+
+  it('keeps nothing and writes nothing past the results for k = 0', () => {
+    const kernel = new RawKernel(data, dim);
+    kernel.search(uniformVectors(1, dim, 9), 1, 3, 'cosine'); // grows the scratch
+    const past = new Uint8Array(kernel.memory.buffer, scratchFor(kernel.layout, 1, 0, 0).outRows);
+    past.fill(0xab);
+    for (const metric of ['cosine', 'l2', 'dot'] as const) {
+      expect(kernel.searchWithKeys(uniformVectors(1, dim, 9), 1, 0, metric).rows).to.have.length(0);
+    }
+    expect(past.every((b) => b === 0xab)).to.equal(true);
   });
 
   it('reads the whole vector region in the floor passes (one stream, and four)', () => {

@@ -61,6 +61,13 @@ describe('int8 first stage: 4-row steps and their tails', () => {
     }
   }
 
+  it('a pool of 0 keeps nothing', () => {
+    const kernel = new KernelInstance(loadKernelModule(), 4, 'cosine', 9, 'int8');
+    kernel.ensureCapacity(9);
+    for (let r = 0; r < 9; r++) kernel.writeRow(r, Float32Array.from([r + 1, 1, 0, 2]), r);
+    expect(kernel.firstStage(Float32Array.from([1, 0, 0, 0]), 0, 9, null)).to.have.length(0);
+  });
+
   it('equal rows in every lane, quarter and tail position enter the pool in insertion order', () => {
     for (const n of [5, 7, 1003]) {
       const kernel = new KernelInstance(loadKernelModule(), 8, 'cosine', n, 'int8');
