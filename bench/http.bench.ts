@@ -15,7 +15,7 @@ import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
 const DIM = 384;
 const IN_FLIGHT = 16;
 const ROUND_MS = quick ? 500 : 2500;
-const ROUNDS = quick ? 1 : 3;
+const ROUNDS = quick ? 1 : 5;
 
 async function load(server: ChildServer, path: string, bodies: Buffer[], token?: string) {
   const { pool } = server;
