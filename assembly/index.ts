@@ -14,6 +14,7 @@
 import { dotRows4, dotRows6, dotRowsX4, l2Rows4, l2Rows6, l2RowsX4 } from "./simd";
 import { heapify, heapOffer, heapSortBestFirst, selectBest } from "./topk";
 import { dotI8RowsX4 } from "./int8";
+export { decodeFloat32Base64, BASE64_BAD_TEXT, BASE64_OUT_OF_RANGE } from "./base64";
 
 export const METRIC_COSINE: i32 = 0;
 export const METRIC_L2: i32 = 1;

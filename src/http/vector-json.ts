@@ -3,7 +3,8 @@
 // `queryVectors` given as a JSON number array straight into a Float32Array, instead of JSON.parse building hundreds of thousands of JS
 // numbers that are copied to float32 anyway (and that the GC must then copy
 // while the request is in flight); base64 vectors are decoded straight
-// into float32 too. Everything else in the body (ids, metadata, options) is
+// from the body's bytes into float32 too, by the kernel's SIMD decoder
+// (base64-decoder.ts). Everything else in the body (ids, metadata, options) is
 // handed to JSON.parse slice by slice, so it comes out exactly as
 // JSON.parse makes it.
 //
@@ -18,6 +19,7 @@ import { base64Length } from '../schemas/base64-float32.js';
 import { markPlainRecords } from '../schemas/plain-records.js';
 import { markCheckedBuffer } from '../schemas/vector.js';
 import type { ArenaLease } from './arena-pool.js';
+import { base64Decoder, type Base64Decoder } from './base64-decoder.js';
 
 const MAX_ABS = SPEC_LIMITS.maxAbsComponent;
 const MAX_DIMS = SPEC_LIMITS.maxDimensions;
@@ -56,11 +58,9 @@ const SCRATCH = new Float32Array(MAX_DIMS);
 class Reader {
   pos = 0;
   private arena = new Float32Array(0);
-  /** The arena's bytes, for decoding base64 into it without a Buffer per vector. */
-  private arenaBytes = Buffer.alloc(0);
-  /** The arena's float bit patterns, for checking decoded values (validBits). */
-  private arenaBits = new Int32Array(0);
   private arenaUsed = 0;
+  /** Set on the first base64 vector: begun for this body, flushed by parseVectorJson. */
+  decoder: Base64Decoder | undefined;
 
   constructor(
     private readonly bytes: Buffer,
@@ -241,8 +241,6 @@ class Reader {
       const floats = Math.max(n, size);
       const buffer = this.lease ? this.lease.take(floats * 4) : new ArrayBuffer(floats * 4);
       this.arena = new Float32Array(buffer, 0, floats);
-      this.arenaBytes = Buffer.from(buffer, 0, floats * 4);
-      this.arenaBits = new Int32Array(buffer, 0, floats);
       this.arenaUsed = 0;
       markCheckedBuffer(this.arena.buffer);
     }
@@ -255,6 +253,7 @@ class Reader {
    * A base64 vector decoded straight into its Float32Array. Accepted only when
    * every character decodes (so the JSON string holds no escape or control
    * character and equals its bytes) and the values pass the vector schema.
+   * The values are in place once parseVectorJson flushes the decoder.
    */
   private base64Vector(): unknown {
     const { bytes } = this;
@@ -267,9 +266,12 @@ class Reader {
     if (expected % 4 !== 0) throw DECLINE;
     if (expected === 0 || expected > MAX_DIMS * 4) throw DECLINE;
     const values = this.allocate(expected / 4, true);
-    // Decodes at most `expected` bytes; fewer means a character outside the alphabet (or padding inside).
-    const written = base64Write(this.arenaBytes, latin1(bytes, start, end), values.byteOffset, expected);
-    if (written !== expected || !validBits(this.arenaBits, values.byteOffset >> 2, values.length)) throw DECLINE;
+    if (!this.decoder) {
+      this.decoder = base64Decoder();
+      this.decoder.begin();
+    }
+    // Negative for a character outside the alphabet, padding inside the text or a value out of range.
+    if (this.decoder.decode(bytes, start, end, this.arena, this.arenaUsed - values.length) !== values.length) throw DECLINE;
     this.pos = end + 1;
     return values;
   }
@@ -351,31 +353,6 @@ function exactFloat32(bytes: Buffer, start: number, end: number): number | null 
   return Math.fround(value);
 }
 
-/** Bits of the largest float32 within ±maxAbsComponent (positive floats order as their bits). */
-const MAX_ABS_BITS = (() => {
-  const bits = new Int32Array(new Float32Array([MAX_ABS]).buffer)[0];
-  return Math.fround(MAX_ABS) > MAX_ABS ? bits - 1 : bits;
-})();
-
-/**
- * validComponents for `count` decoded floats from `start`, on their bits:
- * one integer compare each (NaN and infinities have larger bits than any
- * finite bound), about 3x faster than comparing the floats; four per step
- * with one branch, 1.6x faster than one.
- */
-function validBits(bits: Int32Array, start: number, count: number): boolean {
-  const end = start + count;
-  let i = start;
-  for (; i + 4 <= end; i += 4) {
-    if ((bits[i] & 0x7fffffff) > MAX_ABS_BITS || (bits[i + 1] & 0x7fffffff) > MAX_ABS_BITS
-      || (bits[i + 2] & 0x7fffffff) > MAX_ABS_BITS || (bits[i + 3] & 0x7fffffff) > MAX_ABS_BITS) return false;
-  }
-  for (; i < end; i++) {
-    if ((bits[i] & 0x7fffffff) > MAX_ABS_BITS) return false;
-  }
-  return true;
-}
-
 /** Buffer's own latin1 slicer (what toString('latin1') calls after checking its arguments). */
 type Latin1Slicer = { latin1Slice(start: number, end: number): string };
 const HAS_LATIN1_SLICE = typeof (Buffer.prototype as Partial<Latin1Slicer>).latin1Slice === 'function';
@@ -384,15 +361,6 @@ const HAS_LATIN1_SLICE = typeof (Buffer.prototype as Partial<Latin1Slicer>).lati
 function latin1(bytes: Buffer, start: number, end: number): string {
   // Called for every id and base64 vector: toString's argument handling costs more than the copy.
   return HAS_LATIN1_SLICE ? (bytes as unknown as Latin1Slicer).latin1Slice(start, end) : bytes.toString('latin1', start, end);
-}
-
-/** Buffer's own base64 decoder (what write(..., 'base64') calls after checking its arguments). */
-type Base64Writer = { base64Write(text: string, offset: number, length: number): number };
-const HAS_BASE64_WRITE = typeof (Buffer.prototype as Partial<Base64Writer>).base64Write === 'function';
-
-/** Decode base64 `text` into `target` at `offset`, at most `length` bytes; returns the bytes written. */
-function base64Write(target: Buffer, text: string, offset: number, length: number): number {
-  return HAS_BASE64_WRITE ? (target as unknown as Base64Writer).base64Write(text, offset, length) : target.write(text, offset, length, 'base64');
 }
 
 /**
@@ -453,7 +421,9 @@ export function parseVectorJson(bytes: Buffer, lease?: ArenaLease): Record<strin
       return reader.field(key);
     });
     reader.skipSpace();
-    return reader.done ? body : undefined;
+    if (!reader.done) return undefined;
+    reader.decoder?.flush();
+    return body;
   } catch (err) {
     if (err === DECLINE) return undefined;
     throw err;

@@ -1,0 +1,123 @@
+// Base64 vectors of request bodies decoded by the kernel's SIMD decoder
+// (assembly/base64.ts) instead of Node's: no latin1 string per vector, and
+// the range check of the decoded floats in the same call.
+//
+// One kernel instance with a memory of its own, made on first use and never
+// shared with a session. The memory has a fixed size and never grows, so
+// the views kept here stay valid. It holds a window of the body's bytes
+// (copied in once per window, not per vector) and a run of decoded floats
+// that are copied out to their target in one go: a run is the floats of
+// consecutive vectors that sit back to back in one target array.
+//
+// Used by vector-json.ts only, which parses a body from start to end
+// without yielding: begin() before a body, flush() once it is read.
+import { SPEC_LIMITS } from '../config.js';
+import { instantiateKernel, type KernelExports } from '../kernel/kernel-module.js';
+import { PAGE_BYTES } from '../kernel/layout.js';
+import { loadKernelModule } from '../kernel/load-node.js';
+import { base64Length } from '../schemas/base64-float32.js';
+
+/** Body bytes copied into the memory at once (at least one whole base64 vector of maxDimensions). */
+const WINDOW_BYTES = 1 << 20;
+/** Decoded floats held before they are copied to their target (at least one vector). */
+const RUN_FLOATS = 1 << 18;
+
+/** Bits of the largest float32 within ±maxAbsComponent (positive floats order as their bits). */
+export const MAX_ABS_BITS = (() => {
+  const max = SPEC_LIMITS.maxAbsComponent;
+  const bits = new Int32Array(new Float32Array([max]).buffer)[0];
+  return Math.fround(max) > max ? bits - 1 : bits;
+})();
+
+type DecoderExports = Pick<KernelExports, 'heapBase'> & {
+  decodeFloat32Base64(src: number, length: number, dst: number, maxAbsBits: number): number;
+};
+
+export class Base64Decoder {
+  private readonly kernel: DecoderExports;
+  private readonly windowAt: number;
+  private readonly runAt: number;
+  private readonly bytes: Uint8Array;
+  private readonly floats: Float32Array;
+
+  /** The body whose bytes [windowStart, windowEnd) are in the memory at windowAt. */
+  private body: Uint8Array | undefined;
+  private windowStart = 0;
+  private windowEnd = 0;
+
+  /** The pending run: `runLength` floats at runAt, for target[runStart ...]. */
+  private target: Float32Array | undefined;
+  private runStart = 0;
+  private runLength = 0;
+
+  constructor(module: WebAssembly.Module) {
+    // The heap base is the same for every instance of the module: ask a throwaway one.
+    const base = instantiateKernel(module, new WebAssembly.Memory({ initial: 1 })).heapBase();
+    this.windowAt = Math.ceil(base / 16) * 16;
+    this.runAt = this.windowAt + WINDOW_BYTES;
+    const pages = Math.ceil((this.runAt + RUN_FLOATS * 4) / PAGE_BYTES);
+    const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+    this.kernel = instantiateKernel(module, memory) as unknown as DecoderExports;
+    this.bytes = new Uint8Array(memory.buffer);
+    this.floats = new Float32Array(memory.buffer);
+  }
+
+  /** Forget the previous body (its buffer may be reused with other bytes) and any unflushed run. */
+  begin(): void {
+    this.body = undefined;
+    this.target = undefined;
+    this.runLength = 0;
+  }
+
+  /**
+   * Decode body[start, end) (base64 text, at most base64Length(maxDimensions)
+   * characters) as float32 values for target[at ...]. Returns the number of
+   * floats, or a negative number when the text is not padded base64 of whole
+   * floats or a value is out of range (nothing is then written to target).
+   * The values reach target at the latest on flush().
+   */
+  decode(body: Uint8Array, start: number, end: number, target: Float32Array, at: number): number {
+    if (body !== this.body || start < this.windowStart || end > this.windowEnd) this.load(body, start);
+    const room = end - start; // decodes to at most 3/4 of that in bytes, under a float per character
+    if (target !== this.target || at !== this.runStart + this.runLength || this.runLength + room > RUN_FLOATS) {
+      this.flush();
+      this.target = target;
+      this.runStart = at;
+    }
+    const src = this.windowAt + (start - this.windowStart);
+    const count = this.kernel.decodeFloat32Base64(src, end - start, this.runAt + this.runLength * 4, MAX_ABS_BITS);
+    if (count > 0) this.runLength += count;
+    return count;
+  }
+
+  /** Copy the pending run to its target. */
+  flush(): void {
+    if (this.target && this.runLength > 0) {
+      const first = this.runAt >> 2;
+      this.target.set(this.floats.subarray(first, first + this.runLength), this.runStart);
+    }
+    this.target = undefined;
+    this.runLength = 0;
+  }
+
+  private load(body: Uint8Array, start: number): void {
+    const end = Math.min(body.length, start + WINDOW_BYTES);
+    this.bytes.set(body.subarray(start, end), this.windowAt);
+    this.body = body;
+    this.windowStart = start;
+    this.windowEnd = end;
+  }
+}
+
+// A whole vector fits in a window and in a run.
+if (base64Length(SPEC_LIMITS.maxDimensions) > WINDOW_BYTES || SPEC_LIMITS.maxDimensions > RUN_FLOATS) {
+  throw new Error('base64-decoder: window or run smaller than one vector');
+}
+
+let shared: Base64Decoder | undefined;
+
+/** The process's decoder, made on first use. */
+export function base64Decoder(): Base64Decoder {
+  shared ??= new Base64Decoder(loadKernelModule());
+  return shared;
+}
