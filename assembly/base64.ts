@@ -16,47 +16,36 @@ export const BASE64_BAD_TEXT: i32 = -1;
 /** decodeFloat32Base64's result when a decoded float's magnitude exceeds the bound (or is NaN/infinite). */
 export const BASE64_OUT_OF_RANGE: i32 = -2;
 
-// Validity (Muła's scheme): each high nibble has a bit (0x10 for all that
-// hold no base64 character), and LO_CHECK[lo] has the bits of every high
-// nibble h for which (h << 4 | lo) is not in the alphabet; a byte is bad
-// when LO_CHECK[lo] & HI_CHECK[hi] != 0. Bytes >= 0x80 have hi >= 8 (0x10,
-// set in every LO_CHECK entry). Separate bits for 0x5_ and 0x7_ because
-// "_" (0x5f) is valid and DEL (0x7f) is not.
-//   hi:  2 -> 0x01, 3 -> 0x02, 4 -> 0x04, 5 -> 0x08, 6 -> 0x20, 7 -> 0x40
-const LO_CHECK: v128 = i8x16(0x35, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x13, 0x5a, 0x5b, 0x5a, 0x5b, 0x52);
-const HI_CHECK: v128 = i8x16(0x10, 0x10, 0x01, 0x02, 0x04, 0x08, 0x20, 0x40, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10);
-// What to add to a valid character to get its 6-bit value, by high nibble:
-// digits +4, A-Z -65, a-z -71; 0x2_ ("+ - /") by low nibble from ROLL_2X,
-// "_" apart.
-const ROLL_HI: v128 = i8x16(0, 0, 0, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0);
-// "+" (0x2b) -> 62, "-" (0x2d) -> 62, "/" (0x2f) -> 63.
-const ROLL_2X: v128 = i8x16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 19, 0, 17, 0, 16);
-// Each i32 lane holds a<<18 | b<<12 | c<<6 | d: its three low bytes, high first.
-const COMPACT: v128 = i8x16(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
-
-/** Lanes nonzero where the character (high nibble `hi`, low nibble `lo`) is outside the alphabet. */
-// @ts-ignore: decorator
-@inline function invalidLanes(hi: v128, lo: v128): v128 {
-  return v128.and(i8x16.swizzle(LO_CHECK, lo), i8x16.swizzle(HI_CHECK, hi));
-}
-
-/** The 6-bit values of 16 valid characters (garbage in the lanes invalidLanes flags). */
-// @ts-ignore: decorator
-@inline function sextets(text: v128, hi: v128, lo: v128): v128 {
-  let roll = i8x16.swizzle(ROLL_HI, hi);
-  roll = v128.or(roll, v128.and(i8x16.swizzle(ROLL_2X, lo), i8x16.eq(hi, i8x16.splat(2))));
-  roll = v128.bitselect(i8x16.splat(-32), roll, i8x16.eq(text, i8x16.splat(0x5f)));
-  return i8x16.add(text, roll);
-}
-
-/** 16 sextets (four groups a b c d) as 12 bytes in the low lanes. */
-// @ts-ignore: decorator
-@inline function pack(values: v128): v128 {
-  // Per 16-bit lane (first character low): a << 6 | b; then per 32-bit lane ab << 12 | cd.
-  const pairs = v128.or(v128.and(i16x8.shl(values, 6), i16x8.splat(0x0fc0)), i16x8.shr_u(values, 8));
-  const words = i32x4.dot_i16x8_s(pairs, i32x4.splat(0x00011000));
-  return i8x16.swizzle(words, COMPACT);
-}
+// The lookup tables, 16 bytes each, in static data: loaded into locals once
+// per call, not written as v128 constants (which V8 would rebuild from
+// immediates at every use in the loop).
+// - LO_CHECK / HI_CHECK, validity (Muła's scheme): each high nibble has a
+//   bit (0x10 for all that hold no base64 character), and LO_CHECK[lo] has
+//   the bits of every high nibble h for which (h << 4 | lo) is not in the
+//   alphabet; a byte is bad when LO_CHECK[lo] & HI_CHECK[hi] != 0. Bytes >=
+//   0x80 have hi >= 8 (0x10, set in every LO_CHECK entry). 0x5_ and 0x7_
+//   have separate bits because "_" (0x5f) is valid and DEL (0x7f) is not.
+//   HI_CHECK: 2 -> 0x01, 3 -> 0x02, 4 -> 0x04, 5 -> 0x08, 6 -> 0x20, 7 -> 0x40.
+// - ROLL_HI: what to add to a valid character to get its 6-bit value, by
+//   high nibble: digits +4, A-Z -65, a-z -71 ("_" gets 33 more apart).
+// - ROLL_2X, by the character minus 0x20 (swizzle gives 0 past index 15):
+//   "+" (0x2b) +19 -> 62, "-" (0x2d) +17 -> 62, "/" (0x2f) +16 -> 63.
+// - COMPACT: each i32 lane holds a<<18 | b<<12 | c<<6 | d; its three low
+//   bytes, high first, for 12 bytes.
+const TABLES: usize = memory.data<u8>([
+  0x35, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x13, 0x5a, 0x5b, 0x5a, 0x5b, 0x52, // LO_CHECK
+  0x10, 0x10, 0x01, 0x02, 0x04, 0x08, 0x20, 0x40, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, // HI_CHECK
+  0, 0, 0, 4, 0xbf, 0xbf, 0xb9, 0xb9, 0, 0, 0, 0, 0, 0, 0, 0, // ROLL_HI
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 19, 0, 17, 0, 16, // ROLL_2X
+  2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, 0xff, 0xff, 0xff, 0xff, // COMPACT
+  // Splats, also loaded (binaryen folds a splat of a constant into a v128 constant).
+  0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, // nibble
+  0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, // 0x20
+  0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, // "_"
+  33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, // "_" - 0x5_'s roll
+  0xc0, 0x0f, 0xc0, 0x0f, 0xc0, 0x0f, 0xc0, 0x0f, 0xc0, 0x0f, 0xc0, 0x0f, 0xc0, 0x0f, 0xc0, 0x0f, // i16 0x0fc0
+  0x00, 0x10, 0x01, 0x00, 0x00, 0x10, 0x01, 0x00, 0x00, 0x10, 0x01, 0x00, 0x00, 0x10, 0x01, 0x00, // i16 pairs 0x1000, 1
+], 16);
 
 /** The 6-bit value of one character, or -1 outside the alphabet. */
 // @ts-ignore: decorator
@@ -90,18 +79,31 @@ export function decodeFloat32Base64(src: usize, length: usize, dst: usize, maxAb
   let s = src;
   let d = dst;
   let bad = v128.splat<i32>(0);
-  for (; s < simdEnd; s += 16, d += 12) {
-    const text = v128.load(s);
-    const hi = i8x16.shr_u(text, 4);
-    const lo = v128.and(text, i8x16.splat(0x0f));
-    bad = v128.or(bad, invalidLanes(hi, lo));
-    const out = pack(sextets(text, hi, lo));
-    if (s + 16 < simdEnd) {
-      v128.store(d, out);
-    } else {
-      // The last block: exactly its 12 bytes.
-      v128.store64_lane(d, out, 0);
-      v128.store32_lane(d, out, 2, 8);
+  if (s < simdEnd) {
+    const loCheck = v128.load(TABLES), hiCheck = v128.load(TABLES, 16), rollHi = v128.load(TABLES, 32);
+    const roll2x = v128.load(TABLES, 48), compact = v128.load(TABLES, 64);
+    const nibble = v128.load(TABLES, 80), minus20 = v128.load(TABLES, 96), underscore = v128.load(TABLES, 112);
+    const fix5f = v128.load(TABLES, 128), highSix = v128.load(TABLES, 144), weights = v128.load(TABLES, 160);
+    for (; s < simdEnd; s += 16, d += 12) {
+      const text = v128.load(s);
+      const hi = v128.and(i16x8.shr_u(text, 4), nibble);
+      const lo = v128.and(text, nibble);
+      bad = v128.or(bad, v128.and(i8x16.swizzle(loCheck, lo), i8x16.swizzle(hiCheck, hi)));
+      const roll = i8x16.add(
+        i8x16.add(i8x16.swizzle(rollHi, hi), i8x16.swizzle(roll2x, i8x16.sub(text, minus20))),
+        v128.and(i8x16.eq(text, underscore), fix5f),
+      );
+      const values = i8x16.add(text, roll);
+      // Per 16-bit lane (first character low): a << 6 | b; then per 32-bit lane ab << 12 | cd.
+      const pairs = v128.or(v128.and(i16x8.shl(values, 6), highSix), i16x8.shr_u(values, 8));
+      const out = i8x16.swizzle(i32x4.dot_i16x8_s(pairs, weights), compact);
+      if (s + 16 < simdEnd) {
+        v128.store(d, out);
+      } else {
+        // The last block: exactly its 12 bytes.
+        v128.store64_lane(d, out, 0);
+        v128.store32_lane(d, out, 2, 8);
+      }
     }
   }
   if (v128.any_true(bad)) return BASE64_BAD_TEXT;
