@@ -16,14 +16,28 @@ export class RowBitmap {
     return b;
   }
 
-  static of(size: number, rows: Iterable<number>): RowBitmap {
+  static of(size: number, rows: ReadonlySet<number>): RowBitmap {
     const b = new RowBitmap(size);
-    for (const row of rows) b.words[row >>> 5] |= 1 << (row & 31);
+    b.addAll(rows);
     return b;
   }
 
   add(row: number): void {
     this.words[row >>> 5] |= 1 << (row & 31);
+  }
+
+  /**
+   * Add every row of `rows` (rows of [0, size)). A set holding every row is
+   * set word by word: iterating a posting of 100k rows costs about 10% of a
+   * 100k x 384 scan, which a filter matching everything would pay for nothing.
+   */
+  addAll(rows: ReadonlySet<number>): void {
+    if (rows.size === this.size) {
+      this.words.fill(0xffffffff);
+      this.clearTail();
+      return;
+    }
+    for (const row of rows) this.words[row >>> 5] |= 1 << (row & 31);
   }
 
   and(other: RowBitmap): this {

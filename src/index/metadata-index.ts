@@ -96,7 +96,7 @@ export class MetadataIndex {
       case 'not':
         return this.evaluate(node.node, size, metadataOf).not();
       case 'exists': {
-        const rows = RowBitmap.of(size, this.paths.get(node.path)?.exists ?? []);
+        const rows = RowBitmap.of(size, this.paths.get(node.path)?.exists ?? new Set<number>());
         return node.value ? rows : rows.not();
       }
       case 'eq':
@@ -114,12 +114,13 @@ export class MetadataIndex {
    */
   private addPostings(node: FilterNode, out: RowBitmap): boolean {
     if (node.kind === 'eq' && isScalar(node.value)) {
-      for (const row of this.paths.get(node.path)?.values.get(keyOf(node.value))?.rows ?? []) out.add(row);
+      const rows = this.paths.get(node.path)?.values.get(keyOf(node.value))?.rows;
+      if (rows) out.addAll(rows);
       return true;
     }
     if (node.kind === 'range') {
       for (const posting of this.paths.get(node.path)?.values.values() ?? []) {
-        if (compareRange(node.op, posting.value, node.value)) for (const row of posting.rows) out.add(row);
+        if (compareRange(node.op, posting.value, node.value)) out.addAll(posting.rows);
       }
       return true;
     }

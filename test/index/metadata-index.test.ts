@@ -92,3 +92,24 @@ describe('metadata index under mutation', () => {
     }
   });
 });
+
+describe('postings that hold every row', () => {
+  it('match exactly every row, and stop doing so when one row changes or goes', () => {
+    const index = new VectorIndex(loadKernelModule(), 1000);
+    // 70 rows: more than two bitmap words, and not a multiple of 32.
+    index.upsert(Array.from({ length: 70 }, (_, i) => ({ id: `v${i}`, vector: [1 + i, 1], metadata: { kind: 'doc', n: 5 } })));
+    const matched = (filter: Record<string, unknown>) => index.search([[1, 0.5]], { filter, topK: 100 }).stats.matched;
+    for (const filter of [{ kind: 'doc' }, { n: { $gte: 5 } }, { kind: { $exists: true } }, { $or: [{ kind: 'doc' }, { n: 1 }] }]) {
+      expect(matched(filter), JSON.stringify(filter)).to.equal(70);
+    }
+    expect(matched({ kind: { $ne: 'doc' } })).to.equal(0);
+    expect(matched({ $not: { kind: 'doc' } })).to.equal(0);
+    index.setMetadata('v3', { kind: 'note', n: 5 });
+    expect(matched({ kind: 'doc' })).to.equal(69);
+    expect(index.search([[1, 0.5]], { filter: { kind: 'note' }, topK: 5 }).results[0].map((h) => h.id)).to.deep.equal(['v3']);
+    index.delete(['v3']);
+    expect(matched({ kind: 'doc' })).to.equal(69);
+    expect(matched({ kind: { $exists: true } })).to.equal(69);
+    expect(matched({ n: { $gte: 5 } })).to.equal(69);
+  });
+});
