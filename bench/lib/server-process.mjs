@@ -1,9 +1,12 @@
 // The service as a child process for the HTTP and memory benches, run from
 // the compiled dist/ exactly as `npm start` runs it (plain node, no tsx: its
 // transform wraps every closure the server creates in a naming helper, a
-// per-request cost production does not pay). One extra route: POST /bare
+// per-request cost production does not pay). Extra routes: POST /bare
 // reads and parses the JSON body as the API routes' ordinary body parser does
 // and answers a constant; it is the framework floor /search is held to.
+// POST /bare-sized does the same and answers the constant set by POST
+// /bench/answer (a real /search answer, so the floor also serialises and
+// sends a body of the same shape and size).
 // GET /bench/cpu answers the process's CPU time (process.cpuUsage()); POST
 // /bench/drain receives a body and answers a constant (the floor of taking
 // a body in).
@@ -19,6 +22,10 @@ const parse = jsonBody(config);
 const answer = async (ctx) => {
   ctx.body = { success: true };
 };
+let sizedAnswer = { success: true };
+const answerSized = async (ctx) => {
+  ctx.body = { ...sizedAnswer };
+};
 app.use(async (ctx, next) => {
   // The server's own CPU time so far (microseconds), for benches that report CPU per request.
   if (ctx.method === 'GET' && ctx.path === '/bench/cpu') {
@@ -31,6 +38,14 @@ app.use(async (ctx, next) => {
     ctx.body = { success: true };
     return;
   }
+  if (ctx.method === 'POST' && ctx.path === '/bench/answer') {
+    await parse(ctx, async () => {
+      sizedAnswer = ctx.request.body;
+      ctx.body = { success: true };
+    });
+    return;
+  }
+  if (ctx.method === 'POST' && ctx.path === '/bare-sized') return parse(ctx, () => answerSized(ctx));
   if (ctx.method !== 'POST' || ctx.path !== '/bare') return next();
   await parse(ctx, () => answer(ctx));
 });
