@@ -43,7 +43,6 @@ const TABLES: usize = memory.data<u8>([
   0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, // 0x20
   0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f, // "_"
   33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, // "_" - 0x5_'s roll
-  0xc0, 0x0f, 0xc0, 0x0f, 0xc0, 0x0f, 0xc0, 0x0f, 0xc0, 0x0f, 0xc0, 0x0f, 0xc0, 0x0f, 0xc0, 0x0f, // i16 0x0fc0
   0x00, 0x10, 0x01, 0x00, 0x00, 0x10, 0x01, 0x00, 0x00, 0x10, 0x01, 0x00, 0x00, 0x10, 0x01, 0x00, // i16 pairs 0x1000, 1
 ], 16);
 
@@ -83,7 +82,7 @@ export function decodeFloat32Base64(src: usize, length: usize, dst: usize, maxAb
     const loCheck = v128.load(TABLES), hiCheck = v128.load(TABLES, 16), rollHi = v128.load(TABLES, 32);
     const roll2x = v128.load(TABLES, 48), compact = v128.load(TABLES, 64);
     const nibble = v128.load(TABLES, 80), minus20 = v128.load(TABLES, 96), underscore = v128.load(TABLES, 112);
-    const fix5f = v128.load(TABLES, 128), highSix = v128.load(TABLES, 144), weights = v128.load(TABLES, 160);
+    const fix5f = v128.load(TABLES, 128), weights = v128.load(TABLES, 144);
     for (; s < simdEnd; s += 16, d += 12) {
       const text = v128.load(s);
       const hi = v128.and(i16x8.shr_u(text, 4), nibble);
@@ -94,8 +93,9 @@ export function decodeFloat32Base64(src: usize, length: usize, dst: usize, maxAb
         v128.and(i8x16.eq(text, underscore), fix5f),
       );
       const values = i8x16.add(text, roll);
-      // Per 16-bit lane (first character low): a << 6 | b; then per 32-bit lane ab << 12 | cd.
-      const pairs = v128.or(v128.and(i16x8.shl(values, 6), highSix), i16x8.shr_u(values, 8));
+      // Per 16-bit lane (first character low): a << 6 | b (two shifts clear b's bits
+      // from the low half: no mask constant); then per 32-bit lane ab << 12 | cd.
+      const pairs = v128.or(i16x8.shr_u(i16x8.shl(values, 10), 4), i16x8.shr_u(values, 8));
       const out = i8x16.swizzle(i32x4.dot_i16x8_s(pairs, weights), compact);
       if (s + 16 < simdEnd) {
         v128.store(d, out);

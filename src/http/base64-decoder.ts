@@ -10,7 +10,8 @@
 // consecutive vectors that sit back to back in one target array.
 //
 // Used by vector-json.ts only, which parses a body from start to end
-// without yielding: begin() before a body, flush() once it is read.
+// without yielding: reset() before a body, flush() once it is read, reset()
+// in any case.
 import { SPEC_LIMITS } from '../config.js';
 import { instantiateKernel, type KernelExports } from '../kernel/kernel-module.js';
 import { PAGE_BYTES } from '../kernel/layout.js';
@@ -62,8 +63,12 @@ export class Base64Decoder {
     this.floats = new Float32Array(memory.buffer);
   }
 
-  /** Forget the previous body (its buffer may be reused with other bytes) and any unflushed run. */
-  begin(): void {
+  /**
+   * Forget the body (its buffer may be reused with other bytes) and any
+   * unflushed run: before a body, and after it (flushed or declined) so that
+   * neither the body nor a target is kept alive.
+   */
+  reset(): void {
     this.body = undefined;
     this.target = undefined;
     this.runLength = 0;

@@ -268,7 +268,7 @@ class Reader {
     const values = this.allocate(expected / 4, true);
     if (!this.decoder) {
       this.decoder = base64Decoder();
-      this.decoder.begin();
+      this.decoder.reset();
     }
     // Negative for a character outside the alphabet, padding inside the text or a value out of range.
     if (this.decoder.decode(bytes, start, end, this.arena, this.arenaUsed - values.length) !== values.length) throw DECLINE;
@@ -427,5 +427,7 @@ export function parseVectorJson(bytes: Buffer, lease?: ArenaLease): Record<strin
   } catch (err) {
     if (err === DECLINE) return undefined;
     throw err;
+  } finally {
+    reader.decoder?.reset();
   }
 }
