@@ -12,7 +12,7 @@
 // so results do not depend on where a vector happens to sit.
 
 import { dotRows4, dotRows6, dotRowsX4, l2Rows4, l2Rows6, l2RowsX4 } from "./simd";
-import { heapify, heapOffer, heapSortBestFirst, selectBest } from "./topk";
+import { heapify, heapOffer, heapSortBestFirst, selectBestRadix } from "./topk";
 import { dotI8RowsX4 } from "./int8";
 export { decodeFloat32Base64, BASE64_BAD_TEXT, BASE64_OUT_OF_RANGE } from "./base64";
 
@@ -181,7 +181,7 @@ function scanOne(
     if (left > 2) size = appendLane(outRows, outKeys, seqs, size, k, r2, f32x4.extract_lane(keys, 2));
   }
   if (size > k) {
-    selectBest(outRows, outKeys, size, k, seqs);
+    selectBestRadix(outRows, outKeys, size, k, seqs);
     size = k;
   }
   heapify(outRows, outKeys, size, seqs);
@@ -370,7 +370,7 @@ let thresholdSeq: u32 = u32.MAX_VALUE;
     if (left > 2) size = appendLane(outRows, outKeys, seqs, size, k, r2, f32x4.extract_lane(keys, 2));
   }
   if (size > k) {
-    selectBest(outRows, outKeys, size, k, seqs);
+    selectBestRadix(outRows, outKeys, size, k, seqs);
     size = k;
   }
   return size;
@@ -420,7 +420,7 @@ let thresholdSeq: u32 = u32.MAX_VALUE;
 
 /** Cut the full buffer to its k best; the k-th becomes the threshold. Returns k. */
 function reselect(outRows: usize, outKeys: usize, seqs: usize, k: i32): i32 {
-  selectBest(outRows, outKeys, 2 * k, k, seqs);
+  selectBestRadix(outRows, outKeys, 2 * k, k, seqs);
   thresholdKey = load<f32>(outKeys + (<usize>(k - 1) << 2));
   thresholdSeq = load<u32>(seqs + (<usize>load<i32>(outRows + (<usize>(k - 1) << 2)) << 2));
   return k;

@@ -1,0 +1,95 @@
+// The kernel's top-K and candidate-pool selection (a threshold, a buffer of
+// 2k entries cut by a radix select, an exact select inside the boundary
+// bucket) against a plain sort. Integer vectors make every key exact in
+// float32, so the reference computes the same keys in JS; few distinct
+// values give many exact ties across every cut, which only the insertion
+// sequence (scrambled against the row order) may break.
+import { expect } from 'chai';
+import type { Metric } from '../../src/config.js';
+import { KernelInstance, inverseNorm } from '../../src/kernel/kernel-instance.js';
+import { loadKernelModule } from '../../src/kernel/load-node.js';
+import { randomInt, seededRng, shuffled, type Rng } from '../helpers/random.js';
+
+const DIM = 3;
+
+/** Integer rows with 127 first (int8 scale exactly 1, codes = values); `spread` distinct values per other component. */
+function integerRows(rng: Rng, n: number, spread: number): Float32Array[] {
+  const value = () => (spread >= 255 ? randomInt(rng, 255) - 127 : Math.round((randomInt(rng, spread) / Math.max(1, spread - 1)) * 254) - 127);
+  return Array.from({ length: n }, () => Float32Array.from([127, value(), value()]));
+}
+
+function loaded(metric: Metric, rows: Float32Array[], seqs: number[], vectorType: 'float32' | 'int8'): KernelInstance {
+  const kernel = new KernelInstance(loadKernelModule(), DIM, metric, Math.max(1, rows.length), vectorType);
+  kernel.ensureCapacity(rows.length);
+  rows.forEach((v, r) => kernel.writeRow(r, v, seqs[r]));
+  return kernel;
+}
+
+/** Rows of `scanned` best first: larger key first, then the earlier insertion. */
+function sortedRows(scanned: number[], key: (row: number) => number, seqs: number[]): number[] {
+  return [...scanned].sort((a, b) => key(b) - key(a) || seqs[a] - seqs[b]);
+}
+
+const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i], 0);
+
+function cases(rng: Rng): { n: number; spread: number; list: boolean }[] {
+  const out = [];
+  for (let n = 1; n <= 9; n++) out.push({ n, spread: 3, list: false }, { n, spread: 3, list: true });
+  for (const n of [70, 300, 2500]) {
+    for (const spread of [2, 5, 255]) out.push({ n, spread, list: rng() < 0.5 });
+  }
+  return out;
+}
+
+const sizesFor = (n: number) => [...new Set([1, 2, 3, 4, 5, n - 1, n, n + 1, 33, 64, 100, 700, 1100])].filter((k) => k >= 1 && k <= n + 1);
+
+describe('kernel selection against a plain sort', () => {
+  it('float32 l2: the top k rows of single queries and of 4- and 6-query blocks, with exact ties, with and without row lists', () => {
+    const rng = seededRng(41);
+    for (const { n, spread, list } of cases(rng)) {
+      const rows = integerRows(rng, n, spread);
+      const seqs = shuffled(rng, Array.from({ length: n }, (_, i) => i * 3));
+      const kernel = loaded('l2', rows, seqs, 'float32');
+      const all = Array.from({ length: n }, (_, r) => r);
+      const scanned = list ? shuffled(rng, all).slice(0, 1 + randomInt(rng, n)) : all;
+      for (const nq of [1, 4, 6]) {
+        const queries = integerRows(rng, nq, spread);
+        if (nq > 1) queries[0] = rows[randomInt(rng, n)]; // an exact match: key -0
+        const packed = new Float32Array(nq * DIM);
+        queries.forEach((q, j) => packed.set(q, j * DIM));
+        for (const k of sizesFor(scanned.length)) {
+          const hits = kernel.search(packed, nq, k, n, list ? Int32Array.from(scanned) : null);
+          for (let j = 0; j < nq; j++) {
+            const key = (r: number) => -rows[r].reduce((s, x, i) => s + (queries[j][i] - x) ** 2, 0);
+            const want = sortedRows(scanned, key, seqs).slice(0, k);
+            const got = Array.from(hits.rows.subarray(j * hits.perQuery, (j + 1) * hits.perQuery));
+            expect(got, `n=${n} spread=${spread} list=${list} nq=${nq} k=${k} q=${j}`).to.deep.equal(want);
+          }
+        }
+      }
+    }
+  });
+
+  for (const metric of ['cosine', 'l2'] as const) {
+    it(`int8 first stage, ${metric}: the pool is exactly the best keys' rows, ties broken by insertion, with and without row lists`, () => {
+      const rng = seededRng(metric === 'l2' ? 43 : 47);
+      for (const { n, spread, list } of cases(rng)) {
+        const rows = integerRows(rng, n, spread);
+        const seqs = shuffled(rng, Array.from({ length: n }, (_, i) => i));
+        const kernel = loaded(metric, rows, seqs, 'int8');
+        const all = Array.from({ length: n }, (_, r) => r);
+        const scanned = list ? shuffled(rng, all).slice(0, 1 + randomInt(rng, n)) : all;
+        const query = integerRows(rng, 1, spread)[0];
+        // The kernel's keys with scales of exactly 1: cosine dot * invNorm, l2 2 * dot - ||v||^2.
+        const key = (r: number) => metric === 'cosine'
+          ? Math.fround(dot(query, rows[r]) * inverseNorm(rows[r]))
+          : 2 * dot(query, rows[r]) - dot(rows[r], rows[r]);
+        for (const pool of sizesFor(scanned.length)) {
+          const got = Array.from(kernel.firstStage(query, pool, scanned.length, list ? Int32Array.from(scanned) : null));
+          const want = sortedRows(scanned, key, seqs).slice(0, pool);
+          expect(got.sort((a, b) => a - b), `n=${n} spread=${spread} list=${list} pool=${pool}`).to.deep.equal(want.sort((a, b) => a - b));
+        }
+      }
+    });
+  }
+});
