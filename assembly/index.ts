@@ -303,14 +303,29 @@ function scanBlock6(
  *   query16: the query's codes widened to i16; queryScale its max|q| / 127
  * Keys: cosine dot * scale * invNorm; l2 2 * dot * scale * queryScale - ||v||^2
  * (the query's own norm is the same for every row); dot (benchmarks): dot * scale.
+ *
+ * `keyScratch` (0: none) is room for count rounded up to 4 float32, 16-byte
+ * aligned: with it, a pool of at least KEYS_FIRST_MIN_POOL and at least
+ * KEYS_FIRST_ROWS_PER_POOL rows per pool entry, the scan only stores every
+ * key and the pool is selected after it (scanInt8Keys, selectStoredKeys).
  */
 export function searchInt8(
   codes: usize, stride: i32, scales: usize, aux: usize, seqs: usize,
   rowList: usize, count: i32,
   query16: usize, queryScale: f32, metric: i32, k: i32,
-  outRows: usize, outKeys: usize,
+  outRows: usize, outKeys: usize, keyScratch: usize,
 ): i32 {
   if (k <= 0) return 0; // nothing to keep (the selection buffer needs k >= 1)
+  if (keyScratch != 0 && k >= KEYS_FIRST_MIN_POOL && count >= KEYS_FIRST_ROWS_PER_POOL * k) {
+    if (metric == METRIC_COSINE) {
+      scanInt8Keys(codes, stride, scales, aux, rowList, count, query16, queryScale, METRIC_COSINE, keyScratch);
+    } else if (metric == METRIC_L2) {
+      scanInt8Keys(codes, stride, scales, aux, rowList, count, query16, queryScale, METRIC_L2, keyScratch);
+    } else {
+      scanInt8Keys(codes, stride, scales, aux, rowList, count, query16, queryScale, METRIC_DOT, keyScratch);
+    }
+    return selectStoredKeys(keyScratch, seqs, rowList, count, k, outRows, outKeys);
+  }
   if (metric == METRIC_COSINE) {
     return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_COSINE, k, outRows, outKeys);
   }
@@ -318,6 +333,97 @@ export function searchInt8(
     return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_L2, k, outRows, outKeys);
   }
   return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_DOT, k, outRows, outKeys);
+}
+
+/**
+ * The smallest pool the int8 first stage selects after the scan (the binding
+ * passes keyScratch from this pool on), and the rows per pool entry it needs:
+ * below them the threshold in the scan rejects nearly every step anyway.
+ */
+export const KEYS_FIRST_MIN_POOL: i32 = 256;
+export const KEYS_FIRST_ROWS_PER_POOL: i32 = 8;
+
+/**
+ * The int8 scan of a large pool, keys first: the scan stores the four keys
+ * of every step with one v128 store and nothing else (no compare, no branch,
+ * no append inside the memory-bound loop); the key of list position
+ * g + l * quarter lands at 4g + l, the count % 4 tail at its own position.
+ */
+@inline function scanInt8Keys(
+  codes: usize, stride: i32, scales: usize, aux: usize,
+  rowList: usize, count: i32,
+  query16: usize, queryScale: f32, metric: i32, keyScratch: usize,
+): void {
+  const twiceQueryScale: f32 = <f32>2 * queryScale;
+  const quarter = count >> 2;
+  for (let g = 0; g < quarter; g++) {
+    const r0 = rowAt(rowList, g), r1 = rowAt(rowList, g + quarter);
+    const r2 = rowAt(rowList, g + 2 * quarter), r3 = rowAt(rowList, g + 3 * quarter);
+    v128.store(keyScratch + (<usize>g << 4), int8KeysX4(codes, stride, scales, aux, query16, twiceQueryScale, metric, r0, r1, r2, r3));
+  }
+  const i = quarter << 2, left = count - i;
+  if (left > 0) {
+    const r0 = rowAt(rowList, i);
+    const r1 = left > 1 ? rowAt(rowList, i + 1) : r0;
+    const r2 = left > 2 ? rowAt(rowList, i + 2) : r0;
+    v128.store(keyScratch + (<usize>i << 2), int8KeysX4(codes, stride, scales, aux, query16, twiceQueryScale, metric, r0, r1, r2, r0));
+  }
+}
+
+/** The row whose key scanInt8Keys stored at `index`. */
+@inline function rowOfStored(rowList: usize, count: i32, index: i32): i32 {
+  const quarter = count >> 2;
+  return rowAt(rowList, index < quarter << 2 ? (index >> 2) + (index & 3) * quarter : index);
+}
+
+/**
+ * Select the k best of `count` stored keys (count >= 8k) into
+ * outRows/outKeys[0, k). A sample of at most 2k keys (every stride-th) gives
+ * a first threshold: its rank in the sample is the pool's expected rank plus
+ * a margin of 25% and four standard deviations, so that usually a little more
+ * than k keys reach it. The stored keys then go through the same threshold,
+ * buffer and cuts as the scan's own selection (appendLane), four at a time
+ * with one compare, now outside the memory-bound scan. If fewer than k keys
+ * reached the sample's threshold (no cut, fewer than k appended), the pass is
+ * run again from -inf, so the pool is exact either way.
+ */
+function selectStoredKeys(keyScratch: usize, seqs: usize, rowList: usize, count: i32, k: i32, outRows: usize, outKeys: usize): i32 {
+  const stride = (count + 2 * k - 1) / (2 * k);
+  const samples = count / stride;
+  for (let j = 0; j < samples; j++) {
+    const index = j * stride;
+    appendAt(outRows, outKeys, j, rowOfStored(rowList, count, index), load<f32>(keyScratch + (<usize>index << 2)));
+  }
+  const expected = <f64>k / <f64>stride;
+  const rank = min(samples, <i32>(expected * 1.25 + 4 * Math.sqrt(expected)) + 8);
+  selectBestRadix(outRows, outKeys, samples, rank, seqs);
+  let size = filterStoredKeys(keyScratch, seqs, rowList, count, k, outRows, outKeys, load<f32>(outKeys + (<usize>(rank - 1) << 2)));
+  if (size < k) size = filterStoredKeys(keyScratch, seqs, rowList, count, k, outRows, outKeys, -Infinity);
+  if (size > k) {
+    selectBestRadix(outRows, outKeys, size, k, seqs);
+    size = k;
+  }
+  return size;
+}
+
+/** Append every stored key at or above `from` (then above the cuts' thresholds) to the buffer; returns its end. */
+function filterStoredKeys(keyScratch: usize, seqs: usize, rowList: usize, count: i32, k: i32, outRows: usize, outKeys: usize, from: f32): i32 {
+  thresholdKey = from;
+  thresholdSeq = u32.MAX_VALUE; // a key equal to `from` enters
+  let size = 0;
+  const quarter = count >> 2;
+  for (let g = 0; g < quarter; g++) {
+    const keys = v128.load(keyScratch + (<usize>g << 4));
+    if (i32x4.all_true(f32x4.lt(keys, f32x4.splat(thresholdKey)))) continue;
+    size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, g), f32x4.extract_lane(keys, 0));
+    size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, g + quarter), f32x4.extract_lane(keys, 1));
+    size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, g + 2 * quarter), f32x4.extract_lane(keys, 2));
+    size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, g + 3 * quarter), f32x4.extract_lane(keys, 3));
+  }
+  for (let i = quarter << 2; i < count; i++) {
+    size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, i), load<f32>(keyScratch + (<usize>i << 2)));
+  }
+  return size;
 }
 
 /**

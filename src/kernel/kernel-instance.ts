@@ -66,9 +66,13 @@ export class KernelInstance {
     this.metricCode = metric === 'cosine' ? this.kernel.METRIC_COSINE.value : this.kernel.METRIC_L2.value;
     this.codeStride = codeStrideFor(dim, vectorType === 'int8');
     this.layout = layoutFor(this.kernel.heapBase(), dim, 0, this.codeStride);
+    // A kernel build without it (bench:selection's baseline) selects every pool inside the scan.
+    this.keysFirstMinPool = this.kernel.KEYS_FIRST_MIN_POOL?.value ?? Infinity;
   }
 
   private readonly codeStride: number;
+  /** Pools from which the int8 first stage gets room for every scanned row's key (selected after the scan). */
+  private readonly keysFirstMinPool: number;
 
   get capacity(): number {
     return this.layout.capacity;
@@ -217,7 +221,9 @@ export class KernelInstance {
 
   /** Rows of the `pool` best approximate keys, in no particular order (public for the benchmarks). */
   firstStage(query: Float32Array, pool: number, scanned: number, rowList: Int32Array | null): Int32Array {
-    const scratch = int8ScratchFor(this.layout, rowList ? rowList.length : 0, pool);
+    // A large pool is selected after the scan, from every scanned row's key.
+    const keysFirst = pool >= this.keysFirstMinPool;
+    const scratch = int8ScratchFor(this.layout, rowList ? rowList.length : 0, pool, keysFirst ? scanned : 0);
     this.ensureBytes(scratch.end);
     const buffer = this.memory.buffer;
     const codes8 = new Int8Array(this.codeStride);
@@ -229,7 +235,7 @@ export class KernelInstance {
       codes, this.codeStride, scales, this.metric === 'cosine' ? invNorms : sqNorms, seqs,
       rowList ? scratch.rowList : 0, scanned,
       scratch.query16, queryScale, this.metricCode, pool,
-      scratch.outRows, scratch.outKeys,
+      scratch.outRows, scratch.outKeys, keysFirst ? scratch.keys : 0,
     );
     return new Int32Array(buffer, scratch.outRows, found).slice();
   }

@@ -13,8 +13,10 @@ export interface KernelExports {
     codes: number, stride: number, scales: number, aux: number, seqs: number,
     rowList: number, count: number,
     query16: number, queryScale: number, metric: number, k: number,
-    outRows: number, outKeys: number,
+    outRows: number, outKeys: number, keyScratch: number,
   ): number;
+  /** Pools from which searchInt8 can take keyScratch (room for every scanned row's key) and select after the scan. */
+  KEYS_FIRST_MIN_POOL?: WebAssembly.Global;
   /** Read a byte range with SIMD loads and nothing else (the benchmarks' memory floor). */
   readFloor(start: number, bytes: number): number;
   /** The same bytes read as four streams, one per quarter (the single-query scan's access pattern). */

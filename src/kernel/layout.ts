@@ -83,14 +83,19 @@ export function scratchFor(layout: Layout, queryCount: number, rowListLength: nu
   return { queries, rowList, outRows, outKeys, block, end };
 }
 
-/** Scratch of the int8 first stage: the query widened to i16, a row list, a selection buffer of 2 x pool entries. */
-export function int8ScratchFor(layout: Layout, rowListLength: number, pool: number) {
+/**
+ * Scratch of the int8 first stage: the query widened to i16, a row list, a
+ * selection buffer of 2 x pool entries and, for a large pool, the key of
+ * each of `keyCount` scanned rows (rounded up to 4; 0 for none).
+ */
+export function int8ScratchFor(layout: Layout, rowListLength: number, pool: number, keyCount = 0) {
   const query16 = layout.scratch;
   const rowList = align16(query16 + layout.codeStride * 2);
   const outRows = align16(rowList + rowListLength * 4);
   const outKeys = align16(outRows + 2 * pool * 4);
-  const end = align16(outKeys + 2 * pool * 4);
-  return { query16, rowList, outRows, outKeys, end };
+  const keys = align16(outKeys + 2 * pool * 4);
+  const end = align16(keys + Math.ceil(keyCount / 4) * 16);
+  return { query16, rowList, outRows, outKeys, keys, end };
 }
 
 export const pagesFor = (bytes: number) => Math.ceil(bytes / PAGE_BYTES);

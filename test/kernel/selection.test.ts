@@ -35,13 +35,14 @@ const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * 
 function cases(rng: Rng): { n: number; spread: number; list: boolean }[] {
   const out = [];
   for (let n = 1; n <= 9; n++) out.push({ n, spread: 3, list: false }, { n, spread: 3, list: true });
-  for (const n of [70, 300, 2500]) {
+  for (const n of [70, 300, 2500, 5000]) {
     for (const spread of [2, 5, 255]) out.push({ n, spread, list: rng() < 0.5 });
   }
   return out;
 }
 
-const sizesFor = (n: number) => [...new Set([1, 2, 3, 4, 5, n - 1, n, n + 1, 33, 64, 100, 700, 1100])].filter((k) => k >= 1 && k <= n + 1);
+// 256 to 600 at 5000 rows: the int8 pools selected after the scan (8 rows per entry and more).
+const sizesFor = (n: number) => [...new Set([1, 2, 3, 4, 5, n - 1, n, n + 1, 33, 64, 100, 256, 300, 600, 700, 1100])].filter((k) => k >= 1 && k <= n + 1);
 
 describe('kernel selection against a plain sort', () => {
   it('float32 l2: the top k rows of single queries and of 4- and 6-query blocks, with exact ties, with and without row lists', () => {
@@ -92,4 +93,28 @@ describe('kernel selection against a plain sort', () => {
       }
     });
   }
+
+  it('int8 first stage, a large pool whose sampled keys are the best ones: fewer than the pool reach the sample\'s threshold, and the pool is still exact', () => {
+    // 2048 rows, pool 256: the sample is every 4th stored key, i.e. the first
+    // quarter of the rows (lane 0 of every step). Those rows are the nearest,
+    // so the sample's threshold lets fewer than 256 rows through.
+    const rng = seededRng(53);
+    const n = 2048;
+    const query = Float32Array.from([127, 127, 127]);
+    const rows = Array.from({ length: n }, (_, r) => (r < n / 4
+      ? Float32Array.from([127, 127 - randomInt(rng, 20), 127 - randomInt(rng, 20)])
+      : Float32Array.from([127, -127 + randomInt(rng, 100), -127 + randomInt(rng, 100)])));
+    const seqs = shuffled(rng, Array.from({ length: n }, (_, i) => i));
+    for (const metric of ['cosine', 'l2'] as const) {
+      const kernel = loaded(metric, rows, seqs, 'int8');
+      const key = (r: number) => metric === 'cosine'
+        ? Math.fround(dot(query, rows[r]) * inverseNorm(rows[r]))
+        : 2 * dot(query, rows[r]) - dot(rows[r], rows[r]);
+      for (const pool of [256, 300]) {
+        const got = Array.from(kernel.firstStage(query, pool, n, null)).sort((a, b) => a - b);
+        const want = sortedRows(Array.from({ length: n }, (_, r) => r), key, seqs).slice(0, pool).sort((a, b) => a - b);
+        expect(got, `${metric} pool=${pool}`).to.deep.equal(want);
+      }
+    }
+  });
 });
