@@ -51,6 +51,37 @@ export function interleave(cases: Case[], { rounds = 7, targetMs = 150 } = {}): 
   return cases.map((c, i) => ({ name: c.name, ms: median(perRound[i]), rounds: perRound[i] }));
 }
 
+/**
+ * How much `b` costs against `a` when the difference is a few percent: `pairs`
+ * times, `calls` calls of each back to back (the order flipped every pair;
+ * both get the same call indexes, so the same queries), and the median of the
+ * pairs' time ratios b / a. Pairing cancels the drift that separate rounds
+ * see on a shared machine.
+ */
+export function pairedRatio(a: (call: number) => unknown, b: (call: number) => unknown, { pairs = 41, calls = 4 } = {}): number {
+  const time = (f: (call: number) => unknown, first: number) => {
+    const t0 = performance.now();
+    for (let i = 0; i < calls; i++) f(first + i);
+    return performance.now() - t0;
+  };
+  time(a, 0);
+  time(b, 0); // warm-up
+  const ratios: number[] = [];
+  for (let p = 0; p < pairs; p++) {
+    const first = p * calls;
+    let ta: number, tb: number;
+    if (p % 2) {
+      ta = time(a, first);
+      tb = time(b, first);
+    } else {
+      tb = time(b, first);
+      ta = time(a, first);
+    }
+    ratios.push(tb / ta);
+  }
+  return median(ratios);
+}
+
 export const fmt = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : String(x));
 
 /** Print rows as an aligned text table. */
