@@ -53,8 +53,10 @@ export class Session {
     this.lastAccessedAt = now;
   }
 
+  /** A change at `now` is also an access: lastAccessedAt never reads earlier than updatedAt. */
   markUpdated(now: number): void {
     this.updatedAt = now;
+    if (now > this.lastAccessedAt) this.lastAccessedAt = now;
   }
 
   /** The `session` object of every response (spec section 2). */

@@ -58,6 +58,20 @@ describe('SessionStore', () => {
     expect(clock.time - created, 'alive long past one TTL from creation').to.be.greaterThan(2 * TTL);
   });
 
+  it('counts a change as an access: lastAccessedAt is never earlier than updatedAt', () => {
+    const { store, clock } = newStore();
+    const { token, session } = store.create();
+    clock.advance(1000);
+    store.authenticate(token);
+    clock.advance(7); // the time a request takes between its lookup and its write
+    session.markUpdated(clock.time);
+    expect(session.updatedAt).to.equal(clock.time);
+    expect(session.lastAccessedAt).to.equal(clock.time);
+    expect(session.expiresAt).to.equal(clock.time + TTL);
+    const view = session.view(clock.time);
+    expect(Date.parse(view.lastAccessedAt)).to.be.at.least(Date.parse(view.updatedAt));
+  });
+
   it('the sweeper expires idle sessions and frees their linear memory', () => {
     const { store, clock } = newStore();
     const idle = store.create();
