@@ -31,9 +31,9 @@ export interface AppState {
 
 export const stateOf = (ctx: Context) => ctx.state as AppState;
 
-/** Answer 200 (or `status`) with the success envelope; metrics are added on the way out. */
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** Answer 200 (or `status`) with the success envelope; metrics are added on the way out. */
 export function reply(ctx: Context, fields: Record<string, unknown>, status = 200): void {
   ctx.status = status;
   // The type Koa would pick for an object body; set first, Koa skips its type lookup.

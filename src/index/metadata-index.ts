@@ -43,6 +43,9 @@ function walk(object: Record<string, unknown>, prefix: string | null, onPath: (p
   }
 }
 
+/** The rows of a path no vector has. */
+const NO_ROWS: ReadonlySet<number> = new Set();
+
 export class MetadataIndex {
   private paths = new Map<string, PathEntry>();
 
@@ -96,7 +99,7 @@ export class MetadataIndex {
       case 'not':
         return this.evaluate(node.node, size, metadataOf).not();
       case 'exists': {
-        const rows = RowBitmap.of(size, this.paths.get(node.path)?.exists ?? new Set<number>());
+        const rows = RowBitmap.of(size, this.paths.get(node.path)?.exists ?? NO_ROWS);
         return node.value ? rows : rows.not();
       }
       case 'eq':

@@ -388,9 +388,7 @@ export class VectorIndex {
         values = packed.subarray(i * dimensions, (i + 1) * dimensions);
         values.set(vector);
       }
-      if (metric === 'cosine' && isZero(values)) {
-        throw apiError('ZERO_VECTOR', 'cosine similarity is undefined for a zero vector', { path: pathOf(i) + '/vector' });
-      }
+      if (metric === 'cosine' && isZero(values)) throw zeroVector(pathOf(i) + '/vector');
       vectors[i] = values;
     }
     return { dimensions, metric, vectorType, vectors };
@@ -439,6 +437,10 @@ function isZero(values: Float32Array): boolean {
   return inv === 0 || !Number.isFinite(Math.fround(inv));
 }
 
+function zeroVector(path: string) {
+  return apiError('ZERO_VECTOR', 'cosine similarity is undefined for a zero vector', { path });
+}
+
 function assertNonZero(values: Float32Array, path: () => string): void {
-  if (isZero(values)) throw apiError('ZERO_VECTOR', 'cosine similarity is undefined for a zero vector', { path: path() });
+  if (isZero(values)) throw zeroVector(path());
 }
