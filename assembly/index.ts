@@ -15,6 +15,7 @@ import { dotRows4, dotRows6, dotRowsX4, l2Rows4, l2Rows6, l2RowsX4 } from "./sim
 import { heapify, heapOffer, heapSortBestFirst, selectBestRadix } from "./topk";
 import { dotI8RowsX4 } from "./int8";
 export { decodeFloat32Base64, BASE64_BAD_TEXT, BASE64_OUT_OF_RANGE } from "./base64";
+export { storeInverseNorms } from "./norms";
 
 export const METRIC_COSINE: i32 = 0;
 export const METRIC_L2: i32 = 1;

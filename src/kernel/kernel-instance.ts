@@ -123,7 +123,7 @@ export class KernelInstance {
     const { vectors, invNorms, seqs } = this.layout;
     const buffer = this.memory.buffer;
     new Float32Array(buffer, vectors + row * this.dim * 4, this.dim).set(values);
-    new Float32Array(buffer, invNorms, this.layout.capacity)[row] = inverseNorm(values);
+    this.kernel.storeInverseNorms(vectors, this.dim, row, 1, invNorms);
     new Uint32Array(buffer, seqs, this.layout.capacity)[row] = seq;
     if (this.codeStride > 0) {
       const { codes, scales, sqNorms, capacity } = this.layout;
@@ -143,13 +143,19 @@ export class KernelInstance {
     const { vectors, invNorms, seqs, capacity } = this.layout;
     const buffer = this.memory.buffer;
     const stored = new Float32Array(buffer, vectors, capacity * this.dim);
-    const norms = new Float32Array(buffer, invNorms, capacity);
     const seq = new Uint32Array(buffer, seqs, capacity);
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i];
       stored.set(values[i], row * this.dim);
-      norms[row] = inverseNorm(values[i]);
       seq[row] = firstSeq + i;
+    }
+    // Norms in the kernel (SIMD), one call per run of consecutive rows: a
+    // batch of new rows, or one replacing rows in order, is a single run.
+    for (let i = 0; i < rows.length;) {
+      let run = 1;
+      while (i + run < rows.length && rows[i + run] === rows[i] + run) run++;
+      this.kernel.storeInverseNorms(vectors, this.dim, rows[i], run, invNorms);
+      i += run;
     }
     if (this.codeStride > 0) {
       const { codes, scales, sqNorms } = this.layout;

@@ -17,6 +17,8 @@ export interface KernelExports {
   ): number;
   /** Pools from which searchInt8 can take keyScratch (room for every scanned row's key) and select after the scan. */
   KEYS_FIRST_MIN_POOL?: WebAssembly.Global;
+  /** invNorms[r] = 1 / ||row r|| (0 for a zero row) for rows [first, first + count). */
+  storeInverseNorms(vectors: number, dim: number, first: number, count: number, invNorms: number): void;
   /** Read a byte range with SIMD loads and nothing else (the benchmarks' memory floor). */
   readFloor(start: number, bytes: number): number;
   /** The same bytes read as four streams, one per quarter (the single-query scan's access pattern). */

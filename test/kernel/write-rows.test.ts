@@ -1,8 +1,10 @@
 // KernelInstance.writeRows (a batch in one pass) against writeRow row by row,
-// and inverseNorm (four running sums) against the plain sequential sum.
+// inverseNorm (four running sums) against the plain sequential sum, and the
+// kernel's storeInverseNorms (the stored rows' norms) against both.
 import { expect } from 'chai';
 import type { VectorType } from '../../src/config.js';
 import { inverseNorm, KernelInstance } from '../../src/kernel/kernel-instance.js';
+import { instantiateKernel } from '../../src/kernel/kernel-module.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { randomVector, seededRng } from '../helpers/random.js';
 
@@ -64,5 +66,28 @@ describe('kernel batch writes', () => {
     }
     expect(inverseNorm(new Float32Array(7))).to.equal(0);
     expect(inverseNorm(Float32Array.of(0, 0, 0, 0, 1e-45))).to.equal(sequentialInverseNorm(Float32Array.of(0, 0, 0, 0, 1e-45)));
+  });
+
+  it('the kernel stores, for rows of every length and scale, the float32 of the sequential inverse norm', () => {
+    const rng = seededRng(17);
+    const memory = new WebAssembly.Memory({ initial: 4 });
+    const kernel = instantiateKernel(loadKernelModule(), memory);
+    const base = Math.ceil(kernel.heapBase() / 16) * 16;
+    for (const dim of [...Array.from({ length: 40 }, (_, i) => i + 1), 383, 384, 1024]) {
+      for (const scale of [1, 1e-20, 1e15]) {
+        const count = 5;
+        const rows = Array.from({ length: count }, () => Float32Array.from(randomVector(rng, dim), (x) => x * scale));
+        rows[2].fill(0); // a zero row gets 0
+        const vectors = base;
+        const norms = vectors + count * dim * 4;
+        rows.forEach((row, r) => new Float32Array(memory.buffer, vectors + r * dim * 4, dim).set(row));
+        new Float32Array(memory.buffer, norms, count).fill(-1);
+        // Rows 1..3 only: the others keep their -1.
+        kernel.storeInverseNorms(vectors, dim, 1, 3, norms);
+        const stored = Array.from(new Float32Array(memory.buffer, norms, count));
+        const want = rows.map((row) => Math.fround(sequentialInverseNorm(row)));
+        expect(stored, `dim=${dim} scale=${scale}`).to.deep.equal([-1, want[1], 0, want[3], -1]);
+      }
+    }
   });
 });
