@@ -181,7 +181,7 @@ class Reader {
     }
   }
 
-  /** A string without escapes as is, anything else through JSON.parse. */
+  /** An ASCII string without escapes as is, anything else through jsonValue(). */
   string(): string {
     const { bytes } = this;
     const start = this.pos;
@@ -189,7 +189,8 @@ class Reader {
     for (;;) {
       const c = bytes[i];
       if (c === QUOTE) break;
-      if (c === BACKSLASH || c === undefined || c < 0x20) return this.jsonValue() as string;
+      // Escapes, control characters and non-ASCII bytes: JSON.parse's slice (which declines non-ASCII).
+      if (c === BACKSLASH || c === undefined || c < 0x20 || c >= 0x80) return this.jsonValue() as string;
       i++;
     }
     this.pos = i + 1;
@@ -201,6 +202,8 @@ class Reader {
     this.skipSpace();
     const start = this.pos;
     this.pos = endOfValue(this.bytes, start);
+    // Non-ASCII text needs the strict UTF-8 decoding of the ordinary path.
+    if (!isAscii(this.bytes.subarray(start, this.pos))) throw DECLINE;
     try {
       return JSON.parse(latin1(this.bytes, start, this.pos));
     } catch {
@@ -406,8 +409,9 @@ function endOfValue(bytes: Buffer, start: number): number {
  * taken from its pool: release it only once nothing will read them.
  */
 export function parseVectorJson(bytes: Buffer, lease?: ArenaLease): Record<string, unknown> | undefined {
-  // Non-ASCII text needs the strict UTF-8 decoding of the ordinary path.
-  if (!isAscii(bytes)) return undefined;
+  // No check of the whole body for non-ASCII bytes: every string is made
+  // from ASCII bytes only (string(), jsonValue()), and anywhere else such a
+  // byte is not JSON structure, a digit or base64, so the reader declines.
   const reader = new Reader(bytes, lease);
   try {
     const body = reader.object((key) => {

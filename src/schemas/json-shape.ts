@@ -3,6 +3,8 @@
 // validators, JSON.stringify and the filter matcher all recurse, and only see
 // values that passed these checks).
 
+import { isPlainRecords, PLAIN_RECORDS_DEPTH } from './plain-records.js';
+
 export type JsonPath = (string | number)[];
 
 /** A container to visit; its path is rebuilt from the parent links only when it is reported. */
@@ -29,6 +31,10 @@ export function firstTooDeep(value: unknown, maxDepth: number): JsonPath | null 
     if (current === null || typeof current !== 'object') continue;
     // A typed array (a vector read straight into float32) holds only numbers.
     if (ArrayBuffer.isView(current)) continue;
+    // A batch of plain records (the body reader checked each is { id: string,
+    // vector: Float32Array }) is as deep as its shape says: no walk over its
+    // thousands of records.
+    if (isPlainRecords(current) && depth - 1 + PLAIN_RECORDS_DEPTH <= maxDepth) continue;
     // Arrays by index, without an entry pair per element: a body holds
     // hundreds of thousands of vector components, and only containers matter.
     if (Array.isArray(current)) {

@@ -14,6 +14,14 @@ export function markPlainRecords(records: readonly unknown[]): void {
   plainBatches.add(records);
 }
 
+/** Whether the body reader built `value` and found its records plain. */
+export function isPlainRecords(value: unknown): boolean {
+  return Array.isArray(value) && plainBatches.has(value);
+}
+
+/** Levels a plain batch spans: the array, its records, their vectors. */
+export const PLAIN_RECORDS_DEPTH = 3;
+
 type Dataset = { value: unknown; typed?: boolean; issues?: unknown };
 
 /**

@@ -164,6 +164,10 @@ describe('vector body reader (add, add-many, search, search-many)', () => {
       '{"__proto__":{"vector":[1]}}', '{"vectors":[{"__proto__":1,"id":"a","vector":[1]}]}', '{"id":"é","vector":[1]}',
       '{"vector":[1]} x', '{"vectors":[],"metric":"cosine"}', '{"vector":[1]}{}', '{"id":"a\u0001","vector":[1]}', '{"metadata":{"a":tru},"vector":[1]}',
       `{"vector":[${Array(SPEC_LIMITS.maxDimensions + 1).fill(1).join(',')}]}`,
+      // A non-ASCII byte anywhere: in a key, a nested value, base64, a number, between tokens, a record's id.
+      '{"vector":[1],"é":1}', '{"vector":[1],"metadata":{"a":["x","é"]}}', '{"vector":"AACAPé=="}', '{"vector":[1é]}',
+      '{"vector":[1]\u00a0}', '{"vectors":[{"id":"a","vector":[1]},{"id":"bé","vector":[1]}]}',
+      '{"queryVector":[1],"filter":{"tag":{"$in":["x","ü"]}}}',
     ];
     for (const text of declined) expect(parse(text), text).to.equal(undefined);
   });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { firstOverKeyLimit, firstTooDeep } from '../../src/schemas/json-shape.js';
+import { markPlainRecords } from '../../src/schemas/plain-records.js';
 
 function nested(levels: number): unknown {
   let value: unknown = 1;
@@ -17,6 +18,17 @@ describe('firstTooDeep', () => {
 
   it('returns the path of the first value past the limit', () => {
     expect(firstTooDeep(nested(5), 3)).to.deep.equal(['k', 'k', 'k']);
+  });
+
+  it('gives a plain batch of the body reader the depth of its shape, as the walk over its records would', () => {
+    const records = () => [{ id: 'a', vector: Float32Array.of(1) }, { id: 'b', vector: Float32Array.of(2) }];
+    for (const marked of [false, true]) {
+      const batch = records();
+      if (marked) markPlainRecords(batch);
+      // body 1, batch 2, record 3, vector 4
+      expect(firstTooDeep({ vectors: batch }, 4), `marked=${marked}`).to.equal(null);
+      expect(firstTooDeep({ vectors: batch }, 3), `marked=${marked}`).to.deep.equal(['vectors', 1, 'vector']);
+    }
   });
 
   it('measures a million levels without recursion', () => {

@@ -1,0 +1,13 @@
+import { startChildServer } from './bench/lib/child-server.js';
+import { encodeFloat32Base64 } from './src/schemas/base64-float32.js';
+import { rowOf, uniformVectors } from './bench/lib/data.js';
+const data = uniformVectors(1000, 384, 51);
+const body = Buffer.from(JSON.stringify({ vectors: Array.from({ length: 1000 }, (_, i) => ({ id: `doc-${i}`, vector: encodeFloat32Base64(rowOf(data, 384, i)) })) }));
+const ours = await startChildServer();
+const token = (await ours.post('/token', '')).token as string;
+const path = process.argv[2] ?? '/vectors/add-many';
+const count = Number(process.argv[3] ?? 400);
+let left = count; const c0 = ours.cpuMicros(); const t0 = performance.now();
+await Promise.all(Array.from({ length: 4 }, async () => { while (left-- > 0) { const res = await ours.pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body }); await res.body.dump(); if (res.statusCode !== 200) throw new Error(path + res.statusCode); } }));
+console.log(path, 'requests', count, 'wall ms', ((performance.now() - t0) / count).toFixed(2), 'cpu ms', ((ours.cpuMicros() - c0) / 1000 / count).toFixed(2));
+await ours.stop();
