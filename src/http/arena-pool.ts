@@ -14,18 +14,33 @@
 export const MAX_SPARE_BYTES = 8 * 1024 * 1024;
 const MAX_SPARE_TOTAL = 16 * 1024 * 1024;
 
-export class ArenaPool {
-  private readonly spare: ArrayBuffer[] = [];
+/** What a pool holds: anything of a fixed size in bytes (an ArrayBuffer, a body's linear memory). */
+export interface Sized {
+  readonly byteLength: number;
+}
+
+const newArrayBuffer = (bytes: number) => new ArrayBuffer(bytes);
+
+export class ArenaPool<T extends Sized = ArrayBuffer> {
+  private readonly spare: T[] = [];
+
+  constructor(
+    /** Makes a new buffer of `bytes` when no spare one fits. */
+    private readonly create: (bytes: number) => T = newArrayBuffer as unknown as (bytes: number) => T,
+    /** The largest buffer kept between requests, and the most bytes kept in all. */
+    private readonly maxSpare = MAX_SPARE_BYTES,
+    private readonly maxSpareTotal = MAX_SPARE_TOTAL,
+  ) {}
 
   /** A buffer of at least `bytes` (its contents are stale: the caller writes before it reads). */
-  take(bytes: number): ArrayBuffer {
+  take(bytes: number): T {
     const { spare } = this;
     // The smallest spare buffer that fits.
     let best = -1;
     for (let i = 0; i < spare.length; i++) {
       if (spare[i].byteLength >= bytes && (best < 0 || spare[i].byteLength < spare[best].byteLength)) best = i;
     }
-    if (best < 0) return new ArrayBuffer(bytes);
+    if (best < 0) return this.create(bytes);
     const found = spare[best];
     spare[best] = spare[spare.length - 1];
     spare.pop();
@@ -33,12 +48,12 @@ export class ArenaPool {
   }
 
   /** Give back buffers no longer referenced by anything that will read them. */
-  give(buffers: readonly ArrayBuffer[]): void {
+  give(buffers: readonly T[]): void {
     for (const buffer of buffers) {
-      if (buffer.byteLength > MAX_SPARE_BYTES || this.spare.includes(buffer)) continue;
+      if (buffer.byteLength > this.maxSpare || this.spare.includes(buffer)) continue;
       this.spare.push(buffer);
       // Over the total, drop the smallest: the larger buffers fault in the most pages.
-      while (this.spareBytes > MAX_SPARE_TOTAL) {
+      while (this.spareBytes > this.maxSpareTotal) {
         const smallest = this.spare.reduce((min, b, i) => (b.byteLength < this.spare[min].byteLength ? i : min), 0);
         this.spare.splice(smallest, 1);
       }
@@ -52,12 +67,12 @@ export class ArenaPool {
 }
 
 /** The buffers one request took from a pool; release() gives them all back once the request is done. */
-export class ArenaLease {
-  private readonly taken: ArrayBuffer[] = [];
+export class ArenaLease<T extends Sized = ArrayBuffer> {
+  private readonly taken: T[] = [];
 
-  constructor(private readonly pool: ArenaPool) {}
+  constructor(private readonly pool: ArenaPool<T>) {}
 
-  take(bytes: number): ArrayBuffer {
+  take(bytes: number): T {
     const buffer = this.pool.take(bytes);
     this.taken.push(buffer);
     return buffer;

@@ -5,8 +5,10 @@ import type { Context, Middleware } from 'koa';
 import * as v from 'valibot';
 import type { Config } from '../config.js';
 import { apiError, pointer } from '../errors.js';
+import { loadKernelModule } from '../kernel/load-node.js';
 import { firstTooDeep } from '../schemas/json-shape.js';
 import { ArenaLease, ArenaPool, MAX_SPARE_BYTES } from './arena-pool.js';
+import { BodySpace } from './body-space.js';
 import { readInto } from './read-into.js';
 import { parseVectorJson } from './vector-json.js';
 
@@ -35,6 +37,9 @@ function assertBodyDepth(body: unknown, maxDepth: number): void {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
+/** The most bytes of body spaces kept between requests (a space for an 8 MB body takes 14 MB). */
+const SPACES_SPARE_TOTAL = 32 * 1024 * 1024;
+
 /** Bodies from this size up, with a Content-Length, are read into a reused buffer (read-into.ts); smaller ones cost little either way. */
 const PREALLOCATE_FROM = 64 * 1024;
 
@@ -46,8 +51,26 @@ function preallocatable(ctx: Context, length: string, limit: number): number | n
   return ctx.req.readable && ctx.req.readableEncoding === null ? n : null;
 }
 
+/**
+ * Where a body read into one buffer goes: a buffer from the lease, or for a
+ * vector body a space of its own (body-space.ts) taken from `spaces`.
+ */
+interface BodyTarget {
+  lease: ArenaLease;
+  spaces?: ArenaLease<BodySpace>;
+  /** The space the body was read into, if any. */
+  space?: BodySpace;
+}
+
+/** A buffer of `length` bytes to read the body into. */
+function bufferFor(target: BodyTarget, length: number): Buffer {
+  if (!target.spaces) return Buffer.from(target.lease.take(length), 0, length);
+  target.space = target.spaces.take(BodySpace.bytesFor(length));
+  return target.space.open(length);
+}
+
 /** The request body as bytes: 413 past the limit, 400 when it ends early. */
-async function readBytes(ctx: Context, limit: number, lease: ArenaLease): Promise<Buffer> {
+async function readBytes(ctx: Context, limit: number, target: BodyTarget): Promise<Buffer> {
   const encoding = ctx.get('content-encoding');
   if (encoding !== '' && encoding.toLowerCase() !== 'identity') {
     throw apiError('UNSUPPORTED_MEDIA_TYPE', `content-encoding ${encoding} is not accepted; send the body uncompressed`);
@@ -55,7 +78,7 @@ async function readBytes(ctx: Context, limit: number, lease: ArenaLease): Promis
   const length = ctx.get('content-length');
   try {
     const known = preallocatable(ctx, length, limit);
-    if (known !== null) return await readInto(ctx.req, known, limit, Buffer.from(lease.take(known), 0, known));
+    if (known !== null) return await readInto(ctx.req, known, limit, bufferFor(target, known));
     return await getRawBody(ctx.req, { limit, length: length === '' ? undefined : length });
   } catch (err) {
     const { type } = err as { type?: string };
@@ -100,6 +123,8 @@ export interface JsonBodyOptions {
  */
 export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middleware {
   const buffers = new ArenaPool();
+  // A space holds a body and up to 0.75 of its size in floats (touched only by base64 vectors).
+  const spaces = options.vectors ? new ArenaPool((bytes) => new BodySpace(loadKernelModule(), bytes), BodySpace.bytesFor(MAX_SPARE_BYTES), SPACES_SPARE_TOTAL) : undefined;
   return async (ctx, next) => {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
     if (!ctx.is('application/json') && (hasBody || ctx.get('content-type') !== '')) {
@@ -108,15 +133,16 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
       });
     }
     // The body's buffer, and the vectors' ones, are reused once the route is done with them (arena-pool.ts).
-    const lease = new ArenaLease(buffers);
+    const target: BodyTarget = { lease: new ArenaLease(buffers), spaces: spaces && new ArenaLease(spaces) };
     try {
-      const bytes = await readBytes(ctx, config.maxBodyBytes, lease);
-      const body = (options.vectors && parseVectorJson(bytes, lease)) || parseJson(bytes);
+      const bytes = await readBytes(ctx, config.maxBodyBytes, target);
+      const body = (options.vectors && parseVectorJson(bytes, target.lease, target.space)) || parseJson(bytes);
       assertBodyDepth(body, BODY_FRAME_DEPTH + config.maxJsonDepth);
       ctx.request.body = body;
       await next();
     } finally {
-      lease.release();
+      target.lease.release();
+      target.spaces?.release();
     }
   };
 }

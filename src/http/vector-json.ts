@@ -20,6 +20,7 @@ import { markPlainRecords } from '../schemas/plain-records.js';
 import { markCheckedBuffer } from '../schemas/vector.js';
 import type { ArenaLease } from './arena-pool.js';
 import { base64Decoder, type Base64Decoder } from './base64-decoder.js';
+import type { BodySpace } from './body-space.js';
 
 const MAX_ABS = SPEC_LIMITS.maxAbsComponent;
 const MAX_DIMS = SPEC_LIMITS.maxDimensions;
@@ -62,10 +63,16 @@ class Reader {
   /** Set on the first base64 vector: begun for this body, flushed by parseVectorJson. */
   decoder: Base64Decoder | undefined;
 
+  /** The space the body was read into, if any: its base64 vectors are decoded in place. */
+  private readonly space: BodySpace | undefined;
+
   constructor(
     private readonly bytes: Buffer,
     private readonly lease: ArenaLease | undefined,
-  ) {}
+    space: BodySpace | undefined,
+  ) {
+    this.space = space?.holds(bytes) ? space : undefined;
+  }
 
   get done(): boolean {
     return this.pos >= this.bytes.length;
@@ -268,6 +275,14 @@ class Reader {
     const expected = (length / 4) * 3 - (bytes[end - 1] === EQUALS ? (bytes[end - 2] === EQUALS ? 2 : 1) : 0);
     if (expected % 4 !== 0) throw DECLINE;
     if (expected === 0 || expected > MAX_DIMS * 4) throw DECLINE;
+    // In place when the body sits in a space of its own (body-space.ts) with room left.
+    const placed = this.space?.decode(start, end) ?? null;
+    if (placed !== null) {
+      // A number: a character outside the alphabet, padding inside the text or a value out of range.
+      if (typeof placed === 'number' || placed.length !== expected / 4) throw DECLINE;
+      this.pos = end + 1;
+      return placed;
+    }
     const values = this.allocate(expected / 4, true);
     if (!this.decoder) {
       this.decoder = base64Decoder();
@@ -406,13 +421,15 @@ function endOfValue(bytes: Buffer, start: number): number {
  * JSON.parse would except that vectors (number arrays and base64) are
  * checked Float32Arrays; undefined when this parser declines the body (the
  * caller then uses JSON.parse). With a lease, the vectors live in buffers
- * taken from its pool: release it only once nothing will read them.
+ * taken from its pool; with the space the body was read into, base64
+ * vectors live in that space: give either back only once nothing will read
+ * them.
  */
-export function parseVectorJson(bytes: Buffer, lease?: ArenaLease): Record<string, unknown> | undefined {
+export function parseVectorJson(bytes: Buffer, lease?: ArenaLease, space?: BodySpace): Record<string, unknown> | undefined {
   // No check of the whole body for non-ASCII bytes: every string is made
   // from ASCII bytes only (string(), jsonValue()), and anywhere else such a
   // byte is not JSON structure, a digit or base64, so the reader declines.
-  const reader = new Reader(bytes, lease);
+  const reader = new Reader(bytes, lease, space);
   try {
     const body = reader.object((key) => {
       if (key === 'vectors' && reader.peek() === OPEN_ARRAY) {

@@ -1,0 +1,94 @@
+// A large vector body (add, add-many, search, search-many) read straight into
+// a linear memory of its own, with room after the body for the floats its
+// base64 vectors decode to, and an instance of the kernel over that memory:
+// each base64 vector is decoded where it lies, into its place, and its
+// Float32Array is a view of that place. The windowed decoder
+// (base64-decoder.ts) copies a body's bytes into its own memory and the
+// floats out again; it serves every other body, and the vectors that do not
+// fit here.
+//
+// Spaces are pooled like the other body buffers (arena-pool.ts, body.ts): a
+// memory never grows, so its buffer and the views of it stay valid, and a
+// space is only reused once the request that read a body into it is done.
+import { instantiateKernel, type KernelExports } from '../kernel/kernel-module.js';
+import { PAGE_BYTES } from '../kernel/layout.js';
+import { markCheckedBuffer } from '../schemas/vector.js';
+import { MAX_ABS_BITS } from './base64-decoder.js';
+
+type DecoderExports = Pick<KernelExports, 'heapBase'> & {
+  decodeFloat32Base64(src: number, length: number, dst: number, maxAbsBits: number): number;
+};
+
+const align16 = (n: number) => Math.ceil(n / 16) * 16;
+
+/** Bytes after the kernel's static data (the same for every instance of a module). */
+const heapBases = new WeakMap<WebAssembly.Module, number>();
+function heapBaseOf(module: WebAssembly.Module): number {
+  let base = heapBases.get(module);
+  if (base === undefined) {
+    base = align16(instantiateKernel(module, new WebAssembly.Memory({ initial: 1 })).heapBase());
+    heapBases.set(module, base);
+  }
+  return base;
+}
+
+/** Floats the base64 in a body of `length` bytes can decode to, at most: 3 bytes per 4 characters. */
+const maxFloatsIn = (length: number) => Math.floor((length * 3) / 16);
+
+export class BodySpace {
+  readonly memory: WebAssembly.Memory;
+  private readonly kernel: DecoderExports;
+  /** Where the body starts (after the kernel's static data). */
+  private readonly base: number;
+  /** Bytes past `base`: the largest bodySpaceBytes() this space can take. */
+  readonly byteLength: number;
+
+  /** Room for the current body's floats: [next, floatsEnd). */
+  private next = 0;
+  private floatsEnd = 0;
+
+  constructor(module: WebAssembly.Module, byteLength: number) {
+    this.base = heapBaseOf(module);
+    this.byteLength = byteLength;
+    const pages = Math.ceil((this.base + byteLength) / PAGE_BYTES);
+    this.memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+    this.kernel = instantiateKernel(module, this.memory) as unknown as DecoderExports;
+    // The vector schema takes views of this memory as checked: only decode() makes them.
+    markCheckedBuffer(this.memory.buffer);
+  }
+
+  /** The bytes a space needs for a body of `length` bytes and every float its base64 can hold. */
+  static bytesFor(length: number): number {
+    return align16(length) + maxFloatsIn(length) * 4;
+  }
+
+  /** The view to read a body of `length` bytes into (at most what bytesFor allows); forgets the previous body's floats. */
+  open(length: number): Buffer {
+    if (length > this.byteLength) throw new RangeError(`a body of ${length} bytes does not fit a space of ${this.byteLength}`);
+    this.floatsEnd = this.base + this.byteLength;
+    this.next = Math.min(this.base + align16(length), this.floatsEnd);
+    return Buffer.from(this.memory.buffer, this.base, length);
+  }
+
+  /** Whether `bytes` is the body this space holds (a view made by open()). */
+  holds(bytes: Uint8Array): boolean {
+    return bytes.buffer === this.memory.buffer && bytes.byteOffset === this.base;
+  }
+
+  /**
+   * The base64 text body[start, end) decoded in place: a Float32Array in
+   * this memory, after the floats decoded before it. Null when it does not
+   * fit (the caller decodes it elsewhere); a negative number when the text is
+   * not padded base64 of whole floats or a value is out of range
+   * (decodeFloat32Base64's codes).
+   */
+  decode(start: number, end: number): Float32Array | number | null {
+    const at = this.next;
+    // The decoder writes at most 3 bytes per 4 characters, also for text it then refuses.
+    if (at + Math.ceil(((end - start) * 3) / 4) > this.floatsEnd) return null;
+    const count = this.kernel.decodeFloat32Base64(this.base + start, end - start, at, MAX_ABS_BITS);
+    if (count <= 0) return count;
+    this.next = at + count * 4;
+    return new Float32Array(this.memory.buffer, at, count);
+  }
+}
