@@ -396,20 +396,26 @@ export class VectorIndex {
 
   /** Queries packed back to back as float32, checked against the session dimension. */
   private toFloat32Queries(queries: ArrayLike<number>[], dim: number, pathOf: (j: number) => string): Float32Array {
-    const packed = new Float32Array(queries.length * dim);
+    // One float32 query (POST /search from the server's body reader) is used as it is: the kernel only reads it.
+    const single = queries.length === 1 && queries[0] instanceof Float32Array ? queries[0] : null;
+    const packed = single ?? new Float32Array(queries.length * dim);
     const source = this.initialized ? 'the session dimension' : 'the first query vector\'s length';
-    queries.forEach((query, j) => {
+    for (let j = 0; j < queries.length; j++) {
+      const query = queries[j];
       if (query.length !== dim) {
         throw apiError('DIMENSION_MISMATCH', `query vector has ${query.length} values; ${source} is ${dim}`, {
           path: pathOf(j), expected: dim, actual: query.length,
         });
       }
-      const values = packed.subarray(j * dim, (j + 1) * dim);
-      // TypedArray#set from a JS array takes V8's generic path (~30 ns a value); a loop is ~1.
-      if (ArrayBuffer.isView(query)) values.set(query);
-      else for (let i = 0; i < dim; i++) values[i] = query[i];
+      let values = single;
+      if (!values) {
+        values = packed.subarray(j * dim, (j + 1) * dim);
+        // TypedArray#set from a JS array takes V8's generic path (~30 ns a value); a loop is ~1.
+        if (ArrayBuffer.isView(query)) values.set(query);
+        else for (let i = 0; i < dim; i++) values[i] = query[i];
+      }
       if (this.config.metric === 'cosine') assertNonZero(values, () => pathOf(j));
-    });
+    }
     return packed;
   }
 }

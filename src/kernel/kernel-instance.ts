@@ -4,7 +4,8 @@
 // kernel itself checks nothing).
 //
 // memory.grow() detaches every view of the old buffer, so views are made per
-// call from `memory.buffer`, never kept.
+// call from `memory.buffer`, except search()'s two views of the whole memory:
+// a detached view reads as length 0, which is when they are made anew.
 
 import type { Metric, VectorType } from '../config.js';
 import { instantiateKernel, type KernelExports } from './kernel-module.js';
@@ -40,6 +41,10 @@ export function inverseNorm(values: Float32Array): number {
   const sum = (s0 + s1) + (s2 + s3);
   return sum > 0 ? 1 / Math.sqrt(sum) : 0;
 }
+
+/** Kernel key (larger is nearer) to the score users see; cosine keys already use a unit query. */
+const cosineScore = (key: number) => Math.max(-1, Math.min(1, key));
+const l2Score = (key: number) => Math.sqrt(Math.max(0, -key));
 
 /** Capacity after growing from `capacity` to hold `rows`: geometric, so adds stay amortised O(1). */
 function grownCapacity(capacity: number, rows: number, maxCapacity: number): number {
@@ -263,20 +268,21 @@ export class KernelInstance {
     this.checkRowList(rowList, count);
     const scratch = scratchFor(this.layout, queryCount, rowList ? rowList.length : 0, k);
     this.ensureBytes(scratch.end);
-    const buffer = this.memory.buffer;
-    const queryView = new Float32Array(buffer, scratch.queries, queries.length);
-    queryView.set(queries);
+    const { floats, ints } = this.wholeMemory();
+    const queryAt = scratch.queries >> 2;
     // Cosine queries go in at unit length, so dot(query, row) stays in float32's
     // normal range whatever the scale of the components (a query of 1e-25-scale
     // components would otherwise underflow every dot product to 0).
     if (this.metric === 'cosine') {
       for (let q = 0; q < queryCount; q++) {
         const start = q * this.dim;
-        const scale = inverseNorm(queries.subarray(start, start + this.dim));
-        for (let i = start; i < start + this.dim; i++) queryView[i] = queries[i] * scale;
+        const scale = inverseNorm(queryCount === 1 ? queries : queries.subarray(start, start + this.dim));
+        for (let i = start; i < start + this.dim; i++) floats[queryAt + i] = queries[i] * scale;
       }
+    } else {
+      floats.set(queries, queryAt);
     }
-    if (rowList) new Int32Array(buffer, scratch.rowList, rowList.length).set(rowList);
+    if (rowList) ints.set(rowList, scratch.rowList >> 2);
 
     const { vectors, invNorms, seqs } = this.layout;
     this.kernel.search(
@@ -286,24 +292,32 @@ export class KernelInstance {
       scratch.outRows, scratch.outKeys, scratch.block,
     );
 
-    const outRows = new Int32Array(buffer, scratch.outRows, queryCount * k);
-    const outKeys = new Float32Array(buffer, scratch.outKeys, queryCount * k);
+    const rowsAt = scratch.outRows >> 2, keysAt = scratch.outKeys >> 2;
     const rows = new Int32Array(queryCount * perQuery);
     const scores = new Float64Array(queryCount * perQuery);
+    const cosine = this.metric === 'cosine';
     for (let q = 0; q < queryCount; q++) {
       for (let i = 0; i < perQuery; i++) {
-        rows[q * perQuery + i] = outRows[q * k + i];
-        scores[q * perQuery + i] = this.toScore(outKeys[q * k + i]);
+        rows[q * perQuery + i] = ints[rowsAt + q * k + i];
+        const key = floats[keysAt + q * k + i];
+        scores[q * perQuery + i] = cosine ? cosineScore(key) : l2Score(key);
       }
     }
     return { rows, scores, perQuery };
   }
 
-  /** Kernel key (larger is nearer) to the score users see; cosine keys already use a unit query. */
-  private toScore(key: number): number {
-    if (this.metric === 'cosine') return Math.max(-1, Math.min(1, key));
-    return Math.sqrt(Math.max(0, -key));
+  /** Float32 and Int32 views of the whole memory, made anew after a grow (scratch offsets are 16-aligned). */
+  private wholeMemory(): { floats: Float32Array; ints: Int32Array } {
+    if (this.floats.length === 0) {
+      const buffer = this.memory.buffer;
+      this.floats = new Float32Array(buffer);
+      this.ints = new Int32Array(buffer);
+    }
+    return { floats: this.floats, ints: this.ints };
   }
+
+  private floats = new Float32Array(0);
+  private ints = new Int32Array(0);
 
   private ensureBytes(bytes: number): void {
     const pages = pagesFor(bytes) - pagesFor(this.memory.buffer.byteLength);
