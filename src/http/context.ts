@@ -27,18 +27,20 @@ export interface RouteDeps {
 export interface AppState {
   timings: Timings;
   session: Session;
+  /** The success envelope reply() made; the timings middleware adds metrics and sends it (timings.ts). */
+  reply?: Record<string, unknown>;
 }
 
 export const stateOf = (ctx: Context) => ctx.state as AppState;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Answer 200 (or `status`) with the success envelope; metrics are added on the way out. */
+/** Answer 200 (or `status`) with the success envelope; metrics are added and the body is set on the way out (timings.ts). */
 export function reply(ctx: Context, fields: Record<string, unknown>, status = 200): void {
-  ctx.status = status;
-  // The type Koa would pick for an object body; set first, Koa skips its type lookup.
-  ctx.set('Content-Type', JSON_TYPE);
-  ctx.body = { success: true, ...fields };
+  const { response } = ctx;
+  response.status = status;
+  response.set('Content-Type', JSON_TYPE);
+  stateOf(ctx).reply = { success: true, ...fields };
 }
 
 /** Answer with the caller's session (after any change this request made) plus `fields`. */

@@ -44,10 +44,15 @@ export const timingsMiddleware: Middleware = async (ctx, next) => {
   const timings = new Timings();
   ctx.state.timings = timings;
   await next();
-  const body = ctx.body as Record<string, unknown> | null;
-  if (body && typeof body === 'object' && !Buffer.isBuffer(body) && 'success' in body) {
-    const metrics = { requestLatencyMs: timings.elapsed(), ...timings.entries };
-    body.metrics = metrics;
-    ctx.set('Server-Timing', serverTiming(metrics));
-  }
+  const { response } = ctx;
+  // A reply() envelope, unless something answered after it (the error handler).
+  const reply = response.body == null ? (ctx.state.reply as Record<string, unknown> | undefined) : undefined;
+  const body = reply ?? response.body as Record<string, unknown> | null;
+  if (!body || typeof body !== 'object' || Buffer.isBuffer(body) || !('success' in body)) return;
+  const metrics = { requestLatencyMs: timings.elapsed(), ...timings.entries };
+  body.metrics = metrics;
+  response.set('Server-Timing', serverTiming(metrics));
+  // Sent as the same JSON text Koa would make of the object, without its
+  // per-body checks (type sniffing, stream and Blob tests); reply() set the type.
+  if (reply) response.body = JSON.stringify(reply);
 };
