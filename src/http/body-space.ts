@@ -37,6 +37,8 @@ const maxFloatsIn = (length: number) => Math.floor((length * 3) / 16);
 
 export class BodySpace {
   readonly memory: WebAssembly.Memory;
+  /** The memory's buffer (it never grows, so this stays the one; the getter costs a call per vector). */
+  private readonly buffer: ArrayBuffer;
   private readonly kernel: DecoderExports;
   /** Where the body starts (after the kernel's static data). */
   private readonly base: number;
@@ -52,9 +54,10 @@ export class BodySpace {
     this.byteLength = byteLength;
     const pages = Math.ceil((this.base + byteLength) / PAGE_BYTES);
     this.memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+    this.buffer = this.memory.buffer;
     this.kernel = instantiateKernel(module, this.memory) as unknown as DecoderExports;
     // The vector schema takes views of this memory as checked: only decode() makes them.
-    markCheckedBuffer(this.memory.buffer);
+    markCheckedBuffer(this.buffer);
   }
 
   /** The bytes a space needs for a body of `length` bytes and every float its base64 can hold. */
@@ -67,12 +70,12 @@ export class BodySpace {
     if (length > this.byteLength) throw new RangeError(`a body of ${length} bytes does not fit a space of ${this.byteLength}`);
     this.floatsEnd = this.base + this.byteLength;
     this.next = Math.min(this.base + align16(length), this.floatsEnd);
-    return Buffer.from(this.memory.buffer, this.base, length);
+    return Buffer.from(this.buffer, this.base, length);
   }
 
   /** Whether `bytes` is the body this space holds (a view made by open()). */
   holds(bytes: Uint8Array): boolean {
-    return bytes.buffer === this.memory.buffer && bytes.byteOffset === this.base;
+    return bytes.buffer === this.buffer && bytes.byteOffset === this.base;
   }
 
   /**
@@ -89,6 +92,6 @@ export class BodySpace {
     const count = this.kernel.decodeFloat32Base64(this.base + start, end - start, at, MAX_ABS_BITS);
     if (count <= 0) return count;
     this.next = at + count * 4;
-    return new Float32Array(this.memory.buffer, at, count);
+    return new Float32Array(this.buffer, at, count);
   }
 }
