@@ -30,7 +30,7 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: 'the route exists with another method (the `Allow` header lists it)',
   PAYLOAD_TOO_LARGE: 'the body is larger than `MAX_BODY_BYTES`',
   RATE_LIMITED: 'too many `POST /token` from one address, or requests with one token (`Retry-After` says when to retry)',
-  SERVER_AT_CAPACITY: '`POST /token` while `MAX_SESSIONS` sessions are live, or an add that would pass `MEMORY_BUDGET_BYTES` (`Retry-After`)',
+  SERVER_AT_CAPACITY: '`POST /token` while `MAX_SESSIONS` sessions are live, or an add or a search that would grow the linear memory past `MEMORY_BUDGET_BYTES` (`Retry-After`)',
   INTERNAL_ERROR: 'a bug; the body carries no internals',
 };
 

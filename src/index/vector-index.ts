@@ -9,12 +9,12 @@
 
 import { SPEC_LIMITS, type Metric, type VectorType } from '../config.js';
 import { apiError, pointer } from '../errors.js';
-import { KernelInstance, inverseNorm } from '../kernel/kernel-instance.js';
+import { KernelInstance, inverseNorm, type MemoryGuard } from '../kernel/kernel-instance.js';
 import { float32ArrayToNumbers } from './float32.js';
 import { parseFilter, type Filter, type FilterNode, type Metadata } from './filter.js';
 import { MetadataIndex } from './metadata-index.js';
 
-export type { Filter, Metadata };
+export type { Filter, MemoryGuard, Metadata };
 
 export interface IndexConfig {
   dimensions: number | null;
@@ -108,6 +108,12 @@ export class VectorIndex {
   private nextSeq = 0;
   /** Bumped by every change, so a stale UpsertPlan is refused. */
   private version = 0;
+  /**
+   * Asked before a search grows the linear memory for its scratch (the
+   * server's memory budget; upserts are checked by their caller with
+   * memoryBytesAfter). Searches that fit in memory already held never call it.
+   */
+  memoryGuard: MemoryGuard | null = null;
 
   constructor(
     private readonly module: WebAssembly.Module,
@@ -289,8 +295,8 @@ export class VectorIndex {
     stats.scanned = stats.matched;
     // int8: the candidatePool best by the codes, re-ranked exactly; float32: one exact scan.
     const hits = this.config.vectorType === 'int8'
-      ? kernel.searchInt8(packed, queries.length, topK, candidatePool, this.size, rowList)
-      : kernel.search(packed, queries.length, topK, this.size, rowList);
+      ? kernel.searchInt8(packed, queries.length, topK, candidatePool, this.size, rowList, this.memoryGuard)
+      : kernel.search(packed, queries.length, topK, this.size, rowList, this.memoryGuard);
     const results = queries.map((_, j) => {
       const list: SearchHit[] = [];
       for (let i = 0; i < hits.perQuery; i++) {

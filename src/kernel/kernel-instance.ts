@@ -6,10 +6,14 @@
 // memory.grow() detaches every view of the old buffer, so views are made per
 // call from `memory.buffer`, except search()'s two views of the whole memory:
 // a detached view reads as length 0, which is when they are made anew.
+//
+// A search's scratch grows the memory too (and memory never shrinks), so a
+// search takes a MemoryGuard: asked with the bytes the memory would hold,
+// only when it must grow, before it grows; it throws to refuse.
 
 import type { Metric, VectorType } from '../config.js';
 import { instantiateKernel, type KernelExports } from './kernel-module.js';
-import { codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, scratchFor, type Layout } from './layout.js';
+import { codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, scratchEnd, scratchFor, type Layout } from './layout.js';
 import { quantizeInto, sumOfSquares } from './quantize.js';
 
 const FIRST_CAPACITY = 64;
@@ -21,6 +25,9 @@ export interface SearchHits {
   scores: Float64Array;
   perQuery: number;
 }
+
+/** Called before a search grows the memory, with the bytes it would then hold; throws to refuse (nothing has changed then). */
+export type MemoryGuard = (bytesAfter: number) => void;
 
 /** 1/||v|| in float64 over the float32 values actually stored; 0 for a zero vector. */
 export function inverseNorm(values: Float32Array): number {
@@ -209,7 +216,7 @@ export class KernelInstance {
    * scores; a true neighbour outside the pool is missed). Same result shape
    * as search().
    */
-  searchInt8(queries: Float32Array, queryCount: number, k: number, pool: number, count: number, rowList: Int32Array | null = null): SearchHits {
+  searchInt8(queries: Float32Array, queryCount: number, k: number, pool: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null): SearchHits {
     if (this.codeStride === 0) throw new Error('this instance stores no int8 codes');
     if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
     if (!(k >= 1 && pool >= k)) throw new RangeError('need 1 <= k <= pool');
@@ -220,10 +227,15 @@ export class KernelInstance {
     const rows = new Int32Array(queryCount * perQuery);
     const scores = new Float64Array(queryCount * perQuery);
     if (perQuery === 0) return { rows, scores, perQuery: 0 };
+    const keysFirst = pool >= this.keysFirstMinPool;
+    const scratch = int8ScratchFor(this.layout, rowList ? rowList.length : 0, pool, keysFirst ? scanned : 0);
+    // The scratch of the whole call (first stage, then re-ranking at most
+    // `pool` rows) in one step: a refused call has grown nothing.
+    this.ensureBytes(Math.max(scratch.end, scratchEnd(this.layout, 1, Math.min(pool, scanned), k)), guard);
     for (let q = 0; q < queryCount; q++) {
       const query = queries.subarray(q * this.dim, (q + 1) * this.dim);
-      const pooled = this.firstStage(query, pool, scanned, rowList);
-      const exact = this.search(query, 1, k, count, pooled);
+      const pooled = this.firstStageIn(scratch, keysFirst, query, pool, scanned, rowList);
+      const exact = this.search(query, 1, k, count, pooled, guard);
       rows.set(exact.rows, q * perQuery);
       scores.set(exact.scores, q * perQuery);
     }
@@ -236,6 +248,11 @@ export class KernelInstance {
     const keysFirst = pool >= this.keysFirstMinPool;
     const scratch = int8ScratchFor(this.layout, rowList ? rowList.length : 0, pool, keysFirst ? scanned : 0);
     this.ensureBytes(scratch.end);
+    return this.firstStageIn(scratch, keysFirst, query, pool, scanned, rowList);
+  }
+
+  /** firstStage in scratch the caller has made room for. */
+  private firstStageIn(scratch: ReturnType<typeof int8ScratchFor>, keysFirst: boolean, query: Float32Array, pool: number, scanned: number, rowList: Int32Array | null): Int32Array {
     const buffer = this.memory.buffer;
     const codes8 = new Int8Array(this.codeStride);
     const queryScale = quantizeInto(query, codes8);
@@ -256,7 +273,7 @@ export class KernelInstance {
    * `queryCount` queries stored back to back in `queries`.
    * Scores: cosine similarity, or Euclidean distance for l2.
    */
-  search(queries: Float32Array, queryCount: number, k: number, count: number, rowList: Int32Array | null = null): SearchHits {
+  search(queries: Float32Array, queryCount: number, k: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null): SearchHits {
     if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
     if (!(k >= 1)) throw new RangeError('k must be at least 1');
     if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
@@ -267,7 +284,7 @@ export class KernelInstance {
     }
     this.checkRowList(rowList, count);
     const scratch = scratchFor(this.layout, queryCount, rowList ? rowList.length : 0, k);
-    this.ensureBytes(scratch.end);
+    this.ensureBytes(scratch.end, guard);
     const { floats, ints } = this.wholeMemory();
     const queryAt = scratch.queries >> 2;
     // Cosine queries go in at unit length, so dot(query, row) stays in float32's
@@ -319,9 +336,12 @@ export class KernelInstance {
   private floats = new Float32Array(0);
   private ints = new Int32Array(0);
 
-  private ensureBytes(bytes: number): void {
+  /** Grow the memory to hold `bytes`, asking `guard` first (upserts are checked by their caller before they get here). */
+  private ensureBytes(bytes: number, guard: MemoryGuard | null = null): void {
     const pages = pagesFor(bytes) - pagesFor(this.memory.buffer.byteLength);
-    if (pages > 0) this.memory.grow(pages);
+    if (pages <= 0) return;
+    guard?.(pagesFor(bytes) * PAGE_BYTES);
+    this.memory.grow(pages);
   }
 
   private checkRowList(rowList: Int32Array | null, count: number): void {

@@ -34,6 +34,8 @@ const AUTH: ErrorCode[] = ['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED', '
 const BODY: ErrorCode[] = ['UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'VALIDATION_ERROR'];
 /** SERVER_AT_CAPACITY: the server's memory budget would be passed. */
 const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'CAPACITY_EXCEEDED', 'SERVER_AT_CAPACITY'];
+/** SERVER_AT_CAPACITY: the search's working memory would pass the memory budget. */
+const SEARCH: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'SERVER_AT_CAPACITY'];
 
 const json = (schema: v.GenericSchema): Content[] => [{ mediaType: 'application/json', schema }];
 const text = (mediaType: string, description: string): Content[] => [{ mediaType, schema: v.pipe(v.string(), v.description(description)) }];
@@ -78,8 +80,8 @@ export function operations(s: RequestSchemas): Operation[] {
     authed('/vectors/delete', 'delete', 'Delete one vector (an id not stored is reported, not an error).', 'vectors', s.DeleteRequestSchema, r.DeleteResponseSchema),
     authed('/vectors/delete-many', 'deleteMany', 'Delete several vectors.', 'vectors', s.DeleteManyRequestSchema, r.DeleteManyResponseSchema, ['BATCH_TOO_LARGE']),
     authed('/vectors/clear', 'clear', 'Remove every vector; dimensions and metric stay.', 'vectors', undefined, r.ClearResponseSchema),
-    authed('/search', 'search', 'The topK nearest vectors to one query, optionally filtered on metadata.', 'search', s.SearchRequestSchema, r.SearchResponseSchema, ['DIMENSION_MISMATCH', 'ZERO_VECTOR']),
-    authed('/search-many', 'searchMany', 'The topK nearest vectors to each of several queries.', 'search', s.SearchManyRequestSchema, r.SearchManyResponseSchema, ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'BATCH_TOO_LARGE']),
+    authed('/search', 'search', 'The topK nearest vectors to one query, optionally filtered on metadata.', 'search', s.SearchRequestSchema, r.SearchResponseSchema, SEARCH),
+    authed('/search-many', 'searchMany', 'The topK nearest vectors to each of several queries.', 'search', s.SearchManyRequestSchema, r.SearchManyResponseSchema, [...SEARCH, 'BATCH_TOO_LARGE']),
   ];
 }
 

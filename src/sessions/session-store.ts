@@ -68,7 +68,7 @@ export class SessionStore {
     const token = newToken();
     const session = new Session(hashToken(token), this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, this.now());
     this.journal(session, (log) => log.create(session));
-    this.sessions.set(session.tokenHash, session);
+    this.admit(session);
     return { token, session };
   }
 
@@ -115,20 +115,28 @@ export class SessionStore {
   }
 
   /**
-   * Refuse (503 SERVER_AT_CAPACITY) a change that would take `session` to
-   * `bytesAfter` of linear memory when that passes the budget over all
-   * sessions. A change that does not grow the memory always passes.
+   * Refuse (503 SERVER_AT_CAPACITY) a change, or a search, that would take
+   * `session` to `bytesAfter` of linear memory when that passes the budget
+   * over all sessions. One that does not grow the memory always passes.
    */
-  assertMemoryBudget(session: Session, bytesAfter: number): void {
+  assertMemoryBudget(session: Session, bytesAfter: number, what: 'change' | 'search' = 'change'): void {
     const budget = this.config.memoryBudgetBytes;
     const growth = bytesAfter - session.index.memoryBytes;
     if (budget === 0 || growth <= 0) return;
     const total = this.memoryBytes() + growth;
     if (total > budget) {
-      throw apiError('SERVER_AT_CAPACITY', 'the server\'s memory budget is used up; nothing was stored, try again later', {
+      throw apiError('SERVER_AT_CAPACITY', what === 'search'
+        ? `the server's memory budget is used up: this search needs ${growth} more bytes of working memory; nothing was changed, try a smaller search (fewer queries, a lower topK or candidatePool) or try again later`
+        : 'the server\'s memory budget is used up; nothing was stored, try again later', {
         memoryBudgetBytes: budget, linearMemoryBytes: total - growth, requestedBytes: growth,
       }, { 'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)) });
     }
+  }
+
+  /** A session joins the live ones; its searches ask the memory budget before they grow its memory. */
+  private admit(session: Session): void {
+    session.index.memoryGuard = (bytesAfter) => this.assertMemoryBudget(session, bytesAfter, 'search');
+    this.sessions.set(session.tokenHash, session);
   }
 
   /** Total linear memory of all sessions, in bytes. */
@@ -155,7 +163,7 @@ export class SessionStore {
       const { session, report } = this.log.restore(hash, (id, createdAt) =>
         new Session(hash, this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, now, { id, createdAt }));
       if (report.tornTail) console.warn(`tempvec: session ${session.id}: cut a torn last record (${report.tornTail}); every acknowledged change is kept`);
-      this.sessions.set(hash, session);
+      this.admit(session);
       return session;
     } catch (err) {
       if (!(err instanceof CorruptLogError)) throw err;

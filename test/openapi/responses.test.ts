@@ -4,6 +4,7 @@
 // that no case here produced, so a route, field or error code added later
 // must come with its schema and a case here.
 import { expect } from 'chai';
+import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { startApp, type LiveApp, type Reply, type SendOptions } from '../helpers/live-app.js';
 import { ResponseChecker, REVALIDATE } from '../helpers/openapi-check.js';
 
@@ -197,6 +198,23 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
       ownChecker.check('POST', '/vectors/add-many', addMany);
       expect([add.body.error.code, addMany.body.error.code]).to.deep.equal(['SERVER_AT_CAPACITY', 'SERVER_AT_CAPACITY']);
     }));
+
+  it('searches whose scratch would pass the memory budget answer SERVER_AT_CAPACITY as declared', () => {
+    // 40000 rows of one float32 within a budget of what they can take (the
+    // static data counted as a whole page); a filter matching all but one
+    // needs a row list of 160 KB on top, more than that page and the free room.
+    const rows = 40_000;
+    return onOwnServer({ memoryBudgetBytes: KernelInstance.memoryBytesForNew(1, rows, rows), maxVectorsPerSession: rows, maxAddManyBatch: rows, requestRatePerSec: 0 }, async (own, ownChecker) => {
+      const token = await own.newToken();
+      const vectors = Array.from({ length: rows }, (_, i) => ({ id: `v${i}`, vector: [i % 7 + 1], metadata: { g: i === 0 ? 0 : 1 } }));
+      expect((await own.send('POST', '/vectors/add-many', { token, body: { vectors } })).status).to.equal(200);
+      const search = await own.send('POST', '/search', { token, body: { queryVector: [1], filter: { g: 1 } } });
+      const searchMany = await own.send('POST', '/search-many', { token, body: { queryVectors: [[1]], filter: { g: 1 } } });
+      ownChecker.check('POST', '/search', search);
+      ownChecker.check('POST', '/search-many', searchMany);
+      expect([search.body.error.code, searchMany.body.error.code]).to.deep.equal(['SERVER_AT_CAPACITY', 'SERVER_AT_CAPACITY']);
+    });
+  });
 
   it('unknown routes and wrong methods answer the documented error body', async () => {
     for (const [method, path, code] of [['GET', '/nope', 'NOT_FOUND'], ['GET', '/search', 'METHOD_NOT_ALLOWED'], ['DELETE', '/token', 'METHOD_NOT_ALLOWED']]) {
