@@ -1,0 +1,86 @@
+// The process's base64 decoder (src/http/base64-decoder.ts) outlives every
+// request; it must not keep the last body, or the float arrays it decoded
+// into, alive once the body is read or declined (vector-json.ts resets it
+// after every body). Checked with WeakRefs and a forced GC.
+import { expect } from 'chai';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { ArenaLease, ArenaPool } from '../../src/http/arena-pool.js';
+import { parseVectorJson } from '../../src/http/vector-json.js';
+import { encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
+import { randomVector, seededRng } from '../helpers/random.js';
+
+// A gc() without starting node with --expose-gc: a context made after the
+// flag is set has it. The flag goes off again for the rest of the suite.
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
+v8.setFlagsFromString('--no-expose-gc');
+
+/** A lease that hands out fresh buffers and remembers each one weakly. */
+class WatchedLease extends ArenaLease {
+  readonly buffers: WeakRef<ArrayBuffer>[] = [];
+  constructor() {
+    super(new ArenaPool());
+  }
+  override take(bytes: number): ArrayBuffer {
+    const buffer = new ArrayBuffer(bytes);
+    this.buffers.push(new WeakRef(buffer));
+    return buffer;
+  }
+}
+
+/** An add-many body of base64 vectors; `bad` puts a character outside the alphabet in vector `bad`. */
+function body(count: number, bad = -1): Buffer {
+  const rng = seededRng(count + bad);
+  const vectors = Array.from({ length: count }, (_, i) => {
+    const text = encodeFloat32Base64(Float32Array.from(randomVector(rng, 64)));
+    return { id: `v${i}`, vector: i === bad ? '!' + text.slice(1) : text };
+  });
+  return Buffer.from(JSON.stringify({ vectors }));
+}
+
+/**
+ * Parse `bytes` (through the decoder: no body space) and drop everything;
+ * only weak references to the body and the vectors' buffers are returned.
+ */
+function parseAndDrop(bytes: Buffer, expectParsed: boolean) {
+  const lease = new WatchedLease();
+  const parsed = parseVectorJson(bytes, lease);
+  expect(parsed !== undefined, 'parsed').to.equal(expectParsed);
+  if (parsed) expect((parsed.vectors as { vector: unknown }[])[0].vector).to.be.instanceOf(Float32Array);
+  expect(lease.buffers.length, 'the parser took a buffer for the vectors').to.be.greaterThan(0);
+  return { body: new WeakRef(bytes), buffers: lease.buffers };
+}
+
+/** Collect after the current job: a WeakRef keeps its target alive until the job that made it ends. */
+async function collect(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  gc();
+  gc();
+}
+
+describe('base64 decoder: nothing kept after a body', () => {
+  it('keeps neither the body nor the vectors\' buffers once a body with base64 vectors is parsed', async () => {
+    // flush() has let go of the vectors' array already; reset() lets go of the body.
+    const refs = parseAndDrop(body(40), true);
+    await collect();
+    expect(refs.body.deref(), 'the body').to.equal(undefined);
+    refs.buffers.forEach((buffer, i) => expect(buffer.deref(), `vector buffer ${i}`).to.equal(undefined));
+  });
+
+  it('keeps neither the body nor the vectors\' buffers once a body is declined half way', async () => {
+    // Vectors 0..19 are decoded into the pending run before vector 20 declines the body:
+    // no flush, so only reset() lets go of both.
+    const refs = parseAndDrop(body(40, 20), false);
+    await collect();
+    expect(refs.body.deref(), 'the body').to.equal(undefined);
+    refs.buffers.forEach((buffer, i) => expect(buffer.deref(), `vector buffer ${i}`).to.equal(undefined));
+  });
+
+  it('collects what nothing holds (the check itself works: a body still referenced is kept)', async () => {
+    const kept = body(40);
+    const refs = parseAndDrop(kept, true);
+    await collect();
+    expect(refs.body.deref()).to.equal(kept);
+  });
+});
