@@ -167,3 +167,19 @@ export function publicLimits(config: Config) {
   };
 }
 export type PublicLimits = ReturnType<typeof publicLimits>;
+
+/** The request limits among a server's public ones, back as Config fields (the SDK's local index applies a server's caps with them). */
+export function requestLimitsOf(limits: Pick<PublicLimits, 'maxVectorsPerSession' | 'batch' | 'maxIdLength' | 'maxMetadataBytes' | 'maxJsonDepth' | 'maxMetadataKeys' | 'maxFilterKeys'>) {
+  return {
+    maxVectorsPerSession: limits.maxVectorsPerSession,
+    maxAddManyBatch: limits.batch.addMany,
+    maxGetManyBatch: limits.batch.getMany,
+    maxDeleteManyBatch: limits.batch.deleteMany,
+    maxSearchManyBatch: limits.batch.searchMany,
+    maxIdLength: limits.maxIdLength,
+    maxMetadataBytes: limits.maxMetadataBytes,
+    maxJsonDepth: limits.maxJsonDepth,
+    maxMetadataKeys: limits.maxMetadataKeys,
+    maxFilterKeys: limits.maxFilterKeys,
+  } satisfies Partial<Config>;
+}

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import { apiError, pointer } from '../errors.js';
 import { loadKernelModule } from '../kernel/load-node.js';
 import { firstTooDeep } from '../schemas/json-shape.js';
+import { requestError } from '../schemas/request-error.js';
 import { ArenaLease, ArenaPool, MAX_SPARE_BYTES } from './arena-pool.js';
 import { BodySpace } from './body-space.js';
 import { readInto } from './read-into.js';
@@ -21,9 +22,6 @@ declare module 'koa' {
 
 /** Levels of a body around a metadata object or filter: body, vectors, record (metadata sits at the 4th). */
 const BODY_FRAME_DEPTH = 3;
-
-/** Arrays whose maxLength is a batch cap: exceeding it is BATCH_TOO_LARGE. */
-const BATCH_FIELDS = new Set(['vectors', 'ids', 'queryVectors']);
 
 /** Before anything recursive (the validators, JSON.stringify) sees the body. */
 function assertBodyDepth(body: unknown, maxDepth: number): void {
@@ -147,21 +145,9 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
   };
 }
 
-function issuePath(issue: v.BaseIssue<unknown>): string {
-  return pointer(...(issue.path ?? []).map((item) => item.key as string | number));
-}
-
 /** Validate the body against `schema`; throws VALIDATION_ERROR or BATCH_TOO_LARGE with every issue's path. */
 export function parseBody<S extends v.GenericSchema>(ctx: Context, schema: S): v.InferOutput<S> {
   const result = v.safeParse(schema, ctx.request.body ?? {});
   if (result.success) return result.output;
-  const batch = result.issues.find((issue) => issue.type === 'max_length' && issue.path?.length === 1 && BATCH_FIELDS.has(String(issue.path[0].key)));
-  if (batch) {
-    const field = String(batch.path![0].key);
-    throw apiError('BATCH_TOO_LARGE', `${field} holds ${(batch.input as unknown[]).length} items; the limit is ${batch.requirement}`, {
-      path: pointer(field), limit: batch.requirement, actual: (batch.input as unknown[]).length,
-    });
-  }
-  const issues = result.issues.slice(0, 20).map((issue) => ({ path: issuePath(issue), message: issue.message }));
-  throw apiError('VALIDATION_ERROR', `invalid request body: ${issues[0].path || '/'}: ${issues[0].message}`, { issues });
+  throw requestError(result.issues);
 }

@@ -1,12 +1,15 @@
 // LocalIndex: the server's index, in the page. It is the same VectorIndex
 // (src/index/) over the same kernel (.wasm served at /kernel.wasm), with the
-// same request schemas checking its input, so ids, scores, ties and error
-// codes are the server's, with no round trip.
+// same request schemas checking its input, batch caps included, so ids,
+// scores, ties and error codes are the server's, with no round trip. The
+// limits are the server defaults bundled with the SDK (src/config.ts), or a
+// server's own when its GET /limits is passed in.
 import * as v from 'valibot';
-import { loadConfig } from '../config.js';
+import { loadConfig, requestLimitsOf } from '../config.js';
 import { ApiError, pointer } from '../errors.js';
 import { VectorIndex } from '../index/vector-index.js';
-import { requestSchemas } from '../schemas/index.js';
+import { requestSchemas, type RequestSchemas } from '../schemas/index.js';
+import { requestError } from '../schemas/request-error.js';
 import { TempvecError } from './client.js';
 import type * as t from './types.js';
 
@@ -15,8 +18,14 @@ export interface LocalIndexOptions {
   wasmUrl?: string | URL;
   /** The kernel itself, compiled or as bytes (skips the fetch). */
   wasm?: WebAssembly.Module | ArrayBuffer | ArrayBufferView;
-  /** Capacity; defaults to the server's default maxVectors. */
+  /** Capacity; defaults to `limits.maxVectorsPerSession`, else the server's default maxVectors. */
   maxVectors?: number;
+  /**
+   * A server's limits (`(await client.limits()).limits`), to refuse what
+   * that server refuses (batch caps, id and metadata sizes); defaults to the
+   * server defaults this SDK was built with.
+   */
+  limits?: t.Limits;
 }
 
 export interface LocalSearchResult {
@@ -32,19 +41,21 @@ export interface LocalSearchManyResult {
 export type KernelSource = 'instantiateStreaming' | 'bytes' | 'module';
 
 const defaults = loadConfig({});
-/** Batch caps guard the server's request sizes; a local index takes whatever the caller holds. */
-const schemas = requestSchemas({ ...defaults, maxAddManyBatch: Infinity, maxSearchManyBatch: Infinity });
+const defaultSchemas = requestSchemas(defaults);
 
 export class LocalIndex {
   private constructor(
     private readonly index: VectorIndex,
     readonly kernelSource: KernelSource,
+    private readonly schemas: RequestSchemas,
   ) {}
 
   /** Load the kernel and make an empty index. */
   static async load(options: LocalIndexOptions = {}): Promise<LocalIndex> {
     const { module, source } = await loadKernel(options);
-    return new LocalIndex(new VectorIndex(module, options.maxVectors ?? defaults.maxVectorsPerSession), source);
+    const config = options.limits ? { ...defaults, ...requestLimitsOf(options.limits) } : defaults;
+    const schemas = options.limits ? requestSchemas(config) : defaultSchemas;
+    return new LocalIndex(new VectorIndex(module, options.maxVectors ?? config.maxVectorsPerSession), source, schemas);
   }
 
   get size(): number { return this.index.size; }
@@ -58,28 +69,32 @@ export class LocalIndex {
 
   /** Add or replace vectors, all or nothing; the first add fixes dimensions and metric, as on the server. */
   addMany(records: t.VectorRecord[], options: t.SessionOptions = {}): { added: number; replaced: number } {
-    const body = parse(schemas.AddManyRequestSchema, { ...options, vectors: records.map((r) => ({ ...r, vector: Array.from(r.vector) })) });
+    const body = parse(this.schemas.AddManyRequestSchema, { ...options, vectors: records.map((r) => ({ ...r, vector: Array.from(r.vector) })) });
     return run(() => this.index.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric, vectorType: body.vectorType }));
   }
 
   /** One vector; errors point at /vector as the server's POST /vectors/add does. */
   add(record: t.VectorRecord, options: t.SessionOptions = {}): { added: number; replaced: number } {
-    const { id, vector, metadata, dimensions, metric, vectorType } = parse(schemas.AddRequestSchema, { ...options, ...record, vector: Array.from(record.vector) });
+    const { id, vector, metadata, dimensions, metric, vectorType } = parse(this.schemas.AddRequestSchema, { ...options, ...record, vector: Array.from(record.vector) });
     return run(() => this.index.upsert([{ id, vector, metadata }], { dimensions, metric, vectorType, pathOf: () => '' }));
   }
 
+  /** One id as POST /vectors/delete, a list as /vectors/delete-many (within its batch cap). */
   delete(ids: string | string[]): { deleted: number; notFound: string[] } {
-    return this.index.delete(typeof ids === 'string' ? [ids] : ids);
+    const list = typeof ids === 'string'
+      ? [parse(this.schemas.DeleteRequestSchema, { id: ids }).id]
+      : parse(this.schemas.DeleteManyRequestSchema, { ids }).ids;
+    return this.index.delete(list);
   }
 
   search(queryVector: t.Vector, options: t.SearchOptions = {}): LocalSearchResult {
-    const { queryVector: query, ...rest } = parse(schemas.SearchRequestSchema, { ...options, queryVector: Array.from(queryVector) });
+    const { queryVector: query, ...rest } = parse(this.schemas.SearchRequestSchema, { ...options, queryVector: Array.from(queryVector) });
     const out = run(() => this.index.search([query], { ...rest, pathOf: () => pointer('queryVector') }));
     return { results: out.results[0], stats: out.stats };
   }
 
   searchMany(queryVectors: t.Vector[], options: t.SearchOptions = {}): LocalSearchManyResult {
-    const { queryVectors: queries, ...rest } = parse(schemas.SearchManyRequestSchema, { ...options, queryVectors: queryVectors.map((q) => Array.from(q)) });
+    const { queryVectors: queries, ...rest } = parse(this.schemas.SearchManyRequestSchema, { ...options, queryVectors: queryVectors.map((q) => Array.from(q)) });
     return run(() => this.index.search(queries, { ...rest, pathOf: (j) => pointer('queryVectors', j) }));
   }
 
@@ -90,24 +105,22 @@ export class LocalIndex {
 }
 
 /** The index layer throws the server's ApiError; callers of the SDK catch TempvecError. */
+const toSdkError = (err: ApiError) => new TempvecError(err.status, err.code, err.message, err.details);
+
 function run<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof ApiError) throw new TempvecError(err.status, err.code, err.message, err.details);
+    if (err instanceof ApiError) throw toSdkError(err);
     throw err;
   }
 }
 
-/** Validate with a request schema; VALIDATION_ERROR with every issue's JSON Pointer, as the server answers. */
+/** Validate with a request schema: VALIDATION_ERROR or BATCH_TOO_LARGE with the details the server answers. */
 function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, input);
   if (result.success) return result.output;
-  const issues = result.issues.slice(0, 20).map((issue) => ({
-    path: pointer(...(issue.path ?? []).map((item) => item.key as string | number)),
-    message: issue.message,
-  }));
-  throw new TempvecError(400, 'VALIDATION_ERROR', `invalid input: ${issues[0].path || '/'}: ${issues[0].message}`, { issues });
+  throw toSdkError(requestError(result.issues, 'input'));
 }
 
 async function loadKernel(options: LocalIndexOptions): Promise<{ module: WebAssembly.Module; source: KernelSource }> {

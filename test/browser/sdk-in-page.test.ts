@@ -62,7 +62,7 @@ describe('SDK in the browser (Chromium)', function () {
         for (let i = 0; i < points.length; i += 500) await client.addMany(points.slice(i, i + 500), { metric });
         await client.deleteMany(['p3', 'p10', 'p11']);
         const local = await LocalIndex.load();
-        local.addMany(points, { metric });
+        for (let i = 0; i < points.length; i += 500) local.addMany(points.slice(i, i + 500), { metric });
         local.delete(['p3', 'p10', 'p11']);
         const runs = [];
         for (const options of [{ topK: 20 }, { topK: 50, filter: { cluster: 3 } }]) {
