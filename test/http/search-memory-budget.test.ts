@@ -2,6 +2,9 @@
 // linear memory (which never shrinks), so a search that would grow it past
 // the budget answers 503 SERVER_AT_CAPACITY and grows nothing.
 import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { startApp, type LiveApp } from '../helpers/live-app.js';
 import { randomVectors, seededRng } from '../helpers/random.js';
@@ -11,39 +14,43 @@ const vectors = (n: number, dim: number) =>
   randomVectors(seededRng(n + dim), n, dim).map((vector, i) => ({ id: `v${i}`, vector, metadata: { g: i === 0 ? 0 : 1 } }));
 
 describe('memory budget and searches', () => {
-  let live: LiveApp;
-  afterEach(() => live.close());
+  let live: LiveApp | undefined;
+  const open = async (config: Parameters<typeof startApp>[0]) => (live = await startApp(config));
+  afterEach(async () => {
+    await live?.close();
+    live = undefined;
+  });
 
   it('answers a search-many whose scratch would pass the budget with 503 SERVER_AT_CAPACITY; the session is intact and smaller searches work', async () => {
     // 64 rows of 1024 float32 take at most 6 pages. 16 queries need 90 KB of
     // scratch (over a page: the memory must grow, and stays under 8 pages);
     // 64 queries with topK 100 need 330 KB more than the rows (past 8 pages).
-    live = await startApp({ memoryBudgetBytes: 8 * PAGE });
-    const token = await live.newToken();
-    expect((await live.send('POST', '/vectors/add-many', { token, body: { vectors: vectors(64, 1024) } })).status).to.equal(200);
-    const held = live.store.memoryBytes();
+    const app = await open({ memoryBudgetBytes: 8 * PAGE });
+    const token = await app.newToken();
+    expect((await app.send('POST', '/vectors/add-many', { token, body: { vectors: vectors(64, 1024) } })).status).to.equal(200);
+    const held = app.store.memoryBytes();
     const small = { queryVectors: randomVectors(seededRng(1), 16, 1024), topK: 10 };
 
-    const first = await live.send('POST', '/search-many', { token, body: small });
+    const first = await app.send('POST', '/search-many', { token, body: small });
     expect(first.status).to.equal(200);
-    const grown = live.store.memoryBytes();
+    const grown = app.store.memoryBytes();
     expect(grown).to.be.greaterThan(held).and.at.most(8 * PAGE);
     // What the search took is in the session's stats and the server's usage.
-    expect((await live.send('GET', '/session', { token })).body.stats.linearMemoryBytes).to.equal(grown);
-    expect((await live.send('GET', '/limits')).body.usage.linearMemoryBytes).to.equal(grown);
+    expect((await app.send('GET', '/session', { token })).body.stats.linearMemoryBytes).to.equal(grown);
+    expect((await app.send('GET', '/limits')).body.usage.linearMemoryBytes).to.equal(grown);
 
-    const big = await live.send('POST', '/search-many', { token, body: { queryVectors: randomVectors(seededRng(2), 64, 1024), topK: 100 } });
+    const big = await app.send('POST', '/search-many', { token, body: { queryVectors: randomVectors(seededRng(2), 64, 1024), topK: 100 } });
     expect(big.status).to.equal(503);
     expect(big.body.error.code).to.equal('SERVER_AT_CAPACITY');
     expect(big.body.error.details).to.include({ memoryBudgetBytes: 8 * PAGE, linearMemoryBytes: grown });
     expect(big.body.error.details.requestedBytes).to.be.greaterThan(8 * PAGE - grown);
     expect(Number(big.headers.get('retry-after'))).to.be.greaterThan(0);
-    expect(live.store.memoryBytes()).to.equal(grown);
+    expect(app.store.memoryBytes()).to.equal(grown);
 
-    const session = await live.send('GET', '/session', { token });
+    const session = await app.send('GET', '/session', { token });
     expect(session.body.session.vectorCount).to.equal(64);
     expect(session.body.stats.linearMemoryBytes).to.equal(grown);
-    const again = await live.send('POST', '/search-many', { token, body: small });
+    const again = await app.send('POST', '/search-many', { token, body: small });
     expect(again.status).to.equal(200);
     expect(again.body.results).to.deep.equal(first.body.results);
   });
@@ -54,32 +61,53 @@ describe('memory budget and searches', () => {
     // over what the rows can take, the static data counted as a whole page).
     const rows = 50_000;
     const budget = KernelInstance.memoryBytesForNew(1, rows, rows) + PAGE;
-    live = await startApp({ memoryBudgetBytes: budget, maxVectorsPerSession: rows, maxAddManyBatch: rows, requestRatePerSec: 0 });
-    const token = await live.newToken();
-    const add = await live.send('POST', '/vectors/add-many', { token, body: { vectors: vectors(rows, 1), metric: 'l2' } });
+    const app = await open({ memoryBudgetBytes: budget, maxVectorsPerSession: rows, maxAddManyBatch: rows, requestRatePerSec: 0 });
+    const token = await app.newToken();
+    const add = await app.send('POST', '/vectors/add-many', { token, body: { vectors: vectors(rows, 1), metric: 'l2' } });
     expect(add.status).to.equal(200);
-    const held = live.store.memoryBytes();
+    const held = app.store.memoryBytes();
 
-    const filtered = await live.send('POST', '/search', { token, body: { queryVector: [0.5], topK: 3, filter: { g: 1 } } });
+    const filtered = await app.send('POST', '/search', { token, body: { queryVector: [0.5], topK: 3, filter: { g: 1 } } });
     expect(filtered.status).to.equal(503);
     expect(filtered.body.error.code).to.equal('SERVER_AT_CAPACITY');
     expect(filtered.body.error.message).to.match(/search/);
-    expect(live.store.memoryBytes()).to.equal(held);
+    expect(app.store.memoryBytes()).to.equal(held);
 
-    const plain = await live.send('POST', '/search', { token, body: { queryVector: [0.5], topK: 3 } });
+    const plain = await app.send('POST', '/search', { token, body: { queryVector: [0.5], topK: 3 } });
     expect(plain.status).to.equal(200);
     expect(plain.body.results).to.have.length(3);
-    expect(live.store.memoryBytes()).to.be.at.most(budget);
-    expect((await live.send('GET', '/session', { token })).body.session.vectorCount).to.equal(rows);
+    expect(app.store.memoryBytes()).to.be.at.most(budget);
+    expect((await app.send('GET', '/session', { token })).body.session.vectorCount).to.equal(rows);
+  });
+
+  it('budgets the searches of a session reopened from DATA_DIR after a restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-budget-'));
+    try {
+      const config = { memoryBudgetBytes: 8 * PAGE, dataDir };
+      let app = await open(config);
+      const token = await app.newToken();
+      expect((await app.send('POST', '/vectors/add-many', { token, body: { vectors: vectors(64, 1024) } })).status).to.equal(200);
+      await app.close();
+      live = undefined;
+      app = await open(config);
+      const big = await app.send('POST', '/search-many', { token, body: { queryVectors: randomVectors(seededRng(2), 64, 1024), topK: 100 } });
+      expect(big.status).to.equal(503);
+      expect(big.body.error.code).to.equal('SERVER_AT_CAPACITY');
+      expect((await app.send('POST', '/search', { token, body: { queryVector: randomVectors(seededRng(3), 1, 1024)[0] } })).status).to.equal(200);
+    } finally {
+      await live?.close();
+      live = undefined;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('takes every search with the budget off (0)', async () => {
-    live = await startApp({ memoryBudgetBytes: 0 });
-    const token = await live.newToken();
-    await live.send('POST', '/vectors/add-many', { token, body: { vectors: vectors(64, 1024) } });
-    const held = live.store.memoryBytes();
-    const big = await live.send('POST', '/search-many', { token, body: { queryVectors: randomVectors(seededRng(2), 64, 1024), topK: 100 } });
+    const app = await open({ memoryBudgetBytes: 0 });
+    const token = await app.newToken();
+    await app.send('POST', '/vectors/add-many', { token, body: { vectors: vectors(64, 1024) } });
+    const held = app.store.memoryBytes();
+    const big = await app.send('POST', '/search-many', { token, body: { queryVectors: randomVectors(seededRng(2), 64, 1024), topK: 100 } });
     expect(big.status).to.equal(200);
-    expect(live.store.memoryBytes()).to.be.greaterThan(held);
+    expect(app.store.memoryBytes()).to.be.greaterThan(held);
   });
 });
