@@ -3,6 +3,7 @@
 import type { Middleware } from 'koa';
 import { apiError } from '../errors.js';
 import type { SessionStore } from '../sessions/session-store.js';
+import { stateOf } from './context.js';
 import type { SessionLimiter } from './rate-limit.js';
 
 const BEARER = /^Bearer ([^\s]+)$/i;
@@ -10,15 +11,16 @@ const BEARER = /^Bearer ([^\s]+)$/i;
 /** `lookupTiming`: the metric the session lookup is recorded as (null: not recorded, for routes whose spec metrics omit it). */
 export function requireSession(store: SessionStore, limit: SessionLimiter = () => {}, lookupTiming: string | null = 'dbOpenMs'): Middleware {
   return async (ctx, next) => {
-    const header = ctx.get('authorization');
+    // Straight from Node's headers (ctx.get is the same lookup through two delegating getters).
+    const header = ctx.req.headers.authorization ?? '';
     const match = BEARER.exec(header);
     if (!match) {
       throw apiError('UNAUTHORIZED', header ? 'the Authorization header must be "Bearer <token>"' : 'send Authorization: Bearer <token>; get a token with POST /token');
     }
-    const find = () => store.authenticate(match[1]);
-    const session = lookupTiming ? ctx.state.timings.measure(lookupTiming, find) : find();
+    const state = stateOf(ctx);
+    const session = lookupTiming ? state.timings.measure(lookupTiming, () => store.authenticate(match[1])) : store.authenticate(match[1]);
     limit(session);
-    ctx.state.session = session;
+    state.session = session;
     await next();
   };
 }

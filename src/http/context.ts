@@ -37,14 +37,18 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Answer 200 (or `status`) with the success envelope; metrics are added and the body is set on the way out (timings.ts). */
 export function reply(ctx: Context, fields: Record<string, unknown>, status = 200): void {
-  const { response } = ctx;
-  response.status = status;
-  response.set('Content-Type', JSON_TYPE);
-  stateOf(ctx).reply = { success: true, ...fields };
+  send(ctx, { success: true, ...fields }, status);
 }
 
 /** Answer with the caller's session (after any change this request made) plus `fields`. */
 export function replyWithSession(ctx: Context, store: SessionStore, fields: Record<string, unknown> = {}): void {
-  const { session } = stateOf(ctx);
-  reply(ctx, { session: session.view(store.now()), ...fields });
+  const state = stateOf(ctx);
+  send(ctx, { success: true, session: state.session.view(store.now()), ...fields });
+}
+
+function send(ctx: Context, envelope: Record<string, unknown>, status = 200): void {
+  const { response } = ctx;
+  response.status = status;
+  response.set('Content-Type', JSON_TYPE);
+  stateOf(ctx).reply = envelope;
 }
