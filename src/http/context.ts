@@ -27,28 +27,41 @@ export interface RouteDeps {
 export interface AppState {
   timings: Timings;
   session: Session;
-  /** The success envelope reply() made; the timings middleware adds metrics and sends it (timings.ts). */
-  reply?: Record<string, unknown>;
+  /** The answer reply() made; the timings middleware adds metrics and sends it (timings.ts). */
+  reply?: Reply;
+}
+
+/** A success answer: `{"success":true`, the session's JSON when given, then `fields` (metrics are added to it last). */
+export interface Reply {
+  fields: Record<string, unknown>;
+  sessionJson?: string;
 }
 
 export const stateOf = (ctx: Context) => ctx.state as AppState;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Answer 200 (or `status`) with the success envelope; metrics are added and the body is set on the way out (timings.ts). */
+/** Answer 200 (or `status`) with the success envelope around `fields` (a fresh object: metrics are added to it on the way out, timings.ts). */
 export function reply(ctx: Context, fields: Record<string, unknown>, status = 200): void {
-  send(ctx, { success: true, ...fields }, status);
+  send(ctx, { fields }, status);
 }
 
 /** Answer with the caller's session (after any change this request made) plus `fields`. */
 export function replyWithSession(ctx: Context, store: SessionStore, fields: Record<string, unknown> = {}): void {
   const state = stateOf(ctx);
-  send(ctx, { success: true, session: state.session.view(store.now()), ...fields });
+  send(ctx, { fields, sessionJson: state.session.viewJson(store.now()) });
 }
 
-function send(ctx: Context, envelope: Record<string, unknown>, status = 200): void {
+function send(ctx: Context, answer: Reply, status = 200): void {
   const { response } = ctx;
   response.status = status;
   response.set('Content-Type', JSON_TYPE);
-  stateOf(ctx).reply = envelope;
+  stateOf(ctx).reply = answer;
+}
+
+/** The text of a reply: the same as JSON.stringify({ success: true, session, ...fields }), the session's JSON reused as it is. */
+export function replyJson({ fields, sessionJson }: Reply): string {
+  const head = sessionJson === undefined ? '{"success":true' : '{"success":true,"session":' + sessionJson;
+  const rest = JSON.stringify(fields);
+  return rest === '{}' ? head + '}' : head + ',' + rest.slice(1);
 }

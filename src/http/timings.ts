@@ -2,6 +2,7 @@
 // the outermost middleware adds them, with requestLatencyMs, to the body's
 // `metrics` and to a Server-Timing header (so browser devtools show them).
 import type { Middleware } from 'koa';
+import { replyJson, stateOf } from './context.js';
 
 export class Timings {
   private readonly start = performance.now();
@@ -45,14 +46,14 @@ export const timingsMiddleware: Middleware = async (ctx, next) => {
   ctx.state.timings = timings;
   await next();
   const { response } = ctx;
-  // A reply() envelope, unless something answered after it (the error handler).
-  const reply = response.body == null ? (ctx.state.reply as Record<string, unknown> | undefined) : undefined;
-  const body = reply ?? response.body as Record<string, unknown> | null;
-  if (!body || typeof body !== 'object' || Buffer.isBuffer(body) || !('success' in body)) return;
+  // A reply() answer, unless something answered after it (the error handler).
+  const reply = response.body == null ? stateOf(ctx).reply : undefined;
+  const body = reply ? reply.fields : response.body as Record<string, unknown> | null;
+  if (!reply && (!body || typeof body !== 'object' || Buffer.isBuffer(body) || !('success' in body))) return;
   const metrics = { requestLatencyMs: timings.elapsed(), ...timings.entries };
-  body.metrics = metrics;
+  body!.metrics = metrics;
   response.set('Server-Timing', serverTiming(metrics));
-  // Sent as the same JSON text Koa would make of the object, without its
+  // Sent as the same JSON text Koa would make of the envelope, without its
   // per-body checks (type sniffing, stream and Blob tests); reply() set the type.
-  if (reply) response.body = JSON.stringify(reply);
+  if (reply) response.body = replyJson(reply);
 };

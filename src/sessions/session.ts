@@ -82,6 +82,29 @@ export class Session {
     };
   }
 
+  /**
+   * JSON.stringify(view(now)), reused while nothing it shows has changed: the
+   * same millisecond, no access, change or add since (a busy session answers
+   * several requests a millisecond, each with this same text).
+   */
+  viewJson(now: number): string {
+    const shown = this.shownView;
+    const config = this.index.getConfig();
+    const size = this.index.size;
+    if (shown.json === '' || shown.now !== now || shown.lastAccessedAt !== this.lastAccessedAt || shown.updatedAt !== this.updatedAt || shown.size !== size || shown.config !== config) {
+      shown.json = JSON.stringify(this.view(now));
+      shown.now = now;
+      shown.lastAccessedAt = this.lastAccessedAt;
+      shown.updatedAt = this.updatedAt;
+      shown.size = size;
+      shown.config = config;
+    }
+    return shown.json;
+  }
+
+  /** What viewJson last returned and what it was made from (the index's configuration is replaced on every change, never mutated). */
+  private readonly shownView = { json: '', now: 0, lastAccessedAt: 0, updatedAt: 0, size: 0, config: null as object | null };
+
   /** The `stats` object of GET /session: what the session holds and costs. */
   stats() {
     const config = this.index.getConfig();
