@@ -21,15 +21,6 @@ export class SessionStore {
   private readonly log: SessionJournal | undefined;
   /** DATA_DIR only: sessions on disk not reopened since the restart (token hash -> last write). */
   private readonly dormant = new Map<string, number>();
-  /**
-   * Sessions by the token they were last found with, so a request costs a map
-   * lookup, not a SHA-256. Memory only (the logs hold hashes). The lookup
-   * compares a token's characters only after its 32-bit string hash matched
-   * one of these, so a wrong token's timing does not depend on where it
-   * differs. Entries whose session is no longer live are dropped on use and
-   * by sweep().
-   */
-  private readonly byToken = new Map<string, Session>();
 
   constructor(
     private readonly config: Config,
@@ -83,20 +74,15 @@ export class SessionStore {
 
   /** The live session of `token`, its expiry slid forward; throws 401 otherwise. */
   authenticate(token: string): Session {
-    const known = this.byToken.get(token);
-    if (known) {
-      const now = this.now();
-      if (this.isLive(known) && !known.isExpired(now)) return this.access(known, now);
-      this.byToken.delete(token);
-    }
     if (!TOKEN_PATTERN.test(token)) throw apiError('INVALID_TOKEN', 'the token is not valid; request a new one with POST /token');
     const hash = hashToken(token);
     const now = this.now();
     const session = this.sessions.get(hash) ?? this.reopen(hash, now);
     if (session && session.isExpired(now)) this.expire(session, now);
     else if (session) {
-      this.byToken.set(token, session);
-      return this.access(session, now);
+      session.touch(now);
+      this.log?.touched(session);
+      return session;
     }
     if (this.expired.has(hash)) {
       throw apiError('SESSION_EXPIRED', 'the session expired and its index was deleted; request a new token with POST /token');
@@ -104,22 +90,10 @@ export class SessionStore {
     throw apiError('INVALID_TOKEN', 'the token is not valid; request a new one with POST /token');
   }
 
-  /** Every authenticated request slides the expiry forward. */
-  private access(session: Session, now: number): Session {
-    session.touch(now);
-    this.log?.touched(session);
-    return session;
-  }
-
-  private isLive(session: Session): boolean {
-    return this.sessions.get(session.tokenHash) === session;
-  }
-
   /** Expire every idle session and forget old expired tokens. */
   sweep(): void {
     const now = this.now();
     for (const session of this.sessions.values()) if (session.isExpired(now)) this.expire(session, now);
-    for (const [token, session] of this.byToken) if (!this.isLive(session)) this.byToken.delete(token);
     for (const [hash, lastWrite] of this.dormant) {
       if (now >= lastWrite + this.config.sessionTtlMs) this.forget(hash, now);
     }
