@@ -63,6 +63,9 @@ export class KernelInstance {
   private readonly kernel: KernelExports;
   private readonly metricCode: number;
   private layout: Layout;
+  /** Views of the whole memory for search(), remade when a grow has detached them (wholeMemory()). */
+  private floats = new Float32Array(0);
+  private ints = new Int32Array(0);
 
   constructor(
     module: WebAssembly.Module,
@@ -332,9 +335,6 @@ export class KernelInstance {
     }
     return { floats: this.floats, ints: this.ints };
   }
-
-  private floats = new Float32Array(0);
-  private ints = new Int32Array(0);
 
   /** Grow the memory to hold `bytes`, asking `guard` first (upserts are checked by their caller before they get here). */
   private ensureBytes(bytes: number, guard: MemoryGuard | null = null): void {
