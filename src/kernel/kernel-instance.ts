@@ -13,7 +13,7 @@
 
 import type { Metric, VectorType } from '../config.js';
 import { instantiateKernel, type KernelExports } from './kernel-module.js';
-import { codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, scratchEnd, scratchFor, type Layout } from './layout.js';
+import { codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, scratchFor, type Layout } from './layout.js';
 import { quantizeInto, sumOfSquares } from './quantize.js';
 
 const FIRST_CAPACITY = 64;
@@ -234,7 +234,7 @@ export class KernelInstance {
     const scratch = int8ScratchFor(this.layout, rowList ? rowList.length : 0, pool, keysFirst ? scanned : 0);
     // The scratch of the whole call (first stage, then re-ranking at most
     // `pool` rows) in one step: a refused call has grown nothing.
-    this.ensureBytes(Math.max(scratch.end, scratchEnd(this.layout, 1, Math.min(pool, scanned), k)), guard);
+    this.ensureBytes(Math.max(scratch.end, scratchFor(this.layout, 1, Math.min(pool, scanned), k).end), guard);
     for (let q = 0; q < queryCount; q++) {
       const query = queries.subarray(q * this.dim, (q + 1) * this.dim);
       const pooled = this.firstStageIn(scratch, keysFirst, query, pool, scanned, rowList);

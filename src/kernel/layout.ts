@@ -84,17 +84,6 @@ export function scratchFor(layout: Layout, queryCount: number, rowListLength: nu
 }
 
 /**
- * scratchFor(...).end without making the object: the int8 search reserves
- * its re-ranking scratch up front with it (test/kernel/memory.test.ts
- * checks the two agree).
- */
-export function scratchEnd(layout: Layout, queryCount: number, rowListLength: number, k: number): number {
-  const outRows = align16(align16(layout.scratch + queryCount * layout.dim * FLOAT_BYTES) + rowListLength * 4);
-  const block = align16(align16(outRows + (queryCount + 1) * k * 4) + (queryCount + 1) * k * 4);
-  return align16(block + (queryCount >= 6 ? 6 * layout.dim * FLOAT_BYTES : 0));
-}
-
-/**
  * Scratch of the int8 first stage: the query widened to i16, a row list, a
  * selection buffer of 2 x pool entries and, for a large pool, the key of
  * each of `keyCount` scanned rows (rounded up to 4; 0 for none).

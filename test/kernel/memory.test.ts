@@ -1,6 +1,5 @@
 // KernelInstance's memory: growth keeps rows, bounds are checked in JS.
 import { expect } from 'chai';
-import { layoutFor, scratchEnd, scratchFor } from '../../src/kernel/layout.js';
 import { randomVector, seededRng } from '../helpers/random.js';
 import { expectSameTopK } from '../helpers/reference.js';
 import { KernelModel } from './model.js';
@@ -54,22 +53,5 @@ describe('kernel bounds checks', () => {
     expect(() => kernel.search(new Float32Array(4), 1, 0, 1)).to.throw(RangeError);
     expect(() => kernel.search(new Float32Array(4), 1, 1, kernel.capacity + 1)).to.throw(RangeError);
     expect(() => kernel.search(new Float32Array(4), 1, 1, 1, Int32Array.of(1))).to.throw(RangeError);
-  });
-});
-
-describe('search scratch size', () => {
-  it('scratchEnd agrees with scratchFor(...).end (the int8 search reserves its re-ranking scratch with it)', () => {
-    for (const dim of [1, 3, 16, 384, 1024]) {
-      for (const capacity of [0, 64, 1000]) {
-        const layout = layoutFor(1234, dim, capacity, dim % 2 ? 0 : 32);
-        for (const queries of [0, 1, 5, 6, 7, 64]) {
-          for (const rowList of [0, 1, 3, 2048]) {
-            for (const k of [0, 1, 10, 100, 2048]) {
-              expect(scratchEnd(layout, queries, rowList, k), `${dim} ${capacity} ${queries} ${rowList} ${k}`).to.equal(scratchFor(layout, queries, rowList, k).end);
-            }
-          }
-        }
-      }
-    }
   });
 });
