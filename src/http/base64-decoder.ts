@@ -13,7 +13,7 @@
 // without yielding: reset() before a body, flush() once it is read, reset()
 // in any case.
 import { SPEC_LIMITS } from '../config.js';
-import { instantiateKernel, type KernelExports } from '../kernel/kernel-module.js';
+import { heapBaseOf, instantiateKernel, type KernelExports } from '../kernel/kernel-module.js';
 import { PAGE_BYTES } from '../kernel/layout.js';
 import { loadKernelModule } from '../kernel/load-node.js';
 import { base64Length } from '../schemas/base64-float32.js';
@@ -30,12 +30,8 @@ export const MAX_ABS_BITS = (() => {
   return Math.fround(max) > max ? bits - 1 : bits;
 })();
 
-type DecoderExports = Pick<KernelExports, 'heapBase'> & {
-  decodeFloat32Base64(src: number, length: number, dst: number, maxAbsBits: number): number;
-};
-
 export class Base64Decoder {
-  private readonly kernel: DecoderExports;
+  private readonly kernel: KernelExports;
   private readonly windowAt: number;
   private readonly runAt: number;
   private readonly bytes: Uint8Array;
@@ -52,13 +48,11 @@ export class Base64Decoder {
   private runLength = 0;
 
   constructor(module: WebAssembly.Module) {
-    // The heap base is the same for every instance of the module: ask a throwaway one.
-    const base = instantiateKernel(module, new WebAssembly.Memory({ initial: 1 })).heapBase();
-    this.windowAt = Math.ceil(base / 16) * 16;
+    this.windowAt = heapBaseOf(module);
     this.runAt = this.windowAt + WINDOW_BYTES;
     const pages = Math.ceil((this.runAt + RUN_FLOATS * 4) / PAGE_BYTES);
     const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
-    this.kernel = instantiateKernel(module, memory) as unknown as DecoderExports;
+    this.kernel = instantiateKernel(module, memory);
     this.bytes = new Uint8Array(memory.buffer);
     this.floats = new Float32Array(memory.buffer);
   }

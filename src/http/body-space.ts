@@ -10,27 +10,10 @@
 // Spaces are pooled like the other body buffers (arena-pool.ts, body.ts): a
 // memory never grows, so its buffer and the views of it stay valid, and a
 // space is only reused once the request that read a body into it is done.
-import { instantiateKernel, type KernelExports } from '../kernel/kernel-module.js';
-import { PAGE_BYTES } from '../kernel/layout.js';
+import { heapBaseOf, instantiateKernel, type KernelExports } from '../kernel/kernel-module.js';
+import { align16, PAGE_BYTES } from '../kernel/layout.js';
 import { markCheckedBuffer } from '../schemas/vector.js';
 import { MAX_ABS_BITS } from './base64-decoder.js';
-
-type DecoderExports = Pick<KernelExports, 'heapBase'> & {
-  decodeFloat32Base64(src: number, length: number, dst: number, maxAbsBits: number): number;
-};
-
-const align16 = (n: number) => Math.ceil(n / 16) * 16;
-
-/** Bytes after the kernel's static data (the same for every instance of a module). */
-const heapBases = new WeakMap<WebAssembly.Module, number>();
-function heapBaseOf(module: WebAssembly.Module): number {
-  let base = heapBases.get(module);
-  if (base === undefined) {
-    base = align16(instantiateKernel(module, new WebAssembly.Memory({ initial: 1 })).heapBase());
-    heapBases.set(module, base);
-  }
-  return base;
-}
 
 /** Floats the base64 in a body of `length` bytes can decode to, at most: 3 bytes per 4 characters. */
 const maxFloatsIn = (length: number) => Math.floor((length * 3) / 16);
@@ -39,7 +22,7 @@ export class BodySpace {
   readonly memory: WebAssembly.Memory;
   /** The memory's buffer (it never grows, so this stays the one; the getter costs a call per vector). */
   private readonly buffer: ArrayBuffer;
-  private readonly kernel: DecoderExports;
+  private readonly kernel: KernelExports;
   /** Where the body starts (after the kernel's static data). */
   private readonly base: number;
   /** Bytes past `base`: the largest bodySpaceBytes() this space can take. */
@@ -55,7 +38,7 @@ export class BodySpace {
     const pages = Math.ceil((this.base + byteLength) / PAGE_BYTES);
     this.memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
     this.buffer = this.memory.buffer;
-    this.kernel = instantiateKernel(module, this.memory) as unknown as DecoderExports;
+    this.kernel = instantiateKernel(module, this.memory);
     // The vector schema takes views of this memory as checked: only decode() makes them.
     markCheckedBuffer(this.buffer);
   }

@@ -1,6 +1,8 @@
 // The raw exports of build/kernel.wasm (see assembly/index.ts) and how one
 // session's instance is made over its own memory.
 
+import { align16 } from './layout.js';
+
 export interface KernelExports {
   heapBase(): number;
   search(
@@ -27,9 +29,23 @@ export interface KernelExports {
   METRIC_L2: WebAssembly.Global;
   /** Bare dot product, no norm: only the benchmarks use it. */
   METRIC_DOT: WebAssembly.Global;
+  /** Base64 text at src as float32 values at dst (assembly/base64.ts): the count, or a negative code. */
+  decodeFloat32Base64(src: number, length: number, dst: number, maxAbsBits: number): number;
 }
 
 export function instantiateKernel(module: WebAssembly.Module, memory: WebAssembly.Memory): KernelExports {
   const instance = new WebAssembly.Instance(module, { env: { memory } });
   return instance.exports as unknown as KernelExports;
+}
+
+const heapBases = new WeakMap<WebAssembly.Module, number>();
+
+/** First 16-byte-aligned byte past the module's static data: the same for every instance, so one throwaway instance is asked, once. */
+export function heapBaseOf(module: WebAssembly.Module): number {
+  let base = heapBases.get(module);
+  if (base === undefined) {
+    base = align16(instantiateKernel(module, new WebAssembly.Memory({ initial: 1 })).heapBase());
+    heapBases.set(module, base);
+  }
+  return base;
 }

@@ -104,9 +104,9 @@ export class LocalIndex {
   reset(): number { return this.index.reset(); }
 }
 
-/** The index layer throws the server's ApiError; callers of the SDK catch TempvecError. */
 const toSdkError = (err: ApiError) => new TempvecError(err.status, err.code, err.message, err.details);
 
+/** The index layer throws the server's ApiError; callers of the SDK catch TempvecError. */
 function run<T>(fn: () => T): T {
   try {
     return fn();
