@@ -11,7 +11,7 @@
 // Ties are broken by the slot's sequence number (earlier insertion first),
 // so results do not depend on where a vector happens to sit.
 
-import { dotRows4, dotRows6, dotRowsX4, l2Rows4, l2Rows6, l2RowsX4 } from "./simd";
+import { dotRowsX4, l2RowsX4, rows4, rows6 } from "./simd";
 import { heapify, heapOffer, heapSortBestFirst, selectBestRadix } from "./topk";
 import { dotI8RowsX4 } from "./int8";
 export { decodeFloat32Base64, BASE64_BAD_TEXT, BASE64_OUT_OF_RANGE } from "./base64";
@@ -216,11 +216,11 @@ function scanBlock4(
     const v = vectors + <usize>row * rowBytes;
     let keys: v128;
     if (metric == METRIC_COSINE) {
-      keys = f32x4.mul(dotRows4(queries, rowBytes, v, dim), f32x4.splat(load<f32>(invNorms + (<usize>row << 2))));
+      keys = f32x4.mul(rows4(queries, rowBytes, v, dim, false), f32x4.splat(load<f32>(invNorms + (<usize>row << 2))));
     } else if (metric == METRIC_DOT) {
-      keys = dotRows4(queries, rowBytes, v, dim);
+      keys = rows4(queries, rowBytes, v, dim, false);
     } else {
-      keys = f32x4.neg(l2Rows4(queries, rowBytes, v, dim));
+      keys = f32x4.neg(rows4(queries, rowBytes, v, dim, true));
     }
     s0 = heapOffer(outRows, outKeys, s0, k, row, f32x4.extract_lane(keys, 0), seqs);
     s1 = heapOffer(outRows + heapBytes, outKeys + heapBytes, s1, k, row, f32x4.extract_lane(keys, 1), seqs);
@@ -229,7 +229,7 @@ function scanBlock4(
   }
 }
 
-/** The six query keys of one row (written by dotRows6 / l2Rows6, read back as two v128). */
+/** The six query keys of one row (written by rows6, read back as two v128). */
 const lanes: usize = memory.data(32, 16);
 
 /**
@@ -265,11 +265,11 @@ function scanBlock6(
     const v = vectors + <usize>row * rowBytes;
     let lo: v128, hi: v128;
     if (metric == METRIC_L2) {
-      l2Rows6(queries, block, rowBytes, v, dim, lanes);
+      rows6(queries, block, rowBytes, v, dim, true, lanes);
       lo = f32x4.neg(v128.load(lanes));
       hi = f32x4.neg(v128.load(lanes, 16));
     } else {
-      dotRows6(queries, block, rowBytes, v, dim, lanes);
+      rows6(queries, block, rowBytes, v, dim, false, lanes);
       lo = v128.load(lanes);
       hi = v128.load(lanes, 16);
       if (metric == METRIC_COSINE) {

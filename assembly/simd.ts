@@ -1,67 +1,13 @@
 // f32x4 inner loops over whole 4-float chunks, then a scalar tail: every
 // dimension from 1 up is exact, none is padded.
 
-@inline function hsum(v: v128): f32 {
-  return f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1)
-    + f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3);
-}
-
-/**
- * dot(q_j, v) for four queries q_0..q_3 stored `stride` bytes apart, as the
- * four lanes of the result. Each 16 bytes of v is loaded once for all four.
- */
-@inline export function dotRows4(q: usize, stride: usize, v: usize, dim: i32): v128 {
-  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
-  const q1 = q + stride, q2 = q1 + stride, q3 = q2 + stride;
-  const end4 = <usize>(dim & ~3) << 2;
-  let o: usize = 0;
-  for (; o < end4; o += 16) {
-    const x = v128.load(v + o);
-    acc0 = f32x4.add(acc0, f32x4.mul(v128.load(q + o), x));
-    acc1 = f32x4.add(acc1, f32x4.mul(v128.load(q1 + o), x));
-    acc2 = f32x4.add(acc2, f32x4.mul(v128.load(q2 + o), x));
-    acc3 = f32x4.add(acc3, f32x4.mul(v128.load(q3 + o), x));
-  }
-  let s0 = hsum(acc0), s1 = hsum(acc1), s2 = hsum(acc2), s3 = hsum(acc3);
-  const end = <usize>dim << 2;
-  for (; o < end; o += 4) {
-    const x = load<f32>(v + o);
-    s0 += load<f32>(q + o) * x;
-    s1 += load<f32>(q1 + o) * x;
-    s2 += load<f32>(q2 + o) * x;
-    s3 += load<f32>(q3 + o) * x;
-  }
-  return f32x4(s0, s1, s2, s3);
-}
-
-/** Squared distances from v to four queries stored `stride` bytes apart. */
-@inline export function l2Rows4(q: usize, stride: usize, v: usize, dim: i32): v128 {
-  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
-  const q1 = q + stride, q2 = q1 + stride, q3 = q2 + stride;
-  const end4 = <usize>(dim & ~3) << 2;
-  let o: usize = 0;
-  for (; o < end4; o += 16) {
-    const x = v128.load(v + o);
-    const d0 = f32x4.sub(v128.load(q + o), x);
-    const d1 = f32x4.sub(v128.load(q1 + o), x);
-    const d2 = f32x4.sub(v128.load(q2 + o), x);
-    const d3 = f32x4.sub(v128.load(q3 + o), x);
-    acc0 = f32x4.add(acc0, f32x4.mul(d0, d0));
-    acc1 = f32x4.add(acc1, f32x4.mul(d1, d1));
-    acc2 = f32x4.add(acc2, f32x4.mul(d2, d2));
-    acc3 = f32x4.add(acc3, f32x4.mul(d3, d3));
-  }
-  let s0 = hsum(acc0), s1 = hsum(acc1), s2 = hsum(acc2), s3 = hsum(acc3);
-  const end = <usize>dim << 2;
-  for (; o < end; o += 4) {
-    const x = load<f32>(v + o);
-    const d0 = load<f32>(q + o) - x, d1 = load<f32>(q1 + o) - x;
-    const d2 = load<f32>(q2 + o) - x, d3 = load<f32>(q3 + o) - x;
-    s0 += d0 * d0; s1 += d1 * d1; s2 += d2 * d2; s3 += d3 * d3;
-  }
-  return f32x4(s0, s1, s2, s3);
-}
-
+// Query blocks (search-many) give each query exactly the key the single-query
+// scan below gives it, so a query's scores do not depend on how many queries
+// come with it: that scan sums the even 4-float chunks and the odd ones in
+// two accumulators, adds them, reduces the lanes with hsum4 and then adds the
+// dim % 4 tail, summed from 0 in order. The blocks make the same sums: one
+// loop over the even chunks, one over the odd ones (both read the row with a
+// 32-byte step; the second finds it in L1), then the same reduction and tail.
 
 /** Lane j of the result = the horizontal sum of the j-th argument (two transposing shuffles, three adds). */
 @inline function hsum4(a: v128, b: v128, c: v128, d: v128): v128 {
@@ -70,18 +16,59 @@
   return f32x4.add(v128.shuffle<f32>(ab, cd, 0, 1, 4, 5), v128.shuffle<f32>(ab, cd, 2, 3, 6, 7));
 }
 
-/** Add the scalar tail [o, end) of six queries' products (or squared differences) to out[0..6). */
-@inline function tail6(q: usize, stride: usize, v: usize, o: usize, end: usize, out: usize, l2: bool): void {
-  for (let j = 0; j < 6; j++) {
-    const qj = q + <usize>j * stride;
-    let s = load<f32>(out + (<usize>j << 2));
-    for (let p = o; p < end; p += 4) {
-      const x = load<f32>(v + p), y = load<f32>(qj + p);
-      s += l2 ? (y - x) * (y - x) : y * x;
-    }
-    store<f32>(out + (<usize>j << 2), s);
-  }
+/** q * v, or (q - v)^2 for l2: one term of a sum. */
+@inline function term(q: v128, v: v128, l2: bool): v128 {
+  if (!l2) return f32x4.mul(q, v);
+  const d = f32x4.sub(q, v);
+  return f32x4.mul(d, d);
 }
+
+/** The scalar tail [o, end) of one query against one row, summed from 0 in order (as tailX4's lanes). */
+@inline function tail1(q: usize, v: usize, o: usize, end: usize, l2: bool): f32 {
+  let s: f32 = 0;
+  for (; o < end; o += 4) {
+    const x = load<f32>(q + o), y = load<f32>(v + o);
+    s += l2 ? (x - y) * (x - y) : x * y;
+  }
+  return s;
+}
+
+/**
+ * dot(q_j, v) (or squared distances, `l2`) for four queries q_0..q_3
+ * stored `stride` bytes apart, as the four lanes of the result. Each 16
+ * bytes of v is loaded once for all four.
+ */
+@inline export function rows4(q: usize, stride: usize, v: usize, dim: i32, l2: bool): v128 {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+  const q1 = q + stride, q2 = q1 + stride, q3 = q2 + stride;
+  const end4 = <usize>(dim & ~3) << 2;
+  for (let o: usize = 0; o < end4; o += 32) {
+    const x = v128.load(v + o);
+    a0 = f32x4.add(a0, term(v128.load(q + o), x, l2));
+    a1 = f32x4.add(a1, term(v128.load(q1 + o), x, l2));
+    a2 = f32x4.add(a2, term(v128.load(q2 + o), x, l2));
+    a3 = f32x4.add(a3, term(v128.load(q3 + o), x, l2));
+  }
+  for (let o: usize = 16; o < end4; o += 32) {
+    const x = v128.load(v + o);
+    b0 = f32x4.add(b0, term(v128.load(q + o), x, l2));
+    b1 = f32x4.add(b1, term(v128.load(q1 + o), x, l2));
+    b2 = f32x4.add(b2, term(v128.load(q2 + o), x, l2));
+    b3 = f32x4.add(b3, term(v128.load(q3 + o), x, l2));
+  }
+  let sums = hsum4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));
+  const end = <usize>dim << 2;
+  if (end4 < end) {
+    sums = f32x4.add(sums, f32x4(
+      tail1(q, v, end4, end, l2), tail1(q1, v, end4, end, l2),
+      tail1(q2, v, end4, end, l2), tail1(q3, v, end4, end, l2)));
+  }
+  return sums;
+}
+
+/** The even-chunk sums of a 6-query block between its two passes (six v128). */
+const evenSums: usize = memory.data(96, 16);
 
 // Six queries per pass: each 16 bytes of v is loaded once for six products.
 // The queries are read from `block`, where interleave6 put their 4-float
@@ -89,52 +76,53 @@
 // constant offsets from one pointer. Six, not eight: V8 loads every operand
 // of the loop body up front, and eight queries (8 accumulators + 9 loads)
 // need more than the 15 free xmm registers, so two accumulators were
-// spilled each step (measured 8% slower for 16 queries than 6 + 6 + 4).
-// Results go to out[0..6) (16-byte aligned, 32 bytes), since a function
-// returns a single v128.
+// spilled each step (measured 8% slower for 16 queries than 6 + 6 + 4); for
+// the same reason the even pass leaves its six sums in memory (evenSums)
+// rather than in registers during the odd pass.
 
-/** dot(q_j, v) for six queries, to out[0..6). */
-@inline export function dotRows6(q: usize, block: usize, stride: usize, v: usize, dim: i32, out: usize): void {
+/**
+ * The six queries' terms summed over every other chunk of v from byte
+ * `from`: the even pass (from 0) stores its sums at evenSums; the odd pass
+ * (from 16) adds them and writes the six reduced sums to out[0..6).
+ */
+@inline function pass6(block: usize, v: usize, from: usize, end4: usize, l2: bool, out: usize): void {
   let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0);
   let acc3 = f32x4.splat(0), acc4 = f32x4.splat(0), acc5 = f32x4.splat(0);
-  const end4 = <usize>(dim & ~3) << 2;
-  let o: usize = 0, p = block;
-  for (; o < end4; o += 16, p += 96) {
+  let p = block + from * 6;
+  for (let o = from; o < end4; o += 32, p += 192) {
     const x = v128.load(v + o);
-    acc0 = f32x4.add(acc0, f32x4.mul(v128.load(p), x));
-    acc1 = f32x4.add(acc1, f32x4.mul(v128.load(p, 16), x));
-    acc2 = f32x4.add(acc2, f32x4.mul(v128.load(p, 32), x));
-    acc3 = f32x4.add(acc3, f32x4.mul(v128.load(p, 48), x));
-    acc4 = f32x4.add(acc4, f32x4.mul(v128.load(p, 64), x));
-    acc5 = f32x4.add(acc5, f32x4.mul(v128.load(p, 80), x));
+    acc0 = f32x4.add(acc0, term(v128.load(p), x, l2));
+    acc1 = f32x4.add(acc1, term(v128.load(p, 16), x, l2));
+    acc2 = f32x4.add(acc2, term(v128.load(p, 32), x, l2));
+    acc3 = f32x4.add(acc3, term(v128.load(p, 48), x, l2));
+    acc4 = f32x4.add(acc4, term(v128.load(p, 64), x, l2));
+    acc5 = f32x4.add(acc5, term(v128.load(p, 80), x, l2));
+  }
+  const even = evenSums;
+  if (from == 0) {
+    v128.store(even, acc0); v128.store(even, acc1, 16); v128.store(even, acc2, 32);
+    v128.store(even, acc3, 48); v128.store(even, acc4, 64); v128.store(even, acc5, 80);
+    return;
   }
   const zero = f32x4.splat(0);
-  v128.store(out, hsum4(acc0, acc1, acc2, acc3));
-  v128.store(out, hsum4(acc4, acc5, zero, zero), 16);
-  const end = <usize>dim << 2;
-  if (o < end) tail6(q, stride, v, o, end, out, false);
+  v128.store(out, hsum4(
+    f32x4.add(v128.load(even), acc0), f32x4.add(v128.load(even, 16), acc1),
+    f32x4.add(v128.load(even, 32), acc2), f32x4.add(v128.load(even, 48), acc3)));
+  v128.store(out, hsum4(f32x4.add(v128.load(even, 64), acc4), f32x4.add(v128.load(even, 80), acc5), zero, zero), 16);
 }
 
-/** Squared distances from v to six queries, to out[0..6). */
-@inline export function l2Rows6(q: usize, block: usize, stride: usize, v: usize, dim: i32, out: usize): void {
-  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0);
-  let acc3 = f32x4.splat(0), acc4 = f32x4.splat(0), acc5 = f32x4.splat(0);
+/** dot(q_j, v) (or squared distances, `l2`) for six queries, to out[0..6) (16-byte aligned, 32 bytes). */
+@inline export function rows6(q: usize, block: usize, stride: usize, v: usize, dim: i32, l2: bool, out: usize): void {
   const end4 = <usize>(dim & ~3) << 2;
-  let o: usize = 0, p = block;
-  for (; o < end4; o += 16, p += 96) {
-    const x = v128.load(v + o);
-    const d0 = f32x4.sub(v128.load(p), x), d1 = f32x4.sub(v128.load(p, 16), x);
-    const d2 = f32x4.sub(v128.load(p, 32), x), d3 = f32x4.sub(v128.load(p, 48), x);
-    const d4 = f32x4.sub(v128.load(p, 64), x), d5 = f32x4.sub(v128.load(p, 80), x);
-    acc0 = f32x4.add(acc0, f32x4.mul(d0, d0)); acc1 = f32x4.add(acc1, f32x4.mul(d1, d1));
-    acc2 = f32x4.add(acc2, f32x4.mul(d2, d2)); acc3 = f32x4.add(acc3, f32x4.mul(d3, d3));
-    acc4 = f32x4.add(acc4, f32x4.mul(d4, d4)); acc5 = f32x4.add(acc5, f32x4.mul(d5, d5));
-  }
-  const zero = f32x4.splat(0);
-  v128.store(out, hsum4(acc0, acc1, acc2, acc3));
-  v128.store(out, hsum4(acc4, acc5, zero, zero), 16);
+  pass6(block, v, 0, end4, l2, out);
+  pass6(block, v, 16, end4, l2, out);
   const end = <usize>dim << 2;
-  if (o < end) tail6(q, stride, v, o, end, out, true);
+  if (end4 < end) {
+    for (let j = 0; j < 6; j++) {
+      const at = out + (<usize>j << 2);
+      store<f32>(at, load<f32>(at) + tail1(q + <usize>j * stride, v, end4, end, l2));
+    }
+  }
 }
 
 // Four stored rows per pass for one query (the single-query scan): each 16

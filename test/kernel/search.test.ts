@@ -143,3 +143,26 @@ describe('kernel cosine scale', () => {
     }
   });
 });
+
+describe('kernel query blocks against single queries', () => {
+  for (const metric of METRICS) {
+    it(`${metric}: every query of a search-many (blocks of 6 and 4, then singles) gets exactly the ids and scores it gets alone, for every dim % 8 and a row list`, () => {
+      const rng = seededRng(metric === 'l2' ? 611 : 612);
+      for (const dim of [1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 33, 100, 384]) {
+        const model = new KernelModel(dim, metric);
+        for (const v of randomVectors(rng, 157, dim)) model.add(v);
+        const list = shuffled(rng, model.rows.map((_, r) => r)).slice(0, 61);
+        for (const rowList of [null, list]) {
+          for (const nq of [4, 6, 11, 16]) {
+            const queries = randomVectors(rng, nq, dim);
+            const many = model.search(queries, 9, rowList);
+            queries.forEach((q, j) => {
+              // Scores compared with ===, not within a tolerance: the block's sums are the single scan's, in its order.
+              expect(many[j], `dim=${dim} nq=${nq} q=${j} list=${rowList !== null}`).to.deep.equal(model.search([q], 9, rowList)[0]);
+            });
+          }
+        }
+      }
+    });
+  }
+});
