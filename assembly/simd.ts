@@ -23,7 +23,7 @@
   return f32x4.mul(d, d);
 }
 
-/** The scalar tail [o, end) of one query against one row, summed from 0 in order (as tailX4's lanes). */
+/** The scalar tail [o, end) of one query against one row, summed from 0 in order (the single scan's tailX4 and the blocks alike). */
 @inline function tail1(q: usize, v: usize, o: usize, end: usize, l2: bool): f32 {
   let s: f32 = 0;
   for (; o < end; o += 4) {
@@ -98,17 +98,16 @@ const evenSums: usize = memory.data(96, 16);
     acc4 = f32x4.add(acc4, term(v128.load(p, 64), x, l2));
     acc5 = f32x4.add(acc5, term(v128.load(p, 80), x, l2));
   }
-  const even = evenSums;
   if (from == 0) {
-    v128.store(even, acc0); v128.store(even, acc1, 16); v128.store(even, acc2, 32);
-    v128.store(even, acc3, 48); v128.store(even, acc4, 64); v128.store(even, acc5, 80);
+    v128.store(evenSums, acc0); v128.store(evenSums, acc1, 16); v128.store(evenSums, acc2, 32);
+    v128.store(evenSums, acc3, 48); v128.store(evenSums, acc4, 64); v128.store(evenSums, acc5, 80);
     return;
   }
   const zero = f32x4.splat(0);
   v128.store(out, hsum4(
-    f32x4.add(v128.load(even), acc0), f32x4.add(v128.load(even, 16), acc1),
-    f32x4.add(v128.load(even, 32), acc2), f32x4.add(v128.load(even, 48), acc3)));
-  v128.store(out, hsum4(f32x4.add(v128.load(even, 64), acc4), f32x4.add(v128.load(even, 80), acc5), zero, zero), 16);
+    f32x4.add(v128.load(evenSums), acc0), f32x4.add(v128.load(evenSums, 16), acc1),
+    f32x4.add(v128.load(evenSums, 32), acc2), f32x4.add(v128.load(evenSums, 48), acc3)));
+  v128.store(out, hsum4(f32x4.add(v128.load(evenSums, 64), acc4), f32x4.add(v128.load(evenSums, 80), acc5), zero, zero), 16);
 }
 
 /** dot(q_j, v) (or squared distances, `l2`) for six queries, to out[0..6) (16-byte aligned, 32 bytes). */
@@ -253,16 +252,5 @@ const evenSums: usize = memory.data(96, 16);
 
 /** The scalar tail [o, end) (under 4 floats) of four rows' products or squared differences, as lanes. */
 @inline function tailX4(q: usize, v0: usize, v1: usize, v2: usize, v3: usize, o: usize, end: usize, l2: bool): v128 {
-  let s0: f32 = 0, s1: f32 = 0, s2: f32 = 0, s3: f32 = 0;
-  for (; o < end; o += 4) {
-    const x = load<f32>(q + o);
-    const y0 = load<f32>(v0 + o), y1 = load<f32>(v1 + o), y2 = load<f32>(v2 + o), y3 = load<f32>(v3 + o);
-    if (l2) {
-      s0 += (x - y0) * (x - y0); s1 += (x - y1) * (x - y1);
-      s2 += (x - y2) * (x - y2); s3 += (x - y3) * (x - y3);
-    } else {
-      s0 += x * y0; s1 += x * y1; s2 += x * y2; s3 += x * y3;
-    }
-  }
-  return f32x4(s0, s1, s2, s3);
+  return f32x4(tail1(q, v0, o, end, l2), tail1(q, v1, o, end, l2), tail1(q, v2, o, end, l2), tail1(q, v3, o, end, l2));
 }
