@@ -36,7 +36,9 @@
 /**
  * dot(q_j, v) (or squared distances, `l2`) for four queries q_0..q_3
  * stored `stride` bytes apart, as the four lanes of the result. Each 16
- * bytes of v is loaded once for all four.
+ * bytes of v is loaded once for all four. Two loops of the same shape, not
+ * one over both halves: one loop would hold 8 accumulators, 2 row chunks and
+ * the 8 query chunks V8 loads up front, more than the 15 free xmm registers.
  */
 @inline export function rows4(q: usize, stride: usize, v: usize, dim: i32, l2: bool): v128 {
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
