@@ -40,13 +40,19 @@ export class RawKernel {
   }
 
   /** Best-first rows of each query's top k (no score conversion). */
-  search(queries: Float32Array, nq: number, k: number, metric: RawMetric): Int32Array {
-    return this.searchWithKeys(queries, nq, k, metric).rows;
+  search(queries: Float32Array, nq: number, k: number, metric: RawMetric, plainL2 = false): Int32Array {
+    return this.searchWithKeys(queries, nq, k, metric, null, plainL2).rows;
   }
 
-  /** Rows and raw keys (larger is nearer), best first, of each query's top k over all rows or `rowList`. */
-  searchWithKeys(queries: Float32Array, nq: number, k: number, metric: RawMetric, rowList: Int32Array | null = null) {
-    const s = scratchFor(this.layout, nq, rowList ? rowList.length : 0, k);
+  /**
+   * Rows and raw keys (larger is nearer), best first, of each query's top k over all rows or `rowList`.
+   * One l2 query takes searchL2Bounded, as the service's KernelInstance does
+   * (on a build that has it), unless `plainL2`: the one-pass l2 scan.
+   */
+  searchWithKeys(queries: Float32Array, nq: number, k: number, metric: RawMetric, rowList: Int32Array | null = null, plainL2 = false) {
+    const count = rowList ? rowList.length : this.count;
+    const bounded = metric === 'l2' && nq === 1 && !plainL2 && this.exports.searchL2Bounded !== undefined;
+    const s = scratchFor(this.layout, nq, rowList ? rowList.length : 0, k, bounded ? count : 0);
     if (s.end > this.scratchEnd) {
       this.grow(s.end);
       this.scratchEnd = s.end;
@@ -54,8 +60,13 @@ export class RawKernel {
     new Float32Array(this.memory.buffer, s.queries, queries.length).set(queries);
     if (rowList) new Int32Array(this.memory.buffer, s.rowList, rowList.length).set(rowList);
     const { vectors, invNorms, seqs } = this.layout;
-    const count = rowList ? rowList.length : this.count;
-    this.exports.search(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, nq, this.metricCode(metric), k, s.outRows, s.outKeys, s.block);
+    if (bounded) {
+      const inverse = inverseNorm(queries);
+      this.exports.searchL2Bounded!(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, inverse > 0 ? 1 / inverse : 0, k,
+        s.outRows, s.outKeys, s.bounds, s.list, s.poolRows, s.poolKeys);
+    } else {
+      this.exports.search(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, nq, this.metricCode(metric), k, s.outRows, s.outKeys, s.block);
+    }
     // Query j's results start at j * k (the kernel's heaps), min(k, count) of them.
     const kept = Math.min(k, count);
     const allRows = new Int32Array(this.memory.buffer, s.outRows, nq * k), allKeys = new Float32Array(this.memory.buffer, s.outKeys, nq * k);

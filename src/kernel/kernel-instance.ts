@@ -17,6 +17,12 @@ import { codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, p
 import { quantizeInto, sumOfSquares } from './quantize.js';
 
 const FIRST_CAPACITY = 64;
+/**
+ * Below this many floats a row, one l2 query takes the plain scan: the
+ * bounded search saves a subtract per float and spends some 20 operations
+ * and 8 bytes of scratch per row, which only pay off on longer rows.
+ */
+const L2_BOUNDS_MIN_DIM = 16;
 const GROWTH = 1.5;
 
 /** Best-first results of a search: query j owns [j*perQuery, (j+1)*perQuery). */
@@ -234,7 +240,8 @@ export class KernelInstance {
     const scratch = int8ScratchFor(this.layout, rowList ? rowList.length : 0, pool, keysFirst ? scanned : 0);
     // The scratch of the whole call (first stage, then re-ranking at most
     // `pool` rows) in one step: a refused call has grown nothing.
-    this.ensureBytes(Math.max(scratch.end, scratchFor(this.layout, 1, Math.min(pool, scanned), k).end), guard);
+    const pooled = Math.min(pool, scanned);
+    this.ensureBytes(Math.max(scratch.end, this.searchScratch(1, pooled, k, pooled, guard).scratch.end), guard);
     for (let q = 0; q < queryCount; q++) {
       const query = queries.subarray(q * this.dim, (q + 1) * this.dim);
       const pooled = this.firstStageIn(scratch, keysFirst, query, pool, scanned, rowList);
@@ -286,7 +293,7 @@ export class KernelInstance {
       return { rows: new Int32Array(0), scores: new Float64Array(0), perQuery: 0 };
     }
     this.checkRowList(rowList, count);
-    const scratch = scratchFor(this.layout, queryCount, rowList ? rowList.length : 0, k);
+    const { scratch, bounded } = this.searchScratch(queryCount, rowList ? rowList.length : 0, k, scanned, guard);
     this.ensureBytes(scratch.end, guard);
     const { floats, ints } = this.wholeMemory();
     const queryAt = scratch.queries >> 2;
@@ -305,12 +312,22 @@ export class KernelInstance {
     if (rowList) ints.set(rowList, scratch.rowList >> 2);
 
     const { vectors, invNorms, seqs } = this.layout;
-    this.kernel.search(
-      vectors, invNorms, seqs, this.dim,
-      rowList ? scratch.rowList : 0, scanned,
-      scratch.queries, queryCount, this.metricCode, k,
-      scratch.outRows, scratch.outKeys, scratch.block,
-    );
+    if (bounded) {
+      // One l2 query: bounds from the dot loop, then the exact pass (same hits).
+      const inverse = inverseNorm(queries);
+      this.kernel.searchL2Bounded!(
+        vectors, invNorms, seqs, this.dim,
+        rowList ? scratch.rowList : 0, scanned, scratch.queries, inverse > 0 ? 1 / inverse : 0, k,
+        scratch.outRows, scratch.outKeys, scratch.bounds, scratch.list, scratch.poolRows, scratch.poolKeys,
+      );
+    } else {
+      this.kernel.search(
+        vectors, invNorms, seqs, this.dim,
+        rowList ? scratch.rowList : 0, scanned,
+        scratch.queries, queryCount, this.metricCode, k,
+        scratch.outRows, scratch.outKeys, scratch.block,
+      );
+    }
 
     const rowsAt = scratch.outRows >> 2, keysAt = scratch.outKeys >> 2;
     const rows = new Int32Array(queryCount * perQuery);
@@ -324,6 +341,32 @@ export class KernelInstance {
       }
     }
     return { rows, scores, perQuery };
+  }
+
+  /**
+   * The scratch of a search() call. One l2 query of L2_BOUNDS_MIN_DIM floats
+   * or more takes searchL2Bounded (on a build that has it), which needs room
+   * for a bound per scanned row (8 bytes a row with its list); when the
+   * budget would refuse that room, the plain scan runs instead: same hits.
+   */
+  private searchScratch(queryCount: number, rowListLength: number, k: number, scanned: number, guard: MemoryGuard | null) {
+    const plain = scratchFor(this.layout, queryCount, rowListLength, k);
+    if (!(this.metric === 'l2' && queryCount === 1 && this.dim >= L2_BOUNDS_MIN_DIM && this.kernel.searchL2Bounded)) {
+      return { scratch: plain, bounded: false };
+    }
+    const bounded = scratchFor(this.layout, queryCount, rowListLength, k, scanned);
+    return this.allows(bounded.end, guard) ? { scratch: bounded, bounded: true } : { scratch: plain, bounded: false };
+  }
+
+  /** Whether the memory holds `bytes`, or `guard` lets it grow to (asking only; nothing grows). */
+  private allows(bytes: number, guard: MemoryGuard | null): boolean {
+    if (pagesFor(bytes) <= pagesFor(this.memory.buffer.byteLength) || !guard) return true;
+    try {
+      guard(pagesFor(bytes) * PAGE_BYTES);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Float32 and Int32 views of the whole memory, made anew after a grow (scratch offsets are 16-aligned). */

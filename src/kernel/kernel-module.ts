@@ -11,6 +11,13 @@ export interface KernelExports {
     queries: number, queryCount: number, metric: number, k: number,
     outRows: number, outKeys: number, blockScratch: number,
   ): void;
+  /** search() for one l2 query, by dot-loop bounds then an exact pass over the rows they leave (assembly/index.ts); returns the rows scored exactly. Absent from older builds. */
+  searchL2Bounded?(
+    vectors: number, invNorms: number, seqs: number, dim: number,
+    rowList: number, count: number, query: number, queryNorm: number, k: number,
+    outRows: number, outKeys: number,
+    bounds: number, list: number, poolRows: number, poolKeys: number,
+  ): number;
   searchInt8(
     codes: number, stride: number, scales: number, aux: number, seqs: number,
     rowList: number, count: number,
