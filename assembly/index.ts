@@ -80,16 +80,32 @@ export function readFloor4(start: usize, bytes: usize): f32 {
  * outRows/outKeys at [j*k, j*k + min(k, count)); both must have room for
  * (nq + 1) * k entries (a single-query scan selects through [j*k, j*k + 2k)).
  * `block` is scratch of 6 * dim floats (16-byte aligned) for the 6-query
- * blocks, unused below 6.
+ * blocks, unused below 6. `keyScratch` (0: none) is room for count rounded
+ * up to 4 float32, 16-byte aligned, for one query with a large k
+ * (KEYS_FIRST_MIN_TOPK).
  */
 export function search(
   vectors: usize, invNorms: usize, seqs: usize, dim: i32,
   rowList: usize, count: i32,
   queries: usize, nq: i32, metric: i32, k: i32,
-  outRows: usize, outKeys: usize, block: usize,
+  outRows: usize, outKeys: usize, block: usize, keyScratch: usize,
 ): void {
   if (k <= 0) return; // nothing to keep (the selection buffers need k >= 1)
   const rowBytes = <usize>dim << 2;
+  if (nq == 1 && keyScratch != 0 && k >= KEYS_FIRST_MIN_TOPK && count >= KEYS_FIRST_ROWS_PER_POOL * k) {
+    // A large top k of one query: every key stored, then selected (see KEYS_FIRST_MIN_TOPK).
+    if (metric == METRIC_COSINE) {
+      scanKeys(vectors, invNorms, dim, rowBytes, rowList, count, queries, METRIC_COSINE, keyScratch);
+    } else if (metric == METRIC_DOT) {
+      scanKeys(vectors, invNorms, dim, rowBytes, rowList, count, queries, METRIC_DOT, keyScratch);
+    } else {
+      scanKeys(vectors, invNorms, dim, rowBytes, rowList, count, queries, METRIC_L2, keyScratch);
+    }
+    const kept = selectStoredKeys(keyScratch, seqs, rowList, count, k, outRows, outKeys);
+    heapify(outRows, outKeys, kept, seqs);
+    heapSortBestFirst(outRows, outKeys, kept, seqs);
+    return;
+  }
   let j = 0;
   // Blocks of six, then four, queries share each load of a stored row.
   for (; j + 6 <= nq; j += 6) {
@@ -111,6 +127,38 @@ export function search(
   const kept = min(k, count);
   for (let q = 0; q < nq; q++) {
     heapSortBestFirst(outRows + (<usize>(q * k) << 2), outKeys + (<usize>(q * k) << 2), kept, seqs);
+  }
+}
+
+/**
+ * The smallest top k of one query that search() selects after the scan, when
+ * the binding passes keyScratch (count rounded up to 4 float32): the scan
+ * then only stores every row's key (one v128 store a step, no compare), and
+ * the k best are selected from the stored keys (selectStoredKeys). Inside
+ * the scan, a large k lets many steps through the threshold, each a
+ * mispredicted branch and four appends, and cuts the buffer some
+ * ln(count / k) times; after it, a sample's threshold lets through little
+ * more than k keys, in a pass over keys already in cache.
+ */
+export const KEYS_FIRST_MIN_TOPK: i32 = 32;
+
+/** Every listed row's key, stored as scanInt8Keys stores its keys. */
+function scanKeys(
+  vectors: usize, invNorms: usize, dim: i32, rowBytes: usize,
+  rowList: usize, count: i32, query: usize, metric: i32, keyScratch: usize,
+): void {
+  const quarter = count >> 2;
+  for (let g = 0; g < quarter; g++) {
+    const r0 = rowAt(rowList, g), r1 = rowAt(rowList, g + quarter);
+    const r2 = rowAt(rowList, g + 2 * quarter), r3 = rowAt(rowList, g + 3 * quarter);
+    v128.store(keyScratch + (<usize>g << 4), keysX4(vectors, invNorms, dim, rowBytes, query, metric, r0, r1, r2, r3));
+  }
+  const i = quarter << 2, left = count - i;
+  if (left > 0) {
+    const r0 = rowAt(rowList, i);
+    const r1 = left > 1 ? rowAt(rowList, i + 1) : r0;
+    const r2 = left > 2 ? rowAt(rowList, i + 2) : r0;
+    v128.store(keyScratch + (<usize>i << 2), keysX4(vectors, invNorms, dim, rowBytes, query, metric, r0, r1, r2, r0));
   }
 }
 
@@ -242,7 +290,7 @@ export function searchL2Bounded(
     return count;
   }
   scanL2Bounds(vectors, invNorms, dim, rowBytes, rowList, count, query, queryNorm, bounds);
-  const pooled = selectStoredKeys(bounds, seqs, rowList, count, k, poolRows, poolKeys);
+  const pooled = selectPool(bounds, seqs, rowList, count, k, poolRows, poolKeys);
   scanOne(vectors, invNorms, seqs, dim, rowBytes, poolRows, pooled, query, METRIC_L2, k, outRows, outKeys);
   let worst: f32 = Infinity;
   for (let i = 0; i < pooled; i++) worst = min(worst, load<f32>(outKeys + (<usize>i << 2)));
@@ -250,6 +298,21 @@ export function searchL2Bounded(
   scanOne(vectors, invNorms, seqs, dim, rowBytes, list, listed, query, METRIC_L2, k, outRows, outKeys);
   heapSortBestFirst(outRows, outKeys, min(k, listed), seqs);
   return listed;
+}
+
+/**
+ * The k best of `count` stored keys (count >= 8k) in outRows/outKeys[0, k):
+ * a large k by selectStoredKeys' sample, a small one by the threshold and
+ * cuts alone (a sample costs more than the few keys it would turn away).
+ */
+function selectPool(keys: usize, seqs: usize, rowList: usize, count: i32, k: i32, outRows: usize, outKeys: usize): i32 {
+  if (k >= KEYS_FIRST_MIN_TOPK) return selectStoredKeys(keys, seqs, rowList, count, k, outRows, outKeys);
+  let size = filterStoredKeys(keys, seqs, rowList, count, k, outRows, outKeys, -Infinity);
+  if (size > k) {
+    selectBestRadix(outRows, outKeys, size, k, seqs);
+    size = k;
+  }
+  return size;
 }
 
 /** searchL2Bounded's slack per dimension and base, in units of 2^-24 (float32's unit roundoff) of (||q|| + ||v||)^2; twice what the rounding needs. */
@@ -503,9 +566,14 @@ export const KEYS_FIRST_ROWS_PER_POOL: i32 = 8;
   return rowAt(rowList, index < quarter << 2 ? (index >> 2) + (index & 3) * quarter : index);
 }
 
+/** Room for selectStoredKeys' sample (static data of this module, 32 KB: the first page of every memory holds it). */
+const SAMPLE_CAPACITY: i32 = 4096;
+const SAMPLE_ROWS: usize = memory.data(SAMPLE_CAPACITY << 2, 16);
+const SAMPLE_KEYS: usize = memory.data(SAMPLE_CAPACITY << 2, 16);
+
 /**
  * Select the k best of `count` stored keys (count >= 8k) into
- * outRows/outKeys[0, k). A sample of at most 2k keys (every stride-th) gives
+ * outRows/outKeys[0, k). A sample of 1024 to 4096 keys (every stride-th) gives
  * a first threshold: its rank in the sample is the pool's expected rank plus
  * a margin of 25% and four standard deviations, so that usually a little more
  * than k keys reach it. The stored keys then go through the same threshold,
@@ -515,16 +583,19 @@ export const KEYS_FIRST_ROWS_PER_POOL: i32 = 8;
  * run again from -inf, so the pool is exact either way.
  */
 function selectStoredKeys(keyScratch: usize, seqs: usize, rowList: usize, count: i32, k: i32, outRows: usize, outKeys: usize): i32 {
-  const stride = (count + 2 * k - 1) / (2 * k);
+  // 2k samples, but at least 512 (a small pool's threshold from 2k samples
+  // let through some 8 times the pool), and at most half the keys.
+  const wanted = min(SAMPLE_CAPACITY, max(2 * k, 512));
+  const stride = max(2, (count + wanted - 1) / wanted);
   const samples = count / stride;
   for (let j = 0; j < samples; j++) {
     const index = j * stride;
-    appendAt(outRows, outKeys, j, rowOfStored(rowList, count, index), load<f32>(keyScratch + (<usize>index << 2)));
+    appendAt(SAMPLE_ROWS, SAMPLE_KEYS, j, rowOfStored(rowList, count, index), load<f32>(keyScratch + (<usize>index << 2)));
   }
   const expected = <f64>k / <f64>stride;
   const rank = min(samples, <i32>(expected * 1.25 + 4 * Math.sqrt(expected)) + 8);
-  selectBestRadix(outRows, outKeys, samples, rank, seqs);
-  let size = filterStoredKeys(keyScratch, seqs, rowList, count, k, outRows, outKeys, load<f32>(outKeys + (<usize>(rank - 1) << 2)));
+  selectBestRadix(SAMPLE_ROWS, SAMPLE_KEYS, samples, rank, seqs);
+  let size = filterStoredKeys(keyScratch, seqs, rowList, count, k, outRows, outKeys, load<f32>(SAMPLE_KEYS + (<usize>(rank - 1) << 2)));
   if (size < k) size = filterStoredKeys(keyScratch, seqs, rowList, count, k, outRows, outKeys, -Infinity);
   if (size > k) {
     selectBestRadix(outRows, outKeys, size, k, seqs);

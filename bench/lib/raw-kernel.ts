@@ -40,19 +40,22 @@ export class RawKernel {
   }
 
   /** Best-first rows of each query's top k (no score conversion). */
-  search(queries: Float32Array, nq: number, k: number, metric: RawMetric, plainL2 = false): Int32Array {
-    return this.searchWithKeys(queries, nq, k, metric, null, plainL2).rows;
+  search(queries: Float32Array, nq: number, k: number, metric: RawMetric, onePass = false): Int32Array {
+    return this.searchWithKeys(queries, nq, k, metric, null, onePass).rows;
   }
 
   /**
    * Rows and raw keys (larger is nearer), best first, of each query's top k over all rows or `rowList`.
-   * One l2 query takes searchL2Bounded, as the service's KernelInstance does
-   * (on a build that has it), unless `plainL2`: the one-pass l2 scan.
+   * One query goes the way the service's KernelInstance sends it (on a build
+   * that has them): l2 by searchL2Bounded, a top k of KEYS_FIRST_MIN_TOPK or
+   * more keys first; unless `onePass`: the one-pass scan with its selection inside.
    */
-  searchWithKeys(queries: Float32Array, nq: number, k: number, metric: RawMetric, rowList: Int32Array | null = null, plainL2 = false) {
+  searchWithKeys(queries: Float32Array, nq: number, k: number, metric: RawMetric, rowList: Int32Array | null = null, onePass = false) {
     const count = rowList ? rowList.length : this.count;
-    const bounded = metric === 'l2' && nq === 1 && !plainL2 && this.exports.searchL2Bounded !== undefined;
-    const s = scratchFor(this.layout, nq, rowList ? rowList.length : 0, k, bounded ? count : 0);
+    const single = nq === 1 && k >= 1 && !onePass;
+    const bounded = single && metric === 'l2' && this.exports.searchL2Bounded !== undefined;
+    const keysFirst = single && !bounded && k >= (this.exports.KEYS_FIRST_MIN_TOPK?.value ?? Infinity) && count >= 8 * k;
+    const s = scratchFor(this.layout, nq, rowList ? rowList.length : 0, k, bounded || keysFirst ? count : 0, bounded);
     if (s.end > this.scratchEnd) {
       this.grow(s.end);
       this.scratchEnd = s.end;
@@ -63,9 +66,9 @@ export class RawKernel {
     if (bounded) {
       const inverse = inverseNorm(queries);
       this.exports.searchL2Bounded!(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, inverse > 0 ? 1 / inverse : 0, k,
-        s.outRows, s.outKeys, s.bounds, s.list, s.poolRows, s.poolKeys);
+        s.outRows, s.outKeys, s.keys, s.list, s.poolRows, s.poolKeys);
     } else {
-      this.exports.search(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, nq, this.metricCode(metric), k, s.outRows, s.outKeys, s.block);
+      this.exports.search(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, nq, this.metricCode(metric), k, s.outRows, s.outKeys, s.block, keysFirst ? s.keys : 0);
     }
     // Query j's results start at j * k (the kernel's heaps), min(k, count) of them.
     const kept = Math.min(k, count);

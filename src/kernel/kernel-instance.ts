@@ -23,6 +23,8 @@ const FIRST_CAPACITY = 64;
  * and 8 bytes of scratch per row, which only pay off on longer rows.
  */
 const L2_BOUNDS_MIN_DIM = 16;
+/** Rows per result a keys-first selection needs (the kernel's KEYS_FIRST_ROWS_PER_POOL); below it the plain scan runs. */
+const KEYS_FIRST_ROWS_PER_RESULT = 8;
 const GROWTH = 1.5;
 
 /** Best-first results of a search: query j owns [j*perQuery, (j+1)*perQuery). */
@@ -89,11 +91,14 @@ export class KernelInstance {
     this.layout = layoutFor(this.kernel.heapBase(), dim, 0, this.codeStride);
     // A kernel build without it (bench:selection's baseline) selects every pool inside the scan.
     this.keysFirstMinPool = this.kernel.KEYS_FIRST_MIN_POOL?.value ?? Infinity;
+    this.keysFirstMinTopK = this.kernel.KEYS_FIRST_MIN_TOPK?.value ?? Infinity;
   }
 
   private readonly codeStride: number;
   /** Pools from which the int8 first stage gets room for every scanned row's key (selected after the scan). */
   private readonly keysFirstMinPool: number;
+  /** The top k from which one float32 query is selected after the scan, from every scanned row's key. */
+  private readonly keysFirstMinTopK: number;
 
   get capacity(): number {
     return this.layout.capacity;
@@ -293,7 +298,7 @@ export class KernelInstance {
       return { rows: new Int32Array(0), scores: new Float64Array(0), perQuery: 0 };
     }
     this.checkRowList(rowList, count);
-    const { scratch, bounded } = this.searchScratch(queryCount, rowList ? rowList.length : 0, k, scanned, guard);
+    const { scratch, bounded, keysFirst } = this.searchScratch(queryCount, rowList ? rowList.length : 0, k, scanned, guard);
     this.ensureBytes(scratch.end, guard);
     const { floats, ints } = this.wholeMemory();
     const queryAt = scratch.queries >> 2;
@@ -318,14 +323,14 @@ export class KernelInstance {
       this.kernel.searchL2Bounded!(
         vectors, invNorms, seqs, this.dim,
         rowList ? scratch.rowList : 0, scanned, scratch.queries, inverse > 0 ? 1 / inverse : 0, k,
-        scratch.outRows, scratch.outKeys, scratch.bounds, scratch.list, scratch.poolRows, scratch.poolKeys,
+        scratch.outRows, scratch.outKeys, scratch.keys, scratch.list, scratch.poolRows, scratch.poolKeys,
       );
     } else {
       this.kernel.search(
         vectors, invNorms, seqs, this.dim,
         rowList ? scratch.rowList : 0, scanned,
         scratch.queries, queryCount, this.metricCode, k,
-        scratch.outRows, scratch.outKeys, scratch.block,
+        scratch.outRows, scratch.outKeys, scratch.block, keysFirst ? scratch.keys : 0,
       );
     }
 
@@ -344,18 +349,22 @@ export class KernelInstance {
   }
 
   /**
-   * The scratch of a search() call. One l2 query of L2_BOUNDS_MIN_DIM floats
-   * or more takes searchL2Bounded (on a build that has it), which needs room
-   * for a bound per scanned row (8 bytes a row with its list); when the
-   * budget would refuse that room, the plain scan runs instead: same hits.
+   * The scratch of a search() call, and which way one query goes:
+   * - l2, L2_BOUNDS_MIN_DIM floats or more: searchL2Bounded, with room for a
+   *   bound per scanned row and a list (8 bytes a row);
+   * - a top k of KEYS_FIRST_MIN_TOPK or more, 8 rows per result: keys first,
+   *   with room for every scanned row's key (4 bytes a row).
+   * Either only on a build that has it, and only where the budget allows the
+   * room; otherwise the plain scan runs: the same hits every way.
    */
   private searchScratch(queryCount: number, rowListLength: number, k: number, scanned: number, guard: MemoryGuard | null) {
-    const plain = scratchFor(this.layout, queryCount, rowListLength, k);
-    if (!(this.metric === 'l2' && queryCount === 1 && this.dim >= L2_BOUNDS_MIN_DIM && this.kernel.searchL2Bounded)) {
-      return { scratch: plain, bounded: false };
-    }
-    const bounded = scratchFor(this.layout, queryCount, rowListLength, k, scanned);
-    return this.allows(bounded.end, guard) ? { scratch: bounded, bounded: true } : { scratch: plain, bounded: false };
+    const plain = { scratch: scratchFor(this.layout, queryCount, rowListLength, k), bounded: false, keysFirst: false };
+    if (queryCount !== 1) return plain;
+    const bounded = this.metric === 'l2' && this.dim >= L2_BOUNDS_MIN_DIM && this.kernel.searchL2Bounded !== undefined;
+    const keysFirst = !bounded && k >= this.keysFirstMinTopK && scanned >= KEYS_FIRST_ROWS_PER_RESULT * k;
+    if (!bounded && !keysFirst) return plain;
+    const scratch = scratchFor(this.layout, queryCount, rowListLength, k, scanned, bounded);
+    return this.allows(scratch.end, guard) ? { scratch, bounded, keysFirst } : plain;
   }
 
   /** Whether the memory holds `bytes`, or `guard` lets it grow to (asking only; nothing grows). */

@@ -9,8 +9,10 @@ export interface KernelExports {
     vectors: number, invNorms: number, seqs: number, dim: number,
     rowList: number, count: number,
     queries: number, queryCount: number, metric: number, k: number,
-    outRows: number, outKeys: number, blockScratch: number,
+    outRows: number, outKeys: number, blockScratch: number, keyScratch: number,
   ): void;
+  /** The top k from which search() selects one query's results after the scan, given keyScratch. Absent from older builds. */
+  KEYS_FIRST_MIN_TOPK?: WebAssembly.Global;
   /** search() for one l2 query, by dot-loop bounds then an exact pass over the rows they leave (assembly/index.ts); returns the rows scored exactly. Absent from older builds. */
   searchL2Bounded?(
     vectors: number, invNorms: number, seqs: number, dim: number,

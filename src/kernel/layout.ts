@@ -68,16 +68,23 @@ export interface ScratchLayout {
   outKeys: number;
   /** Six queries interleaved by 4-float chunk for the kernel's 6-query blocks (0 bytes below 6 queries). */
   block: number;
-  /** searchL2Bounded only (0 bytes otherwise): every scanned row's key bound, the rows listed for the exact pass, a pool of 2k. */
-  bounds: number;
+  /**
+   * One query only (0 bytes otherwise). `keys`: every scanned row's key (a
+   * large top k selected after the scan) or key bound (searchL2Bounded);
+   * searchL2Bounded's also: the rows listed for its exact pass, a pool of 2k.
+   */
+  keys: number;
   list: number;
   poolRows: number;
   poolKeys: number;
   end: number;
 }
 
-/** `boundedRows`: the rows a single l2 query scans when it takes searchL2Bounded (0: it does not). */
-export function scratchFor(layout: Layout, queryCount: number, rowListLength: number, k: number, boundedRows = 0): ScratchLayout {
+/**
+ * `keyRows`: the rows a single query stores the keys of (0: none); `bounded`:
+ * it takes searchL2Bounded, which also lists up to `keyRows` rows.
+ */
+export function scratchFor(layout: Layout, queryCount: number, rowListLength: number, k: number, keyRows = 0, bounded = false): ScratchLayout {
   const queries = layout.scratch;
   const rowList = align16(queries + queryCount * layout.dim * FLOAT_BYTES);
   // One k more than the results: a single-query scan selects through a
@@ -85,12 +92,12 @@ export function scratchFor(layout: Layout, queryCount: number, rowListLength: nu
   const outRows = align16(rowList + rowListLength * 4);
   const outKeys = align16(outRows + (queryCount + 1) * k * 4);
   const block = align16(outKeys + (queryCount + 1) * k * 4);
-  const bounds = align16(block + (queryCount >= 6 ? 6 * layout.dim * FLOAT_BYTES : 0));
-  const list = align16(bounds + Math.ceil(boundedRows / 4) * 16);
-  const poolRows = align16(list + boundedRows * 4);
-  const poolKeys = align16(poolRows + (boundedRows > 0 ? 2 * k * 4 : 0));
-  const end = align16(poolKeys + (boundedRows > 0 ? 2 * k * 4 : 0));
-  return { queries, rowList, outRows, outKeys, block, bounds, list, poolRows, poolKeys, end };
+  const keys = align16(block + (queryCount >= 6 ? 6 * layout.dim * FLOAT_BYTES : 0));
+  const list = align16(keys + Math.ceil(keyRows / 4) * 16);
+  const poolRows = align16(list + (bounded ? keyRows * 4 : 0));
+  const poolKeys = align16(poolRows + (bounded ? 2 * k * 4 : 0));
+  const end = align16(poolKeys + (bounded ? 2 * k * 4 : 0));
+  return { queries, rowList, outRows, outKeys, block, keys, list, poolRows, poolKeys, end };
 }
 
 /**

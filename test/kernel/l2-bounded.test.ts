@@ -34,7 +34,7 @@ class Loaded {
 
   /** Write the query and row list into scratch that has room for `bounded` bounds. */
   private prepare(query: Float32Array, k: number, rowList: Int32Array | null, bounded: number) {
-    const s = scratchFor(this.layout, 1, rowList ? rowList.length : 0, k, bounded);
+    const s = scratchFor(this.layout, 1, rowList ? rowList.length : 0, k, bounded, bounded > 0);
     this.grow(s.end);
     new Float32Array(this.memory.buffer, s.queries, this.dim).set(query);
     if (rowList) new Int32Array(this.memory.buffer, s.rowList, rowList.length).set(rowList);
@@ -52,7 +52,7 @@ class Loaded {
     const s = this.prepare(query, k, rowList, 0);
     const count = rowList ? rowList.length : this.rows.length;
     const { vectors, invNorms, seqs } = this.layout;
-    this.kernel.search(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, 1, this.kernel.METRIC_L2.value, k, s.outRows, s.outKeys, s.block);
+    this.kernel.search(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, 1, this.kernel.METRIC_L2.value, k, s.outRows, s.outKeys, s.block, 0);
     return this.hits(s, Math.min(k, count));
   }
 
@@ -64,10 +64,10 @@ class Loaded {
     const inverse = inverseNorm(query);
     const listed = this.kernel.searchL2Bounded!(
       vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, inverse > 0 ? 1 / inverse : 0, k,
-      s.outRows, s.outKeys, s.bounds, s.list, s.poolRows, s.poolKeys,
+      s.outRows, s.outKeys, s.keys, s.list, s.poolRows, s.poolKeys,
     );
     // Bounds are stored as the scan visits rows: list position g + l * quarter at 4g + l, the count % 4 tail in place.
-    const stored = new Float32Array(this.memory.buffer, s.bounds, count);
+    const stored = new Float32Array(this.memory.buffer, s.keys, count);
     const quarter = count >> 2;
     const boundOfRow = new Map<number, number>();
     for (let p = 0; p < count; p++) {
