@@ -4,7 +4,7 @@
 import { instantiateKernel, type KernelExports } from '../../src/kernel/kernel-module.js';
 import { layoutFor, pagesFor, scratchFor, type Layout } from '../../src/kernel/layout.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { inverseNorm } from '../../src/kernel/kernel-instance.js';
+import { inverseNorm, selectsAfterScan } from '../../src/kernel/kernel-instance.js';
 
 export type RawMetric = 'cosine' | 'l2' | 'dot';
 
@@ -47,14 +47,14 @@ export class RawKernel {
   /**
    * Rows and raw keys (larger is nearer), best first, of each query's top k over all rows or `rowList`.
    * One query goes the way the service's KernelInstance sends it (on a build
-   * that has them): l2 by searchL2Bounded, a top k of KEYS_FIRST_MIN_TOPK or
-   * more keys first; unless `onePass`: the one-pass scan with its selection inside.
+   * that has them): l2 by searchL2Bounded, a large top k of a cache-sized scan
+   * keys first (selectsAfterScan); unless `onePass`: the one-pass scan with its selection inside.
    */
   searchWithKeys(queries: Float32Array, nq: number, k: number, metric: RawMetric, rowList: Int32Array | null = null, onePass = false) {
     const count = rowList ? rowList.length : this.count;
     const single = nq === 1 && k >= 1 && !onePass;
     const bounded = single && metric === 'l2' && this.exports.searchL2Bounded !== undefined;
-    const keysFirst = single && !bounded && k >= (this.exports.KEYS_FIRST_MIN_TOPK?.value ?? Infinity) && count >= 8 * k;
+    const keysFirst = single && !bounded && selectsAfterScan(k, count, this.dim, this.exports.KEYS_FIRST_MIN_TOPK?.value ?? Infinity);
     const s = scratchFor(this.layout, nq, rowList ? rowList.length : 0, k, bounded || keysFirst ? count : 0, bounded);
     if (s.end > this.scratchEnd) {
       this.grow(s.end);

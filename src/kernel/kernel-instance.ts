@@ -25,6 +25,21 @@ const FIRST_CAPACITY = 64;
 const L2_BOUNDS_MIN_DIM = 16;
 /** Rows per result a keys-first selection needs (the kernel's KEYS_FIRST_ROWS_PER_POOL); below it the plain scan runs. */
 const KEYS_FIRST_ROWS_PER_RESULT = 8;
+/**
+ * The most bytes of rows a keys-first selection scans: rows that fit a
+ * last-level cache are scanned at the speed of the arithmetic, where the
+ * one-pass scan's selection (a mispredicted branch and four appends per
+ * passing step) shows: 9 to 11% of a 10k x 384 scan for k = 100, 4% keys
+ * first. A scan that streams from memory hides that work behind its loads,
+ * and storing and re-reading every key then costs more (bench:scan at 100k
+ * x 384: +0.7 to 1.6% keys first, +0.1 to 0.3% in one pass).
+ */
+const KEYS_FIRST_MAX_SCAN_BYTES = 16 * 1024 * 1024;
+
+/** Whether one query's top k is selected after the scan, from every scanned row's key (given the build's KEYS_FIRST_MIN_TOPK). */
+export function selectsAfterScan(k: number, scanned: number, dim: number, minTopK: number): boolean {
+  return k >= minTopK && scanned >= KEYS_FIRST_ROWS_PER_RESULT * k && scanned * dim * 4 <= KEYS_FIRST_MAX_SCAN_BYTES;
+}
 const GROWTH = 1.5;
 
 /** Best-first results of a search: query j owns [j*perQuery, (j+1)*perQuery). */
@@ -352,8 +367,9 @@ export class KernelInstance {
    * The scratch of a search() call, and which way one query goes:
    * - l2, L2_BOUNDS_MIN_DIM floats or more: searchL2Bounded, with room for a
    *   bound per scanned row and a list (8 bytes a row);
-   * - a top k of KEYS_FIRST_MIN_TOPK or more, 8 rows per result: keys first,
-   *   with room for every scanned row's key (4 bytes a row).
+   * - a top k of KEYS_FIRST_MIN_TOPK or more, 8 rows per result, at most
+   *   KEYS_FIRST_MAX_SCAN_BYTES of rows: keys first, with room for every
+   *   scanned row's key (4 bytes a row).
    * Either only on a build that has it, and only where the budget allows the
    * room; otherwise the plain scan runs: the same hits every way.
    */
@@ -361,7 +377,7 @@ export class KernelInstance {
     const plain = { scratch: scratchFor(this.layout, queryCount, rowListLength, k), bounded: false, keysFirst: false };
     if (queryCount !== 1) return plain;
     const bounded = this.metric === 'l2' && this.dim >= L2_BOUNDS_MIN_DIM && this.kernel.searchL2Bounded !== undefined;
-    const keysFirst = !bounded && k >= this.keysFirstMinTopK && scanned >= KEYS_FIRST_ROWS_PER_RESULT * k;
+    const keysFirst = !bounded && selectsAfterScan(k, scanned, this.dim, this.keysFirstMinTopK);
     if (!bounded && !keysFirst) return plain;
     const scratch = scratchFor(this.layout, queryCount, rowListLength, k, scanned, bounded);
     return this.allows(scratch.end, guard) ? { scratch, bounded, keysFirst } : plain;
