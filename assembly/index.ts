@@ -604,24 +604,79 @@ function selectStoredKeys(keyScratch: usize, seqs: usize, rowList: usize, count:
   return size;
 }
 
-/** Append every stored key at or above `from` (then above the cuts' thresholds) to the buffer; returns its end. */
+/**
+ * Append every stored key at or above `from` (then at or above the cuts'
+ * thresholds) to the buffer; returns its end. Four keys at a time: one
+ * compare gives a 4-bit mask of the lanes that pass, one swizzle by that
+ * mask's entry of PASSING_FIRST moves them (and their rows) to the front,
+ * and one store of each writes them at the end, which advances by their
+ * count: no branch per lane and no store per key. The buffer is cut to its
+ * k best (the k-th becoming the threshold) whenever fewer than 4 entries
+ * are left free. Keys equal to the threshold enter too (the cuts break ties).
+ * Below 8 entries (2k - 4 < k) the lanes go one by one (appendLane).
+ */
 function filterStoredKeys(keyScratch: usize, seqs: usize, rowList: usize, count: i32, k: i32, outRows: usize, outKeys: usize, from: f32): i32 {
   thresholdKey = from;
   thresholdSeq = u32.MAX_VALUE; // a key equal to `from` enters
   let size = 0;
   const quarter = count >> 2;
-  for (let g = 0; g < quarter; g++) {
-    const keys = v128.load(keyScratch + (<usize>g << 4));
-    if (i32x4.all_true(f32x4.lt(keys, f32x4.splat(thresholdKey)))) continue;
-    size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, g), f32x4.extract_lane(keys, 0));
-    size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, g + quarter), f32x4.extract_lane(keys, 1));
-    size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, g + 2 * quarter), f32x4.extract_lane(keys, 2));
-    size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, g + 3 * quarter), f32x4.extract_lane(keys, 3));
+  if (k < 8) {
+    for (let g = 0; g < quarter; g++) {
+      const keys = v128.load(keyScratch + (<usize>g << 4));
+      if (i32x4.all_true(f32x4.lt(keys, f32x4.splat(thresholdKey)))) continue;
+      size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, g), f32x4.extract_lane(keys, 0));
+      size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, g + quarter), f32x4.extract_lane(keys, 1));
+      size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, g + 2 * quarter), f32x4.extract_lane(keys, 2));
+      size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, g + 3 * quarter), f32x4.extract_lane(keys, 3));
+    }
+  } else {
+    const offsets = i32x4(0, quarter, 2 * quarter, 3 * quarter);
+    for (let g = 0; g < quarter; g++) {
+      const keys = v128.load(keyScratch + (<usize>g << 4));
+      const mask = i32x4.bitmask(f32x4.ge(keys, f32x4.splat(thresholdKey)));
+      if (mask == 0) continue;
+      const rows = rowList
+        ? i32x4(rowAt(rowList, g), rowAt(rowList, g + quarter), rowAt(rowList, g + 2 * quarter), rowAt(rowList, g + 3 * quarter))
+        : i32x4.add(i32x4.splat(g), offsets);
+      const front = v128.load(PASSING_FIRST + (<usize>mask << 4));
+      v128.store(outKeys + (<usize>size << 2), i8x16.swizzle(keys, front));
+      v128.store(outRows + (<usize>size << 2), i8x16.swizzle(rows, front));
+      size += <i32>popcnt<u32>(mask);
+      if (size > 2 * k - 4) size = cutTo(outRows, outKeys, seqs, size, k);
+    }
   }
   for (let i = quarter << 2; i < count; i++) {
     size = appendLane(outRows, outKeys, seqs, size, k, rowAt(rowList, i), load<f32>(keyScratch + (<usize>i << 2)));
   }
   return size;
+}
+
+/** i8x16.swizzle indices that move the lanes set in a 4-bit mask to the front, one v128 per mask (16). */
+const PASSING_FIRST: usize = memory.data<u8>([
+  0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+  0x00, 0x01, 0x02, 0x03, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+  0x04, 0x05, 0x06, 0x07, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+  0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+  0x08, 0x09, 0x0a, 0x0b, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+  0x00, 0x01, 0x02, 0x03, 0x08, 0x09, 0x0a, 0x0b, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+  0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+  0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x80, 0x80, 0x80, 0x80,
+  0x0c, 0x0d, 0x0e, 0x0f, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+  0x00, 0x01, 0x02, 0x03, 0x0c, 0x0d, 0x0e, 0x0f, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+  0x04, 0x05, 0x06, 0x07, 0x0c, 0x0d, 0x0e, 0x0f, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+  0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x0c, 0x0d, 0x0e, 0x0f, 0x80, 0x80, 0x80, 0x80,
+  0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+  0x00, 0x01, 0x02, 0x03, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x80, 0x80, 0x80, 0x80,
+  0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x80, 0x80, 0x80, 0x80,
+  0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f
+], 16);
+
+/** Cut the buffer's `size` entries (k <= size) to its k best; the k-th becomes the threshold. Returns k. */
+function cutTo(outRows: usize, outKeys: usize, seqs: usize, size: i32, k: i32): i32 {
+  selectBestRadix(outRows, outKeys, size, k, seqs);
+  thresholdKey = load<f32>(outKeys + (<usize>(k - 1) << 2));
+  thresholdSeq = load<u32>(seqs + (<usize>load<i32>(outRows + (<usize>(k - 1) << 2)) << 2));
+  return k;
 }
 
 /**
@@ -724,10 +779,7 @@ let thresholdSeq: u32 = u32.MAX_VALUE;
 
 /** Cut the full buffer to its k best; the k-th becomes the threshold. Returns k. */
 function reselect(outRows: usize, outKeys: usize, seqs: usize, k: i32): i32 {
-  selectBestRadix(outRows, outKeys, 2 * k, k, seqs);
-  thresholdKey = load<f32>(outKeys + (<usize>(k - 1) << 2));
-  thresholdSeq = load<u32>(seqs + (<usize>load<i32>(outRows + (<usize>(k - 1) << 2)) << 2));
-  return k;
+  return cutTo(outRows, outKeys, seqs, 2 * k, k);
 }
 
 @inline function appendAt(rows: usize, keys: usize, at: i32, row: i32, key: f32): void {
