@@ -3,7 +3,7 @@
 // against a query already widened to i16, with i32x4.dot_i16x8_s: every
 // 16 bytes of a row are one load, two widenings and two pairwise dot
 // products into 32-bit lanes (|sum| <= 127 * 127 * 1024 fits easily).
-// Four rows are scanned per pass (see searchInt8 in index.ts).
+// Four rows are scanned per pass (see searchInt8 in int8-search.ts).
 
 /**
  * sum(q[i] * c_j[i]) over `stride` codes for four rows c0..c3, as the lanes
