@@ -73,12 +73,6 @@ export function cutTo(outRows: usize, outKeys: usize, seqs: usize, size: i32, k:
 
 export const KEYS_FIRST_ROWS_PER_POOL: i32 = 8;
 
-/** The row whose key scanInt8Keys stored at `index`. */
-@inline export function rowOfStored(rowList: usize, count: i32, index: i32): i32 {
-  const quarter = count >> 2;
-  return rowAt(rowList, index < quarter << 2 ? (index >> 2) + (index & 3) * quarter : index);
-}
-
 /** Room for selectStoredKeys' sample (static data of this module, 32 KB: the first page of every memory holds it). */
 const SAMPLE_CAPACITY: i32 = 4096;
 
@@ -88,7 +82,7 @@ const SAMPLE_KEYS: usize = memory.data(SAMPLE_CAPACITY << 2, 16);
 
 /**
  * Select the k best of `count` stored keys (count >= 8k) into
- * outRows/outKeys[0, k). A sample of 1024 to 4096 keys (every stride-th) gives
+ * outRows/outKeys[0, k). A sample of 512 to 4096 keys (groups of four) gives
  * a first threshold: its rank in the sample is the pool's expected rank plus
  * a margin of 25% and four standard deviations, so that usually a little more
  * than k keys reach it. The stored keys then go through the same threshold,
@@ -99,15 +93,20 @@ const SAMPLE_KEYS: usize = memory.data(SAMPLE_CAPACITY << 2, 16);
  */
 export function selectStoredKeys(keyScratch: usize, seqs: usize, rowList: usize, count: i32, k: i32, outRows: usize, outKeys: usize): i32 {
   // 2k samples, but at least 512 (a small pool's threshold from 2k samples
-  // let through some 8 times the pool), and at most half the keys.
+  // let through some 8 times the pool), and at most half the keys; taken as
+  // whole stored groups of four (one 16-byte load, rows from the four
+  // quarters), every step-th group: a quarter of the cache lines touched.
   const wanted = min(SAMPLE_CAPACITY, max(2 * k, 512));
-  const stride = max(2, (count + wanted - 1) / wanted);
-  const samples = count / stride;
-  for (let j = 0; j < samples; j++) {
-    const index = j * stride;
-    appendAt(SAMPLE_ROWS, SAMPLE_KEYS, j, rowOfStored(rowList, count, index), load<f32>(keyScratch + (<usize>index << 2)));
+  const quarter = count >> 2;
+  const step = max(2, (quarter * 4 + wanted - 1) / wanted);
+  const groups = quarter / step;
+  const samples = groups << 2;
+  for (let j = 0; j < groups; j++) {
+    const g = j * step;
+    v128.store(SAMPLE_KEYS + (<usize>j << 4), v128.load(keyScratch + (<usize>g << 4)));
+    v128.store(SAMPLE_ROWS + (<usize>j << 4), i32x4(rowAt(rowList, g), rowAt(rowList, g + quarter), rowAt(rowList, g + 2 * quarter), rowAt(rowList, g + 3 * quarter)));
   }
-  const expected = <f64>k / <f64>stride;
+  const expected = <f64>k * <f64>samples / <f64>count;
   const rank = min(samples, <i32>(expected * 1.25 + 4 * Math.sqrt(expected)) + 8);
   selectBestRadix(SAMPLE_ROWS, SAMPLE_KEYS, samples, rank, seqs);
   let size = filterStoredKeys(keyScratch, seqs, rowList, count, k, outRows, outKeys, load<f32>(SAMPLE_KEYS + (<usize>(rank - 1) << 2)));

@@ -95,13 +95,14 @@ describe('kernel selection against a plain sort', () => {
   }
 
   it('int8 first stage, a large pool whose sampled keys are the best ones: fewer than the pool reach the sample\'s threshold, and the pool is still exact', () => {
-    // 2048 rows, pool 256: the sample is every 4th stored key, i.e. the first
-    // quarter of the rows (lane 0 of every step). Those rows are the nearest,
-    // so the sample's threshold lets fewer than 256 rows through.
+    // 2048 rows, pool 256: the sample is every 4th stored group of four keys,
+    // i.e. the rows r with (r mod 512) mod 4 = 0 (each group holds one row of
+    // each quarter). Those rows are the nearest, so the sample's threshold
+    // lets fewer than 256 rows through.
     const rng = seededRng(53);
     const n = 2048;
     const query = Float32Array.from([127, 127, 127]);
-    const rows = Array.from({ length: n }, (_, r) => (r < n / 4
+    const rows = Array.from({ length: n }, (_, r) => ((r % (n / 4)) % 4 === 0
       ? Float32Array.from([127, 127 - randomInt(rng, 20), 127 - randomInt(rng, 20)])
       : Float32Array.from([127, -127 + randomInt(rng, 100), -127 + randomInt(rng, 100)])));
     const seqs = shuffled(rng, Array.from({ length: n }, (_, i) => i));
