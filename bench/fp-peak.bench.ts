@@ -1,0 +1,57 @@
+// npm run bench:fp-peak: how many f32x4 adds, multiplies and multiply-add
+// pairs V8's code issues per second on this machine with everything in
+// registers (bench/fp-peak/probe.ts, compiled here with asc), next to the
+// multiply-add pairs per second the scans reach at 10k x 384 (a single query,
+// and search-many's blocks of 16): the ceiling the search-many goal meets
+// where the rows sit in cache (16 queries in <= 0.7x the time of 16 singles).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { uniformVectors } from './lib/data.js';
+import { interleave, median, printTable, quick, writeResults } from './lib/measure.js';
+import { RawKernel } from './lib/raw-kernel.js';
+
+const root = new URL('../', import.meta.url).pathname;
+const out = `${root}bench/results/fp-peak.wasm`;
+mkdirSync(`${root}bench/results`, { recursive: true });
+execFileSync(process.execPath, [`${root}node_modules/assemblyscript/bin/asc.js`, `${root}bench/fp-peak/probe.ts`,
+  '-O3', '--enable', 'simd', '--runtime', 'stub', '--noAssert', '-o', out], { stdio: 'inherit' });
+const probe = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(out)), { env: { memory: new WebAssembly.Memory({ initial: 1 }) } }).exports as Record<string, (n: number, a: number, b?: number) => number>;
+
+const N = quick ? 200_000 : 20_000_000;
+const rate = (run: () => unknown, ops: number) => {
+  run(); // warm-up
+  const runs: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const t0 = process.hrtime.bigint();
+    run();
+    runs.push(ops / (Number(process.hrtime.bigint() - t0) / 1e9) / 1e9);
+  }
+  return median(runs);
+};
+const adds = rate(() => probe.adds(N, 1.0000001), 8 * N);
+const muls = rate(() => probe.muls(N, 1.0000001), 8 * N);
+const pairs = rate(() => probe.pairs(N, 1.0000001, 0.9999999), 8 * N);
+
+const DIM = 384, ROWS = quick ? 2_000 : 10_000, BLOCK = 16;
+const kernel = new RawKernel(uniformVectors(ROWS, DIM, 31), DIM);
+const queries = uniformVectors(BLOCK, DIM, 32);
+const t = Object.fromEntries(interleave([
+  { name: 'single', run: () => kernel.search(queries.subarray(0, DIM), 1, 10, 'cosine') },
+  { name: 'block', run: () => kernel.search(queries, BLOCK, 10, 'cosine') },
+], { rounds: 7, targetMs: 100 }).map((x) => [x.name, x.ms]));
+const pairsPerQuery = ROWS * DIM / 4;
+const single = pairsPerQuery / (t.single / 1000) / 1e9;
+const block = BLOCK * pairsPerQuery / (t.block / 1000) / 1e9;
+const goal = single / 0.7;
+
+const rows = [
+  { probe: 'f32x4 adds alone, in registers', 'G per s': adds.toFixed(2) },
+  { probe: 'f32x4 multiplies alone, in registers', 'G per s': muls.toFixed(2) },
+  { probe: 'multiply-add pairs, in registers', 'G per s': pairs.toFixed(2) },
+  { probe: `single-query scan, ${ROWS / 1000}k x ${DIM} (pairs)`, 'G per s': single.toFixed(2) },
+  { probe: `search-many block of ${BLOCK} (pairs)`, 'G per s': block.toFixed(2) },
+  { probe: 'pairs the block would need for 0.7x of singles', 'G per s': goal.toFixed(2) },
+];
+printTable(rows);
+console.log(`the goal needs ${(2 * goal).toFixed(1)} G f32x4 operations/s: ${(2 * goal / (adds + muls) * 100).toFixed(0)}% of adds and multiplies at their separate peaks (${(adds + muls).toFixed(1)} G/s); the blocks reach ${(2 * block / (adds + muls) * 100).toFixed(0)}%`);
+console.log(`results: ${writeResults('fp-peak', { rows, adds, muls, pairs, single, block, goal })}`);
