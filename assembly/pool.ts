@@ -73,16 +73,19 @@ export function cutTo(outRows: usize, outKeys: usize, seqs: usize, size: i32, k:
 
 export const KEYS_FIRST_ROWS_PER_POOL: i32 = 8;
 
-/** Room for selectStoredKeys' sample (static data of this module, 32 KB: the first page of every memory holds it). */
-const SAMPLE_CAPACITY: i32 = 4096;
-
-const SAMPLE_ROWS: usize = memory.data(SAMPLE_CAPACITY << 2, 16);
-
-const SAMPLE_KEYS: usize = memory.data(SAMPLE_CAPACITY << 2, 16);
+/**
+ * The fewest keys selectStoredKeys samples, and room for them when they
+ * outnumber the 2k entries of the selection buffer (a pool under 256), which
+ * otherwise holds the sample; static data of this module (4 KB), so every
+ * session's memory holds it.
+ */
+const SMALL_SAMPLE: i32 = 512;
+const SMALL_SAMPLE_ROWS: usize = memory.data(SMALL_SAMPLE << 2, 16);
+const SMALL_SAMPLE_KEYS: usize = memory.data(SMALL_SAMPLE << 2, 16);
 
 /**
  * Select the k best of `count` stored keys (count >= 8k) into
- * outRows/outKeys[0, k). A sample of 512 to 4096 keys (groups of four) gives
+ * outRows/outKeys[0, k). A sample of max(2k, 512) keys (groups of four) gives
  * a first threshold: its rank in the sample is the pool's expected rank plus
  * a margin of 25% and four standard deviations, so that usually a little more
  * than k keys reach it. The stored keys then go through the same threshold,
@@ -96,20 +99,23 @@ export function selectStoredKeys(keyScratch: usize, seqs: usize, rowList: usize,
   // let through some 8 times the pool), and at most half the keys; taken as
   // whole stored groups of four (one 16-byte load, rows from the four
   // quarters), every step-th group: a quarter of the cache lines touched.
-  const wanted = min(SAMPLE_CAPACITY, max(2 * k, 512));
+  const wanted = max(2 * k, SMALL_SAMPLE);
+  const sampleRows = wanted > 2 * k ? SMALL_SAMPLE_ROWS : outRows;
+  const sampleKeys = wanted > 2 * k ? SMALL_SAMPLE_KEYS : outKeys;
   const quarter = count >> 2;
   const step = max(2, (quarter * 4 + wanted - 1) / wanted);
   const groups = quarter / step;
   const samples = groups << 2;
   for (let j = 0; j < groups; j++) {
     const g = j * step;
-    v128.store(SAMPLE_KEYS + (<usize>j << 4), v128.load(keyScratch + (<usize>g << 4)));
-    v128.store(SAMPLE_ROWS + (<usize>j << 4), i32x4(rowAt(rowList, g), rowAt(rowList, g + quarter), rowAt(rowList, g + 2 * quarter), rowAt(rowList, g + 3 * quarter)));
+    v128.store(sampleKeys + (<usize>j << 4), v128.load(keyScratch + (<usize>g << 4)));
+    v128.store(sampleRows + (<usize>j << 4), i32x4(rowAt(rowList, g), rowAt(rowList, g + quarter), rowAt(rowList, g + 2 * quarter), rowAt(rowList, g + 3 * quarter)));
   }
   const expected = <f64>k * <f64>samples / <f64>count;
   const rank = min(samples, <i32>(expected * 1.25 + 4 * Math.sqrt(expected)) + 8);
-  selectBestRadix(SAMPLE_ROWS, SAMPLE_KEYS, samples, rank, seqs);
-  let size = filterStoredKeys(keyScratch, seqs, rowList, count, k, outRows, outKeys, load<f32>(SAMPLE_KEYS + (<usize>(rank - 1) << 2)));
+  selectBestRadix(sampleRows, sampleKeys, samples, rank, seqs);
+  // Read before the pass below overwrites a sample held in the buffer.
+  let size = filterStoredKeys(keyScratch, seqs, rowList, count, k, outRows, outKeys, load<f32>(sampleKeys + (<usize>(rank - 1) << 2)));
   if (size < k) size = filterStoredKeys(keyScratch, seqs, rowList, count, k, outRows, outKeys, -Infinity);
   return keepBest(outRows, outKeys, seqs, size, k);
 }
