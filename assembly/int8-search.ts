@@ -88,7 +88,7 @@ export const KEYS_FIRST_MIN_POOL: i32 = 256;
  * quarter of the rows; the count % 4 tail in a padded step): a step whose
  * four keys are all strictly below the threshold is rejected with one
  * vector compare, the others append their rows (appendLane). The loop is
- * scanRowsX4's written out again: one loop for both, with a constant flag
+ * scanRowsX4's (scan.ts) written out again: one loop for both, with a constant flag
  * choosing the keys, came out of binaryen 3 KB larger, with a second copy of
  * the float32 dot loop in scanOne.
  */
