@@ -17,6 +17,7 @@ import { codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, p
 import { quantizeInto, sumOfSquares } from './quantize.js';
 
 const FIRST_CAPACITY = 64;
+const GROWTH = 1.5;
 /**
  * Below this many floats a row, one l2 query takes the plain scan: the
  * bounded search saves a subtract per float and spends some 20 operations
@@ -40,7 +41,6 @@ const KEYS_FIRST_MAX_SCAN_BYTES = 16 * 1024 * 1024;
 export function selectsAfterScan(k: number, scanned: number, dim: number, minTopK: number): boolean {
   return k >= minTopK && scanned >= KEYS_FIRST_ROWS_PER_RESULT * k && scanned * dim * 4 <= KEYS_FIRST_MAX_SCAN_BYTES;
 }
-const GROWTH = 1.5;
 
 /** Best-first results of a search: query j owns [j*perQuery, (j+1)*perQuery). */
 export interface SearchHits {
@@ -260,8 +260,8 @@ export class KernelInstance {
     const scratch = int8ScratchFor(this.layout, rowList ? rowList.length : 0, pool, keysFirst ? scanned : 0);
     // The scratch of the whole call (first stage, then re-ranking at most
     // `pool` rows) in one step: a refused call has grown nothing.
-    const pooled = Math.min(pool, scanned);
-    this.ensureBytes(Math.max(scratch.end, this.searchScratch(1, pooled, k, pooled, guard).scratch.end), guard);
+    const reranked = Math.min(pool, scanned);
+    this.ensureBytes(Math.max(scratch.end, this.searchScratch(1, reranked, k, reranked, guard).scratch.end), guard);
     for (let q = 0; q < queryCount; q++) {
       const query = queries.subarray(q * this.dim, (q + 1) * this.dim);
       const pooled = this.firstStageIn(scratch, keysFirst, query, pool, scanned, rowList);
