@@ -3,7 +3,7 @@
 
 import { dotRowsX4 } from "./simd";
 import { heapSortBestFirst } from "./topk";
-import { KEYS_FIRST_ROWS_PER_POOL, rowAt, selectPool } from "./pool";
+import { appendPassing, KEYS_FIRST_ROWS_PER_POOL, rowAt, selectPool, storedRows } from "./pool";
 import { gather4, METRIC_L2, scanOne } from "./scan";
 
 /**
@@ -46,9 +46,8 @@ export function searchL2Bounded(
   scanL2Bounds(vectors, invNorms, dim, rowBytes, rowList, count, query, queryNorm, bounds);
   const pooled = selectPool(bounds, seqs, rowList, count, k, poolRows, poolKeys);
   scanOne(vectors, invNorms, seqs, dim, rowBytes, poolRows, pooled, query, METRIC_L2, k, outRows, outKeys);
-  let worst: f32 = Infinity;
-  for (let i = 0; i < pooled; i++) worst = min(worst, load<f32>(outKeys + (<usize>i << 2)));
-  const listed = listReaching(bounds, rowList, count, worst, list);
+  // scanOne leaves its k best as a heap whose root, at 0, is the worst.
+  const listed = listReaching(bounds, rowList, count, load<f32>(outKeys), list);
   scanOne(vectors, invNorms, seqs, dim, rowBytes, list, listed, query, METRIC_L2, k, outRows, outKeys);
   heapSortBestFirst(outRows, outKeys, min(k, listed), seqs);
   return listed;
@@ -108,27 +107,22 @@ function scanL2Bounds(
 /**
  * The rows (in `list`) whose stored bound is not below `threshold`; a NaN
  * bound is listed too. Returns how many. Bounds stored as scanL2Bounds
- * stores them.
+ * stores them; a group's rows are appended as filterStoredKeys appends them
+ * (appendPassing: before group g at most 4g are listed, so the 16-byte store
+ * stays within the list's count entries).
  */
 function listReaching(bounds: usize, rowList: usize, count: i32, threshold: f32, list: usize): i32 {
   const t = f32x4.splat(threshold);
   let listed = 0;
   const quarter = count >> 2;
+  const offsets = i32x4(0, quarter, 2 * quarter, 3 * quarter);
   for (let g = 0; g < quarter; g++) {
-    const b = v128.load(bounds + (<usize>g << 4));
-    if (i32x4.all_true(f32x4.lt(b, t))) continue;
-    listed = listIf(list, listed, rowAt(rowList, g), f32x4.extract_lane(b, 0), threshold);
-    listed = listIf(list, listed, rowAt(rowList, g + quarter), f32x4.extract_lane(b, 1), threshold);
-    listed = listIf(list, listed, rowAt(rowList, g + 2 * quarter), f32x4.extract_lane(b, 2), threshold);
-    listed = listIf(list, listed, rowAt(rowList, g + 3 * quarter), f32x4.extract_lane(b, 3), threshold);
+    const mask = i32x4.bitmask(v128.not(f32x4.lt(v128.load(bounds + (<usize>g << 4)), t)));
+    if (mask != 0) listed = appendPassing(list, listed, storedRows(rowList, g, quarter, offsets), mask);
   }
   for (let i = quarter << 2; i < count; i++) {
-    listed = listIf(list, listed, rowAt(rowList, i), load<f32>(bounds + (<usize>i << 2)), threshold);
+    store<i32>(list + (<usize>listed << 2), rowAt(rowList, i));
+    listed += <i32>!(load<f32>(bounds + (<usize>i << 2)) < threshold);
   }
   return listed;
-}
-
-@inline function listIf(list: usize, listed: i32, row: i32, bound: f32, threshold: f32): i32 {
-  store<i32>(list + (<usize>listed << 2), row);
-  return listed + <i32>!(bound < threshold);
 }

@@ -71,7 +71,29 @@ export function cutTo(outRows: usize, outKeys: usize, seqs: usize, size: i32, k:
   store<f32>(keys + (<usize>at << 2), key);
 }
 
+/** Rows per pool entry (or top-k result) a selection after the scan needs; below them the threshold in the scan rejects nearly every step anyway. */
 export const KEYS_FIRST_ROWS_PER_POOL: i32 = 8;
+
+/**
+ * The rows whose keys a scan stored as the group at `g` (list positions g,
+ * g + quarter, g + 2 quarter, g + 3 quarter), as the lanes of an i32x4;
+ * `offsets` is i32x4(0, quarter, 2 quarter, 3 quarter).
+ */
+@inline export function storedRows(rowList: usize, g: i32, quarter: i32, offsets: v128): v128 {
+  return rowList
+    ? i32x4(rowAt(rowList, g), rowAt(rowList, g + quarter), rowAt(rowList, g + 2 * quarter), rowAt(rowList, g + 3 * quarter))
+    : i32x4.add(i32x4.splat(g), offsets);
+}
+
+/**
+ * Append the lanes of `values` set in the 4-bit `mask` at `at` (i32 or f32
+ * entries), in lane order, by one swizzle and one 16-byte store: room for 4
+ * entries at `at` is needed whatever the mask. Returns the new end.
+ */
+@inline export function appendPassing(to: usize, at: i32, values: v128, mask: i32): i32 {
+  v128.store(to + (<usize>at << 2), i8x16.swizzle(values, v128.load(PASSING_FIRST + (<usize>mask << 4))));
+  return at + <i32>popcnt<u32>(mask);
+}
 
 /**
  * The fewest keys selectStoredKeys samples, and room for them when they
@@ -103,13 +125,14 @@ export function selectStoredKeys(keyScratch: usize, seqs: usize, rowList: usize,
   const sampleRows = wanted > 2 * k ? SMALL_SAMPLE_ROWS : outRows;
   const sampleKeys = wanted > 2 * k ? SMALL_SAMPLE_KEYS : outKeys;
   const quarter = count >> 2;
+  const offsets = i32x4(0, quarter, 2 * quarter, 3 * quarter);
   const step = max(2, (quarter * 4 + wanted - 1) / wanted);
   const groups = quarter / step;
   const samples = groups << 2;
   for (let j = 0; j < groups; j++) {
     const g = j * step;
     v128.store(sampleKeys + (<usize>j << 4), v128.load(keyScratch + (<usize>g << 4)));
-    v128.store(sampleRows + (<usize>j << 4), i32x4(rowAt(rowList, g), rowAt(rowList, g + quarter), rowAt(rowList, g + 2 * quarter), rowAt(rowList, g + 3 * quarter)));
+    v128.store(sampleRows + (<usize>j << 4), storedRows(rowList, g, quarter, offsets));
   }
   const expected = <f64>k * <f64>samples / <f64>count;
   const rank = min(samples, <i32>(expected * 1.25 + 4 * Math.sqrt(expected)) + 8);
@@ -151,13 +174,8 @@ export function filterStoredKeys(keyScratch: usize, seqs: usize, rowList: usize,
       const keys = v128.load(keyScratch + (<usize>g << 4));
       const mask = i32x4.bitmask(f32x4.ge(keys, f32x4.splat(thresholdKey)));
       if (mask == 0) continue;
-      const rows = rowList
-        ? i32x4(rowAt(rowList, g), rowAt(rowList, g + quarter), rowAt(rowList, g + 2 * quarter), rowAt(rowList, g + 3 * quarter))
-        : i32x4.add(i32x4.splat(g), offsets);
-      const front = v128.load(PASSING_FIRST + (<usize>mask << 4));
-      v128.store(outKeys + (<usize>size << 2), i8x16.swizzle(keys, front));
-      v128.store(outRows + (<usize>size << 2), i8x16.swizzle(rows, front));
-      size += <i32>popcnt<u32>(mask);
+      appendPassing(outRows, size, storedRows(rowList, g, quarter, offsets), mask);
+      size = appendPassing(outKeys, size, keys, mask);
       if (size > 2 * k - 4) size = cutTo(outRows, outKeys, seqs, size, k);
     }
   }
