@@ -4,7 +4,7 @@
 import { instantiateKernel, type KernelExports } from '../../src/kernel/kernel-module.js';
 import { layoutFor, pagesFor, scratchFor, type Layout } from '../../src/kernel/layout.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { inverseNorm, selectsAfterScan } from '../../src/kernel/kernel-instance.js';
+import { inverseNorm, singleQueryPath, singleQueryPathsOf } from '../../src/kernel/kernel-instance.js';
 
 export type RawMetric = 'cosine' | 'l2' | 'dot';
 
@@ -47,15 +47,14 @@ export class RawKernel {
   /**
    * Rows and raw keys (larger is nearer), best first, of each query's top k over all rows or `rowList`.
    * One query goes the way the service's KernelInstance sends it (on a build
-   * that has them): l2 by searchL2Bounded, a large top k of a cache-sized scan
-   * keys first (selectsAfterScan); unless `onePass`: the one-pass scan with its selection inside.
+   * that has them, singleQueryPath): l2 by searchL2Bounded, a large top k of
+   * a cache-sized scan keys first; unless `onePass`: the one-pass scan with its selection inside.
    */
   searchWithKeys(queries: Float32Array, nq: number, k: number, metric: RawMetric, rowList: Int32Array | null = null, onePass = false) {
     const count = rowList ? rowList.length : this.count;
-    const single = nq === 1 && k >= 1 && !onePass;
-    const bounded = single && metric === 'l2' && this.exports.searchL2Bounded !== undefined;
-    const keysFirst = single && !bounded && selectsAfterScan(k, count, this.dim, this.exports.KEYS_FIRST_MIN_TOPK?.value ?? Infinity);
-    const s = scratchFor(this.layout, nq, rowList ? rowList.length : 0, k, bounded || keysFirst ? count : 0, bounded);
+    const path = nq === 1 && k >= 1 && !onePass ? singleQueryPath(singleQueryPathsOf(this.exports), metric, this.dim, k, count) : 'plain';
+    const bounded = path === 'bounded';
+    const s = scratchFor(this.layout, nq, rowList ? rowList.length : 0, k, path === 'plain' ? 0 : count, bounded);
     if (s.end > this.scratchEnd) {
       this.grow(s.end);
       this.scratchEnd = s.end;
@@ -68,7 +67,7 @@ export class RawKernel {
       this.exports.searchL2Bounded!(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, inverse > 0 ? 1 / inverse : 0, k,
         s.outRows, s.outKeys, s.keys, s.list, s.poolRows, s.poolKeys);
     } else {
-      this.exports.search(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, nq, this.metricCode(metric), k, s.outRows, s.outKeys, s.block, keysFirst ? s.keys : 0);
+      this.exports.search(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, nq, this.metricCode(metric), k, s.outRows, s.outKeys, s.block, path === 'keysFirst' ? s.keys : 0);
     }
     // Query j's results start at j * k (the kernel's heaps), min(k, count) of them.
     const kept = Math.min(k, count);

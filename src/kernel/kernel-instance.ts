@@ -24,8 +24,6 @@ const GROWTH = 1.5;
  * and 8 bytes of scratch per row, which only pay off on longer rows.
  */
 const L2_BOUNDS_MIN_DIM = 16;
-/** Rows per result a keys-first selection needs (the kernel's KEYS_FIRST_ROWS_PER_POOL); below it the plain scan runs. */
-const KEYS_FIRST_ROWS_PER_RESULT = 8;
 /**
  * The most bytes of rows a keys-first selection scans: rows that fit a
  * last-level cache are scanned at the speed of the arithmetic, where the
@@ -37,9 +35,34 @@ const KEYS_FIRST_ROWS_PER_RESULT = 8;
  */
 const KEYS_FIRST_MAX_SCAN_BYTES = 16 * 1024 * 1024;
 
-/** Whether one query's top k is selected after the scan, from every scanned row's key (given the build's KEYS_FIRST_MIN_TOPK). */
-export function selectsAfterScan(k: number, scanned: number, dim: number, minTopK: number): boolean {
-  return k >= minTopK && scanned >= KEYS_FIRST_ROWS_PER_RESULT * k && scanned * dim * 4 <= KEYS_FIRST_MAX_SCAN_BYTES;
+/** What a kernel build offers a single query beyond the one-pass scan (an older build offers nothing). */
+export interface SingleQueryPaths {
+  /** It has searchL2Bounded. */
+  bounded: boolean;
+  /** Its KEYS_FIRST_MIN_TOPK: the top k from which search() can select after the scan. */
+  minTopK: number;
+  /** Its KEYS_FIRST_ROWS_PER_POOL: the rows per result either needs. */
+  rowsPerResult: number;
+}
+
+export function singleQueryPathsOf(kernel: KernelExports): SingleQueryPaths {
+  return {
+    bounded: kernel.searchL2Bounded !== undefined,
+    minTopK: kernel.KEYS_FIRST_MIN_TOPK?.value ?? Infinity,
+    rowsPerResult: kernel.KEYS_FIRST_ROWS_PER_POOL?.value ?? Infinity,
+  };
+}
+
+/**
+ * The way one query's top k over `scanned` rows of `dim` floats goes (the
+ * same hits every way): 'bounded', l2 by bounds (searchL2Bounded, 8 bytes of
+ * scratch a row); 'keysFirst', every key stored and the k best selected
+ * after the scan (4 bytes a row); 'plain', the one-pass scan.
+ */
+export function singleQueryPath(paths: SingleQueryPaths, metric: Metric | 'dot', dim: number, k: number, scanned: number): 'bounded' | 'keysFirst' | 'plain' {
+  if (!(scanned >= paths.rowsPerResult * k)) return 'plain';
+  if (metric === 'l2' && paths.bounded && dim >= L2_BOUNDS_MIN_DIM) return 'bounded';
+  return k >= paths.minTopK && scanned * dim * 4 <= KEYS_FIRST_MAX_SCAN_BYTES ? 'keysFirst' : 'plain';
 }
 
 /** Best-first results of a search: query j owns [j*perQuery, (j+1)*perQuery). */
@@ -106,14 +129,14 @@ export class KernelInstance {
     this.layout = layoutFor(this.kernel.heapBase(), dim, 0, this.codeStride);
     // A kernel build without it (bench:selection's baseline) selects every pool inside the scan.
     this.keysFirstMinPool = this.kernel.KEYS_FIRST_MIN_POOL?.value ?? Infinity;
-    this.keysFirstMinTopK = this.kernel.KEYS_FIRST_MIN_TOPK?.value ?? Infinity;
+    this.singleQueryPaths = singleQueryPathsOf(this.kernel);
   }
 
   private readonly codeStride: number;
   /** Pools from which the int8 first stage gets room for every scanned row's key (selected after the scan). */
   private readonly keysFirstMinPool: number;
-  /** The top k from which one float32 query is selected after the scan, from every scanned row's key. */
-  private readonly keysFirstMinTopK: number;
+  /** What this build offers one query beyond the one-pass scan. */
+  private readonly singleQueryPaths: SingleQueryPaths;
 
   get capacity(): number {
     return this.layout.capacity;
@@ -313,7 +336,7 @@ export class KernelInstance {
       return { rows: new Int32Array(0), scores: new Float64Array(0), perQuery: 0 };
     }
     this.checkRowList(rowList, count);
-    const { scratch, bounded, keysFirst } = this.searchScratch(queryCount, rowList ? rowList.length : 0, k, scanned, guard);
+    const { scratch, path } = this.searchScratch(queryCount, rowList ? rowList.length : 0, k, scanned, guard);
     this.ensureBytes(scratch.end, guard);
     const { floats, ints } = this.wholeMemory();
     const queryAt = scratch.queries >> 2;
@@ -332,7 +355,7 @@ export class KernelInstance {
     if (rowList) ints.set(rowList, scratch.rowList >> 2);
 
     const { vectors, invNorms, seqs } = this.layout;
-    if (bounded) {
+    if (path === 'bounded') {
       // One l2 query: bounds from the dot loop, then the exact pass (same hits).
       const inverse = inverseNorm(queries);
       this.kernel.searchL2Bounded!(
@@ -345,7 +368,7 @@ export class KernelInstance {
         vectors, invNorms, seqs, this.dim,
         rowList ? scratch.rowList : 0, scanned,
         scratch.queries, queryCount, this.metricCode, k,
-        scratch.outRows, scratch.outKeys, scratch.block, keysFirst ? scratch.keys : 0,
+        scratch.outRows, scratch.outKeys, scratch.block, path === 'keysFirst' ? scratch.keys : 0,
       );
     }
 
@@ -364,23 +387,18 @@ export class KernelInstance {
   }
 
   /**
-   * The scratch of a search() call, and which way one query goes:
-   * - l2, L2_BOUNDS_MIN_DIM floats or more: searchL2Bounded, with room for a
-   *   bound per scanned row and a list (8 bytes a row);
-   * - a top k of KEYS_FIRST_MIN_TOPK or more, 8 rows per result, at most
-   *   KEYS_FIRST_MAX_SCAN_BYTES of rows: keys first, with room for every
-   *   scanned row's key (4 bytes a row).
-   * Either only on a build that has it, and only where the budget allows the
-   * room; otherwise the plain scan runs: the same hits every way.
+   * The scratch of a search() call, and the way one query goes
+   * (singleQueryPath): the faster ways need room for a key or bound per
+   * scanned row, and where the budget does not allow it the one-pass scan
+   * runs instead, with the same hits.
    */
   private searchScratch(queryCount: number, rowListLength: number, k: number, scanned: number, guard: MemoryGuard | null) {
-    const plain = { scratch: scratchFor(this.layout, queryCount, rowListLength, k), bounded: false, keysFirst: false };
+    const plain = { scratch: scratchFor(this.layout, queryCount, rowListLength, k), path: 'plain' as const };
     if (queryCount !== 1) return plain;
-    const bounded = this.metric === 'l2' && this.dim >= L2_BOUNDS_MIN_DIM && this.kernel.searchL2Bounded !== undefined;
-    const keysFirst = !bounded && selectsAfterScan(k, scanned, this.dim, this.keysFirstMinTopK);
-    if (!bounded && !keysFirst) return plain;
-    const scratch = scratchFor(this.layout, queryCount, rowListLength, k, scanned, bounded);
-    return this.allows(scratch.end, guard) ? { scratch, bounded, keysFirst } : plain;
+    const path = singleQueryPath(this.singleQueryPaths, this.metric, this.dim, k, scanned);
+    if (path === 'plain') return plain;
+    const scratch = scratchFor(this.layout, queryCount, rowListLength, k, scanned, path === 'bounded');
+    return this.allows(scratch.end, guard) ? { scratch, path } : plain;
   }
 
   /** Whether the memory holds `bytes`, or `guard` lets it grow to (asking only; nothing grows). */
