@@ -11,12 +11,13 @@
 // Ties are broken by the slot's sequence number (earlier insertion first),
 // so results do not depend on where a vector happens to sit.
 
-import { rows4, rows6 } from "./simd";
+import { TILE_PASS_QUERIES, interleave4, scanTiles } from "./tiles";
 import { heapify, heapOffer, heapSortBestFirst } from "./topk";
 import { KEYS_FIRST_MIN_TOPK, KEYS_FIRST_ROWS_PER_POOL, rowAt, selectStoredKeys } from "./pool";
 import { METRIC_COSINE, METRIC_DOT, METRIC_L2, scanKeys, scanOne } from "./scan";
 export { METRIC_COSINE, METRIC_DOT, METRIC_L2 } from "./scan";
 export { KEYS_FIRST_MIN_TOPK, KEYS_FIRST_ROWS_PER_POOL } from "./pool";
+export { TILE_PASS_QUERIES } from "./tiles";
 export { searchL2Bounded, L2_BOUND_PER_DIM, L2_BOUND_BASE } from "./l2-bounds";
 export { searchInt8, KEYS_FIRST_MIN_POOL } from "./int8-search";
 export { decodeFloat32Base64, BASE64_BAD_TEXT, BASE64_OUT_OF_RANGE } from "./base64";
@@ -79,8 +80,8 @@ export function readFloor4(start: usize, bytes: usize): f32 {
  * otherwise rows 0..count-1. Query j's results are written best-first to
  * outRows/outKeys at [j*k, j*k + min(k, count)); both must have room for
  * (nq + 1) * k entries (a single-query scan selects through [j*k, j*k + 2k)).
- * `block` is scratch of 6 * dim floats (16-byte aligned) for the 6-query
- * blocks, unused below 6. `keyScratch` (0: none) is room for count rounded
+ * `block` is scratch of min(nq & ~3, TILE_PASS_QUERIES) * dim floats
+ * (16-byte aligned) for the query tiles, unused below 4 queries. `keyScratch` (0: none) is room for count rounded
  * up to 4 float32, 16-byte aligned, for one query with a large k
  * (KEYS_FIRST_MIN_TOPK).
  */
@@ -107,17 +108,15 @@ export function search(
     return;
   }
   let j = 0;
-  // Blocks of six, then four, queries share each load of a stored row.
-  for (; j + 6 <= nq; j += 6) {
-    interleave6(queries + <usize>j * rowBytes, rowBytes, dim, block);
-    scanBlock6(vectors, invNorms, seqs, dim, rowBytes, rowList, count,
-      queries + <usize>j * rowBytes, block, metric, k,
+  // Groups of four queries, up to TILE_PASS_QUERIES a pass over the rows,
+  // share each load of a stored row; the nq % 4 left are scanned one by one.
+  while (nq - j >= 4) {
+    const m = min(TILE_PASS_QUERIES, (nq - j) & ~3);
+    interleave4(queries + <usize>j * rowBytes, rowBytes, dim, m >> 2, block);
+    scanTiles(vectors, invNorms, seqs, dim, rowBytes, rowList, count,
+      queries + <usize>j * rowBytes, block, m, metric, k,
       outRows + (<usize>(j * k) << 2), outKeys + (<usize>(j * k) << 2));
-  }
-  for (; j + 4 <= nq; j += 4) {
-    scanBlock4(vectors, invNorms, seqs, dim, rowBytes, rowList, count,
-      queries + <usize>j * rowBytes, metric, k,
-      outRows + (<usize>(j * k) << 2), outKeys + (<usize>(j * k) << 2));
+    j += m;
   }
   for (; j < nq; j++) {
     scanOne(vectors, invNorms, seqs, dim, rowBytes, rowList, count,
@@ -127,93 +126,5 @@ export function search(
   const kept = min(k, count);
   for (let q = 0; q < nq; q++) {
     heapSortBestFirst(outRows + (<usize>(q * k) << 2), outKeys + (<usize>(q * k) << 2), kept, seqs);
-  }
-}
-
-function scanBlock4(
-  vectors: usize, invNorms: usize, seqs: usize, dim: i32, rowBytes: usize,
-  rowList: usize, count: i32, queries: usize, metric: i32, k: i32,
-  outRows: usize, outKeys: usize,
-): void {
-  const heapBytes = <usize>k << 2;
-  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  for (let i = 0; i < count; i++) {
-    const row = rowAt(rowList, i);
-    const v = vectors + <usize>row * rowBytes;
-    let keys: v128;
-    if (metric == METRIC_COSINE) {
-      keys = f32x4.mul(rows4(queries, rowBytes, v, dim, false), f32x4.splat(load<f32>(invNorms + (<usize>row << 2))));
-    } else if (metric == METRIC_DOT) {
-      keys = rows4(queries, rowBytes, v, dim, false);
-    } else {
-      keys = f32x4.neg(rows4(queries, rowBytes, v, dim, true));
-    }
-    s0 = heapOffer(outRows, outKeys, s0, k, row, f32x4.extract_lane(keys, 0), seqs);
-    s1 = heapOffer(outRows + heapBytes, outKeys + heapBytes, s1, k, row, f32x4.extract_lane(keys, 1), seqs);
-    s2 = heapOffer(outRows + 2 * heapBytes, outKeys + 2 * heapBytes, s2, k, row, f32x4.extract_lane(keys, 2), seqs);
-    s3 = heapOffer(outRows + 3 * heapBytes, outKeys + 3 * heapBytes, s3, k, row, f32x4.extract_lane(keys, 3), seqs);
-  }
-}
-
-/** The six query keys of one row (written by rows6, read back as two v128). */
-const lanes: usize = memory.data(32, 16);
-
-/**
- * Copy six queries (`stride` bytes apart) to `block` chunk by chunk: the
- * 4 floats [4c, 4c + 4) of query j go to block + (6c + j) * 16, so the block
- * loop reads all six at constant offsets from one pointer. The dim % 4
- * tail stays in the original queries.
- */
-function interleave6(queries: usize, stride: usize, dim: i32, block: usize): void {
-  const chunks = dim >> 2;
-  for (let j = 0; j < 6; j++) {
-    const q = queries + <usize>j * stride;
-    for (let c = 0; c < chunks; c++) {
-      v128.store(block + ((<usize>(c * 6 + j)) << 4), v128.load(q + (<usize>c << 4)));
-    }
-  }
-}
-
-function scanBlock6(
-  vectors: usize, invNorms: usize, seqs: usize, dim: i32, rowBytes: usize,
-  rowList: usize, count: i32, queries: usize, block: usize, metric: i32, k: i32,
-  outRows: usize, outKeys: usize,
-): void {
-  const heapBytes = <usize>k << 2;
-  let s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0;
-  // The worst kept key of each query's heap (-inf while it is not full; the
-  // two unused lanes +inf): a row whose six keys are all strictly below them
-  // changes no heap, and is rejected with two vector compares instead of six
-  // heapOffer calls. Anything else (ties, NaN) goes through heapOffer.
-  let rootsLo = f32x4.splat(-Infinity), rootsHi = f32x4(-Infinity, -Infinity, Infinity, Infinity);
-  for (let i = 0; i < count; i++) {
-    const row = rowAt(rowList, i);
-    const v = vectors + <usize>row * rowBytes;
-    let lo: v128, hi: v128;
-    if (metric == METRIC_L2) {
-      rows6(queries, block, rowBytes, v, dim, true, lanes);
-      lo = f32x4.neg(v128.load(lanes));
-      hi = f32x4.neg(v128.load(lanes, 16));
-    } else {
-      rows6(queries, block, rowBytes, v, dim, false, lanes);
-      lo = v128.load(lanes);
-      hi = v128.load(lanes, 16);
-      if (metric == METRIC_COSINE) {
-        const invNorm = f32x4.splat(load<f32>(invNorms + (<usize>row << 2)));
-        lo = f32x4.mul(lo, invNorm);
-        hi = f32x4.mul(hi, invNorm);
-      }
-    }
-    if (i32x4.all_true(v128.and(f32x4.lt(lo, rootsLo), f32x4.lt(hi, rootsHi)))) continue;
-    s0 = heapOffer(outRows, outKeys, s0, k, row, f32x4.extract_lane(lo, 0), seqs);
-    s1 = heapOffer(outRows + heapBytes, outKeys + heapBytes, s1, k, row, f32x4.extract_lane(lo, 1), seqs);
-    s2 = heapOffer(outRows + 2 * heapBytes, outKeys + 2 * heapBytes, s2, k, row, f32x4.extract_lane(lo, 2), seqs);
-    s3 = heapOffer(outRows + 3 * heapBytes, outKeys + 3 * heapBytes, s3, k, row, f32x4.extract_lane(lo, 3), seqs);
-    s4 = heapOffer(outRows + 4 * heapBytes, outKeys + 4 * heapBytes, s4, k, row, f32x4.extract_lane(hi, 0), seqs);
-    s5 = heapOffer(outRows + 5 * heapBytes, outKeys + 5 * heapBytes, s5, k, row, f32x4.extract_lane(hi, 1), seqs);
-    if (s5 == k) { // the six heaps fill together; from here on they stay full
-      rootsLo = f32x4(load<f32>(outKeys), load<f32>(outKeys + heapBytes), load<f32>(outKeys + 2 * heapBytes), load<f32>(outKeys + 3 * heapBytes));
-      rootsHi = f32x4(load<f32>(outKeys + 4 * heapBytes), load<f32>(outKeys + 5 * heapBytes), Infinity, Infinity);
-    }
   }
 }

@@ -1,11 +1,11 @@
 // f32x4 inner loops over whole 4-float chunks, then a scalar tail: every
 // dimension from 1 up is exact, none is padded.
 
-// Query blocks (search-many) give each query exactly the key the single-query
+// Query tiles (search-many) give each query exactly the key the single-query
 // scan below gives it, so a query's scores do not depend on how many queries
 // come with it: that scan sums the even 4-float chunks and the odd ones in
 // two accumulators, adds them, reduces the lanes with hsum4 and then adds the
-// dim % 4 tail, summed from 0 in order. The blocks make the same sums: one
+// dim % 4 tail, summed from 0 in order. The tiles make the same sums: one
 // loop over the even chunks, one over the odd ones (both read the row with a
 // 32-byte step; the second finds it in L1), then the same reduction and tail.
 
@@ -16,11 +16,23 @@
   return f32x4.add(v128.shuffle<f32>(ab, cd, 0, 1, 4, 5), v128.shuffle<f32>(ab, cd, 2, 3, 6, 7));
 }
 
-/** q * v, or (q - v)^2 for l2: one term of a sum. */
-@inline function term(q: v128, v: v128, l2: bool): v128 {
-  if (!l2) return f32x4.mul(q, v);
+/**
+ * acc + a * b in every lane: a multiply, then an add (two roundings). Every
+ * float32 scan sums through here, so a query gets the same key on every
+ * path (single, tile, bounded l2). Relaxed SIMD's fused f32x4.relaxed_madd
+ * (behind a flag in Node 20) was measured here on 2026-11-24: the single
+ * scan took the same time and the tiles 0.73 to 0.74 of 16 singles against
+ * 0.71 to 0.81 without it, so one build without it is kept.
+ */
+@inline export function madd(a: v128, b: v128, acc: v128): v128 {
+  return f32x4.add(acc, f32x4.mul(a, b));
+}
+
+/** acc + q * v, or acc + (q - v)^2 for l2: one term added to a sum. */
+@inline function addTerm(acc: v128, q: v128, v: v128, l2: bool): v128 {
+  if (!l2) return madd(q, v, acc);
   const d = f32x4.sub(q, v);
-  return f32x4.mul(d, d);
+  return madd(d, d, acc);
 }
 
 /** The scalar tail [o, end) of one query against one row, summed from 0 in order (the single scan's tailX4 and the blocks alike). */
@@ -33,96 +45,61 @@
   return s;
 }
 
+// Register tiles (search-many): four queries x two stored rows, eight
+// accumulators, each step loading two row chunks and four query chunks for
+// eight products (6 loads + 8 accumulators = 14 of V8's 15 free xmm
+// registers). The queries are read from `group`, where interleave4 put their
+// 4-float chunks side by side (64 bytes per chunk), so the loop reads them at
+// constant offsets from one pointer. Eight independent sums per step keep the
+// adders busy where the single scan's four rows would wait on the multiplies.
+
+/** The even-chunk sums of a tile between its two passes (eight v128: row 0's four queries, then row 1's). */
+const evenSums: usize = memory.data(128, 16);
+
 /**
- * dot(q_j, v) (or squared distances, `l2`) for four queries q_0..q_3
- * stored `stride` bytes apart, as the four lanes of the result. Each 16
- * bytes of v is loaded once for all four. Two loops of the same shape, not
- * one over both halves: one loop would hold 8 accumulators, 2 row chunks and
- * the 8 query chunks V8 loads up front, more than the 15 free xmm registers.
+ * The tile's terms summed over every other chunk from byte `from`: the even
+ * pass (from 0) stores its eight sums at evenSums; the odd pass (from 16)
+ * adds them and writes row 0's four reduced sums to out, row 1's to out + 16.
  */
-@inline export function rows4(q: usize, stride: usize, v: usize, dim: i32, l2: bool): v128 {
+@inline function tilePass(group: usize, v0: usize, v1: usize, from: usize, end4: usize, l2: bool, out: usize): void {
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
-  const q1 = q + stride, q2 = q1 + stride, q3 = q2 + stride;
-  const end4 = <usize>(dim & ~3) << 2;
-  for (let o: usize = 0; o < end4; o += 32) {
-    const x = v128.load(v + o);
-    a0 = f32x4.add(a0, term(v128.load(q + o), x, l2));
-    a1 = f32x4.add(a1, term(v128.load(q1 + o), x, l2));
-    a2 = f32x4.add(a2, term(v128.load(q2 + o), x, l2));
-    a3 = f32x4.add(a3, term(v128.load(q3 + o), x, l2));
-  }
-  for (let o: usize = 16; o < end4; o += 32) {
-    const x = v128.load(v + o);
-    b0 = f32x4.add(b0, term(v128.load(q + o), x, l2));
-    b1 = f32x4.add(b1, term(v128.load(q1 + o), x, l2));
-    b2 = f32x4.add(b2, term(v128.load(q2 + o), x, l2));
-    b3 = f32x4.add(b3, term(v128.load(q3 + o), x, l2));
-  }
-  let sums = hsum4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));
-  const end = <usize>dim << 2;
-  if (end4 < end) {
-    sums = f32x4.add(sums, f32x4(
-      tail1(q, v, end4, end, l2), tail1(q1, v, end4, end, l2),
-      tail1(q2, v, end4, end, l2), tail1(q3, v, end4, end, l2)));
-  }
-  return sums;
-}
-
-/** The even-chunk sums of a 6-query block between its two passes (six v128). */
-const evenSums: usize = memory.data(96, 16);
-
-// Six queries per pass: each 16 bytes of v is loaded once for six products.
-// The queries are read from `block`, where interleave6 put their 4-float
-// chunks side by side (96 bytes per chunk), so the loop reads them at
-// constant offsets from one pointer. Six, not eight: V8 loads every operand
-// of the loop body up front, and eight queries (8 accumulators + 9 loads)
-// need more than the 15 free xmm registers, so two accumulators were
-// spilled each step (measured 8% slower for 16 queries than 6 + 6 + 4); for
-// the same reason the even pass leaves its six sums in memory (evenSums)
-// rather than in registers during the odd pass.
-
-/**
- * The six queries' terms summed over every other chunk of v from byte
- * `from`: the even pass (from 0) stores its sums at evenSums; the odd pass
- * (from 16) adds them and writes the six reduced sums to out[0..6).
- */
-@inline function pass6(block: usize, v: usize, from: usize, end4: usize, l2: bool, out: usize): void {
-  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0);
-  let acc3 = f32x4.splat(0), acc4 = f32x4.splat(0), acc5 = f32x4.splat(0);
-  let p = block + from * 6;
-  for (let o = from; o < end4; o += 32, p += 192) {
-    const x = v128.load(v + o);
-    acc0 = f32x4.add(acc0, term(v128.load(p), x, l2));
-    acc1 = f32x4.add(acc1, term(v128.load(p, 16), x, l2));
-    acc2 = f32x4.add(acc2, term(v128.load(p, 32), x, l2));
-    acc3 = f32x4.add(acc3, term(v128.load(p, 48), x, l2));
-    acc4 = f32x4.add(acc4, term(v128.load(p, 64), x, l2));
-    acc5 = f32x4.add(acc5, term(v128.load(p, 80), x, l2));
+  let p = group + (from << 2);
+  for (let o = from; o < end4; o += 32, p += 128) {
+    const x = v128.load(v0 + o), y = v128.load(v1 + o);
+    const q0 = v128.load(p), q1 = v128.load(p, 16), q2 = v128.load(p, 32), q3 = v128.load(p, 48);
+    a0 = addTerm(a0, q0, x, l2); a1 = addTerm(a1, q1, x, l2); a2 = addTerm(a2, q2, x, l2); a3 = addTerm(a3, q3, x, l2);
+    b0 = addTerm(b0, q0, y, l2); b1 = addTerm(b1, q1, y, l2); b2 = addTerm(b2, q2, y, l2); b3 = addTerm(b3, q3, y, l2);
   }
   if (from == 0) {
-    v128.store(evenSums, acc0); v128.store(evenSums, acc1, 16); v128.store(evenSums, acc2, 32);
-    v128.store(evenSums, acc3, 48); v128.store(evenSums, acc4, 64); v128.store(evenSums, acc5, 80);
+    v128.store(evenSums, a0); v128.store(evenSums, a1, 16); v128.store(evenSums, a2, 32); v128.store(evenSums, a3, 48);
+    v128.store(evenSums, b0, 64); v128.store(evenSums, b1, 80); v128.store(evenSums, b2, 96); v128.store(evenSums, b3, 112);
     return;
   }
-  const zero = f32x4.splat(0);
   v128.store(out, hsum4(
-    f32x4.add(v128.load(evenSums), acc0), f32x4.add(v128.load(evenSums, 16), acc1),
-    f32x4.add(v128.load(evenSums, 32), acc2), f32x4.add(v128.load(evenSums, 48), acc3)));
-  v128.store(out, hsum4(f32x4.add(v128.load(evenSums, 64), acc4), f32x4.add(v128.load(evenSums, 80), acc5), zero, zero), 16);
+    f32x4.add(v128.load(evenSums), a0), f32x4.add(v128.load(evenSums, 16), a1),
+    f32x4.add(v128.load(evenSums, 32), a2), f32x4.add(v128.load(evenSums, 48), a3)));
+  v128.store(out, hsum4(
+    f32x4.add(v128.load(evenSums, 64), b0), f32x4.add(v128.load(evenSums, 80), b1),
+    f32x4.add(v128.load(evenSums, 96), b2), f32x4.add(v128.load(evenSums, 112), b3)), 16);
 }
 
-/** dot(q_j, v) (or squared distances, `l2`) for six queries, to out[0..6) (16-byte aligned, 32 bytes). */
-@inline export function rows6(q: usize, block: usize, stride: usize, v: usize, dim: i32, l2: bool, out: usize): void {
+/**
+ * dot(q_j, v) (or squared distances, `l2`) for four queries q_0..q_3 (`stride`
+ * bytes apart, their chunks interleaved in `group`) and rows v0 and v1: row 0's
+ * four sums (lane j = query j) to out, row 1's to out + 16 (16-byte aligned).
+ */
+@inline export function tile4x2(q: usize, group: usize, stride: usize, v0: usize, v1: usize, dim: i32, l2: bool, out: usize): void {
   const end4 = <usize>(dim & ~3) << 2;
-  pass6(block, v, 0, end4, l2, out);
-  pass6(block, v, 16, end4, l2, out);
+  tilePass(group, v0, v1, 0, end4, l2, out);
+  tilePass(group, v0, v1, 16, end4, l2, out);
   const end = <usize>dim << 2;
   if (end4 < end) {
-    for (let j = 0; j < 6; j++) {
-      const at = out + (<usize>j << 2);
-      store<f32>(at, load<f32>(at) + tail1(q + <usize>j * stride, v, end4, end, l2));
-    }
+    const q1 = q + stride, q2 = q1 + stride, q3 = q2 + stride;
+    v128.store(out, f32x4.add(v128.load(out), f32x4(
+      tail1(q, v0, end4, end, l2), tail1(q1, v0, end4, end, l2), tail1(q2, v0, end4, end, l2), tail1(q3, v0, end4, end, l2))));
+    v128.store(out, f32x4.add(v128.load(out, 16), f32x4(
+      tail1(q, v1, end4, end, l2), tail1(q1, v1, end4, end, l2), tail1(q2, v1, end4, end, l2), tail1(q3, v1, end4, end, l2))), 16);
   }
 }
 
@@ -150,42 +127,42 @@ const evenSums: usize = memory.data(96, 16);
   let o: usize = 0;
   for (; o < end16; o += 64) {
     let x = v128.load(q + o), y = v128.load(q + o, 16);
-    a0 = f32x4.add(a0, f32x4.mul(x, v128.load(v0 + o)));
-    b0 = f32x4.add(b0, f32x4.mul(y, v128.load(v0 + o, 16)));
-    a1 = f32x4.add(a1, f32x4.mul(x, v128.load(v1 + o)));
-    b1 = f32x4.add(b1, f32x4.mul(y, v128.load(v1 + o, 16)));
-    a2 = f32x4.add(a2, f32x4.mul(x, v128.load(v2 + o)));
-    b2 = f32x4.add(b2, f32x4.mul(y, v128.load(v2 + o, 16)));
-    a3 = f32x4.add(a3, f32x4.mul(x, v128.load(v3 + o)));
-    b3 = f32x4.add(b3, f32x4.mul(y, v128.load(v3 + o, 16)));
+    a0 = madd(x, v128.load(v0 + o), a0);
+    b0 = madd(y, v128.load(v0 + o, 16), b0);
+    a1 = madd(x, v128.load(v1 + o), a1);
+    b1 = madd(y, v128.load(v1 + o, 16), b1);
+    a2 = madd(x, v128.load(v2 + o), a2);
+    b2 = madd(y, v128.load(v2 + o, 16), b2);
+    a3 = madd(x, v128.load(v3 + o), a3);
+    b3 = madd(y, v128.load(v3 + o, 16), b3);
     x = v128.load(q + o, 32); y = v128.load(q + o, 48);
-    a0 = f32x4.add(a0, f32x4.mul(x, v128.load(v0 + o, 32)));
-    b0 = f32x4.add(b0, f32x4.mul(y, v128.load(v0 + o, 48)));
-    a1 = f32x4.add(a1, f32x4.mul(x, v128.load(v1 + o, 32)));
-    b1 = f32x4.add(b1, f32x4.mul(y, v128.load(v1 + o, 48)));
-    a2 = f32x4.add(a2, f32x4.mul(x, v128.load(v2 + o, 32)));
-    b2 = f32x4.add(b2, f32x4.mul(y, v128.load(v2 + o, 48)));
-    a3 = f32x4.add(a3, f32x4.mul(x, v128.load(v3 + o, 32)));
-    b3 = f32x4.add(b3, f32x4.mul(y, v128.load(v3 + o, 48)));
+    a0 = madd(x, v128.load(v0 + o, 32), a0);
+    b0 = madd(y, v128.load(v0 + o, 48), b0);
+    a1 = madd(x, v128.load(v1 + o, 32), a1);
+    b1 = madd(y, v128.load(v1 + o, 48), b1);
+    a2 = madd(x, v128.load(v2 + o, 32), a2);
+    b2 = madd(y, v128.load(v2 + o, 48), b2);
+    a3 = madd(x, v128.load(v3 + o, 32), a3);
+    b3 = madd(y, v128.load(v3 + o, 48), b3);
   }
   if (o < end8) {
     const x = v128.load(q + o), y = v128.load(q + o, 16);
-    a0 = f32x4.add(a0, f32x4.mul(x, v128.load(v0 + o)));
-    b0 = f32x4.add(b0, f32x4.mul(y, v128.load(v0 + o, 16)));
-    a1 = f32x4.add(a1, f32x4.mul(x, v128.load(v1 + o)));
-    b1 = f32x4.add(b1, f32x4.mul(y, v128.load(v1 + o, 16)));
-    a2 = f32x4.add(a2, f32x4.mul(x, v128.load(v2 + o)));
-    b2 = f32x4.add(b2, f32x4.mul(y, v128.load(v2 + o, 16)));
-    a3 = f32x4.add(a3, f32x4.mul(x, v128.load(v3 + o)));
-    b3 = f32x4.add(b3, f32x4.mul(y, v128.load(v3 + o, 16)));
+    a0 = madd(x, v128.load(v0 + o), a0);
+    b0 = madd(y, v128.load(v0 + o, 16), b0);
+    a1 = madd(x, v128.load(v1 + o), a1);
+    b1 = madd(y, v128.load(v1 + o, 16), b1);
+    a2 = madd(x, v128.load(v2 + o), a2);
+    b2 = madd(y, v128.load(v2 + o, 16), b2);
+    a3 = madd(x, v128.load(v3 + o), a3);
+    b3 = madd(y, v128.load(v3 + o, 16), b3);
     o = end8;
   }
   if (o < end4) { // one 4-float chunk left (dim % 8 >= 4)
     const x = v128.load(q + o);
-    a0 = f32x4.add(a0, f32x4.mul(x, v128.load(v0 + o)));
-    a1 = f32x4.add(a1, f32x4.mul(x, v128.load(v1 + o)));
-    a2 = f32x4.add(a2, f32x4.mul(x, v128.load(v2 + o)));
-    a3 = f32x4.add(a3, f32x4.mul(x, v128.load(v3 + o)));
+    a0 = madd(x, v128.load(v0 + o), a0);
+    a1 = madd(x, v128.load(v1 + o), a1);
+    a2 = madd(x, v128.load(v2 + o), a2);
+    a3 = madd(x, v128.load(v3 + o), a3);
     o = end4;
   }
   let sums = hsum4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));
@@ -205,45 +182,45 @@ const evenSums: usize = memory.data(96, 16);
   for (; o < end16; o += 64) {
     let x = v128.load(q + o), y = v128.load(q + o, 16);
     let c = f32x4.sub(x, v128.load(v0 + o)), d = f32x4.sub(y, v128.load(v0 + o, 16));
-    a0 = f32x4.add(a0, f32x4.mul(c, c)); b0 = f32x4.add(b0, f32x4.mul(d, d));
+    a0 = madd(c, c, a0); b0 = madd(d, d, b0);
     c = f32x4.sub(x, v128.load(v1 + o)); d = f32x4.sub(y, v128.load(v1 + o, 16));
-    a1 = f32x4.add(a1, f32x4.mul(c, c)); b1 = f32x4.add(b1, f32x4.mul(d, d));
+    a1 = madd(c, c, a1); b1 = madd(d, d, b1);
     c = f32x4.sub(x, v128.load(v2 + o)); d = f32x4.sub(y, v128.load(v2 + o, 16));
-    a2 = f32x4.add(a2, f32x4.mul(c, c)); b2 = f32x4.add(b2, f32x4.mul(d, d));
+    a2 = madd(c, c, a2); b2 = madd(d, d, b2);
     c = f32x4.sub(x, v128.load(v3 + o)); d = f32x4.sub(y, v128.load(v3 + o, 16));
-    a3 = f32x4.add(a3, f32x4.mul(c, c)); b3 = f32x4.add(b3, f32x4.mul(d, d));
+    a3 = madd(c, c, a3); b3 = madd(d, d, b3);
     x = v128.load(q + o, 32); y = v128.load(q + o, 48);
     c = f32x4.sub(x, v128.load(v0 + o, 32)); d = f32x4.sub(y, v128.load(v0 + o, 48));
-    a0 = f32x4.add(a0, f32x4.mul(c, c)); b0 = f32x4.add(b0, f32x4.mul(d, d));
+    a0 = madd(c, c, a0); b0 = madd(d, d, b0);
     c = f32x4.sub(x, v128.load(v1 + o, 32)); d = f32x4.sub(y, v128.load(v1 + o, 48));
-    a1 = f32x4.add(a1, f32x4.mul(c, c)); b1 = f32x4.add(b1, f32x4.mul(d, d));
+    a1 = madd(c, c, a1); b1 = madd(d, d, b1);
     c = f32x4.sub(x, v128.load(v2 + o, 32)); d = f32x4.sub(y, v128.load(v2 + o, 48));
-    a2 = f32x4.add(a2, f32x4.mul(c, c)); b2 = f32x4.add(b2, f32x4.mul(d, d));
+    a2 = madd(c, c, a2); b2 = madd(d, d, b2);
     c = f32x4.sub(x, v128.load(v3 + o, 32)); d = f32x4.sub(y, v128.load(v3 + o, 48));
-    a3 = f32x4.add(a3, f32x4.mul(c, c)); b3 = f32x4.add(b3, f32x4.mul(d, d));
+    a3 = madd(c, c, a3); b3 = madd(d, d, b3);
   }
   if (o < end8) {
     const x = v128.load(q + o), y = v128.load(q + o, 16);
     let c = f32x4.sub(x, v128.load(v0 + o)), d = f32x4.sub(y, v128.load(v0 + o, 16));
-    a0 = f32x4.add(a0, f32x4.mul(c, c)); b0 = f32x4.add(b0, f32x4.mul(d, d));
+    a0 = madd(c, c, a0); b0 = madd(d, d, b0);
     c = f32x4.sub(x, v128.load(v1 + o)); d = f32x4.sub(y, v128.load(v1 + o, 16));
-    a1 = f32x4.add(a1, f32x4.mul(c, c)); b1 = f32x4.add(b1, f32x4.mul(d, d));
+    a1 = madd(c, c, a1); b1 = madd(d, d, b1);
     c = f32x4.sub(x, v128.load(v2 + o)); d = f32x4.sub(y, v128.load(v2 + o, 16));
-    a2 = f32x4.add(a2, f32x4.mul(c, c)); b2 = f32x4.add(b2, f32x4.mul(d, d));
+    a2 = madd(c, c, a2); b2 = madd(d, d, b2);
     c = f32x4.sub(x, v128.load(v3 + o)); d = f32x4.sub(y, v128.load(v3 + o, 16));
-    a3 = f32x4.add(a3, f32x4.mul(c, c)); b3 = f32x4.add(b3, f32x4.mul(d, d));
+    a3 = madd(c, c, a3); b3 = madd(d, d, b3);
     o = end8;
   }
   if (o < end4) {
     const x = v128.load(q + o);
     let c = f32x4.sub(x, v128.load(v0 + o));
-    a0 = f32x4.add(a0, f32x4.mul(c, c));
+    a0 = madd(c, c, a0);
     c = f32x4.sub(x, v128.load(v1 + o));
-    a1 = f32x4.add(a1, f32x4.mul(c, c));
+    a1 = madd(c, c, a1);
     c = f32x4.sub(x, v128.load(v2 + o));
-    a2 = f32x4.add(a2, f32x4.mul(c, c));
+    a2 = madd(c, c, a2);
     c = f32x4.sub(x, v128.load(v3 + o));
-    a3 = f32x4.add(a3, f32x4.mul(c, c));
+    a3 = madd(c, c, a3);
     o = end4;
   }
   let sums = hsum4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));

@@ -15,6 +15,8 @@ export interface KernelExports {
   KEYS_FIRST_MIN_TOPK?: WebAssembly.Global;
   /** Rows per pool entry (or result) a selection after the scan, and searchL2Bounded's two passes, need. */
   KEYS_FIRST_ROWS_PER_POOL?: WebAssembly.Global;
+  /** The most queries search() scores in one pass over the rows (layout.ts reserves their interleaved copy). Absent from older builds. */
+  TILE_PASS_QUERIES?: WebAssembly.Global;
   /** search() for one l2 query, by dot-loop bounds then an exact pass over the rows they leave (assembly/l2-bounds.ts); returns the rows scored exactly. Absent from older builds. */
   searchL2Bounded?(
     vectors: number, invNorms: number, seqs: number, dim: number,

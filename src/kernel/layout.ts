@@ -60,13 +60,21 @@ export function movableRegions(layout: Layout): { start: number; bytes: number; 
   ];
 }
 
+/**
+ * The most queries the kernel scores in one pass over the rows: its
+ * TILE_PASS_QUERIES (assembly/tiles.ts; test/kernel/layout.test.ts holds the
+ * two equal). Scratch is laid out before the kernel is instantiated, so the
+ * number is written here too.
+ */
+export const TILE_PASS_QUERIES = 16;
+
 /** Byte offsets inside the scratch region for one search call. */
 export interface ScratchLayout {
   queries: number;
   rowList: number;
   outRows: number;
   outKeys: number;
-  /** Six queries interleaved by 4-float chunk for the kernel's 6-query blocks (0 bytes below 6 queries). */
+  /** Up to TILE_PASS_QUERIES queries interleaved by 4-float chunk for the kernel's query tiles (0 bytes below 4 queries). */
   block: number;
   /**
    * One query only (0 bytes otherwise). `keys`: every scanned row's key (a
@@ -92,7 +100,7 @@ export function scratchFor(layout: Layout, queryCount: number, rowListLength: nu
   const outRows = align16(rowList + rowListLength * 4);
   const outKeys = align16(outRows + (queryCount + 1) * k * 4);
   const block = align16(outKeys + (queryCount + 1) * k * 4);
-  const keys = align16(block + (queryCount >= 6 ? 6 * layout.dim * FLOAT_BYTES : 0));
+  const keys = align16(block + Math.min(queryCount & ~3, TILE_PASS_QUERIES) * layout.dim * FLOAT_BYTES);
   const list = align16(keys + Math.ceil(keyRows / 4) * 16);
   const poolRows = align16(list + (bounded ? keyRows * 4 : 0));
   const poolKeys = align16(poolRows + (bounded ? 2 * k * 4 : 0));

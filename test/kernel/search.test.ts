@@ -11,14 +11,14 @@ const DIMENSIONS = [1, 3, 17, 128, 1024];
 describe('kernel search against the reference', () => {
   for (const metric of METRICS) {
     for (const dim of DIMENSIONS) {
-      it(`${metric}, ${dim} dimensions: top-K equals the reference for 1..13, 16 and 17 queries (6- and 4-query blocks and tails), across deletes and replacements`, () => {
+      it(`${metric}, ${dim} dimensions: top-K equals the reference for 1..13, 16, 17 and 21 queries (tiles of 4 queries, up to 16 a pass, and the nq % 4 single queries), across deletes and replacements`, () => {
         const rng = seededRng(dim * 7919 + (metric === 'l2' ? 1 : 0));
         const model = new KernelModel(dim, metric);
         const rowCount = dim >= 1024 ? 120 : 300;
         for (const v of randomVectors(rng, rowCount, dim)) model.add(v);
 
         const check = (phase: string) => {
-          for (const nq of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17]) {
+          for (const nq of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 21]) {
             const queries = randomVectors(rng, nq, dim);
             const k = 1 + randomInt(rng, 20);
             const results = model.search(queries, k);
@@ -76,7 +76,7 @@ describe('kernel search against the reference', () => {
 
 describe('kernel ties', () => {
   for (const metric of METRICS) {
-    it(`${metric}: equal scores come back in insertion order, in the 6- and 4-query blocks and the tail, after moves`, () => {
+    it(`${metric}: equal scores come back in insertion order, in the query tiles and the single queries after them, after moves`, () => {
       const rng = seededRng(99);
       const dim = 19;
       const model = new KernelModel(dim, metric);
@@ -144,20 +144,20 @@ describe('kernel cosine scale', () => {
   });
 });
 
-describe('kernel query blocks against single queries', () => {
+describe('kernel query tiles against single queries', () => {
   for (const metric of METRICS) {
-    it(`${metric}: every query of a search-many (blocks of 6 and 4, then singles) gets exactly the ids and scores it gets alone, for every dim % 8 and a row list`, () => {
+    it(`${metric}: every query of a search-many (tiles of 4 queries x 2 rows, 16 queries a pass, then singles) gets exactly the ids and scores it gets alone, for every dim % 8, odd and even row counts and row lists`, () => {
       const rng = seededRng(metric === 'l2' ? 611 : 612);
       for (const dim of [1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 33, 100, 384]) {
         const model = new KernelModel(dim, metric);
         for (const v of randomVectors(rng, 157, dim)) model.add(v);
-        const list = shuffled(rng, model.rows.map((_, r) => r)).slice(0, 61);
-        for (const rowList of [null, list]) {
-          for (const nq of [4, 6, 11, 16]) {
+        const shuffledRows = shuffled(rng, model.rows.map((_, r) => r));
+        for (const rowList of [null, shuffledRows.slice(0, 61), shuffledRows.slice(0, 60)]) {
+          for (const nq of [4, 6, 11, 16, 37]) {
             const queries = randomVectors(rng, nq, dim);
             const many = model.search(queries, 9, rowList);
             queries.forEach((q, j) => {
-              // Scores compared with ===, not within a tolerance: the block's sums are the single scan's, in its order.
+              // Scores compared with ===, not within a tolerance: the tile's sums are the single scan's, in its order.
               expect(many[j], `dim=${dim} nq=${nq} q=${j} list=${rowList !== null}`).to.deep.equal(model.search([q], 9, rowList)[0]);
             });
           }
