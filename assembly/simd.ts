@@ -95,12 +95,14 @@ const evenSums: usize = memory.data(128, 16);
   tilePass(group, v0, v1, 16, end4, l2, out);
   const end = <usize>dim << 2;
   if (end4 < end) {
-    const q1 = q + stride, q2 = q1 + stride, q3 = q2 + stride;
-    v128.store(out, f32x4.add(v128.load(out), f32x4(
-      tail1(q, v0, end4, end, l2), tail1(q1, v0, end4, end, l2), tail1(q2, v0, end4, end, l2), tail1(q3, v0, end4, end, l2))));
-    v128.store(out, f32x4.add(v128.load(out, 16), f32x4(
-      tail1(q, v1, end4, end, l2), tail1(q1, v1, end4, end, l2), tail1(q2, v1, end4, end, l2), tail1(q3, v1, end4, end, l2))), 16);
+    v128.store(out, f32x4.add(v128.load(out), queryTails4(q, stride, v0, end4, end, l2)));
+    v128.store(out, f32x4.add(v128.load(out, 16), queryTails4(q, stride, v1, end4, end, l2)), 16);
   }
+}
+
+/** The scalar tail [o, end) of four queries (`stride` bytes apart) against one row, as lanes. */
+@inline function queryTails4(q: usize, stride: usize, v: usize, o: usize, end: usize, l2: bool): v128 {
+  return f32x4(tail1(q, v, o, end, l2), tail1(q + stride, v, o, end, l2), tail1(q + 2 * stride, v, o, end, l2), tail1(q + 3 * stride, v, o, end, l2));
 }
 
 // Four stored rows per pass for one query (the single-query scan): each 16
