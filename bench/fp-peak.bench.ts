@@ -2,7 +2,7 @@
 // pairs V8's code issues per second on this machine with everything in
 // registers (bench/fp-peak/probe.ts, compiled here with asc), next to the
 // multiply-add pairs per second the scans reach at 10k x 384 (a single query,
-// and search-many's blocks of 16): the ceiling the search-many goal meets
+// and search-many's 16 queries in tiles): the ceiling the search-many goal meets
 // where the rows sit in cache (16 queries in <= 0.7x the time of 16 singles).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -37,11 +37,11 @@ const kernel = new RawKernel(uniformVectors(ROWS, DIM, 31), DIM);
 const queries = uniformVectors(BLOCK, DIM, 32);
 const t = Object.fromEntries(interleave([
   { name: 'single', run: () => kernel.search(queries.subarray(0, DIM), 1, 10, 'cosine') },
-  { name: 'block', run: () => kernel.search(queries, BLOCK, 10, 'cosine') },
+  { name: 'tiles', run: () => kernel.search(queries, BLOCK, 10, 'cosine') },
 ], { rounds: 7, targetMs: 100 }).map((x) => [x.name, x.ms]));
 const pairsPerQuery = ROWS * DIM / 4;
 const single = pairsPerQuery / (t.single / 1000) / 1e9;
-const block = BLOCK * pairsPerQuery / (t.block / 1000) / 1e9;
+const block = BLOCK * pairsPerQuery / (t.tiles / 1000) / 1e9;
 const goal = single / 0.7;
 
 const rows = [
@@ -49,9 +49,9 @@ const rows = [
   { probe: 'f32x4 multiplies alone, in registers', 'G per s': muls.toFixed(2) },
   { probe: 'multiply-add pairs, in registers', 'G per s': pairs.toFixed(2) },
   { probe: `single-query scan, ${ROWS / 1000}k x ${DIM} (pairs)`, 'G per s': single.toFixed(2) },
-  { probe: `search-many block of ${BLOCK} (pairs)`, 'G per s': block.toFixed(2) },
-  { probe: 'pairs the block would need for 0.7x of singles', 'G per s': goal.toFixed(2) },
+  { probe: `search-many, ${BLOCK} queries in tiles (pairs)`, 'G per s': block.toFixed(2) },
+  { probe: 'pairs the tiles would need for 0.7x of singles', 'G per s': goal.toFixed(2) },
 ];
 printTable(rows);
-console.log(`the goal needs ${(2 * goal).toFixed(1)} G f32x4 operations/s: ${(2 * goal / (adds + muls) * 100).toFixed(0)}% of adds and multiplies at their separate peaks (${(adds + muls).toFixed(1)} G/s); the blocks reach ${(2 * block / (adds + muls) * 100).toFixed(0)}%`);
+console.log(`the goal needs ${(2 * goal).toFixed(1)} G f32x4 operations/s: ${(2 * goal / (adds + muls) * 100).toFixed(0)}% of adds and multiplies at their separate peaks (${(adds + muls).toFixed(1)} G/s); the tiles reach ${(2 * block / (adds + muls) * 100).toFixed(0)}%`);
 console.log(`results: ${writeResults('fp-peak', { rows, adds, muls, pairs, single, block, goal })}`);

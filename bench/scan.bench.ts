@@ -28,11 +28,11 @@ for (const n of sizes) {
     if (!sameIds(kernel.search(query, 1, 10, 'l2'), kernel.search(query, 1, 10, 'l2', true))) throw new Error(`query ${j}: bounded and one-pass l2 differ`);
   }
 
-  // A block must give each query exactly what a single search gives it.
+  // The tiles must give each query exactly what a single search gives it.
   const block = kernel.search(queries, BLOCK, 10, 'cosine');
   for (let j = 0; j < BLOCK; j++) {
     const alone = kernel.search(queries.subarray(j * DIM, (j + 1) * DIM), 1, 10, 'cosine');
-    if (!sameIds(block.subarray(j * 10, (j + 1) * 10), alone)) throw new Error(`query ${j}: block and single results differ`);
+    if (!sameIds(block.subarray(j * 10, (j + 1) * 10), alone)) throw new Error(`query ${j}: tiles and single results differ`);
   }
 
   const t = Object.fromEntries(interleave([
@@ -41,7 +41,7 @@ for (const n of sizes) {
     { name: 'l2 k10', run: single(10, 'l2') },
     { name: 'l2 one pass k10', run: () => kernel.search(one, 1, 10, 'l2', true) },
     { name: '16 singles', run: () => { for (let j = 0; j < BLOCK; j++) kernel.search(queries.subarray(j * DIM, (j + 1) * DIM), 1, 10, 'cosine'); } },
-    { name: 'block of 16', run: () => kernel.search(queries, BLOCK, 10, 'cosine') },
+    { name: '16 in tiles', run: () => kernel.search(queries, BLOCK, 10, 'cosine') },
   ], { rounds: 7, targetMs: 100 }).map((x) => [x.name, x.ms]));
 
   // k = 100 against k = 1, paired call by call over 16 queries (a few percent: rounds apart are too noisy).
@@ -63,8 +63,8 @@ for (const n of sizes) {
     'k100 extra': `${fmt((k100 - 1) * 100, 1)}%`,
     'k100 one pass extra': `${fmt((k100OnePass - 1) * 100, 1)}%`,
     '16 singles ms': t['16 singles'],
-    'block16 ms': t['block of 16'],
-    'block16/singles': fmt(t['block of 16'] / t['16 singles']),
+    'tiles16 ms': t['16 in tiles'],
+    'tiles16/singles': fmt(t['16 in tiles'] / t['16 singles']),
   });
   console.error(`done ${n}`);
 }

@@ -22,7 +22,7 @@ describe('memory budget and searches', () => {
   });
 
   it('answers a search-many whose scratch would pass the budget with 503 SERVER_AT_CAPACITY; the session is intact and smaller searches work', async () => {
-    // 64 rows of 1024 float32 take at most 6 pages. 16 queries need 90 KB of
+    // 64 rows of 1024 float32 take at most 6 pages. 16 queries need 130 KB of
     // scratch (over a page: the memory must grow, and stays under 8 pages);
     // 64 queries with topK 100 need 330 KB more than the rows (past 8 pages).
     const app = await open({ memoryBudgetBytes: 8 * PAGE });

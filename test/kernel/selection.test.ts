@@ -45,7 +45,7 @@ function cases(rng: Rng): { n: number; spread: number; list: boolean }[] {
 const sizesFor = (n: number) => [...new Set([1, 2, 3, 4, 5, n - 1, n, n + 1, 33, 64, 100, 256, 300, 600, 700, 1100])].filter((k) => k >= 1 && k <= n + 1);
 
 describe('kernel selection against a plain sort', () => {
-  it('float32 l2: the top k rows of single queries and of 4- and 6-query blocks, with exact ties, with and without row lists', () => {
+  it('float32 l2: the top k rows of single queries and of queries in tiles (4, and 4 + 2 singles), with exact ties, with and without row lists', () => {
     const rng = seededRng(41);
     for (const { n, spread, list } of cases(rng)) {
       const rows = integerRows(rng, n, spread);

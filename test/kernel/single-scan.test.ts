@@ -69,13 +69,13 @@ describe('kernel single-query scan: 4-row steps and their tails', () => {
 
 describe('kernel single-query scan: selection through a 2k buffer', () => {
   for (const metric of METRICS) {
-    it(`${metric}: any k from 1 to past the row count, for several single queries in one call (each query's buffer runs into the next one's slots) and after blocks`, () => {
+    it(`${metric}: any k from 1 to past the row count, for several single queries in one call (each query's buffer runs into the next one's slots) and after query tiles`, () => {
       const rng = seededRng(metric === 'l2' ? 501 : 502);
       const dim = 9;
       const model = new KernelModel(dim, metric);
       for (const v of randomVectors(rng, 403, dim)) model.add(v);
       for (const k of [1, 2, 7, 100, 201, 202, 403, 500]) {
-        for (const nq of [1, 3, 5, 7]) { // 5 = a block of 4 + 1 single; 7 = a block of 6 + 1 single
+        for (const nq of [1, 3, 5, 7]) { // 5 = a tile of 4 + 1 single; 7 = a tile of 4 + 3 singles
           const queries = randomVectors(rng, nq, dim);
           model.search(queries, k).forEach((list, j) => expectSameTopK(metric, list, queries[j], model.rows, k, `k=${k} nq=${nq} q=${j}`));
         }
@@ -131,7 +131,7 @@ describe('kernel single-query scan: ties', () => {
     });
   }
 
-  it('a single query and the same query inside a 6-query block rank a larger index alike (results equal the reference either way)', () => {
+  it('a single query and the same query inside a query tile rank a larger index alike (results equal the reference either way)', () => {
     const rng = seededRng(9);
     for (const metric of METRICS) {
       const model = new KernelModel(33, metric);
