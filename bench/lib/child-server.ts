@@ -39,10 +39,25 @@ export function ensureBuiltServer(): void {
   execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
 }
 
-export async function startChildServer(env: Record<string, string> = {}): Promise<ChildServer> {
+/**
+ * The Node flags `npm start` gives the server (package.json's start script,
+ * `node <flags> dist/server.js`), so a child server runs as the service does.
+ */
+export function startScriptNodeFlags(startScript = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start as string): string[] {
+  const m = /(?:^|&& )node((?: --[\w-]+(?:=\S+)?)*) dist\/server\.js$/.exec(startScript);
+  if (!m) throw new Error(`package.json's start script does not end in "node [flags] dist/server.js": ${startScript}`);
+  return m[1].split(' ').filter(Boolean);
+}
+
+/**
+ * `nodeFlags`: the start script's unless given (bench/gc-flags.bench.ts
+ * compares others); CHILD_NODE_FLAGS adds more to any bench run.
+ */
+export async function startChildServer(env: Record<string, string> = {}, nodeFlags = startScriptNodeFlags()): Promise<ChildServer> {
   ensureBuiltServer();
   const script = new URL('./server-process.mjs', import.meta.url).pathname;
-  const child = spawn(process.execPath, [...(process.env.CHILD_NODE_FLAGS ?? '').split(' ').filter(Boolean), script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const flags = [...nodeFlags, ...(process.env.CHILD_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+  const child = spawn(process.execPath, [...flags, script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
