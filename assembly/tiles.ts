@@ -13,6 +13,9 @@ import { METRIC_COSINE, METRIC_L2 } from "./scan";
 /** Most queries one pass over the rows scores: four tiles of four (their chunks take 16 * dim floats of scratch). */
 export const TILE_PASS_QUERIES: i32 = 16;
 
+/** Rows a block of the pass holds: 128 KB, well inside L2, so the tiles after the first read it from there. */
+const ROW_BLOCK_BYTES: usize = 128 << 10;
+
 /** One tile's sums: row 0's four queries, then row 1's. */
 const tileSums: usize = memory.data(32, 16);
 /** Per query of the pass: its heap's size (i32) and worst kept key (f32; -inf until the heap is full). */
@@ -79,30 +82,36 @@ function scanTilesProducts(
   outRows: usize, outKeys: usize,
 ): void {
   const groupBytes = <usize>(dim >> 2) << 6;
-  for (let i = 0; i < count; i += 2) {
-    const row0 = rowAt(rowList, i);
-    const pair = i + 1 < count; // an odd count's last row is scored as both rows of its tile
-    const row1 = pair ? rowAt(rowList, i + 1) : row0;
-    const v0 = vectors + <usize>row0 * rowBytes, v1 = vectors + <usize>row1 * rowBytes;
+  // Rows in blocks of about ROW_BLOCK_BYTES, each block scored by every tile
+  // in turn: the first tile reads the block from memory, the others from L2,
+  // and each tile's four queries stay in L1 while it sweeps the block.
+  const blockRows = max(2, <i32>(ROW_BLOCK_BYTES / rowBytes) & ~1);
+  for (let first = 0; first < count; first += blockRows) {
+    const last = min(count, first + blockRows);
     for (let g = 0; g < nq; g += 4) {
       const q = queries + <usize>g * rowBytes, group = block + <usize>(g >> 2) * groupBytes;
-      tile4x2(q, group, rowBytes, v0, v1, dim, l2, tileSums);
-      let keys0 = v128.load(tileSums), keys1 = v128.load(tileSums, 16);
-      if (l2) {
-        keys0 = f32x4.neg(keys0);
-        keys1 = f32x4.neg(keys1);
-      } else if (cosine) {
-        keys0 = f32x4.mul(keys0, f32x4.splat(load<f32>(invNorms + (<usize>row0 << 2))));
-        keys1 = f32x4.mul(keys1, f32x4.splat(load<f32>(invNorms + (<usize>row1 << 2))));
-      }
-      // Four keys all strictly below their heaps' worst change nothing: one
-      // compare rejects them. Anything else (ties, NaN) goes through heapOffer.
       const roots = heapRoots + (<usize>g << 2);
-      if (!i32x4.all_true(f32x4.lt(keys0, v128.load(roots)))) {
-        offerTile(outRows, outKeys, seqs, k, g, row0, keys0);
-      }
-      if (pair && !i32x4.all_true(f32x4.lt(keys1, v128.load(roots)))) {
-        offerTile(outRows, outKeys, seqs, k, g, row1, keys1);
+      for (let i = first; i < last; i += 2) {
+        const row0 = rowAt(rowList, i);
+        const pair = i + 1 < last; // an odd count's last row is scored as both rows of its tile
+        const row1 = pair ? rowAt(rowList, i + 1) : row0;
+        tile4x2(q, group, rowBytes, vectors + <usize>row0 * rowBytes, vectors + <usize>row1 * rowBytes, dim, l2, tileSums);
+        let keys0 = v128.load(tileSums), keys1 = v128.load(tileSums, 16);
+        if (l2) {
+          keys0 = f32x4.neg(keys0);
+          keys1 = f32x4.neg(keys1);
+        } else if (cosine) {
+          keys0 = f32x4.mul(keys0, f32x4.splat(load<f32>(invNorms + (<usize>row0 << 2))));
+          keys1 = f32x4.mul(keys1, f32x4.splat(load<f32>(invNorms + (<usize>row1 << 2))));
+        }
+        // Four keys all strictly below their heaps' worst change nothing: one
+        // compare rejects them. Anything else (ties, NaN) goes through heapOffer.
+        if (!i32x4.all_true(f32x4.lt(keys0, v128.load(roots)))) {
+          offerTile(outRows, outKeys, seqs, k, g, row0, keys0);
+        }
+        if (pair && !i32x4.all_true(f32x4.lt(keys1, v128.load(roots)))) {
+          offerTile(outRows, outKeys, seqs, k, g, row1, keys1);
+        }
       }
     }
   }
