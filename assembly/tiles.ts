@@ -1,9 +1,11 @@
 // search-many: queries scored in register tiles of four queries x two rows
 // (simd.ts tile4x2), up to TILE_PASS_QUERIES queries per pass over the rows.
-// Each pair of rows is read from memory once for all the pass's queries (the
-// later tiles find it in L1), and every tile does eight products per row
-// chunk load pair. A tile gives each query exactly the sums the single scan
-// gives it, so a query's ids and scores do not depend on its batch.
+// A pass goes through the rows in blocks of ROW_BLOCK_BYTES, each swept by
+// every tile in turn: a row is read from memory once for all the pass's
+// queries (the later tiles find it in L2), each tile's four queries stay in
+// L1 during its sweep, and every tile step does eight products for six
+// loads. A tile gives each query exactly the sums the single scan gives it,
+// so a query's ids and scores do not depend on its batch.
 
 import { tile4x2 } from "./simd";
 import { heapOffer } from "./topk";

@@ -14,7 +14,7 @@
 // flight, and with V8's small starting old-generation limit that starts a
 // marking cycle every few dozen requests.
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
-import { startChildServer, startScriptNodeFlags, type ChildServer } from './lib/child-server.js';
+import { postLoad, startChildServer, startScriptNodeFlags, type ChildServer } from './lib/child-server.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
 
@@ -25,27 +25,8 @@ const settings: Record<string, string[]> = {
 };
 const DIM = 384;
 
-async function cpuMs(child: ChildServer): Promise<number> {
-  const { user, system } = await child.get('/bench/cpu');
-  return (user + system) / 1000;
-}
-
 /** Server CPU ms per request of `count` POSTs of `body` to `path`, 4 in flight. */
-async function cpuPerRequest(child: ChildServer, path: string, body: Buffer, token: string | undefined, count: number): Promise<number> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
-  let left = count;
-  const worker = async () => {
-    while (left-- > 0) {
-      const res = await child.pool.request({ method: 'POST', path, headers, body });
-      await res.body.dump();
-      if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode}`);
-    }
-  };
-  const cpu0 = await cpuMs(child);
-  await Promise.all(Array.from({ length: 4 }, worker));
-  return (await cpuMs(child) - cpu0) / count;
-}
+const cpuPerRequest = async (child: ChildServer, path: string, body: Buffer, count: number) => (await postLoad(child, path, body, undefined, count, 4)).cpu;
 
 async function receive(): Promise<Record<string, number[]>> {
   const data = uniformVectors(1000, DIM, 51);
@@ -54,9 +35,9 @@ async function receive(): Promise<Record<string, number[]>> {
   const children = (await Promise.all(names.flatMap((name) => [0, 1, 2].map(async () => ({ name, child: await startChildServer({}, settings[name]) })))));
   const rounds = quick ? 2 : 5;
   const perChild = children.map(() => [] as number[]);
-  for (const { child } of children) await cpuPerRequest(child, '/bench/drain', body, undefined, 32);
+  for (const { child } of children) await cpuPerRequest(child, '/bench/drain', body, 32);
   for (let r = 0; r < rounds; r++) {
-    for (let i = 0; i < children.length; i++) perChild[i].push(await cpuPerRequest(children[i].child, '/bench/drain', body, undefined, quick ? 16 : 64));
+    for (let i = 0; i < children.length; i++) perChild[i].push(await cpuPerRequest(children[i].child, '/bench/drain', body, quick ? 16 : 64));
   }
   await Promise.all(children.map(({ child }) => child.stop()));
   return Object.fromEntries(names.map((name) => [name, children.flatMap((c, i) => (c.name === name ? [median(perChild[i])] : []))]));

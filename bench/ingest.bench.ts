@@ -17,7 +17,7 @@
 // vector than JSON number arrays.
 import { performance } from 'node:perf_hooks';
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
-import { ensureBuiltServer, startChildServer, type ChildServer } from './lib/child-server.js';
+import { ensureBuiltServer, postLoad, startChildServer, type ChildServer } from './lib/child-server.js';
 import { STAGES, timeStages } from './lib/ingest-stages.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
@@ -36,29 +36,8 @@ const base64Body = JSON.stringify({ vectors: ids.map((id, i) => ({ id, vector: e
 const jsonBytes = Buffer.from(jsonBody);
 const base64Bytes = Buffer.from(base64Body);
 
-/** Milliseconds of CPU (user + system) the child server has used so far. */
-async function cpuMs(child: ChildServer): Promise<number> {
-  const { user, system } = await child.get('/bench/cpu');
-  return (user + system) / 1000;
-}
-
 /** `count` requests to `path`, IN_FLIGHT at a time; wall ms per request and server CPU ms per request. */
-async function load(child: ChildServer, path: string, body: Buffer, token: string, count: number) {
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
-  let left = count;
-  const worker = async () => {
-    while (left-- > 0) {
-      const res = await child.pool.request({ method: 'POST', path, headers, body });
-      await res.body.dump();
-      if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode}`);
-    }
-  };
-  const cpu0 = await cpuMs(child);
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
-  const wall = (performance.now() - t0) / count;
-  return { wall, cpu: (await cpuMs(child) - cpu0) / count };
-}
+const load = (child: ChildServer, path: string, body: Buffer, token: string, count: number) => postLoad(child, path, body, token, count, IN_FLIGHT);
 
 function parseRound(): number {
   const t0 = performance.now();

@@ -96,3 +96,32 @@ export async function startChildServer(env: Record<string, string> = {}, nodeFla
     },
   };
 }
+
+/** Milliseconds of CPU (user + system) the child server has used so far (process.cpuUsage() in the server, finer than /proc's ticks). */
+export async function serverCpuMs(child: ChildServer): Promise<number> {
+  const { user, system } = await child.get('/bench/cpu');
+  return (user + system) / 1000;
+}
+
+/**
+ * `count` POSTs of `body` to `path` (with `token`, if any), `inFlight` at a
+ * time; wall ms per request and server CPU ms per request. Any answer but
+ * 200 throws.
+ */
+export async function postLoad(child: ChildServer, path: string, body: Buffer, token: string | undefined, count: number, inFlight: number) {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  let left = count;
+  const worker = async () => {
+    while (left-- > 0) {
+      const res = await child.pool.request({ method: 'POST', path, headers, body });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode}`);
+    }
+  };
+  const cpu0 = await serverCpuMs(child);
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  const wall = (performance.now() - t0) / count;
+  return { wall, cpu: (await serverCpuMs(child) - cpu0) / count };
+}
