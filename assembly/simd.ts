@@ -24,7 +24,7 @@
  * scan took the same time and the tiles 0.73 to 0.74 of 16 singles against
  * 0.71 to 0.81 without it, so one build without it is kept.
  */
-@inline export function madd(a: v128, b: v128, acc: v128): v128 {
+@inline function madd(a: v128, b: v128, acc: v128): v128 {
   return f32x4.add(acc, f32x4.mul(a, b));
 }
 

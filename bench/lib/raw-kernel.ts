@@ -4,7 +4,7 @@
 import { instantiateKernel, type KernelExports } from '../../src/kernel/kernel-module.js';
 import { layoutFor, pagesFor, scratchFor, type Layout } from '../../src/kernel/layout.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { inverseNorm, singleQueryPath, singleQueryPathsOf } from '../../src/kernel/kernel-instance.js';
+import { callSearch, inverseNorm, singleQueryPath, singleQueryPathsOf } from '../../src/kernel/kernel-instance.js';
 
 export type RawMetric = 'cosine' | 'l2' | 'dot';
 
@@ -53,22 +53,14 @@ export class RawKernel {
   searchWithKeys(queries: Float32Array, nq: number, k: number, metric: RawMetric, rowList: Int32Array | null = null, onePass = false) {
     const count = rowList ? rowList.length : this.count;
     const path = nq === 1 && k >= 1 && !onePass ? singleQueryPath(singleQueryPathsOf(this.exports), metric, this.dim, k, count) : 'plain';
-    const bounded = path === 'bounded';
-    const s = scratchFor(this.layout, nq, rowList ? rowList.length : 0, k, path === 'plain' ? 0 : count, bounded);
+    const s = scratchFor(this.layout, nq, rowList ? rowList.length : 0, k, path === 'plain' ? 0 : count, path === 'bounded');
     if (s.end > this.scratchEnd) {
       this.grow(s.end);
       this.scratchEnd = s.end;
     }
     new Float32Array(this.memory.buffer, s.queries, queries.length).set(queries);
     if (rowList) new Int32Array(this.memory.buffer, s.rowList, rowList.length).set(rowList);
-    const { vectors, invNorms, seqs } = this.layout;
-    if (bounded) {
-      const inverse = inverseNorm(queries);
-      this.exports.searchL2Bounded!(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, inverse > 0 ? 1 / inverse : 0, k,
-        s.outRows, s.outKeys, s.keys, s.list, s.poolRows, s.poolKeys);
-    } else {
-      this.exports.search(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, nq, this.metricCode(metric), k, s.outRows, s.outKeys, s.block, path === 'keysFirst' ? s.keys : 0);
-    }
+    callSearch(this.exports, this.layout, this.dim, s, path, rowList !== null, count, queries, nq, this.metricCode(metric), k);
     // Query j's results start at j * k (the kernel's heaps), min(k, count) of them.
     const kept = Math.min(k, count);
     const allRows = new Int32Array(this.memory.buffer, s.outRows, nq * k), allKeys = new Float32Array(this.memory.buffer, s.outKeys, nq * k);

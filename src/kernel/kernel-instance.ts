@@ -13,7 +13,7 @@
 
 import type { Metric, VectorType } from '../config.js';
 import { instantiateKernel, type KernelExports } from './kernel-module.js';
-import { codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, scratchFor, type Layout } from './layout.js';
+import { codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, scratchFor, type Layout, type ScratchLayout } from './layout.js';
 import { quantizeInto, sumOfSquares } from './quantize.js';
 
 const FIRST_CAPACITY = 64;
@@ -59,10 +59,39 @@ export function singleQueryPathsOf(kernel: KernelExports): SingleQueryPaths {
  * scratch a row); 'keysFirst', every key stored and the k best selected
  * after the scan (4 bytes a row); 'plain', the one-pass scan.
  */
-export function singleQueryPath(paths: SingleQueryPaths, metric: Metric | 'dot', dim: number, k: number, scanned: number): 'bounded' | 'keysFirst' | 'plain' {
+export type SingleQueryPathName = 'bounded' | 'keysFirst' | 'plain';
+
+export function singleQueryPath(paths: SingleQueryPaths, metric: Metric | 'dot', dim: number, k: number, scanned: number): SingleQueryPathName {
   if (!(scanned >= paths.rowsPerResult * k)) return 'plain';
   if (metric === 'l2' && paths.bounded && dim >= L2_BOUNDS_MIN_DIM) return 'bounded';
   return k >= paths.minTopK && scanned * dim * 4 <= KEYS_FIRST_MAX_SCAN_BYTES ? 'keysFirst' : 'plain';
+}
+
+/**
+ * Call the kernel for a search laid out in `scratch` (queries, and the row
+ * list when `withRowList`, already written there), the way `path` says:
+ * searchL2Bounded for 'bounded' (`queries` is that one query, as given: its
+ * norm goes in beside it), otherwise search(), with room for every key for
+ * 'keysFirst'. Returns searchL2Bounded's count of rows scored exactly, else 0.
+ */
+export function callSearch(
+  kernel: KernelExports, layout: Layout, dim: number, scratch: ScratchLayout, path: SingleQueryPathName,
+  withRowList: boolean, count: number, queries: Float32Array, queryCount: number, metricCode: number, k: number,
+): number {
+  const { vectors, invNorms, seqs } = layout;
+  const rowList = withRowList ? scratch.rowList : 0;
+  if (path === 'bounded') {
+    const inverse = inverseNorm(queries);
+    return kernel.searchL2Bounded!(
+      vectors, invNorms, seqs, dim, rowList, count, scratch.queries, inverse > 0 ? 1 / inverse : 0, k,
+      scratch.outRows, scratch.outKeys, scratch.keys, scratch.list, scratch.poolRows, scratch.poolKeys,
+    );
+  }
+  kernel.search(
+    vectors, invNorms, seqs, dim, rowList, count, scratch.queries, queryCount, metricCode, k,
+    scratch.outRows, scratch.outKeys, scratch.block, path === 'keysFirst' ? scratch.keys : 0,
+  );
+  return 0;
 }
 
 /** Best-first results of a search: query j owns [j*perQuery, (j+1)*perQuery). */
@@ -354,23 +383,8 @@ export class KernelInstance {
     }
     if (rowList) ints.set(rowList, scratch.rowList >> 2);
 
-    const { vectors, invNorms, seqs } = this.layout;
-    if (path === 'bounded') {
-      // One l2 query: bounds from the dot loop, then the exact pass (same hits).
-      const inverse = inverseNorm(queries);
-      this.kernel.searchL2Bounded!(
-        vectors, invNorms, seqs, this.dim,
-        rowList ? scratch.rowList : 0, scanned, scratch.queries, inverse > 0 ? 1 / inverse : 0, k,
-        scratch.outRows, scratch.outKeys, scratch.keys, scratch.list, scratch.poolRows, scratch.poolKeys,
-      );
-    } else {
-      this.kernel.search(
-        vectors, invNorms, seqs, this.dim,
-        rowList ? scratch.rowList : 0, scanned,
-        scratch.queries, queryCount, this.metricCode, k,
-        scratch.outRows, scratch.outKeys, scratch.block, path === 'keysFirst' ? scratch.keys : 0,
-      );
-    }
+    // One l2 query may go by bounds from the dot loop, then an exact pass (the same hits).
+    callSearch(this.kernel, this.layout, this.dim, scratch, path, rowList !== null, scanned, queries, queryCount, this.metricCode, k);
 
     const rowsAt = scratch.outRows >> 2, keysAt = scratch.outKeys >> 2;
     const rows = new Int32Array(queryCount * perQuery);

@@ -6,7 +6,7 @@
 // near-duplicates that differ in the last bits, subnormal products.
 import { expect } from 'chai';
 import { instantiateKernel, type KernelExports } from '../../src/kernel/kernel-module.js';
-import { inverseNorm } from '../../src/kernel/kernel-instance.js';
+import { callSearch } from '../../src/kernel/kernel-instance.js';
 import { layoutFor, pagesFor, scratchFor, type Layout } from '../../src/kernel/layout.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { randomInt, seededRng, shuffled, type Rng } from '../helpers/random.js';
@@ -51,8 +51,7 @@ class Loaded {
   plain(query: Float32Array, k: number, rowList: Int32Array | null) {
     const s = this.prepare(query, k, rowList, 0);
     const count = rowList ? rowList.length : this.rows.length;
-    const { vectors, invNorms, seqs } = this.layout;
-    this.kernel.search(vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, 1, this.kernel.METRIC_L2.value, k, s.outRows, s.outKeys, s.block, 0);
+    callSearch(this.kernel, this.layout, this.dim, s, 'plain', rowList !== null, count, query, 1, this.kernel.METRIC_L2.value, k);
     return this.hits(s, Math.min(k, count));
   }
 
@@ -60,12 +59,7 @@ class Loaded {
   bounded(query: Float32Array, k: number, rowList: Int32Array | null) {
     const count = rowList ? rowList.length : this.rows.length;
     const s = this.prepare(query, k, rowList, count);
-    const { vectors, invNorms, seqs } = this.layout;
-    const inverse = inverseNorm(query);
-    const listed = this.kernel.searchL2Bounded!(
-      vectors, invNorms, seqs, this.dim, rowList ? s.rowList : 0, count, s.queries, inverse > 0 ? 1 / inverse : 0, k,
-      s.outRows, s.outKeys, s.keys, s.list, s.poolRows, s.poolKeys,
-    );
+    const listed = callSearch(this.kernel, this.layout, this.dim, s, 'bounded', rowList !== null, count, query, 1, this.kernel.METRIC_L2.value, k);
     // Bounds are stored as the scan visits rows: list position g + l * quarter at 4g + l, the count % 4 tail in place.
     const stored = new Float32Array(this.memory.buffer, s.keys, count);
     const quarter = count >> 2;
