@@ -1,0 +1,69 @@
+// npm run bench:loop-unrolling: the kernel's search paths timed in Node
+// processes started with V8's defaults and with --no-wasm-loop-unrolling,
+// the processes alternated (a flag is fixed for a process's life, so the two
+// cannot share one). V8 unrolls a wasm loop by how deeply it is nested, and
+// copies search-many's pass loop, nested in the row and tile loops, three
+// times with every copy's loads first (see bench/fp-peak/probe.ts); the
+// other loops are measured here so a flag that helps one path is not taken
+// for the service if it slows another.
+import { spawnSync } from 'node:child_process';
+import { KernelInstance } from '../src/kernel/kernel-instance.js';
+import { loadKernelModule } from '../src/kernel/load-node.js';
+import { uniformVectors, rowOf } from './lib/data.js';
+import { fmt, interleave, median, printTable, quick, writeResults } from './lib/measure.js';
+
+const FLAG = '--no-wasm-loop-unrolling';
+const DIM = 384;
+const N = quick ? 2_000 : 100_000;
+const SMALL = quick ? 1_000 : 10_000;
+const BLOCK = 16;
+
+/** In a child: every path's median ms per call, as JSON on stdout. */
+function measurePaths(): Record<string, number> {
+  const kernelOf = (count: number, metric: 'cosine' | 'l2', vectorType: 'float32' | 'int8' = 'float32') => {
+    const data = uniformVectors(count, DIM, 71);
+    const kernel = new KernelInstance(loadKernelModule(), DIM, metric, count, vectorType);
+    kernel.ensureCapacity(count);
+    for (let r = 0; r < count; r++) kernel.writeRow(r, rowOf(data, DIM, r), r);
+    return kernel;
+  };
+  const big = kernelOf(N, 'cosine'), small = kernelOf(SMALL, 'cosine'), l2 = kernelOf(SMALL, 'l2');
+  const int8 = kernelOf(N, 'cosine', 'int8');
+  const queries = uniformVectors(BLOCK, DIM, 72);
+  const one = queries.subarray(0, DIM);
+  const percent = Int32Array.from({ length: N / 100 }, (_, i) => i * 100);
+  const timings = interleave([
+    { name: `cosine k10, ${N / 1000}k`, run: () => big.search(one, 1, 10, N) },
+    { name: `cosine k10, ${SMALL / 1000}k`, run: () => small.search(one, 1, 10, SMALL) },
+    { name: `cosine k100, ${SMALL / 1000}k`, run: () => small.search(one, 1, 100, SMALL) },
+    { name: `l2 k10, ${SMALL / 1000}k`, run: () => l2.search(one, 1, 10, SMALL) },
+    { name: `search-many 16, ${SMALL / 1000}k`, run: () => small.search(queries, BLOCK, 10, SMALL) },
+    { name: `search-many 16, ${N / 1000}k`, run: () => big.search(queries, BLOCK, 10, N) },
+    { name: `int8 pool 100, ${N / 1000}k`, run: () => int8.searchInt8(one, 1, 10, 100, N) },
+    { name: `1% row list, ${N / 1000}k`, run: () => big.search(one, 1, 10, N, percent) },
+  ], { rounds: 5, targetMs: quick ? 20 : 80 });
+  return Object.fromEntries(timings.map((t) => [t.name, t.ms]));
+}
+
+if (process.env.TEMPVEC_LOOP_UNROLLING_CHILD) {
+  process.stdout.write(JSON.stringify(measurePaths()));
+} else {
+  const processes = quick ? 1 : 3;
+  const runs: Record<'default' | 'flag', Record<string, number>[]> = { default: [], flag: [] };
+  for (let p = 0; p < processes; p++) {
+    for (const setting of p % 2 ? ['flag', 'default'] as const : ['default', 'flag'] as const) {
+      const child = spawnSync(process.execPath, [...(setting === 'flag' ? [FLAG] : []), '--import', 'tsx', new URL(import.meta.url).pathname, ...process.argv.slice(2)], {
+        env: { ...process.env, TEMPVEC_LOOP_UNROLLING_CHILD: '1' }, encoding: 'utf8', maxBuffer: 1 << 20,
+      });
+      if (child.status !== 0) throw new Error(`child (${setting}) failed: ${child.stderr}`);
+      runs[setting].push(JSON.parse(child.stdout));
+      console.error(`process ${p + 1}/${processes} ${setting} done`);
+    }
+  }
+  const rows = Object.keys(runs.default[0]).map((path) => {
+    const base = median(runs.default.map((r) => r[path])), flagged = median(runs.flag.map((r) => r[path]));
+    return { path, 'default ms': fmt(base, 3), [`${FLAG} ms`]: fmt(flagged, 3), 'flag/default': fmt(flagged / base) };
+  });
+  printTable(rows);
+  console.log(`results: ${writeResults('loop-unrolling', { flag: FLAG, processes, rows })}`);
+}
