@@ -48,7 +48,7 @@ function measurePaths(): Record<string, number> {
 if (process.env.TEMPVEC_LOOP_UNROLLING_CHILD) {
   process.stdout.write(JSON.stringify(measurePaths()));
 } else {
-  const processes = quick ? 1 : 3;
+  const processes = quick ? 1 : 4;
   const runs: Record<'default' | 'flag', Record<string, number>[]> = { default: [], flag: [] };
   for (let p = 0; p < processes; p++) {
     for (const setting of p % 2 ? ['flag', 'default'] as const : ['default', 'flag'] as const) {
