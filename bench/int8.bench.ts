@@ -8,9 +8,8 @@
 // first stage against a pool of 1, paired call by call (goal: <= 10% of the
 // scan). All other cases of one data set are interleaved.
 import type { Metric } from '../src/config.js';
-import { KernelInstance } from '../src/kernel/kernel-instance.js';
-import { loadKernelModule } from '../src/kernel/load-node.js';
 import { clusteredVectors, rowOf, uniformVectors } from './lib/data.js';
+import { filledKernel } from './lib/kernel-setup.js';
 import { fmt, interleave, pairedRatio, printTable, quick, writeResults } from './lib/measure.js';
 
 const N = quick ? 5_000 : 100_000;
@@ -20,19 +19,12 @@ const QUERIES = 50;
 const POOLS = [K, 2 * K, 100, 500];
 const metric: Metric = 'cosine';
 
-function kernelFor(data: Float32Array, vectorType: 'float32' | 'int8'): KernelInstance {
-  const kernel = new KernelInstance(loadKernelModule(), DIM, metric, N, vectorType);
-  kernel.ensureCapacity(N);
-  for (let r = 0; r < N; r++) kernel.writeRow(r, rowOf(data, DIM, r), r);
-  return kernel;
-}
-
 const rows: Record<string, string | number>[] = [];
 for (const [name, make] of [['clustered', clusteredVectors], ['uniform', uniformVectors]] as const) {
   const data = make(N, DIM, 61);
   const queries = make(QUERIES, DIM, 62);
-  const float = kernelFor(data, 'float32');
-  const int8 = kernelFor(data, 'int8');
+  const float = filledKernel(data, DIM, metric);
+  const int8 = filledKernel(data, DIM, metric, 'int8');
   const query = (j: number) => rowOf(queries, DIM, j % QUERIES);
 
   const truth = Array.from({ length: QUERIES }, (_, j) => new Set(float.search(query(j), 1, K, N).rows));

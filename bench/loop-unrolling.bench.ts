@@ -7,9 +7,8 @@
 // other loops are measured here so a flag that helps one path is not taken
 // for the service if it slows another.
 import { spawnSync } from 'node:child_process';
-import { KernelInstance } from '../src/kernel/kernel-instance.js';
-import { loadKernelModule } from '../src/kernel/load-node.js';
-import { uniformVectors, rowOf } from './lib/data.js';
+import { uniformVectors } from './lib/data.js';
+import { filledKernel } from './lib/kernel-setup.js';
 import { fmt, interleave, median, printTable, quick, writeResults } from './lib/measure.js';
 
 const FLAG = '--no-wasm-loop-unrolling';
@@ -20,15 +19,10 @@ const BLOCK = 16;
 
 /** In a child: every path's median ms per call, as JSON on stdout. */
 function measurePaths(): Record<string, number> {
-  const kernelOf = (count: number, metric: 'cosine' | 'l2', vectorType: 'float32' | 'int8' = 'float32') => {
-    const data = uniformVectors(count, DIM, 71);
-    const kernel = new KernelInstance(loadKernelModule(), DIM, metric, count, vectorType);
-    kernel.ensureCapacity(count);
-    for (let r = 0; r < count; r++) kernel.writeRow(r, rowOf(data, DIM, r), r);
-    return kernel;
-  };
-  const big = kernelOf(N, 'cosine'), small = kernelOf(SMALL, 'cosine'), l2 = kernelOf(SMALL, 'l2');
-  const int8 = kernelOf(N, 'cosine', 'int8');
+  const big = filledKernel(uniformVectors(N, DIM, 71), DIM, 'cosine');
+  const small = filledKernel(uniformVectors(SMALL, DIM, 71), DIM, 'cosine');
+  const l2 = filledKernel(uniformVectors(SMALL, DIM, 71), DIM, 'l2');
+  const int8 = filledKernel(uniformVectors(N, DIM, 71), DIM, 'cosine', 'int8');
   const queries = uniformVectors(BLOCK, DIM, 72);
   const one = queries.subarray(0, DIM);
   const percent = Int32Array.from({ length: N / 100 }, (_, i) => i * 100);

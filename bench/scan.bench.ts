@@ -23,6 +23,8 @@ for (const n of sizes) {
   const queries = uniformVectors(BLOCK, DIM, 32);
   const one = queries.subarray(0, DIM);
   const single = (k: number, metric: RawMetric = 'cosine') => () => kernel.search(one, 1, k, metric);
+  const sixteenSingles = () => { for (let j = 0; j < BLOCK; j++) kernel.search(queries.subarray(j * DIM, (j + 1) * DIM), 1, 10, 'cosine'); };
+  const sixteenInTiles = () => kernel.search(queries, BLOCK, 10, 'cosine');
   // The bounded l2 search the service runs must find what the one-pass l2 scan finds.
   for (let j = 0; j < BLOCK; j++) {
     const query = queries.subarray(j * DIM, (j + 1) * DIM);
@@ -41,8 +43,8 @@ for (const n of sizes) {
     { name: 'cosine k10', run: single(10) },
     { name: 'l2 k10', run: single(10, 'l2') },
     { name: 'l2 one pass k10', run: () => kernel.search(one, 1, 10, 'l2', true) },
-    { name: '16 singles', run: () => { for (let j = 0; j < BLOCK; j++) kernel.search(queries.subarray(j * DIM, (j + 1) * DIM), 1, 10, 'cosine'); } },
-    { name: '16 in tiles', run: () => kernel.search(queries, BLOCK, 10, 'cosine') },
+    { name: '16 singles', run: sixteenSingles },
+    { name: '16 in tiles', run: sixteenInTiles },
   ], { rounds: 7, targetMs: 100 }).map((x) => [x.name, x.ms]));
 
   // k = 100 against k = 1, paired call by call over 16 queries (a few percent: rounds apart are too noisy).
@@ -53,14 +55,10 @@ for (const n of sizes) {
     if (!sameIds(byQuery(100)(j), byQuery(100, true)(j))) throw new Error(`query ${j}: keys-first and one-pass top 100 differ`);
   }
   const k100 = pairedRatio(byQuery(1), byQuery(100), { calls: n >= 100_000 ? 2 : 16 });
+  const k100OnePass = pairedRatio(byQuery(1), byQuery(100, true), { calls: n >= 100_000 ? 2 : 16 });
   // search-many against 16 singles once more, paired call by call: the rounds above put the two
   // 100 ms apart, and on this shared machine their ratio moved by a few percent from run to run.
-  const tilesPaired = pairedRatio(
-    () => { for (let j = 0; j < BLOCK; j++) kernel.search(queries.subarray(j * DIM, (j + 1) * DIM), 1, 10, 'cosine'); },
-    () => kernel.search(queries, BLOCK, 10, 'cosine'),
-    { pairs: 21, calls: 1 },
-  );
-  const k100OnePass = pairedRatio(byQuery(1), byQuery(100, true), { calls: n >= 100_000 ? 2 : 16 });
+  const tilesPaired = pairedRatio(sixteenSingles, sixteenInTiles, { pairs: 21, calls: 1 });
 
   rows.push({
     vectors: n, dim: DIM,

@@ -16,8 +16,8 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { KernelInstance } from '../src/kernel/kernel-instance.js';
-import { loadKernelModule } from '../src/kernel/load-node.js';
 import { clusteredVectors, rowOf, uniformVectors } from './lib/data.js';
+import { filledKernel } from './lib/kernel-setup.js';
 import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
 
 const DIM = 384;
@@ -30,13 +30,6 @@ function baseline(): WebAssembly.Module {
   const spec = process.argv[at + 1];
   const eq = spec.indexOf('=');
   return new WebAssembly.Module(readFileSync(eq > 0 ? spec.slice(eq + 1) : spec));
-}
-
-function loaded(module: WebAssembly.Module, data: Float32Array, n: number, vectorType: 'float32' | 'int8'): KernelInstance {
-  const kernel = new KernelInstance(module, DIM, 'cosine', n, vectorType);
-  kernel.ensureCapacity(n);
-  kernel.writeRows(Array.from({ length: n }, (_, r) => r), Array.from({ length: n }, (_, r) => rowOf(data, DIM, r)), 0);
-  return kernel;
 }
 
 type Op = (kernel: KernelInstance, query: Float32Array) => Int32Array;
@@ -71,7 +64,7 @@ const scenarios = [
 for (const s of scenarios) {
   const data = s.data === 'clustered' ? clusteredVectors(s.n, DIM) : uniformVectors(s.n, DIM, 41);
   const queries = Array.from({ length: QUERIES }, (_, j) => Float32Array.from(rowOf(s.data === 'clustered' ? clusteredVectors(QUERIES, DIM, 7) : uniformVectors(QUERIES, DIM, 7), DIM, j)));
-  const kernels: [KernelInstance, KernelInstance] = [loaded(loadKernelModule(), data, s.n, s.type), loaded(old, data, s.n, s.type)];
+  const kernels: [KernelInstance, KernelInstance] = [filledKernel(data, DIM, 'cosine', s.type), filledKernel(data, DIM, 'cosine', s.type, old)];
   const make = s.type === 'int8' ? pool : topK;
   const ops = [make(s.heavy, s.n), make(s.light, s.n)];
   for (const q of queries) for (const op of ops) {
