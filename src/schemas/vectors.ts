@@ -2,7 +2,16 @@
 import * as v from 'valibot';
 import type { Config } from '../config.js';
 import { commonSchemas, DimensionsSchema, MetricSchema, VectorSchema, VectorTypeSchema } from './common.js';
-import { withPlainRecords } from './plain-records.js';
+import { isPlainRecords, isValidPlainBatch } from './checked-vectors.js';
+
+/**
+ * `schema` (the pipe of the `vectors` array) taking a batch that
+ * isValidPlainBatch accepts as it is, without valibot's object pipeline per record.
+ */
+function withPlainRecords<S extends v.GenericSchema>(schema: S, maxIdLength: number, maxBatch: number): S {
+  const PlainBatchSchema = v.custom<v.InferOutput<S>>(isPlainRecords);
+  return v.lazy((input) => (isValidPlainBatch(input, maxIdLength, maxBatch) ? PlainBatchSchema : schema)) as unknown as S;
+}
 
 export function vectorSchemas(config: Config) {
   const { IdSchema, MetadataSchema } = commonSchemas(config);

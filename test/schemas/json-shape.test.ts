@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { firstOverKeyLimit, firstTooDeep } from '../../src/schemas/json-shape.js';
-import { markPlainRecords } from '../../src/schemas/plain-records.js';
+import { markPlainRecords } from '../../src/schemas/checked-vectors.js';
 
 function nested(levels: number): unknown {
   let value: unknown = 1;

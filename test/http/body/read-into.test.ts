@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
 import getRawBody from 'raw-body';
-import { readInto } from '../../src/http/read-into.js';
+import { readInto } from '../../../src/http/body/read-into.js';
 
 type Event = Buffer | 'end' | 'aborted' | 'error' | 'close';
 
