@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { expectError, expectOk, useServer } from '../helpers/http.js';
 import { randomVector, seededRng } from '../helpers/random.js';
 
-describe('add, add-many and search bodies over HTTP, read by the fast reader or the ordinary path', () => {
+describe('vector bodies over HTTP, by the vector reader or the ordinary path', () => {
   const api = useServer();
   const rng = seededRng(91);
   const rows = Array.from({ length: 12 }, (_, i) => ({ id: `v${i}`, vector: randomVector(rng, 6), metadata: { i } }));
@@ -28,7 +28,7 @@ describe('add, add-many and search bodies over HTTP, read by the fast reader or 
     expect(a.vector.vector).to.deep.equal(b.vector.vector);
   });
 
-  it('searches with the same results and errors whether the reader takes the body or declines it', async () => {
+  it('searches alike whether the reader takes the body or declines it', async () => {
     const token = await api.token();
     expectOk(await api.post('/vectors/add-many', { token, body: { vectors: rows } }));
     const query = randomVector(rng, 6);

@@ -29,7 +29,7 @@ declare module 'koa' {
   }
 }
 
-/** The most bytes of WasmBodyBuffers kept between requests (one for an 8 MB body takes 14 MB). */
+/** The most bytes of WasmBodyBuffers kept between requests. */
 const WASM_BUFFERS_SPARE_TOTAL = 32 * 1024 * 1024;
 
 export interface JsonBodyOptions {

@@ -59,15 +59,15 @@ class Reader {
   /** Set on the first base64 vector: begun for this body, flushed by readVectorBody. */
   decoder: Base64Decoder | undefined;
 
-  /** The space the body was read into, if any: its base64 vectors are decoded in place. */
-  private readonly space: WasmBodyBuffer | undefined;
+  /** The WasmBodyBuffer the body was read into, if any: its base64 vectors are decoded in place. */
+  private readonly wasmBuffer: WasmBodyBuffer | undefined;
 
   constructor(
     private readonly bytes: Buffer,
     private readonly lease: BufferLease | undefined,
-    space: WasmBodyBuffer | undefined,
+    wasmBuffer: WasmBodyBuffer | undefined,
   ) {
-    this.space = space?.holds(bytes) ? space : undefined;
+    this.wasmBuffer = wasmBuffer?.holds(bytes) ? wasmBuffer : undefined;
   }
 
   get done(): boolean {
@@ -271,8 +271,8 @@ class Reader {
     const expected = (length / 4) * 3 - (bytes[end - 1] === EQUALS ? (bytes[end - 2] === EQUALS ? 2 : 1) : 0);
     if (expected % 4 !== 0) throw DECLINE;
     if (expected === 0 || expected > MAX_DIMS * 4) throw DECLINE;
-    // In place when the body sits in a space of its own (wasm-body-buffer.ts) with room left.
-    const placed = this.space?.decode(start, end) ?? null;
+    // In place when the body sits in a WasmBodyBuffer (wasm-body-buffer.ts) with room left.
+    const placed = this.wasmBuffer?.decode(start, end) ?? null;
     if (placed !== null) {
       // A number: a character outside the alphabet, padding inside the text or a value out of range.
       if (typeof placed === 'number' || placed.length !== expected / 4) throw DECLINE;
@@ -417,15 +417,15 @@ function endOfValue(bytes: Buffer, start: number): number {
  * JSON.parse would except that vectors (number arrays and base64) are
  * checked Float32Arrays; undefined when this parser declines the body (the
  * caller then uses JSON.parse). With a lease, the vectors live in buffers
- * taken from its pool; with the space the body was read into, base64
- * vectors live in that space: give either back only once nothing will read
+ * taken from its pool; with the WasmBodyBuffer the body was read into, base64
+ * vectors live in it: give either back only once nothing will read
  * them.
  */
-export function readVectorBody(bytes: Buffer, lease?: BufferLease, space?: WasmBodyBuffer): Record<string, unknown> | undefined {
+export function readVectorBody(bytes: Buffer, lease?: BufferLease, wasmBuffer?: WasmBodyBuffer): Record<string, unknown> | undefined {
   // No check of the whole body for non-ASCII bytes: every string is made
   // from ASCII bytes only (string(), jsonValue()), and anywhere else such a
   // byte is not JSON structure, a digit or base64, so the reader declines.
-  const reader = new Reader(bytes, lease, space);
+  const reader = new Reader(bytes, lease, wasmBuffer);
   try {
     const body = reader.object((key) => {
       if (key === 'vectors' && reader.peek() === OPEN_ARRAY) {

@@ -22,7 +22,7 @@ export class WasmBodyBuffer {
   private readonly kernel: KernelExports;
   /** Where the body starts (after the kernel's static data). */
   private readonly base: number;
-  /** Bytes past `base`: the largest bodySpaceBytes() this space can take. */
+  /** Bytes past `base`: the largest body plus floats it can take. */
   readonly byteLength: number;
 
   /** Room for the current body's floats: [next, floatsEnd). */
@@ -40,20 +40,20 @@ export class WasmBodyBuffer {
     markCheckedBuffer(this.buffer);
   }
 
-  /** The bytes a space needs for a body of `length` bytes and every float its base64 can hold. */
+  /** The bytes a WasmBodyBuffer needs for a body of `length` bytes and every float its base64 can hold. */
   static bytesFor(length: number): number {
     return align16(length) + maxFloatsIn(length) * 4;
   }
 
   /** The view to read a body of `length` bytes into (at most what bytesFor allows); forgets the previous body's floats. */
   open(length: number): Buffer {
-    if (length > this.byteLength) throw new RangeError(`a body of ${length} bytes does not fit a space of ${this.byteLength}`);
+    if (length > this.byteLength) throw new RangeError(`a body of ${length} bytes does not fit a buffer of ${this.byteLength}`);
     this.floatsEnd = this.base + this.byteLength;
     this.next = Math.min(this.base + align16(length), this.floatsEnd);
     return Buffer.from(this.buffer, this.base, length);
   }
 
-  /** Whether `bytes` is the body this space holds (a view made by open()). */
+  /** Whether `bytes` is the body this buffer holds (a view made by open()). */
   holds(bytes: Uint8Array): boolean {
     return bytes.buffer === this.buffer && bytes.byteOffset === this.base;
   }

@@ -1,4 +1,4 @@
-// The process's base64 decoder (src/http/base64-decoder.ts) outlives every
+// The process's base64 decoder (src/http/body/base64-decoder.ts) outlives every
 // request; it must not keep the last body, or the float arrays it decoded
 // into, alive once the body is read or declined (vector-reader.ts resets it
 // after every body). Checked with WeakRefs and a forced GC.
@@ -69,7 +69,7 @@ async function collect(refs: { body: WeakRef<Buffer>; buffers: WeakRef<ArrayBuff
 }
 
 describe('base64 decoder: nothing kept after a body', () => {
-  it('keeps neither the body nor the vectors\' buffers once a body with base64 vectors is parsed', async () => {
+  it('keeps no body or vector buffer once a base64 body is parsed', async () => {
     // flush() has let go of the vectors' array already; reset() lets go of the body.
     const refs = parseAndDrop(body(40), true);
     await collect(refs);
@@ -77,7 +77,7 @@ describe('base64 decoder: nothing kept after a body', () => {
     refs.buffers.forEach((buffer, i) => expect(buffer.deref(), `vector buffer ${i}`).to.equal(undefined));
   });
 
-  it('keeps neither the body nor the vectors\' buffers once a body is declined half way', async () => {
+  it('keeps no body or vector buffer once a body is declined half way', async () => {
     // Vectors 0..19 are decoded into the pending run before vector 20 declines the body:
     // no flush, so only reset() lets go of both.
     const refs = parseAndDrop(body(40, 20), false);
@@ -86,7 +86,7 @@ describe('base64 decoder: nothing kept after a body', () => {
     refs.buffers.forEach((buffer, i) => expect(buffer.deref(), `vector buffer ${i}`).to.equal(undefined));
   });
 
-  it('collects what nothing holds (the check itself works: a body still referenced is kept)', async () => {
+  it('the check works: a body still referenced is kept, the rest collected', async () => {
     const kept = body(40);
     const refs = parseAndDrop(kept, true);
     await collect(refs);

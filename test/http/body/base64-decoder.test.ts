@@ -1,5 +1,5 @@
 // The body reader's base64 vectors go through the kernel's SIMD decoder
-// (src/http/base64-decoder.ts): a window of the body copied into its memory,
+// (src/http/body/base64-decoder.ts): a window of the body copied into its memory,
 // decoded floats copied out in runs. These tests cross windows and runs,
 // mix base64 with number arrays, reuse one Buffer for different bodies (as
 // the large-body buffer is reused), and decline bad text at every position
@@ -52,7 +52,7 @@ describe('base64 vectors through the kernel decoder (body reader)', () => {
     }), { numRuns: 60 });
   });
 
-  it('declines a batch with a bad character at any position of any block of a vector, and reads the next body in the same buffer', () => {
+  it('declines a bad character anywhere in a vector, then reads the next body', () => {
     const rng = seededRng(3);
     const { text, wanted } = batch(rng, 5, () => 23); // 124 characters each: 7 SIMD blocks and a padded tail
     const buffer = Buffer.from(text);
@@ -74,7 +74,7 @@ describe('base64 vectors through the kernel decoder (body reader)', () => {
     expect(bitsOf(readVectorBody(reused))).to.deep.equal(other.wanted);
   });
 
-  it('declines a value out of range late in a large batch, then reads the next batch exactly', () => {
+  it('declines a value out of range late in a batch, then reads the next one', () => {
     const rng = seededRng(4);
     const vectors = Array.from({ length: 900 }, () => floats(rng, 384));
     vectors[870][100] = SPEC_LIMITS.maxAbsComponent * 2;

@@ -1,8 +1,8 @@
-// The pool of body and vector buffers reused between requests (src/http/buffer-pool.ts).
+// The pool of body and vector buffers reused between requests (src/http/body/buffer-pool.ts).
 import { expect } from 'chai';
 import { BufferLease, BufferPool, MAX_SPARE_BYTES } from '../../../src/http/body/buffer-pool.js';
 
-describe('arena pool', () => {
+describe('buffer pool', () => {
   it('hands out a fresh buffer when it holds none large enough', () => {
     const pool = new BufferPool();
     const a = pool.take(1024);
@@ -26,7 +26,7 @@ describe('arena pool', () => {
     expect(pool.spareBytes).to.equal(0);
   });
 
-  it('keeps no buffer over the size limit and at most 16 MB in all, the larger ones first', () => {
+  it('keeps no buffer over the size limit, at most 16 MB in all, larger first', () => {
     const pool = new BufferPool();
     pool.give([new ArrayBuffer(MAX_SPARE_BYTES + 1)]);
     expect(pool.spareBytes).to.equal(0);

@@ -1,5 +1,5 @@
 // The body reader of add, add-many, search and search-many
-// (src/http/vector-reader.ts) against JSON.parse: whenever it accepts a body,
+// (src/http/body/vector-reader.ts) against JSON.parse: whenever it accepts a body,
 // the result must be what JSON.parse gives with each number-array `vector`,
 // `queryVector` and item of `queryVectors` rounded to float32; whatever it declines goes
 // to JSON.parse unchanged, so only acceptance needs to be exact.
@@ -57,7 +57,7 @@ const numberText = fc.oneof(
 const whitespace = fc.constantFrom('', ' ', '\n', '\t ', '\r\n');
 
 describe('vector body reader (add, add-many, search, search-many)', () => {
-  it('gives what JSON.parse gives, vectors rounded to float32 exactly as a Float32Array would', () => {
+  it('gives JSON.parse\'s value with vectors rounded to float32', () => {
     fc.assert(fc.property(
       fc.array(fc.record({
         id: fc.string({ maxLength: 6 }),
@@ -77,7 +77,7 @@ describe('vector body reader (add, add-many, search, search-many)', () => {
     ), { numRuns: 300 });
   });
 
-  it('reads queryVector and each of queryVectors as it reads a vector, the rest of a search body as JSON.parse', () => {
+  it('reads queryVector(s) as vectors and the rest of a search body as JSON.parse', () => {
     fc.assert(fc.property(
       fc.array(fc.array(numberText, { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 4 }),
       fc.option(fc.jsonValue({ maxDepth: 3 })),
@@ -120,7 +120,7 @@ describe('vector body reader (add, add-many, search, search-many)', () => {
     }), { numRuns: 200 });
   });
 
-  it('reads a base64 vector exactly when the vector schema accepts the string, and declines it otherwise', () => {
+  it('reads a base64 vector exactly when the schema accepts it, else declines', () => {
     const base64Text = fc.oneof(
       fc.array(fc.float({ noNaN: true, noDefaultInfinity: true, min: Math.fround(-1e16), max: Math.fround(1e16) }), { minLength: 1, maxLength: 6 })
         .map((xs) => encodeFloat32Base64(xs)),
@@ -139,7 +139,7 @@ describe('vector body reader (add, add-many, search, search-many)', () => {
     }), { numRuns: 400 });
   });
 
-  it('checks decoded base64 values at the exact bound: the largest float32 within ±maxAbsComponent passes, the next does not', () => {
+  it('takes decoded values up to ±maxAbsComponent exactly, declines the next float', () => {
     const max = SPEC_LIMITS.maxAbsComponent;
     const above = Math.fround(max) > max ? Math.fround(max) : nextFloat32(Math.fround(max));
     const below = previousFloat32(above);
@@ -170,7 +170,7 @@ describe('vector body reader (add, add-many, search, search-many)', () => {
     for (const text of declined) expect(parse(text), text).to.equal(undefined);
   });
 
-  it('keeps escaped ids, a repeated key\'s last value and a base64 vector as JSON.parse does', () => {
+  it('keeps escaped ids and a repeated key\'s last value as JSON.parse does', () => {
     for (const text of [
       '{"id":"a\\"b\\u00e9\\n","vector":[1,2]}',
       '{"vector":[1,2],"vector":[3,4]}',

@@ -1,4 +1,4 @@
-// Large vector bodies read into a space of their own (src/http/wasm-body-buffer.ts)
+// Large vector bodies read into a WasmBodyBuffer (src/http/body/wasm-body-buffer.ts)
 // have their base64 vectors decoded in place. Whatever the body, the reader
 // must give exactly what it gives for the same bytes in an ordinary buffer
 // (the windowed decoder), decline exactly the same bodies, and read the next
@@ -41,8 +41,8 @@ function bothWays(space: WasmBodyBuffer, text: string) {
 
 const module = loadKernelModule();
 
-describe('body spaces: base64 vectors decoded in place', () => {
-  it('reads every mix of base64 and number vectors exactly as an ordinary buffer, the base64 ones as views of the space', () => {
+describe('WasmBodyBuffer: base64 vectors decoded in place', () => {
+  it('reads base64 and number vectors as an ordinary buffer, base64 in place', () => {
     fc.assert(fc.property(fc.integer({ min: 1, max: 40 }), fc.integer(), (count, seed) => {
       const rng = seededRng(seed);
       const dims = Array.from({ length: count }, () => 1 + Math.floor(rng() * (rng() < 0.1 ? SPEC_LIMITS.maxDimensions : 40)));
@@ -56,7 +56,7 @@ describe('body spaces: base64 vectors decoded in place', () => {
     }), { numRuns: 50 });
   });
 
-  it('decodes what does not fit the space\'s room for floats with the windowed decoder, with the same result', () => {
+  it('decodes what does not fit with the windowed decoder, same result', () => {
     const text = batchText(seededRng(2), 50, () => 96);
     // Room for the body and 300 floats: three vectors in place, the rest elsewhere.
     const space = new WasmBodyBuffer(module, Math.ceil(text.length / 16) * 16 + 300 * 4);
@@ -66,7 +66,7 @@ describe('body spaces: base64 vectors decoded in place', () => {
     expect(placed).to.have.length(3);
   });
 
-  it('declines the bodies an ordinary buffer declines, then reads the next body in the same space exactly', () => {
+  it('declines what an ordinary buffer declines, then reads the next body', () => {
     const rng = seededRng(3);
     const good = batchText(rng, 30, () => 384);
     const space = new WasmBodyBuffer(module, WasmBodyBuffer.bytesFor(good.length));
@@ -85,7 +85,7 @@ describe('body spaces: base64 vectors decoded in place', () => {
     }
   });
 
-  it('opens any body that fits the space (less room for floats is left to the windowed decoder), and refuses a larger one', () => {
+  it('opens any body that fits and refuses a larger one', () => {
     const space = new WasmBodyBuffer(module, WasmBodyBuffer.bytesFor(1000));
     expect(space.byteLength).to.equal(1008 + 187 * 4);
     expect(space.open(1000)).to.have.length(1000);
