@@ -27,6 +27,10 @@ export const SPEC_LIMITS = {
   maxAbsComponent: 1e16,
   /** Nesting of $and/$or/$not in one filter (bounds the recursion a request can cause). */
   maxFilterDepth: 32,
+  /** Vectors per page of POST /vectors/list. */
+  minListLimit: 1,
+  maxListLimit: 1000,
+  defaultListLimit: 100,
 } as const;
 
 export interface Config {
@@ -55,6 +59,7 @@ export interface Config {
   dataDir: string;
   /** `*`, or a comma-separated list of origins (src/http/cors.ts). */
   corsOrigins: string;
+  maxImportBytes: number;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -79,6 +84,7 @@ export const CONFIG_VARIABLES = [
   ['MEMORY_BUDGET_BYTES', 'memoryBudgetBytes', defaultMemoryBudget(), 'linear memory of all sessions together (default a quarter of the machine\'s memory); 0 turns it off'],
   ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
   ['CORS_ORIGINS', 'corsOrigins', '*', 'origins whose web pages may call the service: `*` (any: tokens are bearer headers, not cookies), or a comma-separated list such as `https://app.example,http://localhost:8080`'],
+  ['MAX_IMPORT_BYTES', 'maxImportBytes', 512 * 1024 * 1024, 'bytes of one POST /vectors/import body (NDJSON, read as it arrives; a full 50k x 1024 session exports to about 275 MiB as base64)'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */
@@ -174,6 +180,8 @@ export function publicLimits(config: Config) {
     maxIdLength: config.maxIdLength,
     maxMetadataBytes: config.maxMetadataBytes,
     maxBodyBytes: config.maxBodyBytes,
+    maxImportBytes: config.maxImportBytes,
+    list: { min: SPEC_LIMITS.minListLimit, max: SPEC_LIMITS.maxListLimit, default: SPEC_LIMITS.defaultListLimit },
     maxJsonDepth: config.maxJsonDepth,
     maxMetadataKeys: config.maxMetadataKeys,
     maxFilterKeys: config.maxFilterKeys,
