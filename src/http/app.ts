@@ -10,7 +10,7 @@ import { loadKernelModule } from '../kernel/load-node.js';
 import { requestSchemas } from '../schemas/index.js';
 import { SessionStore, type Clock } from '../sessions/session-store.js';
 import { requireSession } from './auth.js';
-import { jsonBody } from './body.js';
+import { jsonBody } from './body/index.js';
 import { corsMiddleware } from './cors.js';
 import { sessionRateLimit, tokenRateLimit } from './rate-limit.js';
 import type { RouteDeps } from './context.js';
@@ -40,9 +40,9 @@ export function createApp(options: AppOptions = {}) {
     store,
     schemas: requestSchemas(config),
     json: jsonBody(config),
-    jsonVectors: jsonBody(config, { vectors: true }),
+    vectorJson: jsonBody(config, { vectors: true }),
     auth: requireSession(store, limitSession),
-    authUntimed: requireSession(store, limitSession, null),
+    authWithoutDbOpenMs: requireSession(store, limitSession, null),
     tokenRateLimit: tokenRateLimit(config, store.now),
   };
   metaRoutes(deps);

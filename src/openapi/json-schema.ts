@@ -5,6 +5,7 @@
 //   - v.check(fn, message): listed in the extension keyword `x-checks` by its message
 //   - v.rawCheck(fn): listed in `x-checks` too; its pipe's description says what it checks
 //   - v.finite(): every JSON number is finite already, so nothing to add
+//   - v.lazy(fast path or declared schema): published as the declared schema
 // Any other custom schema or action that cannot be converted throws, so a new
 // one cannot silently publish as "anything".
 import { toJsonSchema, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
@@ -21,7 +22,14 @@ function conversion(definitions: Record<string, v.GenericSchema>): ConversionCon
     errorMode: 'throw',
     definitions,
     overrideRef: ({ referenceId }) => REF_PREFIX + referenceId,
-    overrideSchema({ valibotSchema, jsonSchema }) {
+    overrideSchema({ valibotSchema, jsonSchema, getterMap, referenceMap, definitions: converted }) {
+      // v.lazy (a fast path over a declared schema): its declared schema inline, not as a $ref.
+      if (valibotSchema.type === 'lazy') {
+        const declared = getterMap.get((valibotSchema as unknown as v.LazySchema<v.GenericSchema>).getter);
+        const id = declared && referenceMap.get(declared);
+        if (!id || !converted[id]) throw new Error('a lazy schema without its declared schema');
+        return converted[id];
+      }
       if (valibotSchema.type !== 'custom') return undefined;
       const mapped = CUSTOM_SCHEMAS.get((valibotSchema as unknown as { check: unknown }).check);
       if (!mapped) throw new Error(`no JSON Schema mapping for the custom schema "${valibotSchema.expects}"`);

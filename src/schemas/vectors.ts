@@ -5,7 +5,16 @@ import { VECTOR_ENCODINGS } from '../export/format.js';
 import { EXPORT_FORMAT, EXPORT_VERSION } from '../export/format.js';
 import { exactlyOne } from './exactly-one.js';
 import { commonSchemas, DimensionsSchema, MetricSchema, VectorSchema, VectorTypeSchema } from './common.js';
-import { withPlainRecords } from './plain-records.js';
+import { isPlainRecords, isValidPlainBatch } from './checked-vectors.js';
+
+/**
+ * `schema` (the pipe of the `vectors` array) taking a batch that
+ * isValidPlainBatch accepts as it is, without valibot's object pipeline per record.
+ */
+function withPlainRecords<S extends v.GenericSchema>(schema: S, maxIdLength: number, maxBatch: number): S {
+  const PlainBatchSchema = v.custom<v.InferOutput<S>>(isPlainRecords);
+  return v.lazy((input) => (isValidPlainBatch(input, maxIdLength, maxBatch) ? PlainBatchSchema : schema)) as unknown as S;
+}
 
 export const VectorEncodingSchema = v.pipe(
   v.picklist(VECTOR_ENCODINGS),

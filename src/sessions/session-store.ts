@@ -6,6 +6,7 @@ import { apiError } from '../errors.js';
 import { CorruptLogError } from './persistence/records.js';
 import { SessionJournal } from './persistence/session-journal.js';
 import { Session } from './session.js';
+import { SessionWrites } from './session-writes.js';
 import { hashToken, newToken, TOKEN_PATTERN } from './token.js';
 
 export type Clock = () => number;
@@ -21,6 +22,8 @@ export class SessionStore {
   private readonly log: SessionJournal | undefined;
   /** DATA_DIR only: sessions on disk not reopened since the restart (token hash -> last write). */
   private readonly dormant = new Map<string, number>();
+  /** Every change to a session's index goes through these (session-writes.ts). */
+  readonly writes = new SessionWrites(this);
 
   constructor(
     private readonly config: Config,
@@ -39,7 +42,7 @@ export class SessionStore {
   }
 
   /**
-   * Log a change before it is applied (only with DATA_DIR). A failed write
+   * Log a change before it is applied (only with DATA_DIR; session-writes.ts). A failed write
    * refuses the change with 503, so nothing is acknowledged that is not on disk.
    */
   journal(session: Session, write: (log: SessionJournal, at: number) => void): void {

@@ -135,7 +135,7 @@ describe('session isolation', () => {
       }
     });
 
-    it('answers 401 to a well-formed token of a session that never existed, with a fresh token still working', async () => {
+    it('answers 401 to a well-formed unknown token; a fresh token still works', async () => {
       const fresh = await live.newToken();
       const stranger = recased(fresh); // same shape, different secret
       expect((await live.send('GET', '/session', { token: stranger })).status).to.equal(401);

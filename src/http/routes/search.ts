@@ -1,12 +1,12 @@
 // POST /search and POST /search-many.
 import { pointer } from '../../errors.js';
-import { parseBody } from '../body.js';
+import { parseBody } from '../body/index.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 const queryVectorPath = () => pointer('queryVector');
 
-export function searchRoutes({ router, store, schemas, auth, jsonVectors }: RouteDeps): void {
-  router.post('/search', auth, jsonVectors, (ctx) => {
+export function searchRoutes({ router, store, schemas, auth, vectorJson }: RouteDeps): void {
+  router.post('/search', auth, vectorJson, (ctx) => {
     const { queryVector, topK, candidatePool, includeMetadata, filter } = parseBody(ctx, schemas.SearchRequestSchema);
     const { session, timings } = stateOf(ctx);
     const { results, stats } = timings.measure('searchMs', () =>
@@ -15,7 +15,7 @@ export function searchRoutes({ router, store, schemas, auth, jsonVectors }: Rout
     replyWithSession(ctx, store, { results: results[0], stats });
   });
 
-  router.post('/search-many', auth, jsonVectors, (ctx) => {
+  router.post('/search-many', auth, vectorJson, (ctx) => {
     const { queryVectors, ...options } = parseBody(ctx, schemas.SearchManyRequestSchema);
     const { session, timings } = stateOf(ctx);
     const { results, stats } = timings.measure('searchManyMs', () =>
