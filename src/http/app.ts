@@ -15,6 +15,8 @@ import { corsMiddleware } from './cors.js';
 import { sessionRateLimit, tokenRateLimit } from './rate-limit.js';
 import type { RouteDeps } from './context.js';
 import { errorHandler } from './error-handler.js';
+import { listingRoutes } from './routes/listing.js';
+import { transferRoutes } from './routes/transfer.js';
 import { assetRoutes } from './routes/assets.js';
 import { metaRoutes } from './routes/meta.js';
 import { overviewRoutes } from './routes/overview.js';
@@ -49,6 +51,8 @@ export function createApp(options: AppOptions = {}) {
   sessionRoutes(deps);
   vectorRoutes(deps);
   searchRoutes(deps);
+  listingRoutes(deps);
+  transferRoutes(deps);
   assetRoutes(deps);
   overviewRoutes(deps);
 

@@ -1,8 +1,7 @@
 // Request bodies of the /vectors/* routes.
 import * as v from 'valibot';
 import { SPEC_LIMITS, type Config } from '../config.js';
-import { VECTOR_ENCODINGS } from '../export/format.js';
-import { EXPORT_FORMAT, EXPORT_VERSION } from '../export/format.js';
+import { EXPORT_FORMAT, EXPORT_VERSION, VECTOR_ENCODINGS } from '../export/format.js';
 import { exactlyOne } from './exactly-one.js';
 import { commonSchemas, DimensionsSchema, MetricSchema, VectorSchema, VectorTypeSchema } from './common.js';
 import { isPlainRecords, isValidPlainBatch } from './checked-vectors.js';
@@ -71,6 +70,7 @@ export function vectorSchemas(config: Config) {
       }),
       exactlyOne(['ids', 'filter']),
     ),
+    ExportQuerySchema: v.strictObject({ vectorEncoding: v.optional(VectorEncodingSchema, 'numbers') }),
     CountRequestSchema: v.strictObject({ filter: v.optional(FilterSchema) }),
     ListRequestSchema: v.strictObject({
       filter: v.optional(FilterSchema),

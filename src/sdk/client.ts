@@ -108,7 +108,7 @@ export class TempvecClient {
   }
 
   /** GET /vectors/export: the session as NDJSON, streamed (read response.body, or pass it to LocalIndex.fromExport). */
-  async exportResponse(options: { vectorEncoding?: t.VectorEncoding } = {}): Promise<Response> {
+  async exportVectors(options: { vectorEncoding?: t.VectorEncoding } = {}): Promise<Response> {
     const query = options.vectorEncoding ? `?vectorEncoding=${options.vectorEncoding}` : '';
     const response = await this.send('GET', '/vectors/export' + query, undefined, true);
     if (response.ok) return response;
@@ -116,7 +116,7 @@ export class TempvecClient {
   }
 
   /** The whole export as text. */
-  async exportText(options: { vectorEncoding?: t.VectorEncoding } = {}) { return (await this.exportResponse(options)).text(); }
+  async exportText(options: { vectorEncoding?: t.VectorEncoding } = {}) { return (await this.exportVectors(options)).text(); }
 
   /**
    * Copy this session into `target` (e.g. `await LocalIndex.load()`): its
@@ -124,11 +124,11 @@ export class TempvecClient {
    * there then give the server's ids and scores, offline.
    */
   async exportTo(target: LocalIndex): Promise<{ added: number; replaced: number }> {
-    return target.importFrom(await this.exportResponse({ vectorEncoding: 'base64' }));
+    return target.importFrom(await this.exportVectors({ vectorEncoding: 'base64' }));
   }
 
   /** POST /vectors/import: an export (text, bytes, a stream, a Response, or a LocalIndex's), applied all or nothing. */
-  async import(source: ExportSource | LocalIndex) {
+  async importVectors(source: ExportSource | LocalIndex) {
     const body = await importBody(source);
     const response = await this.send('POST', '/vectors/import', body, true, 'application/x-ndjson');
     return this.answer<t.ImportResponse>(response);

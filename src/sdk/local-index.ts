@@ -7,7 +7,7 @@
 import * as v from 'valibot';
 import { loadConfig, requestLimitsOf } from '../config.js';
 import { ApiError, pointer } from '../errors.js';
-import { exportText, type VectorEncoding } from '../export/format.js';
+import { exportText } from '../export/format.js';
 import { ImportReader, prepareImport } from '../export/import-reader.js';
 import { VectorIndex } from '../index/vector-index.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
@@ -146,7 +146,7 @@ export class LocalIndex {
   }
 
   /** The whole index in the export format of GET /vectors/export (NDJSON), base64 vectors unless asked otherwise. */
-  export(options: { vectorEncoding?: VectorEncoding } = {}): string {
+  export(options: { vectorEncoding?: t.VectorEncoding } = {}): string {
     return exportText(this.index.openExport(), options.vectorEncoding ?? 'base64');
   }
 
@@ -208,7 +208,7 @@ async function* readStream(stream: ReadableStream<Uint8Array>): AsyncIterable<Ui
   }
 }
 
-function listedVector(listed: { id: string; vector?: Float32Array; metadata?: t.Metadata }, encoding: VectorEncoding): t.ListedVector {
+function listedVector(listed: { id: string; vector?: Float32Array; metadata?: t.Metadata }, encoding: t.VectorEncoding): t.ListedVector {
   const out: t.ListedVector = { id: listed.id };
   if (listed.vector) out.vector = encoding === 'base64' ? encodeFloat32Base64(listed.vector) : Array.from(listed.vector);
   if (listed.metadata) out.metadata = listed.metadata;
