@@ -53,6 +53,7 @@ export interface Config {
   requestRatePerSec: number;
   memoryBudgetBytes: number;
   dataDir: string;
+  instanceId: string;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -76,6 +77,7 @@ export const CONFIG_VARIABLES = [
   ['REQUEST_RATE_PER_SEC', 'requestRatePerSec', 500, 'requests per token per second, with a burst of twice that; 0 turns it off'],
   ['MEMORY_BUDGET_BYTES', 'memoryBudgetBytes', defaultMemoryBudget(), 'linear memory of all sessions together (default a quarter of the machine\'s memory); 0 turns it off'],
   ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
+  ['INSTANCE_ID', 'instanceId', '', 'name of this instance behind a proxy (`[a-z0-9]{1,16}`): tokens become `<id>.<secret>` and every response carries `x-tempvec-instance`; empty: plain tokens'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */
@@ -95,6 +97,9 @@ function defaultMemoryBudget(): number {
 }
 
 export class ConfigError extends Error {}
+
+/** What INSTANCE_ID may be: it appears in tokens, a response header and nginx's map. */
+export const INSTANCE_ID_PATTERN = /^[a-z0-9]{1,16}$/;
 
 function readNumber(env: Record<string, string | undefined>, name: string, fallback: number): number {
   const raw = env[name];
@@ -118,6 +123,10 @@ export function loadConfig(
   const base = config as unknown as Config;
   const ttl = overrides.sessionTtlMs ?? base.sessionTtlMs;
   if (ttl < 1) throw new ConfigError('SESSION_TTL_MS must be at least 1');
+  const instanceId = overrides.instanceId ?? base.instanceId;
+  if (instanceId !== '' && !INSTANCE_ID_PATTERN.test(instanceId)) {
+    throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${instanceId}"`);
+  }
   return Object.freeze({
     ...base,
     sweepIntervalMs: Math.max(10, Math.min(60_000, Math.floor(ttl / 4))),
