@@ -54,6 +54,7 @@ export interface Config {
   memoryBudgetBytes: number;
   dataDir: string;
   instanceId: string;
+  trustProxy: number;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -78,6 +79,7 @@ export const CONFIG_VARIABLES = [
   ['MEMORY_BUDGET_BYTES', 'memoryBudgetBytes', defaultMemoryBudget(), 'linear memory of all sessions together (default a quarter of the machine\'s memory); 0 turns it off'],
   ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
   ['INSTANCE_ID', 'instanceId', '', 'name of this instance behind a proxy (`[a-z0-9]{1,16}`): tokens become `<id>.<secret>` and every response carries `x-tempvec-instance`; empty: plain tokens'],
+  ['TRUST_PROXY', 'trustProxy', 0, '1: take the client address from `X-Forwarded-For` (set it only behind a proxy that overwrites that header, as the cluster\'s nginx does); 0: the socket\'s address'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */

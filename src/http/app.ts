@@ -63,7 +63,9 @@ export function createApp(options: AppOptions = {}) {
   healthRoutes(deps);
 
   const app = new Koa();
-  app.proxy = false;
+  // Behind the cluster's nginx, which overwrites X-Forwarded-For with the client's address (the one entry read).
+  app.proxy = config.trustProxy !== 0;
+  app.maxIpsCount = 1;
   app.use(metrics.middleware);
   if (config.instanceId !== '') app.use(instanceHeader(config.instanceId));
   app.use(timingsMiddleware);
