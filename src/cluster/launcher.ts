@@ -1,7 +1,8 @@
 // Runs K tempvec instances on this machine and nginx in front of them on one
 // port (src/cluster/nginx-config.ts). Each instance gets its own port,
 // INSTANCE_ID and, with DATA_DIR, its own DATA_DIR/<id>; the kernel threads
-// are divided among them. stop() drains every instance (SIGTERM) and nginx.
+// and the default memory budget are divided among them. stop() drains every
+// instance (SIGTERM) and nginx.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../config.js';
 import { serverConfig, type Upstream } from './nginx-config.js';
 
 export interface ClusterOptions {
@@ -32,7 +34,8 @@ export interface ClusterOptions {
 }
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const DIST_SERVER = { script: join(ROOT, 'dist/server.js'), nodeArgs: [] as string[] };
+/** The server as `npm start` runs it (its Node flag included: test/cluster/launcher.test.ts compares them). */
+export const DIST_SERVER = { script: join(ROOT, 'dist/server.js'), nodeArgs: ['--initial-old-space-size=128'] };
 /** How long an instance may take to list its sessions and listen. */
 const START_TIMEOUT_MS = 60_000;
 /** How long stop() waits for instances to drain before SIGKILL (they give up after 10 s themselves). */
@@ -148,6 +151,8 @@ export class Cluster {
       INSTANCE_ID: instance.id,
       DATA_DIR: options.dataDir ? join(options.dataDir, instance.id) : '',
       KERNEL_THREADS: String(kernelThreadsPerInstance(options.instances)),
+      // The default budget (a quarter of the machine's memory) is the machine's: shared by the instances.
+      MEMORY_BUDGET_BYTES: options.env.MEMORY_BUDGET_BYTES || String(Math.floor(loadConfig({}).memoryBudgetBytes / options.instances)),
       // nginx sets X-Forwarded-For to the client's address: the per-address limit of POST /token applies per client.
       TRUST_PROXY: '1',
     };

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { loadConfig } from '../../src/config.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { expectError, expectOk, type ApiResponse } from '../helpers/http.js';
 import { seededRng, randomVectors } from '../helpers/random.js';
@@ -82,6 +83,11 @@ describe('cluster: 3 instances behind nginx', function () {
         expect(res.headers.get('server-timing'), `${method} ${path}`).to.match(/^requestLatency;dur=[0-9.]+/);
       }
     }
+  });
+
+  it('divides the machine\'s default memory budget among the instances', async () => {
+    const { limits } = expectOk(await c.request('GET', '/limits'));
+    expect(limits.memoryBudgetBytes).to.equal(Math.floor(loadConfig({}).memoryBudgetBytes / 3));
   });
 
   it('passes the headers clients read: ETag and 304, Cache-Control, Allow, Retry-After', async () => {

@@ -8,7 +8,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findNginx, freePort } from '../../src/cluster/launcher.js';
+import { startScriptNodeFlags } from '../../bench/lib/child-server.js';
+import { DIST_SERVER, findNginx, freePort, kernelThreadsPerInstance } from '../../src/cluster/launcher.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/cluster/main.js', import.meta.url));
 
@@ -45,6 +46,12 @@ describe('npm run cluster (the launcher command)', function () {
     } finally {
       child.kill('SIGKILL');
     }
+  });
+
+  it('runs instances as npm start does, dividing the cores among them', () => {
+    expect(DIST_SERVER.nodeArgs).to.deep.equal(startScriptNodeFlags());
+    expect([1, 2, 3, 4, 8].map((k) => kernelThreadsPerInstance(k, 8))).to.deep.equal([8, 4, 2, 2, 1]);
+    expect(kernelThreadsPerInstance(3, 2)).to.equal(1);
   });
 
   it('says how to install nginx and exits non-zero where it is missing', () => {
