@@ -53,6 +53,8 @@ export interface Config {
   requestRatePerSec: number;
   memoryBudgetBytes: number;
   dataDir: string;
+  /** `*`, or a comma-separated list of origins (src/http/cors.ts). */
+  corsOrigins: string;
   instanceId: string;
   trustProxy: number;
 }
@@ -78,6 +80,7 @@ export const CONFIG_VARIABLES = [
   ['REQUEST_RATE_PER_SEC', 'requestRatePerSec', 500, 'requests per token per second, with a burst of twice that; 0 turns it off'],
   ['MEMORY_BUDGET_BYTES', 'memoryBudgetBytes', defaultMemoryBudget(), 'linear memory of all sessions together (default a quarter of the machine\'s memory); 0 turns it off'],
   ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
+  ['CORS_ORIGINS', 'corsOrigins', '*', 'origins whose web pages may call the service: `*` (any: tokens are bearer headers, not cookies), or a comma-separated list such as `https://app.example,http://localhost:8080`'],
   ['INSTANCE_ID', 'instanceId', '', 'name of this instance behind a proxy (`[a-z0-9]{1,16}`): tokens become `<id>.<secret>` and every response carries `x-tempvec-instance`; empty: plain tokens'],
   ['TRUST_PROXY', 'trustProxy', 0, '1: take the client address from `X-Forwarded-For` (set it only behind a proxy that overwrites that header, as the cluster\'s nginx does); 0: the socket\'s address'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
@@ -125,16 +128,38 @@ export function loadConfig(
   const base = config as unknown as Config;
   const ttl = overrides.sessionTtlMs ?? base.sessionTtlMs;
   if (ttl < 1) throw new ConfigError('SESSION_TTL_MS must be at least 1');
-  const instanceId = overrides.instanceId ?? base.instanceId;
-  if (instanceId !== '' && !INSTANCE_ID_PATTERN.test(instanceId)) {
-    throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${instanceId}"`);
-  }
-  return Object.freeze({
+  const final: Config = {
     ...base,
     sweepIntervalMs: Math.max(10, Math.min(60_000, Math.floor(ttl / 4))),
     expiredTokenMemoryMs: Math.max(ttl, 24 * 3600_000),
     ...overrides,
-  });
+  };
+  corsOriginList(final.corsOrigins);
+  if (final.instanceId !== '' && !INSTANCE_ID_PATTERN.test(final.instanceId)) {
+    throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);
+  }
+  return Object.freeze(final);
+}
+
+/**
+ * CORS_ORIGINS as a list: ['*'], or origins written as browsers send them
+ * (scheme://host[:port], no path); throws ConfigError on anything else.
+ */
+export function corsOriginList(value: string): string[] {
+  const list = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (list.length === 0) throw new ConfigError('CORS_ORIGINS must be * or a comma-separated list of origins');
+  if (list.includes('*')) {
+    if (list.length > 1) throw new ConfigError('CORS_ORIGINS is either * or a list of origins, not both');
+    return list;
+  }
+  for (const origin of list) {
+    let parsed: URL | undefined;
+    try { parsed = new URL(origin); } catch { /* reported below */ }
+    if (!parsed || parsed.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS: "${origin}" is not an origin (scheme://host[:port], lowercase, no path or trailing slash)`);
+    }
+  }
+  return list;
 }
 
 /** What GET /limits publishes (and the OpenAPI document's bounds). */
@@ -175,6 +200,7 @@ export function publicLimits(config: Config) {
     vectorTypes: [...VECTOR_TYPES],
     defaultMetric: SPEC_LIMITS.defaultMetric,
     backend: BACKEND,
+    corsOrigins: corsOriginList(config.corsOrigins),
   };
 }
 export type PublicLimits = ReturnType<typeof publicLimits>;

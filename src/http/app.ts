@@ -1,7 +1,7 @@
 // createApp builds the Koa application without listening (src/server.ts
 // listens; tests drive the app in process).
 //
-// Request flow: metrics -> instance header -> timings -> error handler -> router (auth, JSON body and
+// Request flow: metrics -> instance header -> CORS (answers preflights) -> timings -> error handler -> router (auth, JSON body and
 // validation per route) -> allowed methods.
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -11,6 +11,7 @@ import { requestSchemas } from '../schemas/index.js';
 import { SessionStore, type Clock } from '../sessions/session-store.js';
 import { requireSession } from './auth.js';
 import { jsonBody } from './body.js';
+import { corsMiddleware } from './cors.js';
 import { sessionRateLimit, tokenRateLimit } from './rate-limit.js';
 import type { RouteDeps } from './context.js';
 import { errorHandler } from './error-handler.js';
@@ -68,6 +69,7 @@ export function createApp(options: AppOptions = {}) {
   app.maxIpsCount = 1;
   app.use(metrics.middleware);
   if (config.instanceId !== '') app.use(instanceHeader(config.instanceId));
+  app.use(corsMiddleware(config));
   app.use(timingsMiddleware);
   app.use(errorHandler());
   app.use(router.routes());
