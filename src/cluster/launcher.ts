@@ -227,6 +227,11 @@ export class Cluster {
     }
   }
 
+  /** nginx's master process. */
+  get nginxPid(): number | undefined {
+    return this.nginx?.child.pid;
+  }
+
   /** Resolves when nginx exits (it should not, before stop()). */
   get nginxExited(): Promise<number | string> | undefined {
     return this.nginx?.exited;
