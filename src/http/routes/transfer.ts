@@ -79,7 +79,8 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     const { session, timings } = stateOf(ctx);
     const exp = timings.measure('exportOpenMs', () => session.index.openExport());
     // The body is streamed: its timings go in Server-Timing only (no JSON envelope to carry them).
-    ctx.set('Server-Timing', `exportOpen;dur=${timings.entries.exportOpenMs}, request;dur=${timings.elapsed()}`);
+    const { dbOpenMs, exportOpenMs } = timings.entries;
+    ctx.set('Server-Timing', `requestLatency;dur=${timings.elapsed()}${dbOpenMs === undefined ? '' : `, dbOpen;dur=${dbOpenMs}`}, exportOpen;dur=${exportOpenMs}`);
     ctx.type = NDJSON_TYPE;
     ctx.body = Readable.from(exportChunks(exp, query.output.vectorEncoding), { objectMode: false, highWaterMark: 256 * 1024 });
   });
