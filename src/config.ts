@@ -7,6 +7,8 @@ export const METRICS = ['cosine', 'l2'] as const;
 export const VECTOR_TYPES = ['float32', 'int8'] as const;
 export type VectorType = (typeof VECTOR_TYPES)[number];
 export const BACKEND = 'wasm-simd128';
+export const FSYNC_MODES = ['never', 'always'] as const;
+export type FsyncMode = (typeof FSYNC_MODES)[number];
 
 /** Fixed by the spec; not configurable. */
 export const SPEC_LIMITS = {
@@ -53,6 +55,7 @@ export interface Config {
   requestRatePerSec: number;
   memoryBudgetBytes: number;
   dataDir: string;
+  fsync: FsyncMode;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -76,6 +79,7 @@ export const CONFIG_VARIABLES = [
   ['REQUEST_RATE_PER_SEC', 'requestRatePerSec', 500, 'requests per token per second, with a burst of twice that; 0 turns it off'],
   ['MEMORY_BUDGET_BYTES', 'memoryBudgetBytes', defaultMemoryBudget(), 'linear memory of all sessions together (default a quarter of the machine\'s memory); 0 turns it off'],
   ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
+  ['FSYNC', 'fsync', 'never', 'with DATA_DIR: `always` acknowledges a change only once fdatasync has it on disk (one per session per batch of changes in flight); `never` once the OS has it'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */
@@ -116,6 +120,9 @@ export function loadConfig(
     config[key] = typeof fallback === 'number' ? readNumber(env, name, fallback) : (env[name] || fallback);
   }
   const base = config as unknown as Config;
+  if (!(FSYNC_MODES as readonly string[]).includes(base.fsync)) {
+    throw new ConfigError(`FSYNC must be one of ${FSYNC_MODES.join(', ')}, got "${base.fsync}"`);
+  }
   const ttl = overrides.sessionTtlMs ?? base.sessionTtlMs;
   if (ttl < 1) throw new ConfigError('SESSION_TTL_MS must be at least 1');
   return Object.freeze({

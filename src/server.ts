@@ -1,11 +1,23 @@
 // Start the service: listen, sweep expired sessions, stop cleanly on SIGTERM/SIGINT.
 import type { AddressInfo } from 'node:net';
+import { ConfigError } from './config.js';
 import { createApp } from './http/app.js';
 
 /** How long requests in flight may take to finish after SIGTERM/SIGINT. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-const { app, store, config } = createApp();
+/** The app, or exit 1 with a one-line message for a configuration that cannot work (a bad variable, an unusable DATA_DIR). */
+function create() {
+  try {
+    return createApp();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`tempvec: cannot start: ${err.message}`);
+    process.exit(1);
+  }
+}
+
+const { app, store, config } = create();
 store.startSweeper();
 const server = app.listen(config.port, config.host, () => {
   const { port } = server.address() as AddressInfo;

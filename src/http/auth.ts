@@ -22,5 +22,8 @@ export function requireSession(store: SessionStore, limit: SessionLimiter = () =
     limit(session);
     state.session = session;
     await next();
+    // FSYNC=always: an answer that reports a change waits until the change is on disk.
+    const synced = store.durable(session);
+    if (synced) await synced;
   };
 }

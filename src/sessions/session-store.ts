@@ -4,11 +4,17 @@
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
 import { CorruptLogError } from './persistence/records.js';
+import type { JournalFs } from './persistence/journal-fs.js';
 import { SessionJournal } from './persistence/session-journal.js';
 import { Session } from './session.js';
 import { hashToken, newToken, TOKEN_PATTERN } from './token.js';
 
 export type Clock = () => number;
+
+export interface StoreOptions {
+  /** The journal's file operations (tests inject disk faults). */
+  journalFs?: JournalFs;
+}
 
 const MAX_REMEMBERED_EXPIRED = 100_000;
 
@@ -26,9 +32,12 @@ export class SessionStore {
     private readonly config: Config,
     private readonly kernelModule: WebAssembly.Module,
     readonly now: Clock = Date.now,
+    options: StoreOptions = {},
   ) {
     if (config.dataDir !== '') {
-      this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)));
+      this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {
+        fsync: config.fsync, fs: options.journalFs,
+      });
       this.dormant = this.log.scan();
     }
   }
@@ -40,16 +49,37 @@ export class SessionStore {
 
   /**
    * Log a change before it is applied (only with DATA_DIR). A failed write
-   * refuses the change with 503, so nothing is acknowledged that is not on disk.
+   * refuses the change with 503 and leaves nothing of it on disk, so nothing
+   * is acknowledged that is not on disk.
    */
   journal(session: Session, write: (log: SessionJournal, at: number) => void): void {
     if (!this.log) return;
     try {
       write(this.log, this.now());
     } catch (err) {
-      console.error(`tempvec: cannot write the log of session ${session.id}:`, err);
-      throw apiError('SERVER_AT_CAPACITY', 'the change could not be saved to disk; nothing was changed, try again later', undefined, { 'Retry-After': '60' });
+      console.error(`tempvec: cannot write the log of session ${session.id}:`, (err as Error).message ?? err);
+      throw diskError();
     }
+  }
+
+  /**
+   * FSYNC=always: settles once the session's logged changes are on stable
+   * storage; an answer that reports a change waits for this. If fdatasync
+   * fails, the session is dropped from memory (to be reopened from what its
+   * log holds) and the caller hears 503: the change may or may not survive.
+   */
+  durable(session: Session): Promise<void> | undefined {
+    const synced = this.log?.durable(session);
+    return synced?.catch((err) => {
+      console.error(`tempvec: fdatasync failed for the log of session ${session.id}; it is reopened from disk on its next request:`, (err as Error).message ?? err);
+      this.evict(session);
+      throw diskError('the change could not be confirmed on disk; read the session back before retrying');
+    });
+  }
+
+  /** Settles when the journal has no background work (compaction) under way. */
+  async whenIdle(): Promise<void> {
+    await this.log?.whenIdle();
   }
 
   /** On shutdown: write each session's last access to its log. */
@@ -154,22 +184,38 @@ export class SessionStore {
   private reopen(hash: string, now: number): Session | undefined {
     const lastWrite = this.dormant.get(hash);
     if (lastWrite === undefined || !this.log) return undefined;
-    this.dormant.delete(hash);
     if (now >= lastWrite + this.config.sessionTtlMs) {
       this.forget(hash, now);
       return undefined;
     }
     try {
-      const { session, report } = this.log.restore(hash, (id, createdAt) =>
+      const restored = this.log.restore(hash, (id, createdAt) =>
         new Session(hash, this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, now, { id, createdAt }));
+      this.dormant.delete(hash);
+      if (!restored) return undefined; // its creation failed: it was never acknowledged
+      const { session, report } = restored;
       if (report.tornTail) console.warn(`tempvec: session ${session.id}: cut a torn last record (${report.tornTail}); every acknowledged change is kept`);
       this.admit(session);
       return session;
     } catch (err) {
-      if (!(err instanceof CorruptLogError)) throw err;
+      if (!(err instanceof CorruptLogError)) {
+        // Unreadable for now (I/O error, no file handles): it stays on disk for a later try.
+        console.error(`tempvec: cannot read the log of a session (token hash ${hash.slice(0, 12)}...): ${(err as Error).message}`);
+        throw diskError('the session\'s stored data could not be read; nothing was changed, try again later');
+      }
+      this.dormant.delete(hash);
       console.error(`tempvec: the log of a session (token hash ${hash.slice(0, 12)}...) is damaged and was set aside: ${err.message}`);
       throw apiError('SESSION_EXPIRED', 'the session\'s stored data was damaged and could not be restored; request a new token with POST /token');
     }
+  }
+
+  /** Drop a live session from memory; its next request reopens it from its log. */
+  private evict(session: Session): void {
+    if (this.sessions.get(session.tokenHash) !== session) return;
+    this.sessions.delete(session.tokenHash);
+    this.log?.close(session);
+    session.index.reset();
+    this.dormant.set(session.tokenHash, session.lastAccessedAt);
   }
 
   /** An expired session that is only on disk: delete its file, remember its token as expired. */
@@ -182,7 +228,7 @@ export class SessionStore {
   private expire(session: Session, now: number): void {
     this.sessions.delete(session.tokenHash);
     session.index.reset(); // drops the memory now, not when the GC finds the session
-    this.log?.remove(session.tokenHash);
+    this.log?.remove(session.tokenHash, session);
     this.rememberExpired(session.tokenHash, now);
   }
 
@@ -191,4 +237,8 @@ export class SessionStore {
     // Bounded: past this many, the oldest expired tokens answer INVALID_TOKEN instead.
     if (this.expired.size > MAX_REMEMBERED_EXPIRED) this.expired.delete(this.expired.keys().next().value!);
   }
+}
+
+function diskError(message = 'the change could not be saved to disk; nothing was changed, try again later') {
+  return apiError('SERVER_AT_CAPACITY', message, undefined, { 'Retry-After': '60' });
 }
