@@ -56,6 +56,8 @@ export interface Config {
   memoryBudgetBytes: number;
   dataDir: string;
   fsync: FsyncMode;
+  /** `*`, or a comma-separated list of origins (src/http/cors.ts). */
+  corsOrigins: string;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -80,6 +82,7 @@ export const CONFIG_VARIABLES = [
   ['MEMORY_BUDGET_BYTES', 'memoryBudgetBytes', defaultMemoryBudget(), 'linear memory of all sessions together (default a quarter of the machine\'s memory); 0 turns it off'],
   ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
   ['FSYNC', 'fsync', 'never', 'with DATA_DIR: `always` acknowledges a change only once fdatasync has it on disk (one per session per batch of changes in flight); `never` once the OS has it'],
+  ['CORS_ORIGINS', 'corsOrigins', '*', 'origins whose web pages may call the service: `*` (any: tokens are bearer headers, not cookies), or a comma-separated list such as `https://app.example,http://localhost:8080`'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */
@@ -125,12 +128,35 @@ export function loadConfig(
   }
   const ttl = overrides.sessionTtlMs ?? base.sessionTtlMs;
   if (ttl < 1) throw new ConfigError('SESSION_TTL_MS must be at least 1');
-  return Object.freeze({
+  const final: Config = {
     ...base,
     sweepIntervalMs: Math.max(10, Math.min(60_000, Math.floor(ttl / 4))),
     expiredTokenMemoryMs: Math.max(ttl, 24 * 3600_000),
     ...overrides,
-  });
+  };
+  corsOriginList(final.corsOrigins);
+  return Object.freeze(final);
+}
+
+/**
+ * CORS_ORIGINS as a list: ['*'], or origins written as browsers send them
+ * (scheme://host[:port], no path); throws ConfigError on anything else.
+ */
+export function corsOriginList(value: string): string[] {
+  const list = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (list.length === 0) throw new ConfigError('CORS_ORIGINS must be * or a comma-separated list of origins');
+  if (list.includes('*')) {
+    if (list.length > 1) throw new ConfigError('CORS_ORIGINS is either * or a list of origins, not both');
+    return list;
+  }
+  for (const origin of list) {
+    let parsed: URL | undefined;
+    try { parsed = new URL(origin); } catch { /* reported below */ }
+    if (!parsed || parsed.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS: "${origin}" is not an origin (scheme://host[:port], lowercase, no path or trailing slash)`);
+    }
+  }
+  return list;
 }
 
 /** What GET /limits publishes (and the OpenAPI document's bounds). */
@@ -171,6 +197,7 @@ export function publicLimits(config: Config) {
     vectorTypes: [...VECTOR_TYPES],
     defaultMetric: SPEC_LIMITS.defaultMetric,
     backend: BACKEND,
+    corsOrigins: corsOriginList(config.corsOrigins),
   };
 }
 export type PublicLimits = ReturnType<typeof publicLimits>;

@@ -1,7 +1,7 @@
 // createApp builds the Koa application without listening (src/server.ts
 // listens; tests drive the app in process).
 //
-// Request flow: timings -> error handler -> router (auth, JSON body and
+// Request flow: CORS (answers preflights) -> timings -> error handler -> router (auth, JSON body and
 // validation per route) -> allowed methods.
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -11,6 +11,7 @@ import { requestSchemas } from '../schemas/index.js';
 import { SessionStore, type Clock } from '../sessions/session-store.js';
 import { requireSession } from './auth.js';
 import { jsonBody } from './body.js';
+import { corsMiddleware } from './cors.js';
 import { sessionRateLimit, tokenRateLimit } from './rate-limit.js';
 import type { RouteDeps } from './context.js';
 import { errorHandler } from './error-handler.js';
@@ -53,6 +54,7 @@ export function createApp(options: AppOptions = {}) {
 
   const app = new Koa();
   app.proxy = false;
+  app.use(corsMiddleware(config));
   app.use(timingsMiddleware);
   app.use(errorHandler());
   app.use(router.routes());

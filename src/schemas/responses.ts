@@ -34,6 +34,7 @@ export const LimitsSchema = v.pipe(v.strictObject({
   vectorTypes: v.array(v.string()),
   defaultMetric: v.picklist(METRICS),
   backend: v.string(),
+  corsOrigins: v.pipe(v.array(v.string()), v.description('Origins whose web pages may call the service (CORS_ORIGINS); ["*"]: any.')),
 }), v.description('The limits in force on this server (the same numbers bound the request schemas).'));
 
 export const StoredVectorSchema = v.strictObject({

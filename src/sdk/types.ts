@@ -58,6 +58,8 @@ export interface Limits {
   vectorTypes: string[];
   defaultMetric: Metric;
   backend: string;
+  /** Origins whose pages may call the service; ['*']: any. */
+  corsOrigins: string[];
 }
 
 /** Server-side timings of one request, in milliseconds (counts for resultCount and queryCount). */
