@@ -23,13 +23,19 @@ import { Slices } from './slices.js';
 
 export type LogEntry =
   | { t: 'open'; v: 1; sessionId: string; createdAt: number }
-  | { t: 'upsert'; at: number; dimensions: number; metric: Metric; vectorType?: VectorType; records: { id: string; v: string; m?: Metadata }[] }
+  | { t: 'upsert'; at: number; dimensions: number; metric: Metric; vectorType?: VectorType; records: LogRecord[] }
+  /** One part of an import: replayed only once all `parts` are on disk, so an import is all or nothing after a crash too. */
+  | { t: 'import'; at: number; part: number; parts: number; dimensions: number; metric: Metric; vectorType?: VectorType; records: LogRecord[] }
   | { t: 'metadata'; at: number; id: string; metadata: Metadata }
   | { t: 'delete'; at: number; ids: string[] }
   | { t: 'clear'; at: number }
   | { t: 'reset'; at: number }
   | { t: 'touch'; at: number };
+export interface LogRecord { id: string; v: string; m?: Metadata }
 export type ChangeEntry = Exclude<LogEntry, { t: 'open' }>;
+
+/** Records per import part: keeps each part far below the framing's size cap, however large the import. */
+export const RECORDS_PER_IMPORT_PART = 1000;
 
 const LOG_NAME = /^([0-9a-f]{64})\.log$/;
 /** A log is compacted once it has grown by this much and by its own compacted size since the last time. */
@@ -171,6 +177,22 @@ export class SessionJournal {
       t: 'upsert', at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType,
       records: plan.records.map((record, i) => ({ id: record.id, v: float32ToBase64(plan.vectors[i]), m: record.metadata })),
     });
+  }
+
+  /** An import (one plan of any size) as parts that replay applies together, or not at all. */
+  import(session: Session, plan: UpsertPlan, at: number): void {
+    const parts = Math.max(1, Math.ceil(plan.records.length / RECORDS_PER_IMPORT_PART));
+    const entries: ChangeEntry[] = [];
+    for (let part = 0; part < parts; part++) {
+      const from = part * RECORDS_PER_IMPORT_PART;
+      const records: LogRecord[] = [];
+      for (let i = from; i < Math.min(plan.records.length, from + RECORDS_PER_IMPORT_PART); i++) {
+        records.push({ id: plan.records[i].id, v: float32ToBase64(plan.vectors[i]), m: plan.records[i].metadata });
+      }
+      entries.push({ t: 'import', at, part, parts, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, records });
+    }
+    // One checked write: a failure cuts every part back off, so no later import follows a partial one.
+    this.append(session, at, ...entries);
   }
 
   metadata(session: Session, id: string, metadata: Metadata, at: number): void {
@@ -329,17 +351,17 @@ export class SessionJournal {
   }
 
   /**
-   * Append one record at the end of the whole records. A failed write (full
-   * disk, I/O error, short write) is cut back off, so the log never holds a
-   * partial record that later records follow; if even that fails the log is
-   * fenced: no write is accepted until the cut succeeds.
+   * Append records (one change) at the end of the whole records. A failed
+   * write (full disk, I/O error, short write) is cut back off, so the log
+   * never holds a partial change that later records follow; if even that
+   * fails the log is fenced: no write is accepted until the cut succeeds.
    */
-  private append(session: Session, at: number, entry: ChangeEntry): void {
+  private append(session: Session, at: number, ...entries: ChangeEntry[]): void {
     const { io } = this;
     const file = this.fileOf(session);
     if (file.closed) throw new Error('the session\'s log is closed');
     if (file.fenced) this.repair(file);
-    const bytes = encodeRecord(entry);
+    const bytes = entries.length === 1 ? encodeRecord(entries[0]) : Buffer.concat(entries.map(encodeRecord));
     const fd = io.openSync(file.path, 'r+');
     try {
       writeAllSync(io, fd, bytes, file.size);
@@ -356,7 +378,7 @@ export class SessionJournal {
     }
     file.size += bytes.length;
     file.appended += bytes.length;
-    if (entry.t !== 'touch') file.written++;
+    if (entries.some((entry) => entry.t !== 'touch')) file.written++;
     file.persistedAccess = Math.max(at, file.persistedAccess);
     this.stamp(file.path, file.persistedAccess);
     if (!file.compacting && file.appended > Math.max(COMPACT_MIN_BYTES, file.base)) this.startCompaction(session, file);
@@ -538,13 +560,24 @@ export function replay(entries: readonly LogEntry[], make: (sessionId: string, c
   const [open, ...changes] = entries;
   if (!open || open.t !== 'open' || open.v !== 1) throw new CorruptLogError('the log does not start with an open record');
   const session = make(open.sessionId, open.createdAt);
-  for (const entry of changes) applyEntry(session, entry);
+  const imported = new ImportParts();
+  for (const entry of changes) applyEntry(session, entry, imported);
   return session;
 }
 
-export function applyEntry(session: Session, entry: LogEntry): void {
+/** Apply one change; the parts of an import are collected in `imported` and applied with the last one. */
+export function applyEntry(session: Session, entry: LogEntry, imported: ImportParts): void {
   const { index } = session;
   switch (entry.t) {
+    case 'import': {
+      const records = imported.add(entry);
+      if (!records) return; // more parts to come (or a crash cut them off: then never applied)
+      index.upsert(
+        records.map((r) => ({ id: r.id, vector: base64ToFloat32(r.v), metadata: r.m })),
+        { dimensions: entry.dimensions, metric: entry.metric, vectorType: entry.vectorType },
+      );
+      break;
+    }
     case 'upsert':
       index.upsert(
         entry.records.map((r) => ({ id: r.id, vector: base64ToFloat32(r.v), metadata: r.m })),
@@ -570,4 +603,28 @@ export function applyEntry(session: Session, entry: LogEntry): void {
   }
   if (entry.t !== 'touch') session.markUpdated(entry.at);
   session.touch(Math.max(session.lastAccessedAt, entry.at));
+}
+
+/** Collects the parts of an import; add() returns all its records once the last part arrives. */
+export class ImportParts {
+  private records: LogRecord[] = [];
+  private expected = 0;
+
+  /** An import has some of its parts, not all. */
+  get pending(): boolean {
+    return this.expected > 0;
+  }
+
+  add(entry: Extract<LogEntry, { t: 'import' }>): LogRecord[] | null {
+    if (entry.part !== this.expected) throw new CorruptLogError(`import part ${entry.part} follows part ${this.expected - 1}`);
+    for (const record of entry.records) this.records.push(record);
+    if (entry.part + 1 < entry.parts) {
+      this.expected++;
+      return null;
+    }
+    const all = this.records;
+    this.records = [];
+    this.expected = 0;
+    return all;
+  }
 }
