@@ -27,6 +27,8 @@ export class SessionStore {
   private readonly log: SessionJournal | undefined;
   /** DATA_DIR only: sessions on disk not reopened since the restart (token hash -> last write). */
   private readonly dormant = new Map<string, number>();
+  /** DATA_DIR only: sessions being rebuilt from their logs; every request with the token waits for the same one. */
+  private readonly reopening = new Map<string, Promise<Session | undefined>>();
 
   constructor(
     private readonly config: Config,
@@ -44,7 +46,7 @@ export class SessionStore {
 
   /** Live sessions, those on disk waiting to be reopened included. */
   get size(): number {
-    return this.sessions.size + this.dormant.size;
+    return this.sessions.size + this.dormant.size + this.reopening.size;
   }
 
   /**
@@ -82,6 +84,11 @@ export class SessionStore {
     await this.log?.whenIdle();
   }
 
+  /** Compact a session's log now (benches). */
+  async compactLog(session: Session): Promise<void> {
+    await this.log?.compactNow(session);
+  }
+
   /** On shutdown: write each session's last access to its log. */
   flush(): void {
     this.log?.flush(this.sessions.values());
@@ -102,22 +109,48 @@ export class SessionStore {
     return { token, session };
   }
 
-  /** The live session of `token`, its expiry slid forward; throws 401 otherwise. */
-  authenticate(token: string): Session {
+  /**
+   * The live session of `token`, its expiry slid forward; throws 401
+   * otherwise. A session still on disk after a restart is reopened first,
+   * in slices (a promise then).
+   */
+  authenticate(token: string): Session | Promise<Session> {
     if (!TOKEN_PATTERN.test(token)) throw apiError('INVALID_TOKEN', 'the token is not valid; request a new one with POST /token');
     const hash = hashToken(token);
+    const session = this.sessions.get(hash);
+    if (session) return this.use(session);
+    if (this.dormant.has(hash) || this.reopening.has(hash)) return this.authenticateReopened(hash);
+    throw this.unknown(hash);
+  }
+
+  private async authenticateReopened(hash: string): Promise<Session> {
+    let pending = this.reopening.get(hash);
+    if (!pending) {
+      pending = this.reopen(hash).finally(() => this.reopening.delete(hash));
+      this.reopening.set(hash, pending);
+    }
+    const session = await pending;
+    if (!session) throw this.unknown(hash);
+    return this.use(session);
+  }
+
+  /** A request uses a live session: expired, or touched (a read is logged now and then). */
+  private use(session: Session): Session {
     const now = this.now();
-    const session = this.sessions.get(hash) ?? this.reopen(hash, now);
-    if (session && session.isExpired(now)) this.expire(session, now);
-    else if (session) {
-      session.touch(now);
-      this.log?.touched(session);
-      return session;
+    if (session.isExpired(now)) {
+      this.expire(session, now);
+      throw this.unknown(session.tokenHash);
     }
+    session.touch(now);
+    this.log?.touched(session);
+    return session;
+  }
+
+  private unknown(hash: string) {
     if (this.expired.has(hash)) {
-      throw apiError('SESSION_EXPIRED', 'the session expired and its index was deleted; request a new token with POST /token');
+      return apiError('SESSION_EXPIRED', 'the session expired and its index was deleted; request a new token with POST /token');
     }
-    throw apiError('INVALID_TOKEN', 'the token is not valid; request a new one with POST /token');
+    return apiError('INVALID_TOKEN', 'the token is not valid; request a new one with POST /token');
   }
 
   /** Expire every idle session and forget old expired tokens. */
@@ -181,17 +214,18 @@ export class SessionStore {
    * token after a restart (the caller's dbOpenMs includes this). A damaged log
    * is reported and set aside; the caller hears SESSION_EXPIRED.
    */
-  private reopen(hash: string, now: number): Session | undefined {
+  private async reopen(hash: string): Promise<Session | undefined> {
     const lastWrite = this.dormant.get(hash);
+    const now = this.now();
     if (lastWrite === undefined || !this.log) return undefined;
     if (now >= lastWrite + this.config.sessionTtlMs) {
       this.forget(hash, now);
       return undefined;
     }
+    this.dormant.delete(hash);
     try {
-      const restored = this.log.restore(hash, (id, createdAt) =>
+      const restored = await this.log.restore(hash, (id, createdAt) =>
         new Session(hash, this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, now, { id, createdAt }));
-      this.dormant.delete(hash);
       if (!restored) return undefined; // its creation failed: it was never acknowledged
       const { session, report } = restored;
       if (report.tornTail) console.warn(`tempvec: session ${session.id}: cut a torn last record (${report.tornTail}); every acknowledged change is kept`);
@@ -200,10 +234,10 @@ export class SessionStore {
     } catch (err) {
       if (!(err instanceof CorruptLogError)) {
         // Unreadable for now (I/O error, no file handles): it stays on disk for a later try.
+        this.dormant.set(hash, lastWrite);
         console.error(`tempvec: cannot read the log of a session (token hash ${hash.slice(0, 12)}...): ${(err as Error).message}`);
         throw diskError('the session\'s stored data could not be read; nothing was changed, try again later');
       }
-      this.dormant.delete(hash);
       console.error(`tempvec: the log of a session (token hash ${hash.slice(0, 12)}...) is damaged and was set aside: ${err.message}`);
       throw apiError('SESSION_EXPIRED', 'the session\'s stored data was damaged and could not be restored; request a new token with POST /token');
     }

@@ -44,19 +44,20 @@ export function decodeLog(bytes: Buffer): DecodedLog {
   const walk = walkLog(bytes);
   for (let step = walk.next(); ; step = walk.next()) {
     if (step.done) return { records, ...step.value };
-    records.push(step.value);
+    records.push(step.value.payload);
   }
 }
 
-/** The records of a log one at a time (callers may pause between them), then where its whole records end. */
-export function* walkLog(bytes: Buffer): Generator<unknown, Omit<DecodedLog, 'records'>> {
+/** The records of a log one at a time (callers may pause between them), each with the offset after it; then where the whole records end. */
+export function* walkLog(bytes: Buffer): Generator<{ payload: unknown; end: number }, Omit<DecodedLog, 'records'>> {
   const end = dataEnd(bytes);
   let offset = 0;
   while (offset < end) {
     const length = wholeRecordAt(bytes, offset, end);
     if (length < 0) return { validBytes: offset, tornTail: tailAt(bytes, offset, end) };
-    yield parsePayload(bytes, offset, length);
+    const payload = parsePayload(bytes, offset, length);
     offset += HEADER_BYTES + length;
+    yield { payload, end: offset };
   }
   return { validBytes: offset, tornTail: offset < bytes.length ? `${bytes.length - offset} zero bytes after the last record cut` : null };
 }

@@ -16,9 +16,9 @@ import { crc32 } from 'node:zlib';
 import { ConfigError, type FsyncMode, type Metric, type VectorType } from '../../config.js';
 import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
 import type { Session } from '../session.js';
-import { compactEntries } from './compact.js';
+import { compactEntries, rowsPerStep } from './compact.js';
 import { nodeFs, readExact, readExactSync, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
-import { base64ToFloat32, CorruptLogError, decodeLog, encodeRecord, float32ToBase64, walkLog } from './records.js';
+import { base64ToFloat32, CorruptLogError, encodeRecord, float32ToBase64, walkLog } from './records.js';
 import { Slices } from './slices.js';
 
 export type LogEntry =
@@ -290,49 +290,73 @@ export class SessionJournal {
   }
 
   /** Settles when no compaction is under way (tests, benches and shutdown). */
+  /** Compact a session's log now (benches; otherwise a log is compacted as it grows). */
+  async compactNow(session: Session): Promise<void> {
+    const file = this.fileOf(session);
+    if (!file.compacting) this.startCompaction(session, file);
+    await this.whenIdle();
+  }
+
   async whenIdle(): Promise<void> {
     while (this.jobs.size > 0) await Promise.allSettled([...this.jobs]);
   }
 
   /**
-   * Rebuild a session from its log. A torn tail is cut off the file and
-   * reported; a damaged record moves the file aside (`.corrupt`) and throws
-   * CorruptLogError, touching no other session. A log with no whole record
-   * (a session whose creation failed) is deleted: null.
+   * Rebuild a session from its log, in slices that give the event loop back
+   * between records. A torn tail is cut off the file and reported; a damaged
+   * record moves the file aside (`.corrupt`) and throws CorruptLogError,
+   * touching no other session. A log with no whole record (a session whose
+   * creation failed, so never acknowledged) is deleted: null.
    */
-  restore(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): { session: Session; report: RestoreReport } | null {
+  async restore(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<{ session: Session; report: RestoreReport } | null> {
     const path = this.pathOf(tokenHash);
-    const bytes = this.readWhole(path);
-    let log;
+    const slices = new Slices();
+    const fd = await this.io.open(path, 'r');
+    let bytes: Buffer;
     try {
-      log = decodeLog(bytes);
-    } catch (err) {
-      this.setAside(path);
-      throw err;
+      bytes = await this.readSliced(fd, this.io.statSync(path).size, slices);
+    } finally {
+      await this.io.close(fd).catch(() => {});
     }
-    if (log.records.length === 0) {
-      this.io.rmSync(path);
-      return null;
-    }
-    if (log.tornTail) this.cut(path, log.validBytes);
-    let session: Session;
+    let session: Session | undefined;
+    let end: { validBytes: number; tornTail: string | null };
+    const imported = new ImportParts();
+    /** Where the import whose parts are being collected starts. */
+    let importStart = 0;
     try {
-      session = replay(log.records as LogEntry[], make);
+      const walk = walkLog(bytes);
+      for (let step = walk.next(), at = 0; ; at = step.value.end, step = walk.next()) {
+        if (step.done) {
+          end = step.value;
+          break;
+        }
+        const entry = step.value.payload as LogEntry;
+        if (entry.t === 'import' && !imported.pending) importStart = at;
+        if (session) await applySliced(session, entry, imported, slices);
+        else session = openSession(entry, make);
+        await slices.pause();
+      }
     } catch (err) {
+      session?.index.reset();
       this.setAside(path);
       throw err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${(err as Error).message}`);
     }
-    this.track(session, log.validBytes);
-    return { session, report: { tornTail: log.tornTail } };
-  }
-
-  private readWhole(path: string): Buffer {
-    const fd = this.io.openSync(path, 'r');
-    try {
-      return readExactSync(this.io, fd, this.io.statSync(path).size, 0);
-    } finally {
-      closeQuietly(this.io, fd);
+    if (!session) {
+      this.io.rmSync(path);
+      return null;
     }
+    if (imported.pending) {
+      // A crash in the middle of writing an import: its parts were never acknowledged.
+      end = { validBytes: importStart, tornTail: `an import cut short at byte ${importStart} (${bytes.length - importStart} bytes cut)` };
+    }
+    try {
+      if (end.tornTail) this.cut(path, end.validBytes);
+    } catch (err) {
+      session.index.reset();
+      throw err;
+    }
+    this.track(session, end.validBytes);
+    return { session, report: { tornTail: end.tornTail } };
   }
 
   /** Cut a torn tail off (a failure throws: the session is not reopened on a log that could not be repaired). */
@@ -490,7 +514,7 @@ export class SessionJournal {
         if (step.value.validBytes !== size) throw new Error(`the log does not end in a whole record (${step.value.tornTail})`);
         return entries;
       }
-      entries.push(step.value as LogEntry);
+      entries.push(step.value.payload as LogEntry);
       await slices.pause();
     }
   }
@@ -558,11 +582,37 @@ function describe(err: unknown): string {
 /** Apply a log's entries, in order, to a new session. */
 export function replay(entries: readonly LogEntry[], make: (sessionId: string, createdAt: number) => Session): Session {
   const [open, ...changes] = entries;
-  if (!open || open.t !== 'open' || open.v !== 1) throw new CorruptLogError('the log does not start with an open record');
-  const session = make(open.sessionId, open.createdAt);
+  const session = openSession(open, make);
   const imported = new ImportParts();
   for (const entry of changes) applyEntry(session, entry, imported);
   return session;
+}
+
+/** The session a log's first record opens. */
+function openSession(open: LogEntry | undefined, make: (sessionId: string, createdAt: number) => Session): Session {
+  if (!open || open.t !== 'open' || open.v !== 1) throw new CorruptLogError('the log does not start with an open record');
+  return make(open.sessionId, open.createdAt);
+}
+
+/** applyEntry, with a large upsert or import applied a few rows at a time, pausing in between. */
+async function applySliced(session: Session, entry: LogEntry, imported: ImportParts, slices: Slices): Promise<void> {
+  if (entry.t !== 'upsert' && entry.t !== 'import') return applyEntry(session, entry, imported);
+  const records = entry.t === 'import' ? imported.add(entry) : entry.records;
+  if (!records) return; // more parts of an import to come
+  const step = rowsPerStep(entry.dimensions);
+  for (let i = 0; i < records.length; i += step) {
+    upsertRecords(session, records.slice(i, i + step), entry);
+    await slices.pause();
+  }
+  session.markUpdated(entry.at);
+  session.touch(Math.max(session.lastAccessedAt, entry.at));
+}
+
+function upsertRecords(session: Session, records: LogRecord[], entry: Extract<LogEntry, { t: 'upsert' | 'import' }>): void {
+  session.index.upsert(
+    records.map((r) => ({ id: r.id, vector: base64ToFloat32(r.v), metadata: r.m })),
+    { dimensions: entry.dimensions, metric: entry.metric, vectorType: entry.vectorType },
+  );
 }
 
 /** Apply one change; the parts of an import are collected in `imported` and applied with the last one. */
@@ -572,17 +622,11 @@ export function applyEntry(session: Session, entry: LogEntry, imported: ImportPa
     case 'import': {
       const records = imported.add(entry);
       if (!records) return; // more parts to come (or a crash cut them off: then never applied)
-      index.upsert(
-        records.map((r) => ({ id: r.id, vector: base64ToFloat32(r.v), metadata: r.m })),
-        { dimensions: entry.dimensions, metric: entry.metric, vectorType: entry.vectorType },
-      );
+      upsertRecords(session, records, entry);
       break;
     }
     case 'upsert':
-      index.upsert(
-        entry.records.map((r) => ({ id: r.id, vector: base64ToFloat32(r.v), metadata: r.m })),
-        { dimensions: entry.dimensions, metric: entry.metric, vectorType: entry.vectorType },
-      );
+      upsertRecords(session, entry.records, entry);
       break;
     case 'metadata':
       index.setMetadata(entry.id, entry.metadata);

@@ -3,7 +3,7 @@
 // fdatasync. Whatever fails, the log holds whole records only, every
 // acknowledged change survives a restart, and reads keep answering.
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../../src/config.js';
@@ -120,7 +120,7 @@ describe('disk faults with DATA_DIR', () => {
   const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
 
   for (const kind of ['ENOSPC', 'EIO', 'short'] as const) {
-    it(`answers 503 on a failed append (${kind}) and leaves the log as it was`, () => {
+    it(`answers 503 on a failed append (${kind}) and leaves the log as it was`, async () => {
       const { fs, faults } = faultyFs();
       const store = open(fs);
       const { token, session } = store.create();
@@ -136,13 +136,13 @@ describe('disk faults with DATA_DIR', () => {
       expectExactly(session, range(0, 10));
       faults.write = null;
       add(store, session, range(20, 30));
-      const restored = open().authenticate(token);
+      const restored = await open().authenticate(token);
       expectExactly(restored, [...range(0, 10), ...range(20, 30)]);
       expect(logged.join('\n')).not.to.match(/torn/);
     });
   }
 
-  it('refuses changes while a failed append cannot be cut back, and recovers when it can', () => {
+  it('refuses changes while a failed append cannot be cut back, and recovers when it can', async () => {
     const { fs, faults } = faultyFs();
     const store = open(fs);
     const { token, session } = store.create();
@@ -153,14 +153,14 @@ describe('disk faults with DATA_DIR', () => {
     faults.write = null;
     // The half record is still on disk: no change may go after it.
     expect(refused(() => add(store, session, range(10, 15))).status).to.equal(503);
-    expect(store.authenticate(token).index.get('v1')?.vector).to.deep.equal(vectorOf(1));
+    expect((store.authenticate(token) as Session).index.get('v1')?.vector).to.deep.equal(vectorOf(1));
     // A crash now: the restart cuts the half record as a torn tail.
-    const crashed = open().authenticate(token);
+    const crashed = await open().authenticate(token);
     expectExactly(crashed, range(0, 5));
     expect(logged.join('\n')).to.match(/torn/);
   });
 
-  it('accepts changes again once the cut-back succeeds, with no partial record left', () => {
+  it('accepts changes again once the cut-back succeeds, with no partial record left', async () => {
     const { fs, faults } = faultyFs();
     const store = open(fs);
     const { token, session } = store.create();
@@ -172,11 +172,11 @@ describe('disk faults with DATA_DIR', () => {
     faults.truncate = false;
     add(store, session, range(10, 15));
     logged = [];
-    expectExactly(open().authenticate(token), [...range(0, 5), ...range(10, 15)]);
+    expectExactly(await open().authenticate(token), [...range(0, 5), ...range(10, 15)]);
     expect(logged.join('\n')).not.to.match(/torn/);
   });
 
-  it('answers reads on a full disk, whose touch records cannot be written', () => {
+  it('answers reads on a full disk, whose touch records cannot be written', async () => {
     const { fs, faults } = faultyFs();
     const store = open(fs);
     const { token, session } = store.create();
@@ -185,12 +185,12 @@ describe('disk faults with DATA_DIR', () => {
     faults.utimes = true;
     for (let n = 0; n < 8; n++) {
       clock += 60_000; // each read is due a touch record (the TTL is 10 minutes)
-      const read = store.authenticate(token);
+      const read = store.authenticate(token) as Session;
       expect(read.index.get('v2')?.vector).to.deep.equal(vectorOf(2));
     }
     expect(logged.join('\n')).to.match(/could not record a read/);
     faults.write = null;
-    expectExactly(open().authenticate(token), range(0, 3));
+    expectExactly(await open().authenticate(token), range(0, 3));
   });
 
   for (const kind of ['ENOSPC', 'short', 'lie'] as const) {
@@ -204,7 +204,7 @@ describe('disk faults with DATA_DIR', () => {
       await store.whenIdle();
       expect(logged.join('\n')).to.match(/could not compact.*old log is kept/);
       const expected = [...range(0, 300), ...range(1000, 1300)];
-      expectExactly(open().authenticate(token), expected);
+      expectExactly(await open().authenticate(token), expected);
       // Once the disk behaves, the next compaction (after as much growth again) goes through.
       faults.asyncWrite = null;
       for (let round = 0; round < 14; round++) add(store, session, range(0, 300).map((i) => i + (round % 2) * 1000));
@@ -212,7 +212,7 @@ describe('disk faults with DATA_DIR', () => {
       await store.whenIdle();
       expected.push(...range(5000, 5010));
       expectExactly(session, expected);
-      expectExactly(open().authenticate(token), expected);
+      expectExactly(await open().authenticate(token), expected);
       expect(statSync(join(dir, `${hashToken(token)}.log`)).size).to.be.below(600 * 1024);
     });
   }
@@ -230,7 +230,38 @@ describe('disk faults with DATA_DIR', () => {
     }
     await store.whenIdle();
     const expected = [...range(0, 10).flatMap((round) => range(0, 300).map((i) => i + round * 1000)), ...during];
-    expectExactly(open().authenticate(token), expected);
+    expectExactly(await open().authenticate(token), expected);
+  });
+
+  it('cuts an import that a crash cut short, whole parts included, and keeps what came before', async () => {
+    const store = open();
+    const { token, session } = store.create();
+    add(store, session, range(0, 10));
+    const path = join(dir, `${hashToken(token)}.log`);
+    const before = statSync(path).size;
+    const plan = session.index.prepareUpsert(range(100, 2600).map((i) => ({ id: `v${i}`, vector: vectorOf(i) })), { metric: 'l2' });
+    store.journal(session, (log, at) => log.import(session, plan, at));
+    // The crash: two of the three parts whole on disk, the third cut short.
+    const bytes = readFileSync(path);
+    writeFileSync(path, bytes.subarray(0, bytes.length - 1000));
+    const reopened = await open().authenticate(token);
+    expectExactly(reopened, range(0, 10));
+    expect(statSync(path).size).to.equal(before);
+    expect(logged.join('\n')).to.match(/import cut short/);
+  });
+
+  it('reopens a session in slices: requests with its token share one reopen', async () => {
+    const store = open();
+    const { token, session } = store.create();
+    for (let round = 0; round < 20; round++) add(store, session, range(round * 100, round * 100 + 100));
+    const reopening = open();
+    const first = reopening.authenticate(token);
+    const second = reopening.authenticate(token);
+    expect(first).to.be.instanceOf(Promise);
+    const [a, b] = await Promise.all([first, second]);
+    expect(a).to.equal(b);
+    expectExactly(a, range(0, 2000));
+    expect(reopening.authenticate(token)).to.equal(a);
   });
 
   describe('FSYNC=always', () => {
@@ -265,7 +296,7 @@ describe('disk faults with DATA_DIR', () => {
       // The old session object takes no more changes; the token reopens what the log holds.
       expect(refused(() => add(store, session, [99])).status).to.equal(503);
       faults.fdatasync = false;
-      const reopened = store.authenticate(token);
+      const reopened = await store.authenticate(token);
       expect(reopened).not.to.equal(session);
       expectExactly(reopened, range(0, 10));
     });
