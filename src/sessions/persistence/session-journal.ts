@@ -11,6 +11,7 @@
 // FSYNC=always acknowledges a change only after fdatasync: one per session
 // for every batch of changes waiting (group commit). What survives what is
 // written out in docs/operations.md (persistence).
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { ConfigError, type FsyncMode, type Metric, type VectorType } from '../../config.js';
@@ -148,6 +149,17 @@ export class SessionJournal {
       if (name.endsWith('.log.tmp')) this.io.rmSync(join(this.dir, name));
       const match = LOG_NAME.exec(name);
       if (match) found.set(match[1], this.io.statSync(join(this.dir, name)).mtimeMs);
+    }
+    return found;
+  }
+
+  /** The same as scan(), with the event loop free between files (the server answers /readyz meanwhile). */
+  async scanAsync(): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    for (const name of await readdir(this.dir)) {
+      if (name.endsWith('.log.tmp')) await rm(join(this.dir, name), { force: true });
+      const match = LOG_NAME.exec(name);
+      if (match) found.set(match[1], (await stat(join(this.dir, name))).mtimeMs);
     }
     return found;
   }

@@ -91,7 +91,7 @@ describe('disk faults with DATA_DIR', () => {
   });
 
   function open(fs?: JournalFs, overrides: Partial<Config> = {}) {
-    return new SessionStore(config(overrides), kernel, () => clock, { journalFs: fs });
+    return new SessionStore(config(overrides), kernel, () => clock, true, { journalFs: fs });
   }
 
   /** An add through the same steps as the route: validate, log, apply. */
