@@ -19,7 +19,7 @@ export function requireSession(store: SessionStore, limit: SessionLimiter = () =
     }
     const state = stateOf(ctx);
     const session = lookupTiming ? state.timings.measure(lookupTiming, () => store.authenticate(match[1])) : store.authenticate(match[1]);
-    limit(session);
+    limit(ctx, session);
     state.session = session;
     await next();
   };

@@ -25,6 +25,8 @@ export interface Operation {
   request?: v.GenericSchema;
   status: 200 | 201;
   responses: Content[];
+  /** Under the per-address rate limit (POST /token); routes with auth are under the per-token one. */
+  rateLimited?: boolean;
   /** Answers 304 to a matching If-None-Match. */
   etag?: boolean;
   errors: ErrorCode[];
@@ -66,7 +68,7 @@ export function operations(s: RequestSchemas): Operation[] {
     { method: 'get', path: '/sdk.js', operationId: 'sdk', summary: 'The client SDK: one ES module for browsers and Node 20.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('text/javascript', 'ES module source.'), errors: [] },
     { method: 'get', path: '/sdk.d.ts', operationId: 'sdkTypes', summary: 'TypeScript declarations of /sdk.js.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('application/typescript', 'TypeScript declarations.'), errors: [] },
     { method: 'get', path: '/kernel.wasm', operationId: 'kernel', summary: 'The WebAssembly search kernel the server runs, for the SDK\'s local index.', tag: 'assets', auth: false, status: 200, etag: true, responses: [{ mediaType: 'application/wasm', schema: v.pipe(v.string(), v.description('WebAssembly binary.')) }], errors: [] },
-    { method: 'post', path: '/token', operationId: 'createToken', summary: 'Create an anonymous token, its session and an empty index.', tag: 'session', auth: false, status: 201, responses: json(r.TokenResponseSchema), errors: ['RATE_LIMITED', 'SERVER_AT_CAPACITY'] },
+    { method: 'post', path: '/token', operationId: 'createToken', summary: 'Create an anonymous token, its session and an empty index.', tag: 'session', auth: false, rateLimited: true, status: 201, responses: json(r.TokenResponseSchema), errors: ['RATE_LIMITED', 'SERVER_AT_CAPACITY'] },
     { method: 'get', path: '/session', operationId: 'getSession', summary: 'The session, its stats and usage.', tag: 'session', auth: true, status: 200, responses: json(r.SessionResponseSchema), errors: AUTH },
     authed('/index/reset', 'resetIndex', 'Delete the whole index; dimensions and metric are unset, the token stays.', 'session', undefined, r.ResetResponseSchema),
     authed('/vectors/has', 'has', 'Whether a vector with this id exists.', 'vectors', s.HasRequestSchema, r.HasResponseSchema),
