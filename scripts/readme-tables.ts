@@ -22,6 +22,8 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   DIMENSION_MISMATCH: 'a vector or query vector whose length differs from the session dimension, from `dimensions`, or from the other vectors of the request; `details`: `{ path, expected, actual }`',
   ZERO_VECTOR: 'an all-zero vector or query vector under `cosine` (its similarity is undefined); `details.path`',
   BATCH_TOO_LARGE: '`vectors`, `ids` or `queryVectors` longer than its cap in `GET /limits`; `details`: `{ path, limit, actual }`',
+  INVALID_CURSOR: '`POST /vectors/list` got a `cursor` it did not hand out for this session (made up, damaged, from another session, or from before a server restart); `details.path`',
+  INVALID_IMPORT: '`POST /vectors/import` got a body that is not a tempvec export: no header line, a header of another format or version, or fewer or more vector lines than the header\'s `count` (a truncated body); nothing is imported; `details`: `{ path, line }`',
   METRIC_LOCKED: '`metric` differs from the metric of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',
   VECTOR_TYPE_LOCKED: '`vectorType` differs from the storage type of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',
   CAPACITY_EXCEEDED: 'an add would take the session past `maxVectors`; nothing of that request is stored; `details`: `{ maxVectors, vectorCount, adding }`',

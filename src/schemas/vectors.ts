@@ -1,6 +1,7 @@
 // Request bodies of the /vectors/* routes.
 import * as v from 'valibot';
 import type { Config } from '../config.js';
+import { EXPORT_FORMAT, EXPORT_VERSION } from '../export/format.js';
 import { commonSchemas, DimensionsSchema, MetricSchema, VectorSchema, VectorTypeSchema } from './common.js';
 import { withPlainRecords } from './plain-records.js';
 
@@ -26,6 +27,17 @@ export function vectorSchemas(config: Config) {
   };
 
   return {
+    /** A vector line of an import (add-many's record). */
+    ImportRecordSchema: VectorRecordSchema,
+    /** The first line of an import (src/export/format.ts). */
+    ImportHeaderSchema: v.strictObject({
+      format: v.literal(EXPORT_FORMAT),
+      version: v.literal(EXPORT_VERSION),
+      dimensions: v.nullable(DimensionsSchema),
+      metric: v.nullable(MetricSchema),
+      vectorType: VectorTypeSchema,
+      count: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(config.maxVectorsPerSession)),
+    }),
     HasRequestSchema: IdRequestSchema,
     GetRequestSchema: IdRequestSchema,
     DeleteRequestSchema: IdRequestSchema,

@@ -5,7 +5,7 @@
 // last write).
 import type { Metric, VectorType } from '../../config.js';
 import type { Metadata } from '../../index/vector-index.js';
-import type { ChangeEntry, LogEntry } from './session-journal.js';
+import { ImportParts, type ChangeEntry, type LogEntry } from './session-journal.js';
 
 /** Records per compacted upsert: keeps each record far below the framing's size cap. */
 const RECORDS_PER_UPSERT = 1000;
@@ -21,18 +21,27 @@ export function compactEntries(entries: readonly LogEntry[]): LogEntry[] {
   let order = 0;
   let updatedAt = open.createdAt;
   let lastAccess = open.createdAt;
+  const imported = new ImportParts();
+  /** Parts of an import still being written (compaction can run between two of its appends): kept as they are. */
+  let importInProgress: LogEntry[] = [];
 
   for (const entry of changes as ChangeEntry[]) {
     lastAccess = Math.max(lastAccess, entry.at);
     if (entry.t !== 'touch') updatedAt = entry.at;
     switch (entry.t) {
       case 'upsert':
+      case 'import': {
+        // An import counts once all its parts are in (a crash may have cut the last ones off).
+        const records = entry.t === 'import' ? imported.add(entry) : entry.records;
+        if (entry.t === 'import') importInProgress = records ? [] : [...importInProgress, entry];
+        if (!records) break;
         config = { dimensions: entry.dimensions, metric: entry.metric, vectorType: entry.vectorType };
-        for (const r of entry.records) {
+        for (const r of records) {
           live.set(r.id, { id: r.id, v: r.v, m: r.m, order: order++ });
           lastWritten = r;
         }
         break;
+      }
       case 'metadata': {
         const record = live.get(entry.id);
         if (record) record.m = entry.metadata;
@@ -65,5 +74,6 @@ export function compactEntries(entries: readonly LogEntry[]): LogEntry[] {
     out.push({ t: 'reset', at: updatedAt }); // a no-op that keeps updatedAt
   }
   if (lastAccess > updatedAt) out.push({ t: 'touch', at: lastAccess });
+  out.push(...importInProgress);
   return out;
 }

@@ -18,13 +18,19 @@ import { base64ToFloat32, CorruptLogError, decodeLog, encodeRecord, float32ToBas
 
 export type LogEntry =
   | { t: 'open'; v: 1; sessionId: string; createdAt: number }
-  | { t: 'upsert'; at: number; dimensions: number; metric: Metric; vectorType?: VectorType; records: { id: string; v: string; m?: Metadata }[] }
+  | { t: 'upsert'; at: number; dimensions: number; metric: Metric; vectorType?: VectorType; records: LogRecord[] }
+  /** One part of an import: replayed only once all `parts` are on disk, so an import is all or nothing after a crash too. */
+  | { t: 'import'; at: number; part: number; parts: number; dimensions: number; metric: Metric; vectorType?: VectorType; records: LogRecord[] }
   | { t: 'metadata'; at: number; id: string; metadata: Metadata }
   | { t: 'delete'; at: number; ids: string[] }
   | { t: 'clear'; at: number }
   | { t: 'reset'; at: number }
   | { t: 'touch'; at: number };
+export interface LogRecord { id: string; v: string; m?: Metadata }
 export type ChangeEntry = Exclude<LogEntry, { t: 'open' }>;
+
+/** Records per import part: keeps each part far below the framing's size cap, however large the import. */
+export const RECORDS_PER_IMPORT_PART = 1000;
 
 const LOG_NAME = /^([0-9a-f]{64})\.log$/;
 /** A log is compacted once it has grown by this much and by its own compacted size since the last time. */
@@ -81,6 +87,19 @@ export class SessionJournal {
       t: 'upsert', at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType,
       records: plan.records.map((record, i) => ({ id: record.id, v: float32ToBase64(plan.vectors[i]), m: record.metadata })),
     });
+  }
+
+  /** An import (one plan of any size) as parts that replay applies together, or not at all. */
+  import(session: Session, plan: UpsertPlan, at: number): void {
+    const parts = Math.max(1, Math.ceil(plan.records.length / RECORDS_PER_IMPORT_PART));
+    for (let part = 0; part < parts; part++) {
+      const from = part * RECORDS_PER_IMPORT_PART;
+      const records: LogRecord[] = [];
+      for (let i = from; i < Math.min(plan.records.length, from + RECORDS_PER_IMPORT_PART); i++) {
+        records.push({ id: plan.records[i].id, v: float32ToBase64(plan.vectors[i]), m: plan.records[i].metadata });
+      }
+      this.append(session, at, { t: 'import', at, part, parts, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, records });
+    }
   }
 
   metadata(session: Session, id: string, metadata: Metadata, at: number): void {
@@ -201,8 +220,18 @@ export function replay(entries: readonly LogEntry[], make: (sessionId: string, c
   if (!open || open.t !== 'open' || open.v !== 1) throw new CorruptLogError('the log does not start with an open record');
   const session = make(open.sessionId, open.createdAt);
   const { index } = session;
+  const imported = new ImportParts();
   for (const entry of changes) {
     switch (entry.t) {
+      case 'import': {
+        const records = imported.add(entry);
+        if (!records) continue; // more parts to come (or a crash cut them off: then never applied)
+        index.upsert(
+          records.map((r) => ({ id: r.id, vector: base64ToFloat32(r.v), metadata: r.m })),
+          { dimensions: entry.dimensions, metric: entry.metric, vectorType: entry.vectorType },
+        );
+        break;
+      }
       case 'upsert':
         index.upsert(
           entry.records.map((r) => ({ id: r.id, vector: base64ToFloat32(r.v), metadata: r.m })),
@@ -230,4 +259,23 @@ export function replay(entries: readonly LogEntry[], make: (sessionId: string, c
     session.touch(Math.max(session.lastAccessedAt, entry.at));
   }
   return session;
+}
+
+/** Collects the parts of an import; add() returns all its records once the last part arrives. */
+export class ImportParts {
+  private records: LogRecord[] = [];
+  private expected = 0;
+
+  add(entry: Extract<LogEntry, { t: 'import' }>): LogRecord[] | null {
+    if (entry.part !== this.expected) throw new CorruptLogError(`import part ${entry.part} follows part ${this.expected - 1}`);
+    for (const record of entry.records) this.records.push(record);
+    if (entry.part + 1 < entry.parts) {
+      this.expected++;
+      return null;
+    }
+    const all = this.records;
+    this.records = [];
+    this.expected = 0;
+    return all;
+  }
 }
