@@ -55,6 +55,8 @@ export interface Config {
   dataDir: string;
   /** `*`, or a comma-separated list of origins (src/http/cors.ts). */
   corsOrigins: string;
+  instanceId: string;
+  trustProxy: number;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -79,6 +81,8 @@ export const CONFIG_VARIABLES = [
   ['MEMORY_BUDGET_BYTES', 'memoryBudgetBytes', defaultMemoryBudget(), 'linear memory of all sessions together (default a quarter of the machine\'s memory); 0 turns it off'],
   ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
   ['CORS_ORIGINS', 'corsOrigins', '*', 'origins whose web pages may call the service: `*` (any: tokens are bearer headers, not cookies), or a comma-separated list such as `https://app.example,http://localhost:8080`'],
+  ['INSTANCE_ID', 'instanceId', '', 'name of this instance behind a proxy (`[a-z0-9]{1,16}`): tokens become `<id>.<secret>` and every response carries `x-tempvec-instance`; empty: plain tokens'],
+  ['TRUST_PROXY', 'trustProxy', 0, '1: take the client address from `X-Forwarded-For` (set it only behind a proxy that overwrites that header, as the cluster\'s nginx does); 0: the socket\'s address'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */
@@ -98,6 +102,9 @@ function defaultMemoryBudget(): number {
 }
 
 export class ConfigError extends Error {}
+
+/** What INSTANCE_ID may be: it appears in tokens, a response header and nginx's map. */
+export const INSTANCE_ID_PATTERN = /^[a-z0-9]{1,16}$/;
 
 function readNumber(env: Record<string, string | undefined>, name: string, fallback: number): number {
   const raw = env[name];
@@ -128,6 +135,9 @@ export function loadConfig(
     ...overrides,
   };
   corsOriginList(final.corsOrigins);
+  if (final.instanceId !== '' && !INSTANCE_ID_PATTERN.test(final.instanceId)) {
+    throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);
+  }
   return Object.freeze(final);
 }
 

@@ -42,6 +42,7 @@ export const ERROR_CODES = {
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   SERVER_AT_CAPACITY: 503,
+  INSTANCE_UNAVAILABLE: 503,
   INTERNAL_ERROR: 500,
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -5,11 +5,18 @@ import { createApp } from './http/app.js';
 /** How long requests in flight may take to finish after SIGTERM/SIGINT. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-const { app, store, config } = createApp();
+const { app, store, config, readiness, restore } = createApp({ deferRestore: true });
 store.startSweeper();
+// Listen first, then list the sessions on disk: /readyz answers 503 until
+// that is done, and the start-up line is printed once it is.
 const server = app.listen(config.port, config.host, () => {
   const { port } = server.address() as AddressInfo;
-  console.log(`tempvec listening on http://${config.host}:${port}${config.dataDir ? ` (sessions persisted in ${config.dataDir})` : ''}`);
+  restore().then(() => {
+    console.log(`tempvec listening on http://${config.host}:${port}${config.instanceId ? ` as instance ${config.instanceId}` : ''}${config.dataDir ? ` (sessions persisted in ${config.dataDir})` : ''}`);
+  }, (err) => {
+    console.error('could not list the sessions in DATA_DIR:', err);
+    process.exit(1);
+  });
 });
 
 let stopping = false;
@@ -29,6 +36,7 @@ function shutdown(signal: string) {
     process.exit(1);
   }
   stopping = true;
+  readiness.shuttingDown = true;
   console.log(`${signal}: finishing requests in flight, then exiting`);
   store.stopSweeper();
   // close() stops accepting and waits for open connections. Idle keep-alive

@@ -34,7 +34,7 @@ const ALWAYS: ErrorCode[] = ['INTERNAL_ERROR'];
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request', 401: 'Missing, invalid or expired token', 404: 'Not found', 405: 'Method not allowed',
   409: 'Conflicts with the session state', 413: 'Body too large', 415: 'Body is not JSON', 429: 'Too many requests',
-  500: 'Internal error', 503: 'Server at capacity',
+  500: 'Internal error', 503: 'Server at capacity or instance unavailable',
 };
 
 const schema = (s: v.GenericSchema) => toOpenApiSchema(s, DEFINITIONS);
@@ -126,7 +126,10 @@ export function openApiDocument(config: Config, info: DocumentInfo) {
       schemas: components,
       headers: HEADERS,
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'The token from POST /token.' },
+        bearerAuth: {
+          type: 'http', scheme: 'bearer',
+          description: 'The token from POST /token, opaque to clients: `<secret>` (43 base64url characters) or, on a server with an INSTANCE_ID, `<instanceId>.<secret>`; a proxy in front of several instances routes on the prefix. Every response names its instance in `x-tempvec-instance`.',
+        },
       },
     },
   };

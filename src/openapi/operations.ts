@@ -32,7 +32,8 @@ export interface Operation {
   errors: ErrorCode[];
 }
 
-const AUTH: ErrorCode[] = ['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED', 'RATE_LIMITED'];
+/** INSTANCE_UNAVAILABLE: the instance holding the session is down (through the cluster's nginx) or still restoring. */
+const AUTH: ErrorCode[] = ['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED', 'RATE_LIMITED', 'INSTANCE_UNAVAILABLE'];
 const BODY: ErrorCode[] = ['UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'VALIDATION_ERROR'];
 /** SERVER_AT_CAPACITY: the server's memory budget would be passed. */
 const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'CAPACITY_EXCEEDED', 'SERVER_AT_CAPACITY'];
@@ -68,7 +69,10 @@ export function operations(s: RequestSchemas): Operation[] {
     { method: 'get', path: '/sdk.js', operationId: 'sdk', summary: 'The client SDK: one ES module for browsers and Node 20.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('text/javascript', 'ES module source.'), errors: [] },
     { method: 'get', path: '/sdk.d.ts', operationId: 'sdkTypes', summary: 'TypeScript declarations of /sdk.js.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('application/typescript', 'TypeScript declarations.'), errors: [] },
     { method: 'get', path: '/kernel.wasm', operationId: 'kernel', summary: 'The WebAssembly search kernel the server runs, for the SDK\'s local index.', tag: 'assets', auth: false, status: 200, etag: true, responses: [{ mediaType: 'application/wasm', schema: v.pipe(v.string(), v.description('WebAssembly binary.')) }], errors: [] },
-    { method: 'post', path: '/token', operationId: 'createToken', summary: 'Create an anonymous token, its session and an empty index.', tag: 'session', auth: false, rateLimited: true, status: 201, responses: json(r.TokenResponseSchema), errors: ['RATE_LIMITED', 'SERVER_AT_CAPACITY'] },
+    { method: 'post', path: '/token', operationId: 'createToken', summary: 'Create an anonymous token, its session and an empty index.', tag: 'session', auth: false, rateLimited: true, status: 201, responses: json(r.TokenResponseSchema), errors: ['RATE_LIMITED', 'SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE'] },
+    { method: 'get', path: '/healthz', operationId: 'health', summary: 'Liveness: the process answers.', tag: 'service', auth: false, status: 200, responses: json(r.HealthResponseSchema), errors: [] },
+    { method: 'get', path: '/readyz', operationId: 'ready', summary: 'Readiness: kernel compiled, sessions on disk restored, not shutting down; 503 INSTANCE_UNAVAILABLE otherwise.', tag: 'service', auth: false, status: 200, responses: json(r.ReadyResponseSchema), errors: ['INSTANCE_UNAVAILABLE'] },
+    { method: 'get', path: '/metrics', operationId: 'metrics', summary: 'Prometheus text exposition: requests by route and status, latencies, sessions, vectors, memory, rate-limited and refused requests, kernel time.', tag: 'service', auth: false, status: 200, responses: text('text/plain', 'Prometheus text format 0.0.4.'), errors: [] },
     { method: 'get', path: '/session', operationId: 'getSession', summary: 'The session, its stats and usage.', tag: 'session', auth: true, status: 200, responses: json(r.SessionResponseSchema), errors: AUTH },
     authed('/index/reset', 'resetIndex', 'Delete the whole index; dimensions and metric are unset, the token stays.', 'session', undefined, r.ResetResponseSchema),
     authed('/vectors/has', 'has', 'Whether a vector with this id exists.', 'vectors', s.HasRequestSchema, r.HasResponseSchema),

@@ -84,8 +84,15 @@ export const LimitsResponseSchema = success([], {
   usage: v.strictObject({ activeSessions: CountSchema, maxSessions: CountSchema, linearMemoryBytes: CountSchema, memoryBudgetBytes: CountSchema }),
 });
 
+export const HealthResponseSchema = success([], { status: v.literal('ok') });
+
+export const ReadyResponseSchema = success([], {
+  status: v.literal('ready'),
+  checks: v.strictObject({ kernelCompiled: v.boolean(), sessionsRestored: v.boolean(), shuttingDown: v.boolean() }),
+});
+
 export const TokenResponseSchema = success(['tokenIssueMs'], {
-  token: v.pipe(v.string(), v.description('Bearer token; the only copy. Send it as Authorization: Bearer <token>.')),
+  token: v.pipe(v.string(), v.description('Bearer token; the only copy. Send it as Authorization: Bearer <token>. Opaque to clients: 43 base64url characters (256 random bits), prefixed with `<instanceId>.` when the server has an INSTANCE_ID (a proxy routes on that prefix).')),
   tokenType: v.literal('Bearer'),
   session: SessionSchema,
   limits: LimitsSchema,

@@ -6,7 +6,7 @@ import { apiError } from '../errors.js';
 import { CorruptLogError } from './persistence/records.js';
 import { SessionJournal } from './persistence/session-journal.js';
 import { Session } from './session.js';
-import { hashToken, newToken, TOKEN_PATTERN } from './token.js';
+import { hashToken, isTokenOf, newToken } from './token.js';
 
 export type Clock = () => number;
 
@@ -20,17 +20,42 @@ export class SessionStore {
   /** DATA_DIR only: the session logs. */
   private readonly log: SessionJournal | undefined;
   /** DATA_DIR only: sessions on disk not reopened since the restart (token hash -> last write). */
-  private readonly dormant = new Map<string, number>();
+  private dormant = new Map<string, number>();
+  /** True until restore() has listed the sessions on disk: tokens and new sessions are refused with 503 meanwhile. */
+  restoring = false;
 
+  /** `restoreNow` false: the sessions on disk are listed later, by restore() (the server listens first, so /readyz can answer). */
   constructor(
     private readonly config: Config,
     private readonly kernelModule: WebAssembly.Module,
     readonly now: Clock = Date.now,
+    restoreNow = true,
   ) {
     if (config.dataDir !== '') {
       this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)));
-      this.dormant = this.log.scan();
+      if (restoreNow) this.dormant = this.log.scan();
+      else this.restoring = true;
     }
+  }
+
+  /** List the sessions on disk without blocking the event loop (they are reopened on their first request). */
+  async restore(): Promise<void> {
+    if (!this.restoring || !this.log) return;
+    this.dormant = await this.log.scanAsync();
+    this.restoring = false;
+  }
+
+  private assertRestored(): void {
+    if (this.restoring) {
+      throw apiError('INSTANCE_UNAVAILABLE', 'this instance is still restoring its sessions from disk; try again in a moment', undefined, { 'Retry-After': '1' });
+    }
+  }
+
+  /** Vectors stored in the sessions in memory (those on disk waiting to be reopened are not counted). */
+  vectorCount(): number {
+    let total = 0;
+    for (const session of this.sessions.values()) total += session.index.size;
+    return total;
   }
 
   /** Live sessions, those on disk waiting to be reopened included. */
@@ -59,13 +84,14 @@ export class SessionStore {
 
   /** A new session and the only copy of its token. */
   create(): { token: string; session: Session } {
+    this.assertRestored();
     this.sweep();
     if (this.size >= this.config.maxSessions) {
       throw apiError('SERVER_AT_CAPACITY', `the server holds its maximum of ${this.config.maxSessions} sessions; try again later`, undefined, {
         'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)),
       });
     }
-    const token = newToken();
+    const token = newToken(this.config.instanceId);
     const session = new Session(hashToken(token), this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, this.now());
     this.journal(session, (log) => log.create(session));
     this.admit(session);
@@ -74,7 +100,9 @@ export class SessionStore {
 
   /** The live session of `token`, its expiry slid forward; throws 401 otherwise. */
   authenticate(token: string): Session {
-    if (!TOKEN_PATTERN.test(token)) throw apiError('INVALID_TOKEN', 'the token is not valid; request a new one with POST /token');
+    // A token of another instance is answered like any token this one did not issue.
+    if (!isTokenOf(token, this.config.instanceId)) throw apiError('INVALID_TOKEN', 'the token is not valid; request a new one with POST /token');
+    this.assertRestored();
     const hash = hashToken(token);
     const now = this.now();
     const session = this.sessions.get(hash) ?? this.reopen(hash, now);

@@ -4,6 +4,10 @@
 // that no case here produced, so a route, field or error code added later
 // must come with its schema and a case here.
 import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { newToken } from '../../src/sessions/token.js';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { startApp, type LiveApp, type Reply, type SendOptions } from '../helpers/live-app.js';
 import { ResponseChecker, REVALIDATE } from '../helpers/openapi-check.js';
@@ -29,6 +33,9 @@ const SUCCESS: Case[] = [
   ['GET', '/sdk.js'],
   ['GET', '/sdk.d.ts'],
   ['GET', '/kernel.wasm'],
+  ['GET', '/healthz'],
+  ['GET', '/readyz'],
+  ['GET', '/metrics'],
   ['POST', '/token'],
   ['GET', '/session'],
   ['POST', '/index/reset'],
@@ -214,6 +221,30 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
       ownChecker.check('POST', '/search-many', searchMany);
       expect([search.body.error.code, searchMany.body.error.code]).to.deep.equal(['SERVER_AT_CAPACITY', 'SERVER_AT_CAPACITY']);
     });
+  });
+
+  it('an instance still restoring its sessions answers INSTANCE_UNAVAILABLE as declared', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-restoring-'));
+    const own = await startApp({ ...LIMITS, dataDir }, { deferRestore: true });
+    try {
+      const ownChecker = new ResponseChecker(checker.doc);
+      const send = async (method: string, path: string, options: SendOptions = {}) => {
+        const reply = await own.send(method, path, options);
+        ownChecker.check(method, path, reply);
+        expect(reply.body?.error?.code, `${method} ${path}`).to.equal('INSTANCE_UNAVAILABLE');
+      };
+      await send('GET', '/readyz');
+      await send('POST', '/token');
+      for (const { method, path, op } of operations.filter((o) => o.op.security.length)) {
+        await send(method, path, { token: newToken(), body: op.requestBody ? {} : undefined });
+      }
+      for (const key of ownChecker.seen) checker.seen.add(key);
+      await own.restore();
+      expect((await own.send('GET', '/readyz')).status).to.equal(200);
+    } finally {
+      await own.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('unknown routes and wrong methods answer the documented error body', async () => {

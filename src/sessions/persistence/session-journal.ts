@@ -9,6 +9,7 @@
 // being killed; they are not fsynced one by one (that would cost a disk flush
 // per request), so a power loss can lose the last moments.
 import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Metric, VectorType } from '../../config.js';
 import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
@@ -68,6 +69,17 @@ export class SessionJournal {
       if (name.endsWith('.log.tmp')) rmSync(join(this.dir, name), { force: true });
       const match = LOG_NAME.exec(name);
       if (match) found.set(match[1], statSync(join(this.dir, name)).mtimeMs);
+    }
+    return found;
+  }
+
+  /** The same as scan(), with the event loop free between files (the server answers /readyz meanwhile). */
+  async scanAsync(): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    for (const name of await readdir(this.dir)) {
+      if (name.endsWith('.log.tmp')) await rm(join(this.dir, name), { force: true });
+      const match = LOG_NAME.exec(name);
+      if (match) found.set(match[1], (await stat(join(this.dir, name))).mtimeMs);
     }
     return found;
   }
