@@ -1,11 +1,23 @@
 // Start the service: listen, sweep expired sessions, stop cleanly on SIGTERM/SIGINT.
 import type { AddressInfo } from 'node:net';
+import { ConfigError } from './config.js';
 import { createApp } from './http/app.js';
 
 /** How long requests in flight may take to finish after SIGTERM/SIGINT. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-const { app, store, config, readiness, restore } = createApp({ deferRestore: true });
+/** The app, or exit 1 with a one-line message for a configuration that cannot work (a bad variable, an unusable DATA_DIR). */
+function create() {
+  try {
+    return createApp({ deferRestore: true });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`tempvec: cannot start: ${err.message}`);
+    process.exit(1);
+  }
+}
+
+const { app, store, config, readiness, restore } = create();
 store.startSweeper();
 // Listen first, then list the sessions on disk: /readyz answers 503 until
 // that is done, and the start-up line is printed once it is.

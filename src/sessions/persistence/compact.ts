@@ -7,8 +7,8 @@ import type { Metric, VectorType } from '../../config.js';
 import type { Metadata } from '../../index/vector-index.js';
 import { ImportParts, type ChangeEntry, type LogEntry } from './session-journal.js';
 
-/** Records per compacted upsert: keeps each record far below the framing's size cap. */
-const RECORDS_PER_UPSERT = 1000;
+/** Vector bytes per compacted upsert: small records keep each step of a sliced reopen or compaction short. */
+const VECTOR_BYTES_PER_UPSERT = 192 * 1024;
 
 interface LiveRecord { id: string; v: string; m?: Metadata; order: number }
 
@@ -63,8 +63,9 @@ export function compactEntries(entries: readonly LogEntry[]): LogEntry[] {
   const out: LogEntry[] = [open];
   if (config) {
     const rows = [...live.values()].sort((a, b) => a.order - b.order).map(({ id, v, m }) => ({ id, v, m }));
-    for (let i = 0; i < rows.length; i += RECORDS_PER_UPSERT) {
-      out.push({ t: 'upsert', at: updatedAt, ...config, records: rows.slice(i, i + RECORDS_PER_UPSERT) });
+    const perRecord = rowsPerStep(config.dimensions);
+    for (let i = 0; i < rows.length; i += perRecord) {
+      out.push({ t: 'upsert', at: updatedAt, ...config, records: rows.slice(i, i + perRecord) });
     }
     if (rows.length === 0 && lastWritten) {
       // Initialized but empty: one vector fixes dimension and metric, a clear removes it.
@@ -76,4 +77,9 @@ export function compactEntries(entries: readonly LogEntry[]): LogEntry[] {
   if (lastAccess > updatedAt) out.push({ t: 'touch', at: lastAccess });
   out.push(...importInProgress);
   return out;
+}
+
+/** Rows of `dimensions` float32 components in one compacted record (or one step of a replay). */
+export function rowsPerStep(dimensions: number): number {
+  return Math.max(1, Math.min(1000, Math.floor(VECTOR_BYTES_PER_UPSERT / (4 * dimensions))));
 }
