@@ -5,7 +5,7 @@
 // instance (SIGTERM) and nginx.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -195,6 +195,9 @@ export class Cluster {
   private async startNginx(): Promise<void> {
     const { options } = this;
     this.prefix = mkdtempSync(join(tmpdir(), 'tempvec-nginx-'));
+    // Started by root, nginx's workers run as nobody: they must get through the prefix to the
+    // temporary directories nginx makes for them (their own, mode 0700) for bodies over 1 MiB.
+    chmodSync(this.prefix, 0o711);
     const port = options.port || (await freePort());
     const listen = `${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
     const upstreams: Upstream[] = this.instances.map(({ id, port: p }) => ({ id, host: '127.0.0.1', port: p }));
