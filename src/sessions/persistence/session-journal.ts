@@ -43,6 +43,8 @@ const LOG_NAME = /^([0-9a-f]{64})\.log$/;
 const COMPACT_MIN_BYTES = 1024 * 1024;
 /** Files are read and copied in pieces this large, the event loop given back between them. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
+/** A float32 component takes 16/3 bytes of base64 in a log record: a log of N bytes holds at most N / (16/3 x dimensions) rows. */
+const BASE64_BYTES_PER_COMPONENT = 16 / 3;
 /** Changes appended while a compaction ran are copied over without pausing once this few bytes are left. */
 const FINAL_COPY_BYTES = 256 * 1024;
 
@@ -335,6 +337,7 @@ export class SessionJournal {
     const imported = new ImportParts();
     /** Where the import whose parts are being collected starts. */
     let importStart = 0;
+    let reserved = false;
     try {
       const walk = walkLog(bytes);
       for (let step = walk.next(), at = 0; ; at = step.value.end, step = walk.next()) {
@@ -346,6 +349,11 @@ export class SessionJournal {
         if (entry.t === 'import' && !imported.pending) importStart = at;
         if (session) await applySliced(session, entry, imported, slices);
         else session = openSession(entry, make);
+        if (!reserved && session.index.initialized) {
+          // Room for every row the log can hold, at once: growing step by step would copy the stored rows each time.
+          session.index.reserve(Math.ceil(bytes.length / (BASE64_BYTES_PER_COMPONENT * session.index.getConfig().dimensions!)));
+          reserved = true;
+        }
         await slices.pause();
       }
     } catch (err) {

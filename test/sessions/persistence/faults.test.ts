@@ -261,6 +261,8 @@ describe('disk faults with DATA_DIR', () => {
     const [a, b] = await Promise.all([first, second]);
     expect(a).to.equal(b);
     expectExactly(a, range(0, 2000));
+    // Room for the log's rows was made at once (about what it holds), not grown step by step.
+    expect(a.index.rowCapacity).to.be.within(2000, 3000);
     expect(reopening.authenticate(token)).to.equal(a);
   });
 
