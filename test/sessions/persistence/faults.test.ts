@@ -284,6 +284,24 @@ describe('disk faults with DATA_DIR', () => {
       expect(store.durable(session)).to.equal(undefined);
     });
 
+    it('confirms every change made while a compaction renames the log', async () => {
+      const { fs, faults } = faultyFs();
+      const store = open(fs, { fsync: 'always' });
+      const { token, session } = store.create();
+      const confirmed: Promise<void>[] = [];
+      for (let round = 0; round < 14; round++) {
+        add(store, session, range(0, 300).map((i) => i + (round % 2) * 1000));
+        confirmed.push(store.durable(session)!);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await Promise.all(confirmed);
+      await store.whenIdle();
+      expect(logged.join('\n')).not.to.match(/could not/);
+      expect(faults.fdatasyncCalls).to.be.at.least(2);
+      expect(statSync(join(dir, `${hashToken(token)}.log`)).size, 'compacted').to.be.below(1024 * 1024);
+      expectExactly(await open().authenticate(token), [...range(0, 300), ...range(1000, 1300)]);
+    });
+
     it('answers 503 when fdatasync fails and reopens the session from its log', async () => {
       const { fs, faults } = faultyFs();
       const store = open(fs, { fsync: 'always' });
