@@ -29,6 +29,10 @@ export const SPEC_LIMITS = {
   maxAbsComponent: 1e16,
   /** Nesting of $and/$or/$not in one filter (bounds the recursion a request can cause). */
   maxFilterDepth: 32,
+  /** Vectors per page of POST /vectors/list. */
+  minListLimit: 1,
+  maxListLimit: 1000,
+  defaultListLimit: 100,
 } as const;
 
 export interface Config {
@@ -60,6 +64,7 @@ export interface Config {
   corsOrigins: string;
   instanceId: string;
   trustProxy: number;
+  maxImportBytes: number;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -87,6 +92,7 @@ export const CONFIG_VARIABLES = [
   ['CORS_ORIGINS', 'corsOrigins', '*', 'origins whose web pages may call the service: `*` (any: tokens are bearer headers, not cookies), or a comma-separated list such as `https://app.example,http://localhost:8080`'],
   ['INSTANCE_ID', 'instanceId', '', 'name of this instance behind a proxy (`[a-z0-9]{1,16}`): tokens become `<id>.<secret>` and every response carries `x-tempvec-instance`; empty: plain tokens'],
   ['TRUST_PROXY', 'trustProxy', 0, '1: take the client address from `X-Forwarded-For` (set it only behind a proxy that overwrites that header, as the cluster\'s nginx does); 0: the socket\'s address'],
+  ['MAX_IMPORT_BYTES', 'maxImportBytes', 512 * 1024 * 1024, 'bytes of one POST /vectors/import body (NDJSON, read as it arrives; a full 50k x 1024 session exports to about 275 MiB as base64)'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */
@@ -191,6 +197,8 @@ export function publicLimits(config: Config) {
     maxIdLength: config.maxIdLength,
     maxMetadataBytes: config.maxMetadataBytes,
     maxBodyBytes: config.maxBodyBytes,
+    maxImportBytes: config.maxImportBytes,
+    list: { min: SPEC_LIMITS.minListLimit, max: SPEC_LIMITS.maxListLimit, default: SPEC_LIMITS.defaultListLimit },
     maxJsonDepth: config.maxJsonDepth,
     maxMetadataKeys: config.maxMetadataKeys,
     maxFilterKeys: config.maxFilterKeys,

@@ -10,13 +10,15 @@ import { loadKernelModule } from '../kernel/load-node.js';
 import { requestSchemas } from '../schemas/index.js';
 import { SessionStore, type Clock } from '../sessions/session-store.js';
 import { requireSession } from './auth.js';
-import { jsonBody } from './body.js';
+import { jsonBody } from './body/index.js';
 import { corsMiddleware } from './cors.js';
 import { sessionRateLimit, tokenRateLimit } from './rate-limit.js';
 import type { RouteDeps } from './context.js';
 import { errorHandler } from './error-handler.js';
 import { serviceMetrics } from '../metrics/service-metrics.js';
 import { instanceHeader } from './instance-header.js';
+import { listingRoutes } from './routes/listing.js';
+import { transferRoutes } from './routes/transfer.js';
 import { assetRoutes } from './routes/assets.js';
 import { healthRoutes, Readiness } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
@@ -48,9 +50,9 @@ export function createApp(options: AppOptions = {}) {
     store,
     schemas: requestSchemas(config),
     json: jsonBody(config),
-    jsonVectors: jsonBody(config, { vectors: true }),
+    vectorJson: jsonBody(config, { vectors: true }),
     auth: requireSession(store, limitSession),
-    authUntimed: requireSession(store, limitSession, null),
+    authWithoutDbOpenMs: requireSession(store, limitSession, null),
     tokenRateLimit: tokenRateLimit(config, store.now),
     readiness,
     metrics: metrics.registry,
@@ -59,6 +61,8 @@ export function createApp(options: AppOptions = {}) {
   sessionRoutes(deps);
   vectorRoutes(deps);
   searchRoutes(deps);
+  listingRoutes(deps);
+  transferRoutes(deps);
   assetRoutes(deps);
   overviewRoutes(deps);
   healthRoutes(deps);

@@ -17,11 +17,11 @@ export interface RouteDeps {
   /** Parses a JSON body. */
   json: Middleware;
   /** The same, reading vectors (`vector`, `queryVector`, `queryVectors`) straight into float32. */
-  jsonVectors: Middleware;
+  vectorJson: Middleware;
   /** Requires a valid bearer token (and applies the per-token rate limit). */
   auth: Middleware;
   /** The same, without recording dbOpenMs (POST /index/reset: the spec lists resetMs alone). */
-  authUntimed: Middleware;
+  authWithoutDbOpenMs: Middleware;
   /** The per-address rate limit of POST /token. */
   tokenRateLimit: Middleware;
   /** What GET /readyz reports. */

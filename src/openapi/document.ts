@@ -40,7 +40,7 @@ const STATUS_TEXT: Record<number, string> = {
 const schema = (s: v.GenericSchema) => toOpenApiSchema(s, DEFINITIONS);
 
 function errorResponses(op: Operation) {
-  const metricFields = op.responses.flatMap((c) => (c.mediaType === 'application/json' ? metricFieldsOf(c.schema) : []));
+  const metricFields = op.errorMetrics ?? op.responses.flatMap((c) => (c.mediaType === 'application/json' ? metricFieldsOf(c.schema) : []));
   const out: Record<string, unknown> = {};
   for (const [status, codes] of codesByStatus([...op.errors, ...ALWAYS])) {
     out[String(status)] = {
@@ -66,9 +66,18 @@ function operationObject(op: Operation) {
     summary: op.summary,
     tags: [op.tag],
     security: op.auth ? [{ bearerAuth: [] }] : [],
-    ...(op.request ? { requestBody: { required: true, content: { 'application/json': { schema: schema(op.request) } } } } : {}),
+    ...(op.query ? { parameters: queryParameters(op.query) } : {}),
+    ...(op.request ? { requestBody: { required: true, content: { [op.requestMediaType ?? 'application/json']: { schema: schema(op.request) } } } } : {}),
     responses,
   };
+}
+
+/** Query parameters, one per field of an object schema (each optional). */
+function queryParameters(query: NonNullable<Operation['query']>) {
+  const converted = schema(query) as { properties?: Record<string, { description?: string }> };
+  return Object.entries(converted.properties ?? {}).map(([name, property]) => ({
+    name, in: 'query', required: false, description: property.description, schema: property,
+  }));
 }
 
 export function openApiDocument(config: Config, info: DocumentInfo) {

@@ -7,6 +7,7 @@ import * as v from 'valibot';
 import type { ErrorCode } from '../errors.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import * as r from '../schemas/responses.js';
+import { NDJSON_TYPE } from '../export/format.js';
 
 /** A JSON body (the envelope) or another media type (the SDK, the kernel, the demo page). */
 export interface Content {
@@ -23,8 +24,14 @@ export interface Operation {
   tag: 'service' | 'session' | 'vectors' | 'metadata' | 'search' | 'assets';
   auth: boolean;
   request?: v.GenericSchema;
+  /** The request body's media type (application/json unless given). */
+  requestMediaType?: string;
+  /** Query parameters, as an object schema of optional fields. */
+  query?: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
   status: 200 | 201;
   responses: Content[];
+  /** Metric fields of its error bodies when no JSON success response declares them (a streamed route). */
+  errorMetrics?: string[];
   /** Answers 304 to a matching If-None-Match. */
   etag?: boolean;
   errors: ErrorCode[];
@@ -82,10 +89,26 @@ export function operations(s: RequestSchemas): Operation[] {
     authed('/vectors/add', 'add', 'Add or replace one vector; the first add fixes dimensions and metric.', 'vectors', s.AddRequestSchema, r.AddResponseSchema, WRITE),
     authed('/vectors/add-many', 'addMany', 'Add or replace several vectors, all or nothing.', 'vectors', s.AddManyRequestSchema, r.AddManyResponseSchema, [...WRITE, 'BATCH_TOO_LARGE']),
     authed('/vectors/delete', 'delete', 'Delete one vector (an id not stored is reported, not an error).', 'vectors', s.DeleteRequestSchema, r.DeleteResponseSchema),
-    authed('/vectors/delete-many', 'deleteMany', 'Delete several vectors.', 'vectors', s.DeleteManyRequestSchema, r.DeleteManyResponseSchema, ['BATCH_TOO_LARGE']),
+    authed('/vectors/delete-many', 'deleteMany', 'Delete several vectors: the ids given, or every vector a filter matches (exactly one of ids and filter), in one step.', 'vectors', s.DeleteManyRequestSchema, r.DeleteManyResponseSchema, ['BATCH_TOO_LARGE']),
+    authed('/vectors/count', 'count', 'How many vectors match a filter (all of them without one).', 'vectors', s.CountRequestSchema, r.CountResponseSchema),
+    authed('/vectors/list', 'list', 'One page of ids (and optionally vectors and metadata) in insertion order, optionally filtered; nextCursor continues, and a vector stored and unchanged through a whole listing appears exactly once.', 'vectors', s.ListRequestSchema, r.ListResponseSchema, ['INVALID_CURSOR']),
+    authed('/vectors/metadata/patch', 'patchMetadata', 'Change the metadata of one vector with an RFC 7396 JSON Merge Patch.', 'metadata', s.PatchMetadataRequestSchema, r.PatchMetadataResponseSchema, ['VECTOR_NOT_FOUND']),
+    {
+      method: 'get', path: '/vectors/export', operationId: 'exportVectors', tag: 'vectors', auth: true, status: 200, query: s.ExportQuerySchema,
+      summary: 'The whole session as NDJSON, streamed: a header line (format, version, dimensions, metric, vectorType, count), then one add-many record per vector in insertion order. A consistent snapshot of the moment it starts.',
+      responses: text(NDJSON_TYPE, 'NDJSON: the header line, then {"id","vector","metadata"} per vector.'),
+      errors: [...AUTH, 'VALIDATION_ERROR'], errorMetrics: ['dbOpenMs'],
+    },
+    {
+      method: 'post', path: '/vectors/import', operationId: 'importVectors', tag: 'vectors', auth: true, status: 200,
+      summary: 'Import an export (NDJSON, up to maxImportBytes), validated whole and applied all or nothing with add-many\'s rules.',
+      request: v.pipe(v.string(), v.description('NDJSON as GET /vectors/export writes it.')), requestMediaType: NDJSON_TYPE,
+      responses: json(r.ImportResponseSchema),
+      errors: [...AUTH, 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'VALIDATION_ERROR', 'INVALID_IMPORT', ...WRITE],
+    },
     authed('/vectors/clear', 'clear', 'Remove every vector; dimensions and metric stay.', 'vectors', undefined, r.ClearResponseSchema),
-    authed('/search', 'search', 'The topK nearest vectors to one query, optionally filtered on metadata.', 'search', s.SearchRequestSchema, r.SearchResponseSchema, SEARCH),
-    authed('/search-many', 'searchMany', 'The topK nearest vectors to each of several queries.', 'search', s.SearchManyRequestSchema, r.SearchManyResponseSchema, [...SEARCH, 'BATCH_TOO_LARGE']),
+    authed('/search', 'search', 'The topK nearest vectors to one query (queryVector, or the stored vector queryId, itself left out), optionally filtered on metadata and cut at scoreThreshold.', 'search', s.SearchRequestSchema, r.SearchResponseSchema, [...SEARCH, 'VECTOR_NOT_FOUND']),
+    authed('/search-many', 'searchMany', 'The topK nearest vectors to each of several queries (queryVectors, or the stored vectors queryIds).', 'search', s.SearchManyRequestSchema, r.SearchManyResponseSchema, [...SEARCH, 'VECTOR_NOT_FOUND', 'BATCH_TOO_LARGE']),
   ];
 }
 

@@ -7,6 +7,7 @@ import { CorruptLogError } from './persistence/records.js';
 import type { JournalFs } from './persistence/journal-fs.js';
 import { SessionJournal } from './persistence/session-journal.js';
 import { Session } from './session.js';
+import { SessionWrites } from './session-writes.js';
 import { hashToken, isTokenOf, newToken } from './token.js';
 
 export type Clock = () => number;
@@ -27,6 +28,8 @@ export class SessionStore {
   private readonly log: SessionJournal | undefined;
   /** DATA_DIR only: sessions on disk not reopened since the restart (token hash -> last write). */
   private dormant = new Map<string, number>();
+  /** Every change to a session's index goes through these (session-writes.ts). */
+  readonly writes = new SessionWrites(this);
   /** DATA_DIR only: sessions being rebuilt from their logs; every request with the token waits for the same one. */
   private readonly reopening = new Map<string, Promise<Session | undefined>>();
   /** True until restore() has listed the sessions on disk: tokens and new sessions are refused with 503 meanwhile. */
@@ -75,7 +78,7 @@ export class SessionStore {
   }
 
   /**
-   * Log a change before it is applied (only with DATA_DIR). A failed write
+   * Log a change before it is applied (only with DATA_DIR; session-writes.ts). A failed write
    * refuses the change with 503 and leaves nothing of it on disk, so nothing
    * is acknowledged that is not on disk.
    */

@@ -63,7 +63,8 @@ describe('cluster: 3 instances behind nginx', function () {
     const doc = expectOk(await c.request('GET', '/openapi.json').then((r) => ({ ...r, body: { success: true, ...r.body } }))) as { paths: Record<string, Record<string, unknown>> };
     const token = await c.token();
     expectOk(await c.request('POST', '/vectors/add-many', { token, body: { vectors: [{ id: 'a', vector: [1, 0], metadata: { k: 1 } }, { id: 'b', vector: [0, 1] }] } }));
-    const cases: [string, string, unknown?][] = [
+    const ndjson = '{"format":"tempvec-export","version":1,"dimensions":2,"metric":"cosine","vectorType":"float32","count":1}\n{"id":"e","vector":[1,2]}\n';
+    const cases: [string, string, unknown?, Record<string, string>?][] = [
       ['GET', '/'], ['GET', '/openapi.json'], ['GET', '/limits'], ['GET', '/sdk.js'], ['GET', '/sdk.d.ts'], ['GET', '/kernel.wasm'],
       ['GET', '/healthz'], ['GET', '/readyz'], ['GET', '/metrics'], ['POST', '/token'], ['GET', '/session'],
       ['POST', '/vectors/has', { id: 'a' }], ['POST', '/vectors/get', { id: 'a' }], ['POST', '/vectors/get-many', { ids: ['a', 'z'] }],
@@ -71,12 +72,14 @@ describe('cluster: 3 instances behind nginx', function () {
       ['POST', '/vectors/metadata/delete', { id: 'a' }], ['POST', '/vectors/add', { id: 'c', vector: [1, 1] }],
       ['POST', '/vectors/add-many', { vectors: [{ id: 'd', vector: [2, 1] }] }], ['POST', '/search', { queryVector: [1, 0], topK: 2 }],
       ['POST', '/search-many', { queryVectors: [[1, 0], [0, 1]] }], ['POST', '/vectors/delete', { id: 'c' }],
-      ['POST', '/vectors/delete-many', { ids: ['d'] }], ['POST', '/vectors/clear'], ['POST', '/index/reset'],
+      ['POST', '/vectors/delete-many', { ids: ['d'] }], ['POST', '/vectors/count', { filter: { k: 2 } }], ['POST', '/vectors/list', { limit: 1 }],
+      ['POST', '/vectors/metadata/patch', { id: 'b', patch: { k: 3 } }], ['GET', '/vectors/export'],
+      ['POST', '/vectors/import', ndjson, { 'content-type': 'application/x-ndjson' }], ['POST', '/vectors/clear'], ['POST', '/index/reset'],
     ];
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)).sort();
     expect(cases.map(([m, p]) => `${m} ${p}`).sort()).to.deep.equal(documented);
-    for (const [method, path, body] of cases) {
-      const res = await c.request(method, path, { token, body });
+    for (const [method, path, body, headers] of cases) {
+      const res = await c.request(method, path, { token, body, headers });
       expect(res.status, `${method} ${path}: ${res.text.slice(0, 200)}`).to.be.oneOf([200, 201]);
       expect(res.headers.get(INSTANCE), `${method} ${path}`).to.match(/^i[123]$/);
       if (doc.paths[path][method.toLowerCase()] && (doc.paths[path][method.toLowerCase()] as { security: unknown[] }).security.length) {

@@ -75,7 +75,9 @@ describe('GET /openapi.json', () => {
     expect(body('/vectors/add').properties.dimensions).to.include({ type: 'integer', minimum: 1, maximum: 1024 });
     expect(body('/search').properties.topK).to.include({ type: 'integer', minimum: 1, maximum: 100, default: 10 });
     expect(body('/search').properties.candidatePool).to.include({ minimum: 1, maximum: 2048 });
-    expect(body('/search').required).to.deep.equal(['queryVector']);
+    expect(body('/search').oneOf).to.deep.equal([{ required: ['queryVector'] }, { required: ['queryId'] }]);
+    expect(body('/vectors/delete-many').oneOf).to.deep.equal([{ required: ['ids'] }, { required: ['filter'] }]);
+    expect(body('/vectors/list').properties.limit).to.include({ minimum: 1, maximum: 1000, default: 100 });
   });
 
   it('keeps the plain-object and metadata-size checks instead of dropping them', () => {

@@ -50,7 +50,7 @@ describe('SDK client (GET /sdk.js in Node)', () => {
     const doc = (await live.send('GET', '/openapi.json')).body;
     const files = new Set(['overview', 'openapi', 'sdk', 'sdkTypes', 'kernel', 'health', 'ready', 'metrics']);
     const ids = Object.values<any>(doc.paths).flatMap((ops) => Object.values<any>(ops).map((op) => op.operationId)).filter((id) => !files.has(id));
-    expect(ids).to.have.length(17);
+    expect(ids).to.have.length(22);
     for (const id of ids) expect(typeof (sdk.TempvecClient.prototype as any)[id], id).to.equal('function');
   });
 

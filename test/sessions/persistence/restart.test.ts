@@ -67,7 +67,7 @@ describe('persistence with DATA_DIR', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('brings every session back under its token after a restart, with dbOpenMs timing the reopen', async () => {
+  it('brings every session back under its token, dbOpenMs timing the reopen', async () => {
     const one = await live!.newToken();
     const two = await live!.newToken();
     const empty = await live!.newToken();
@@ -125,7 +125,7 @@ describe('persistence with DATA_DIR', () => {
     expect(existsSync(logOf(token))).to.equal(false);
   });
 
-  it('restores the last access from the log, so a session read just before the restart is not expired early', async () => {
+  it('restores the last access, so a session read before a restart lives on', async () => {
     const token = await live!.newToken();
     await live!.send('POST', '/vectors/add', { token, body: { id: 'a', vector: [1, 2] } });
     clock += TTL - 1000;
