@@ -5,6 +5,8 @@ import type { Config } from '../config.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import type { Session } from '../sessions/session.js';
 import type { SessionStore } from '../sessions/session-store.js';
+import type { Registry } from 'prom-client';
+import type { Readiness } from './routes/health.js';
 import type { Timings } from './timings.js';
 
 export interface RouteDeps {
@@ -22,6 +24,10 @@ export interface RouteDeps {
   authWithoutDbOpenMs: Middleware;
   /** The per-address rate limit of POST /token. */
   tokenRateLimit: Middleware;
+  /** What GET /readyz reports. */
+  readiness: Readiness;
+  /** The app's Prometheus registry (GET /metrics). */
+  metrics: Registry;
 }
 
 export interface AppState {

@@ -9,7 +9,7 @@ import { corsOriginList, type Config } from '../config.js';
 export const CORS_ALLOW_METHODS = ['GET', 'HEAD', 'POST'];
 export const CORS_ALLOW_HEADERS = ['authorization', 'content-type'];
 /** Response headers a page may read besides the CORS-safelisted ones. */
-export const CORS_EXPOSE_HEADERS = ['Server-Timing', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'WWW-Authenticate'];
+export const CORS_EXPOSE_HEADERS = ['Server-Timing', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'WWW-Authenticate', 'x-tempvec-instance'];
 /** Seconds a browser may cache a preflight (Chromium caps it at 7200). */
 export const CORS_MAX_AGE = 7200;
 

@@ -22,6 +22,10 @@ export class RowBitmap {
     return b;
   }
 
+  has(row: number): boolean {
+    return (this.words[row >>> 5] & (1 << (row & 31))) !== 0;
+  }
+
   add(row: number): void {
     this.words[row >>> 5] |= 1 << (row & 31);
   }

@@ -5,12 +5,14 @@
 //   - v.check(fn, message): listed in the extension keyword `x-checks` by its message
 //   - v.rawCheck(fn): listed in `x-checks` too; its pipe's description says what it checks
 //   - v.finite(): every JSON number is finite already, so nothing to add
+//   - exactlyOne(fields) (schemas/exactly-one.ts): oneOf, each alternative required
 //   - v.lazy(fast path or declared schema): published as the declared schema
 // Any other custom schema or action that cannot be converted throws, so a new
 // one cannot silently publish as "anything".
 import { toJsonSchema, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { isPlainObject } from '../schemas/common.js';
+import { EXACTLY_ONE } from '../schemas/exactly-one.js';
 
 const CUSTOM_SCHEMAS = new Map<unknown, JsonSchema>([[isPlainObject, { type: 'object' }]]);
 
@@ -37,6 +39,8 @@ function conversion(definitions: Record<string, v.GenericSchema>): ConversionCon
     },
     overrideAction({ valibotAction, jsonSchema }) {
       if (valibotAction.type === 'finite') return jsonSchema;
+      const alternatives = (valibotAction as { [EXACTLY_ONE]?: string[] })[EXACTLY_ONE];
+      if (alternatives) return { ...jsonSchema, oneOf: alternatives.map((field) => ({ required: [field] })) };
       if (valibotAction.type !== 'check' && valibotAction.type !== 'raw_check') return undefined;
       const message = (valibotAction as unknown as { message?: unknown }).message;
       const said = typeof message === 'string' ? message : 'checked by the server (see the description)';

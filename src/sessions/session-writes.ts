@@ -4,7 +4,8 @@
 // index, and marks the session updated. Routes parse, call one and reply;
 // this is where writes will be ordered against searches in flight.
 import { apiError } from '../errors.js';
-import type { Metadata, UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/vector-index.js';
+import { prepareImport, type ParsedImport } from '../export/import-reader.js';
+import type { Filter, Metadata, UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/vector-index.js';
 import type { Session } from './session.js';
 import type { SessionStore } from './session-store.js';
 
@@ -48,6 +49,35 @@ export class SessionWrites {
   delete(session: Session, ids: string[]): { deleted: number; notFound: string[] } {
     if (ids.some((id) => session.index.has(id))) this.store.journal(session, (journal, at) => journal.delete(session, ids, at));
     return this.changed(session, session.index.delete(ids));
+  }
+
+  /** Delete every vector `filter` matches, in one step (logged as a delete of their ids). */
+  deleteMatching(session: Session, filter: Filter): { deleted: number; notFound: string[] } {
+    const ids = session.index.idsMatching(filter);
+    if (ids.length > 0) this.store.journal(session, (journal, at) => journal.delete(session, ids, at));
+    return this.changed(session, { deleted: session.index.delete(ids).deleted, notFound: [] });
+  }
+
+  /** Replace the metadata of `id` with what `patch` makes of it (404 when there is no such vector); the new metadata. */
+  patchMetadata(session: Session, id: string, patch: (current: Metadata) => Metadata): Metadata {
+    const current = session.index.getMetadata(id);
+    if (current === undefined) throw vectorNotFound(id);
+    const metadata = patch(current);
+    this.setMetadata(session, id, metadata);
+    return metadata;
+  }
+
+  /** Check a whole import like prepareUpsert (null when it holds no vector); importPlan() applies it. */
+  prepareImport(session: Session, parsed: ParsedImport): UpsertPlan | null {
+    const plan = prepareImport(session.index, parsed);
+    if (plan) this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan));
+    return plan;
+  }
+
+  /** Apply an import as one upsert, logged in parts that a restart replays all or nothing. */
+  importPlan(session: Session, plan: UpsertPlan): UpsertResult {
+    this.store.journal(session, (journal, at) => journal.import(session, plan, at));
+    return this.changed(session, session.index.applyUpsert(plan));
   }
 
   /** Delete every vector, keeping the index's configuration; the number deleted. */

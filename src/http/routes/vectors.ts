@@ -2,6 +2,7 @@
 import type { Context } from 'koa';
 import { pointer } from '../../errors.js';
 import type { UpsertOptions, VectorInput } from '../../index/vector-index.js';
+import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';
 import { parseBody } from '../body/index.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
@@ -64,6 +65,13 @@ export function vectorRoutes(deps: RouteDeps): void {
     replyWithSession(ctx, store, { id, metadata, mutation: { updated: 1 } });
   });
 
+  router.post('/vectors/metadata/patch', auth, json, (ctx) => {
+    const { id, patch } = parseBody(ctx, schemas.PatchMetadataRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    const metadata = timings.measure('patchMetadataMs', () => writes.patchMetadata(session, id, (current) => patchedMetadata(schemas, current, patch)));
+    replyWithSession(ctx, store, { id, metadata, mutation: { updated: 1 } });
+  });
+
   router.post('/vectors/metadata/delete', auth, json, (ctx) => {
     const { id } = parseBody(ctx, schemas.DeleteMetadataRequestSchema);
     const { session, timings } = stateOf(ctx);
@@ -91,9 +99,9 @@ export function vectorRoutes(deps: RouteDeps): void {
   });
 
   router.post('/vectors/delete-many', auth, json, (ctx) => {
-    const { ids } = parseBody(ctx, schemas.DeleteManyRequestSchema);
+    const { ids, filter } = parseBody(ctx, schemas.DeleteManyRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const mutation = timings.measure('deleteManyMs', () => writes.delete(session, ids));
+    const mutation = timings.measure('deleteManyMs', () => (filter ? writes.deleteMatching(session, filter) : writes.delete(session, ids!)));
     replyWithSession(ctx, store, { mutation });
   });
 
