@@ -88,7 +88,9 @@ describe('demo page (Chromium)', function () {
     expect(timings).to.include('local matches serveryes');
   });
 
-  it('had no console errors', () => {
+  it('had no console errors or CSP violations under its own policy', async () => {
+    const res = await demo.live.send('GET', '/', { headers: { accept: 'text/html' } });
+    expect(res.headers.get('content-security-policy')).to.include("frame-ancestors 'none'");
     expect(demo.errors).to.deep.equal([]);
   });
 

@@ -6,20 +6,23 @@ import { readFileSync } from 'node:fs';
 import type { Context } from 'koa';
 import { openApiDocument } from '../../openapi/document.js';
 import type { RouteDeps } from '../context.js';
+import { ASSET_HEADERS, pageHeaders } from '../security-headers.js';
 import { packageInfo } from '../package-info.js';
 
 export interface Asset {
   body: Buffer;
   etag: string;
   type: string;
+  /** Security headers (security-headers.ts). */
+  headers: Readonly<Record<string, string>>;
 }
 
 /** Relative to the repository root (the same from src/ under tsx and from dist/). */
 const root = (path: string) => new URL(`../../../${path}`, import.meta.url);
 
-export function asset(body: Buffer | string, type: string): Asset {
+export function asset(body: Buffer | string, type: string, headers: Readonly<Record<string, string>> = ASSET_HEADERS): Asset {
   const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
-  return { body: bytes, type, etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"` };
+  return { body: bytes, type, headers, etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"` };
 }
 
 /** A build output; when it is missing the route answers with why rather than failing at start-up. */
@@ -32,6 +35,7 @@ function buildFile(path: string, type: string, missing: string): Asset {
 }
 
 export function sendAsset(ctx: Context, file: Asset): void {
+  ctx.set(file.headers);
   ctx.set('ETag', file.etag);
   ctx.set('Cache-Control', 'no-cache');
   ctx.type = file.type;
@@ -44,7 +48,11 @@ export function sendAsset(ctx: Context, file: Asset): void {
   ctx.body = file.body;
 }
 
-export const demoPage = () => buildFile('src/demo/index.html', 'text/html; charset=utf-8', 'the demo page is missing');
+/** The demo page, with a Content-Security-Policy that admits exactly its inline script and style. */
+export function demoPage(): Asset {
+  const page = buildFile('src/demo/index.html', 'text/html; charset=utf-8', 'the demo page is missing');
+  return { ...page, headers: pageHeaders(page.body.toString('utf8')) };
+}
 
 export function assetRoutes({ router, config }: RouteDeps): void {
   const notBuilt = 'the tempvec SDK is not built: run npm run build';
