@@ -31,8 +31,11 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   NOT_FOUND: 'no such route',
   METHOD_NOT_ALLOWED: 'the route exists with another method (the `Allow` header lists it)',
   PAYLOAD_TOO_LARGE: 'the body is larger than `MAX_BODY_BYTES`',
-  RATE_LIMITED: 'too many `POST /token` from one address, or requests with one token (`Retry-After` says when to retry)',
-  SERVER_AT_CAPACITY: '`POST /token` while `MAX_SESSIONS` sessions are live, or an add or a search that would grow the linear memory past `MEMORY_BUDGET_BYTES`, or (with `DATA_DIR`) a change the disk did not take (full, I/O error; nothing of it is kept) (`Retry-After`)',
+  REQUEST_TIMEOUT: 'the headers took longer than `HEADERS_TIMEOUT_MS`, or the body arrived slower than `MIN_BODY_BYTES_PER_SEC` after `BODY_GRACE_MS`; the connection is closed',
+  HEADERS_TOO_LARGE: 'the request line and headers are larger than Node\'s limit (16 KiB)',
+  BAD_REQUEST: 'a request that is not valid HTTP (answered by the server before any route)',
+  RATE_LIMITED: 'too many `POST /token` from one address, or requests with one token, or more than `MAX_BODIES_IN_FLIGHT_PER_TOKEN` bodies of one token at once (`Retry-After` says when to retry)',
+  SERVER_AT_CAPACITY: '`POST /token` while `MAX_SESSIONS` sessions are live, or an add or a search that would grow the linear memory past `MEMORY_BUDGET_BYTES`, or (with `DATA_DIR`) a change the disk did not take (full, I/O error; nothing of it is kept), or more than `MAX_BODIES_IN_FLIGHT` bodies or `MAX_BODY_BYTES_IN_FLIGHT` bytes being received, or a session that needs a WebAssembly memory past `MAX_WASM_MEMORIES` or one the system cannot reserve (`Retry-After`)',
   INSTANCE_UNAVAILABLE: 'the instance holding the token\'s session is down or restarting (behind the cluster\'s nginx), or this instance is still restoring its sessions from disk (`Retry-After`); other sessions are not affected',
   INTERNAL_ERROR: 'a bug; the body carries no internals',
 };

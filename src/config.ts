@@ -65,6 +65,17 @@ export interface Config {
   instanceId: string;
   trustProxy: number;
   maxImportBytes: number;
+  maxConnections: number;
+  maxBodiesInFlight: number;
+  maxBodiesInFlightPerToken: number;
+  maxBodyBytesInFlight: number;
+  headersTimeoutMs: number;
+  bodyGraceMs: number;
+  minBodyBytesPerSec: number;
+  idleTimeoutMs: number;
+  socketTimeoutMs: number;
+  maxWasmMemories: number;
+  shutdownDrainMs: number;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -93,6 +104,17 @@ export const CONFIG_VARIABLES = [
   ['INSTANCE_ID', 'instanceId', '', 'name of this instance behind a proxy (`[a-z0-9]{1,16}`): tokens become `<id>.<secret>` and every response carries `x-tempvec-instance`; empty: plain tokens'],
   ['TRUST_PROXY', 'trustProxy', 0, '1: take the client address from `X-Forwarded-For` (set it only behind a proxy that overwrites that header, as the cluster\'s nginx does); 0: the socket\'s address'],
   ['MAX_IMPORT_BYTES', 'maxImportBytes', 512 * 1024 * 1024, 'bytes of one POST /vectors/import body (NDJSON, read as it arrives; a full 50k x 1024 session exports to about 275 MiB as base64)'],
+  ['MAX_CONNECTIONS', 'maxConnections', 10_000, 'open TCP connections; past it new ones are closed at once (server.maxConnections)'],
+  ['MAX_BODIES_IN_FLIGHT', 'maxBodiesInFlight', 256, 'request bodies being received at once; past it 503 `SERVER_AT_CAPACITY`'],
+  ['MAX_BODIES_IN_FLIGHT_PER_TOKEN', 'maxBodiesInFlightPerToken', 8, 'request bodies one token has in flight at once; past it 429 `RATE_LIMITED`'],
+  ['MAX_BODY_BYTES_IN_FLIGHT', 'maxBodyBytesInFlight', 512 * 1024 * 1024, 'bytes of all request bodies being received (announced lengths, or bytes so far without one); past it 503 `SERVER_AT_CAPACITY`'],
+  ['HEADERS_TIMEOUT_MS', 'headersTimeoutMs', 10_000, 'time to send a request\'s headers; past it 408 `REQUEST_TIMEOUT` and the connection is closed'],
+  ['BODY_GRACE_MS', 'bodyGraceMs', 10_000, 'time a body may take before MIN_BODY_BYTES_PER_SEC applies'],
+  ['MIN_BODY_BYTES_PER_SEC', 'minBodyBytesPerSec', 16_384, 'a body that has arrived slower than this since the grace time is cut with 408 `REQUEST_TIMEOUT`'],
+  ['IDLE_TIMEOUT_MS', 'idleTimeoutMs', 5_000, 'a keep-alive connection with no request for this long is closed'],
+  ['SOCKET_TIMEOUT_MS', 'socketTimeoutMs', 60_000, 'a connection with no bytes moving either way for this long, in a request or an answer, is closed'],
+  ['MAX_WASM_MEMORIES', 'maxWasmMemories', 12_000, 'WebAssembly memories the process holds (V8 reserves about 10 GiB of address space for each and ran out at 13,090); a session needing one past it gets 503 `SERVER_AT_CAPACITY`'],
+  ['SHUTDOWN_DRAIN_MS', 'shutdownDrainMs', 10_000, 'after SIGTERM: time answers in flight get to finish sending before the remaining connections are closed and the process exits 0'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */
@@ -216,6 +238,19 @@ export function publicLimits(config: Config) {
     defaultMetric: SPEC_LIMITS.defaultMetric,
     backend: BACKEND,
     corsOrigins: corsOriginList(config.corsOrigins),
+    admission: {
+      maxConnections: config.maxConnections,
+      maxBodiesInFlight: config.maxBodiesInFlight,
+      maxBodiesInFlightPerToken: config.maxBodiesInFlightPerToken,
+      maxBodyBytesInFlight: config.maxBodyBytesInFlight,
+      headersTimeoutMs: config.headersTimeoutMs,
+      bodyGraceMs: config.bodyGraceMs,
+      minBodyBytesPerSec: config.minBodyBytesPerSec,
+      idleTimeoutMs: config.idleTimeoutMs,
+      socketTimeoutMs: config.socketTimeoutMs,
+      maxWasmMemories: config.maxWasmMemories,
+      shutdownDrainMs: config.shutdownDrainMs,
+    },
   };
 }
 export type PublicLimits = ReturnType<typeof publicLimits>;

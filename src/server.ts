@@ -2,9 +2,8 @@
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from './config.js';
 import { createApp } from './http/app.js';
-
-/** How long requests in flight may take to finish after SIGTERM/SIGINT. */
-const SHUTDOWN_GRACE_MS = 10_000;
+import { createHttpServer } from './http/http-server.js';
+import { ConnectionDrain } from './http/shutdown.js';
 
 /** The app, or exit 1 with a one-line message for a configuration that cannot work (a bad variable, an unusable DATA_DIR). */
 function create() {
@@ -21,7 +20,9 @@ const { app, store, config, readiness, restore } = create();
 store.startSweeper();
 // Listen first, then list the sessions on disk: /readyz answers 503 until
 // that is done, and the start-up line is printed once it is.
-const server = app.listen(config.port, config.host, () => {
+const server = createHttpServer(app, config);
+const connections = new ConnectionDrain(server);
+server.listen(config.port, config.host, () => {
   const { port } = server.address() as AddressInfo;
   restore().then(() => {
     console.log(`tempvec listening on http://${config.host}:${port}${config.instanceId ? ` as instance ${config.instanceId}` : ''}${config.dataDir ? ` (sessions persisted in ${config.dataDir})` : ''}`);
@@ -51,20 +52,11 @@ function shutdown(signal: string) {
   readiness.shuttingDown = true;
   console.log(`${signal}: finishing requests in flight, then exiting`);
   store.stopSweeper();
-  // close() stops accepting and waits for open connections. Idle keep-alive
-  // ones are closed now; a busy one becomes idle once its response is sent,
-  // and would otherwise linger for the keep-alive timeout.
-  server.close(() => {
+  connections.drain(config.shutdownDrainMs).then((outcome) => {
+    if (outcome === 'cut') console.error(`answers still in flight after SHUTDOWN_DRAIN_MS (${config.shutdownDrainMs} ms) were cut`);
     flush();
     process.exit(0);
   });
-  server.closeIdleConnections();
-  setInterval(() => server.closeIdleConnections(), 50).unref();
-  setTimeout(() => {
-    console.error(`requests still in flight after ${SHUTDOWN_GRACE_MS} ms; exiting`);
-    flush();
-    process.exit(1);
-  }, SHUTDOWN_GRACE_MS).unref();
 }
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 process.on('SIGINT', () => shutdown('SIGINT'));

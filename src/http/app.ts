@@ -10,6 +10,7 @@ import { loadKernelModule } from '../kernel/load-node.js';
 import { requestSchemas } from '../schemas/index.js';
 import { SessionStore, type Clock } from '../sessions/session-store.js';
 import { requireSession } from './auth.js';
+import { BodyAdmission } from './admission.js';
 import { jsonBody } from './body/index.js';
 import { corsMiddleware } from './cors.js';
 import { sessionRateLimit, tokenRateLimit } from './rate-limit.js';
@@ -67,6 +68,7 @@ export function createApp(options: AppOptions = {}) {
   overviewRoutes(deps);
   healthRoutes(deps);
 
+  const admission = new BodyAdmission(config);
   const app = new Koa();
   // Behind the cluster's nginx, which overwrites X-Forwarded-For with the client's address (the one entry read).
   app.proxy = config.trustProxy !== 0;
@@ -76,10 +78,11 @@ export function createApp(options: AppOptions = {}) {
   app.use(corsMiddleware(config));
   app.use(timingsMiddleware);
   app.use(errorHandler());
+  app.use(admission.middleware);
   app.use(router.routes());
   // Sets 405/501 with an Allow header; the error handler turns it into METHOD_NOT_ALLOWED.
   app.use(router.allowedMethods());
   // Koa logs errors its handler did not catch; ours catches them all.
   app.silent = true;
-  return { app, store, config, readiness, restore: () => store.restore() };
+  return { app, store, config, readiness, admission, restore: () => store.restore() };
 }

@@ -37,6 +37,19 @@ export const LimitsSchema = v.pipe(v.strictObject({
   defaultMetric: v.picklist(METRICS),
   backend: v.string(),
   corsOrigins: v.pipe(v.array(v.string()), v.description('Origins whose web pages may call the service (CORS_ORIGINS); ["*"]: any.')),
+  admission: v.pipe(v.strictObject({
+    maxConnections: CountSchema,
+    maxBodiesInFlight: CountSchema,
+    maxBodiesInFlightPerToken: CountSchema,
+    maxBodyBytesInFlight: CountSchema,
+    headersTimeoutMs: CountSchema,
+    bodyGraceMs: CountSchema,
+    minBodyBytesPerSec: CountSchema,
+    idleTimeoutMs: CountSchema,
+    socketTimeoutMs: CountSchema,
+    maxWasmMemories: CountSchema,
+    shutdownDrainMs: CountSchema,
+  }), v.description('Connections, bodies in flight, timeouts, WebAssembly memories and the shutdown drain time (see the configuration table).')),
 }), v.description('The limits in force on this server (the same numbers bound the request schemas).'));
 
 export const StoredVectorSchema = v.strictObject({

@@ -62,6 +62,12 @@ export interface Limits {
   backend: string;
   /** Origins whose pages may call the service; ['*']: any. */
   corsOrigins: string[];
+  /** Connections, bodies in flight, timeouts, WebAssembly memories, shutdown drain time. */
+  admission: {
+    maxConnections: number; maxBodiesInFlight: number; maxBodiesInFlightPerToken: number; maxBodyBytesInFlight: number;
+    headersTimeoutMs: number; bodyGraceMs: number; minBodyBytesPerSec: number; idleTimeoutMs: number; socketTimeoutMs: number;
+    maxWasmMemories: number; shutdownDrainMs: number;
+  };
 }
 
 /** Server-side timings of one request, in milliseconds (counts for resultCount and queryCount). */

@@ -3,6 +3,7 @@
 //
 //   const api = useServer({ maxVectorsPerSession: 5 });   // inside describe()
 //   const res = await api.post('/vectors/add', { token, body: {...} });
+import { createHttpServer } from '../../src/http/http-server.js';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -69,7 +70,7 @@ export class TestServer {
     this.config = config;
     this.restore = restore;
     this.readiness = readiness;
-    const server = app.listen(0, '127.0.0.1');
+    const server = createHttpServer(app, config).listen(0, '127.0.0.1');
     this.server = server;
     await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
     this.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

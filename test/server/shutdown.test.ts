@@ -1,6 +1,7 @@
 // SIGTERM/SIGINT: stop accepting, finish the requests in flight, then exit 0.
 import { expect } from 'chai';
-import { request } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { startServer } from '../helpers/server-process.js';
 
 /** Start a POST whose body is sent in two halves; resolves the response once `finish` is called. */
@@ -52,4 +53,81 @@ describe('graceful shutdown', function () {
       expect(server.output()).to.include(`${signal}: finishing requests in flight`);
     });
   }
+});
+
+/** Fill a session with vectors whose get-many answer is about 20 MB (more than socket buffers hold). */
+async function bigSession(url: string): Promise<{ token: string; ids: string[] }> {
+  const token = (await (await fetch(`${url}/token`, { method: 'POST' })).json()).token;
+  const ids = Array.from({ length: 1000 }, (_, i) => `v${i}`);
+  const vectors = ids.map((id, i) => ({ id, vector: Array.from({ length: 1024 }, (_, j) => Math.sin(i * 7 + j) + 0.01) }));
+  const res = await fetch(`${url}/vectors/add-many`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ vectors }),
+  });
+  expect(res.status).to.equal(200);
+  return { token, ids };
+}
+
+/** A get-many whose response is read only once `read()` is called (the socket's buffers fill meanwhile). */
+function pausedAnswer(url: string, token: string, ids: string[]) {
+  const body = JSON.stringify({ ids });
+  const req = request(`${url}/vectors/get-many`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` },
+  });
+  const started = new Promise<IncomingMessage>((resolve, reject) => {
+    req.on('response', (res) => { res.pause(); resolve(res); });
+    req.on('error', reject);
+  });
+  req.end(body);
+  return {
+    started,
+    read: async () => {
+      const res = await started;
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      return new Promise<{ complete: boolean; text: string }>((resolve) => {
+        res.on('end', () => resolve({ complete: res.complete, text }));
+        res.on('error', () => resolve({ complete: false, text }));
+        res.on('aborted', () => resolve({ complete: false, text }));
+        res.resume();
+      });
+    },
+  };
+}
+
+describe('shutdown with slow clients', function () {
+  this.timeout(30_000);
+
+  it('lets a slow reader receive its whole answer, closes idle sockets, exits 0', async () => {
+    const server = await startServer({ SHUTDOWN_DRAIN_MS: '8000' });
+    const { token, ids } = await bigSession(server.url);
+    const slow = pausedAnswer(server.url, token, ids);
+    await slow.started;
+    // A connection that sent half its headers, and an idle keep-alive one.
+    const { hostname, port } = new URL(server.url);
+    const half = connect(Number(port), hostname, () => half.write('GET /limits HTTP/1.1\r\nHost: x\r\n'));
+    half.on('error', () => {});
+    const halfClosed = new Promise((r) => half.on('close', r));
+    await fetch(`${server.url}/limits`);
+    await sleep(200);
+    server.child.kill('SIGTERM');
+    await halfClosed;
+    await sleep(500);
+    const answer = await slow.read();
+    expect(answer.complete).to.equal(true);
+    expect(JSON.parse(answer.text).vectors).to.have.length(1000);
+    expect(await server.exited).to.equal(0);
+  });
+
+  it('closes an answer nobody reads after SHUTDOWN_DRAIN_MS and still exits 0', async () => {
+    const server = await startServer({ SHUTDOWN_DRAIN_MS: '500' });
+    const { token, ids } = await bigSession(server.url);
+    const stuck = pausedAnswer(server.url, token, ids);
+    await stuck.started;
+    const started = Date.now();
+    server.child.kill('SIGTERM');
+    expect(await server.exited).to.equal(0);
+    expect(Date.now() - started).to.be.below(5000);
+    expect(server.output()).to.include('SHUTDOWN_DRAIN_MS');
+  });
 });

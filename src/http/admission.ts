@@ -1,0 +1,127 @@
+// Admission of request bodies: caps on bodies in flight (in all and per
+// token) and on their bytes, and a minimum arrival rate. A body past a cap is
+// refused before it is read; one that trickles slower than
+// MIN_BODY_BYTES_PER_SEC (after BODY_GRACE_MS) is answered 408 and its
+// connection closed.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Middleware } from 'koa';
+import type { Config } from '../config.js';
+import { apiError } from '../errors.js';
+
+interface BodyInFlight {
+  req: IncomingMessage;
+  res: ServerResponse;
+  token: string;
+  started: number;
+  received: number;
+  /** Bytes counted against maxBodyBytesInFlight: the announced length, or what arrived so far. */
+  reserved: number;
+}
+
+/** How often bodies in flight are checked against the minimum rate. */
+const RATE_CHECK_MS = 100;
+
+export class BodyAdmission {
+  private readonly inFlight = new Set<BodyInFlight>();
+  private readonly perToken = new Map<string, number>();
+  private reservedBytes = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly config: Config, private readonly now: () => number = Date.now) {}
+
+  /** Bodies and bytes being received now. */
+  get usage() {
+    return { bodiesInFlight: this.inFlight.size, bodyBytesInFlight: this.reservedBytes };
+  }
+
+  readonly middleware: Middleware = async (ctx, next) => {
+    const { req, res } = ctx;
+    const announced = req.headers['content-length'];
+    const length = announced === undefined ? 0 : Number(announced);
+    if (!(length > 0 || req.headers['transfer-encoding'] !== undefined) || req.readableEnded) return next();
+    this.admit(req, res, length);
+    return next();
+  };
+
+  private admit(req: IncomingMessage, res: ServerResponse, length: number): void {
+    const { config } = this;
+    const retry = { 'Retry-After': '1', Connection: 'close' };
+    if (this.inFlight.size >= config.maxBodiesInFlight) {
+      throw apiError('SERVER_AT_CAPACITY', `the server is receiving its maximum of ${config.maxBodiesInFlight} request bodies; try again shortly`, undefined, retry);
+    }
+    const token = req.headers.authorization ?? '';
+    const ofToken = this.perToken.get(token) ?? 0;
+    if (token !== '' && ofToken >= config.maxBodiesInFlightPerToken) {
+      throw apiError('RATE_LIMITED', `this token already has ${ofToken} request bodies in flight, the most at once; wait for one to finish`, { limit: config.maxBodiesInFlightPerToken }, retry);
+    }
+    const reserved = Number.isSafeInteger(length) ? Math.min(length, config.maxBodyBytes) : 0;
+    if (this.reservedBytes + reserved > config.maxBodyBytesInFlight) {
+      throw apiError('SERVER_AT_CAPACITY', 'the server is receiving its maximum of request body bytes; try again shortly', { maxBodyBytesInFlight: config.maxBodyBytesInFlight }, retry);
+    }
+    const body: BodyInFlight = { req, res, token, started: this.now(), received: 0, reserved };
+    this.inFlight.add(body);
+    this.perToken.set(token, ofToken + 1);
+    this.reservedBytes += reserved;
+    const onData = (chunk: Buffer) => {
+      body.received += chunk.length;
+      // Without an announced length, the bytes count as they arrive.
+      if (body.received > body.reserved) {
+        this.reservedBytes += body.received - body.reserved;
+        body.reserved = body.received;
+      }
+    };
+    const release = () => {
+      if (!this.inFlight.delete(body)) return;
+      req.off('data', onData);
+      this.reservedBytes -= body.reserved;
+      const left = (this.perToken.get(token) ?? 1) - 1;
+      if (left === 0) this.perToken.delete(token);
+      else this.perToken.set(token, left);
+      if (this.inFlight.size === 0) this.stopTimer();
+    };
+    req.on('data', onData);
+    req.once('end', release);
+    req.once('close', release);
+    res.once('close', release);
+    res.once('finish', release);
+    this.timer ??= setInterval(() => this.cutSlowBodies(), RATE_CHECK_MS).unref();
+  }
+
+  /** Answer 408 to each body that arrives slower than the minimum rate, and close its connection. */
+  private cutSlowBodies(): void {
+    const { bodyGraceMs, minBodyBytesPerSec } = this.config;
+    const now = this.now();
+    for (const body of this.inFlight) {
+      const late = now - body.started - bodyGraceMs;
+      if (late <= 0 || body.received >= (minBodyBytesPerSec * late) / 1000) continue;
+      this.inFlight.delete(body);
+      this.reservedBytes -= body.reserved;
+      this.perToken.set(body.token, (this.perToken.get(body.token) ?? 1) - 1);
+      if ((this.perToken.get(body.token) ?? 0) <= 0) this.perToken.delete(body.token);
+      answerAndClose(body.res, 408, 'REQUEST_TIMEOUT', `the request body arrived slower than ${minBodyBytesPerSec} bytes/s after the first ${bodyGraceMs} ms; send it faster or in smaller requests`);
+    }
+    if (this.inFlight.size === 0) this.stopTimer();
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/** The JSON error body of the service, as text. */
+export function errorBody(code: string, message: string): string {
+  return JSON.stringify({ success: false, error: { code, message } });
+}
+
+/** Answer an error outside Koa (the route is still waiting for the body) and close the connection once it is sent. */
+function answerAndClose(res: ServerResponse, status: number, code: string, message: string): void {
+  const socket = res.socket;
+  if (res.headersSent || !socket || socket.destroyed) {
+    socket?.destroy();
+    return;
+  }
+  const body = errorBody(code, message);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  res.end(body, () => socket.destroy());
+}

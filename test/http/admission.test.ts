@@ -1,0 +1,147 @@
+// Admission control, scaled down: caps on bodies in flight (in all, per token,
+// in bytes), a minimum body rate, Node's client errors as JSON, and a
+// connection cap. Each refusal is the documented JSON error, and the server
+// goes on serving.
+import { expect } from 'chai';
+import { connect, type Socket } from 'node:net';
+import { expectError, expectOk, TestServer } from '../helpers/http.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A raw connection: send text, read everything until the server closes it or `waitMs` passes. */
+function rawConnection(base: string) {
+  const { hostname, port } = new URL(base);
+  const socket: Socket = connect(Number(port), hostname);
+  let received = '';
+  let closed = false;
+  socket.on('data', (chunk) => (received += chunk));
+  socket.on('error', () => {});
+  const ended = new Promise<void>((resolve) => socket.on('close', () => { closed = true; resolve(); }));
+  const ready = new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  return {
+    socket, ready,
+    send: (text: string) => socket.write(text),
+    /** What arrived once the server closed the connection (or after waitMs). */
+    async answer(waitMs = 5000) {
+      await Promise.race([ended, sleep(waitMs)]);
+      return { text: received, closed };
+    },
+    close: () => socket.destroy(),
+  };
+}
+
+/** A POST whose headers announce `length` bytes, followed by `sent` of them. */
+async function heldBody(base: string, length: number, token?: string, sent = 1) {
+  const conn = rawConnection(base);
+  await conn.ready;
+  conn.send(`POST /vectors/add HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${token ? `Authorization: Bearer ${token}\r\n` : ''}\r\n${'{'.padEnd(sent, ' ')}`);
+  return conn;
+}
+
+function parseAnswer(text: string) {
+  const [head, body] = text.split('\r\n\r\n');
+  return { status: Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1]), head, body: body ? JSON.parse(body) : undefined };
+}
+
+describe('admission control', function () {
+  this.timeout(30_000);
+  const api = new TestServer({
+    maxBodiesInFlight: 4, maxBodiesInFlightPerToken: 2, maxBodyBytesInFlight: 100_000,
+    bodyGraceMs: 300, minBodyBytesPerSec: 2_000, headersTimeoutMs: 400, maxConnections: 100,
+    requestRatePerSec: 0, tokenRatePerMin: 0,
+  });
+  before(() => api.start());
+  after(() => api.close());
+  const held: { close(): void }[] = [];
+  afterEach(async () => {
+    held.splice(0).forEach((c) => c.close());
+    await sleep(50);
+  });
+
+  it('publishes the admission limits in /limits', async () => {
+    const limits = expectOk(await api.get('/limits')).limits ?? expectOk(await api.get('/limits'));
+    const admission = (limits.admission ?? limits.limits?.admission);
+    expect(admission).to.include({ maxBodiesInFlight: 4, maxBodiesInFlightPerToken: 2, maxBodyBytesInFlight: 100_000, minBodyBytesPerSec: 2_000 });
+  });
+
+  it('answers 503 SERVER_AT_CAPACITY past MAX_BODIES_IN_FLIGHT, then serves', async () => {
+    const holders = [await api.token(), await api.token()];
+    for (let i = 0; i < 4; i++) held.push(await heldBody(api.base, 1000, holders[i % 2]));
+    await sleep(100);
+    const token = await api.token();
+    const refused = await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } });
+    expectError(refused, 503, 'SERVER_AT_CAPACITY');
+    expect(refused.headers.get('retry-after')).to.equal('1');
+    held.splice(0).forEach((c) => c.close());
+    await sleep(100);
+    expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } }));
+  });
+
+  it('answers 429 RATE_LIMITED past a token\'s bodies in flight; other tokens pass', async () => {
+    const [mine, other] = [await api.token(), await api.token()];
+    for (let i = 0; i < 2; i++) held.push(await heldBody(api.base, 1000, mine));
+    await sleep(100);
+    expectError(await api.post('/vectors/add', { token: mine, body: { id: 'a', vector: [1, 2] } }), 429, 'RATE_LIMITED');
+    expectOk(await api.post('/vectors/add', { token: other, body: { id: 'a', vector: [1, 2] } }));
+  });
+
+  it('answers 503 past MAX_BODY_BYTES_IN_FLIGHT of announced lengths', async () => {
+    held.push(await heldBody(api.base, 90_000, await api.token()));
+    await sleep(100);
+    const token = await api.token();
+    const body = JSON.stringify({ id: 'a', vector: [1, 2], metadata: { pad: 'x'.repeat(12_000) } });
+    expectError(await api.post('/vectors/add', { token, body }), 503, 'SERVER_AT_CAPACITY');
+    expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } }));
+  });
+
+  it('cuts a body slower than MIN_BODY_BYTES_PER_SEC with 408 JSON and closes it', async () => {
+    const token = await api.token();
+    const conn = await heldBody(api.base, 50_000, token);
+    const drip = setInterval(() => conn.send(' '), 50);
+    const { text, closed } = await conn.answer(5000);
+    clearInterval(drip);
+    const answer = parseAnswer(text);
+    expect(answer.status).to.equal(408);
+    expect(answer.body.error.code).to.equal('REQUEST_TIMEOUT');
+    expect(closed).to.equal(true);
+    expectOk(await api.get('/limits'));
+  });
+
+  it('answers headers slower than HEADERS_TIMEOUT_MS with 408 JSON', async () => {
+    const conn = rawConnection(api.base);
+    await conn.ready;
+    conn.send('GET /limits HTTP/1.1\r\nHost: x\r\n');
+    const answer = parseAnswer((await conn.answer(5000)).text);
+    expect(answer.status).to.equal(408);
+    expect(answer.body.error.code).to.equal('REQUEST_TIMEOUT');
+  });
+
+  it('answers malformed HTTP with 400 BAD_REQUEST and huge headers with 431 JSON', async () => {
+    const bad = rawConnection(api.base);
+    await bad.ready;
+    bad.send('NOT HTTP AT ALL\r\n\r\n');
+    const badAnswer = parseAnswer((await bad.answer()).text);
+    expect(badAnswer.status).to.equal(400);
+    expect(badAnswer.body.error.code).to.equal('BAD_REQUEST');
+    const big = rawConnection(api.base);
+    await big.ready;
+    big.send(`GET /limits HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const bigAnswer = parseAnswer((await big.answer()).text);
+    expect(bigAnswer.status).to.equal(431);
+    expect(bigAnswer.body.error.code).to.equal('HEADERS_TOO_LARGE');
+  });
+
+  it('stays up through 300 connections against a cap of 100, then serves', async () => {
+    const conns = [];
+    for (let i = 0; i < 300; i++) conns.push(rawConnection(api.base));
+    held.push(...conns);
+    await Promise.all(conns.map((c) => Promise.race([c.ready, sleep(2000)])));
+    // Past the cap the server closes new connections at once: at most 100 stay open.
+    const open = () => conns.filter((c) => !(c.socket.destroyed || c.socket.readableEnded)).length;
+    for (let waited = 0; open() > 100 && waited < 5000; waited += 100) await sleep(100);
+    expect(open()).to.be.at.most(100);
+    held.splice(0).forEach((c) => c.close());
+    await sleep(200);
+    expectOk(await api.get('/limits'));
+  });
+});
