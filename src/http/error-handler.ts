@@ -13,6 +13,11 @@ function toApiError(err: unknown): ApiError {
   if (status === 405) return apiError('METHOD_NOT_ALLOWED', 'method not allowed on this route');
   if (status === 404) return apiError('NOT_FOUND', 'no such route');
   if (status === 400 && (err as { type?: string }).type !== undefined) return apiError('INVALID_JSON', 'the request body could not be read');
+  // new WebAssembly.Memory or memory.grow found no address space or memory left.
+  if (err instanceof RangeError && /WebAssembly|memory/i.test(err.message)) {
+    console.error(`tempvec: could not reserve WebAssembly memory: ${err.message}`);
+    return apiError('SERVER_AT_CAPACITY', 'the server could not reserve memory for this request; try again later', undefined, { 'Retry-After': '60' });
+  }
   console.error(err);
   return apiError('INTERNAL_ERROR', 'internal error');
 }

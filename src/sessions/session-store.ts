@@ -1,6 +1,7 @@
 // SessionStore: issues tokens, finds a session by its token, expires idle
 // sessions and frees their memory. With DATA_DIR it also keeps each session's
 // log (persistence/session-journal.ts) and reopens sessions after a restart.
+import { WASM_MEMORIES_OUTSIDE_SESSIONS } from '../limits/wasm-memories.js';
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
 import { CorruptLogError } from './persistence/records.js';
@@ -225,6 +226,28 @@ export class SessionStore {
         memoryBudgetBytes: budget, linearMemoryBytes: total - growth, requestedBytes: growth,
       }, { 'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)) });
     }
+  }
+
+  /**
+   * Refuse (503) the first write of a session that has no WebAssembly memory
+   * yet when the process holds maxWasmMemories: V8 reserves about 10 GiB of
+   * address space for each and cannot reserve past about 13,000.
+   */
+  assertWasmMemoryFor(session: Session): void {
+    if (session.index.memoryBytes > 0) return;
+    const held = this.wasmMemories();
+    if (held + 1 > this.config.maxWasmMemories) {
+      throw apiError('SERVER_AT_CAPACITY', `the server holds its maximum of ${this.config.maxWasmMemories} WebAssembly memories; nothing was stored, try again later`, {
+        maxWasmMemories: this.config.maxWasmMemories, wasmMemories: held,
+      }, { 'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)) });
+    }
+  }
+
+  /** WebAssembly memories the process may hold: one per session with vectors, plus those outside sessions (at most). */
+  wasmMemories(): number {
+    let sessions = 0;
+    for (const session of this.sessions.values()) if (session.index.memoryBytes > 0) sessions++;
+    return sessions + WASM_MEMORIES_OUTSIDE_SESSIONS;
   }
 
   /** A session joins the live ones; its searches ask the memory budget before they grow its memory. */

@@ -21,6 +21,7 @@ export class SessionWrites {
   prepareUpsert(session: Session, records: VectorInput[], options: UpsertOptions): UpsertPlan {
     const plan = session.index.prepareUpsert(records, options);
     this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan));
+    this.store.assertWasmMemoryFor(session);
     return plan;
   }
 
@@ -71,6 +72,7 @@ export class SessionWrites {
   prepareImport(session: Session, parsed: ParsedImport): UpsertPlan | null {
     const plan = prepareImport(session.index, parsed);
     if (plan) this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan));
+    if (plan) this.store.assertWasmMemoryFor(session);
     return plan;
   }
 

@@ -21,6 +21,8 @@ const newArrayBuffer = (bytes: number) => new ArrayBuffer(bytes);
 /** Spare buffers, taken smallest-that-fits first. */
 export class BufferPool<T extends Sized = ArrayBuffer> {
   private readonly spare: T[] = [];
+  /** Buffers made and not yet dropped (spare or in use). */
+  private live = 0;
 
   constructor(
     /** Makes a new buffer of `bytes` when no spare one fits. */
@@ -28,6 +30,8 @@ export class BufferPool<T extends Sized = ArrayBuffer> {
     /** The largest buffer kept between requests, and the most bytes kept in all. */
     private readonly maxSpare = MAX_SPARE_BYTES,
     private readonly maxSpareTotal = MAX_SPARE_TOTAL,
+    /** The most buffers in existence at once (see tryTake). */
+    private readonly maxLive = Infinity,
   ) {}
 
   /** A buffer of at least `bytes` (its contents are stale: the caller writes before it reads). */
@@ -38,22 +42,36 @@ export class BufferPool<T extends Sized = ArrayBuffer> {
     for (let i = 0; i < spare.length; i++) {
       if (spare[i].byteLength >= bytes && (best < 0 || spare[i].byteLength < spare[best].byteLength)) best = i;
     }
-    if (best < 0) return this.create(bytes);
+    if (best < 0) {
+      this.live++;
+      return this.create(bytes);
+    }
     const found = spare[best];
     spare[best] = spare[spare.length - 1];
     spare.pop();
     return found;
   }
 
+  /** A buffer as take() gives, or null when none spare fits and maxLive buffers exist. */
+  tryTake(bytes: number): T | null {
+    if (this.live >= this.maxLive && !this.spare.some((b) => b.byteLength >= bytes)) return null;
+    return this.take(bytes);
+  }
+
   /** Give back buffers no longer referenced by anything that will read them. */
   give(buffers: readonly T[]): void {
     for (const buffer of buffers) {
-      if (buffer.byteLength > this.maxSpare || this.spare.includes(buffer)) continue;
+      if (this.spare.includes(buffer)) continue;
+      if (buffer.byteLength > this.maxSpare) {
+        this.live--;
+        continue;
+      }
       this.spare.push(buffer);
       // Over the total, drop the smallest: the larger buffers fault in the most pages.
       while (this.spareBytes > this.maxSpareTotal) {
         const smallest = this.spare.reduce((min, b, i) => (b.byteLength < this.spare[min].byteLength ? i : min), 0);
         this.spare.splice(smallest, 1);
+        this.live--;
       }
     }
   }
@@ -73,6 +91,13 @@ export class BufferLease<T extends Sized = ArrayBuffer> {
   take(bytes: number): T {
     const buffer = this.pool.take(bytes);
     this.taken.push(buffer);
+    return buffer;
+  }
+
+  /** take(), or null when the pool is at its maxLive. */
+  tryTake(bytes: number): T | null {
+    const buffer = this.pool.tryTake(bytes);
+    if (buffer) this.taken.push(buffer);
     return buffer;
   }
 

@@ -11,6 +11,7 @@
 // Pooled buffers go back once the route is done (after `await next()`).
 import type { Middleware } from 'koa';
 import type { Config } from '../../config.js';
+import { MAX_WASM_BODY_BUFFERS } from '../../limits/wasm-memories.js';
 import { loadKernelModule } from '../../kernel/load-node.js';
 import { BufferLease, BufferPool, MAX_SPARE_BYTES } from './buffer-pool.js';
 import { assertJsonContent } from './content-type.js';
@@ -45,7 +46,7 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
   const buffers = new BufferPool();
   // A WasmBodyBuffer holds a body and up to 0.75 of its size in floats (used only by base64 vectors).
   const wasmBuffers = options.vectors
-    ? new BufferPool((bytes) => new WasmBodyBuffer(loadKernelModule(), bytes), WasmBodyBuffer.bytesFor(MAX_SPARE_BYTES), WASM_BUFFERS_SPARE_TOTAL)
+    ? new BufferPool((bytes) => new WasmBodyBuffer(loadKernelModule(), bytes), WasmBodyBuffer.bytesFor(MAX_SPARE_BYTES), WASM_BUFFERS_SPARE_TOTAL, MAX_WASM_BODY_BUFFERS)
     : undefined;
   return async (ctx, next) => {
     assertJsonContent(ctx);

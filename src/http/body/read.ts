@@ -30,9 +30,11 @@ function preallocatable(ctx: Context, length: string, limit: number): number | n
 
 /** A buffer of `length` bytes to read the body into. */
 function bufferFor(target: BodyTarget, length: number): Buffer {
-  if (!target.wasmBuffers) return Buffer.from(target.lease.take(length), 0, length);
-  target.wasmBuffer = target.wasmBuffers.take(WasmBodyBuffer.bytesFor(length));
-  return target.wasmBuffer.open(length);
+  // A WasmBodyBuffer when one is free (their number is capped: each is a WebAssembly memory), else an ordinary one.
+  const wasmBuffer = target.wasmBuffers?.tryTake(WasmBodyBuffer.bytesFor(length));
+  if (!wasmBuffer) return Buffer.from(target.lease.take(length), 0, length);
+  target.wasmBuffer = wasmBuffer;
+  return wasmBuffer.open(length);
 }
 
 /** The request body as bytes: 413 past the limit, 400 when it ends early. */
