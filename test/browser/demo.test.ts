@@ -1,8 +1,12 @@
 // The demo page at GET / in headless Chromium: it loads without console
 // errors, walks through token -> sample -> search, draws the plot, and the
-// in-page WASM search agrees with the server. A screenshot is saved.
+// in-page WASM search agrees with the server. A screenshot is saved to
+// test-output/browser/, and to docs/demo.png (the README's) with DEMO_SCREENSHOT=1.
 import { expect } from 'chai';
+import { writeFile } from 'node:fs/promises';
 import { OUTPUT_DIR, withDemoPage } from '../helpers/browser.js';
+
+const DOCS_SCREENSHOT = new URL('../../docs/demo.png', import.meta.url);
 
 describe('demo page (Chromium)', function () {
   this.timeout(60_000);
@@ -67,7 +71,9 @@ describe('demo page (Chromium)', function () {
     expect(timings).to.include('local matches serveryes');
     const local = await demo.page.evaluate(() => (window as any).tempvecDemo.local.kernelSource);
     expect(local).to.equal('instantiateStreaming');
-    await demo.page.screenshot({ path: new URL('demo.png', OUTPUT_DIR).pathname, fullPage: true });
+    const png = await demo.page.screenshot({ path: new URL('demo.png', OUTPUT_DIR).pathname, fullPage: true });
+    expect(png.subarray(1, 4).toString('latin1')).to.equal('PNG');
+    if (process.env.DEMO_SCREENSHOT === '1') await writeFile(DOCS_SCREENSHOT, png);
   });
 
   it('reloads the sample with int8 storage, and the page still matches the server', async () => {
