@@ -9,7 +9,9 @@ import { KernelModel } from './model.js';
 const METRICS: Metric[] = ['cosine', 'l2'];
 const DIMENSIONS = [1, 3, 17, 128, 1024];
 
-describe('kernel search against the reference', () => {
+describe('kernel search against the reference', function () {
+  // Randomized against a plain reference: tens of seconds on a loaded 2-core machine.
+  this.timeout(180_000);
   for (const metric of METRICS) {
     for (const dim of DIMENSIONS) {
       // 1..13, 16, 17 and 21 queries: tiles of 4, up to 16 a pass, then nq % 4 singly; across deletes and replacements.
