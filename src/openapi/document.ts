@@ -34,17 +34,47 @@ const ALWAYS: ErrorCode[] = ['INTERNAL_ERROR'];
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request', 401: 'Missing, invalid or expired token', 404: 'Not found', 405: 'Method not allowed',
   409: 'Conflicts with the session state', 413: 'Body too large', 415: 'Body is not JSON', 429: 'Too many requests',
-  500: 'Internal error', 503: 'Server at capacity',
+  500: 'Internal error', 503: 'Server at capacity or instance unavailable',
 };
 
 const schema = (s: v.GenericSchema) => toOpenApiSchema(s, DEFINITIONS);
 
+/** Response headers, published once under components.headers. */
+const HEADERS = {
+  'RateLimit-Policy': {
+    description: 'The rate limit this answer counts against (IETF RateLimit header fields draft): `"per-token";q=<burst>;w=<seconds>` on authenticated routes, `"per-address";q=<tokens>;w=60` on POST /token. Absent when the limit is off.',
+    schema: { type: 'string', examples: ['"per-token";q=1000;w=2'] },
+  },
+  'RateLimit': {
+    description: 'What is left of that limit after this request: `r` requests now, `t` seconds until the whole quota is back. Absent when the limit is off.',
+    schema: { type: 'string', examples: ['"per-token";r=998;t=1'] },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    schema: { type: 'integer', minimum: 1 },
+  },
+};
+const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+/** The headers of one answer: the rate-limit fields under a limit (not on 401: no token, no budget), Retry-After on 429 and 503. */
+function headersOf(op: Operation, status: number): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  if ((op.auth || op.rateLimited) && status !== 401) {
+    out['RateLimit-Policy'] = header('RateLimit-Policy');
+    out.RateLimit = header('RateLimit');
+  }
+  if (status === 429 || status === 503) out['Retry-After'] = header('Retry-After');
+  return Object.keys(out).length ? out : undefined;
+}
+
 function errorResponses(op: Operation) {
-  const metricFields = op.responses.flatMap((c) => (c.mediaType === 'application/json' ? metricFieldsOf(c.schema) : []));
+  const metricFields = op.errorMetrics ?? op.responses.flatMap((c) => (c.mediaType === 'application/json' ? metricFieldsOf(c.schema) : []));
   const out: Record<string, unknown> = {};
   for (const [status, codes] of codesByStatus([...op.errors, ...ALWAYS])) {
+    const headers = headersOf(op, status);
     out[String(status)] = {
       description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes.join(', ')}`,
+      ...(headers ? { headers } : {}),
       content: { 'application/json': { schema: schema(errorResponseSchema(codes, metricFields)) } },
     };
   }
@@ -57,6 +87,7 @@ function operationObject(op: Operation) {
       description: op.summary,
       content: Object.fromEntries(op.responses.map((c) => [c.mediaType, { schema: schema(c.schema) }])),
       ...(op.etag ? { headers: { ETag: { description: 'Validator for If-None-Match.', schema: { type: 'string' } } } } : {}),
+      ...(headersOf(op, op.status) ? { headers: headersOf(op, op.status) } : {}),
     },
   };
   if (op.etag) responses['304'] = { description: 'Not modified (If-None-Match matched the ETag).' };
@@ -66,9 +97,18 @@ function operationObject(op: Operation) {
     summary: op.summary,
     tags: [op.tag],
     security: op.auth ? [{ bearerAuth: [] }] : [],
-    ...(op.request ? { requestBody: { required: true, content: { 'application/json': { schema: schema(op.request) } } } } : {}),
+    ...(op.query ? { parameters: queryParameters(op.query) } : {}),
+    ...(op.request ? { requestBody: { required: true, content: { [op.requestMediaType ?? 'application/json']: { schema: schema(op.request) } } } } : {}),
     responses,
   };
+}
+
+/** Query parameters, one per field of an object schema (each optional). */
+function queryParameters(query: NonNullable<Operation['query']>) {
+  const converted = schema(query) as { properties?: Record<string, { description?: string }> };
+  return Object.entries(converted.properties ?? {}).map(([name, property]) => ({
+    name, in: 'query', required: false, description: property.description, schema: property,
+  }));
 }
 
 export function openApiDocument(config: Config, info: DocumentInfo) {
@@ -93,8 +133,12 @@ export function openApiDocument(config: Config, info: DocumentInfo) {
     paths,
     components: {
       schemas: components,
+      headers: HEADERS,
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'The token from POST /token.' },
+        bearerAuth: {
+          type: 'http', scheme: 'bearer',
+          description: 'The token from POST /token, opaque to clients: `<secret>` (43 base64url characters) or, on a server with an INSTANCE_ID, `<instanceId>.<secret>`; a proxy in front of several instances routes on the prefix. Every response names its instance in `x-tempvec-instance`.',
+        },
       },
     },
   };

@@ -1,0 +1,47 @@
+// A tempvec cluster (src/cluster/launcher.ts: instances from dist/server.js,
+// nginx from Debian) for the tests of one file, and requests through it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Cluster, DIST_SERVER, findNginx } from '../../src/cluster/launcher.js';
+import { requestAt, type ApiResponse, type RequestOptions } from './http.js';
+
+export interface TestCluster {
+  cluster: Cluster;
+  dataDir: string;
+  log: string[];
+  request(method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
+  /** POST /token through nginx; returns the token. */
+  token(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startCluster(instances: number, env: Record<string, string> = {}): Promise<TestCluster> {
+  const nginx = findNginx();
+  if (!nginx) throw new Error('nginx is not installed: apt-get install nginx (.ci/run does)');
+  const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-cluster-'));
+  const log: string[] = [];
+  const fullEnv = { ...process.env, TOKEN_RATE_PER_MIN: '0', ...env };
+  const cluster = new Cluster({
+    instances, port: 0, host: '127.0.0.1', dataDir, maxBodyBytes: Number(fullEnv.MAX_BODY_BYTES ?? 32 * 1024 * 1024),
+    env: fullEnv, nginx, server: DIST_SERVER, respawnMs: 0, workerProcesses: 1, log: (line) => log.push(line),
+  });
+  await cluster.start();
+  const request = (method: string, path: string, options: RequestOptions = {}) =>
+    requestAt(cluster.url, method, path, { timeoutMs: 15_000, ...options });
+  return {
+    cluster,
+    dataDir,
+    log,
+    request,
+    async token() {
+      const res = await request('POST', '/token');
+      if (res.status !== 201) throw new Error(`POST /token answered ${res.status}: ${res.text}`);
+      return res.body.token as string;
+    },
+    async close() {
+      await cluster.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
