@@ -13,7 +13,8 @@ interface BodyInFlight {
   res: ServerResponse;
   token: string;
   started: number;
-  received: number;
+  /** socket.bytesRead when the body was admitted (a listener on the body would start it flowing before its reader). */
+  bytesReadBefore: number;
   /** Bytes counted against maxBodyBytesInFlight: the announced length, or what arrived so far. */
   reserved: number;
 }
@@ -58,28 +59,18 @@ export class BodyAdmission {
     if (this.reservedBytes + reserved > config.maxBodyBytesInFlight) {
       throw apiError('SERVER_AT_CAPACITY', 'the server is receiving its maximum of request body bytes; try again shortly', { maxBodyBytesInFlight: config.maxBodyBytesInFlight }, retry);
     }
-    const body: BodyInFlight = { req, res, token, started: this.now(), received: 0, reserved };
+    const body: BodyInFlight = { req, res, token, started: this.now(), bytesReadBefore: req.socket.bytesRead, reserved };
     this.inFlight.add(body);
     this.perToken.set(token, ofToken + 1);
     this.reservedBytes += reserved;
-    const onData = (chunk: Buffer) => {
-      body.received += chunk.length;
-      // Without an announced length, the bytes count as they arrive.
-      if (body.received > body.reserved) {
-        this.reservedBytes += body.received - body.reserved;
-        body.reserved = body.received;
-      }
-    };
     const release = () => {
       if (!this.inFlight.delete(body)) return;
-      req.off('data', onData);
       this.reservedBytes -= body.reserved;
       const left = (this.perToken.get(token) ?? 1) - 1;
       if (left === 0) this.perToken.delete(token);
       else this.perToken.set(token, left);
       if (this.inFlight.size === 0) this.stopTimer();
     };
-    req.on('data', onData);
     req.once('end', release);
     req.once('close', release);
     res.once('close', release);
@@ -92,8 +83,14 @@ export class BodyAdmission {
     const { bodyGraceMs, minBodyBytesPerSec } = this.config;
     const now = this.now();
     for (const body of this.inFlight) {
+      const received = body.req.socket ? body.req.socket.bytesRead - body.bytesReadBefore : 0;
+      // Without an announced length, the bytes count as they arrive.
+      if (received > body.reserved) {
+        this.reservedBytes += received - body.reserved;
+        body.reserved = received;
+      }
       const late = now - body.started - bodyGraceMs;
-      if (late <= 0 || body.received >= (minBodyBytesPerSec * late) / 1000) continue;
+      if (late <= 0 || received >= (minBodyBytesPerSec * late) / 1000) continue;
       this.inFlight.delete(body);
       this.reservedBytes -= body.reserved;
       this.perToken.set(body.token, (this.perToken.get(body.token) ?? 1) - 1);

@@ -68,7 +68,26 @@ function errorBodySchema(codes: ErrorCode[], metricFields: string[]) {
 }
 
 /** Node's HTTP parser answers it, before the app, on every route (its default limit: 16 KiB of headers). */
-const HEADERS_TOO_LARGE = { description: 'Request headers larger than Node\'s limit (16 KiB); answered by the HTTP parser, without a body, and the connection is closed.' };
+const HEADERS_TOO_LARGE = {
+  description: 'Request headers larger than Node\'s limit (16 KiB); answered before the app (no metrics), and the connection is closed.',
+  content: {
+    'application/json': {
+      schema: {
+        allOf: [
+          {
+            type: 'object',
+            required: ['success', 'error'],
+            properties: {
+              success: { const: false },
+              error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+            },
+          },
+          { properties: { error: { properties: { code: { enum: ['HEADERS_TOO_LARGE'] } } } } },
+        ],
+      },
+    },
+  },
+};
 
 const TAGS: Record<Operation['tag'], string> = {
   service: 'What the service is and what it allows: overview, this document, limits, health and metrics.',
