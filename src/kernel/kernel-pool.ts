@@ -44,10 +44,12 @@ export class KernelPool {
     worker.on('message', ({ id, result }: { id: number; result: number }) => {
       const call = thread.pending.get(id);
       thread.pending.delete(id);
+      if (thread.pending.size === 0) worker.unref();
       call?.resolve(result);
     });
     worker.on('error', () => this.replace(thread));
     worker.on('exit', () => this.replace(thread));
+    // Only a thread with calls in flight keeps the process alive.
     worker.unref();
     return thread;
   }
@@ -75,6 +77,7 @@ export class KernelPool {
     }
     const done = new Promise<number>((resolve, reject) => {
       thread.pending.set(id, { resolve, reject });
+      thread.worker.ref();
       thread.worker.postMessage(request);
     });
     this.inFlight.add(done);
