@@ -4,8 +4,8 @@
 //   {"format":"tempvec-export","version":1,"dimensions":384,"metric":"cosine","vectorType":"float32","count":2}
 //   {"id":"a","vector":[0.5,-1],"metadata":{}}
 // Vectors are JSON numbers (each float32's exact value, printed as a double,
-// so it reads back bit for bit) or base64 of little-endian float32 (about 50
-// times faster to write and a quarter of the size). Environment-free: the
+// so it reads back bit for bit) or base64 of little-endian float32 (about 6
+// times faster to export and a quarter of the size, bench:ingest). Environment-free: the
 // server and the SDK's LocalIndex write and read the same text.
 import type { Metric, VectorType } from '../config.js';
 import type { ExportedVector, IndexConfig, IndexExport } from '../index/vector-index.js';
