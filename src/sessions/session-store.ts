@@ -16,6 +16,8 @@ export type Clock = () => number;
 export interface StoreOptions {
   /** The journal's file operations (tests inject disk faults). */
   journalFs?: JournalFs;
+  /** Longest step of a log's compaction or reopen before the event loop gets a turn (bench:persistence). */
+  journalSliceMs?: number;
 }
 
 const MAX_REMEMBERED_EXPIRED = 100_000;
@@ -46,7 +48,7 @@ export class SessionStore {
   ) {
     if (config.dataDir !== '') {
       this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {
-        fsync: config.fsync, fs: options.journalFs,
+        fsync: config.fsync, fs: options.journalFs, sliceMs: options.journalSliceMs,
       });
       if (restoreNow) this.dormant = this.log.scan();
       else this.restoring = true;
