@@ -22,6 +22,8 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   DIMENSION_MISMATCH: 'a vector or query vector whose length differs from the session dimension, from `dimensions`, or from the other vectors of the request; `details`: `{ path, expected, actual }`',
   ZERO_VECTOR: 'an all-zero vector or query vector under `cosine` (its similarity is undefined); `details.path`',
   BATCH_TOO_LARGE: '`vectors`, `ids` or `queryVectors` longer than its cap in `GET /limits`; `details`: `{ path, limit, actual }`',
+  INVALID_CURSOR: '`POST /vectors/list` got a `cursor` it did not hand out for this session (made up, damaged, from another session, or from before a server restart); `details.path`',
+  INVALID_IMPORT: '`POST /vectors/import` got a body that is not a tempvec export: no header line, a header of another format or version, or fewer or more vector lines than the header\'s `count` (a truncated body); nothing is imported; `details`: `{ path, line }`',
   METRIC_LOCKED: '`metric` differs from the metric of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',
   VECTOR_TYPE_LOCKED: '`vectorType` differs from the storage type of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',
   CAPACITY_EXCEEDED: 'an add would take the session past `maxVectors`; nothing of that request is stored; `details`: `{ maxVectors, vectorCount, adding }`',
@@ -31,6 +33,7 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   PAYLOAD_TOO_LARGE: 'the body is larger than `MAX_BODY_BYTES`',
   RATE_LIMITED: 'too many `POST /token` from one address, or requests with one token (`Retry-After` says when to retry)',
   SERVER_AT_CAPACITY: '`POST /token` while `MAX_SESSIONS` sessions are live, or an add or a search that would grow the linear memory past `MEMORY_BUDGET_BYTES` (`Retry-After`)',
+  INSTANCE_UNAVAILABLE: 'the instance holding the token\'s session is down or restarting (behind the cluster\'s nginx), or this instance is still restoring its sessions from disk (`Retry-After`); other sessions are not affected',
   INTERNAL_ERROR: 'a bug; the body carries no internals',
 };
 

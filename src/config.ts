@@ -7,6 +7,8 @@ export const METRICS = ['cosine', 'l2'] as const;
 export const VECTOR_TYPES = ['float32', 'int8'] as const;
 export type VectorType = (typeof VECTOR_TYPES)[number];
 export const BACKEND = 'wasm-simd128';
+export const FSYNC_MODES = ['never', 'always'] as const;
+export type FsyncMode = (typeof FSYNC_MODES)[number];
 
 /** Fixed by the spec; not configurable. */
 export const SPEC_LIMITS = {
@@ -27,6 +29,10 @@ export const SPEC_LIMITS = {
   maxAbsComponent: 1e16,
   /** Nesting of $and/$or/$not in one filter (bounds the recursion a request can cause). */
   maxFilterDepth: 32,
+  /** Vectors per page of POST /vectors/list. */
+  minListLimit: 1,
+  maxListLimit: 1000,
+  defaultListLimit: 100,
 } as const;
 
 export interface Config {
@@ -53,6 +59,12 @@ export interface Config {
   requestRatePerSec: number;
   memoryBudgetBytes: number;
   dataDir: string;
+  fsync: FsyncMode;
+  /** `*`, or a comma-separated list of origins (src/http/cors.ts). */
+  corsOrigins: string;
+  instanceId: string;
+  trustProxy: number;
+  maxImportBytes: number;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -76,6 +88,11 @@ export const CONFIG_VARIABLES = [
   ['REQUEST_RATE_PER_SEC', 'requestRatePerSec', 500, 'requests per token per second, with a burst of twice that; 0 turns it off'],
   ['MEMORY_BUDGET_BYTES', 'memoryBudgetBytes', defaultMemoryBudget(), 'linear memory of all sessions together (default a quarter of the machine\'s memory); 0 turns it off'],
   ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
+  ['FSYNC', 'fsync', 'never', 'with DATA_DIR: `always` acknowledges a change only once fdatasync has it on disk (one per session per batch of changes in flight); `never` once the OS has it'],
+  ['CORS_ORIGINS', 'corsOrigins', '*', 'origins whose web pages may call the service: `*` (any: tokens are bearer headers, not cookies), or a comma-separated list such as `https://app.example,http://localhost:8080`'],
+  ['INSTANCE_ID', 'instanceId', '', 'name of this instance behind a proxy (`[a-z0-9]{1,16}`): tokens become `<id>.<secret>` and every response carries `x-tempvec-instance`; empty: plain tokens'],
+  ['TRUST_PROXY', 'trustProxy', 0, '1: take the client address from `X-Forwarded-For` (set it only behind a proxy that overwrites that header, as the cluster\'s nginx does); 0: the socket\'s address'],
+  ['MAX_IMPORT_BYTES', 'maxImportBytes', 512 * 1024 * 1024, 'bytes of one POST /vectors/import body (NDJSON, read as it arrives; a full 50k x 1024 session exports to about 275 MiB as base64)'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */
@@ -95,6 +112,9 @@ function defaultMemoryBudget(): number {
 }
 
 export class ConfigError extends Error {}
+
+/** What INSTANCE_ID may be: it appears in tokens, a response header and nginx's map. */
+export const INSTANCE_ID_PATTERN = /^[a-z0-9]{1,16}$/;
 
 function readNumber(env: Record<string, string | undefined>, name: string, fallback: number): number {
   const raw = env[name];
@@ -116,14 +136,43 @@ export function loadConfig(
     config[key] = typeof fallback === 'number' ? readNumber(env, name, fallback) : (env[name] || fallback);
   }
   const base = config as unknown as Config;
+  if (!(FSYNC_MODES as readonly string[]).includes(base.fsync)) {
+    throw new ConfigError(`FSYNC must be one of ${FSYNC_MODES.join(', ')}, got "${base.fsync}"`);
+  }
   const ttl = overrides.sessionTtlMs ?? base.sessionTtlMs;
   if (ttl < 1) throw new ConfigError('SESSION_TTL_MS must be at least 1');
-  return Object.freeze({
+  const final: Config = {
     ...base,
     sweepIntervalMs: Math.max(10, Math.min(60_000, Math.floor(ttl / 4))),
     expiredTokenMemoryMs: Math.max(ttl, 24 * 3600_000),
     ...overrides,
-  });
+  };
+  corsOriginList(final.corsOrigins);
+  if (final.instanceId !== '' && !INSTANCE_ID_PATTERN.test(final.instanceId)) {
+    throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);
+  }
+  return Object.freeze(final);
+}
+
+/**
+ * CORS_ORIGINS as a list: ['*'], or origins written as browsers send them
+ * (scheme://host[:port], no path); throws ConfigError on anything else.
+ */
+export function corsOriginList(value: string): string[] {
+  const list = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (list.length === 0) throw new ConfigError('CORS_ORIGINS must be * or a comma-separated list of origins');
+  if (list.includes('*')) {
+    if (list.length > 1) throw new ConfigError('CORS_ORIGINS is either * or a list of origins, not both');
+    return list;
+  }
+  for (const origin of list) {
+    let parsed: URL | undefined;
+    try { parsed = new URL(origin); } catch { /* reported below */ }
+    if (!parsed || parsed.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS: "${origin}" is not an origin (scheme://host[:port], lowercase, no path or trailing slash)`);
+    }
+  }
+  return list;
 }
 
 /** What GET /limits publishes (and the OpenAPI document's bounds). */
@@ -148,6 +197,8 @@ export function publicLimits(config: Config) {
     maxIdLength: config.maxIdLength,
     maxMetadataBytes: config.maxMetadataBytes,
     maxBodyBytes: config.maxBodyBytes,
+    maxImportBytes: config.maxImportBytes,
+    list: { min: SPEC_LIMITS.minListLimit, max: SPEC_LIMITS.maxListLimit, default: SPEC_LIMITS.defaultListLimit },
     maxJsonDepth: config.maxJsonDepth,
     maxMetadataKeys: config.maxMetadataKeys,
     maxFilterKeys: config.maxFilterKeys,
@@ -164,6 +215,7 @@ export function publicLimits(config: Config) {
     vectorTypes: [...VECTOR_TYPES],
     defaultMetric: SPEC_LIMITS.defaultMetric,
     backend: BACKEND,
+    corsOrigins: corsOriginList(config.corsOrigins),
   };
 }
 export type PublicLimits = ReturnType<typeof publicLimits>;

@@ -1,15 +1,34 @@
 // Start the service: listen, sweep expired sessions, stop cleanly on SIGTERM/SIGINT.
 import type { AddressInfo } from 'node:net';
+import { ConfigError } from './config.js';
 import { createApp } from './http/app.js';
 
 /** How long requests in flight may take to finish after SIGTERM/SIGINT. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-const { app, store, config } = createApp();
+/** The app, or exit 1 with a one-line message for a configuration that cannot work (a bad variable, an unusable DATA_DIR). */
+function create() {
+  try {
+    return createApp({ deferRestore: true });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`tempvec: cannot start: ${err.message}`);
+    process.exit(1);
+  }
+}
+
+const { app, store, config, readiness, restore } = create();
 store.startSweeper();
+// Listen first, then list the sessions on disk: /readyz answers 503 until
+// that is done, and the start-up line is printed once it is.
 const server = app.listen(config.port, config.host, () => {
   const { port } = server.address() as AddressInfo;
-  console.log(`tempvec listening on http://${config.host}:${port}${config.dataDir ? ` (sessions persisted in ${config.dataDir})` : ''}`);
+  restore().then(() => {
+    console.log(`tempvec listening on http://${config.host}:${port}${config.instanceId ? ` as instance ${config.instanceId}` : ''}${config.dataDir ? ` (sessions persisted in ${config.dataDir})` : ''}`);
+  }, (err) => {
+    console.error('could not list the sessions in DATA_DIR:', err);
+    process.exit(1);
+  });
 });
 
 let stopping = false;
@@ -29,6 +48,7 @@ function shutdown(signal: string) {
     process.exit(1);
   }
   stopping = true;
+  readiness.shuttingDown = true;
   console.log(`${signal}: finishing requests in flight, then exiting`);
   store.stopSweeper();
   // close() stops accepting and waits for open connections. Idle keep-alive

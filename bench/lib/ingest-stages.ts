@@ -17,28 +17,34 @@ type Lap = (stage: (typeof STAGES)[number] | 'untimed') => void;
 /** A function that runs every stage of one add-many of `bytes` and reports each duration to `lap`. */
 async function stagesOf(dist: string, bytes: Buffer) {
   const load = (path: string) => import(join(dist, path));
+  // Builds before the body pipeline moved to http/body/ keep their old paths and names.
+  const loadEither = (path: string, old: string) => load(path).catch(() => load(old));
   const [reader, shape, schemas, config, index, kernel, errors] = await Promise.all([
-    load('http/vector-json.js'), load('schemas/json-shape.js'), load('schemas/index.js'), load('config.js'),
+    loadEither('http/body/vector-reader.js', 'http/vector-json.js'), load('schemas/json-shape.js'), load('schemas/index.js'), load('config.js'),
     load('index/vector-index.js'), load('kernel/load-node.js'), load('errors.js'),
   ]);
-  const pools = await load('http/arena-pool.js').catch(() => null);
-  const pool = pools ? new pools.ArenaPool() : null;
-  // A build with body spaces reads a large vector body into one (untimed
+  const readBody = reader.readVectorBody ?? reader.parseVectorJson;
+  const pools = await loadEither('http/body/buffer-pool.js', 'http/arena-pool.js').catch(() => null);
+  const Pool = pools && (pools.BufferPool ?? pools.ArenaPool);
+  const Lease = pools && (pools.BufferLease ?? pools.ArenaLease);
+  const pool = pools ? new Pool() : null;
+  // A build with WebAssembly body buffers reads a large vector body into one (untimed
   // here: receiving copies the bytes into whatever buffer takes them).
-  const spaces = await load('http/body-space.js').catch(() => null);
-  const space = spaces ? new spaces.BodySpace(kernel.loadKernelModule(), spaces.BodySpace.bytesFor(bytes.length)) : null;
+  const spaces = await loadEither('http/body/wasm-body-buffer.js', 'http/body-space.js').catch(() => null);
+  const Space = spaces && (spaces.WasmBodyBuffer ?? spaces.BodySpace);
+  const space = spaces ? new Space(kernel.loadKernelModule(), Space.bytesFor(bytes.length)) : null;
   const { AddManyRequestSchema } = schemas.requestSchemas(config.loadConfig({}, {}));
   const target = new index.VectorIndex(kernel.loadKernelModule(), 100_000);
   const pathOf = (i: number) => errors.pointer('vectors', i);
   return (lap: Lap) => {
-    const lease = pool ? new pools.ArenaLease(pool) : undefined;
+    const lease = pool ? new Lease(pool) : undefined;
     let input = bytes;
     if (space) {
       input = space.open(bytes.length);
       input.set(bytes);
       lap('untimed');
     }
-    const body = reader.parseVectorJson(input, lease, space ?? undefined);
+    const body = readBody(input, lease, space ?? undefined);
     lap('reader');
     shape.firstTooDeep(body, 40);
     lap('depth');

@@ -14,7 +14,7 @@
 // bench/lib/child-server.ts builds dist/ first when src/ is newer.
 import { loadConfig } from '../../dist/config.js';
 import { createApp } from '../../dist/http/app.js';
-import { jsonBody } from '../../dist/http/body.js';
+import { jsonBody } from '../../dist/http/body/index.js';
 
 const config = loadConfig(process.env, { requestRatePerSec: 0, tokenRatePerMin: 0, port: 0 });
 const { app } = createApp({ config });

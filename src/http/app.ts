@@ -1,7 +1,7 @@
 // createApp builds the Koa application without listening (src/server.ts
 // listens; tests drive the app in process).
 //
-// Request flow: timings -> error handler -> router (auth, JSON body and
+// Request flow: metrics -> instance header -> CORS (answers preflights) -> timings -> error handler -> router (auth, JSON body and
 // validation per route) -> allowed methods.
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -10,11 +10,17 @@ import { loadKernelModule } from '../kernel/load-node.js';
 import { requestSchemas } from '../schemas/index.js';
 import { SessionStore, type Clock } from '../sessions/session-store.js';
 import { requireSession } from './auth.js';
-import { jsonBody } from './body.js';
+import { jsonBody } from './body/index.js';
+import { corsMiddleware } from './cors.js';
 import { sessionRateLimit, tokenRateLimit } from './rate-limit.js';
 import type { RouteDeps } from './context.js';
 import { errorHandler } from './error-handler.js';
+import { serviceMetrics } from '../metrics/service-metrics.js';
+import { instanceHeader } from './instance-header.js';
+import { listingRoutes } from './routes/listing.js';
+import { transferRoutes } from './routes/transfer.js';
 import { assetRoutes } from './routes/assets.js';
+import { healthRoutes, Readiness } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
 import { overviewRoutes } from './routes/overview.js';
 import { searchRoutes } from './routes/search.js';
@@ -26,11 +32,16 @@ export interface AppOptions {
   config?: Config;
   /** Injected clock, for tests of expiry. */
   now?: Clock;
+  /** List the sessions on disk later, with restore() (the server listens first, so /readyz can say it is not ready). */
+  deferRestore?: boolean;
 }
 
 export function createApp(options: AppOptions = {}) {
   const config = options.config ?? loadConfig();
-  const store = new SessionStore(config, loadKernelModule(), options.now);
+  const store = new SessionStore(config, loadKernelModule(), options.now, !options.deferRestore);
+  const readiness = new Readiness(store);
+  readiness.kernelCompiled = true; // loadKernelModule() compiled it, or threw
+  const metrics = serviceMetrics(config, store);
   const router = new Router();
   const limitSession = sessionRateLimit(config, store.now);
   const deps: RouteDeps = {
@@ -39,20 +50,30 @@ export function createApp(options: AppOptions = {}) {
     store,
     schemas: requestSchemas(config),
     json: jsonBody(config),
-    jsonVectors: jsonBody(config, { vectors: true }),
+    vectorJson: jsonBody(config, { vectors: true }),
     auth: requireSession(store, limitSession),
-    authUntimed: requireSession(store, limitSession, null),
+    authWithoutDbOpenMs: requireSession(store, limitSession, null),
     tokenRateLimit: tokenRateLimit(config, store.now),
+    readiness,
+    metrics: metrics.registry,
   };
   metaRoutes(deps);
   sessionRoutes(deps);
   vectorRoutes(deps);
   searchRoutes(deps);
+  listingRoutes(deps);
+  transferRoutes(deps);
   assetRoutes(deps);
   overviewRoutes(deps);
+  healthRoutes(deps);
 
   const app = new Koa();
-  app.proxy = false;
+  // Behind the cluster's nginx, which overwrites X-Forwarded-For with the client's address (the one entry read).
+  app.proxy = config.trustProxy !== 0;
+  app.maxIpsCount = 1;
+  app.use(metrics.middleware);
+  if (config.instanceId !== '') app.use(instanceHeader(config.instanceId));
+  app.use(corsMiddleware(config));
   app.use(timingsMiddleware);
   app.use(errorHandler());
   app.use(router.routes());
@@ -60,5 +81,5 @@ export function createApp(options: AppOptions = {}) {
   app.use(router.allowedMethods());
   // Koa logs errors its handler did not catch; ours catches them all.
   app.silent = true;
-  return { app, store, config };
+  return { app, store, config, readiness, restore: () => store.restore() };
 }

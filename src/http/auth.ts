@@ -3,6 +3,7 @@
 import type { Middleware } from 'koa';
 import { apiError } from '../errors.js';
 import type { SessionStore } from '../sessions/session-store.js';
+import type { Session } from '../sessions/session.js';
 import { stateOf } from './context.js';
 import type { SessionLimiter } from './rate-limit.js';
 
@@ -18,9 +19,20 @@ export function requireSession(store: SessionStore, limit: SessionLimiter = () =
       throw apiError('UNAUTHORIZED', header ? 'the Authorization header must be "Bearer <token>"' : 'send Authorization: Bearer <token>; get a token with POST /token');
     }
     const state = stateOf(ctx);
-    const session = lookupTiming ? state.timings.measure(lookupTiming, () => store.authenticate(match[1])) : store.authenticate(match[1]);
+    const started = performance.now();
+    let session: Session;
+    try {
+      const found = store.authenticate(match[1]);
+      // A session reopened from DATA_DIR after a restart arrives later; the wait is part of the lookup.
+      session = found instanceof Promise ? await found : found;
+    } finally {
+      if (lookupTiming) state.timings.set(lookupTiming, Math.round((performance.now() - started) * 1000) / 1000);
+    }
     limit(session);
     state.session = session;
     await next();
+    // FSYNC=always: an answer that reports a change waits until the change is on disk.
+    const synced = store.durable(session);
+    if (synced) await synced;
   };
 }

@@ -5,6 +5,8 @@ import type { Config } from '../config.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import type { Session } from '../sessions/session.js';
 import type { SessionStore } from '../sessions/session-store.js';
+import type { Registry } from 'prom-client';
+import type { Readiness } from './routes/health.js';
 import type { Timings } from './timings.js';
 
 export interface RouteDeps {
@@ -15,13 +17,17 @@ export interface RouteDeps {
   /** Parses a JSON body. */
   json: Middleware;
   /** The same, reading vectors (`vector`, `queryVector`, `queryVectors`) straight into float32. */
-  jsonVectors: Middleware;
+  vectorJson: Middleware;
   /** Requires a valid bearer token (and applies the per-token rate limit). */
   auth: Middleware;
   /** The same, without recording dbOpenMs (POST /index/reset: the spec lists resetMs alone). */
-  authUntimed: Middleware;
+  authWithoutDbOpenMs: Middleware;
   /** The per-address rate limit of POST /token. */
   tokenRateLimit: Middleware;
+  /** What GET /readyz reports. */
+  readiness: Readiness;
+  /** The app's Prometheus registry (GET /metrics). */
+  metrics: Registry;
 }
 
 export interface AppState {

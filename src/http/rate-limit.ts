@@ -29,7 +29,7 @@ export function clientKey(ip: string): string {
   return groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':') + '::/64';
 }
 
-/** Limits POST /token per client address (the socket's; app.proxy is off, so X-Forwarded-For is ignored). */
+/** Limits POST /token per client address (the socket's, or X-Forwarded-For's with TRUST_PROXY=1). */
 export function tokenRateLimit(config: Config, now: Clock): Middleware {
   if (config.tokenRatePerMin === 0) return (_ctx, next) => next();
   const buckets = new KeyedBuckets<string>(config.tokenRatePerMin / 60, config.tokenRatePerMin);

@@ -22,15 +22,15 @@ export class RowBitmap {
     return b;
   }
 
+  has(row: number): boolean {
+    return (this.words[row >>> 5] & (1 << (row & 31))) !== 0;
+  }
+
   add(row: number): void {
     this.words[row >>> 5] |= 1 << (row & 31);
   }
 
-  /**
-   * Add every row of `rows` (rows of [0, size)). A set holding every row is
-   * set word by word: iterating a posting of 100k rows costs about 10% of a
-   * 100k x 384 scan, which a filter matching everything would pay for nothing.
-   */
+  /** Add every row of `rows` (rows of [0, size)); a set of every row is filled word by word, not row by row. */
   addAll(rows: ReadonlySet<number>): void {
     if (rows.size === this.size) {
       this.words.fill(0xffffffff);

@@ -20,11 +20,12 @@ export function stringHeapBytes(text: string): number {
 }
 
 /**
- * Per stored vector, besides its id's characters: its entry in the id -> row
- * map (3 words, in a table at most half full), and its slots in the row
- * arrays (ids, metadata, and the two cost arrays below, grown by 1.5x).
+ * Per stored vector, besides its id's characters: its entries in the id ->
+ * row and id -> seq maps (3 words each, in tables at most half full), and its
+ * slots in the row arrays (ids, metadata, the two cost arrays) and in the
+ * insertion-order log (seq, id), all grown by 1.5x.
  */
-export const ROW_HEAP_BYTES = 160;
+export const ROW_HEAP_BYTES = 224;
 
 /** A metadata object: header, properties store, and a dictionary entry (3 words, half full) per key. */
 const OBJECT_BYTES = 64;

@@ -13,7 +13,9 @@ import { KernelInstance, inverseNorm, type MemoryGuard } from '../kernel/kernel-
 import { float32ArrayToNumbers } from './float32.js';
 import { parseFilter, type Filter, type FilterNode, type Metadata } from './filter.js';
 import { jsonHeapBytes, ROW_HEAP_BYTES, stringHeapBytes } from './heap-size.js';
+import { InsertionOrder } from './insertion-order.js';
 import { jsonByteLength } from './json-size.js';
+import { decodeCursor, encodeCursor, newEpoch } from './list-cursor.js';
 import { MetadataIndex } from './metadata-index.js';
 
 export type { Filter, MemoryGuard, Metadata };
@@ -72,8 +74,61 @@ export interface SearchOptions {
   candidatePool?: number;
   filter?: Filter;
   includeMetadata?: boolean;
+  /** Leave out results worse than this: cosine keeps score >= it, l2 keeps distance <= it. */
+  scoreThreshold?: number;
   /** JSON Pointer of query j in the request, for error details. */
   pathOf?: (j: number) => string;
+}
+
+export interface ListOptions {
+  filter?: Filter;
+  /** Vectors per page. */
+  limit: number;
+  /** nextCursor of the previous page; none starts from the first vector. */
+  cursor?: string;
+  includeVectors?: boolean;
+  includeMetadata?: boolean;
+}
+
+export interface ListedVector {
+  id: string;
+  vector?: Float32Array;
+  metadata?: Metadata;
+}
+
+export interface ListPage {
+  vectors: ListedVector[];
+  /** null on the last page. */
+  nextCursor: string | null;
+}
+
+/** One vector as an export carries it: its stored float32 values (a copy). */
+export interface ExportedVector {
+  id: string;
+  vector: Float32Array;
+  metadata: Metadata;
+}
+
+/**
+ * A consistent snapshot of an index, read a batch at a time: the vectors
+ * stored when it was opened, as they were then, in insertion order, however
+ * the index changes while it is read. Only a vector changed before the
+ * export reached it is copied aside, so memory stays small. close() it.
+ */
+export interface IndexExport {
+  readonly config: Readonly<IndexConfig>;
+  /** Vectors the export yields in all. */
+  readonly count: number;
+  /** Up to `max` more vectors; an empty array at the end. */
+  next(max: number): ExportedVector[];
+  close(): void;
+}
+
+/** The part of the log an open export has yet to emit, and copies of its vectors changed since it opened. */
+interface OpenExport {
+  position: number;
+  readonly upTo: number;
+  readonly saved: Map<number, ExportedVector>;
 }
 
 export interface SearchHit {
@@ -118,6 +173,12 @@ export class VectorIndex {
   private rowsHeap = 0;
   /** Value -> rows per metadata path, for filters; updated with metadataOf. */
   private readonly metadataIndex = new MetadataIndex();
+  /** Insertion order (the seq of every write) for listing and export. */
+  private readonly order = new InsertionOrder();
+  private readonly openExports = new Set<OpenExport>();
+  /** Tags this index's list cursors. */
+  private readonly epoch = newEpoch();
+  /** Never reset, so seqs ascend for the index's whole life (list cursors and open exports rely on it). */
   private nextSeq = 0;
   /** Bumped by every change, so a stale UpsertPlan is refused. */
   private version = 0;
@@ -198,6 +259,7 @@ export class VectorIndex {
     const row = this.rowOf.get(id);
     if (row === undefined) return false;
     this.version++;
+    this.beforeChange(id, row);
     this.setRowMetadata(row, metadata, jsonHeapBytes(metadata));
     return true;
   }
@@ -267,7 +329,9 @@ export class VectorIndex {
         result.added++;
       } else {
         result.replaced++;
+        this.beforeChange(id, row);
       }
+      this.order.write(id, this.nextSeq + i);
       rows[i] = row;
       this.setRowMetadata(row, records[i].metadata ?? NO_METADATA, plan.metadataHeap[i]);
     }
@@ -298,6 +362,8 @@ export class VectorIndex {
   clear(): number {
     const removed = this.size;
     this.version++;
+    if (this.openExports.size > 0) for (const [id, row] of this.rowOf) this.beforeChange(id, row);
+    this.order.clear();
     this.rowOf.clear();
     this.idOf = [];
     this.metadataOf = [];
@@ -313,7 +379,6 @@ export class VectorIndex {
     const removed = this.clear();
     this.kernel = null;
     this.config = { dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType };
-    this.nextSeq = 0;
     return removed;
   }
 
@@ -344,11 +409,16 @@ export class VectorIndex {
       ? kernel.searchInt8(packed, queries.length, topK, candidatePool, this.size, rowList, this.memoryGuard)
       : kernel.search(packed, queries.length, topK, this.size, rowList, this.memoryGuard);
     let metadataJsonBytes = 0;
+    const threshold = options.scoreThreshold;
+    const cosine = this.config.metric === 'cosine';
     const results = queries.map((_, j) => {
       const list: SearchHit[] = [];
       for (let i = 0; i < hits.perQuery; i++) {
+        const score = hits.scores[j * hits.perQuery + i];
+        // Results come best first: the first one past the threshold ends the list.
+        if (threshold !== undefined && (cosine ? !(score >= threshold) : !(score <= threshold))) break;
         const row = hits.rows[j * hits.perQuery + i];
-        const hit: SearchHit = { id: this.idOf[row], score: hits.scores[j * hits.perQuery + i] };
+        const hit: SearchHit = { id: this.idOf[row], score };
         if (options.includeMetadata) {
           hit.metadata = this.metadataOf[row];
           metadataJsonBytes += this.metadataJsonOf[row];
@@ -358,6 +428,123 @@ export class VectorIndex {
       return list;
     });
     return { results, stats, metadataJsonBytes };
+  }
+
+  /**
+   * Search with stored vectors as the queries, each left out of its own
+   * results: the top topK + 1 are found and the query's own id dropped (or
+   * the last, when a tie or the filter kept the id out). VECTOR_NOT_FOUND
+   * names the first id not stored.
+   */
+  searchByIds(ids: string[], options: SearchOptions = {}): SearchOutput {
+    const pathOf = options.pathOf ?? ((j: number) => pointer('queryIds', j));
+    const queries = ids.map((id, j) => {
+      const row = this.rowOf.get(id);
+      if (row === undefined) throw apiError('VECTOR_NOT_FOUND', `no vector with id "${id}"`, { path: pathOf(j), id });
+      return this.kernel!.readRow(row);
+    });
+    const topK = options.topK ?? SPEC_LIMITS.defaultTopK;
+    const candidatePool = Math.max(options.candidatePool ?? SPEC_LIMITS.defaultCandidatePool, topK + 1);
+    const out = this.search(queries, { ...options, topK: topK + 1, candidatePool, pathOf });
+    const results = out.results.map((list, j) => {
+      const own = list.findIndex((hit) => hit.id === ids[j]);
+      if (own >= 0) list.splice(own, 1);
+      return list.slice(0, topK);
+    });
+    return { results, stats: { ...out.stats, topK }, metadataJsonBytes: out.metadataJsonBytes };
+  }
+
+  /** How many vectors match `filter` (all of them without one). */
+  count(filter?: Filter): number {
+    const node = filter ? parseFilter(filter) : null;
+    if (!node || this.size === 0) return this.size;
+    return this.metadataIndex.evaluate(node, this.size, this.metadataOf).count();
+  }
+
+  /** Ids of the vectors matching `filter`, in row order (what a delete by filter removes). */
+  idsMatching(filter: Filter): string[] {
+    const node = parseFilter(filter);
+    if (this.size === 0) return [];
+    const rows = this.metadataIndex.evaluate(node, this.size, this.metadataOf).rows();
+    const ids = new Array<string>(rows.length);
+    for (let i = 0; i < rows.length; i++) ids[i] = this.idOf[rows[i]];
+    return ids;
+  }
+
+  /**
+   * One page of the vectors in insertion order (a replaced vector moves to
+   * the end). The cursor is a position in that order, so a vector stored and
+   * unchanged during a whole listing is listed exactly once.
+   */
+  list(options: ListOptions): ListPage {
+    const node = options.filter ? parseFilter(options.filter) : null;
+    const after = options.cursor === undefined ? -1 : decodeCursor(options.cursor, this.epoch, this.nextSeq - 1);
+    const matching = node && this.size > 0 ? this.metadataIndex.evaluate(node, this.size, this.metadataOf) : null;
+    const vectors: ListedVector[] = [];
+    let last = after;
+    let more = false;
+    this.order.walk(after, Infinity, (id, seq) => {
+      if (this.order.seqOf(id) !== seq) return true; // replaced or deleted since
+      const row = this.rowOf.get(id)!;
+      if (matching && !matching.has(row)) return true;
+      if (vectors.length === options.limit) {
+        more = true;
+        return false;
+      }
+      const listed: ListedVector = { id };
+      if (options.includeVectors) listed.vector = this.kernel!.readRow(row);
+      if (options.includeMetadata) listed.metadata = this.metadataOf[row];
+      vectors.push(listed);
+      last = seq;
+      return true;
+    });
+    return { vectors, nextCursor: more ? encodeCursor(this.epoch, last) : null };
+  }
+
+  /** Open a consistent snapshot of every vector, to read a batch at a time (see IndexExport). */
+  openExport(): IndexExport {
+    const open: OpenExport = { position: -1, upTo: this.nextSeq - 1, saved: new Map() };
+    this.openExports.add(open);
+    this.order.pin();
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      this.openExports.delete(open);
+      this.order.unpin();
+    };
+    const next = (max: number): ExportedVector[] => {
+      const out: ExportedVector[] = [];
+      if (closed) return out;
+      this.order.walk(open.position, open.upTo, (id, seq) => {
+        const saved = open.saved.get(seq);
+        if (saved) {
+          open.saved.delete(seq);
+          out.push(saved);
+        } else if (this.order.seqOf(id) === seq) {
+          out.push(this.exportedRow(this.rowOf.get(id)!));
+        }
+        open.position = seq;
+        return out.length < max;
+      });
+      if (out.length === 0) close();
+      return out;
+    };
+    return { config: this.config, count: this.size, next, close };
+  }
+
+  private exportedRow(row: number): ExportedVector {
+    return { id: this.idOf[row], vector: this.kernel!.readRow(row), metadata: this.metadataOf[row] };
+  }
+
+  /** Before the vector `id` (at `row`) changes: open exports yet to reach its current version keep a copy. */
+  private beforeChange(id: string, row: number): void {
+    if (this.openExports.size === 0) return;
+    const seq = this.order.seqOf(id);
+    if (seq === undefined) return;
+    for (const open of this.openExports) {
+      if (seq > open.position && seq <= open.upTo && !open.saved.has(seq)) open.saved.set(seq, this.exportedRow(row));
+    }
   }
 
   /** Matching rows in ascending order, or null when every row matches (the kernel then scans without a list). */
@@ -385,6 +572,8 @@ export class VectorIndex {
 
   private removeRow(row: number): void {
     this.version++;
+    this.beforeChange(this.idOf[row], row);
+    this.order.remove(this.idOf[row]);
     const last = this.idOf.length - 1;
     this.rowOf.delete(this.idOf[row]);
     this.metadataIndex.remove(row, this.metadataOf[row]);

@@ -34,13 +34,13 @@ const ALWAYS: ErrorCode[] = ['INTERNAL_ERROR'];
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request', 401: 'Missing, invalid or expired token', 404: 'Not found', 405: 'Method not allowed',
   409: 'Conflicts with the session state', 413: 'Body too large', 415: 'Body is not JSON', 429: 'Too many requests',
-  500: 'Internal error', 503: 'Server at capacity',
+  500: 'Internal error', 503: 'Server at capacity or instance unavailable',
 };
 
 const schema = (s: v.GenericSchema) => toOpenApiSchema(s, DEFINITIONS);
 
 function errorResponses(op: Operation) {
-  const metricFields = op.responses.flatMap((c) => (c.mediaType === 'application/json' ? metricFieldsOf(c.schema) : []));
+  const metricFields = op.errorMetrics ?? op.responses.flatMap((c) => (c.mediaType === 'application/json' ? metricFieldsOf(c.schema) : []));
   const out: Record<string, unknown> = {};
   for (const [status, codes] of codesByStatus([...op.errors, ...ALWAYS])) {
     out[String(status)] = {
@@ -66,9 +66,18 @@ function operationObject(op: Operation) {
     summary: op.summary,
     tags: [op.tag],
     security: op.auth ? [{ bearerAuth: [] }] : [],
-    ...(op.request ? { requestBody: { required: true, content: { 'application/json': { schema: schema(op.request) } } } } : {}),
+    ...(op.query ? { parameters: queryParameters(op.query) } : {}),
+    ...(op.request ? { requestBody: { required: true, content: { [op.requestMediaType ?? 'application/json']: { schema: schema(op.request) } } } } : {}),
     responses,
   };
+}
+
+/** Query parameters, one per field of an object schema (each optional). */
+function queryParameters(query: NonNullable<Operation['query']>) {
+  const converted = schema(query) as { properties?: Record<string, { description?: string }> };
+  return Object.entries(converted.properties ?? {}).map(([name, property]) => ({
+    name, in: 'query', required: false, description: property.description, schema: property,
+  }));
 }
 
 export function openApiDocument(config: Config, info: DocumentInfo) {
@@ -94,7 +103,10 @@ export function openApiDocument(config: Config, info: DocumentInfo) {
     components: {
       schemas: components,
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'The token from POST /token.' },
+        bearerAuth: {
+          type: 'http', scheme: 'bearer',
+          description: 'The token from POST /token, opaque to clients: `<secret>` (43 base64url characters) or, on a server with an INSTANCE_ID, `<instanceId>.<secret>`; a proxy in front of several instances routes on the prefix. Every response names its instance in `x-tempvec-instance`.',
+        },
       },
     },
   };

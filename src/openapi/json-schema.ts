@@ -5,11 +5,14 @@
 //   - v.check(fn, message): listed in the extension keyword `x-checks` by its message
 //   - v.rawCheck(fn): listed in `x-checks` too; its pipe's description says what it checks
 //   - v.finite(): every JSON number is finite already, so nothing to add
+//   - exactlyOne(fields) (schemas/exactly-one.ts): oneOf, each alternative required
+//   - v.lazy(fast path or declared schema): published as the declared schema
 // Any other custom schema or action that cannot be converted throws, so a new
 // one cannot silently publish as "anything".
 import { toJsonSchema, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { isPlainObject } from '../schemas/common.js';
+import { EXACTLY_ONE } from '../schemas/exactly-one.js';
 
 const CUSTOM_SCHEMAS = new Map<unknown, JsonSchema>([[isPlainObject, { type: 'object' }]]);
 
@@ -21,7 +24,14 @@ function conversion(definitions: Record<string, v.GenericSchema>): ConversionCon
     errorMode: 'throw',
     definitions,
     overrideRef: ({ referenceId }) => REF_PREFIX + referenceId,
-    overrideSchema({ valibotSchema, jsonSchema }) {
+    overrideSchema({ valibotSchema, jsonSchema, getterMap, referenceMap, definitions: converted }) {
+      // v.lazy (a fast path over a declared schema): its declared schema inline, not as a $ref.
+      if (valibotSchema.type === 'lazy') {
+        const declared = getterMap.get((valibotSchema as unknown as v.LazySchema<v.GenericSchema>).getter);
+        const id = declared && referenceMap.get(declared);
+        if (!id || !converted[id]) throw new Error('a lazy schema without its declared schema');
+        return converted[id];
+      }
       if (valibotSchema.type !== 'custom') return undefined;
       const mapped = CUSTOM_SCHEMAS.get((valibotSchema as unknown as { check: unknown }).check);
       if (!mapped) throw new Error(`no JSON Schema mapping for the custom schema "${valibotSchema.expects}"`);
@@ -29,6 +39,8 @@ function conversion(definitions: Record<string, v.GenericSchema>): ConversionCon
     },
     overrideAction({ valibotAction, jsonSchema }) {
       if (valibotAction.type === 'finite') return jsonSchema;
+      const alternatives = (valibotAction as { [EXACTLY_ONE]?: string[] })[EXACTLY_ONE];
+      if (alternatives) return { ...jsonSchema, oneOf: alternatives.map((field) => ({ required: [field] })) };
       if (valibotAction.type !== 'check' && valibotAction.type !== 'raw_check') return undefined;
       const message = (valibotAction as unknown as { message?: unknown }).message;
       const said = typeof message === 'string' ? message : 'checked by the server (see the description)';

@@ -7,6 +7,7 @@ import * as v from 'valibot';
 import type { ErrorCode } from '../errors.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import * as r from '../schemas/responses.js';
+import { NDJSON_TYPE } from '../export/format.js';
 
 /** A JSON body (the envelope) or another media type (the SDK, the kernel, the demo page). */
 export interface Content {
@@ -23,14 +24,21 @@ export interface Operation {
   tag: 'service' | 'session' | 'vectors' | 'metadata' | 'search' | 'assets';
   auth: boolean;
   request?: v.GenericSchema;
+  /** The request body's media type (application/json unless given). */
+  requestMediaType?: string;
+  /** Query parameters, as an object schema of optional fields. */
+  query?: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
   status: 200 | 201;
   responses: Content[];
+  /** Metric fields of its error bodies when no JSON success response declares them (a streamed route). */
+  errorMetrics?: string[];
   /** Answers 304 to a matching If-None-Match. */
   etag?: boolean;
   errors: ErrorCode[];
 }
 
-const AUTH: ErrorCode[] = ['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED', 'RATE_LIMITED'];
+/** INSTANCE_UNAVAILABLE: the instance holding the session is down (through the cluster's nginx) or still restoring. */
+const AUTH: ErrorCode[] = ['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED', 'RATE_LIMITED', 'INSTANCE_UNAVAILABLE'];
 const BODY: ErrorCode[] = ['UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'VALIDATION_ERROR'];
 /** SERVER_AT_CAPACITY: the server's memory budget would be passed. */
 const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'CAPACITY_EXCEEDED', 'SERVER_AT_CAPACITY'];
@@ -66,7 +74,10 @@ export function operations(s: RequestSchemas): Operation[] {
     { method: 'get', path: '/sdk.js', operationId: 'sdk', summary: 'The client SDK: one ES module for browsers and Node 20.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('text/javascript', 'ES module source.'), errors: [] },
     { method: 'get', path: '/sdk.d.ts', operationId: 'sdkTypes', summary: 'TypeScript declarations of /sdk.js.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('application/typescript', 'TypeScript declarations.'), errors: [] },
     { method: 'get', path: '/kernel.wasm', operationId: 'kernel', summary: 'The WebAssembly search kernel the server runs, for the SDK\'s local index.', tag: 'assets', auth: false, status: 200, etag: true, responses: [{ mediaType: 'application/wasm', schema: v.pipe(v.string(), v.description('WebAssembly binary.')) }], errors: [] },
-    { method: 'post', path: '/token', operationId: 'createToken', summary: 'Create an anonymous token, its session and an empty index.', tag: 'session', auth: false, status: 201, responses: json(r.TokenResponseSchema), errors: ['RATE_LIMITED', 'SERVER_AT_CAPACITY'] },
+    { method: 'post', path: '/token', operationId: 'createToken', summary: 'Create an anonymous token, its session and an empty index.', tag: 'session', auth: false, status: 201, responses: json(r.TokenResponseSchema), errors: ['RATE_LIMITED', 'SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE'] },
+    { method: 'get', path: '/healthz', operationId: 'health', summary: 'Liveness: the process answers.', tag: 'service', auth: false, status: 200, responses: json(r.HealthResponseSchema), errors: [] },
+    { method: 'get', path: '/readyz', operationId: 'ready', summary: 'Readiness: kernel compiled, sessions on disk restored, not shutting down; 503 INSTANCE_UNAVAILABLE otherwise.', tag: 'service', auth: false, status: 200, responses: json(r.ReadyResponseSchema), errors: ['INSTANCE_UNAVAILABLE'] },
+    { method: 'get', path: '/metrics', operationId: 'metrics', summary: 'Prometheus text exposition: requests by route and status, latencies, sessions, vectors, memory, rate-limited and refused requests, kernel time.', tag: 'service', auth: false, status: 200, responses: text('text/plain', 'Prometheus text format 0.0.4.'), errors: [] },
     { method: 'get', path: '/session', operationId: 'getSession', summary: 'The session, its stats and usage.', tag: 'session', auth: true, status: 200, responses: json(r.SessionResponseSchema), errors: AUTH },
     authed('/index/reset', 'resetIndex', 'Delete the whole index; dimensions and metric are unset, the token stays.', 'session', undefined, r.ResetResponseSchema),
     authed('/vectors/has', 'has', 'Whether a vector with this id exists.', 'vectors', s.HasRequestSchema, r.HasResponseSchema),
@@ -78,10 +89,26 @@ export function operations(s: RequestSchemas): Operation[] {
     authed('/vectors/add', 'add', 'Add or replace one vector; the first add fixes dimensions and metric.', 'vectors', s.AddRequestSchema, r.AddResponseSchema, WRITE),
     authed('/vectors/add-many', 'addMany', 'Add or replace several vectors, all or nothing.', 'vectors', s.AddManyRequestSchema, r.AddManyResponseSchema, [...WRITE, 'BATCH_TOO_LARGE']),
     authed('/vectors/delete', 'delete', 'Delete one vector (an id not stored is reported, not an error).', 'vectors', s.DeleteRequestSchema, r.DeleteResponseSchema),
-    authed('/vectors/delete-many', 'deleteMany', 'Delete several vectors.', 'vectors', s.DeleteManyRequestSchema, r.DeleteManyResponseSchema, ['BATCH_TOO_LARGE']),
+    authed('/vectors/delete-many', 'deleteMany', 'Delete several vectors: the ids given, or every vector a filter matches (exactly one of ids and filter), in one step.', 'vectors', s.DeleteManyRequestSchema, r.DeleteManyResponseSchema, ['BATCH_TOO_LARGE']),
+    authed('/vectors/count', 'count', 'How many vectors match a filter (all of them without one).', 'vectors', s.CountRequestSchema, r.CountResponseSchema),
+    authed('/vectors/list', 'list', 'One page of ids (and optionally vectors and metadata) in insertion order, optionally filtered; nextCursor continues, and a vector stored and unchanged through a whole listing appears exactly once.', 'vectors', s.ListRequestSchema, r.ListResponseSchema, ['INVALID_CURSOR']),
+    authed('/vectors/metadata/patch', 'patchMetadata', 'Change the metadata of one vector with an RFC 7396 JSON Merge Patch.', 'metadata', s.PatchMetadataRequestSchema, r.PatchMetadataResponseSchema, ['VECTOR_NOT_FOUND']),
+    {
+      method: 'get', path: '/vectors/export', operationId: 'exportVectors', tag: 'vectors', auth: true, status: 200, query: s.ExportQuerySchema,
+      summary: 'The whole session as NDJSON, streamed: a header line (format, version, dimensions, metric, vectorType, count), then one add-many record per vector in insertion order. A consistent snapshot of the moment it starts.',
+      responses: text(NDJSON_TYPE, 'NDJSON: the header line, then {"id","vector","metadata"} per vector.'),
+      errors: [...AUTH, 'VALIDATION_ERROR'], errorMetrics: ['dbOpenMs'],
+    },
+    {
+      method: 'post', path: '/vectors/import', operationId: 'importVectors', tag: 'vectors', auth: true, status: 200,
+      summary: 'Import an export (NDJSON, up to maxImportBytes), validated whole and applied all or nothing with add-many\'s rules.',
+      request: v.pipe(v.string(), v.description('NDJSON as GET /vectors/export writes it.')), requestMediaType: NDJSON_TYPE,
+      responses: json(r.ImportResponseSchema),
+      errors: [...AUTH, 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'VALIDATION_ERROR', 'INVALID_IMPORT', ...WRITE],
+    },
     authed('/vectors/clear', 'clear', 'Remove every vector; dimensions and metric stay.', 'vectors', undefined, r.ClearResponseSchema),
-    authed('/search', 'search', 'The topK nearest vectors to one query, optionally filtered on metadata.', 'search', s.SearchRequestSchema, r.SearchResponseSchema, SEARCH),
-    authed('/search-many', 'searchMany', 'The topK nearest vectors to each of several queries.', 'search', s.SearchManyRequestSchema, r.SearchManyResponseSchema, [...SEARCH, 'BATCH_TOO_LARGE']),
+    authed('/search', 'search', 'The topK nearest vectors to one query (queryVector, or the stored vector queryId, itself left out), optionally filtered on metadata and cut at scoreThreshold.', 'search', s.SearchRequestSchema, r.SearchResponseSchema, [...SEARCH, 'VECTOR_NOT_FOUND']),
+    authed('/search-many', 'searchMany', 'The topK nearest vectors to each of several queries (queryVectors, or the stored vectors queryIds).', 'search', s.SearchManyRequestSchema, r.SearchManyResponseSchema, [...SEARCH, 'VECTOR_NOT_FOUND', 'BATCH_TOO_LARGE']),
   ];
 }
 

@@ -3,7 +3,7 @@
 // validators, JSON.stringify and the filter matcher all recurse, and only see
 // values that passed these checks).
 
-import { isPlainRecords, PLAIN_RECORDS_DEPTH } from './plain-records.js';
+import { isPlainRecords, PLAIN_RECORDS_DEPTH } from './checked-vectors.js';
 
 export type JsonPath = (string | number)[];
 

@@ -19,6 +19,8 @@ export const LimitsSchema = v.pipe(v.strictObject({
   maxIdLength: CountSchema,
   maxMetadataBytes: CountSchema,
   maxBodyBytes: CountSchema,
+  maxImportBytes: v.pipe(CountSchema, v.description('Bytes of one POST /vectors/import body.')),
+  list: BoundsSchema,
   maxJsonDepth: CountSchema,
   maxMetadataKeys: CountSchema,
   maxFilterKeys: CountSchema,
@@ -34,6 +36,7 @@ export const LimitsSchema = v.pipe(v.strictObject({
   vectorTypes: v.array(v.string()),
   defaultMetric: v.picklist(METRICS),
   backend: v.string(),
+  corsOrigins: v.pipe(v.array(v.string()), v.description('Origins whose web pages may call the service (CORS_ORIGINS); ["*"]: any.')),
 }), v.description('The limits in force on this server (the same numbers bound the request schemas).'));
 
 export const StoredVectorSchema = v.strictObject({
@@ -83,8 +86,15 @@ export const LimitsResponseSchema = success([], {
   usage: v.strictObject({ activeSessions: CountSchema, maxSessions: CountSchema, linearMemoryBytes: CountSchema, memoryBudgetBytes: CountSchema }),
 });
 
+export const HealthResponseSchema = success([], { status: v.literal('ok') });
+
+export const ReadyResponseSchema = success([], {
+  status: v.literal('ready'),
+  checks: v.strictObject({ kernelCompiled: v.boolean(), sessionsRestored: v.boolean(), shuttingDown: v.boolean() }),
+});
+
 export const TokenResponseSchema = success(['tokenIssueMs'], {
-  token: v.pipe(v.string(), v.description('Bearer token; the only copy. Send it as Authorization: Bearer <token>.')),
+  token: v.pipe(v.string(), v.description('Bearer token; the only copy. Send it as Authorization: Bearer <token>. Opaque to clients: 43 base64url characters (256 random bits), prefixed with `<instanceId>.` when the server has an INSTANCE_ID (a proxy routes on that prefix).')),
   tokenType: v.literal('Bearer'),
   session: SessionSchema,
   limits: LimitsSchema,
@@ -139,6 +149,24 @@ export const SearchManyResponseSchema = withSession(['dbOpenMs', 'searchManyMs',
   results: v.pipe(v.array(v.array(SearchHitSchema)), v.description('One list per query vector, in request order.')),
   stats: SearchStatsSchema,
 });
+
+export const CountResponseSchema = withSession(['dbOpenMs', 'countMs'], { count: CountSchema });
+export const ListedVectorSchema = v.strictObject({
+  id: IdSchema,
+  vector: v.optional(v.union([
+    v.pipe(v.array(v.number()), v.description('Components as JSON numbers (each float32 value exactly).')),
+    v.pipe(v.string(), v.description('Base64 of little-endian float32 (vectorEncoding: base64).')),
+  ])),
+  metadata: v.optional(JsonObjectSchema),
+});
+export const ListResponseSchema = withSession(['dbOpenMs', 'listMs', 'resultCount'], {
+  vectors: v.pipe(v.array(ListedVectorSchema), v.description('In insertion order (a replaced vector counts as inserted when replaced).')),
+  nextCursor: v.pipe(v.nullable(v.string()), v.description('Pass as cursor for the next page; null on the last page.')),
+});
+export const PatchMetadataResponseSchema = withSession(['dbOpenMs', 'patchMetadataMs'], {
+  id: IdSchema, metadata: v.pipe(JsonObjectSchema, v.description('The metadata after the patch.')), mutation: UpdateMutationSchema,
+});
+export const ImportResponseSchema = withSession(['dbOpenMs', 'importReadMs', 'capacityCheckMs', 'importMs'], { mutation: UpsertMutationSchema });
 
 export type SessionView = v.InferOutput<typeof SessionSchema>;
 export type SearchHit = v.InferOutput<typeof SearchHitSchema>;

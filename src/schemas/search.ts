@@ -2,9 +2,10 @@
 import * as v from 'valibot';
 import { SPEC_LIMITS, type Config } from '../config.js';
 import { commonSchemas, VectorSchema } from './common.js';
+import { exactlyOne } from './exactly-one.js';
 
 export function searchSchemas(config: Config) {
-  const { FilterSchema } = commonSchemas(config);
+  const { FilterSchema, IdSchema } = commonSchemas(config);
   const searchOptions = {
     topK: v.optional(v.pipe(
       v.number(), v.integer(), v.minValue(SPEC_LIMITS.minTopK), v.maxValue(SPEC_LIMITS.maxTopK),
@@ -16,12 +17,30 @@ export function searchSchemas(config: Config) {
     ), SPEC_LIMITS.defaultCandidatePool),
     includeMetadata: v.optional(v.pipe(v.boolean(), v.description('Return each result\'s metadata.')), false),
     filter: v.optional(FilterSchema),
+    scoreThreshold: v.optional(v.pipe(
+      v.number(), v.finite(),
+      v.description('Leave out results worse than this: under cosine those with score < scoreThreshold, under l2 those with distance > scoreThreshold. Fewer than topK results may come back.'),
+    )),
   };
   return {
-    SearchRequestSchema: v.strictObject({ queryVector: VectorSchema, ...searchOptions }),
-    SearchManyRequestSchema: v.strictObject({
-      queryVectors: v.pipe(v.array(VectorSchema), v.minLength(1), v.maxLength(config.maxSearchManyBatch)),
-      ...searchOptions,
-    }),
+    SearchRequestSchema: v.pipe(
+      v.strictObject({
+        queryVector: v.optional(VectorSchema),
+        queryId: v.optional(v.pipe(IdSchema, v.description('Search with this stored vector as the query; the id itself is left out of the results.'))),
+        ...searchOptions,
+      }),
+      exactlyOne(['queryVector', 'queryId']),
+    ),
+    SearchManyRequestSchema: v.pipe(
+      v.strictObject({
+        queryVectors: v.optional(v.pipe(v.array(VectorSchema), v.minLength(1), v.maxLength(config.maxSearchManyBatch))),
+        queryIds: v.optional(v.pipe(
+          v.array(IdSchema), v.minLength(1), v.maxLength(config.maxSearchManyBatch),
+          v.description('Search with these stored vectors as the queries; each id is left out of its own results.'),
+        )),
+        ...searchOptions,
+      }),
+      exactlyOne(['queryVectors', 'queryIds']),
+    ),
   };
 }

@@ -1,11 +1,31 @@
 // Request bodies of the /vectors/* routes.
 import * as v from 'valibot';
-import type { Config } from '../config.js';
+import { SPEC_LIMITS, type Config } from '../config.js';
+import { EXPORT_FORMAT, EXPORT_VERSION, VECTOR_ENCODINGS } from '../export/format.js';
+import { exactlyOne } from './exactly-one.js';
 import { commonSchemas, DimensionsSchema, MetricSchema, VectorSchema, VectorTypeSchema } from './common.js';
-import { withPlainRecords } from './plain-records.js';
+import { isPlainRecords, isValidPlainBatch } from './checked-vectors.js';
+
+/**
+ * `schema` (the pipe of the `vectors` array) taking a batch that
+ * isValidPlainBatch accepts as it is, without valibot's object pipeline per record.
+ */
+function withPlainRecords<S extends v.GenericSchema>(schema: S, maxIdLength: number, maxBatch: number): S {
+  const PlainBatchSchema = v.custom<v.InferOutput<S>>(isPlainRecords);
+  return v.lazy((input) => (isValidPlainBatch(input, maxIdLength, maxBatch) ? PlainBatchSchema : schema)) as unknown as S;
+}
+
+export const VectorEncodingSchema = v.pipe(
+  v.picklist(VECTOR_ENCODINGS),
+  v.description('How vectors are written: numbers (JSON numbers, each float32 exactly) or base64 (of little-endian float32; smaller and much faster).'),
+);
 
 export function vectorSchemas(config: Config) {
-  const { IdSchema, MetadataSchema } = commonSchemas(config);
+  const { IdSchema, MetadataSchema, FilterSchema } = commonSchemas(config);
+  const NonEmptyFilterSchema = v.pipe(
+    FilterSchema,
+    v.check((filter) => Object.keys(filter).length > 0, 'must not be empty (POST /vectors/clear removes every vector)'),
+  );
 
   const IdRequestSchema = v.strictObject({ id: IdSchema });
   const IdsRequestSchema = (cap: number) => v.strictObject({
@@ -26,13 +46,49 @@ export function vectorSchemas(config: Config) {
   };
 
   return {
+    /** A vector line of an import (add-many's record). */
+    ImportRecordSchema: VectorRecordSchema,
+    /** The first line of an import (src/export/format.ts). */
+    ImportHeaderSchema: v.strictObject({
+      format: v.literal(EXPORT_FORMAT),
+      version: v.literal(EXPORT_VERSION),
+      dimensions: v.nullable(DimensionsSchema),
+      metric: v.nullable(MetricSchema),
+      vectorType: VectorTypeSchema,
+      count: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(config.maxVectorsPerSession)),
+    }),
     HasRequestSchema: IdRequestSchema,
     GetRequestSchema: IdRequestSchema,
     DeleteRequestSchema: IdRequestSchema,
     GetMetadataRequestSchema: IdRequestSchema,
     DeleteMetadataRequestSchema: IdRequestSchema,
     GetManyRequestSchema: IdsRequestSchema(config.maxGetManyBatch),
-    DeleteManyRequestSchema: IdsRequestSchema(config.maxDeleteManyBatch),
+    DeleteManyRequestSchema: v.pipe(
+      v.strictObject({
+        ids: v.optional(IdsRequestSchema(config.maxDeleteManyBatch).entries.ids),
+        filter: v.optional(v.pipe(NonEmptyFilterSchema, v.description('Delete every vector this filter matches (the filter language of /search), in one atomic step.'))),
+      }),
+      exactlyOne(['ids', 'filter']),
+    ),
+    ExportQuerySchema: v.strictObject({ vectorEncoding: v.optional(VectorEncodingSchema, 'numbers') }),
+    CountRequestSchema: v.strictObject({ filter: v.optional(FilterSchema) }),
+    ListRequestSchema: v.strictObject({
+      filter: v.optional(FilterSchema),
+      limit: v.optional(v.pipe(
+        v.number(), v.integer(), v.minValue(SPEC_LIMITS.minListLimit), v.maxValue(SPEC_LIMITS.maxListLimit),
+        v.description('Vectors per page.'),
+      ), SPEC_LIMITS.defaultListLimit),
+      cursor: v.optional(v.pipe(v.string(), v.maxLength(128), v.description('nextCursor of the previous page (opaque); none starts at the first vector.'))),
+      includeVectors: v.optional(v.boolean(), false),
+      includeMetadata: v.optional(v.boolean(), false),
+      vectorEncoding: v.optional(VectorEncodingSchema, 'numbers'),
+    }),
+    PatchMetadataRequestSchema: v.strictObject({
+      id: IdSchema,
+      patch: v.pipe(MetadataSchema, v.description('RFC 7396 JSON Merge Patch: objects merge recursively, null removes a key, any other value replaces it. The result must meet the metadata limits.')),
+    }),
+    /** The metadata a patch produces: held to the limits of metadata/set. */
+    PatchedMetadataSchema: MetadataSchema,
     SetMetadataRequestSchema: v.strictObject({ id: IdSchema, metadata: MetadataSchema }),
     AddRequestSchema: v.strictObject({ ...VectorRecordSchema.entries, ...sessionOptions }),
     AddManyRequestSchema: v.strictObject({

@@ -4,6 +4,7 @@
 // start a new, empty session: the caller decides, with createToken().
 // Works in browsers and in Node 20 (global fetch).
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
+import type { ExportSource, LocalIndex } from './local-index.js';
 import type * as t from './types.js';
 
 export class TempvecError extends Error {
@@ -89,6 +90,49 @@ export class TempvecClient {
   }
   delete(id: string) { return this.request<t.DeleteResponse>('POST', '/vectors/delete', { id }); }
   deleteMany(ids: string[]) { return this.request<t.DeleteManyResponse>('POST', '/vectors/delete-many', { ids }); }
+  /** Delete every vector a (non-empty) filter matches, atomically. */
+  deleteByFilter(filter: t.Metadata) { return this.request<t.DeleteManyResponse>('POST', '/vectors/delete-many', { filter }); }
+  count(filter?: t.Metadata) { return this.request<t.CountResponse>('POST', '/vectors/count', filter === undefined ? {} : { filter }); }
+  /** One page in insertion order; pass nextCursor back as cursor for the next. */
+  list(options: t.ListOptions = {}) { return this.request<t.ListResponse>('POST', '/vectors/list', options); }
+  /** Apply an RFC 7396 merge patch to a vector's metadata. */
+  patchMetadata(id: string, patch: t.Metadata) {
+    return this.request<t.SetMetadataResponse>('POST', '/vectors/metadata/patch', { id, patch });
+  }
+  /** Search with the stored vector `id` as the query (left out of its own results). */
+  searchById(id: string, options: t.SearchOptions = {}) {
+    return this.request<t.SearchResponse>('POST', '/search', { ...options, queryId: id });
+  }
+  searchManyByIds(ids: string[], options: t.SearchOptions = {}) {
+    return this.request<t.SearchManyResponse>('POST', '/search-many', { ...options, queryIds: ids });
+  }
+
+  /** GET /vectors/export: the session as NDJSON, streamed (read response.body, or pass it to LocalIndex.fromExport). */
+  async exportVectors(options: { vectorEncoding?: t.VectorEncoding } = {}): Promise<Response> {
+    const query = options.vectorEncoding ? `?vectorEncoding=${options.vectorEncoding}` : '';
+    const response = await this.send('GET', '/vectors/export' + query, undefined, true);
+    if (response.ok) return response;
+    throw await this.failureOf(response);
+  }
+
+  /** The whole export as text. */
+  async exportText(options: { vectorEncoding?: t.VectorEncoding } = {}) { return (await this.exportVectors(options)).text(); }
+
+  /**
+   * Copy this session into `target` (e.g. `await LocalIndex.load()`): its
+   * export, base64 vectors, streamed in and applied all or nothing. Searches
+   * there then give the server's ids and scores, offline.
+   */
+  async exportTo(target: LocalIndex): Promise<{ added: number; replaced: number }> {
+    return target.importFrom(await this.exportVectors({ vectorEncoding: 'base64' }));
+  }
+
+  /** POST /vectors/import: an export (text, bytes, a stream, a Response, or a LocalIndex's), applied all or nothing. */
+  async importVectors(source: ExportSource | LocalIndex) {
+    const body = await importBody(source);
+    const response = await this.send('POST', '/vectors/import', body, true, 'application/x-ndjson');
+    return this.answer<t.ImportResponse>(response);
+  }
   clear() { return this.request<t.ClearResponse>('POST', '/vectors/clear'); }
   search(queryVector: t.Vector, options: t.SearchOptions = {}) {
     return this.request<t.SearchResponse>('POST', '/search', { ...options, queryVector: toWire(queryVector) });
@@ -108,15 +152,29 @@ export class TempvecClient {
   }
 
   private async request<T>(method: string, path: string, body?: unknown, auth = true): Promise<T> {
+    const response = await this.send(method, path, body === undefined ? undefined : JSON.stringify(body), auth, 'application/json');
+    return this.answer<T>(response);
+  }
+
+  private async send(method: string, path: string, body: BodyInit | undefined, auth: boolean, contentType?: string): Promise<Response> {
     const headers: Record<string, string> = {};
     if (auth) headers.authorization = `Bearer ${await this.ensureToken()}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await this.fetchImpl(this.baseUrl + path, {
-      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    if (body !== undefined && contentType) headers['content-type'] = contentType;
+    const init: RequestInit & { duplex?: 'half' } = { method, headers, body };
+    // A streamed request body (fetch in Node and Chromium require this).
+    if (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream) init.duplex = 'half';
+    return this.fetchImpl(this.baseUrl + path, init);
+  }
+
+  private async answer<T>(response: Response): Promise<T> {
     const json = await response.json().catch(() => ({}));
     if (response.ok && json.success) return json as T;
     throw this.failure(response, json.error ?? {});
+  }
+
+  private async failureOf(response: Response): Promise<TempvecError> {
+    const json = await response.json().catch(() => ({}));
+    return this.failure(response, json.error ?? {});
   }
 
   private failure(response: Response, error: { code?: string; message?: string; details?: Record<string, unknown> }): TempvecError {
@@ -129,6 +187,18 @@ export class TempvecClient {
     }
     return new TempvecError(response.status, error.code ?? 'HTTP_ERROR', error.message ?? response.statusText, error.details);
   }
+}
+
+/** The body of an import: a LocalIndex becomes its export text. */
+async function importBody(source: ExportSource | { export(): string }): Promise<BodyInit> {
+  if (typeof source === 'string' || source instanceof Uint8Array) return source as BodyInit;
+  if (typeof Response !== 'undefined' && source instanceof Response) return source.body ?? '';
+  if (typeof (source as { export?: unknown }).export === 'function') return (source as { export(): string }).export();
+  if (typeof ReadableStream !== 'undefined' && source instanceof ReadableStream) return source;
+  // An async iterable of bytes: gathered (fetch takes no async iterables in browsers).
+  const parts: Uint8Array[] = [];
+  for await (const part of source as AsyncIterable<Uint8Array>) parts.push(part);
+  return new Blob(parts as BlobPart[]);
 }
 
 function defaultBaseUrl(): string {

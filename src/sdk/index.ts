@@ -2,5 +2,5 @@
 export { SessionExpiredError, TempvecClient, TempvecError } from './client.js';
 export type { ClientOptions } from './client.js';
 export { LocalIndex } from './local-index.js';
-export type { KernelSource, LocalIndexOptions, LocalSearchManyResult, LocalSearchResult } from './local-index.js';
+export type { ExportSource, KernelSource, LocalIndexOptions, LocalSearchManyResult, LocalSearchResult } from './local-index.js';
 export type * from './types.js';

@@ -7,8 +7,12 @@
 import * as v from 'valibot';
 import { loadConfig, requestLimitsOf } from '../config.js';
 import { ApiError, pointer } from '../errors.js';
+import { exportText } from '../export/format.js';
+import { ImportReader, prepareImport } from '../export/import-reader.js';
 import { VectorIndex } from '../index/vector-index.js';
+import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import { requestSchemas, type RequestSchemas } from '../schemas/index.js';
+import { patchedMetadata } from '../schemas/patched-metadata.js';
 import { requestError } from '../schemas/request-error.js';
 import { TempvecError } from './client.js';
 import type * as t from './types.js';
@@ -83,25 +87,132 @@ export class LocalIndex {
   delete(ids: string | string[]): { deleted: number; notFound: string[] } {
     const list = typeof ids === 'string'
       ? [parse(this.schemas.DeleteRequestSchema, { id: ids }).id]
-      : parse(this.schemas.DeleteManyRequestSchema, { ids }).ids;
+      : parse(this.schemas.DeleteManyRequestSchema, { ids }).ids!;
     return this.index.delete(list);
   }
 
+  /** Delete every vector a (non-empty) filter matches, as POST /vectors/delete-many with filter. */
+  deleteByFilter(filter: t.Metadata): { deleted: number; notFound: string[] } {
+    const body = parse(this.schemas.DeleteManyRequestSchema, { filter });
+    return run(() => this.index.delete(this.index.idsMatching(body.filter!)));
+  }
+
+  /** How many vectors match `filter` (all without one). */
+  count(filter?: t.Metadata): number {
+    const body = parse(this.schemas.CountRequestSchema, { filter });
+    return run(() => this.index.count(body.filter));
+  }
+
+  /** One page in insertion order, as POST /vectors/list. */
+  list(options: t.ListOptions = {}): { vectors: t.ListedVector[]; nextCursor: string | null } {
+    const { vectorEncoding, ...rest } = parse(this.schemas.ListRequestSchema, options);
+    const page = run(() => this.index.list(rest));
+    return { vectors: page.vectors.map((listed) => listedVector(listed, vectorEncoding)), nextCursor: page.nextCursor };
+  }
+
+  getMetadata(id: string): t.Metadata | undefined { return this.index.getMetadata(id); }
+
+  /** Apply an RFC 7396 merge patch to a vector's metadata; the result meets metadata/set's limits. Returns it (undefined: no such id). */
+  patchMetadata(id: string, patch: t.Metadata): t.Metadata | undefined {
+    const body = parse(this.schemas.PatchMetadataRequestSchema, { id, patch });
+    const current = this.index.getMetadata(body.id);
+    if (current === undefined) return undefined;
+    const metadata = run(() => patchedMetadata(this.schemas, current, body.patch));
+    this.index.setMetadata(body.id, metadata);
+    return metadata;
+  }
+
   search(queryVector: t.Vector, options: t.SearchOptions = {}): LocalSearchResult {
-    const { queryVector: query, ...rest } = parse(this.schemas.SearchRequestSchema, { ...options, queryVector: Array.from(queryVector) });
-    const out = run(() => this.index.search([query], { ...rest, pathOf: () => pointer('queryVector') }));
+    const { queryVector: query, queryId: _, ...rest } = parse(this.schemas.SearchRequestSchema, { ...options, queryVector: Array.from(queryVector) });
+    const out = run(() => this.index.search([query!], { ...rest, pathOf: () => pointer('queryVector') }));
+    return { results: out.results[0], stats: out.stats };
+  }
+
+  /** Search with the stored vector `id` as the query; `id` itself is left out of the results. */
+  searchById(id: string, options: t.SearchOptions = {}): LocalSearchResult {
+    const { queryId, queryVector: _, ...rest } = parse(this.schemas.SearchRequestSchema, { ...options, queryId: id });
+    const out = run(() => this.index.searchByIds([queryId!], { ...rest, pathOf: () => pointer('queryId') }));
     return { results: out.results[0], stats: out.stats };
   }
 
   searchMany(queryVectors: t.Vector[], options: t.SearchOptions = {}): LocalSearchManyResult {
-    const { queryVectors: queries, ...rest } = parse(this.schemas.SearchManyRequestSchema, { ...options, queryVectors: queryVectors.map((q) => Array.from(q)) });
-    return run(() => this.index.search(queries, { ...rest, pathOf: (j) => pointer('queryVectors', j) }));
+    const { queryVectors: queries, queryIds: _, ...rest } = parse(this.schemas.SearchManyRequestSchema, { ...options, queryVectors: queryVectors.map((q) => Array.from(q)) });
+    return run(() => this.index.search(queries!, { ...rest, pathOf: (j) => pointer('queryVectors', j) }));
+  }
+
+  searchManyByIds(ids: string[], options: t.SearchOptions = {}): LocalSearchManyResult {
+    const { queryIds, queryVectors: _, ...rest } = parse(this.schemas.SearchManyRequestSchema, { ...options, queryIds: ids });
+    return run(() => this.index.searchByIds(queryIds!, { ...rest, pathOf: (j) => pointer('queryIds', j) }));
+  }
+
+  /** The whole index in the export format of GET /vectors/export (NDJSON), base64 vectors unless asked otherwise. */
+  export(options: { vectorEncoding?: t.VectorEncoding } = {}): string {
+    return exportText(this.index.openExport(), options.vectorEncoding ?? 'base64');
+  }
+
+  /**
+   * Import an export (GET /vectors/export, or export() of another index):
+   * a fetch Response, its text, its bytes or a stream of them. Validated
+   * whole, then applied all or nothing with add-many's rules.
+   */
+  async importFrom(source: ExportSource): Promise<{ added: number; replaced: number }> {
+    const reader = new ImportReader(this.schemas);
+    try {
+      for await (const chunk of chunksOf(source)) reader.push(chunk);
+    } catch (err) {
+      throw err instanceof ApiError ? toSdkError(err) : err;
+    }
+    return run(() => {
+      const plan = prepareImport(this.index, reader.finish());
+      return plan ? this.index.applyUpsert(plan) : { added: 0, replaced: 0 };
+    });
+  }
+
+  /** A new index holding an export (e.g. `await LocalIndex.fromExport(await fetch(...))`, or client.exportTo). */
+  static async fromExport(source: ExportSource, options: LocalIndexOptions = {}): Promise<LocalIndex> {
+    const index = await LocalIndex.load(options);
+    await index.importFrom(source);
+    return index;
   }
 
   /** Remove every vector; dimensions and metric stay. */
   clear(): number { return this.index.clear(); }
   /** Drop everything, configuration included. */
   reset(): number { return this.index.reset(); }
+}
+
+/** What an import reads: a fetch Response, text, bytes, or a stream of bytes. */
+export type ExportSource = Response | string | Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+
+async function* chunksOf(source: ExportSource): AsyncIterable<Uint8Array> {
+  if (typeof source === 'string') {
+    yield new TextEncoder().encode(source);
+  } else if (source instanceof Uint8Array) {
+    yield source;
+  } else if (typeof Response !== 'undefined' && source instanceof Response) {
+    if (!source.ok) throw new TempvecError(source.status, 'HTTP_ERROR', `the export answered HTTP ${source.status}`);
+    if (source.body) yield* readStream(source.body);
+  } else if (typeof (source as ReadableStream).getReader === 'function') {
+    yield* readStream(source as ReadableStream<Uint8Array>);
+  } else {
+    yield* source as AsyncIterable<Uint8Array>;
+  }
+}
+
+async function* readStream(stream: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array> {
+  const reader = stream.getReader();
+  try {
+    for (let part = await reader.read(); !part.done; part = await reader.read()) yield part.value;
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+function listedVector(listed: { id: string; vector?: Float32Array; metadata?: t.Metadata }, encoding: t.VectorEncoding): t.ListedVector {
+  const out: t.ListedVector = { id: listed.id };
+  if (listed.vector) out.vector = encoding === 'base64' ? encodeFloat32Base64(listed.vector) : Array.from(listed.vector);
+  if (listed.metadata) out.metadata = listed.metadata;
+  return out;
 }
 
 const toSdkError = (err: ApiError) => new TempvecError(err.status, err.code, err.message, err.details);

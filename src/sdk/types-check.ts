@@ -37,6 +37,10 @@ export type Checks = [
   Same<Body<typeof r.ClearResponseSchema>, Sdk<t.ClearResponse>>,
   Same<Body<typeof r.SearchResponseSchema>, Sdk<t.SearchResponse>>,
   Same<Body<typeof r.SearchManyResponseSchema>, Sdk<t.SearchManyResponse>>,
+  Same<Body<typeof r.CountResponseSchema>, Sdk<t.CountResponse>>,
+  Same<Body<typeof r.ListResponseSchema>, Sdk<t.ListResponse>>,
+  Same<Body<typeof r.PatchMetadataResponseSchema>, Sdk<t.SetMetadataResponse>>,
+  Same<Body<typeof r.ImportResponseSchema>, Sdk<t.ImportResponse>>,
 ];
 /** A `false` anywhere above is a compile error here. */
 type AllTrue<T extends readonly true[]> = T;

@@ -47,6 +47,8 @@ export interface Limits {
   maxIdLength: number;
   maxMetadataBytes: number;
   maxBodyBytes: number;
+  maxImportBytes: number;
+  list: Bounds;
   maxJsonDepth: number;
   maxMetadataKeys: number;
   maxFilterKeys: number;
@@ -58,6 +60,8 @@ export interface Limits {
   vectorTypes: string[];
   defaultMetric: Metric;
   backend: string;
+  /** Origins whose pages may call the service; ['*']: any. */
+  corsOrigins: string[];
 }
 
 /** Server-side timings of one request, in milliseconds (counts for resultCount and queryCount). */
@@ -90,6 +94,28 @@ export interface SearchOptions {
   candidatePool?: number;
   includeMetadata?: boolean;
   filter?: Metadata;
+  /** Leave out results worse than this (cosine: score below it; l2: distance above it). */
+  scoreThreshold?: number;
+}
+
+export type VectorEncoding = 'numbers' | 'base64';
+
+export interface ListOptions {
+  filter?: Metadata;
+  /** 1 to 1000, default 100. */
+  limit?: number;
+  /** nextCursor of the previous page. */
+  cursor?: string;
+  includeVectors?: boolean;
+  includeMetadata?: boolean;
+  vectorEncoding?: VectorEncoding;
+}
+
+export interface ListedVector {
+  id: string;
+  /** number[] or, with vectorEncoding base64, a base64 string. */
+  vector?: number[] | string;
+  metadata?: Metadata;
 }
 
 export interface VectorRecord {
@@ -175,6 +201,16 @@ export interface DeleteManyResponse extends WithSession {
 }
 export interface ClearResponse extends WithSession {
   mutation: { deleted: number };
+}
+export interface CountResponse extends WithSession {
+  count: number;
+}
+export interface ListResponse extends WithSession {
+  vectors: ListedVector[];
+  nextCursor: string | null;
+}
+export interface ImportResponse extends WithSession {
+  mutation: { added: number; replaced: number };
 }
 export interface SearchResponse extends WithSession {
   results: SearchHit[];

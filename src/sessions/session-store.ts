@@ -4,11 +4,18 @@
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
 import { CorruptLogError } from './persistence/records.js';
+import type { JournalFs } from './persistence/journal-fs.js';
 import { SessionJournal } from './persistence/session-journal.js';
 import { Session } from './session.js';
-import { hashToken, newToken, TOKEN_PATTERN } from './token.js';
+import { SessionWrites } from './session-writes.js';
+import { hashToken, isTokenOf, newToken } from './token.js';
 
 export type Clock = () => number;
+
+export interface StoreOptions {
+  /** The journal's file operations (tests inject disk faults). */
+  journalFs?: JournalFs;
+}
 
 const MAX_REMEMBERED_EXPIRED = 100_000;
 
@@ -20,36 +27,94 @@ export class SessionStore {
   /** DATA_DIR only: the session logs. */
   private readonly log: SessionJournal | undefined;
   /** DATA_DIR only: sessions on disk not reopened since the restart (token hash -> last write). */
-  private readonly dormant = new Map<string, number>();
+  private dormant = new Map<string, number>();
+  /** Every change to a session's index goes through these (session-writes.ts). */
+  readonly writes = new SessionWrites(this);
+  /** DATA_DIR only: sessions being rebuilt from their logs; every request with the token waits for the same one. */
+  private readonly reopening = new Map<string, Promise<Session | undefined>>();
+  /** True until restore() has listed the sessions on disk: tokens and new sessions are refused with 503 meanwhile. */
+  restoring = false;
 
+  /** `restoreNow` false: the sessions on disk are listed later, by restore() (the server listens first, so /readyz can answer). */
   constructor(
     private readonly config: Config,
     private readonly kernelModule: WebAssembly.Module,
     readonly now: Clock = Date.now,
+    restoreNow = true,
+    options: StoreOptions = {},
   ) {
     if (config.dataDir !== '') {
-      this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)));
-      this.dormant = this.log.scan();
+      this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {
+        fsync: config.fsync, fs: options.journalFs,
+      });
+      if (restoreNow) this.dormant = this.log.scan();
+      else this.restoring = true;
     }
+  }
+
+  /** List the sessions on disk without blocking the event loop (they are reopened on their first request). */
+  async restore(): Promise<void> {
+    if (!this.restoring || !this.log) return;
+    this.dormant = await this.log.scanAsync();
+    this.restoring = false;
+  }
+
+  private assertRestored(): void {
+    if (this.restoring) {
+      throw apiError('INSTANCE_UNAVAILABLE', 'this instance is still restoring its sessions from disk; try again in a moment', undefined, { 'Retry-After': '1' });
+    }
+  }
+
+  /** Vectors stored in the sessions in memory (those on disk waiting to be reopened are not counted). */
+  vectorCount(): number {
+    let total = 0;
+    for (const session of this.sessions.values()) total += session.index.size;
+    return total;
   }
 
   /** Live sessions, those on disk waiting to be reopened included. */
   get size(): number {
-    return this.sessions.size + this.dormant.size;
+    return this.sessions.size + this.dormant.size + this.reopening.size;
   }
 
   /**
-   * Log a change before it is applied (only with DATA_DIR). A failed write
-   * refuses the change with 503, so nothing is acknowledged that is not on disk.
+   * Log a change before it is applied (only with DATA_DIR; session-writes.ts). A failed write
+   * refuses the change with 503 and leaves nothing of it on disk, so nothing
+   * is acknowledged that is not on disk.
    */
   journal(session: Session, write: (log: SessionJournal, at: number) => void): void {
     if (!this.log) return;
     try {
       write(this.log, this.now());
     } catch (err) {
-      console.error(`tempvec: cannot write the log of session ${session.id}:`, err);
-      throw apiError('SERVER_AT_CAPACITY', 'the change could not be saved to disk; nothing was changed, try again later', undefined, { 'Retry-After': '60' });
+      console.error(`tempvec: cannot write the log of session ${session.id}:`, (err as Error).message ?? err);
+      throw diskError();
     }
+  }
+
+  /**
+   * FSYNC=always: settles once the session's logged changes are on stable
+   * storage; an answer that reports a change waits for this. If fdatasync
+   * fails, the session is dropped from memory (to be reopened from what its
+   * log holds) and the caller hears 503: the change may or may not survive.
+   */
+  durable(session: Session): Promise<void> | undefined {
+    const synced = this.log?.durable(session);
+    return synced?.catch((err) => {
+      console.error(`tempvec: fdatasync failed for the log of session ${session.id}; it is reopened from disk on its next request:`, (err as Error).message ?? err);
+      this.evict(session);
+      throw diskError('the change could not be confirmed on disk; read the session back before retrying');
+    });
+  }
+
+  /** Settles when the journal has no background work (compaction) under way. */
+  async whenIdle(): Promise<void> {
+    await this.log?.whenIdle();
+  }
+
+  /** Compact a session's log now (benches). */
+  async compactLog(session: Session): Promise<void> {
+    await this.log?.compactNow(session);
   }
 
   /** On shutdown: write each session's last access to its log. */
@@ -59,35 +124,64 @@ export class SessionStore {
 
   /** A new session and the only copy of its token. */
   create(): { token: string; session: Session } {
+    this.assertRestored();
     this.sweep();
     if (this.size >= this.config.maxSessions) {
       throw apiError('SERVER_AT_CAPACITY', `the server holds its maximum of ${this.config.maxSessions} sessions; try again later`, undefined, {
         'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)),
       });
     }
-    const token = newToken();
+    const token = newToken(this.config.instanceId);
     const session = new Session(hashToken(token), this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, this.now());
     this.journal(session, (log) => log.create(session));
     this.admit(session);
     return { token, session };
   }
 
-  /** The live session of `token`, its expiry slid forward; throws 401 otherwise. */
-  authenticate(token: string): Session {
-    if (!TOKEN_PATTERN.test(token)) throw apiError('INVALID_TOKEN', 'the token is not valid; request a new one with POST /token');
+  /**
+   * The live session of `token`, its expiry slid forward; throws 401
+   * otherwise. A session still on disk after a restart is reopened first,
+   * in slices (a promise then).
+   */
+  authenticate(token: string): Session | Promise<Session> {
+    // A token of another instance is answered like any token this one did not issue.
+    if (!isTokenOf(token, this.config.instanceId)) throw apiError('INVALID_TOKEN', 'the token is not valid; request a new one with POST /token');
+    this.assertRestored();
     const hash = hashToken(token);
+    const session = this.sessions.get(hash);
+    if (session) return this.use(session);
+    if (this.dormant.has(hash) || this.reopening.has(hash)) return this.authenticateReopened(hash);
+    throw this.unknown(hash);
+  }
+
+  private async authenticateReopened(hash: string): Promise<Session> {
+    let pending = this.reopening.get(hash);
+    if (!pending) {
+      pending = this.reopen(hash).finally(() => this.reopening.delete(hash));
+      this.reopening.set(hash, pending);
+    }
+    const session = await pending;
+    if (!session) throw this.unknown(hash);
+    return this.use(session);
+  }
+
+  /** A request uses a live session: expired, or touched (a read is logged now and then). */
+  private use(session: Session): Session {
     const now = this.now();
-    const session = this.sessions.get(hash) ?? this.reopen(hash, now);
-    if (session && session.isExpired(now)) this.expire(session, now);
-    else if (session) {
-      session.touch(now);
-      this.log?.touched(session);
-      return session;
+    if (session.isExpired(now)) {
+      this.expire(session, now);
+      throw this.unknown(session.tokenHash);
     }
+    session.touch(now);
+    this.log?.touched(session);
+    return session;
+  }
+
+  private unknown(hash: string) {
     if (this.expired.has(hash)) {
-      throw apiError('SESSION_EXPIRED', 'the session expired and its index was deleted; request a new token with POST /token');
+      return apiError('SESSION_EXPIRED', 'the session expired and its index was deleted; request a new token with POST /token');
     }
-    throw apiError('INVALID_TOKEN', 'the token is not valid; request a new one with POST /token');
+    return apiError('INVALID_TOKEN', 'the token is not valid; request a new one with POST /token');
   }
 
   /** Expire every idle session and forget old expired tokens. */
@@ -151,25 +245,42 @@ export class SessionStore {
    * token after a restart (the caller's dbOpenMs includes this). A damaged log
    * is reported and set aside; the caller hears SESSION_EXPIRED.
    */
-  private reopen(hash: string, now: number): Session | undefined {
+  private async reopen(hash: string): Promise<Session | undefined> {
     const lastWrite = this.dormant.get(hash);
+    const now = this.now();
     if (lastWrite === undefined || !this.log) return undefined;
-    this.dormant.delete(hash);
     if (now >= lastWrite + this.config.sessionTtlMs) {
       this.forget(hash, now);
       return undefined;
     }
+    this.dormant.delete(hash);
     try {
-      const { session, report } = this.log.restore(hash, (id, createdAt) =>
+      const restored = await this.log.restore(hash, (id, createdAt) =>
         new Session(hash, this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, now, { id, createdAt }));
+      if (!restored) return undefined; // its creation failed: it was never acknowledged
+      const { session, report } = restored;
       if (report.tornTail) console.warn(`tempvec: session ${session.id}: cut a torn last record (${report.tornTail}); every acknowledged change is kept`);
       this.admit(session);
       return session;
     } catch (err) {
-      if (!(err instanceof CorruptLogError)) throw err;
+      if (!(err instanceof CorruptLogError)) {
+        // Unreadable for now (I/O error, no file handles): it stays on disk for a later try.
+        this.dormant.set(hash, lastWrite);
+        console.error(`tempvec: cannot read the log of a session (token hash ${hash.slice(0, 12)}...): ${(err as Error).message}`);
+        throw diskError('the session\'s stored data could not be read; nothing was changed, try again later');
+      }
       console.error(`tempvec: the log of a session (token hash ${hash.slice(0, 12)}...) is damaged and was set aside: ${err.message}`);
       throw apiError('SESSION_EXPIRED', 'the session\'s stored data was damaged and could not be restored; request a new token with POST /token');
     }
+  }
+
+  /** Drop a live session from memory; its next request reopens it from its log. */
+  private evict(session: Session): void {
+    if (this.sessions.get(session.tokenHash) !== session) return;
+    this.sessions.delete(session.tokenHash);
+    this.log?.close(session);
+    session.index.reset();
+    this.dormant.set(session.tokenHash, session.lastAccessedAt);
   }
 
   /** An expired session that is only on disk: delete its file, remember its token as expired. */
@@ -182,7 +293,7 @@ export class SessionStore {
   private expire(session: Session, now: number): void {
     this.sessions.delete(session.tokenHash);
     session.index.reset(); // drops the memory now, not when the GC finds the session
-    this.log?.remove(session.tokenHash);
+    this.log?.remove(session.tokenHash, session);
     this.rememberExpired(session.tokenHash, now);
   }
 
@@ -191,4 +302,8 @@ export class SessionStore {
     // Bounded: past this many, the oldest expired tokens answer INVALID_TOKEN instead.
     if (this.expired.size > MAX_REMEMBERED_EXPIRED) this.expired.delete(this.expired.keys().next().value!);
   }
+}
+
+function diskError(message = 'the change could not be saved to disk; nothing was changed, try again later') {
+  return apiError('SERVER_AT_CAPACITY', message, undefined, { 'Retry-After': '60' });
 }

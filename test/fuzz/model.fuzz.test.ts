@@ -1,7 +1,9 @@
 // Model-based test: random sequences of add, add-many, replace, delete,
-// delete-many, metadata set/delete, clear, reset and search run against the
-// service and against a plain in-memory model; after every step get, has,
-// the counts and an exact top-K search must equal the model's.
+// delete-many (by ids and by filter), metadata set/patch/delete, import
+// (whole or truncated), clear, reset and search run against the service and
+// against a plain in-memory model; after every step get, has, the counts
+// (filtered too), the listing in insertion order and an exact top-K search
+// must equal the model's.
 //
 // Vectors are small integers under l2, so every distance is exact in float32
 // and results (ties broken by insertion order included) compare with deep
@@ -44,6 +46,9 @@ type Op =
   | { op: 'delete-many'; ids: string[] }
   | { op: 'metadata-set'; id: string; metadata: Record<string, unknown> }
   | { op: 'metadata-delete'; id: string }
+  | { op: 'delete-filter'; g: number }
+  | { op: 'metadata-patch'; id: string; patch: Record<string, unknown> }
+  | { op: 'import'; vectors: { id: string; vector: number[]; metadata?: Record<string, unknown> }[]; truncated: boolean }
   | { op: 'clear' }
   | { op: 'reset' }
   | { op: 'search'; queryVector: number[]; topK: number; filter?: { g: number } };
@@ -62,6 +67,10 @@ function ops(dim: number): fc.Arbitrary<Op[]> {
     { weight: 1, arbitrary: fc.array(id, { minLength: 1, maxLength: 4 }).map((ids) => ({ op: 'delete-many' as const, ids })) },
     { weight: 2, arbitrary: fc.record({ id, metadata: fc.record({ g: fc.integer({ min: 0, max: 2 }) }) }).map((r) => ({ op: 'metadata-set' as const, ...r })) },
     { weight: 1, arbitrary: id.map((i) => ({ op: 'metadata-delete' as const, id: i })) },
+    { weight: 1, arbitrary: fc.integer({ min: 0, max: 2 }).map((g) => ({ op: 'delete-filter' as const, g })) },
+    { weight: 2, arbitrary: fc.record({ id, patch: fc.record({ g: fc.option(fc.integer({ min: 0, max: 2 })), note: fc.option(fc.string({ maxLength: 3 })) }, { requiredKeys: [] }) })
+      .map((r) => ({ op: 'metadata-patch' as const, ...r })) },
+    { weight: 2, arbitrary: fc.tuple(fc.array(record, { minLength: 1, maxLength: 6 }), fc.boolean()).map(([vectors, truncated]) => ({ op: 'import' as const, vectors, truncated })) },
     { weight: 1, arbitrary: fc.constant({ op: 'clear' as const }) },
     { weight: 1, arbitrary: fc.constant({ op: 'reset' as const }) },
     { weight: 3, arbitrary: fc.record({
@@ -116,6 +125,41 @@ describe('model-based: random operation sequences against a plain model', functi
         if (row) row.metadata = metadata;
         return;
       }
+      case 'delete-filter': {
+        const matching = [...model.rows].filter(([, row]) => row.metadata.g === op.g).map(([id]) => id);
+        const res = await post('/vectors/delete-many', { filter: { g: op.g } });
+        expect(res.body.mutation, JSON.stringify(res.body)).to.deep.equal({ deleted: matching.length, notFound: [] });
+        for (const id of matching) model.rows.delete(id);
+        return;
+      }
+      case 'metadata-patch': {
+        const res = await post('/vectors/metadata/patch', { id: op.id, patch: op.patch });
+        const row = model.rows.get(op.id);
+        expect(res.status, JSON.stringify(res.body)).to.equal(row ? 200 : 404);
+        if (!row) return;
+        const metadata = { ...row.metadata };
+        for (const [key, value] of Object.entries(op.patch)) {
+          if (value === null) delete metadata[key];
+          else metadata[key] = value;
+        }
+        row.metadata = metadata;
+        expect(res.body.metadata).to.deep.equal(metadata);
+        return;
+      }
+      case 'import': {
+        // The header announces the first record's length (refused when the session has another) and, when truncated, one line more than sent.
+        const header = { format: 'tempvec-export', version: 1, dimensions: op.vectors[0].vector.length, metric: 'l2', vectorType: 'float32', count: op.vectors.length + (op.truncated ? 1 : 0) };
+        const raw = [header, ...op.vectors].map((line) => JSON.stringify(line)).join('\n') + '\n';
+        const res = await live.send('POST', '/vectors/import', { token, raw, headers: { 'content-type': 'application/x-ndjson' } });
+        if (op.truncated) {
+          expect(res.body.error?.code, JSON.stringify(res.body)).to.equal('INVALID_IMPORT');
+          return;
+        }
+        const error = model.dim !== null && header.dimensions !== model.dim ? 'DIMENSION_MISMATCH' : model.add(op.vectors);
+        if (error) expect(res.body.error?.code, JSON.stringify(res.body)).to.equal(error);
+        else expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        return;
+      }
       case 'clear':
         expect((await post('/vectors/clear')).body.mutation.deleted).to.equal(model.rows.size);
         model.rows.clear();
@@ -154,6 +198,19 @@ describe('model-based: random operation sequences against a plain model', functi
     const { session } = (await live.send('GET', '/session', { token })).body;
     expect(session.vectorCount).to.equal(model.rows.size);
     expect(session.config.dimensions).to.equal(model.dim);
+    for (const g of [0, 1]) {
+      const count = [...model.rows.values()].filter((row) => row.metadata.g === g).length;
+      expect((await post('/vectors/count', { filter: { g } })).body.count).to.equal(count);
+    }
+    // The listing, two per page, is the model's rows in the order of their last write.
+    const listed: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = (await post('/vectors/list', { limit: 2, cursor })).body;
+      listed.push(...page.vectors.map((v: { id: string }) => v.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(listed).to.deep.equal([...model.rows].sort(([, a], [, b]) => a.seq - b.seq).map(([id]) => id));
     await expectSearch(model, Array.from({ length: model.dim ?? dim }, (_, i) => i - 1), 5);
   }
 

@@ -34,12 +34,16 @@ export class TestServer {
   store!: SessionStore;
   config!: Config;
 
-  constructor(private readonly overrides: Partial<Config> = {}, private readonly now?: Clock) {}
+  /** Lists the sessions on disk (with deferRestore). */
+  restore!: () => Promise<void>;
+
+  constructor(private readonly overrides: Partial<Config> = {}, private readonly now?: Clock, private readonly deferRestore = false) {}
 
   async start(): Promise<void> {
-    const { app, store, config } = createApp({ config: loadConfig({}, this.overrides), now: this.now });
+    const { app, store, config, restore } = createApp({ config: loadConfig({}, this.overrides), now: this.now, deferRestore: this.deferRestore });
     this.store = store;
     this.config = config;
+    this.restore = restore;
     const server = app.listen(0, '127.0.0.1');
     this.server = server;
     await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));

@@ -26,11 +26,13 @@ export interface LiveApp {
   send(method: string, path: string, options?: SendOptions): Promise<Reply>;
   /** POST /token and return the token. */
   newToken(): Promise<string>;
+  /** List the sessions on disk (started with deferRestore). */
+  restore(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startApp(overrides: Partial<Config> = {}, options: { now?: Clock } = {}): Promise<LiveApp> {
-  const server = new TestServer(overrides, options.now);
+export async function startApp(overrides: Partial<Config> = {}, options: { now?: Clock; deferRestore?: boolean } = {}): Promise<LiveApp> {
+  const server = new TestServer(overrides, options.now, options.deferRestore);
   await server.start();
   return {
     url: server.base,
@@ -39,6 +41,7 @@ export async function startApp(overrides: Partial<Config> = {}, options: { now?:
     send: (method, path, { raw, body, ...rest } = {}) =>
       server.request(method, path, { ...rest, body: raw ?? (body === undefined || typeof body !== 'string' ? body : JSON.stringify(body)) }),
     newToken: () => server.token(),
+    restore: () => server.restore(),
     async close() {
       server.store.stopSweeper();
       await server.close();

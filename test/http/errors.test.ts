@@ -32,7 +32,7 @@ describe('errors: authentication (401)', () => {
     }
   });
 
-  it('INVALID_TOKEN for a well-formed but unknown token, and for a token of the wrong shape', async () => {
+  it('INVALID_TOKEN for an unknown token and for a token of the wrong shape', async () => {
     expectError(await api.get('/session', { token: 'A'.repeat(43) }), 401, 'INVALID_TOKEN');
     expectError(await api.get('/session', { token: 'short' }), 401, 'INVALID_TOKEN');
   });
@@ -82,7 +82,7 @@ describe('errors: request bodies', () => {
     expectError(await api.post('/vectors/add-many', { token, body: { vectors } }), 413, 'PAYLOAD_TOO_LARGE');
   });
 
-  it('VALIDATION_ERROR (400) for each schema rule, with the path and message of each issue', async () => {
+  it('VALIDATION_ERROR (400) for each schema rule, with each issue\'s path', async () => {
     const cases: [string, unknown, string][] = [
       ['/vectors/add', { id: 5, vector: [1, 0, 0] }, '/id'],
       ['/vectors/add', { id: '', vector: [1, 0, 0] }, '/id'],
@@ -142,7 +142,7 @@ describe('errors: request bodies', () => {
     expectError(await api.post('/search', { token, body: '{"queryVector":[-1e999,0,0]}' }), 400, 'VALIDATION_ERROR');
   });
 
-  it('DIMENSION_MISMATCH (400) for a vector or query of another length than the session, with expected and actual', async () => {
+  it('DIMENSION_MISMATCH (400) for a vector of another length, with both lengths', async () => {
     const add = expectError(await api.post('/vectors/add', { token, body: { id: 'new', vector: [1, 1] } }), 400, 'DIMENSION_MISMATCH');
     expect(add.details).to.deep.equal({ path: '/vector', expected: 3, actual: 2 });
     const many = expectError(await api.post('/vectors/add-many', { token, body: { vectors: [{ id: 'new', vector: [1, 1, 1] }, { id: 'c', vector: [1, 1, 1, 1] }] } }), 400, 'DIMENSION_MISMATCH');
@@ -202,7 +202,7 @@ describe('errors: request bodies', () => {
 describe('errors: capacity', () => {
   const api = useServer({ maxVectorsPerSession: 3, maxSessions: 2 });
 
-  it('CAPACITY_EXCEEDED (409) when an add would pass maxVectors; nothing of that request is stored', async () => {
+  it('CAPACITY_EXCEEDED (409) when an add would pass maxVectors; stores nothing', async () => {
     const token = await sessionWith(api, [{ id: 'a', vector: [1, 0] }, { id: 'b', vector: [0, 1] }]);
     const before = await snapshot(api, token, ['a', 'b', 'c', 'd']);
     expectError(await api.post('/vectors/add-many', { token, body: { vectors: [{ id: 'c', vector: [1, 1] }, { id: 'd', vector: [2, 1] }] } }), 409, 'CAPACITY_EXCEEDED');

@@ -10,7 +10,7 @@ describe('session expiry (injected clock)', () => {
   const clock = new ManualClock();
   const api = useServer({ sessionTtlMs: TTL }, clock.now);
 
-  it('a session idle for the TTL expires: SESSION_EXPIRED on every route, a new token works', async () => {
+  it('a session idle for the TTL answers SESSION_EXPIRED; a new token works', async () => {
     const token = await sessionWith(api, [{ id: 'a', vector: [1, 2] }]);
     clock.advance(TTL - 1);
     expect((await sessionOf(api, token)).ttlMsRemaining).to.equal(TTL); // that request slid it again
@@ -55,7 +55,7 @@ describe('session expiry (injected clock)', () => {
     expectError(await api.get('/session', { token }), 401, 'SESSION_EXPIRED');
   });
 
-  it('the sweeper expires idle sessions and frees their linear memory (GET /limits usage)', async () => {
+  it('the sweeper expires idle sessions and frees their memory (GET /limits)', async () => {
     const memory = async () => expectOk(await api.get('/limits')).usage.linearMemoryBytes as number;
     api.store.sweep();
     clock.advance(TTL); // every session so far is idle now

@@ -5,7 +5,7 @@ import { expectError, expectOk, useServer } from '../helpers/http.js';
 describe('int8 sessions over HTTP', () => {
   const api = useServer();
 
-  it('creates an int8 session on the first add, searches with exact scores and reports its code bytes', async () => {
+  it('creates an int8 session, searches with exact scores, reports code bytes', async () => {
     const token = await api.token();
     const vectors = [{ id: 'a', vector: [1, 0, 0] }, { id: 'b', vector: [0.6, 0.8, 0] }, { id: 'c', vector: [0, 0, 1] }];
     const added = expectOk(await api.post('/vectors/add-many', { token, body: { vectors, vectorType: 'int8' } }));

@@ -4,8 +4,10 @@ import { expect } from 'chai';
 import { hashToken } from '../../src/sessions/token.js';
 import { startApp, type LiveApp } from '../helpers/live-app.js';
 
-/** Every authenticated route with a body aimed at the other session's ids. */
-const ROUTES: [method: string, path: string, body?: unknown][] = [
+const IMPORT_BODY = '{"format":"tempvec-export","version":1,"dimensions":3,"metric":"cosine","vectorType":"float32","count":1}\n{"id":"a1","vector":[7,7,7],"metadata":{"owner":"B"}}\n';
+
+/** Every authenticated route with a body aimed at the other session's ids (and, for NDJSON, how to send it). */
+const ROUTES: [method: string, path: string, body?: unknown, extra?: { raw: string; headers: Record<string, string> }][] = [
   ['GET', '/session'],
   ['POST', '/index/reset'],
   ['POST', '/vectors/has', { id: 'a1' }],
@@ -21,6 +23,11 @@ const ROUTES: [method: string, path: string, body?: unknown][] = [
   ['POST', '/vectors/clear'],
   ['POST', '/search', { queryVector: [1, 0, 0], topK: 100, includeMetadata: true }],
   ['POST', '/search-many', { queryVectors: [[1, 0, 0], [0, 1, 0]], topK: 100, includeMetadata: true }],
+  ['POST', '/vectors/count', { filter: { owner: 'A' } }],
+  ['POST', '/vectors/list', { limit: 1000, includeVectors: true, includeMetadata: true }],
+  ['POST', '/vectors/metadata/patch', { id: 'a1', patch: { owner: 'B' } }],
+  ['GET', '/vectors/export'],
+  ['POST', '/vectors/import', undefined, { raw: IMPORT_BODY, headers: { 'content-type': 'application/x-ndjson' } }],
 ];
 
 const flip = (c: string) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase());
@@ -65,16 +72,17 @@ describe('session isolation', () => {
 
   it('lets no route used with another token read, change or list session A\'s vectors', async () => {
     const before = await snapshotA();
-    for (const [method, path, body] of ROUTES) {
+    for (const [method, path, body, extra] of ROUTES) {
       // A fresh session B for each route, holding one vector of its own with the same dimension.
       const tokenB = await live.newToken();
       await live.send('POST', '/vectors/add', { token: tokenB, body: { id: 'b1', vector: [1, 0, 0], metadata: { owner: 'B' } } });
-      const res = await live.send(method, path, { token: tokenB, body });
+      const res = await live.send(method, path, { token: tokenB, body, ...extra });
       expect(res.status, `${method} ${path}`).to.be.oneOf([200, 404]);
-      const text = JSON.stringify(res.body);
+      // The raw text: the export's NDJSON too.
+      const text = res.text;
       expect(text, `${method} ${path} leaks A's metadata`).not.to.include('"owner":"A"');
       expect(text, `${method} ${path} leaks A's sessionId`).not.to.include(sessionIdA);
-      if (res.body.session) expect(res.body.session.sessionId).not.to.equal(sessionIdA);
+      if (res.body?.session) expect(res.body.session.sessionId).not.to.equal(sessionIdA);
       expect(await snapshotA(), `A changed after ${method} ${path} by B`).to.deep.equal(before);
     }
   });
@@ -135,7 +143,7 @@ describe('session isolation', () => {
       }
     });
 
-    it('answers 401 to a well-formed token of a session that never existed, with a fresh token still working', async () => {
+    it('answers 401 to a well-formed unknown token; a fresh token still works', async () => {
       const fresh = await live.newToken();
       const stranger = recased(fresh); // same shape, different secret
       expect((await live.send('GET', '/session', { token: stranger })).status).to.equal(401);

@@ -1,6 +1,6 @@
 // Large add / add-many bodies over HTTP: with a Content-Length of 64 KB or
-// more they are read into one reused buffer (src/http/read-into.ts) and their
-// vectors decoded into reused buffers (src/http/arena-pool.ts); without one
+// more they are read into one reused buffer (src/http/body/read-into.ts) and their
+// vectors decoded into reused buffers (src/http/body/buffer-pool.ts); without one
 // (chunked) raw-body reads them. Either way the stored vectors are exact, a
 // later request never changes an earlier one's, and a body that ends early
 // is answered as raw-body answers it.
@@ -70,7 +70,7 @@ describe('large add-many bodies (read into reused buffers)', () => {
   }
   const asFloat32 = (vectors: number[][]) => vectors.map((v) => Array.from(Float32Array.from(v)));
 
-  it('stores base64 and JSON-number batches exactly, and a later batch leaves the earlier vectors as they were', async () => {
+  it('stores base64 and number batches exactly; later batches change nothing', async () => {
     const token = await api.token();
     for (const base64 of [true, false]) {
       const body = batch(base64 ? 'a' : 'j', first, base64);
@@ -102,7 +102,7 @@ describe('large add-many bodies (read into reused buffers)', () => {
     expect(await stored(token, 'x', COUNT)).to.deep.equal(asFloat32(first));
   });
 
-  it('answers a body cut short before its Content-Length as a small one, and goes on serving', async () => {
+  it('answers a body cut short as a small one, and goes on serving', async () => {
     const token = await api.token();
     const large = errorOf(await postShort(api.base, token, 200_000, 100_000));
     const small = errorOf(await postShort(api.base, token, 2_000, 1_000));
@@ -118,7 +118,7 @@ describe('large bodies near MAX_BODY_BYTES', () => {
   const api = useServer({ maxBodyBytes: 150_000 });
   const rng = seededRng(405);
 
-  it('takes a body just under the limit and answers 413 PAYLOAD_TOO_LARGE just over it, as for small bodies', async () => {
+  it('takes a body just under the limit, answers 413 just over it', async () => {
     const token = await api.token();
     const vectors = randomVectors(rng, 500, DIM);
     const under = batch('u', vectors.slice(0, 300), true);

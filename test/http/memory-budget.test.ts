@@ -10,7 +10,7 @@ describe('memory budget', () => {
   let live: LiveApp;
   afterEach(() => live.close());
 
-  it('answers an add that would pass the budget with 503 SERVER_AT_CAPACITY and Retry-After, storing nothing', async () => {
+  it('answers an add past the budget with 503 and Retry-After, storing nothing', async () => {
     // 64 rows of 256 float32 fit in 2 pages; 1000 rows need 16.
     live = await startApp({ memoryBudgetBytes: 12 * PAGE });
     const a = await live.newToken();
@@ -63,7 +63,7 @@ describe('memory budget', () => {
     live = await startApp();
   });
 
-  it('answers POST /token past MAX_SESSIONS with 503 SERVER_AT_CAPACITY and Retry-After', async () => {
+  it('answers POST /token past MAX_SESSIONS with 503 and Retry-After', async () => {
     live = await startApp({ maxSessions: 2 });
     await live.newToken();
     await live.newToken();

@@ -43,7 +43,7 @@ describe('metadata routes', () => {
     });
   }
 
-  it('metadata/set refuses metadata that is not a plain object or is too large, and keeps the old one', async () => {
+  it('metadata/set refuses a non-object or too large one, keeping the old', async () => {
     for (const metadata of [null, [1, 2], 'red', 3, { big: 'x'.repeat(64) }]) {
       const err = expectError(await api.post('/vectors/metadata/set', { token, body: { id: 'a', metadata } }), 400, 'VALIDATION_ERROR');
       expect(err.details.issues[0].path).to.equal('/metadata');

@@ -38,7 +38,7 @@ describe('POST /search', () => {
       }
     });
 
-    it(`${metric}: a filter is applied before ranking, so it returns min(topK, matching) exact results`, async () => {
+    it(`${metric}: filters before ranking: min(topK, matching) exact results`, async () => {
       const { token, rows, rng } = await randomSession(api, metric, 3);
       for (const [filter, topK] of [[{ group: 1 }, 20], [{ tags: 'five' }, 100], [{ group: 2, tags: 'five' }, 5], [{ group: 7 }, 10]] as const) {
         const queryVector = randomVector(rng, DIM);

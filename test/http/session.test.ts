@@ -52,7 +52,7 @@ describe('session state transitions (spec section 3)', () => {
     expect(session.config).to.deep.include({ dimensions: null, metric: null });
   });
 
-  it('new -> initialized by /vectors/add: dimension from the vector, metric cosine by default', async () => {
+  it('new -> initialized by add: dimension from the vector, cosine by default', async () => {
     const token = await api.token();
     const body = expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2, 3] } }));
     expect(body.session).to.deep.include({ initialized: true, vectorCount: 1 });
@@ -78,7 +78,7 @@ describe('session state transitions (spec section 3)', () => {
     expect(ok.session.config).to.deep.include({ dimensions: 5, metric: 'l2' });
   });
 
-  it('initialized -> initialized: adds of the session dimension add or replace; the metric and dimension stay locked', async () => {
+  it('initialized -> initialized: adds add or replace; metric and dimension locked', async () => {
     const token = await api.token();
     expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } }));
     const added = expectOk(await api.post('/vectors/add', { token, body: { id: 'b', vector: [2, 1], metric: 'cosine', dimensions: 2 } }));
@@ -92,7 +92,7 @@ describe('session state transitions (spec section 3)', () => {
     expect(session.config).to.deep.include({ dimensions: 2, metric: 'cosine' });
   });
 
-  it('initialized -> initialized by /vectors/clear: all vectors removed, same session, dimension and metric', async () => {
+  it('initialized -> initialized by clear: no vectors, same session and config', async () => {
     const token = await api.token();
     const before = expectOk(await api.post('/vectors/add-many', { token, body: { metric: 'l2', vectors: [{ id: 'a', vector: [1, 2] }, { id: 'b', vector: [2, 1] }] } }));
     const cleared = expectOk(await api.post('/vectors/clear', { token }));
@@ -105,7 +105,7 @@ describe('session state transitions (spec section 3)', () => {
     expectError(await api.post('/search', { token, body: { queryVector: [1, 2, 3] } }), 400, 'DIMENSION_MISMATCH');
   });
 
-  it('initialized -> new by /index/reset: index, dimension and metric gone, the same token works', async () => {
+  it('initialized -> new by /index/reset: config gone, the same token works', async () => {
     const token = await api.token();
     const before = expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2], metric: 'l2' } }));
     const reset = expectOk(await api.post('/index/reset', { token }));

@@ -28,7 +28,7 @@ describe('reading vectors', () => {
   });
 
   describe('POST /vectors/get', () => {
-    it('returns exactly what was added: id, float32 values as the shortest decimals, metadata', async () => {
+    it('returns what was added: id, float32 values as shortest decimals, metadata', async () => {
       const body = expectOk(await api.post('/vectors/get', { token, body: { id: 'a' } }));
       expect(body.vector).to.deep.equal({ id: 'a', vector: [0.1, 0.2, 0.3], metadata: { color: 'red', tags: ['x', 'y'] } });
       expect(expectOk(await api.post('/vectors/get', { token, body: { id: 'b' } })).vector.vector).to.deep.equal([1, -2, 3e-8]);

@@ -89,7 +89,7 @@ describe('POST /vectors/delete and /vectors/delete-many', () => {
     expect((await sessionOf(api, token)).vectorCount).to.equal(1);
   });
 
-  it('delete-many deletes the stored ids, reports the others, counts a repeated id once', async () => {
+  it('delete-many deletes stored ids, reports the rest, counts repeats once', async () => {
     const token = await sessionWith(api, [{ id: 'a', vector: [1, 0] }, { id: 'b', vector: [0, 1] }, { id: 'c', vector: [1, 1] }]);
     const body = expectOk(await api.post('/vectors/delete-many', { token, body: { ids: ['a', 'x', 'c', 'a'] } }));
     expect(body.mutation).to.deep.equal({ deleted: 2, notFound: ['x'] });

@@ -28,7 +28,7 @@ describe('VectorIndex int8 storage', () => {
     expect(index.get('v7')).to.deep.equal(float.get('v7'));
   });
 
-  it('is locked once initialized: another vectorType is VECTOR_TYPE_LOCKED, the same one is fine, reset frees it', () => {
+  it('is locked once initialized (VECTOR_TYPE_LOCKED); reset frees it', () => {
     const index = newIndex();
     index.upsert(records.slice(0, 2), { vectorType: 'int8' });
     const err = expectApiError(() => index.upsert(records.slice(2, 3), { vectorType: 'float32' }), 'VECTOR_TYPE_LOCKED');
@@ -44,7 +44,7 @@ describe('VectorIndex int8 storage', () => {
   });
 
   for (const metric of ['cosine', 'l2'] as const) {
-    it(`${metric}: with a pool covering every match, results equal the float32 index's, with stats.exact false`, () => {
+    it(`${metric}: a pool covering every match equals the float32 results`, () => {
       const int8 = newIndex();
       const float = newIndex();
       int8.upsert(records, { vectorType: 'int8', metric });

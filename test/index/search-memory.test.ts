@@ -39,7 +39,7 @@ const idsOf = (out: ReturnType<VectorIndex['search']>) => out.results.map((hits)
 
 describe('VectorIndex search memory guard', () => {
   for (const vectorType of ['float32', 'int8'] as const) {
-    it(`${vectorType}: asks once, before growing, with the bytes the memory then holds; the results are unchanged`, () => {
+    it(`${vectorType}: asks once before growing, with the bytes after`, () => {
       const guard = new Guard();
       const index = filledIndex(vectorType, guard);
       const before = index.memoryBytes;
@@ -53,7 +53,7 @@ describe('VectorIndex search memory guard', () => {
       expect(guard.calls).to.have.length(1);
     });
 
-    it(`${vectorType}: a refused search grows nothing and changes nothing; smaller searches still work`, () => {
+    it(`${vectorType}: a refused search changes nothing; smaller ones work`, () => {
       const guard = new Guard();
       const index = filledIndex(vectorType, guard);
       const small = idsOf(index.search(SMALL.queries, SMALL.options));

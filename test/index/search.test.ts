@@ -39,7 +39,7 @@ describe('VectorIndex search', () => {
     expect(l2.search([[0, 0]]).results[0]).to.deep.equal([{ id: 'a', score: 5 }]);
   });
 
-  it('defaults to topK 10 and candidatePool 100, raises candidatePool to topK, and leaves metadata out', () => {
+  it('defaults: topK 10, candidatePool 100 (raised to topK), no metadata', () => {
     const rng = seededRng(1);
     const index = newIndex();
     index.upsert(Array.from({ length: 30 }, (_, i) => ({ id: `v${i}`, vector: randomVector(rng, 4), metadata: { i } })));
@@ -52,7 +52,7 @@ describe('VectorIndex search', () => {
     for (const hit of raised.results[0]) expect(hit.metadata).to.deep.equal({ i: Number(hit.id.slice(1)) });
   });
 
-  it('scores: cosine similarity (higher first) and Euclidean distance, not squared (lower first)', () => {
+  it('scores cosine similarity (higher first) and L2 distance (lower first)', () => {
     const cosine = newIndex();
     cosine.upsert([{ id: 'same', vector: [2, 0] }, { id: 'diag', vector: [1, 1] }, { id: 'opposite', vector: [-3, 0] }, { id: 'orth', vector: [0, 5] }]);
     const c = cosine.search([[1, 0]]).results[0];
@@ -68,7 +68,7 @@ describe('VectorIndex search', () => {
     expect(l).to.deep.equal([{ id: 'near', score: 1 }, { id: 'mid', score: 5 }, { id: 'far', score: 10 }]);
   });
 
-  it('breaks ties by insertion order, a replaced vector counting as inserted when it was replaced', () => {
+  it('breaks ties by insertion order; a replacement counts as inserted then', () => {
     const index = newIndex();
     index.upsert(['a', 'b', 'c', 'd'].map((id) => ({ id, vector: [1, 1] })));
     index.delete(['a']); // d moves into a's row; order must not change

@@ -23,7 +23,7 @@ describe('VectorIndex upsert', () => {
     expect(index.get('a')).to.deep.equal({ id: 'a', vector: [0, 1], metadata: { last: true } });
   });
 
-  it('is new until the first add, which fixes the dimension from the vector and the metric to cosine', () => {
+  it('is new until the first add fixes the dimension and cosine metric', () => {
     const index = newIndex();
     expect(index.initialized).to.equal(false);
     expect(index.getConfig()).to.deep.equal({ dimensions: null, metric: null, vectorType: 'float32' });
@@ -47,7 +47,7 @@ describe('VectorIndex upsert', () => {
     expect(index.initialized).to.equal(false);
   });
 
-  it('locks the dimension: a vector or dimensions of another length is DIMENSION_MISMATCH', () => {
+  it('locks the dimension: another length is DIMENSION_MISMATCH', () => {
     const index = newIndex();
     index.upsert([{ id: 'a', vector: [1, 2, 3] }]);
     const err = expectApiError(() => index.upsert([{ id: 'b', vector: [1, 2, 3] }, { id: 'c', vector: [1, 2] }]), 'DIMENSION_MISMATCH');
@@ -77,7 +77,7 @@ describe('VectorIndex upsert', () => {
     expect(l2.get('z')!.vector).to.deep.equal([0, 0]);
   });
 
-  it('stores nothing of a batch that would exceed maxVectors, and still accepts replacements when full', () => {
+  it('stores nothing of a batch past maxVectors; takes replacements when full', () => {
     const index = newIndex(5);
     index.upsert([1, 2, 3, 4].map((i) => ({ id: `v${i}`, vector: [i, 1] })));
     const err = expectApiError(() => index.upsert([
@@ -126,7 +126,7 @@ describe('VectorIndex upsert: batch write details', () => {
     expect(index.getMetadata('a')).to.deep.equal({});
   });
 
-  it('takes Float32Array vectors without keeping them: changing one after the add changes nothing stored', () => {
+  it('copies Float32Array vectors: changing one after the add changes nothing', () => {
     const index = newIndex();
     const vector = Float32Array.of(1, 2, 3);
     index.upsert([{ id: 'a', vector }, { id: 'b', vector: [4, 5, 6] }]);

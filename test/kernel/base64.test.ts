@@ -5,7 +5,7 @@
 // scalar tail, for every padding.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { MAX_ABS_BITS } from '../../src/http/base64-decoder.js';
+import { MAX_ABS_BITS } from '../../src/http/body/base64-decoder.js';
 import { instantiateKernel } from '../../src/kernel/kernel-module.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { seededRng } from '../helpers/random.js';

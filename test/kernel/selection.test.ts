@@ -44,7 +44,9 @@ function cases(rng: Rng): { n: number; spread: number; list: boolean }[] {
 // 256 to 600 at 5000 rows: the int8 pools selected after the scan (8 rows per entry and more).
 const sizesFor = (n: number) => [...new Set([1, 2, 3, 4, 5, n - 1, n, n + 1, 33, 64, 100, 256, 300, 600, 700, 1100])].filter((k) => k >= 1 && k <= n + 1);
 
-describe('kernel selection against a plain sort', () => {
+describe('kernel selection against a plain sort', function () {
+  // CPU-bound: 10 to 20 s alone, over 40 s on the shared 2-core machine under load.
+  this.timeout(180_000);
   it('float32 l2: the top k rows of single queries and of queries in tiles (4, and 4 + 2 singles), with exact ties, with and without row lists', () => {
     const rng = seededRng(41);
     for (const { n, spread, list } of cases(rng)) {

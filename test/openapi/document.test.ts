@@ -54,7 +54,7 @@ describe('GET /openapi.json', () => {
 
   it('requires the bearer scheme exactly on the routes that need a token', async () => {
     expect(doc.components.securitySchemes.bearerAuth).to.include({ type: 'http', scheme: 'bearer' });
-    const open = ['get /', 'get /openapi.json', 'get /limits', 'get /sdk.js', 'get /sdk.d.ts', 'get /kernel.wasm', 'post /token'];
+    const open = ['get /', 'get /openapi.json', 'get /limits', 'get /sdk.js', 'get /sdk.d.ts', 'get /kernel.wasm', 'post /token', 'get /healthz', 'get /readyz', 'get /metrics'];
     for (const [path, ops] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) {
         const expected = open.includes(`${method} ${path}`) ? [] : [{ bearerAuth: [] }];
@@ -75,7 +75,9 @@ describe('GET /openapi.json', () => {
     expect(body('/vectors/add').properties.dimensions).to.include({ type: 'integer', minimum: 1, maximum: 1024 });
     expect(body('/search').properties.topK).to.include({ type: 'integer', minimum: 1, maximum: 100, default: 10 });
     expect(body('/search').properties.candidatePool).to.include({ minimum: 1, maximum: 2048 });
-    expect(body('/search').required).to.deep.equal(['queryVector']);
+    expect(body('/search').oneOf).to.deep.equal([{ required: ['queryVector'] }, { required: ['queryId'] }]);
+    expect(body('/vectors/delete-many').oneOf).to.deep.equal([{ required: ['ids'] }, { required: ['filter'] }]);
+    expect(body('/vectors/list').properties.limit).to.include({ minimum: 1, maximum: 1000, default: 100 });
   });
 
   it('keeps the plain-object and metadata-size checks instead of dropping them', () => {
@@ -93,7 +95,7 @@ describe('GET /openapi.json', () => {
     expect(codes('/vectors/add', 'post', '409')).to.deep.equal(['METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'CAPACITY_EXCEEDED']);
     expect(codes('/session', 'get', '401')).to.deep.equal(['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED']);
     expect(doc.paths['/session'].get.responses).to.not.have.property('400');
-    expect(codes('/token', 'post', '503')).to.deep.equal(['SERVER_AT_CAPACITY']);
+    expect(codes('/token', 'post', '503')).to.deep.equal(['SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE']);
   });
 
   it('answers a matching If-None-Match with 304', async () => {

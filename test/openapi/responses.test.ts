@@ -4,6 +4,10 @@
 // that no case here produced, so a route, field or error code added later
 // must come with its schema and a case here.
 import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { newToken } from '../../src/sessions/token.js';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { startApp, type LiveApp, type Reply, type SendOptions } from '../helpers/live-app.js';
 import { ResponseChecker, REVALIDATE } from '../helpers/openapi-check.js';
@@ -11,7 +15,7 @@ import { ResponseChecker, REVALIDATE } from '../helpers/openapi-check.js';
 /** Small limits, so every limit error is cheap to provoke. */
 // The clock is frozen, so a rate-limit bucket never refills: 1 request per second per token is a burst of 2,
 // exactly a seeded session plus the request under test.
-const LIMITS = { requestRatePerSec: 1, tokenRatePerMin: 0, maxVectorsPerSession: 3, maxAddManyBatch: 3, maxGetManyBatch: 3, maxDeleteManyBatch: 3, maxSearchManyBatch: 3, maxBodyBytes: 2048, sessionTtlMs: 60_000 };
+const LIMITS = { requestRatePerSec: 1, tokenRatePerMin: 0, maxVectorsPerSession: 3, maxAddManyBatch: 3, maxGetManyBatch: 3, maxDeleteManyBatch: 3, maxSearchManyBatch: 3, maxBodyBytes: 2048, sessionTtlMs: 60_000, maxImportBytes: 4096 };
 const SEED = [
   { id: 'a', vector: [1, 0, 0], metadata: { color: 'red' } },
   { id: 'b', vector: [0, 1, 0], metadata: { color: 'blue' } },
@@ -19,6 +23,13 @@ const SEED = [
 ];
 
 type Case = [method: string, path: string, options?: SendOptions];
+
+/** An import body: the export header (dimension 3, cosine) announcing `count` lines, then `lines`. */
+const ndjson = (lines: unknown[], header: Record<string, unknown> = {}, count = lines.length): SendOptions => ({
+  raw: [{ format: 'tempvec-export', version: 1, dimensions: 3, metric: 'cosine', vectorType: 'float32', count, ...header }, ...lines]
+    .map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n') + '\n',
+  headers: { 'content-type': 'application/x-ndjson' },
+});
 
 /** A valid request per route (against a session seeded with SEED, which is at capacity). */
 const SUCCESS: Case[] = [
@@ -29,6 +40,9 @@ const SUCCESS: Case[] = [
   ['GET', '/sdk.js'],
   ['GET', '/sdk.d.ts'],
   ['GET', '/kernel.wasm'],
+  ['GET', '/healthz'],
+  ['GET', '/readyz'],
+  ['GET', '/metrics'],
   ['POST', '/token'],
   ['GET', '/session'],
   ['POST', '/index/reset'],
@@ -46,6 +60,16 @@ const SUCCESS: Case[] = [
   ['POST', '/vectors/clear'],
   ['POST', '/search', { body: { queryVector: [1, 0.2, 0], topK: 2, includeMetadata: true, filter: { color: 'red' } } }],
   ['POST', '/search-many', { body: { queryVectors: [[1, 0, 0], [0, 1, 0]], topK: 3 } }],
+  ['POST', '/search', { body: { queryId: 'a', topK: 2, scoreThreshold: 0.1 } }],
+  ['POST', '/search-many', { body: { queryIds: ['a', 'b'], topK: 1 } }],
+  ['POST', '/vectors/delete-many', { body: { filter: { color: 'red' } } }],
+  ['POST', '/vectors/count'],
+  ['POST', '/vectors/count', { body: { filter: { color: 'blue' } } }],
+  ['POST', '/vectors/list', { body: { limit: 2, includeVectors: true, includeMetadata: true } }],
+  ['POST', '/vectors/list', { body: { includeVectors: true, vectorEncoding: 'base64', filter: { color: 'red' } } }],
+  ['POST', '/vectors/metadata/patch', { body: { id: 'c', patch: { color: null, n: { m: 1 } } } }],
+  ['GET', '/vectors/export'],
+  ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [0, 0, 1], metadata: { color: 'green' } }])],
 ];
 
 /** Errors specific to one route (the generic auth and body errors are made for every route below). */
@@ -72,6 +96,20 @@ const ERRORS: Case[] = [
   ['POST', '/search-many', { body: { queryVectors: [[1, 0]] } }],
   ['POST', '/search-many', { body: { queryVectors: [[0, 0, 0]] } }],
   ['POST', '/search-many', { body: { queryVectors: [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]] } }],
+  ['POST', '/search', { body: { queryId: 'zz' } }],
+  ['POST', '/search-many', { body: { queryIds: ['a', 'zz'] } }],
+  ['POST', '/vectors/list', { body: { cursor: 'not-a-cursor' } }],
+  ['POST', '/vectors/metadata/patch', { body: { id: 'zz', patch: { x: 1 } } }],
+  ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [1, 0, 0] }], {}, 2)],
+  ['POST', '/vectors/import', ndjson(['{"id":'])],
+  ['POST', '/vectors/import', ndjson([{ id: 'a', vector: 'x' }])],
+  ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [1, 0] }], { dimensions: null, metric: null })],
+  ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [0, 0, 0] }])],
+  ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [1, 0, 0] }], { metric: 'l2' })],
+  ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [1, 0, 0] }], { vectorType: 'int8' })],
+  ['POST', '/vectors/import', ndjson([{ id: 'new', vector: [1, 0, 0] }])],
+  ['POST', '/vectors/import', { ...ndjson([{ id: 'a', vector: [1, 0, 0] }]), headers: { 'content-type': 'application/json' } }],
+  ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [1, 0, 0], metadata: { pad: 'x'.repeat(5000) } }])],
 ];
 
 describe('OpenAPI conformance: real responses match the declared schemas', () => {
@@ -149,7 +187,7 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
   });
 
   it('the body errors match on every route that takes a JSON body', async () => {
-    for (const { method, path } of operations.filter((o) => o.op.requestBody)) {
+    for (const { method, path } of operations.filter((o) => o.op.requestBody?.content['application/json'])) {
       await run([method, path, { raw: 'id=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } }]);
       await run([method, path, { raw: '{"id":' }]);
       await run([method, path, { raw: JSON.stringify({ ids: ['x'.repeat(LIMITS.maxBodyBytes)] }) }]);
@@ -214,6 +252,49 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
       ownChecker.check('POST', '/search-many', searchMany);
       expect([search.body.error.code, searchMany.body.error.code]).to.deep.equal(['SERVER_AT_CAPACITY', 'SERVER_AT_CAPACITY']);
     });
+  });
+
+  it('GET /vectors/export with vectorEncoding base64, or an unknown one, answers as declared', async () => {
+    const token = await seeded();
+    const base64 = await live.send('GET', '/vectors/export?vectorEncoding=base64', { token });
+    checker.check('GET', '/vectors/export', base64);
+    expect(base64.status).to.equal(200);
+    expect(base64.text.trim().split('\n')).to.have.length(1 + SEED.length);
+    const bad = await live.send('GET', '/vectors/export?vectorEncoding=hex', { token: await seeded() });
+    checker.check('GET', '/vectors/export', bad);
+    expect(bad.body.error.details.issues[0].path).to.equal('/vectorEncoding');
+  });
+
+  it('an import over the memory budget answers SERVER_AT_CAPACITY as declared', () =>
+    onOwnServer({ memoryBudgetBytes: 1 }, async (own, ownChecker) => {
+      const token = await own.newToken();
+      const reply = await own.send('POST', '/vectors/import', { token, ...ndjson([{ id: 'a', vector: [1, 0, 0] }]) });
+      ownChecker.check('POST', '/vectors/import', reply);
+      expect(reply.body.error.code).to.equal('SERVER_AT_CAPACITY');
+    }));
+
+  it('an instance still restoring its sessions answers INSTANCE_UNAVAILABLE as declared', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-restoring-'));
+    const own = await startApp({ ...LIMITS, dataDir }, { deferRestore: true });
+    try {
+      const ownChecker = new ResponseChecker(checker.doc);
+      const send = async (method: string, path: string, options: SendOptions = {}) => {
+        const reply = await own.send(method, path, options);
+        ownChecker.check(method, path, reply);
+        expect(reply.body?.error?.code, `${method} ${path}`).to.equal('INSTANCE_UNAVAILABLE');
+      };
+      await send('GET', '/readyz');
+      await send('POST', '/token');
+      for (const { method, path, op } of operations.filter((o) => o.op.security.length)) {
+        await send(method, path, { token: newToken(), body: op.requestBody ? {} : undefined });
+      }
+      for (const key of ownChecker.seen) checker.seen.add(key);
+      await own.restore();
+      expect((await own.send('GET', '/readyz')).status).to.equal(200);
+    } finally {
+      await own.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('unknown routes and wrong methods answer the documented error body', async () => {

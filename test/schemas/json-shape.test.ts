@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { firstOverKeyLimit, firstTooDeep } from '../../src/schemas/json-shape.js';
-import { markPlainRecords } from '../../src/schemas/plain-records.js';
+import { markPlainRecords } from '../../src/schemas/checked-vectors.js';
 
 function nested(levels: number): unknown {
   let value: unknown = 1;
@@ -20,7 +20,7 @@ describe('firstTooDeep', () => {
     expect(firstTooDeep(nested(5), 3)).to.deep.equal(['k', 'k', 'k']);
   });
 
-  it('gives a plain batch of the body reader the depth of its shape, as the walk over its records would', () => {
+  it('gives a reader\'s plain batch the depth a walk over its records would', () => {
     const records = () => [{ id: 'a', vector: Float32Array.of(1) }, { id: 'b', vector: Float32Array.of(2) }];
     for (const marked of [false, true]) {
       const batch = records();

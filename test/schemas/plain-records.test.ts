@@ -1,11 +1,11 @@
 // The add-many fast path for batches the body reader found plain
-// (src/schemas/plain-records.ts): whatever the body, validating what the
+// (src/schemas/checked-vectors.ts): whatever the body, validating what the
 // reader made gives the same verdict and the same issues as validating what
 // JSON.parse makes, and a plain batch comes out as the reader's own array.
 import { expect } from 'chai';
 import * as v from 'valibot';
 import { loadConfig } from '../../src/config.js';
-import { parseVectorJson } from '../../src/http/vector-json.js';
+import { readVectorBody } from '../../src/http/body/vector-reader.js';
 import { encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
 import { requestSchemas } from '../../src/schemas/index.js';
 
@@ -43,7 +43,7 @@ describe('add-many fast path for plain batches', () => {
   for (const [name, body] of bodies) {
     it(`gives the ordinary path's verdict: ${name}`, () => {
       const text = JSON.stringify(body);
-      const read = parseVectorJson(Buffer.from(text));
+      const read = readVectorBody(Buffer.from(text));
       // (Bodies the reader declines, e.g. an empty batch or a record that is not an object, never reach this path.)
       expect(read, 'the reader takes the body').to.not.equal(undefined);
       expect(verdict(read)).to.deep.equal(verdict(JSON.parse(text)));
@@ -52,7 +52,7 @@ describe('add-many fast path for plain batches', () => {
 
   it('passes a plain batch through as the reader\'s own array, and only the reader\'s', () => {
     const text = JSON.stringify(bodies[1][1]);
-    const read = parseVectorJson(Buffer.from(text)) as { vectors: unknown[] };
+    const read = readVectorBody(Buffer.from(text)) as { vectors: unknown[] };
     expect(v.parse(AddManyRequestSchema, read).vectors).to.equal(read.vectors);
     // The same records in an array the reader did not make go through valibot (new objects).
     const copy = [...read.vectors];

@@ -1,6 +1,7 @@
 // Kill the server with SIGKILL in the middle of a stream of add-many calls,
 // restart it on the same DATA_DIR: every acknowledged write is there, exactly,
-// and every batch that was not acknowledged is there whole or not at all.
+// and every batch that was not acknowledged is there whole or not at all;
+// with FSYNC=always as with the default.
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,7 +29,7 @@ function makeBatch(writer: number, n: number): { ids: string[]; body: unknown; v
   return { ids, vectors, body: { vectors: records, metric: 'l2' } };
 }
 
-describe('SIGKILL in the middle of add-many, then restart', function () {
+for (const fsync of ['never', 'always']) describe(`SIGKILL in the middle of add-many, then restart (FSYNC=${fsync})`, function () {
   this.timeout(60_000);
   let dir: string;
   let server: ServerProcess | undefined;
@@ -42,7 +43,7 @@ describe('SIGKILL in the middle of add-many, then restart', function () {
   });
 
   it('keeps every acknowledged batch and no half batch', async () => {
-    server = await startServer({ DATA_DIR: dir });
+    server = await startServer({ DATA_DIR: dir, FSYNC: fsync });
     const { url } = server;
     const token = (await (await fetch(`${url}/token`, { method: 'POST' })).json()).token as string;
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
@@ -76,7 +77,7 @@ describe('SIGKILL in the middle of add-many, then restart', function () {
     await Promise.all(writers);
     const unacknowledged = batches.filter((b) => !b.acknowledged).length;
 
-    server = await startServer({ DATA_DIR: dir });
+    server = await startServer({ DATA_DIR: dir, FSYNC: fsync });
     let present = 0;
     let wholeUnacknowledged = 0;
     for (const batch of batches) {

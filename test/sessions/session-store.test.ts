@@ -119,7 +119,7 @@ describe('SessionStore', () => {
     expectApiError(() => store.authenticate(token), 'INVALID_TOKEN');
   });
 
-  it('refuses a session beyond MAX_SESSIONS with SERVER_AT_CAPACITY and Retry-After, counting only live ones', () => {
+  it('refuses a session past MAX_SESSIONS (503, Retry-After), counting live ones', () => {
     const { store, clock } = newStore({ maxSessions: 2 });
     store.create();
     clock.advance(TTL / 2);

@@ -6,7 +6,7 @@ import { Session } from '../../src/sessions/session.js';
 const TTL = 60_000;
 
 describe('Session.viewJson', () => {
-  it('is always JSON.stringify(view(now)) through accesses, changes, adds, deletes, clear and reset', () => {
+  it('is always JSON.stringify(view(now)) through every kind of change', () => {
     const session = new Session('hash', loadKernelModule(), 10, TTL, 1_000);
     let now = 1_000;
     const expectSame = (label: string) => expect(session.viewJson(now), label).to.equal(JSON.stringify(session.view(now)));

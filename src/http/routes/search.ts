@@ -1,26 +1,29 @@
 // POST /search and POST /search-many.
 import { pointer } from '../../errors.js';
-import { parseBody } from '../body.js';
+import { parseBody } from '../body/index.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 const queryVectorPath = () => pointer('queryVector');
+const queryIdPath = () => pointer('queryId');
 
-export function searchRoutes({ router, store, schemas, auth, jsonVectors }: RouteDeps): void {
-  router.post('/search', auth, jsonVectors, (ctx) => {
-    const { queryVector, topK, candidatePool, includeMetadata, filter } = parseBody(ctx, schemas.SearchRequestSchema);
+export function searchRoutes({ router, store, schemas, auth, vectorJson }: RouteDeps): void {
+  router.post('/search', auth, vectorJson, (ctx) => {
+    const { queryVector, queryId, ...options } = parseBody(ctx, schemas.SearchRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const { results, stats } = timings.measure('searchMs', () =>
-      session.index.search([queryVector], { topK, candidatePool, includeMetadata, filter, pathOf: queryVectorPath }));
+    const { results, stats } = timings.measure('searchMs', () => (queryId !== undefined
+      ? session.index.searchByIds([queryId], { ...options, pathOf: queryIdPath })
+      : session.index.search([queryVector!], { ...options, pathOf: queryVectorPath })));
     timings.set('resultCount', results[0].length);
     replyWithSession(ctx, store, { results: results[0], stats });
   });
 
-  router.post('/search-many', auth, jsonVectors, (ctx) => {
-    const { queryVectors, ...options } = parseBody(ctx, schemas.SearchManyRequestSchema);
+  router.post('/search-many', auth, vectorJson, (ctx) => {
+    const { queryVectors, queryIds, ...options } = parseBody(ctx, schemas.SearchManyRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const { results, stats } = timings.measure('searchManyMs', () =>
-      session.index.search(queryVectors, { ...options, pathOf: (j) => pointer('queryVectors', j) }));
-    timings.set('queryCount', queryVectors.length);
+    const { results, stats } = timings.measure('searchManyMs', () => (queryIds !== undefined
+      ? session.index.searchByIds(queryIds, { ...options, pathOf: (j) => pointer('queryIds', j) })
+      : session.index.search(queryVectors!, { ...options, pathOf: (j) => pointer('queryVectors', j) })));
+    timings.set('queryCount', results.length);
     timings.set('resultCount', results.reduce((sum, list) => sum + list.length, 0));
     replyWithSession(ctx, store, { results, stats });
   });

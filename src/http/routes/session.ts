@@ -2,20 +2,16 @@
 import { publicLimits } from '../../config.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
-export function sessionRoutes({ router, config, store, auth, authUntimed }: RouteDeps): void {
+export function sessionRoutes({ router, config, store, auth, authWithoutDbOpenMs }: RouteDeps): void {
   router.get('/session', auth, (ctx) => {
     const { session, timings } = stateOf(ctx);
     const { stats, usage } = timings.measure('statsReadMs', () => ({ stats: session.stats(), usage: session.usage() }));
     replyWithSession(ctx, store, { stats, usage, limits: publicLimits(config) });
   });
 
-  router.post('/index/reset', authUntimed, (ctx) => {
+  router.post('/index/reset', authWithoutDbOpenMs, (ctx) => {
     const { session, timings } = stateOf(ctx);
-    const deleted = timings.measure('resetMs', () => {
-      store.journal(session, (journal, at) => journal.reset(session, at));
-      return session.index.reset();
-    });
-    session.markUpdated(store.now());
+    const deleted = timings.measure('resetMs', () => store.writes.reset(session));
     replyWithSession(ctx, store, { mutation: { reset: true, deleted } });
   });
 }

@@ -1,79 +1,187 @@
 // Optional durability (DATA_DIR): one append-only log per session, named by
-// its token hash (never the token). Every change is appended (one write, with
-// a checksum) before it is applied and acknowledged, so a crash loses only
-// changes nobody was told succeeded. A restart reopens a session from its log
-// on the first request with its token (dbOpenMs measures that). Nothing here
+// its token hash (never the token). Every change is appended (one checked
+// write, with a checksum) before it is applied, and a write that fails is cut
+// back off the file, so the log holds whole records only and nothing is
+// acknowledged that is not in it. A restart reopens a session from its log on
+// the first request with its token (dbOpenMs measures that). Nothing here
 // runs without DATA_DIR: the store holds no journal then.
 //
-// Writes reach the OS before the answer is sent, which survives the process
-// being killed; they are not fsynced one by one (that would cost a disk flush
-// per request), so a power loss can lose the last moments.
-import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+// By default (FSYNC=never) a change is acknowledged once the OS has it, which
+// survives the process being killed; a power loss can lose the last moments.
+// FSYNC=always acknowledges a change only after fdatasync: one per session
+// for every batch of changes waiting (group commit). What survives what is
+// written out in docs/operations.md (persistence).
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Metric, VectorType } from '../../config.js';
+import { crc32 } from 'node:zlib';
+import { ConfigError, type FsyncMode, type Metric, type VectorType } from '../../config.js';
 import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
 import type { Session } from '../session.js';
-import { compactEntries } from './compact.js';
-import { base64ToFloat32, CorruptLogError, decodeLog, encodeRecord, float32ToBase64 } from './records.js';
+import { compactEntries, rowsPerStep } from './compact.js';
+import { nodeFs, readExact, readExactSync, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
+import { base64ToFloat32, CorruptLogError, encodeRecord, float32ToBase64, walkLog } from './records.js';
+import { Slices } from './slices.js';
 
 export type LogEntry =
   | { t: 'open'; v: 1; sessionId: string; createdAt: number }
-  | { t: 'upsert'; at: number; dimensions: number; metric: Metric; vectorType?: VectorType; records: { id: string; v: string; m?: Metadata }[] }
+  | { t: 'upsert'; at: number; dimensions: number; metric: Metric; vectorType?: VectorType; records: LogRecord[] }
+  /** One part of an import: replayed only once all `parts` are on disk, so an import is all or nothing after a crash too. */
+  | { t: 'import'; at: number; part: number; parts: number; dimensions: number; metric: Metric; vectorType?: VectorType; records: LogRecord[] }
   | { t: 'metadata'; at: number; id: string; metadata: Metadata }
   | { t: 'delete'; at: number; ids: string[] }
   | { t: 'clear'; at: number }
   | { t: 'reset'; at: number }
   | { t: 'touch'; at: number };
+export interface LogRecord { id: string; v: string; m?: Metadata }
 export type ChangeEntry = Exclude<LogEntry, { t: 'open' }>;
+
+/** Records per import part: keeps each part far below the framing's size cap, however large the import. */
+export const RECORDS_PER_IMPORT_PART = 1000;
 
 const LOG_NAME = /^([0-9a-f]{64})\.log$/;
 /** A log is compacted once it has grown by this much and by its own compacted size since the last time. */
 const COMPACT_MIN_BYTES = 1024 * 1024;
+/** Files are read and copied in pieces this large, the event loop given back between them. */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+/** Changes appended while a compaction ran are copied over without pausing once this few bytes are left. */
+const FINAL_COPY_BYTES = 256 * 1024;
 
 /** What a reopen found wrong, for the operator's log. */
 export interface RestoreReport {
   tornTail: string | null;
 }
 
+/** One session's log file, as the journal knows it. */
+interface LogFile {
+  readonly path: string;
+  /** Bytes of whole records on disk: the next append goes here, a failed one is cut back to it. */
+  size: number;
+  /** Cutting a failed append back failed too: the file may end in a partial record until repaired. */
+  fenced: boolean;
+  /** The session left the store (expired, or dropped after a failed fsync): nothing more is written for it. */
+  closed: boolean;
+  /** lastAccessedAt last written, and when a touch was last tried (reads append one only now and then). */
+  persistedAccess: number;
+  touchTriedAt: number;
+  /** Bytes appended since the log was opened or compacted, and its size then. */
+  appended: number;
+  base: number;
+  compacting: boolean;
+  /** Changes appended, and how many of them fdatasync has confirmed (FSYNC=always). */
+  written: number;
+  synced: number;
+  syncing: Promise<void> | null;
+}
+
+export interface JournalOptions {
+  fsync?: FsyncMode;
+  /** The file operations (tests inject faults here). */
+  fs?: JournalFs;
+}
+
 export class SessionJournal {
-  /** lastAccessedAt last written for each session, so reads append a touch only now and then. */
-  private readonly persistedAccess = new WeakMap<Session, number>();
-  /** Bytes appended to each session's log since it was opened or compacted, and its size then. */
-  private readonly growth = new WeakMap<Session, { appended: number; base: number }>();
+  private readonly files = new WeakMap<Session, LogFile>();
+  private readonly io: JournalFs;
+  readonly fsync: FsyncMode;
+  /** Compactions under way (whenIdle waits for them). */
+  private readonly jobs = new Set<Promise<void>>();
 
   constructor(
     readonly dir: string,
     /** A read is recorded at most this often per session (its expiry after a restart may be this much early). */
     private readonly touchIntervalMs: number,
+    options: JournalOptions = {},
   ) {
-    // Logs hold callers' vectors and metadata: readable by this user only.
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.io = options.fs ?? nodeFs;
+    this.fsync = options.fsync ?? 'never';
+    this.checkDir();
+  }
+
+  /** Start-up check: DATA_DIR exists (or can be made) and takes a file; ConfigError otherwise. */
+  private checkDir(): void {
+    const { io, dir } = this;
+    try {
+      // Logs hold callers' vectors and metadata: readable by this user only.
+      io.mkdirSync(dir, 0o700);
+    } catch (err) {
+      throw new ConfigError(`DATA_DIR "${dir}" does not exist and cannot be created (${describe(err)})`);
+    }
+    const probe = join(dir, `.tempvec-probe-${process.pid}`);
+    try {
+      const fd = io.openSync(probe, 'w', 0o600);
+      try {
+        writeAllSync(io, fd, Buffer.from('probe\n'), 0);
+        if (this.fsync === 'always') io.fsyncSync(fd);
+      } finally {
+        closeQuietly(io, fd);
+        io.rmSync(probe);
+      }
+    } catch (err) {
+      throw new ConfigError(`DATA_DIR "${dir}" is not writable, so no session could be saved (${describe(err)})`);
+    }
   }
 
   private pathOf(tokenHash: string): string {
     return join(this.dir, `${tokenHash}.log`);
   }
 
+  private fileOf(session: Session): LogFile {
+    const file = this.files.get(session);
+    if (!file) throw new Error(`session ${session.id} has no log`);
+    return file;
+  }
+
+  private track(session: Session, size: number): LogFile {
+    const file: LogFile = {
+      path: this.pathOf(session.tokenHash), size, fenced: false, closed: false,
+      persistedAccess: session.lastAccessedAt, touchTriedAt: 0, appended: 0, base: size,
+      compacting: false, written: 0, synced: 0, syncing: null,
+    };
+    this.files.set(session, file);
+    return file;
+  }
+
   /** Sessions on disk: token hash -> last recorded access (the file's mtime, see stamp()). */
   scan(): Map<string, number> {
     const found = new Map<string, number>();
-    for (const name of readdirSync(this.dir)) {
+    for (const name of this.io.readdirSync(this.dir)) {
       // A compaction that a crash interrupted: the log it was replacing is intact.
-      if (name.endsWith('.log.tmp')) rmSync(join(this.dir, name), { force: true });
+      if (name.endsWith('.log.tmp')) this.io.rmSync(join(this.dir, name));
       const match = LOG_NAME.exec(name);
-      if (match) found.set(match[1], statSync(join(this.dir, name)).mtimeMs);
+      if (match) found.set(match[1], this.io.statSync(join(this.dir, name)).mtimeMs);
     }
     return found;
   }
 
+  /** The same as scan(), with the event loop free between files (the server answers /readyz meanwhile). */
+  async scanAsync(): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    for (const name of await readdir(this.dir)) {
+      if (name.endsWith('.log.tmp')) await rm(join(this.dir, name), { force: true });
+      const match = LOG_NAME.exec(name);
+      if (match) found.set(match[1], (await stat(join(this.dir, name))).mtimeMs);
+    }
+    return found;
+  }
+
+  /** A new session's log, holding its open record (fsynced with the directory under FSYNC=always). */
   create(session: Session): void {
-    const entry: LogEntry = { t: 'open', v: 1, sessionId: session.id, createdAt: session.createdAt };
+    const { io } = this;
     const path = this.pathOf(session.tokenHash);
-    const bytes = encodeRecord(entry);
-    writeFileSync(path, bytes, { flag: 'wx', mode: 0o600 });
-    stamp(path, session.lastAccessedAt);
-    this.growth.set(session, { appended: 0, base: bytes.length });
-    this.persistedAccess.set(session, session.lastAccessedAt);
+    const bytes = encodeRecord({ t: 'open', v: 1, sessionId: session.id, createdAt: session.createdAt } satisfies LogEntry);
+    const fd = io.openSync(path, 'wx', 0o600);
+    try {
+      writeAllSync(io, fd, bytes, 0);
+      if (this.fsync === 'always') io.fsyncSync(fd);
+    } catch (err) {
+      closeQuietly(io, fd);
+      quietly(() => io.rmSync(path)); // left behind, it holds no whole record and is dropped on reopen
+      throw err;
+    }
+    closeQuietly(io, fd);
+    if (this.fsync === 'always') this.syncDir();
+    this.track(session, bytes.length);
+    this.stamp(path, session.lastAccessedAt);
   }
 
   upsert(session: Session, plan: UpsertPlan, at: number): void {
@@ -81,6 +189,22 @@ export class SessionJournal {
       t: 'upsert', at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType,
       records: plan.records.map((record, i) => ({ id: record.id, v: float32ToBase64(plan.vectors[i]), m: record.metadata })),
     });
+  }
+
+  /** An import (one plan of any size) as parts that replay applies together, or not at all. */
+  import(session: Session, plan: UpsertPlan, at: number): void {
+    const parts = Math.max(1, Math.ceil(plan.records.length / RECORDS_PER_IMPORT_PART));
+    const entries: ChangeEntry[] = [];
+    for (let part = 0; part < parts; part++) {
+      const from = part * RECORDS_PER_IMPORT_PART;
+      const records: LogRecord[] = [];
+      for (let i = from; i < Math.min(plan.records.length, from + RECORDS_PER_IMPORT_PART); i++) {
+        records.push({ id: plan.records[i].id, v: float32ToBase64(plan.vectors[i]), m: plan.records[i].metadata });
+      }
+      entries.push({ t: 'import', at, part, parts, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, records });
+    }
+    // One checked write: a failure cuts every part back off, so no later import follows a partial one.
+    this.append(session, at, ...entries);
   }
 
   metadata(session: Session, id: string, metadata: Metadata, at: number): void {
@@ -99,135 +223,464 @@ export class SessionJournal {
     this.append(session, at, { t: 'reset', at });
   }
 
-  /** Record a read now and then, so a restart knows the session was still in use. */
+  /**
+   * Record a read now and then, so a restart knows the session was still in
+   * use. Best-effort: a full disk never fails a read (the session may then
+   * expire up to one touch interval early after a restart).
+   */
   touched(session: Session): void {
+    const file = this.files.get(session);
     const at = session.lastAccessedAt;
-    if (at - (this.persistedAccess.get(session) ?? 0) >= this.touchIntervalMs) this.append(session, at, { t: 'touch', at });
+    if (!file || at - Math.max(file.persistedAccess, file.touchTriedAt) < this.touchIntervalMs) return;
+    file.touchTriedAt = at;
+    try {
+      this.append(session, at, { t: 'touch', at });
+    } catch (err) {
+      console.warn(`tempvec: could not record a read of session ${session.id} (${describe(err)}); the read is answered anyway`);
+    }
   }
 
   /** On shutdown: record the last access of every session whose latest read is not on disk yet. */
   flush(sessions: Iterable<Session>): void {
     for (const session of sessions) {
+      const file = this.files.get(session);
       const at = session.lastAccessedAt;
-      if (at > (this.persistedAccess.get(session) ?? 0)) this.append(session, at, { t: 'touch', at });
-    }
-  }
-
-  remove(tokenHash: string): void {
-    rmSync(this.pathOf(tokenHash), { force: true });
-  }
-
-  /**
-   * Rebuild a session from its log. A torn tail is cut off the file and
-   * reported; damage before the end moves the file aside (`.corrupt`) and
-   * throws CorruptLogError, touching no other session.
-   */
-  restore(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): { session: Session; report: RestoreReport } {
-    const path = this.pathOf(tokenHash);
-    try {
-      const log = decodeLog(readFileSync(path));
-      if (log.tornTail) truncateSync(path, log.validBytes);
-      const session = replay(log.records as LogEntry[], make);
-      this.persistedAccess.set(session, session.lastAccessedAt);
-      this.growth.set(session, { appended: 0, base: log.validBytes });
-      return { session, report: { tornTail: log.tornTail } };
-    } catch (err) {
-      renameSync(path, `${path}.corrupt`);
-      throw err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${(err as Error).message}`);
-    }
-  }
-
-  private append(session: Session, at: number, entry: LogEntry): void {
-    const path = this.pathOf(session.tokenHash);
-    const bytes = encodeRecord(entry);
-    appendFileSync(path, bytes);
-    this.persistedAccess.set(session, Math.max(at, this.persistedAccess.get(session) ?? 0));
-    const growth = this.growth.get(session) ?? { appended: 0, base: 0 };
-    growth.appended += bytes.length;
-    this.growth.set(session, growth);
-    if (growth.appended > Math.max(COMPACT_MIN_BYTES, growth.base)) {
-      // The change is on disk already; a failed compaction only leaves the log long.
+      if (!file || at <= file.persistedAccess) continue;
       try {
-        this.compact(session);
+        this.append(session, at, { t: 'touch', at });
       } catch (err) {
-        rmSync(`${path}.tmp`, { force: true });
-        console.error(`tempvec: could not compact the log of session ${session.id}:`, err);
+        console.error(`tempvec: could not record the last access of session ${session.id}: ${describe(err)}`);
       }
     }
-    stamp(path, this.persistedAccess.get(session)!);
   }
 
   /**
-   * Rewrite a log as its compacted form: written to a temporary file,
-   * fsynced, then renamed over the log, so a crash leaves either the old log
-   * or the new one, never a mix. Amortised: a log is rewritten only after it
-   * has grown by its own compacted size.
+   * FSYNC=always: a promise that settles once every change appended to the
+   * session's log so far is on stable storage (it rejects if fdatasync
+   * fails). Changes appended while one fdatasync runs share the next one.
+   * Undefined when there is nothing to wait for.
    */
-  private compact(session: Session): void {
-    const path = this.pathOf(session.tokenHash);
-    const log = decodeLog(readFileSync(path));
-    const bytes = Buffer.concat(compactEntries(log.records as LogEntry[]).map(encodeRecord));
-    const temp = `${path}.tmp`;
-    const fd = openSync(temp, 'w', 0o600);
-    try {
-      writeSync(fd, bytes);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
+  durable(session: Session): Promise<void> | undefined {
+    const file = this.files.get(session);
+    if (this.fsync !== 'always' || !file || file.synced >= file.written) return undefined;
+    return this.syncThrough(file, file.written);
+  }
+
+  private async syncThrough(file: LogFile, target: number): Promise<void> {
+    while (file.synced < target) {
+      if (file.closed) throw new Error('the session was closed before its changes were synced');
+      file.syncing ??= this.syncOnce(file).finally(() => (file.syncing = null));
+      await file.syncing;
     }
-    renameSync(temp, path);
-    const dir = openSync(this.dir, 'r');
+  }
+
+  private async syncOnce(file: LogFile): Promise<void> {
+    const upTo = file.written;
+    const fd = await this.io.open(file.path, 'r');
     try {
-      fsyncSync(dir); // the rename itself
+      await this.io.fdatasync(fd);
     } finally {
-      closeSync(dir);
+      await this.io.close(fd).catch(() => {});
     }
-    this.growth.set(session, { appended: 0, base: bytes.length });
+    file.synced = Math.max(file.synced, upTo);
+  }
+
+  /** The session leaves the store: nothing more is written for it (its file stays, see remove()). */
+  close(session: Session): void {
+    const file = this.files.get(session);
+    if (file) file.closed = true;
+  }
+
+  /** Delete a session's log (it expired). Best-effort: a file left behind is an expired session the next start deletes. */
+  remove(tokenHash: string, session?: Session): void {
+    if (session) this.close(session);
+    try {
+      this.io.rmSync(this.pathOf(tokenHash));
+    } catch (err) {
+      console.error(`tempvec: could not delete the log of an expired session: ${describe(err)}`);
+    }
+  }
+
+  /** Settles when no compaction is under way (tests, benches and shutdown). */
+  /** Compact a session's log now (benches; otherwise a log is compacted as it grows). */
+  async compactNow(session: Session): Promise<void> {
+    const file = this.fileOf(session);
+    if (!file.compacting) this.startCompaction(session, file);
+    await this.whenIdle();
+  }
+
+  async whenIdle(): Promise<void> {
+    while (this.jobs.size > 0) await Promise.allSettled([...this.jobs]);
+  }
+
+  /**
+   * Rebuild a session from its log, in slices that give the event loop back
+   * between records. A torn tail is cut off the file and reported; a damaged
+   * record moves the file aside (`.corrupt`) and throws CorruptLogError,
+   * touching no other session. A log with no whole record (a session whose
+   * creation failed, so never acknowledged) is deleted: null.
+   */
+  async restore(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<{ session: Session; report: RestoreReport } | null> {
+    const path = this.pathOf(tokenHash);
+    const slices = new Slices();
+    const fd = await this.io.open(path, 'r');
+    let bytes: Buffer;
+    try {
+      bytes = await this.readSliced(fd, this.io.statSync(path).size, slices);
+    } finally {
+      await this.io.close(fd).catch(() => {});
+    }
+    let session: Session | undefined;
+    let end: { validBytes: number; tornTail: string | null };
+    const imported = new ImportParts();
+    /** Where the import whose parts are being collected starts. */
+    let importStart = 0;
+    try {
+      const walk = walkLog(bytes);
+      for (let step = walk.next(), at = 0; ; at = step.value.end, step = walk.next()) {
+        if (step.done) {
+          end = step.value;
+          break;
+        }
+        const entry = step.value.payload as LogEntry;
+        if (entry.t === 'import' && !imported.pending) importStart = at;
+        if (session) await applySliced(session, entry, imported, slices);
+        else session = openSession(entry, make);
+        await slices.pause();
+      }
+    } catch (err) {
+      session?.index.reset();
+      this.setAside(path);
+      throw err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${(err as Error).message}`);
+    }
+    if (!session) {
+      this.io.rmSync(path);
+      return null;
+    }
+    if (imported.pending) {
+      // A crash in the middle of writing an import: its parts were never acknowledged.
+      end = { validBytes: importStart, tornTail: `an import cut short at byte ${importStart} (${bytes.length - importStart} bytes cut)` };
+    }
+    try {
+      if (end.tornTail) this.cut(path, end.validBytes);
+    } catch (err) {
+      session.index.reset();
+      throw err;
+    }
+    this.track(session, end.validBytes);
+    return { session, report: { tornTail: end.tornTail } };
+  }
+
+  /** Cut a torn tail off (a failure throws: the session is not reopened on a log that could not be repaired). */
+  private cut(path: string, size: number): void {
+    const fd = this.io.openSync(path, 'r+');
+    try {
+      this.io.ftruncateSync(fd, size);
+      if (this.fsync === 'always') this.io.fsyncSync(fd);
+    } finally {
+      closeQuietly(this.io, fd);
+    }
+  }
+
+  private setAside(path: string): void {
+    quietly(() => this.io.renameSync(path, `${path}.corrupt`));
+  }
+
+  /**
+   * Append records (one change) at the end of the whole records. A failed
+   * write (full disk, I/O error, short write) is cut back off, so the log
+   * never holds a partial change that later records follow; if even that
+   * fails the log is fenced: no write is accepted until the cut succeeds.
+   */
+  private append(session: Session, at: number, ...entries: ChangeEntry[]): void {
+    const { io } = this;
+    const file = this.fileOf(session);
+    if (file.closed) throw new Error('the session\'s log is closed');
+    if (file.fenced) this.repair(file);
+    const bytes = entries.length === 1 ? encodeRecord(entries[0]) : Buffer.concat(entries.map(encodeRecord));
+    const fd = io.openSync(file.path, 'r+');
+    try {
+      writeAllSync(io, fd, bytes, file.size);
+    } catch (err) {
+      try {
+        io.ftruncateSync(fd, file.size);
+      } catch (undo) {
+        file.fenced = true;
+        console.error(`tempvec: session ${session.id}: a failed append could not be cut back (${describe(undo)}); its changes are refused until it can`);
+      }
+      throw err;
+    } finally {
+      closeQuietly(io, fd);
+    }
+    file.size += bytes.length;
+    file.appended += bytes.length;
+    if (entries.some((entry) => entry.t !== 'touch')) file.written++;
+    file.persistedAccess = Math.max(at, file.persistedAccess);
+    this.stamp(file.path, file.persistedAccess);
+    if (!file.compacting && file.appended > Math.max(COMPACT_MIN_BYTES, file.base)) this.startCompaction(session, file);
+  }
+
+  /** Cut a fenced log back to its whole records (throws while that still fails). */
+  private repair(file: LogFile): void {
+    const fd = this.io.openSync(file.path, 'r+');
+    try {
+      this.io.ftruncateSync(fd, file.size);
+    } finally {
+      closeQuietly(this.io, fd);
+    }
+    file.fenced = false;
+  }
+
+  private startCompaction(session: Session, file: LogFile): void {
+    file.compacting = true;
+    const job = this.compact(file)
+      .catch((err) => {
+        quietly(() => this.io.rmSync(`${file.path}.tmp`));
+        // Tried again once the log has grown by as much again.
+        file.base = file.size;
+        file.appended = 0;
+        if (!file.closed) console.error(`tempvec: could not compact the log of session ${session.id}; the old log is kept: ${describe(err)}`);
+      })
+      .finally(() => {
+        file.compacting = false;
+        this.jobs.delete(job);
+      });
+    this.jobs.add(job);
+  }
+
+  /**
+   * Rewrite a log as its compacted form, in slices that give the event loop
+   * back: read and compact the log as it was, write it to a temporary file
+   * (every write checked), fsync it and read it back against the checksum of
+   * what was written; then copy over what was appended meanwhile and rename
+   * the file over the log. Any failure leaves the old log as it was.
+   * Amortised: a log is rewritten only after it has grown by its own
+   * compacted size.
+   */
+  private async compact(file: LogFile): Promise<void> {
+    const { io } = this;
+    const slices = new Slices();
+    const snapshot = file.size;
+    const source = await io.open(file.path, 'r');
+    const temp = `${file.path}.tmp`;
+    let target: number | undefined;
+    try {
+      const entries = await this.readEntries(source, snapshot, slices);
+      const compacted = compactEntries(entries);
+      await slices.pause();
+      target = await io.open(temp, 'w+', 0o600);
+      let size = 0;
+      let checksum = 0;
+      for (const entry of compacted) {
+        const bytes = encodeRecord(entry);
+        await writeAll(io, target, bytes, size);
+        checksum = crc32(bytes, checksum);
+        size += bytes.length;
+        await slices.pause();
+      }
+      // Changes appended meanwhile, copied while there are many.
+      let copied = snapshot;
+      while (file.size - copied > FINAL_COPY_BYTES) {
+        const piece = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, file.size - copied));
+        await readExact(io, source, piece, copied);
+        await writeAll(io, target, piece, size);
+        checksum = crc32(piece, checksum);
+        size += piece.length;
+        copied += piece.length;
+        await slices.pause();
+      }
+      await io.fsync(target);
+      await this.verify(target, size, checksum, slices);
+      if (file.closed) throw new Error('the session closed during compaction');
+      // From here on synchronous: no append can come in between.
+      const rest = file.size - copied;
+      if (rest > 0) {
+        const piece = readExactSync(io, source, rest, copied);
+        writeAllSync(io, target, piece, size);
+        io.fsyncSync(target);
+        if (!readExactSync(io, target, rest, size).equals(piece)) throw new Error('the copied tail reads back different');
+        size += rest;
+      }
+      io.closeSync(target);
+      target = undefined;
+      io.renameSync(temp, file.path);
+      file.fenced = false; // the new file ends at its last whole record
+      file.size = size;
+      file.base = size - rest;
+      file.appended = rest;
+      file.synced = file.written; // everything is in the fsynced file
+      this.syncDir();
+    } finally {
+      if (target !== undefined) closeQuietly(io, target);
+      await io.close(source).catch(() => {});
+    }
+  }
+
+  /** The entries of the first `size` bytes of a log, read and decoded in slices. */
+  private async readEntries(fd: number, size: number, slices: Slices): Promise<LogEntry[]> {
+    const bytes = await this.readSliced(fd, size, slices);
+    const entries: LogEntry[] = [];
+    const walk = walkLog(bytes);
+    for (let step = walk.next(); ; step = walk.next()) {
+      if (step.done) {
+        if (step.value.validBytes !== size) throw new Error(`the log does not end in a whole record (${step.value.tornTail})`);
+        return entries;
+      }
+      entries.push(step.value.payload as LogEntry);
+      await slices.pause();
+    }
+  }
+
+  private async readSliced(fd: number, size: number, slices: Slices): Promise<Buffer> {
+    const bytes = Buffer.allocUnsafe(size);
+    for (let at = 0; at < size; at += CHUNK_BYTES) {
+      await readExact(this.io, fd, bytes.subarray(at, Math.min(size, at + CHUNK_BYTES)), at);
+      await slices.pause();
+    }
+    return bytes;
+  }
+
+  /** Read a written file back: exactly `size` bytes, with the checksum of what was written. */
+  private async verify(fd: number, size: number, checksum: number, slices: Slices): Promise<void> {
+    let seen = 0;
+    const piece = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size));
+    for (let at = 0; at < size; at += piece.length) {
+      const part = piece.subarray(0, Math.min(piece.length, size - at));
+      await readExact(this.io, fd, part, at);
+      seen = crc32(part, seen);
+      await slices.pause();
+    }
+    const extra = await this.io.read(fd, Buffer.allocUnsafe(1), 0, 1, size);
+    if (seen !== checksum || extra !== 0) throw new Error('the compacted log reads back different from what was written');
+  }
+
+  private syncDir(): void {
+    const fd = this.io.openSync(this.dir, 'r');
+    try {
+      this.io.fsyncSync(fd);
+    } finally {
+      closeQuietly(this.io, fd);
+    }
+  }
+
+  /**
+   * A log's mtime is its session's last recorded access, on the store's clock
+   * (the same as the wall clock in production): scan() reads it to expire
+   * sessions on disk without opening their logs. Best-effort: a stale mtime
+   * only makes the session expire early after a restart.
+   */
+  private stamp(path: string, at: number): void {
+    quietly(() => this.io.utimesSync(path, at / 1000, at / 1000));
   }
 }
 
-/**
- * A log's mtime is its session's last recorded access, on the store's clock
- * (the same as the wall clock in production): scan() reads it to expire
- * sessions on disk without opening their logs.
- */
-function stamp(path: string, at: number): void {
-  utimesSync(path, at / 1000, at / 1000);
+function closeQuietly(io: JournalFs, fd: number): void {
+  quietly(() => io.closeSync(fd));
+}
+
+function quietly(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // best-effort: the caller has already decided what a failure means
+  }
+}
+
+function describe(err: unknown): string {
+  const { code, message } = err as { code?: string; message?: string };
+  return code ?? message ?? String(err);
 }
 
 /** Apply a log's entries, in order, to a new session. */
 export function replay(entries: readonly LogEntry[], make: (sessionId: string, createdAt: number) => Session): Session {
   const [open, ...changes] = entries;
-  if (!open || open.t !== 'open' || open.v !== 1) throw new CorruptLogError('the log does not start with an open record');
-  const session = make(open.sessionId, open.createdAt);
-  const { index } = session;
-  for (const entry of changes) {
-    switch (entry.t) {
-      case 'upsert':
-        index.upsert(
-          entry.records.map((r) => ({ id: r.id, vector: base64ToFloat32(r.v), metadata: r.m })),
-          { dimensions: entry.dimensions, metric: entry.metric, vectorType: entry.vectorType },
-        );
-        break;
-      case 'metadata':
-        index.setMetadata(entry.id, entry.metadata);
-        break;
-      case 'delete':
-        index.delete(entry.ids);
-        break;
-      case 'clear':
-        index.clear();
-        break;
-      case 'reset':
-        index.reset();
-        break;
-      case 'touch':
-        break;
-      default:
-        throw new CorruptLogError(`unknown record type ${(entry as { t: unknown }).t}`);
-    }
-    if (entry.t !== 'touch') session.markUpdated(entry.at);
-    session.touch(Math.max(session.lastAccessedAt, entry.at));
-  }
+  const session = openSession(open, make);
+  const imported = new ImportParts();
+  for (const entry of changes) applyEntry(session, entry, imported);
   return session;
+}
+
+/** The session a log's first record opens. */
+function openSession(open: LogEntry | undefined, make: (sessionId: string, createdAt: number) => Session): Session {
+  if (!open || open.t !== 'open' || open.v !== 1) throw new CorruptLogError('the log does not start with an open record');
+  return make(open.sessionId, open.createdAt);
+}
+
+/** applyEntry, with a large upsert or import applied a few rows at a time, pausing in between. */
+async function applySliced(session: Session, entry: LogEntry, imported: ImportParts, slices: Slices): Promise<void> {
+  if (entry.t !== 'upsert' && entry.t !== 'import') return applyEntry(session, entry, imported);
+  const records = entry.t === 'import' ? imported.add(entry) : entry.records;
+  if (!records) return; // more parts of an import to come
+  const step = rowsPerStep(entry.dimensions);
+  for (let i = 0; i < records.length; i += step) {
+    upsertRecords(session, records.slice(i, i + step), entry);
+    await slices.pause();
+  }
+  session.markUpdated(entry.at);
+  session.touch(Math.max(session.lastAccessedAt, entry.at));
+}
+
+function upsertRecords(session: Session, records: LogRecord[], entry: Extract<LogEntry, { t: 'upsert' | 'import' }>): void {
+  session.index.upsert(
+    records.map((r) => ({ id: r.id, vector: base64ToFloat32(r.v), metadata: r.m })),
+    { dimensions: entry.dimensions, metric: entry.metric, vectorType: entry.vectorType },
+  );
+}
+
+/** Apply one change; the parts of an import are collected in `imported` and applied with the last one. */
+export function applyEntry(session: Session, entry: LogEntry, imported: ImportParts): void {
+  const { index } = session;
+  switch (entry.t) {
+    case 'import': {
+      const records = imported.add(entry);
+      if (!records) return; // more parts to come (or a crash cut them off: then never applied)
+      upsertRecords(session, records, entry);
+      break;
+    }
+    case 'upsert':
+      upsertRecords(session, entry.records, entry);
+      break;
+    case 'metadata':
+      index.setMetadata(entry.id, entry.metadata);
+      break;
+    case 'delete':
+      index.delete(entry.ids);
+      break;
+    case 'clear':
+      index.clear();
+      break;
+    case 'reset':
+      index.reset();
+      break;
+    case 'touch':
+      break;
+    default:
+      throw new CorruptLogError(`unknown record type ${(entry as { t: unknown }).t}`);
+  }
+  if (entry.t !== 'touch') session.markUpdated(entry.at);
+  session.touch(Math.max(session.lastAccessedAt, entry.at));
+}
+
+/** Collects the parts of an import; add() returns all its records once the last part arrives. */
+export class ImportParts {
+  private records: LogRecord[] = [];
+  private expected = 0;
+
+  /** An import has some of its parts, not all. */
+  get pending(): boolean {
+    return this.expected > 0;
+  }
+
+  add(entry: Extract<LogEntry, { t: 'import' }>): LogRecord[] | null {
+    if (entry.part !== this.expected) throw new CorruptLogError(`import part ${entry.part} follows part ${this.expected - 1}`);
+    for (const record of entry.records) this.records.push(record);
+    if (entry.part + 1 < entry.parts) {
+      this.expected++;
+      return null;
+    }
+    const all = this.records;
+    this.records = [];
+    this.expected = 0;
+    return all;
+  }
 }

@@ -45,6 +45,17 @@ describe('persistence with DATA_DIR', () => {
     await post('/vectors/metadata/delete', { id: 'd' });
   }
 
+  /** Run `fn` with console.warn and console.error silenced (expected reports). */
+  async function quietly<T>(fn: () => Promise<T>): Promise<T> {
+    const { warn, error } = console;
+    console.warn = console.error = () => {};
+    try {
+      return await fn();
+    } finally {
+      Object.assign(console, { warn, error });
+    }
+  }
+
   beforeEach(async () => {
     clock = 1_700_000_000_000;
     dir = mkdtempSync(join(tmpdir(), 'tempvec-data-'));
@@ -56,7 +67,7 @@ describe('persistence with DATA_DIR', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('brings every session back under its token after a restart, with dbOpenMs timing the reopen', async () => {
+  it('brings every session back under its token, dbOpenMs timing the reopen', async () => {
     const one = await live!.newToken();
     const two = await live!.newToken();
     const empty = await live!.newToken();
@@ -114,7 +125,7 @@ describe('persistence with DATA_DIR', () => {
     expect(existsSync(logOf(token))).to.equal(false);
   });
 
-  it('restores the last access from the log, so a session read just before the restart is not expired early', async () => {
+  it('restores the last access, so a session read before a restart lives on', async () => {
     const token = await live!.newToken();
     await live!.send('POST', '/vectors/add', { token, body: { id: 'a', vector: [1, 2] } });
     clock += TTL - 1000;
@@ -148,6 +159,32 @@ describe('persistence with DATA_DIR', () => {
     await live!.send('POST', '/vectors/add', { token, body: { id: 'e', vector: [7, 7, 7] } });
     await restart();
     expect((await live!.send('POST', '/vectors/has', { token, body: { id: 'e' } })).body.has).to.equal(true);
+  });
+
+  it('cuts 4,096 zero bytes after the last record (a power-loss tail) and keeps everything', async () => {
+    const token = await live!.newToken();
+    await populate(token);
+    const before = await readAll(token);
+    await live!.close();
+    const size = statSync(logOf(token)).size;
+    appendFileSync(logOf(token), Buffer.alloc(4096));
+    live = await start();
+    expect(await quietly(() => readAll(token))).to.deep.equal(before);
+    expect(statSync(logOf(token)).size).to.equal(size);
+  });
+
+  it('sets a session aside when its last record, written whole, is damaged', async () => {
+    const token = await live!.newToken();
+    await populate(token);
+    await live!.close();
+    const bytes = readFileSync(logOf(token));
+    bytes[bytes.length - 5] ^= 0x04; // a bit flip in the last acknowledged change
+    writeFileSync(logOf(token), bytes);
+    live = await start();
+    const res = await quietly(() => live!.send('GET', '/session', { token }));
+    expect(res.status).to.equal(401);
+    expect(res.body.error.code).to.equal('SESSION_EXPIRED');
+    expect(existsSync(logOf(token) + '.corrupt')).to.equal(true);
   });
 
   it('sets a damaged log aside and reports it, without touching other sessions', async () => {
@@ -188,6 +225,7 @@ describe('persistence with DATA_DIR', () => {
     }
     // 40 rounds of ~140 KB records (5.6 MB uncompacted); compacted, the log holds one round
     // plus at most 1 MiB appended since.
+    await live!.store.whenIdle();
     expect(statSync(logOf(token)).size).to.be.below(1.5 * 1024 * 1024);
     const before = (await live!.send('POST', '/vectors/get-many', { token, body: { ids } })).body.vectors;
     await restart();

@@ -1,31 +1,27 @@
-// A parser for the bodies of POST /vectors/add, /vectors/add-many, /search
-// and /search-many that reads each `vector`, `queryVector` and item of
-// `queryVectors` given as a JSON number array straight into a Float32Array, instead of JSON.parse building hundreds of thousands of JS
-// numbers that are copied to float32 anyway (and that the GC must then copy
-// while the request is in flight); base64 vectors are decoded straight
-// from the body's bytes into float32 too, by the kernel's SIMD decoder
-// (base64-decoder.ts). Everything else in the body (ids, metadata, options) is
-// handed to JSON.parse slice by slice, so it comes out exactly as
-// JSON.parse makes it.
+// The reader of add, add-many, search and search-many bodies: each `vector`,
+// `queryVector` and item of `queryVectors` goes straight into a Float32Array
+// (JSON numbers parsed here, base64 decoded by the kernel, base64-decoder.ts)
+// instead of JSON.parse making a JS number per component. Everything else
+// (ids, metadata, options) is JSON.parse'd slice by slice, so it comes out
+// exactly as JSON.parse makes it.
 //
 // It only takes the easy road: on anything it does not handle (non-ASCII
 // bytes, a "__proto__" key, a component out of range, malformed JSON...) it
-// returns undefined and the caller parses the body the ordinary way, which
-// then reports whatever is wrong exactly as before.
+// declines (undefined) and the caller parses the body the ordinary way, which
+// reports whatever is wrong.
 import { isAscii } from 'node:buffer';
-import { SPEC_LIMITS } from '../config.js';
+import { SPEC_LIMITS } from '../../config.js';
 import { endianness } from 'node:os';
-import { base64Length } from '../schemas/base64-float32.js';
-import { markPlainRecords } from '../schemas/plain-records.js';
-import { markCheckedBuffer } from '../schemas/vector.js';
-import type { ArenaLease } from './arena-pool.js';
+import { base64Length } from '../../schemas/base64-float32.js';
+import { markCheckedBuffer, markPlainRecords } from '../../schemas/checked-vectors.js';
+import type { BufferLease } from './buffer-pool.js';
 import { base64Decoder, type Base64Decoder } from './base64-decoder.js';
-import type { BodySpace } from './body-space.js';
+import type { WasmBodyBuffer } from './wasm-body-buffer.js';
 
 const MAX_ABS = SPEC_LIMITS.maxAbsComponent;
 const MAX_DIMS = SPEC_LIMITS.maxDimensions;
 
-/** Thrown inside the parser to give up; never escapes parseVectorJson. */
+/** Thrown inside the parser to give up; never escapes readVectorBody. */
 const DECLINE = Symbol('decline');
 
 const LITTLE_ENDIAN = endianness() === 'LE';
@@ -60,18 +56,18 @@ class Reader {
   pos = 0;
   private arena = new Float32Array(0);
   private arenaUsed = 0;
-  /** Set on the first base64 vector: begun for this body, flushed by parseVectorJson. */
+  /** Set on the first base64 vector: begun for this body, flushed by readVectorBody. */
   decoder: Base64Decoder | undefined;
 
-  /** The space the body was read into, if any: its base64 vectors are decoded in place. */
-  private readonly space: BodySpace | undefined;
+  /** The WasmBodyBuffer the body was read into, if any: its base64 vectors are decoded in place. */
+  private readonly wasmBuffer: WasmBodyBuffer | undefined;
 
   constructor(
     private readonly bytes: Buffer,
-    private readonly lease: ArenaLease | undefined,
-    space: BodySpace | undefined,
+    private readonly lease: BufferLease | undefined,
+    wasmBuffer: WasmBodyBuffer | undefined,
   ) {
-    this.space = space?.holds(bytes) ? space : undefined;
+    this.wasmBuffer = wasmBuffer?.holds(bytes) ? wasmBuffer : undefined;
   }
 
   get done(): boolean {
@@ -117,7 +113,7 @@ class Reader {
     }
   }
 
-  /** False once a record of the batch is not exactly { id: string, vector: Float32Array } (see plain-records.ts). */
+  /** False once a record of the batch is not exactly { id: string, vector: Float32Array } (see checked-vectors.ts). */
   plainRecords = true;
 
   /**
@@ -263,7 +259,7 @@ class Reader {
    * A base64 vector decoded straight into its Float32Array. Accepted only when
    * every character decodes (so the JSON string holds no escape or control
    * character and equals its bytes) and the values pass the vector schema.
-   * The values are in place once parseVectorJson flushes the decoder.
+   * The values are in place once readVectorBody flushes the decoder.
    */
   private base64Vector(): unknown {
     const { bytes } = this;
@@ -275,8 +271,8 @@ class Reader {
     const expected = (length / 4) * 3 - (bytes[end - 1] === EQUALS ? (bytes[end - 2] === EQUALS ? 2 : 1) : 0);
     if (expected % 4 !== 0) throw DECLINE;
     if (expected === 0 || expected > MAX_DIMS * 4) throw DECLINE;
-    // In place when the body sits in a space of its own (body-space.ts) with room left.
-    const placed = this.space?.decode(start, end) ?? null;
+    // In place when the body sits in a WasmBodyBuffer (wasm-body-buffer.ts) with room left.
+    const placed = this.wasmBuffer?.decode(start, end) ?? null;
     if (placed !== null) {
       // A number: a character outside the alphabet, padding inside the text or a value out of range.
       if (typeof placed === 'number' || placed.length !== expected / 4) throw DECLINE;
@@ -421,15 +417,15 @@ function endOfValue(bytes: Buffer, start: number): number {
  * JSON.parse would except that vectors (number arrays and base64) are
  * checked Float32Arrays; undefined when this parser declines the body (the
  * caller then uses JSON.parse). With a lease, the vectors live in buffers
- * taken from its pool; with the space the body was read into, base64
- * vectors live in that space: give either back only once nothing will read
+ * taken from its pool; with the WasmBodyBuffer the body was read into, base64
+ * vectors live in it: give either back only once nothing will read
  * them.
  */
-export function parseVectorJson(bytes: Buffer, lease?: ArenaLease, space?: BodySpace): Record<string, unknown> | undefined {
+export function readVectorBody(bytes: Buffer, lease?: BufferLease, wasmBuffer?: WasmBodyBuffer): Record<string, unknown> | undefined {
   // No check of the whole body for non-ASCII bytes: every string is made
   // from ASCII bytes only (string(), jsonValue()), and anywhere else such a
   // byte is not JSON structure, a digit or base64, so the reader declines.
-  const reader = new Reader(bytes, lease, space);
+  const reader = new Reader(bytes, lease, wasmBuffer);
   try {
     const body = reader.object((key) => {
       if (key === 'vectors' && reader.peek() === OPEN_ARRAY) {

@@ -1,8 +1,7 @@
-// A request body of announced length, read into one buffer given by the
-// caller (a reused one, arena-pool.ts) as the chunks arrive. raw-body keeps
-// a list of chunks and concatenates them into a fresh buffer at the end: for
-// a 2 MB body that copy, and the page faults of the fresh buffer, cost about
-// as much as decoding every base64 vector in it.
+// A body of announced length read into one buffer given by the caller (a
+// pooled one) as the chunks arrive. raw-body keeps a list of chunks and
+// concatenates them into a fresh buffer at the end: a copy, and page faults
+// of a new buffer, that this avoids.
 //
 // It ends exactly as raw-body does (same listeners, same `type` and message
 // on each failure), so the caller maps both alike.

@@ -1,17 +1,17 @@
-// Large vector bodies read into a space of their own (src/http/body-space.ts)
+// Large vector bodies read into a WasmBodyBuffer (src/http/body/wasm-body-buffer.ts)
 // have their base64 vectors decoded in place. Whatever the body, the reader
 // must give exactly what it gives for the same bytes in an ordinary buffer
 // (the windowed decoder), decline exactly the same bodies, and read the next
 // body in the same space without anything of the earlier one.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { SPEC_LIMITS } from '../../src/config.js';
-import { ArenaLease, ArenaPool } from '../../src/http/arena-pool.js';
-import { BodySpace } from '../../src/http/body-space.js';
-import { parseVectorJson } from '../../src/http/vector-json.js';
-import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
-import { randomVector, seededRng, type Rng } from '../helpers/random.js';
+import { SPEC_LIMITS } from '../../../src/config.js';
+import { BufferLease, BufferPool } from '../../../src/http/body/buffer-pool.js';
+import { WasmBodyBuffer } from '../../../src/http/body/wasm-body-buffer.js';
+import { readVectorBody } from '../../../src/http/body/vector-reader.js';
+import { loadKernelModule } from '../../../src/kernel/load-node.js';
+import { encodeFloat32Base64 } from '../../../src/schemas/base64-float32.js';
+import { randomVector, seededRng, type Rng } from '../../helpers/random.js';
 
 /** An add-many body of `count` records of the given dims, each vector base64 or (when `json(i)`) numbers. */
 function batchText(rng: Rng, count: number, dimOf: (i: number) => number, json: (i: number) => boolean = () => false): string {
@@ -30,25 +30,25 @@ function bitsOf(body: Record<string, unknown> | undefined) {
 }
 
 /** The body parsed from a space (as body.ts reads a large one) and from an ordinary buffer. */
-function bothWays(space: BodySpace, text: string) {
+function bothWays(space: WasmBodyBuffer, text: string) {
   const bytes = space.open(Buffer.byteLength(text));
   bytes.write(text, 'latin1');
-  const pool = new ArenaPool();
-  const inPlace = parseVectorJson(bytes, new ArenaLease(pool), space);
-  const windowed = parseVectorJson(Buffer.from(text, 'latin1'), new ArenaLease(new ArenaPool()));
+  const pool = new BufferPool();
+  const inPlace = readVectorBody(bytes, new BufferLease(pool), space);
+  const windowed = readVectorBody(Buffer.from(text, 'latin1'), new BufferLease(new BufferPool()));
   return { inPlace, windowed };
 }
 
 const module = loadKernelModule();
 
-describe('body spaces: base64 vectors decoded in place', () => {
-  it('reads every mix of base64 and number vectors exactly as an ordinary buffer, the base64 ones as views of the space', () => {
+describe('WasmBodyBuffer: base64 vectors decoded in place', () => {
+  it('reads base64 and number vectors as an ordinary buffer, base64 in place', () => {
     fc.assert(fc.property(fc.integer({ min: 1, max: 40 }), fc.integer(), (count, seed) => {
       const rng = seededRng(seed);
       const dims = Array.from({ length: count }, () => 1 + Math.floor(rng() * (rng() < 0.1 ? SPEC_LIMITS.maxDimensions : 40)));
       const json = Array.from({ length: count }, () => rng() < 0.3);
       const text = batchText(rng, count, (i) => dims[i], (i) => json[i]);
-      const space = new BodySpace(module, BodySpace.bytesFor(text.length));
+      const space = new WasmBodyBuffer(module, WasmBodyBuffer.bytesFor(text.length));
       const { inPlace, windowed } = bothWays(space, text);
       expect(bitsOf(inPlace)).to.deep.equal(bitsOf(windowed));
       const records = inPlace!.vectors as { vector: Float32Array }[];
@@ -56,20 +56,20 @@ describe('body spaces: base64 vectors decoded in place', () => {
     }), { numRuns: 50 });
   });
 
-  it('decodes what does not fit the space\'s room for floats with the windowed decoder, with the same result', () => {
+  it('decodes what does not fit with the windowed decoder, same result', () => {
     const text = batchText(seededRng(2), 50, () => 96);
     // Room for the body and 300 floats: three vectors in place, the rest elsewhere.
-    const space = new BodySpace(module, Math.ceil(text.length / 16) * 16 + 300 * 4);
+    const space = new WasmBodyBuffer(module, Math.ceil(text.length / 16) * 16 + 300 * 4);
     const { inPlace, windowed } = bothWays(space, text);
     expect(bitsOf(inPlace)).to.deep.equal(bitsOf(windowed));
     const placed = (inPlace!.vectors as { vector: Float32Array }[]).filter((r) => r.vector.buffer === space.memory.buffer);
     expect(placed).to.have.length(3);
   });
 
-  it('declines the bodies an ordinary buffer declines, then reads the next body in the same space exactly', () => {
+  it('declines what an ordinary buffer declines, then reads the next body', () => {
     const rng = seededRng(3);
     const good = batchText(rng, 30, () => 384);
-    const space = new BodySpace(module, BodySpace.bytesFor(good.length));
+    const space = new WasmBodyBuffer(module, WasmBodyBuffer.bytesFor(good.length));
     const at = good.indexOf('"vector":"', good.indexOf('"v20"')) + 10;
     const bad = [
       good.slice(0, at + 5) + '!' + good.slice(at + 6), // a character outside the alphabet
@@ -85,8 +85,8 @@ describe('body spaces: base64 vectors decoded in place', () => {
     }
   });
 
-  it('opens any body that fits the space (less room for floats is left to the windowed decoder), and refuses a larger one', () => {
-    const space = new BodySpace(module, BodySpace.bytesFor(1000));
+  it('opens any body that fits and refuses a larger one', () => {
+    const space = new WasmBodyBuffer(module, WasmBodyBuffer.bytesFor(1000));
     expect(space.byteLength).to.equal(1008 + 187 * 4);
     expect(space.open(1000)).to.have.length(1000);
     expect(space.open(space.byteLength)).to.have.length(space.byteLength);

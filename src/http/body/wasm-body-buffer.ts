@@ -1,31 +1,28 @@
-// A large vector body (add, add-many, search, search-many) read straight into
-// a linear memory of its own, with room after the body for the floats its
-// base64 vectors decode to, and an instance of the kernel over that memory:
-// each base64 vector is decoded where it lies, into its place, and its
-// Float32Array is a view of that place. The windowed decoder
-// (base64-decoder.ts) copies a body's bytes into its own memory and the
-// floats out again; it serves every other body, and the vectors that do not
-// fit here.
+// A large vector body read straight into a WebAssembly memory of its own,
+// with room after it for the floats its base64 vectors decode to, and a
+// kernel instance over that memory: each base64 vector decodes in place and
+// its Float32Array is a view of that place. Vectors that do not fit, and all
+// other bodies, go through the windowed decoder (base64-decoder.ts).
 //
-// Spaces are pooled like the other body buffers (arena-pool.ts, body.ts): a
-// memory never grows, so its buffer and the views of it stay valid, and a
-// space is only reused once the request that read a body into it is done.
-import { heapBaseOf, instantiateKernel, type KernelExports } from '../kernel/kernel-module.js';
-import { align16, PAGE_BYTES } from '../kernel/layout.js';
-import { markCheckedBuffer } from '../schemas/vector.js';
+// Pooled like the other body buffers (buffer-pool.ts): the memory never
+// grows, so its buffer and views stay valid, and it is reused only once the
+// request that read a body into it is done.
+import { heapBaseOf, instantiateKernel, type KernelExports } from '../../kernel/kernel-module.js';
+import { align16, PAGE_BYTES } from '../../kernel/layout.js';
+import { markCheckedBuffer } from '../../schemas/checked-vectors.js';
 import { MAX_ABS_BITS } from './base64-decoder.js';
 
 /** Floats the base64 in a body of `length` bytes can decode to, at most: 3 bytes per 4 characters. */
 const maxFloatsIn = (length: number) => Math.floor((length * 3) / 16);
 
-export class BodySpace {
+export class WasmBodyBuffer {
   readonly memory: WebAssembly.Memory;
   /** The memory's buffer (it never grows, so this stays the one; the getter costs a call per vector). */
   private readonly buffer: ArrayBuffer;
   private readonly kernel: KernelExports;
   /** Where the body starts (after the kernel's static data). */
   private readonly base: number;
-  /** Bytes past `base`: the largest bodySpaceBytes() this space can take. */
+  /** Bytes past `base`: the largest body plus floats it can take. */
   readonly byteLength: number;
 
   /** Room for the current body's floats: [next, floatsEnd). */
@@ -43,20 +40,20 @@ export class BodySpace {
     markCheckedBuffer(this.buffer);
   }
 
-  /** The bytes a space needs for a body of `length` bytes and every float its base64 can hold. */
+  /** The bytes a WasmBodyBuffer needs for a body of `length` bytes and every float its base64 can hold. */
   static bytesFor(length: number): number {
     return align16(length) + maxFloatsIn(length) * 4;
   }
 
   /** The view to read a body of `length` bytes into (at most what bytesFor allows); forgets the previous body's floats. */
   open(length: number): Buffer {
-    if (length > this.byteLength) throw new RangeError(`a body of ${length} bytes does not fit a space of ${this.byteLength}`);
+    if (length > this.byteLength) throw new RangeError(`a body of ${length} bytes does not fit a buffer of ${this.byteLength}`);
     this.floatsEnd = this.base + this.byteLength;
     this.next = Math.min(this.base + align16(length), this.floatsEnd);
     return Buffer.from(this.buffer, this.base, length);
   }
 
-  /** Whether `bytes` is the body this space holds (a view made by open()). */
+  /** Whether `bytes` is the body this buffer holds (a view made by open()). */
   holds(bytes: Uint8Array): boolean {
     return bytes.buffer === this.buffer && bytes.byteOffset === this.base;
   }

@@ -1,16 +1,16 @@
 // The body reader's base64 vectors go through the kernel's SIMD decoder
-// (src/http/base64-decoder.ts): a window of the body copied into its memory,
+// (src/http/body/base64-decoder.ts): a window of the body copied into its memory,
 // decoded floats copied out in runs. These tests cross windows and runs,
 // mix base64 with number arrays, reuse one Buffer for different bodies (as
 // the large-body buffer is reused), and decline bad text at every position
 // without leaving anything behind for the next body.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { SPEC_LIMITS } from '../../src/config.js';
-import { ArenaLease, ArenaPool } from '../../src/http/arena-pool.js';
-import { parseVectorJson } from '../../src/http/vector-json.js';
-import { encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
-import { randomVector, seededRng, type Rng } from '../helpers/random.js';
+import { SPEC_LIMITS } from '../../../src/config.js';
+import { BufferLease, BufferPool } from '../../../src/http/body/buffer-pool.js';
+import { readVectorBody } from '../../../src/http/body/vector-reader.js';
+import { encodeFloat32Base64 } from '../../../src/schemas/base64-float32.js';
+import { randomVector, seededRng, type Rng } from '../../helpers/random.js';
 
 const floats = (rng: Rng, dim: number) => Float32Array.from(randomVector(rng, dim));
 
@@ -35,10 +35,10 @@ describe('base64 vectors through the kernel decoder (body reader)', () => {
   it('reads a large batch across several body windows and float runs exactly', () => {
     // 3000 x 384: about 6 MB of base64 (windows of 1 MB) and 1.15M floats (runs of 256K).
     const { text, wanted } = batch(seededRng(1), 3000, () => 384);
-    const pool = new ArenaPool();
+    const pool = new BufferPool();
     for (let round = 0; round < 2; round++) {
-      const lease = new ArenaLease(pool);
-      expect(bitsOf(parseVectorJson(Buffer.from(text), lease))).to.deep.equal(wanted);
+      const lease = new BufferLease(pool);
+      expect(bitsOf(readVectorBody(Buffer.from(text), lease))).to.deep.equal(wanted);
       lease.release();
     }
   });
@@ -48,11 +48,11 @@ describe('base64 vectors through the kernel decoder (body reader)', () => {
       const rng = seededRng(seed);
       const dims = Array.from({ length: count }, () => 1 + Math.floor(rng() * (rng() < 0.1 ? SPEC_LIMITS.maxDimensions : 40)));
       const { text, wanted } = batch(rng, count, (i) => dims[i], () => rng() < 0.3);
-      expect(bitsOf(parseVectorJson(Buffer.from(text), new ArenaLease(new ArenaPool())))).to.deep.equal(wanted);
+      expect(bitsOf(readVectorBody(Buffer.from(text), new BufferLease(new BufferPool())))).to.deep.equal(wanted);
     }), { numRuns: 60 });
   });
 
-  it('declines a batch with a bad character at any position of any block of a vector, and reads the next body in the same buffer', () => {
+  it('declines a bad character anywhere in a vector, then reads the next body', () => {
     const rng = seededRng(3);
     const { text, wanted } = batch(rng, 5, () => 23); // 124 characters each: 7 SIMD blocks and a padded tail
     const buffer = Buffer.from(text);
@@ -61,7 +61,7 @@ describe('base64 vectors through the kernel decoder (body reader)', () => {
       for (const bad of ['!', '=', '.', ' ', '\u007f']) {
         if (text[second + at] === bad) continue; // the final "=" of the padding
         buffer.write(bad, second + at, 'latin1');
-        expect(parseVectorJson(buffer), `${JSON.stringify(bad)} at ${at}`).to.equal(undefined);
+        expect(readVectorBody(buffer), `${JSON.stringify(bad)} at ${at}`).to.equal(undefined);
         buffer.write(text[second + at], second + at, 'latin1');
       }
     }
@@ -69,19 +69,19 @@ describe('base64 vectors through the kernel decoder (body reader)', () => {
     const other = batch(rng, 5, () => 23);
     const reused = Buffer.alloc(Math.max(text.length, other.text.length), 0x20);
     reused.write(text);
-    expect(bitsOf(parseVectorJson(reused))).to.deep.equal(wanted);
+    expect(bitsOf(readVectorBody(reused))).to.deep.equal(wanted);
     reused.fill(0x20).write(other.text);
-    expect(bitsOf(parseVectorJson(reused))).to.deep.equal(other.wanted);
+    expect(bitsOf(readVectorBody(reused))).to.deep.equal(other.wanted);
   });
 
-  it('declines a value out of range late in a large batch, then reads the next batch exactly', () => {
+  it('declines a value out of range late in a batch, then reads the next one', () => {
     const rng = seededRng(4);
     const vectors = Array.from({ length: 900 }, () => floats(rng, 384));
     vectors[870][100] = SPEC_LIMITS.maxAbsComponent * 2;
     const text = JSON.stringify({ vectors: vectors.map((v, i) => ({ id: `v${i}`, vector: encodeFloat32Base64(v) })) });
-    const pool = new ArenaPool();
-    expect(parseVectorJson(Buffer.from(text), new ArenaLease(pool))).to.equal(undefined);
+    const pool = new BufferPool();
+    expect(readVectorBody(Buffer.from(text), new BufferLease(pool))).to.equal(undefined);
     const next = batch(rng, 900, () => 384);
-    expect(bitsOf(parseVectorJson(Buffer.from(next.text), new ArenaLease(pool)))).to.deep.equal(next.wanted);
+    expect(bitsOf(readVectorBody(Buffer.from(next.text), new BufferLease(pool)))).to.deep.equal(next.wanted);
   });
 });

@@ -1,14 +1,14 @@
-// The process's base64 decoder (src/http/base64-decoder.ts) outlives every
+// The process's base64 decoder (src/http/body/base64-decoder.ts) outlives every
 // request; it must not keep the last body, or the float arrays it decoded
-// into, alive once the body is read or declined (vector-json.ts resets it
+// into, alive once the body is read or declined (vector-reader.ts resets it
 // after every body). Checked with WeakRefs and a forced GC.
 import { expect } from 'chai';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { ArenaLease, ArenaPool } from '../../src/http/arena-pool.js';
-import { parseVectorJson } from '../../src/http/vector-json.js';
-import { encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
-import { randomVector, seededRng } from '../helpers/random.js';
+import { BufferLease, BufferPool } from '../../../src/http/body/buffer-pool.js';
+import { readVectorBody } from '../../../src/http/body/vector-reader.js';
+import { encodeFloat32Base64 } from '../../../src/schemas/base64-float32.js';
+import { randomVector, seededRng } from '../../helpers/random.js';
 
 // A gc() without starting node with --expose-gc: a context made after the
 // flag is set has it. The flag goes off again for the rest of the suite.
@@ -17,10 +17,10 @@ const gc = vm.runInNewContext('gc') as () => void;
 v8.setFlagsFromString('--no-expose-gc');
 
 /** A lease that hands out fresh buffers and remembers each one weakly. */
-class WatchedLease extends ArenaLease {
+class WatchedLease extends BufferLease {
   readonly buffers: WeakRef<ArrayBuffer>[] = [];
   constructor() {
-    super(new ArenaPool());
+    super(new BufferPool());
   }
   override take(bytes: number): ArrayBuffer {
     const buffer = new ArrayBuffer(bytes);
@@ -45,7 +45,7 @@ function body(count: number, bad = -1): Buffer {
  */
 function parseAndDrop(bytes: Buffer, expectParsed: boolean) {
   const lease = new WatchedLease();
-  const parsed = parseVectorJson(bytes, lease);
+  const parsed = readVectorBody(bytes, lease);
   expect(parsed !== undefined, 'parsed').to.equal(expectParsed);
   if (parsed) expect((parsed.vectors as { vector: unknown }[])[0].vector).to.be.instanceOf(Float32Array);
   expect(lease.buffers.length, 'the parser took a buffer for the vectors').to.be.greaterThan(0);
@@ -69,7 +69,7 @@ async function collect(refs: { body: WeakRef<Buffer>; buffers: WeakRef<ArrayBuff
 }
 
 describe('base64 decoder: nothing kept after a body', () => {
-  it('keeps neither the body nor the vectors\' buffers once a body with base64 vectors is parsed', async () => {
+  it('keeps no body or vector buffer once a base64 body is parsed', async () => {
     // flush() has let go of the vectors' array already; reset() lets go of the body.
     const refs = parseAndDrop(body(40), true);
     await collect(refs);
@@ -77,7 +77,7 @@ describe('base64 decoder: nothing kept after a body', () => {
     refs.buffers.forEach((buffer, i) => expect(buffer.deref(), `vector buffer ${i}`).to.equal(undefined));
   });
 
-  it('keeps neither the body nor the vectors\' buffers once a body is declined half way', async () => {
+  it('keeps no body or vector buffer once a body is declined half way', async () => {
     // Vectors 0..19 are decoded into the pending run before vector 20 declines the body:
     // no flush, so only reset() lets go of both.
     const refs = parseAndDrop(body(40, 20), false);
@@ -86,7 +86,7 @@ describe('base64 decoder: nothing kept after a body', () => {
     refs.buffers.forEach((buffer, i) => expect(buffer.deref(), `vector buffer ${i}`).to.equal(undefined));
   });
 
-  it('collects what nothing holds (the check itself works: a body still referenced is kept)', async () => {
+  it('the check works: a body still referenced is kept, the rest collected', async () => {
     const kept = body(40);
     const refs = parseAndDrop(kept, true);
     await collect(refs);

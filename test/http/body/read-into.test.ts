@@ -1,10 +1,10 @@
-// readInto (src/http/read-into.ts) against raw-body, which it replaces for
+// readInto (src/http/body/read-into.ts) against raw-body, which it replaces for
 // large bodies with a Content-Length: on the same sequence of stream events
 // both give the same bytes or fail the same way (status, type, message).
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
 import getRawBody from 'raw-body';
-import { readInto } from '../../src/http/read-into.js';
+import { readInto } from '../../../src/http/body/read-into.js';
 
 type Event = Buffer | 'end' | 'aborted' | 'error' | 'close';
 
@@ -57,7 +57,7 @@ describe('readInto (a body of announced length into one buffer)', () => {
     expect(result.length).to.equal(3);
   });
 
-  it('fails like raw-body on a short body, a long body, a body over the limit, an abort and a stream error', async () => {
+  it('fails like raw-body: short, long, over the limit, aborted, stream error', async () => {
     expect(await compare([bytes('abc'), 'end'], 5, 100)).to.include({ status: 400, type: 'request.size.invalid' });
     expect(await compare([bytes('abcdef'), bytes('gh'), 'end'], 5, 100)).to.include({ status: 400, type: 'request.size.invalid' });
     expect(await compare([bytes('abc'), bytes('def'), 'end'], 5, 5)).to.include({ status: 413, type: 'entity.too.large' });

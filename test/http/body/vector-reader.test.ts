@@ -1,17 +1,15 @@
 // The body reader of add, add-many, search and search-many
-// (src/http/vector-json.ts) against JSON.parse: whenever it accepts a body,
+// (src/http/body/vector-reader.ts) against JSON.parse: whenever it accepts a body,
 // the result must be what JSON.parse gives with each number-array `vector`,
 // `queryVector` and item of `queryVectors` rounded to float32; whatever it declines goes
 // to JSON.parse unchanged, so only acceptance needs to be exact.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { SPEC_LIMITS } from '../../src/config.js';
-import { parseVectorJson } from '../../src/http/vector-json.js';
-import { decodeFloat32Base64, encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
-import { VectorSchema } from '../../src/schemas/vector.js';
+import { SPEC_LIMITS } from '../../../src/config.js';
+import { readVectorBody } from '../../../src/http/body/vector-reader.js';
+import { decodeFloat32Base64, encodeFloat32Base64 } from '../../../src/schemas/base64-float32.js';
+import { VectorSchema } from '../../../src/schemas/vector.js';
 import * as v from 'valibot';
-import { expectError, expectOk, useServer } from '../helpers/http.js';
-import { randomVector, seededRng } from '../helpers/random.js';
 
 /** What the reader must produce: JSON.parse with number-array and base64 vectors as Float32Arrays. */
 function expected(text: string): unknown {
@@ -45,7 +43,7 @@ function normalize(value: unknown): unknown {
   return value;
 }
 
-const parse = (text: string) => parseVectorJson(Buffer.from(text, 'utf8'));
+const parse = (text: string) => readVectorBody(Buffer.from(text, 'utf8'));
 
 /** JSON number text of many shapes: integers, fractions, exponents, long digit runs, signed zeros. */
 const numberText = fc.oneof(
@@ -59,7 +57,7 @@ const numberText = fc.oneof(
 const whitespace = fc.constantFrom('', ' ', '\n', '\t ', '\r\n');
 
 describe('vector body reader (add, add-many, search, search-many)', () => {
-  it('gives what JSON.parse gives, vectors rounded to float32 exactly as a Float32Array would', () => {
+  it('gives JSON.parse\'s value with vectors rounded to float32', () => {
     fc.assert(fc.property(
       fc.array(fc.record({
         id: fc.string({ maxLength: 6 }),
@@ -79,7 +77,7 @@ describe('vector body reader (add, add-many, search, search-many)', () => {
     ), { numRuns: 300 });
   });
 
-  it('reads queryVector and each of queryVectors as it reads a vector, the rest of a search body as JSON.parse', () => {
+  it('reads queryVector(s) as vectors and the rest of a search body as JSON.parse', () => {
     fc.assert(fc.property(
       fc.array(fc.array(numberText, { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 4 }),
       fc.option(fc.jsonValue({ maxDepth: 3 })),
@@ -122,7 +120,7 @@ describe('vector body reader (add, add-many, search, search-many)', () => {
     }), { numRuns: 200 });
   });
 
-  it('reads a base64 vector exactly when the vector schema accepts the string, and declines it otherwise', () => {
+  it('reads a base64 vector exactly when the schema accepts it, else declines', () => {
     const base64Text = fc.oneof(
       fc.array(fc.float({ noNaN: true, noDefaultInfinity: true, min: Math.fround(-1e16), max: Math.fround(1e16) }), { minLength: 1, maxLength: 6 })
         .map((xs) => encodeFloat32Base64(xs)),
@@ -141,7 +139,7 @@ describe('vector body reader (add, add-many, search, search-many)', () => {
     }), { numRuns: 400 });
   });
 
-  it('checks decoded base64 values at the exact bound: the largest float32 within ±maxAbsComponent passes, the next does not', () => {
+  it('takes decoded values up to ±maxAbsComponent exactly, declines the next float', () => {
     const max = SPEC_LIMITS.maxAbsComponent;
     const above = Math.fround(max) > max ? Math.fround(max) : nextFloat32(Math.fround(max));
     const below = previousFloat32(above);
@@ -172,7 +170,7 @@ describe('vector body reader (add, add-many, search, search-many)', () => {
     for (const text of declined) expect(parse(text), text).to.equal(undefined);
   });
 
-  it('keeps escaped ids, a repeated key\'s last value and a base64 vector as JSON.parse does', () => {
+  it('keeps escaped ids and a repeated key\'s last value as JSON.parse does', () => {
     for (const text of [
       '{"id":"a\\"b\\u00e9\\n","vector":[1,2]}',
       '{"vector":[1,2],"vector":[3,4]}',
@@ -184,64 +182,6 @@ describe('vector body reader (add, add-many, search, search-many)', () => {
       expect(body, text).to.not.equal(undefined);
       sameValue(body, expected(text));
     }
-  });
-});
-
-describe('add, add-many and search bodies over HTTP, read by the fast reader or the ordinary path', () => {
-  const api = useServer();
-  const rng = seededRng(91);
-  const rows = Array.from({ length: 12 }, (_, i) => ({ id: `v${i}`, vector: randomVector(rng, 6), metadata: { i } }));
-
-  it('stores the same vectors whether the reader takes the body or declines it', async () => {
-    const fast = await api.token();
-    const ordinary = await api.token();
-    expectOk(await api.post('/vectors/add-many', { token: fast, body: { vectors: rows } }));
-    // A non-ASCII character anywhere sends the whole body down the ordinary path.
-    expectOk(await api.post('/vectors/add-many', { token: ordinary, body: { vectors: [...rows, { id: 'ü', vector: rows[0].vector }] } }));
-    expectOk(await api.post('/vectors/add-many', { token: fast, body: { vectors: [{ id: 'u', vector: rows[0].vector }] } }));
-    expectOk(await api.post('/vectors/add', { token: ordinary, body: { id: 'é', vector: rows[0].vector } }));
-    expectOk(await api.post('/vectors/add', { token: fast, body: { id: 'e', vector: rows[0].vector } }));
-    for (const { id } of rows) {
-      const a = expectOk(await api.post('/vectors/get', { token: fast, body: { id } }));
-      const b = expectOk(await api.post('/vectors/get', { token: ordinary, body: { id } }));
-      expect(a.vector).to.deep.equal(b.vector);
-    }
-    const a = expectOk(await api.post('/vectors/get', { token: fast, body: { id: 'e' } }));
-    const b = expectOk(await api.post('/vectors/get', { token: ordinary, body: { id: 'é' } }));
-    expect(a.vector.vector).to.deep.equal(b.vector.vector);
-  });
-
-  it('searches with the same results and errors whether the reader takes the body or declines it', async () => {
-    const token = await api.token();
-    expectOk(await api.post('/vectors/add-many', { token, body: { vectors: rows } }));
-    const query = randomVector(rng, 6);
-    // The non-ASCII filter value (matching nothing extra) sends the body down the ordinary path.
-    const fast = expectOk(await api.post('/search', { token, body: { queryVector: query, topK: 5 } }));
-    const ordinary = expectOk(await api.post('/search', { token, body: { queryVector: query, topK: 5, filter: { i: { $ne: 'ü' } } } }));
-    expect(fast.results).to.have.length(5);
-    expect(fast.results).to.deep.equal(ordinary.results);
-    const many = expectOk(await api.post('/search-many', { token, body: { queryVectors: [query, rows[3].vector], topK: 2 } }));
-    expect(many.results[0]).to.deep.equal(fast.results.slice(0, 2));
-    expect(many.results[1][0].id).to.equal('v3');
-    for (const body of [
-      '{"queryVector":[1,2,3,4,5,1e17],"topK":1}', '{"queryVector":[1,2,3,4,5,1e17],"topK":1,"x":"ü"}',
-    ]) {
-      const error = expectError(await api.post('/search', { token, body }), 400, 'VALIDATION_ERROR');
-      expect(error.details.issues[0].path).to.equal('/queryVector/5');
-    }
-    const second = expectError(await api.post('/search-many', { token, body: '{"queryVectors":[[1,2,3,4,5,6],[1,2,"3",4,5,6]]}' }), 400, 'VALIDATION_ERROR');
-    expect(second.details.issues[0].path).to.equal('/queryVectors/1/2');
-    const short = expectError(await api.post('/search', { token, body: '{"queryVector":[1,2,3]}' }), 400, 'DIMENSION_MISMATCH');
-    expect(short.details.path).to.equal('/queryVector');
-  });
-
-  it('reports a bad component at its path, as the ordinary path always did', async () => {
-    const token = await api.token();
-    const body = `{"vectors":[{"id":"a","vector":[1,2,3]},{"id":"b","vector":[1,2,1e17]}]}`;
-    const error = expectError(await api.post('/vectors/add-many', { token, body }), 400, 'VALIDATION_ERROR');
-    expect(error.details.issues[0].path).to.equal('/vectors/1/vector/2');
-    const malformed = expectError(await api.post('/vectors/add-many', { token, body: '{"vectors":[{"id":"a","vector":[1,2,]}]}' }), 400, 'INVALID_JSON');
-    expect(malformed.message).to.match(/not valid JSON/);
   });
 });
 

@@ -1,22 +1,17 @@
-// Base64 vectors of request bodies decoded by the kernel's SIMD decoder
-// (assembly/base64.ts) instead of Node's: no latin1 string per vector, and
-// the range check of the decoded floats in the same call.
+// The windowed base64 decoder of vector-reader.ts: the kernel's SIMD decoder
+// (assembly/base64.ts) in an instance with a fixed memory of its own, never
+// shared with a session. It holds a window of the body's bytes (copied once
+// per window) and a run of decoded floats copied to their target in one go
+// (consecutive vectors back to back in one target array). The range check
+// of the decoded floats happens in the same kernel call.
 //
-// One kernel instance with a memory of its own, made on first use and never
-// shared with a session. The memory has a fixed size and never grows, so
-// the views kept here stay valid. It holds a window of the body's bytes
-// (copied in once per window, not per vector) and a run of decoded floats
-// that are copied out to their target in one go: a run is the floats of
-// consecutive vectors that sit back to back in one target array.
-//
-// Used by vector-json.ts only, which parses a body from start to end
-// without yielding: reset() before a body, flush() once it is read, reset()
-// in any case.
-import { SPEC_LIMITS } from '../config.js';
-import { heapBaseOf, instantiateKernel, type KernelExports } from '../kernel/kernel-module.js';
-import { PAGE_BYTES } from '../kernel/layout.js';
-import { loadKernelModule } from '../kernel/load-node.js';
-import { base64Length } from '../schemas/base64-float32.js';
+// The reader parses a body without yielding: reset() before a body, flush()
+// once it is read, reset() in any case.
+import { SPEC_LIMITS } from '../../config.js';
+import { heapBaseOf, instantiateKernel, type KernelExports } from '../../kernel/kernel-module.js';
+import { PAGE_BYTES } from '../../kernel/layout.js';
+import { loadKernelModule } from '../../kernel/load-node.js';
+import { base64Length } from '../../schemas/base64-float32.js';
 
 /** Body bytes copied into the memory at once (at least one whole base64 vector of maxDimensions). */
 const WINDOW_BYTES = 1 << 20;

@@ -1,14 +1,11 @@
-// Buffers for large request bodies (read-into.ts) and for the vectors of
-// add / add-many bodies (vector-json.ts), handed back when the request is
-// done and reused by a later one. A fresh buffer costs a page fault per 4 KB
-// on first touch plus its zeroing: about 0.4 ms of the 1.3 ms it takes to
-// read 1000 base64 vectors of 384 floats.
+// Pools of body buffers (read.ts) and of the vector reader's float blocks
+// (vector-reader.ts), reused from one request to the next: a fresh buffer
+// pays a page fault per 4 KB on first touch, plus its zeroing.
 //
 // Safe because nothing keeps these bytes past the request: parsing copies
-// everything it keeps out of the body (strings, JSON.parse, decoded
-// vectors), applyUpsert copies each vector into the session's linear memory
-// in the request's synchronous route step, and a buffer is given back only
-// after that step has finished (body.ts, after `await next()`).
+// out what it keeps, applyUpsert copies each vector into the session's
+// memory in the route's synchronous step, and buffers go back only after
+// that step (index.ts, after `await next()`).
 
 /** The largest buffer kept between requests (bigger ones go to the GC), and the most bytes kept in all. */
 export const MAX_SPARE_BYTES = 8 * 1024 * 1024;
@@ -21,7 +18,8 @@ export interface Sized {
 
 const newArrayBuffer = (bytes: number) => new ArrayBuffer(bytes);
 
-export class ArenaPool<T extends Sized = ArrayBuffer> {
+/** Spare buffers, taken smallest-that-fits first. */
+export class BufferPool<T extends Sized = ArrayBuffer> {
   private readonly spare: T[] = [];
 
   constructor(
@@ -67,10 +65,10 @@ export class ArenaPool<T extends Sized = ArrayBuffer> {
 }
 
 /** The buffers one request took from a pool; release() gives them all back once the request is done. */
-export class ArenaLease<T extends Sized = ArrayBuffer> {
+export class BufferLease<T extends Sized = ArrayBuffer> {
   private readonly taken: T[] = [];
 
-  constructor(private readonly pool: ArenaPool<T>) {}
+  constructor(private readonly pool: BufferPool<T>) {}
 
   take(bytes: number): T {
     const buffer = this.pool.take(bytes);

@@ -1,10 +1,10 @@
-// The pool of body and vector buffers reused between requests (src/http/arena-pool.ts).
+// The pool of body and vector buffers reused between requests (src/http/body/buffer-pool.ts).
 import { expect } from 'chai';
-import { ArenaLease, ArenaPool, MAX_SPARE_BYTES } from '../../src/http/arena-pool.js';
+import { BufferLease, BufferPool, MAX_SPARE_BYTES } from '../../../src/http/body/buffer-pool.js';
 
-describe('arena pool', () => {
+describe('buffer pool', () => {
   it('hands out a fresh buffer when it holds none large enough', () => {
-    const pool = new ArenaPool();
+    const pool = new BufferPool();
     const a = pool.take(1024);
     expect(a.byteLength).to.equal(1024);
     pool.give([a]);
@@ -15,7 +15,7 @@ describe('arena pool', () => {
   });
 
   it('reuses the smallest buffer that fits, and each buffer once', () => {
-    const pool = new ArenaPool();
+    const pool = new BufferPool();
     const small = new ArrayBuffer(1000);
     const large = new ArrayBuffer(10_000);
     pool.give([large, small, small]);
@@ -26,8 +26,8 @@ describe('arena pool', () => {
     expect(pool.spareBytes).to.equal(0);
   });
 
-  it('keeps no buffer over the size limit and at most 16 MB in all, the larger ones first', () => {
-    const pool = new ArenaPool();
+  it('keeps no buffer over the size limit, at most 16 MB in all, larger first', () => {
+    const pool = new BufferPool();
     pool.give([new ArrayBuffer(MAX_SPARE_BYTES + 1)]);
     expect(pool.spareBytes).to.equal(0);
     const sizes = [1, 2, 4, 8, 4].map((mb) => mb * 1024 * 1024);
@@ -36,8 +36,8 @@ describe('arena pool', () => {
   });
 
   it('gives back everything a lease took, once', () => {
-    const pool = new ArenaPool();
-    const lease = new ArenaLease(pool);
+    const pool = new BufferPool();
+    const lease = new BufferLease(pool);
     const a = lease.take(100);
     const b = lease.take(200);
     lease.release();

@@ -1,0 +1,64 @@
+// The export format (NDJSON, application/x-ndjson): a header line describing
+// the index, then one line per vector in add-many's record shape, in
+// insertion order:
+//   {"format":"tempvec-export","version":1,"dimensions":384,"metric":"cosine","vectorType":"float32","count":2}
+//   {"id":"a","vector":[0.5,-1],"metadata":{}}
+// Vectors are JSON numbers (each float32's exact value, printed as a double,
+// so it reads back bit for bit) or base64 of little-endian float32 (about 50
+// times faster to write and a quarter of the size). Environment-free: the
+// server and the SDK's LocalIndex write and read the same text.
+import type { Metric, VectorType } from '../config.js';
+import type { ExportedVector, IndexConfig, IndexExport } from '../index/vector-index.js';
+import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
+
+export const EXPORT_FORMAT = 'tempvec-export';
+export const EXPORT_VERSION = 1;
+export const NDJSON_TYPE = 'application/x-ndjson';
+export const VECTOR_ENCODINGS = ['numbers', 'base64'] as const;
+export type VectorEncoding = (typeof VECTOR_ENCODINGS)[number];
+
+export interface ExportHeader {
+  format: typeof EXPORT_FORMAT;
+  version: typeof EXPORT_VERSION;
+  /** null for a session never written to (then count is 0). */
+  dimensions: number | null;
+  metric: Metric | null;
+  vectorType: VectorType;
+  /** Vector lines that follow: an import refuses a body with more or fewer. */
+  count: number;
+}
+
+export function exportHeader(config: Readonly<IndexConfig>, count: number): ExportHeader {
+  return { format: EXPORT_FORMAT, version: EXPORT_VERSION, dimensions: config.dimensions, metric: config.metric, vectorType: config.vectorType, count };
+}
+
+export function headerLine(header: ExportHeader): string {
+  return JSON.stringify(header) + '\n';
+}
+
+/** One vector's line. */
+export function recordLine(record: ExportedVector, encoding: VectorEncoding): string {
+  const vector = encoding === 'base64' ? encodeFloat32Base64(record.vector) : Array.from(record.vector);
+  return JSON.stringify({ id: record.id, vector, metadata: record.metadata }) + '\n';
+}
+
+/** Lines of many vectors, as one string (a chunk of a streamed export). */
+export function recordLines(records: readonly ExportedVector[], encoding: VectorEncoding): string {
+  let text = '';
+  for (const record of records) text += recordLine(record, encoding);
+  return text;
+}
+
+/** Vectors per chunk of a streamed export. */
+export const EXPORT_BATCH = 256;
+
+/** The whole export as one string (the SDK's LocalIndex; the server streams it chunk by chunk instead). */
+export function exportText(exp: IndexExport, encoding: VectorEncoding): string {
+  const chunks = [headerLine(exportHeader(exp.config, exp.count))];
+  try {
+    for (let batch = exp.next(EXPORT_BATCH); batch.length > 0; batch = exp.next(EXPORT_BATCH)) chunks.push(recordLines(batch, encoding));
+  } finally {
+    exp.close();
+  }
+  return chunks.join('');
+}

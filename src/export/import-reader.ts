@@ -1,0 +1,107 @@
+// Reads an import (the export format, format.ts) line by line as it
+// arrives, validating each line: the header first, then each vector line
+// with add-many's record schema. Nothing is applied here; finish() hands
+// the whole, checked import to the caller, which applies it in one step.
+// Errors name the line: details.path is the JSON Pointer of the line in the
+// body read as an array of lines (0 is the header), details.line its
+// 1-based number.
+import * as v from 'valibot';
+import { apiError, ApiError, pointer } from '../errors.js';
+import type { UpsertOptions, UpsertPlan, VectorIndex, VectorInput } from '../index/vector-index.js';
+import type { RequestSchemas } from '../schemas/index.js';
+import { requestError } from '../schemas/request-error.js';
+import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader } from './format.js';
+import { LineSplitter } from './lines.js';
+
+export interface ParsedImport {
+  header: ExportHeader;
+  records: VectorInput[];
+  /** JSON Pointer of record i (its line), for errors found when it is applied. */
+  pathOf: (i: number) => string;
+}
+
+type ImportSchemas = Pick<RequestSchemas, 'ImportHeaderSchema' | 'ImportRecordSchema'>;
+
+export class ImportReader {
+  private header: ExportHeader | null = null;
+  private readonly records: VectorInput[] = [];
+  private readonly lineOf: number[] = [];
+  private readonly splitter = new LineSplitter((text, index) => this.line(text, index));
+
+  constructor(private readonly schemas: ImportSchemas) {}
+
+  /** The next bytes of the body. */
+  push(chunk: Uint8Array): void {
+    this.splitter.push(chunk);
+  }
+
+  /** The end of the body: the whole import, checked (its lines against the header's count). */
+  finish(): ParsedImport {
+    this.splitter.end();
+    const header = this.header;
+    if (!header) throw invalidImport(`the body is empty; an import starts with the header line of a ${EXPORT_FORMAT}`, 0);
+    if (this.records.length !== header.count) {
+      throw invalidImport(`the header announces ${header.count} vectors and the body holds ${this.records.length} (truncated?); nothing was imported`, (this.lineOf.at(-1) ?? 0) + 1);
+    }
+    const lineOf = this.lineOf;
+    return { header, records: this.records, pathOf: (i) => pointer(lineOf[i]) };
+  }
+
+  private line(text: string, index: number): void {
+    if (text.trim() === '') return; // blank lines (a trailing newline, say) carry nothing
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw apiError('INVALID_JSON', `line ${index + 1} is not JSON`, { path: pointer(index), line: index + 1 });
+    }
+    if (!this.header) {
+      this.header = this.readHeader(value, index);
+      return;
+    }
+    if (this.records.length === this.header.count) {
+      throw invalidImport(`the header announces ${this.header.count} vectors and the body holds more; nothing was imported`, index);
+    }
+    const result = v.safeParse(this.schemas.ImportRecordSchema, value);
+    if (!result.success) throw atLine(requestError(result.issues, `vector line ${index + 1}`), index);
+    this.records.push(result.output);
+    this.lineOf.push(index);
+  }
+
+  private readHeader(value: unknown, index: number): ExportHeader {
+    const object = typeof value === 'object' && value !== null ? value as Record<string, unknown> : {};
+    if (object.format !== EXPORT_FORMAT || object.version !== EXPORT_VERSION) {
+      throw invalidImport(`the first line must be the header of a ${EXPORT_FORMAT} version ${EXPORT_VERSION} (GET /vectors/export writes it)`, index);
+    }
+    const result = v.safeParse(this.schemas.ImportHeaderSchema, value);
+    if (!result.success) throw atLine(requestError(result.issues, 'header line'), index);
+    return result.output as ExportHeader;
+  }
+}
+
+function invalidImport(message: string, index: number): ApiError {
+  return apiError('INVALID_IMPORT', message, { path: pointer(index), line: index + 1 });
+}
+
+/** A line's schema error, its paths prefixed with the line's pointer. */
+function atLine(err: ApiError, index: number): ApiError {
+  const details = { ...err.details };
+  if (Array.isArray(details.issues)) {
+    details.issues = (details.issues as { path: string; message: string }[]).map((issue) => ({ ...issue, path: pointer(index) + issue.path }));
+  }
+  if (typeof details.path === 'string') details.path = pointer(index) + details.path;
+  details.line = index + 1;
+  return new ApiError(err.status, err.code, err.message, details);
+}
+
+/** The checked plan of an import into `index` (null when it holds no vector: nothing to do). */
+export function prepareImport(index: VectorIndex, parsed: ParsedImport): UpsertPlan | null {
+  return parsed.records.length === 0 ? null : index.prepareUpsert(parsed.records, importOptions(parsed));
+}
+
+/** The upsert options of an import: its header configures a new session and is checked against a locked one, as add-many's fields are. */
+export function importOptions(parsed: ParsedImport): UpsertOptions {
+  const { header } = parsed;
+  if (header.dimensions === null) return { pathOf: parsed.pathOf };
+  return { dimensions: header.dimensions, metric: header.metric ?? undefined, vectorType: header.vectorType, pathOf: parsed.pathOf };
+}

@@ -1,0 +1,64 @@
+// The request-body pipeline, in the order a body goes through it:
+//   1. content-type.ts   415 unless application/json, uncompressed
+//   2. read.ts           the bytes, within maxBodyBytes (413), into a pooled
+//                        buffer (buffer-pool.ts, read-into.ts) or, for a vector
+//                        body, a WasmBodyBuffer (wasm-body-buffer.ts)
+//   3. vector-reader.ts  vector bodies: vectors straight into float32 (JSON
+//                        numbers, and base64 through base64-decoder.ts); it may decline
+//   4. parse-json.ts     everything else: strict UTF-8, then JSON.parse (400 INVALID_JSON)
+//   5. depth.ts          the nesting limit, before anything recursive runs
+//   6. validate.ts       in the route: parseBody(ctx, schema), valibot
+// Pooled buffers go back once the route is done (after `await next()`).
+import type { Middleware } from 'koa';
+import type { Config } from '../../config.js';
+import { loadKernelModule } from '../../kernel/load-node.js';
+import { BufferLease, BufferPool, MAX_SPARE_BYTES } from './buffer-pool.js';
+import { assertJsonContent } from './content-type.js';
+import { assertBodyDepth, BODY_FRAME_DEPTH } from './depth.js';
+import { parseJson } from './parse-json.js';
+import { readBody, type BodyTarget } from './read.js';
+import { readVectorBody } from './vector-reader.js';
+import { WasmBodyBuffer } from './wasm-body-buffer.js';
+
+export { parseBody } from './validate.js';
+
+declare module 'koa' {
+  interface Request {
+    /** The parsed JSON body (set by jsonBody). */
+    body?: unknown;
+  }
+}
+
+/** The most bytes of WasmBodyBuffers kept between requests. */
+const WASM_BUFFERS_SPARE_TOTAL = 32 * 1024 * 1024;
+
+export interface JsonBodyOptions {
+  /** Add, add-many, search and search-many: read vectors straight into float32 (vector-reader.ts). */
+  vectors?: boolean;
+}
+
+/**
+ * Parse a JSON body (415 for another content type or a compressed body, 400
+ * for malformed JSON or UTF-8, 413 when too large). An empty body is {}.
+ */
+export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middleware {
+  const buffers = new BufferPool();
+  // A WasmBodyBuffer holds a body and up to 0.75 of its size in floats (used only by base64 vectors).
+  const wasmBuffers = options.vectors
+    ? new BufferPool((bytes) => new WasmBodyBuffer(loadKernelModule(), bytes), WasmBodyBuffer.bytesFor(MAX_SPARE_BYTES), WASM_BUFFERS_SPARE_TOTAL)
+    : undefined;
+  return async (ctx, next) => {
+    assertJsonContent(ctx);
+    const target: BodyTarget = { lease: new BufferLease(buffers), wasmBuffers: wasmBuffers && new BufferLease(wasmBuffers) };
+    try {
+      const bytes = await readBody(ctx, config.maxBodyBytes, target);
+      const body = (options.vectors && readVectorBody(bytes, target.lease, target.wasmBuffer)) || parseJson(bytes);
+      assertBodyDepth(body, BODY_FRAME_DEPTH + config.maxJsonDepth);
+      ctx.request.body = body;
+      await next();
+    } finally {
+      target.lease.release();
+      target.wasmBuffers?.release();
+    }
+  };
+}

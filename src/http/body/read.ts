@@ -1,0 +1,50 @@
+// Step 2: the body's bytes, within the size limit. A body of announced length
+// from PREALLOCATE_FROM up goes into one pooled buffer (read-into.ts): a
+// vector body into a WasmBodyBuffer, where its base64 decodes in place; any
+// other body is read by raw-body.
+import type { Context } from 'koa';
+import getRawBody from 'raw-body';
+import { apiError } from '../../errors.js';
+import { BufferLease, MAX_SPARE_BYTES } from './buffer-pool.js';
+import { readInto } from './read-into.js';
+import { WasmBodyBuffer } from './wasm-body-buffer.js';
+
+/** Bodies from this size up, with a Content-Length, are read into a pooled buffer; smaller ones cost little either way. */
+const PREALLOCATE_FROM = 64 * 1024;
+
+/** Where a body read into one buffer goes: a buffer from `lease`, or for a vector body a WasmBodyBuffer from `wasmBuffers`. */
+export interface BodyTarget {
+  lease: BufferLease;
+  wasmBuffers?: BufferLease<WasmBodyBuffer>;
+  /** The WasmBodyBuffer the body was read into, if any. */
+  wasmBuffer?: WasmBodyBuffer;
+}
+
+/** The announced body length when the body can be read into one pooled buffer, else null. */
+function preallocatable(ctx: Context, length: string, limit: number): number | null {
+  const n = Number(length);
+  if (length === '' || !Number.isSafeInteger(n) || n < PREALLOCATE_FROM || n > limit || n > MAX_SPARE_BYTES) return null;
+  // Anything unusual about the stream is left to raw-body, which reports it.
+  return ctx.req.readable && ctx.req.readableEncoding === null ? n : null;
+}
+
+/** A buffer of `length` bytes to read the body into. */
+function bufferFor(target: BodyTarget, length: number): Buffer {
+  if (!target.wasmBuffers) return Buffer.from(target.lease.take(length), 0, length);
+  target.wasmBuffer = target.wasmBuffers.take(WasmBodyBuffer.bytesFor(length));
+  return target.wasmBuffer.open(length);
+}
+
+/** The request body as bytes: 413 past the limit, 400 when it ends early. */
+export async function readBody(ctx: Context, limit: number, target: BodyTarget): Promise<Buffer> {
+  const length = ctx.get('content-length');
+  try {
+    const known = preallocatable(ctx, length, limit);
+    if (known !== null) return await readInto(ctx.req, known, limit, bufferFor(target, known));
+    return await getRawBody(ctx.req, { limit, length: length === '' ? undefined : length });
+  } catch (err) {
+    const { type } = err as { type?: string };
+    if (type === 'entity.too.large') throw apiError('PAYLOAD_TOO_LARGE', `the request body is larger than ${limit} bytes`, { limit });
+    throw apiError('INVALID_JSON', `the request body could not be read: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,101 @@
+// GET /vectors/export and POST /vectors/import: a whole session out and in,
+// as NDJSON (src/export/format.ts).
+//
+// The export streams a consistent snapshot (VectorIndex.openExport) a chunk
+// at a time, pulled by the socket (back-pressure: a slow reader holds a few
+// chunks, not the session) and yielding to the event loop between chunks,
+// so other sessions' requests are answered while a large export is sent.
+// The import reads its body as it arrives, within MAX_IMPORT_BYTES,
+// validating each line; then checks the whole and applies it in one step.
+import { Readable } from 'node:stream';
+import type { Context } from 'koa';
+import * as v from 'valibot';
+import { apiError } from '../../errors.js';
+import { exportHeader, headerLine, NDJSON_TYPE, recordLines, type VectorEncoding } from '../../export/format.js';
+import { ImportReader } from '../../export/import-reader.js';
+import type { IndexExport } from '../../index/vector-index.js';
+import { requestError } from '../../schemas/request-error.js';
+import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
+
+/**
+ * Vector components per export chunk: base64 costs little per value, numbers
+ * (JSON.stringify of doubles) ~1 us each, so a chunk of them is kept smaller
+ * and no chunk holds the event loop for more than a few milliseconds.
+ */
+const CHUNK_VALUES: Record<VectorEncoding, number> = { base64: 128 * 1024, numbers: 8 * 1024 };
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function* exportChunks(exp: IndexExport, encoding: VectorEncoding): AsyncGenerator<string> {
+  try {
+    yield headerLine(exportHeader(exp.config, exp.count));
+    const batch = Math.max(1, Math.floor(CHUNK_VALUES[encoding] / (exp.config.dimensions ?? 1)));
+    for (let records = exp.next(batch); records.length > 0; records = exp.next(batch)) {
+      yield recordLines(records, encoding);
+      await nextTurn();
+    }
+  } finally {
+    // Also when the client goes away: Koa destroys the stream, which returns this generator.
+    exp.close();
+  }
+}
+
+/** 415 unless the body is NDJSON, uncompressed. */
+function assertNdjson(ctx: Context): void {
+  if (!ctx.is(NDJSON_TYPE)) {
+    throw apiError('UNSUPPORTED_MEDIA_TYPE', `send the export as NDJSON with content-type: ${NDJSON_TYPE}`, { contentType: ctx.get('content-type') || null });
+  }
+  const encoding = ctx.get('content-encoding');
+  if (encoding !== '' && encoding.toLowerCase() !== 'identity') {
+    throw apiError('UNSUPPORTED_MEDIA_TYPE', `content-encoding ${encoding} is not accepted; send the body uncompressed`);
+  }
+}
+
+/** Feed the body to `reader` as it arrives; 413 once it passes `limit` bytes (announced or read). */
+async function readImport(ctx: Context, reader: ImportReader, limit: number): Promise<void> {
+  const tooLarge = () => apiError('PAYLOAD_TOO_LARGE', `the import body is larger than ${limit} bytes (MAX_IMPORT_BYTES)`, { limit });
+  if (Number(ctx.get('content-length') || 0) > limit) throw tooLarge();
+  let bytes = 0;
+  try {
+    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      if (bytes > limit) throw tooLarge();
+      reader.push(chunk);
+    }
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ECONNRESET' || (err as Error).message === 'aborted') {
+      throw apiError('INVALID_JSON', 'the import body ended early (the connection was cut)');
+    }
+    throw err;
+  }
+}
+
+export function transferRoutes({ router, store, schemas, config, auth }: RouteDeps): void {
+  const { writes } = store;
+
+  router.get('/vectors/export', auth, (ctx) => {
+    const query = v.safeParse(schemas.ExportQuerySchema, { ...ctx.query });
+    if (!query.success) throw requestError(query.issues, 'query');
+    const { session, timings } = stateOf(ctx);
+    const exp = timings.measure('exportOpenMs', () => session.index.openExport());
+    // The body is streamed: its timings go in Server-Timing only (no JSON envelope to carry them).
+    const { dbOpenMs, exportOpenMs } = timings.entries;
+    ctx.set('Server-Timing', `requestLatency;dur=${timings.elapsed()}${dbOpenMs === undefined ? '' : `, dbOpen;dur=${dbOpenMs}`}, exportOpen;dur=${exportOpenMs}`);
+    ctx.type = NDJSON_TYPE;
+    ctx.body = Readable.from(exportChunks(exp, query.output.vectorEncoding), { objectMode: false, highWaterMark: 256 * 1024 });
+  });
+
+  router.post('/vectors/import', auth, async (ctx) => {
+    assertNdjson(ctx);
+    const { session, timings } = stateOf(ctx);
+    const reader = new ImportReader(schemas);
+    const start = performance.now();
+    await readImport(ctx, reader, config.maxImportBytes);
+    const parsed = reader.finish();
+    timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);
+    // Checked and applied in one synchronous step: no other change can come in between.
+    const plan = timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed));
+    const mutation = timings.measure('importMs', () => (plan ? writes.importPlan(session, plan) : { added: 0, replaced: 0 }));
+    replyWithSession(ctx, store, { mutation });
+  });
+}

@@ -1,0 +1,91 @@
+// Prometheus metrics of one app, in a registry of its own (not prom-client's
+// global one), so several apps in one process keep separate figures. Labels
+// are route patterns, statuses and error codes: never a token, id or metadata.
+import type { Middleware } from 'koa';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Config } from '../config.js';
+import type { SessionStore } from '../sessions/session-store.js';
+
+/** Seconds; from a cached /limits answer to a search over a full session. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** Timings (ctx.state.timings) of the steps that run the search kernel, by operation label. */
+const KERNEL_STEPS: Record<string, string> = { searchMs: 'search', searchManyMs: 'search-many' };
+
+export interface ServiceMetrics {
+  registry: Registry;
+  /** Counts and times every request; the outermost middleware. */
+  middleware: Middleware;
+}
+
+export function serviceMetrics(config: Config, store: SessionStore): ServiceMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const requests = new Counter({
+    name: 'tempvec_http_requests_total', help: 'Requests answered, by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'] as const, registers,
+  });
+  const latency = new Histogram({
+    name: 'tempvec_http_request_duration_seconds', help: 'Time from the request\'s arrival to its answer, by method and route pattern.',
+    labelNames: ['method', 'route'] as const, buckets: LATENCY_BUCKETS, registers,
+  });
+  const errors = new Counter({
+    name: 'tempvec_http_errors_total', help: 'Error answers, by error code.', labelNames: ['code'] as const, registers,
+  });
+  const rateLimited = new Counter({
+    name: 'tempvec_rate_limited_requests_total', help: 'Requests refused with 429 RATE_LIMITED (per address on POST /token, per token elsewhere).', registers,
+  });
+  const rejected = new Counter({
+    name: 'tempvec_rejected_requests_total', help: 'Requests refused with 503 (session cap, memory budget, disk, restoring or shutting down), by error code.',
+    labelNames: ['code'] as const, registers,
+  });
+  const kernel = new Histogram({
+    name: 'tempvec_kernel_seconds', help: 'Time of the search step (kernel scan and selection) of answered /search and /search-many requests.',
+    labelNames: ['operation'] as const, buckets: LATENCY_BUCKETS, registers,
+  });
+  gauge(registry, 'tempvec_sessions', 'Live sessions (those on disk waiting to be reopened included).', () => store.size);
+  gauge(registry, 'tempvec_sessions_max', 'MAX_SESSIONS.', () => config.maxSessions);
+  gauge(registry, 'tempvec_vectors', 'Vectors stored in the sessions in memory.', () => store.vectorCount());
+  gauge(registry, 'tempvec_linear_memory_bytes', 'Linear memory of all sessions together.', () => store.memoryBytes());
+  gauge(registry, 'tempvec_memory_budget_bytes', 'MEMORY_BUDGET_BYTES (0: no budget).', () => config.memoryBudgetBytes);
+  gauge(registry, 'tempvec_memory_budget_used_ratio', 'Linear memory over the memory budget (0 without a budget).',
+    () => (config.memoryBudgetBytes === 0 ? 0 : store.memoryBytes() / config.memoryBudgetBytes));
+
+  const middleware: Middleware = async (ctx, next) => {
+    const start = performance.now();
+    try {
+      await next();
+    } finally {
+      // The router's pattern, never the raw path (which could carry anything a caller sent).
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      const status = ctx.status;
+      requests.inc({ method: ctx.method, route, status: String(status) });
+      latency.observe({ method: ctx.method, route }, (performance.now() - start) / 1000);
+      const code = errorCodeOf(ctx.body);
+      if (code) {
+        errors.inc({ code });
+        if (status === 429) rateLimited.inc();
+        if (status === 503) rejected.inc({ code });
+      }
+      const entries = (ctx.state as { timings?: { entries: Record<string, number> } }).timings?.entries;
+      if (entries && status < 300) {
+        for (const [step, operation] of Object.entries(KERNEL_STEPS)) {
+          if (entries[step] !== undefined) kernel.observe({ operation }, entries[step] / 1000);
+        }
+      }
+    }
+  };
+  return { registry, middleware };
+}
+
+/** A gauge read when /metrics is scraped. */
+function gauge(registry: Registry, name: string, help: string, read: () => number): void {
+  new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+}
+
+/** The `error.code` of an error envelope (the error handler leaves it as an object). */
+function errorCodeOf(body: unknown): string | undefined {
+  if (!body || typeof body !== 'object' || Buffer.isBuffer(body)) return undefined;
+  const error = (body as { error?: { code?: unknown } }).error;
+  return typeof error?.code === 'string' ? error.code : undefined;
+}

@@ -1,0 +1,18 @@
+// Long jobs on the event loop (compacting or reopening a large session) run
+// in slices: a job calls pause() between steps and gives the loop back once
+// its slice is used up, so requests of other sessions keep being answered.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/** Work this long at most between two turns of the event loop. */
+export const SLICE_MS = 8;
+
+export class Slices {
+  private start = performance.now();
+
+  /** Yield to the event loop when this slice has run for SLICE_MS. */
+  async pause(): Promise<void> {
+    if (performance.now() - this.start < SLICE_MS) return;
+    await nextTurn();
+    this.start = performance.now();
+  }
+}

@@ -1,0 +1,99 @@
+// Every change to a session's index, in one place. Each write checks what it
+// can without changing anything, logs the change to the session's journal
+// (DATA_DIR; a failed write refuses the change with 503), applies it to the
+// index, and marks the session updated. Routes parse, call one and reply;
+// this is where writes will be ordered against searches in flight.
+import { apiError } from '../errors.js';
+import { prepareImport, type ParsedImport } from '../export/import-reader.js';
+import type { Filter, Metadata, UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/vector-index.js';
+import type { Session } from './session.js';
+import type { SessionStore } from './session-store.js';
+
+/** 404 VECTOR_NOT_FOUND for `id`. */
+export function vectorNotFound(id: string) {
+  return apiError('VECTOR_NOT_FOUND', `no vector with id "${id}"`, { path: '/id', id });
+}
+
+export class SessionWrites {
+  constructor(private readonly store: SessionStore) {}
+
+  /** Check a batch (shape, capacity, the memory budget) without changing anything; upsert() writes it. */
+  prepareUpsert(session: Session, records: VectorInput[], options: UpsertOptions): UpsertPlan {
+    const plan = session.index.prepareUpsert(records, options);
+    this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan));
+    return plan;
+  }
+
+  /** Add or replace the vectors of a plan from prepareUpsert (no change to the session in between). */
+  upsert(session: Session, plan: UpsertPlan): UpsertResult {
+    this.store.journal(session, (journal, at) => journal.upsert(session, plan, at));
+    return this.changed(session, session.index.applyUpsert(plan));
+  }
+
+  /** Replace the metadata of `id` (404 when there is no such vector). */
+  setMetadata(session: Session, id: string, metadata: Metadata): void {
+    if (!session.index.has(id)) throw vectorNotFound(id);
+    this.store.journal(session, (journal, at) => journal.metadata(session, id, metadata, at));
+    session.index.setMetadata(id, metadata);
+    this.changed(session, undefined);
+  }
+
+  /** Empty the metadata of `id` (404 when there is no such vector). */
+  deleteMetadata(session: Session, id: string): Metadata {
+    const empty: Metadata = {};
+    this.setMetadata(session, id, empty);
+    return empty;
+  }
+
+  /** Delete the vectors of `ids` that exist; logged only when one does. */
+  delete(session: Session, ids: string[]): { deleted: number; notFound: string[] } {
+    if (ids.some((id) => session.index.has(id))) this.store.journal(session, (journal, at) => journal.delete(session, ids, at));
+    return this.changed(session, session.index.delete(ids));
+  }
+
+  /** Delete every vector `filter` matches, in one step (logged as a delete of their ids). */
+  deleteMatching(session: Session, filter: Filter): { deleted: number; notFound: string[] } {
+    const ids = session.index.idsMatching(filter);
+    if (ids.length > 0) this.store.journal(session, (journal, at) => journal.delete(session, ids, at));
+    return this.changed(session, { deleted: session.index.delete(ids).deleted, notFound: [] });
+  }
+
+  /** Replace the metadata of `id` with what `patch` makes of it (404 when there is no such vector); the new metadata. */
+  patchMetadata(session: Session, id: string, patch: (current: Metadata) => Metadata): Metadata {
+    const current = session.index.getMetadata(id);
+    if (current === undefined) throw vectorNotFound(id);
+    const metadata = patch(current);
+    this.setMetadata(session, id, metadata);
+    return metadata;
+  }
+
+  /** Check a whole import like prepareUpsert (null when it holds no vector); importPlan() applies it. */
+  prepareImport(session: Session, parsed: ParsedImport): UpsertPlan | null {
+    const plan = prepareImport(session.index, parsed);
+    if (plan) this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan));
+    return plan;
+  }
+
+  /** Apply an import as one upsert, logged in parts that a restart replays all or nothing. */
+  importPlan(session: Session, plan: UpsertPlan): UpsertResult {
+    this.store.journal(session, (journal, at) => journal.import(session, plan, at));
+    return this.changed(session, session.index.applyUpsert(plan));
+  }
+
+  /** Delete every vector, keeping the index's configuration; the number deleted. */
+  clear(session: Session): number {
+    this.store.journal(session, (journal, at) => journal.clear(session, at));
+    return this.changed(session, session.index.clear());
+  }
+
+  /** Delete every vector and the configuration, freeing the memory; the number deleted. */
+  reset(session: Session): number {
+    this.store.journal(session, (journal, at) => journal.reset(session, at));
+    return this.changed(session, session.index.reset());
+  }
+
+  private changed<T>(session: Session, result: T): T {
+    session.markUpdated(this.store.now());
+    return result;
+  }
+}

@@ -1,0 +1,88 @@
+// npm run cluster's command line (dist/cluster/main.js): SIGTERM drains every
+// instance and stops nginx; without nginx it says how to install it; with
+// --upstreams it writes a configuration nginx accepts.
+import { expect } from 'chai';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startScriptNodeFlags } from '../../bench/lib/child-server.js';
+import { DIST_SERVER, findNginx, freePort, kernelThreadsPerInstance } from '../../src/cluster/launcher.js';
+
+const MAIN = fileURLToPath(new URL('../../dist/cluster/main.js', import.meta.url));
+
+describe('npm run cluster (the launcher command)', function () {
+  this.timeout(60_000);
+
+  it('drains every instance and stops nginx on SIGTERM, exiting 0', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [MAIN, '--instances', '2', '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const exited = once(child, 'exit');
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!/cluster listening on (http:\S+)/.test(output)) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the cluster did not start:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const url = /cluster listening on (http:\S+)/.exec(output)![1];
+      const prefix = /nginx in ([^)]+)\)/.exec(output)![1];
+      expect(url).to.equal(`http://127.0.0.1:${port}`);
+      const token = await fetch(`${url}/token`, { method: 'POST' }).then((r) => r.json());
+      expect(token.token).to.match(/^i[12]\./);
+      expect(existsSync(prefix)).to.equal(true);
+
+      child.kill('SIGTERM');
+      const [code] = await exited;
+      expect(code, output).to.equal(0);
+      for (const id of ['i1', 'i2']) expect(output).to.include(`[${id}] SIGTERM: finishing requests in flight`);
+      expect(existsSync(prefix), 'nginx prefix removed').to.equal(false);
+      const after = await fetch(`${url}/healthz`).then(() => 'answered', () => 'refused');
+      expect(after).to.equal('refused');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('runs instances as npm start does, dividing the cores among them', () => {
+    expect(DIST_SERVER.nodeArgs).to.deep.equal(startScriptNodeFlags());
+    expect([1, 2, 3, 4, 8].map((k) => kernelThreadsPerInstance(k, 8))).to.deep.equal([8, 4, 2, 2, 1]);
+    expect(kernelThreadsPerInstance(3, 2)).to.equal(1);
+  });
+
+  it('says how to install nginx and exits non-zero where it is missing', () => {
+    const run = spawnSync(process.execPath, [MAIN, '--instances', '1', '--nginx', '/nonexistent/nginx'], { encoding: 'utf8' });
+    expect(run.status).to.equal(1);
+    expect(run.stderr).to.include('apt-get install nginx');
+  });
+
+  it('writes an nginx configuration for instances on other machines that nginx -t accepts', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tempvec-upstreams-'));
+    try {
+      const snippet = join(dir, 'tempvec.conf');
+      const run = spawnSync(process.execPath, [MAIN, '--upstreams', 'east1=10.0.0.1:3000,west2=[::1]:3001', '--port', '8080', '--host', '0.0.0.0', '--out', snippet], {
+        encoding: 'utf8', env: { ...process.env, MAX_BODY_BYTES: '1234567' },
+      });
+      expect(run.status, run.stderr).to.equal(0);
+      const text = readFileSync(snippet, 'utf8');
+      expect(text).to.include('server 10.0.0.1:3000;').and.include('server [::1]:3001;').and.include('client_max_body_size 1234567;');
+      expect(text).to.include('"~^[Bb][Ee][Aa][Rr][Ee][Rr] east1\\." tempvec_east1;').and.include('listen 0.0.0.0:8080;');
+      const nginx = findNginx();
+      if (!nginx) throw new Error('nginx is not installed: apt-get install nginx');
+      const main = join(dir, 'nginx.conf');
+      writeFileSync(main, `pid ${dir}/nginx.pid;\nevents {}\nhttp {\n${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${dir}/${t};`).join('\n')}\ninclude ${snippet};\n}\n`);
+      const test = spawnSync(nginx, ['-t', '-p', dir, '-c', main, '-e', join(dir, 'error.log')], { encoding: 'utf8' });
+      expect(test.status, test.stderr).to.equal(0);
+
+      const bad = spawnSync(process.execPath, [MAIN, '--upstreams', 'East=10.0.0.1:3000'], { encoding: 'utf8' });
+      expect(bad.status).to.equal(1);
+      expect(bad.stderr).to.include('lowercase letters or digits');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,64 @@
+// A tempvec cluster (src/cluster/launcher.ts: instances from dist/server.js,
+// nginx from Debian) for the tests of one file, and requests through it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Cluster, DIST_SERVER, findNginx } from '../../src/cluster/launcher.js';
+import type { ApiResponse, RequestOptions } from './http.js';
+
+export interface TestCluster {
+  cluster: Cluster;
+  dataDir: string;
+  log: string[];
+  request(method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
+  /** POST /token through nginx; returns the token. */
+  token(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startCluster(instances: number, env: Record<string, string> = {}): Promise<TestCluster> {
+  const nginx = findNginx();
+  if (!nginx) throw new Error('nginx is not installed: apt-get install nginx (.ci/run does)');
+  const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-cluster-'));
+  const log: string[] = [];
+  const fullEnv = { ...process.env, TOKEN_RATE_PER_MIN: '0', ...env };
+  const cluster = new Cluster({
+    instances, port: 0, host: '127.0.0.1', dataDir, maxBodyBytes: Number(fullEnv.MAX_BODY_BYTES ?? 32 * 1024 * 1024),
+    env: fullEnv, nginx, server: DIST_SERVER, respawnMs: 0, workerProcesses: 1, log: (line) => log.push(line),
+  });
+  await cluster.start();
+  const request = async (method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.authorization !== undefined) headers.authorization = options.authorization;
+    else if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+    let body: string | Uint8Array | undefined;
+    if (options.body !== undefined) {
+      body = typeof options.body === 'string' || options.body instanceof Uint8Array ? options.body : JSON.stringify(options.body);
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    }
+    const res = await fetch(cluster.url + path, { method, headers, body: body as BodyInit | undefined, signal: AbortSignal.timeout(options.timeoutMs ?? 15_000) });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  };
+  return {
+    cluster,
+    dataDir,
+    log,
+    request,
+    async token() {
+      const res = await request('POST', '/token');
+      if (res.status !== 201) throw new Error(`POST /token answered ${res.status}: ${res.text}`);
+      return res.body.token as string;
+    },
+    async close() {
+      await cluster.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,141 @@
+// GET /vectors/export and POST /vectors/import over HTTP: a round trip
+// gives the same vectors bit for bit and the same searches; a bad import
+// changes nothing; an export is a snapshot and streams with back-pressure.
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeFloat32Base64, encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
+import { expectError, expectOk, useServer, type TestServer } from '../helpers/http.js';
+import { startApp } from '../helpers/live-app.js';
+import { randomVector, seededRng } from '../helpers/random.js';
+
+const NDJSON = { 'content-type': 'application/x-ndjson' };
+
+/** Every vector of a session, as stored (base64 of its float32 bytes), with metadata, in insertion order. */
+async function contents(api: TestServer, token: string) {
+  const out: { id: string; vector: string; metadata: unknown }[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = expectOk(await api.post('/vectors/list', { token, body: { limit: 1000, cursor, includeVectors: true, includeMetadata: true, vectorEncoding: 'base64' } }));
+    out.push(...page.vectors);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return out;
+}
+
+async function filled(api: TestServer, count: number, dim: number, seed: number, options: object = {}) {
+  const token = await api.token();
+  const rng = seededRng(seed);
+  for (let i = 0; i < count; i += 500) {
+    const vectors = Array.from({ length: Math.min(500, count - i) }, (_, j) => ({
+      id: `v${i + j}`, vector: encodeFloat32Base64(randomVector(rng, dim).map((x) => x * 1e3)), metadata: (i + j) % 3 ? { n: i + j, s: 'é"\n' } : undefined,
+    }));
+    expectOk(await api.post('/vectors/add-many', { token, body: { vectors, ...options } }));
+  }
+  return token;
+}
+
+describe('GET /vectors/export and POST /vectors/import', () => {
+  const api = useServer({ maxImportBytes: 1024 * 1024, maxAddManyBatch: 1000 });
+
+  for (const encoding of ['numbers', 'base64']) {
+    it(`moves a session into a new one bit for bit, with the same search results (${encoding})`, async () => {
+      const source = await filled(api, 1200, 16, 3, { metric: 'l2', vectorType: 'int8' });
+      expectOk(await api.post('/vectors/delete-many', { token: source, body: { filter: { n: { $lt: 40 } } } }));
+      const exported = await api.get(`/vectors/export?vectorEncoding=${encoding}`, { token: source });
+      expect(exported.status).to.equal(200);
+      expect(exported.headers.get('content-type')).to.match(/^application\/x-ndjson/);
+      expect(exported.headers.get('server-timing')).to.match(/exportOpen;dur=/);
+      const lines = exported.text.trim().split('\n');
+      expect(JSON.parse(lines[0])).to.deep.equal({ format: 'tempvec-export', version: 1, dimensions: 16, metric: 'l2', vectorType: 'int8', count: 1174 });
+      expect(lines).to.have.length(1175);
+
+      const target = await api.token();
+      const imported = expectOk(await api.post('/vectors/import', { token: target, body: exported.text, headers: NDJSON }));
+      expect(imported.mutation).to.deep.equal({ added: 1174, replaced: 0 });
+      expect(imported.metrics).to.include.keys('importReadMs', 'capacityCheckMs', 'importMs');
+      expect(imported.session.config).to.include({ dimensions: 16, metric: 'l2', vectorType: 'int8' });
+      expect(await contents(api, target)).to.deep.equal(await contents(api, source));
+      const query = { queryVector: randomVector(seededRng(9), 16), topK: 20, filter: { n: { $gt: 100 } }, includeMetadata: true };
+      const a = expectOk(await api.post('/search', { token: source, body: query }));
+      const b = expectOk(await api.post('/search', { token: target, body: query }));
+      expect(b.results).to.deep.equal(a.results);
+    });
+  }
+
+  it('changes nothing on a truncated, corrupt or oversized import', async () => {
+    const source = await filled(api, 300, 8, 5);
+    const text = (await api.get('/vectors/export?vectorEncoding=base64', { token: source })).text;
+    const target = await filled(api, 10, 8, 6);
+    const before = await contents(api, target);
+    const lines = text.split('\n');
+    const cases: [string, number, string][] = [
+      [lines.slice(0, 150).join('\n') + '\n', 400, 'INVALID_IMPORT'],
+      [text.slice(0, text.length - 100), 400, 'INVALID_JSON'],
+      [text.replace('"v7"', '7'), 400, 'VALIDATION_ERROR'],
+      [text.replace('"dimensions":8', '"dimensions":9'), 400, 'DIMENSION_MISMATCH'],
+      [text + text.slice(text.indexOf('\n') + 1).repeat(50), 413, 'PAYLOAD_TOO_LARGE'],
+    ];
+    for (const [body, status, code] of cases) {
+      const err = expectError(await api.post('/vectors/import', { token: target, body, headers: NDJSON }), status, code);
+      if (code === 'INVALID_IMPORT') expect(err.details).to.deep.equal({ path: '/150', line: 151 });
+      expect(await contents(api, target), code).to.deep.equal(before);
+    }
+    expectError(await api.post('/vectors/import', { token: target, body: text }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectError(await api.post('/vectors/import', { token: target, body: text, headers: { ...NDJSON, 'content-encoding': 'gzip' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('upserts into an initialized session by id, with add-many\'s checks', async () => {
+    const token = await filled(api, 20, 4, 7);
+    const header = { format: 'tempvec-export', version: 1, dimensions: 4, metric: 'cosine', vectorType: 'float32' };
+    const body = (records: object[], extra = {}) => [{ ...header, count: records.length, ...extra }, ...records].map((r) => JSON.stringify(r)).join('\n');
+    const ok = expectOk(await api.post('/vectors/import', { token, headers: NDJSON, body: body([{ id: 'v1', vector: [1, 2, 3, 4] }, { id: 'new', vector: [4, 3, 2, 1], metadata: { x: 1 } }]) }));
+    expect(ok.mutation).to.deep.equal({ added: 1, replaced: 1 });
+    expect(expectOk(await api.post('/vectors/get', { token, body: { id: 'v1' } })).vector).to.deep.equal({ id: 'v1', vector: [1, 2, 3, 4], metadata: {} });
+    expectError(await api.post('/vectors/import', { token, headers: NDJSON, body: body([{ id: 'a', vector: [1, 2, 3, 4] }], { metric: 'l2' }) }), 409, 'METRIC_LOCKED');
+    expect(expectError(await api.post('/vectors/import', { token, headers: NDJSON, body: body([{ id: 'a', vector: [1, 2, 3, 4] }, { id: 'z', vector: [0, 0, 0, 0] }]) }), 400, 'ZERO_VECTOR').details).to.deep.equal({ path: '/2/vector' });
+  });
+
+  it('gives the snapshot of when it started, while writes and other sessions\' searches go on', async () => {
+    const source = await filled(api, 4000, 64, 8);
+    const expected = await contents(api, source);
+    const other = await filled(api, 50, 8, 9);
+    const res = await fetch(`${api.base}/vectors/export`, { headers: { authorization: `Bearer ${source}` } });
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    expect(first.done).to.equal(false);
+    // Mid-stream (4000 x 64 as numbers is several MB, far more than one read): change the session, search another.
+    expectOk(await api.post('/vectors/delete-many', { token: source, body: { ids: ['v3999', 'v2000', 'v1'] } }));
+    expectOk(await api.post('/vectors/add', { token: source, body: { id: 'v3000', vector: new Array(64).fill(1) } }));
+    expectOk(await api.post('/search', { token: other, body: { queryVector: new Array(8).fill(1) } }));
+    const chunks = [first.value!];
+    for (let part = await reader.read(); !part.done; part = await reader.read()) chunks.push(part.value);
+    const lines = Buffer.concat(chunks).toString('utf8').trim().split('\n');
+    expect(JSON.parse(lines[0]).count).to.equal(4000);
+    const got = lines.slice(1).map((line) => {
+      const { id, vector, metadata } = JSON.parse(line);
+      return { id, vector: encodeFloat32Base64(vector), metadata };
+    });
+    expect(got).to.deep.equal(expected.map((v) => ({ ...v, metadata: v.metadata ?? {} })));
+    expect(decodeFloat32Base64(got[5].vector)).to.have.length(64);
+  });
+
+  it('survives a restart with DATA_DIR: an import is replayed whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tempvec-import-'));
+    try {
+      const source = await filled(api, 2500, 4, 10);
+      const text = (await api.get('/vectors/export?vectorEncoding=base64', { token: source })).text;
+      let live = await startApp({ dataDir: dir, maxImportBytes: 1 << 20 });
+      const token = await live.newToken();
+      expect((await live.send('POST', '/vectors/import', { token, raw: text, headers: NDJSON })).body.mutation).to.deep.equal({ added: 2500, replaced: 0 });
+      await live.close();
+      live = await startApp({ dataDir: dir });
+      const exported = await live.send('GET', '/vectors/export?vectorEncoding=base64', { token });
+      await live.close();
+      expect(exported.text).to.equal(text);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

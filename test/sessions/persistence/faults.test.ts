@@ -1,0 +1,317 @@
+// Disk faults, injected through the journal's file operations: a full disk,
+// a short write, a failed cut-back, a failed or lying compaction, a failed
+// fdatasync. Whatever fails, the log holds whole records only, every
+// acknowledged change survives a restart, and reads keep answering.
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Config } from '../../../src/config.js';
+import { ApiError } from '../../../src/errors.js';
+import { loadKernelModule } from '../../../src/kernel/load-node.js';
+import { nodeFs, type JournalFs } from '../../../src/sessions/persistence/journal-fs.js';
+import { SessionStore } from '../../../src/sessions/session-store.js';
+import type { Session } from '../../../src/sessions/session.js';
+import { hashToken } from '../../../src/sessions/token.js';
+
+const kernel = loadKernelModule();
+const DIM = 64;
+
+function fault(code: string): Error {
+  return Object.assign(new Error(`${code}: injected`), { code });
+}
+
+/** nodeFs with switchable faults; counts fdatasync calls. */
+function faultyFs() {
+  const faults = {
+    /** Synchronous writes: fail, or write half a buffer and then fail. */
+    write: null as null | 'ENOSPC' | 'EIO' | 'short',
+    truncate: false,
+    utimes: false,
+    /** Asynchronous writes (compaction): fail, write half then fail, or report success without writing. */
+    asyncWrite: null as null | 'ENOSPC' | 'short' | 'lie',
+    fdatasync: false,
+    fdatasyncCalls: 0,
+  };
+  const fs: JournalFs = {
+    ...nodeFs,
+    writeSync(fd, buffer, offset, length, position) {
+      if (faults.write === 'short') {
+        faults.write = 'ENOSPC';
+        return nodeFs.writeSync(fd, buffer, offset, Math.ceil(length / 2), position);
+      }
+      if (faults.write) throw fault(faults.write);
+      return nodeFs.writeSync(fd, buffer, offset, length, position);
+    },
+    ftruncateSync(fd, length) {
+      if (faults.truncate) throw fault('EIO');
+      nodeFs.ftruncateSync(fd, length);
+    },
+    utimesSync(path, atime, mtime) {
+      if (faults.utimes) throw fault('ENOSPC');
+      nodeFs.utimesSync(path, atime, mtime);
+    },
+    async write(fd, buffer, offset, length, position) {
+      if (faults.asyncWrite === 'short') {
+        faults.asyncWrite = 'ENOSPC';
+        return nodeFs.write(fd, buffer, offset, Math.ceil(length / 2), position);
+      }
+      if (faults.asyncWrite === 'lie') return length;
+      if (faults.asyncWrite) throw fault(faults.asyncWrite);
+      return nodeFs.write(fd, buffer, offset, length, position);
+    },
+    async fdatasync(fd) {
+      faults.fdatasyncCalls++;
+      if (faults.fdatasync) throw fault('EIO');
+      return nodeFs.fdatasync(fd);
+    },
+  };
+  return { fs, faults };
+}
+
+/** Vector `i` of a deterministic data set (multiples of 1/8: exact in float32). */
+const vectorOf = (i: number) => Array.from({ length: DIM }, (_, j) => ((i * 13 + j * 7) % 41) / 8 - 2);
+
+describe('disk faults with DATA_DIR', () => {
+  let dir: string;
+  let clock: number;
+  let logged: string[];
+  const console_ = { warn: console.warn, error: console.error };
+  const config = (overrides: Partial<Config> = {}) => loadConfig({}, { dataDir: dir, sessionTtlMs: 600_000, ...overrides });
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tempvec-faults-'));
+    clock = 1_700_000_000_000;
+    logged = [];
+    console.warn = console.error = (...args: unknown[]) => logged.push(args.join(' '));
+  });
+  afterEach(() => {
+    Object.assign(console, console_);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function open(fs?: JournalFs, overrides: Partial<Config> = {}) {
+    return new SessionStore(config(overrides), kernel, () => clock, true, { journalFs: fs });
+  }
+
+  /** An add through the same steps as the route: validate, log, apply. */
+  function add(store: SessionStore, session: Session, ids: number[]) {
+    const plan = session.index.prepareUpsert(ids.map((i) => ({ id: `v${i}`, vector: vectorOf(i), metadata: { i } })), { metric: 'l2' });
+    store.journal(session, (log, at) => log.upsert(session, plan, at));
+    session.index.applyUpsert(plan);
+  }
+
+  function refused(fn: () => void): ApiError {
+    try {
+      fn();
+    } catch (err) {
+      expect(err).to.be.instanceOf(ApiError);
+      return err as ApiError;
+    }
+    throw new Error('expected the change to be refused');
+  }
+
+  /** Every vector of `ids` is in the session, exactly, and nothing else. */
+  function expectExactly(session: Session, ids: number[]) {
+    expect(session.index.size).to.equal(ids.length);
+    for (const i of ids) expect(session.index.get(`v${i}`)?.vector, `v${i}`).to.deep.equal(vectorOf(i));
+  }
+
+  const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
+
+  for (const kind of ['ENOSPC', 'EIO', 'short'] as const) {
+    it(`answers 503 on a failed append (${kind}) and leaves the log as it was`, async () => {
+      const { fs, faults } = faultyFs();
+      const store = open(fs);
+      const { token, session } = store.create();
+      add(store, session, range(0, 10));
+      const path = join(dir, `${hashToken(token)}.log`);
+      const before = readFileSync(path);
+      faults.write = kind;
+      const err = refused(() => add(store, session, range(10, 20)));
+      expect(err.status).to.equal(503);
+      expect(err.code).to.equal('SERVER_AT_CAPACITY');
+      expect(err.headers).to.have.property('Retry-After');
+      expect(readFileSync(path).equals(before)).to.equal(true);
+      expectExactly(session, range(0, 10));
+      faults.write = null;
+      add(store, session, range(20, 30));
+      const restored = await open().authenticate(token);
+      expectExactly(restored, [...range(0, 10), ...range(20, 30)]);
+      expect(logged.join('\n')).not.to.match(/torn/);
+    });
+  }
+
+  it('refuses changes while a failed append cannot be cut back, and recovers when it can', async () => {
+    const { fs, faults } = faultyFs();
+    const store = open(fs);
+    const { token, session } = store.create();
+    add(store, session, range(0, 5));
+    faults.write = 'short';
+    faults.truncate = true;
+    expect(refused(() => add(store, session, range(5, 10))).status).to.equal(503);
+    faults.write = null;
+    // The half record is still on disk: no change may go after it.
+    expect(refused(() => add(store, session, range(10, 15))).status).to.equal(503);
+    expect((store.authenticate(token) as Session).index.get('v1')?.vector).to.deep.equal(vectorOf(1));
+    // A crash now: the restart cuts the half record as a torn tail.
+    const crashed = await open().authenticate(token);
+    expectExactly(crashed, range(0, 5));
+    expect(logged.join('\n')).to.match(/torn/);
+  });
+
+  it('accepts changes again once the cut-back succeeds, with no partial record left', async () => {
+    const { fs, faults } = faultyFs();
+    const store = open(fs);
+    const { token, session } = store.create();
+    add(store, session, range(0, 5));
+    faults.write = 'short';
+    faults.truncate = true;
+    refused(() => add(store, session, range(5, 10)));
+    faults.write = null;
+    faults.truncate = false;
+    add(store, session, range(10, 15));
+    logged = [];
+    expectExactly(await open().authenticate(token), [...range(0, 5), ...range(10, 15)]);
+    expect(logged.join('\n')).not.to.match(/torn/);
+  });
+
+  it('answers reads on a full disk, whose touch records cannot be written', async () => {
+    const { fs, faults } = faultyFs();
+    const store = open(fs);
+    const { token, session } = store.create();
+    add(store, session, range(0, 3));
+    faults.write = 'ENOSPC';
+    faults.utimes = true;
+    for (let n = 0; n < 8; n++) {
+      clock += 60_000; // each read is due a touch record (the TTL is 10 minutes)
+      const read = store.authenticate(token) as Session;
+      expect(read.index.get('v2')?.vector).to.deep.equal(vectorOf(2));
+    }
+    expect(logged.join('\n')).to.match(/could not record a read/);
+    faults.write = null;
+    expectExactly(await open().authenticate(token), range(0, 3));
+  });
+
+  for (const kind of ['ENOSPC', 'short', 'lie'] as const) {
+    it(`keeps the old log when a compaction write fails (${kind})`, async () => {
+      const { fs, faults } = faultyFs();
+      const store = open(fs);
+      const { token, session } = store.create();
+      faults.asyncWrite = kind;
+      // ~120 KB per round of the same 300 ids: compaction comes due after ~1 MiB.
+      for (let round = 0; round < 12; round++) add(store, session, range(0, 300).map((i) => i + (round % 2) * 1000));
+      await store.whenIdle();
+      expect(logged.join('\n')).to.match(/could not compact.*old log is kept/);
+      const expected = [...range(0, 300), ...range(1000, 1300)];
+      expectExactly(await open().authenticate(token), expected);
+      // Once the disk behaves, the next compaction (after as much growth again) goes through.
+      faults.asyncWrite = null;
+      for (let round = 0; round < 14; round++) add(store, session, range(0, 300).map((i) => i + (round % 2) * 1000));
+      add(store, session, range(5000, 5010));
+      await store.whenIdle();
+      expected.push(...range(5000, 5010));
+      expectExactly(session, expected);
+      expectExactly(await open().authenticate(token), expected);
+      expect(statSync(join(dir, `${hashToken(token)}.log`)).size).to.be.below(600 * 1024);
+    });
+  }
+
+  it('keeps changes appended while a compaction runs', async () => {
+    const store = open();
+    const { token, session } = store.create();
+    for (let round = 0; round < 10; round++) add(store, session, range(0, 300).map((i) => i + round * 1000));
+    // Compaction is under way in slices; these go to the old log and must reach the new one.
+    const during: number[] = [];
+    for (let k = 0; k < 20; k++) {
+      add(store, session, [90_000 + k]);
+      during.push(90_000 + k);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await store.whenIdle();
+    const expected = [...range(0, 10).flatMap((round) => range(0, 300).map((i) => i + round * 1000)), ...during];
+    expectExactly(await open().authenticate(token), expected);
+  });
+
+  it('cuts an import that a crash cut short, whole parts included, and keeps what came before', async () => {
+    const store = open();
+    const { token, session } = store.create();
+    add(store, session, range(0, 10));
+    const path = join(dir, `${hashToken(token)}.log`);
+    const before = statSync(path).size;
+    const plan = session.index.prepareUpsert(range(100, 2600).map((i) => ({ id: `v${i}`, vector: vectorOf(i) })), { metric: 'l2' });
+    store.journal(session, (log, at) => log.import(session, plan, at));
+    // The crash: two of the three parts whole on disk, the third cut short.
+    const bytes = readFileSync(path);
+    writeFileSync(path, bytes.subarray(0, bytes.length - 1000));
+    const reopened = await open().authenticate(token);
+    expectExactly(reopened, range(0, 10));
+    expect(statSync(path).size).to.equal(before);
+    expect(logged.join('\n')).to.match(/import cut short/);
+  });
+
+  it('reopens a session in slices: requests with its token share one reopen', async () => {
+    const store = open();
+    const { token, session } = store.create();
+    for (let round = 0; round < 20; round++) add(store, session, range(round * 100, round * 100 + 100));
+    const reopening = open();
+    const first = reopening.authenticate(token);
+    const second = reopening.authenticate(token);
+    expect(first).to.be.instanceOf(Promise);
+    const [a, b] = await Promise.all([first, second]);
+    expect(a).to.equal(b);
+    expectExactly(a, range(0, 2000));
+    expect(reopening.authenticate(token)).to.equal(a);
+  });
+
+  describe('FSYNC=always', () => {
+    it('answers a change only after fdatasync, one fdatasync per batch of changes in flight', async () => {
+      const { fs, faults } = faultyFs();
+      const store = open(fs, { fsync: 'always' });
+      const { session } = store.create();
+      add(store, session, [0]);
+      const first = store.durable(session)!;
+      expect(first).to.be.instanceOf(Promise);
+      // Ten more changes while that fdatasync is in flight: they share the next one.
+      const rest = range(1, 11).map((i) => {
+        add(store, session, [i]);
+        return store.durable(session)!;
+      });
+      await Promise.all([first, ...rest]);
+      expect(faults.fdatasyncCalls).to.equal(2);
+      expect(store.durable(session)).to.equal(undefined);
+    });
+
+    it('answers 503 when fdatasync fails and reopens the session from its log', async () => {
+      const { fs, faults } = faultyFs();
+      const store = open(fs, { fsync: 'always' });
+      const { token, session } = store.create();
+      add(store, session, range(0, 5));
+      await store.durable(session);
+      faults.fdatasync = true;
+      add(store, session, range(5, 10));
+      const err = await store.durable(session)!.then(() => null, (caught) => caught);
+      expect(err).to.be.instanceOf(ApiError);
+      expect(err.status).to.equal(503);
+      // The old session object takes no more changes; the token reopens what the log holds.
+      expect(refused(() => add(store, session, [99])).status).to.equal(503);
+      faults.fdatasync = false;
+      const reopened = await store.authenticate(token);
+      expect(reopened).not.to.equal(session);
+      expectExactly(reopened, range(0, 10));
+    });
+  });
+
+  describe('an unusable DATA_DIR at start-up', () => {
+    it('is a configuration error when the directory takes no file', () => {
+      const fs: JournalFs = { ...nodeFs, openSync: () => { throw fault('EROFS'); } };
+      expect(() => open(fs)).to.throw(/DATA_DIR .* is not writable.*EROFS/);
+    });
+
+    it('is a configuration error when the directory cannot be made', () => {
+      const file = join(dir, 'a-file');
+      nodeFs.writeSync(nodeFs.openSync(file, 'w'), Buffer.from('x'), 0, 1, 0);
+      expect(() => new SessionStore(loadConfig({}, { dataDir: join(file, 'sessions') }), kernel)).to.throw(/DATA_DIR .* cannot be created/);
+    });
+  });
+});
