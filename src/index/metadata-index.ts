@@ -56,12 +56,18 @@ export class MetadataIndex {
   /** Estimated heap of the whole index (the sum of its entries' bytes). */
   private bytes = 0;
 
-  /** The most heap that adding `metadata` to a row can take: every path and value new (heap-size.ts). */
-  static upperBytes(metadata: Metadata): number {
+  /**
+   * The most heap that adding `metadata` to a new row can take (heap-size.ts):
+   * a Set member per path and value, and the entries of those not yet indexed.
+   */
+  upperBytes(metadata: Metadata): number {
     let bytes = 0;
     walk(metadata, null,
-      (path) => { bytes += PATH_BYTES + stringHeapBytes(path) + SET_MEMBER_BYTES; },
-      (_, value) => { bytes += POSTING_BYTES + stringHeapBytes(keyOf(value)) + SET_MEMBER_BYTES; });
+      (path) => { bytes += SET_MEMBER_BYTES + (this.paths.has(path) ? 0 : PATH_BYTES + stringHeapBytes(path)); },
+      (path, value) => {
+        const key = keyOf(value);
+        bytes += SET_MEMBER_BYTES + (this.paths.get(path)?.values.has(key) ? 0 : POSTING_BYTES + stringHeapBytes(key));
+      });
     return bytes;
   }
 

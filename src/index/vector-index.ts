@@ -265,8 +265,8 @@ export class VectorIndex {
   }
 
   /** The most JS heap setMetadata(id, metadata) can add (for the server's memory budget). */
-  static metadataHeapUpper(metadata: Metadata): number {
-    return isEmpty(metadata) ? 0 : jsonHeapBytes(metadata) + MetadataIndex.upperBytes(metadata);
+  metadataHeapUpper(metadata: Metadata): number {
+    return isEmpty(metadata) ? 0 : jsonHeapBytes(metadata) + this.metadataIndex.upperBytes(metadata);
   }
 
   /** Add or replace vectors, all or nothing. */
@@ -292,7 +292,7 @@ export class VectorIndex {
       }
       const empty = metadata === undefined || isEmpty(metadata);
       metadataHeap[i] = empty ? 0 : jsonHeapBytes(metadata);
-      if (!empty) heapBytesAdded += metadataHeap[i] + MetadataIndex.upperBytes(metadata);
+      if (!empty) heapBytesAdded += metadataHeap[i] + this.metadataIndex.upperBytes(metadata);
     }
     if (this.size + newIds.size > this.maxVectors) {
       throw apiError('CAPACITY_EXCEEDED', `the index holds ${this.size} of ${this.maxVectors} vectors; this request adds ${newIds.size} more`, {

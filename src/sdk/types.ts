@@ -147,7 +147,16 @@ export interface TokenResponse extends WithSession {
 }
 export interface LimitsResponse extends Envelope {
   limits: Limits;
-  usage: { activeSessions: number; maxSessions: number; linearMemoryBytes: number; memoryBudgetBytes: number };
+  usage: { activeSessions: number; maxSessions: number } & MemoryUsage;
+}
+/** What the server's memory budget counts now. */
+export interface MemoryUsage {
+  memoryBudgetBytes: number;
+  memoryUsedBytes: number;
+  linearMemoryBytes: number;
+  heapBytes: number;
+  bodiesInFlightBytes: number;
+  answersInFlightBytes: number;
 }
 export interface SessionResponse extends WithSession {
   stats: {
@@ -160,8 +169,10 @@ export interface SessionResponse extends WithSession {
     rowCapacity: number;
     linearMemoryBytes: number;
     linearMemoryUsedBytes: number;
+    heapBytes: number;
   };
   usage: { vectorCount: number; maxVectors: number; vectorsRemaining: number; fractionUsed: number };
+  serverMemory: MemoryUsage;
   limits: Limits;
 }
 export interface ResetResponse extends WithSession {
