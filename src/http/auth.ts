@@ -28,7 +28,7 @@ export function requireSession(store: SessionStore, limit: SessionLimiter = () =
     } finally {
       if (lookupTiming) state.timings.set(lookupTiming, Math.round((performance.now() - started) * 1000) / 1000);
     }
-    limit(session);
+    limit(ctx, session);
     state.session = session;
     try {
       await next();

@@ -1,11 +1,24 @@
 // Rate limits (429 RATE_LIMITED with Retry-After): POST /token per client
-// address, and requests per token. A limit of 0 is off.
-import type { Middleware } from 'koa';
+// address, and requests per token. A limit of 0 is off. Every answer under a
+// limit carries the IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers):
+//   RateLimit-Policy: "per-token";q=1000;w=2   the bucket's size, refilled from empty in w seconds
+//   RateLimit: "per-token";r=998;t=1           requests left now, seconds until the bucket is full
+import type { Context, Middleware } from 'koa';
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
 import { KeyedBuckets, TokenBucket } from '../limits/token-bucket.js';
 import type { Session } from '../sessions/session.js';
 import type { Clock } from '../sessions/session-store.js';
+
+/** A token bucket as a quota policy: `burst` requests per `seconds`, the time it takes to refill from empty. */
+export function policyHeader(name: string, burst: number, seconds: number): string {
+  return `"${name}";q=${burst};w=${seconds}`;
+}
+
+function setRateLimitHeaders(ctx: Context, policy: string, name: string, bucket: TokenBucket): void {
+  ctx.set('RateLimit-Policy', policy);
+  ctx.set('RateLimit', `"${name}";r=${bucket.remaining};t=${Math.ceil(bucket.msUntilFull / 1000)}`);
+}
 
 function rateLimited(waitMs: number, what: string) {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
@@ -32,23 +45,29 @@ export function clientKey(ip: string): string {
 /** Limits POST /token per client address (the socket's, or X-Forwarded-For's with TRUST_PROXY=1). */
 export function tokenRateLimit(config: Config, now: Clock): Middleware {
   if (config.tokenRatePerMin === 0) return (_ctx, next) => next();
-  const buckets = new KeyedBuckets<string>(config.tokenRatePerMin / 60, config.tokenRatePerMin);
+  const rate = config.tokenRatePerMin / 60;
+  const buckets = new KeyedBuckets<string>(rate, config.tokenRatePerMin);
+  const policy = policyHeader('per-address', config.tokenRatePerMin, 60);
   return (ctx, next) => {
-    const wait = buckets.take(clientKey(ctx.ip), now());
+    const t = now();
+    const bucket = buckets.bucketOf(clientKey(ctx.ip), t);
+    const wait = bucket.take(t);
+    setRateLimitHeaders(ctx, policy, 'per-address', bucket);
     if (wait > 0) throw rateLimited(wait, 'tokens requested from this address');
     return next();
   };
 }
 
-/** Checks one request of a session against its bucket; throws RATE_LIMITED. */
-export type SessionLimiter = (session: Session) => void;
+/** Checks one request of a session against its bucket and sets the RateLimit headers; throws RATE_LIMITED. */
+export type SessionLimiter = (ctx: Context, session: Session) => void;
 
 /** Requests per token: requestRatePerSec on average, bursts of twice that. */
 export function sessionRateLimit(config: Config, now: Clock): SessionLimiter {
   if (config.requestRatePerSec === 0) return () => {};
   // Keyed by the session object, so a bucket goes when its session does.
   const buckets = new WeakMap<Session, TokenBucket>();
-  return (session) => {
+  const policy = policyHeader('per-token', config.requestRatePerSec * 2, 2);
+  return (ctx, session) => {
     const t = now();
     let bucket = buckets.get(session);
     if (!bucket) {
@@ -56,6 +75,7 @@ export function sessionRateLimit(config: Config, now: Clock): SessionLimiter {
       buckets.set(session, bucket);
     }
     const wait = bucket.take(t);
+    setRateLimitHeaders(ctx, policy, 'per-token', bucket);
     if (wait > 0) throw rateLimited(wait, 'requests with this token');
   };
 }

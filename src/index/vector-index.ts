@@ -239,6 +239,11 @@ export class VectorIndex {
     return this.kernel?.capacity ?? 0;
   }
 
+  /** Make room for `rows` rows at once (up to maxVectors), so rows added later move no stored data; a no-op before the first add. */
+  reserve(rows: number): void {
+    this.kernel?.ensureCapacity(Math.min(rows, this.maxVectors));
+  }
+
   has(id: string): boolean {
     return this.rowOf.has(id);
   }

@@ -27,6 +27,16 @@ export class TokenBucket {
     return Math.ceil(((1 - this.tokens) * 1000) / this.ratePerSec);
   }
 
+  /** Whole tokens left, as of the last take(). */
+  get remaining(): number {
+    return Math.floor(this.tokens);
+  }
+
+  /** Milliseconds until the bucket is full again, as of the last take(). */
+  get msUntilFull(): number {
+    return ((this.burst - this.tokens) * 1000) / this.ratePerSec;
+  }
+
   /** True when the bucket is full again, so forgetting it changes nothing. */
   isFull(now: number): boolean {
     this.refill(now);
@@ -59,13 +69,18 @@ export class KeyedBuckets<K> {
   }
 
   take(key: K, now: number): number {
+    return this.bucketOf(key, now).take(now);
+  }
+
+  /** The key's bucket (a full one when the key is new). */
+  bucketOf(key: K, now: number): TokenBucket {
     this.sweep(now);
     let bucket = this.buckets.get(key);
     if (!bucket) {
       bucket = new TokenBucket(this.ratePerSec, this.burst, now);
       this.buckets.set(key, bucket);
     }
-    return bucket.take(now);
+    return bucket;
   }
 
   /** At most once per refill period: drop buckets that are full again. */

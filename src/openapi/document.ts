@@ -39,12 +39,42 @@ const STATUS_TEXT: Record<number, string> = {
 
 const schema = (s: v.GenericSchema) => toOpenApiSchema(s, DEFINITIONS);
 
+/** Response headers, published once under components.headers. */
+const HEADERS = {
+  'RateLimit-Policy': {
+    description: 'The rate limit this answer counts against (IETF RateLimit header fields draft): `"per-token";q=<burst>;w=<seconds>` on authenticated routes, `"per-address";q=<tokens>;w=60` on POST /token. Absent when the limit is off.',
+    schema: { type: 'string', examples: ['"per-token";q=1000;w=2'] },
+  },
+  'RateLimit': {
+    description: 'What is left of that limit after this request: `r` requests now, `t` seconds until the whole quota is back. Absent when the limit is off.',
+    schema: { type: 'string', examples: ['"per-token";r=998;t=1'] },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    schema: { type: 'integer', minimum: 1 },
+  },
+};
+const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+/** The headers of one answer: the rate-limit fields under a limit (not on 401: no token, no budget), Retry-After on 429 and 503. */
+function headersOf(op: Operation, status: number): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  if ((op.auth || op.rateLimited) && status !== 401) {
+    out['RateLimit-Policy'] = header('RateLimit-Policy');
+    out.RateLimit = header('RateLimit');
+  }
+  if (status === 429 || status === 503) out['Retry-After'] = header('Retry-After');
+  return Object.keys(out).length ? out : undefined;
+}
+
 function errorResponses(op: Operation) {
   const metricFields = op.errorMetrics ?? op.responses.flatMap((c) => (c.mediaType === 'application/json' ? metricFieldsOf(c.schema) : []));
   const out: Record<string, unknown> = {};
   for (const [status, codes] of codesByStatus([...op.errors, ...ALWAYS])) {
+    const headers = headersOf(op, status);
     out[String(status)] = {
       description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes.join(', ')}`,
+      ...(headers ? { headers } : {}),
       content: { 'application/json': { schema: schema(errorResponseSchema(codes, metricFields)) } },
     };
   }
@@ -57,6 +87,7 @@ function operationObject(op: Operation) {
       description: op.summary,
       content: Object.fromEntries(op.responses.map((c) => [c.mediaType, { schema: schema(c.schema) }])),
       ...(op.etag ? { headers: { ETag: { description: 'Validator for If-None-Match.', schema: { type: 'string' } } } } : {}),
+      ...(headersOf(op, op.status) ? { headers: headersOf(op, op.status) } : {}),
     },
   };
   if (op.etag) responses['304'] = { description: 'Not modified (If-None-Match matched the ETag).' };
@@ -102,6 +133,7 @@ export function openApiDocument(config: Config, info: DocumentInfo) {
     paths,
     components: {
       schemas: components,
+      headers: HEADERS,
       securitySchemes: {
         bearerAuth: {
           type: 'http', scheme: 'bearer',

@@ -30,6 +30,8 @@ export interface Operation {
   query?: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
   status: 200 | 201;
   responses: Content[];
+  /** Under the per-address rate limit (POST /token); routes with auth are under the per-token one. */
+  rateLimited?: boolean;
   /** Metric fields of its error bodies when no JSON success response declares them (a streamed route). */
   errorMetrics?: string[];
   /** Answers 304 to a matching If-None-Match. */
@@ -74,7 +76,7 @@ export function operations(s: RequestSchemas): Operation[] {
     { method: 'get', path: '/sdk.js', operationId: 'sdk', summary: 'The client SDK: one ES module for browsers and Node 20.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('text/javascript', 'ES module source.'), errors: [] },
     { method: 'get', path: '/sdk.d.ts', operationId: 'sdkTypes', summary: 'TypeScript declarations of /sdk.js.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('application/typescript', 'TypeScript declarations.'), errors: [] },
     { method: 'get', path: '/kernel.wasm', operationId: 'kernel', summary: 'The WebAssembly search kernel the server runs, for the SDK\'s local index.', tag: 'assets', auth: false, status: 200, etag: true, responses: [{ mediaType: 'application/wasm', schema: v.pipe(v.string(), v.description('WebAssembly binary.')) }], errors: [] },
-    { method: 'post', path: '/token', operationId: 'createToken', summary: 'Create an anonymous token, its session and an empty index.', tag: 'session', auth: false, status: 201, responses: json(r.TokenResponseSchema), errors: ['RATE_LIMITED', 'SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE'] },
+    { method: 'post', path: '/token', operationId: 'createToken', summary: 'Create an anonymous token, its session and an empty index.', tag: 'session', auth: false, rateLimited: true, status: 201, responses: json(r.TokenResponseSchema), errors: ['RATE_LIMITED', 'SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE'] },
     { method: 'get', path: '/healthz', operationId: 'health', summary: 'Liveness: the process answers.', tag: 'service', auth: false, status: 200, responses: json(r.HealthResponseSchema), errors: [] },
     { method: 'get', path: '/readyz', operationId: 'ready', summary: 'Readiness: kernel compiled, sessions on disk restored, not shutting down; 503 INSTANCE_UNAVAILABLE otherwise.', tag: 'service', auth: false, status: 200, responses: json(r.ReadyResponseSchema), errors: ['INSTANCE_UNAVAILABLE'] },
     { method: 'get', path: '/metrics', operationId: 'metrics', summary: 'Prometheus text exposition: requests by route and status, latencies, sessions, vectors, memory, rate-limited and refused requests, kernel time.', tag: 'service', auth: false, status: 200, responses: text('text/plain', 'Prometheus text format 0.0.4.'), errors: [] },

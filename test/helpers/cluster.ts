@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, DIST_SERVER, findNginx } from '../../src/cluster/launcher.js';
-import type { ApiResponse, RequestOptions } from './http.js';
+import { requestAt, type ApiResponse, type RequestOptions } from './http.js';
 
 export interface TestCluster {
   cluster: Cluster;
@@ -27,25 +27,8 @@ export async function startCluster(instances: number, env: Record<string, string
     env: fullEnv, nginx, server: DIST_SERVER, respawnMs: 0, workerProcesses: 1, log: (line) => log.push(line),
   });
   await cluster.start();
-  const request = async (method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> => {
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.authorization !== undefined) headers.authorization = options.authorization;
-    else if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-    let body: string | Uint8Array | undefined;
-    if (options.body !== undefined) {
-      body = typeof options.body === 'string' || options.body instanceof Uint8Array ? options.body : JSON.stringify(options.body);
-      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
-    }
-    const res = await fetch(cluster.url + path, { method, headers, body: body as BodyInit | undefined, signal: AbortSignal.timeout(options.timeoutMs ?? 15_000) });
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, headers: res.headers, body: parsed, text };
-  };
+  const request = (method: string, path: string, options: RequestOptions = {}) =>
+    requestAt(cluster.url, method, path, { timeoutMs: 15_000, ...options });
   return {
     cluster,
     dataDir,

@@ -28,22 +28,47 @@ export interface ApiResponse {
   text: string;
 }
 
+/** One request to the server at `base` (an origin), answered as status, headers, parsed JSON and text. */
+export async function requestAt(base: string, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.authorization !== undefined) headers.authorization = options.authorization;
+  else if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  let body: string | Uint8Array | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === 'string' || options.body instanceof Uint8Array ? options.body : JSON.stringify(options.body);
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+  }
+  const signal = options.timeoutMs ? AbortSignal.timeout(options.timeoutMs) : undefined;
+  const res = await fetch(base + path, { method, headers, body: body as BodyInit | undefined, signal });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
 export class TestServer {
   private server: Server | undefined;
   base = '';
   store!: SessionStore;
   config!: Config;
 
+  /** What GET /readyz reports (tests set shuttingDown as src/server.ts does on SIGTERM). */
+  readiness!: ReturnType<typeof createApp>['readiness'];
   /** Lists the sessions on disk (with deferRestore). */
   restore!: () => Promise<void>;
 
   constructor(private readonly overrides: Partial<Config> = {}, private readonly now?: Clock, private readonly deferRestore = false) {}
 
   async start(): Promise<void> {
-    const { app, store, config, restore } = createApp({ config: loadConfig({}, this.overrides), now: this.now, deferRestore: this.deferRestore });
+    const { app, store, config, restore, readiness } = createApp({ config: loadConfig({}, this.overrides), now: this.now, deferRestore: this.deferRestore });
     this.store = store;
     this.config = config;
     this.restore = restore;
+    this.readiness = readiness;
     const server = app.listen(0, '127.0.0.1');
     this.server = server;
     await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
@@ -58,25 +83,8 @@ export class TestServer {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.authorization !== undefined) headers.authorization = options.authorization;
-    else if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-    let body: string | Uint8Array | undefined;
-    if (options.body !== undefined) {
-      body = typeof options.body === 'string' || options.body instanceof Uint8Array ? options.body : JSON.stringify(options.body);
-      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
-    }
-    const signal = options.timeoutMs ? AbortSignal.timeout(options.timeoutMs) : undefined;
-    const res = await fetch(this.base + path, { method, headers, body: body as BodyInit | undefined, signal });
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, headers: res.headers, body: parsed, text };
+  request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
+    return requestAt(this.base, method, path, options);
   }
 
   get(path: string, options?: RequestOptions) {

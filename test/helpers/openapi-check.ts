@@ -16,6 +16,9 @@ const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type OpenApiDoc = any;
 
+/** Response headers whose presence the document must declare. */
+const CHECKED_HEADERS = ['ratelimit', 'ratelimit-policy', 'retry-after'];
+
 export class ResponseChecker {
   private readonly ajv: Ajv2020;
   /** "post /search 200" and "post /search 400 VALIDATION_ERROR" entries seen. */
@@ -36,6 +39,11 @@ export class ResponseChecker {
     const declared = operation.responses[String(reply.status)];
     if (!declared) throw new Error(`${method} ${path} answered ${reply.status}, which the document does not declare: ${JSON.stringify(reply.body).slice(0, 300)}`);
     const key = `${m} ${path} ${reply.status}`;
+    // The rate-limit and retry headers a reply carries must be declared for it.
+    const declaredHeaders = Object.keys(declared.headers ?? {}).map((h) => h.toLowerCase());
+    for (const name of CHECKED_HEADERS) {
+      if (reply.headers.get(name) !== null && !declaredHeaders.includes(name)) throw new Error(`${key} sent ${name}, which the document does not declare`);
+    }
     if (reply.status === 304) {
       this.seen.add(key);
       return;

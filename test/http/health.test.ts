@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectError, expectOk } from '../helpers/http.js';
+import { expectError, expectOk, TestServer } from '../helpers/http.js';
 import { startApp } from '../helpers/live-app.js';
 
 describe('GET /healthz and GET /readyz', () => {
@@ -22,6 +22,20 @@ describe('GET /healthz and GET /readyz', () => {
       expect(ready.checks).to.deep.equal({ kernelCompiled: true, sessionsRestored: true, shuttingDown: false });
     } finally {
       await live.close();
+    }
+  });
+
+  it('/readyz is 503 once shutting down, while /healthz still answers', async () => {
+    const server = new TestServer();
+    await server.start();
+    try {
+      server.readiness.shuttingDown = true;
+      expect(expectError(await server.get('/readyz'), 503, 'INSTANCE_UNAVAILABLE').details.checks).to.deep.equal({
+        kernelCompiled: true, sessionsRestored: true, shuttingDown: true,
+      });
+      expectOk(await server.get('/healthz'));
+    } finally {
+      await server.close();
     }
   });
 

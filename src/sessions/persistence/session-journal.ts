@@ -43,6 +43,8 @@ const LOG_NAME = /^([0-9a-f]{64})\.log$/;
 const COMPACT_MIN_BYTES = 1024 * 1024;
 /** Files are read and copied in pieces this large, the event loop given back between them. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
+/** A float32 component takes 16/3 bytes of base64 in a log record: a log of N bytes holds at most N / (16/3 x dimensions) rows. */
+const BASE64_BYTES_PER_COMPONENT = 16 / 3;
 /** Changes appended while a compaction ran are copied over without pausing once this few bytes are left. */
 const FINAL_COPY_BYTES = 256 * 1024;
 
@@ -71,6 +73,10 @@ interface LogFile {
   written: number;
   synced: number;
   syncing: Promise<void> | null;
+  /** Bumped when a compaction renames a new file over the log. */
+  generation: number;
+  /** The directory fsync that makes the last rename durable. */
+  renamed: Promise<void> | null;
 }
 
 export interface JournalOptions {
@@ -135,7 +141,7 @@ export class SessionJournal {
     const file: LogFile = {
       path: this.pathOf(session.tokenHash), size, fenced: false, closed: false,
       persistedAccess: session.lastAccessedAt, touchTriedAt: 0, appended: 0, base: size,
-      compacting: false, written: 0, synced: 0, syncing: null,
+      compacting: false, written: 0, synced: 0, syncing: null, generation: 0, renamed: null,
     };
     this.files.set(session, file);
     return file;
@@ -276,13 +282,16 @@ export class SessionJournal {
 
   private async syncOnce(file: LogFile): Promise<void> {
     const upTo = file.written;
+    const generation = file.generation;
+    await file.renamed;
     const fd = await this.io.open(file.path, 'r');
     try {
       await this.io.fdatasync(fd);
     } finally {
       await this.io.close(fd).catch(() => {});
     }
-    file.synced = Math.max(file.synced, upTo);
+    // A compaction renamed a new file over the log meanwhile: sync again, that one.
+    if (generation === file.generation) file.synced = Math.max(file.synced, upTo);
   }
 
   /** The session leaves the store: nothing more is written for it (its file stays, see remove()). */
@@ -335,6 +344,7 @@ export class SessionJournal {
     const imported = new ImportParts();
     /** Where the import whose parts are being collected starts. */
     let importStart = 0;
+    let reserved = false;
     try {
       const walk = walkLog(bytes);
       for (let step = walk.next(), at = 0; ; at = step.value.end, step = walk.next()) {
@@ -346,6 +356,11 @@ export class SessionJournal {
         if (entry.t === 'import' && !imported.pending) importStart = at;
         if (session) await applySliced(session, entry, imported, slices);
         else session = openSession(entry, make);
+        if (!reserved && session.index.initialized) {
+          // Room for every row the log can hold, at once: growing step by step would copy the stored rows each time.
+          session.index.reserve(Math.ceil(bytes.length / (BASE64_BYTES_PER_COMPONENT * session.index.getConfig().dimensions!)));
+          reserved = true;
+        }
         await slices.pause();
       }
     } catch (err) {
@@ -494,22 +509,26 @@ export class SessionJournal {
       if (file.closed) throw new Error('the session closed during compaction');
       // From here on synchronous: no append can come in between.
       const rest = file.size - copied;
+      // No fsync here (it could hold the event loop behind other I/O): under FSYNC=always the
+      // changes in this tail are acknowledged by the next fdatasync of the new file.
       if (rest > 0) {
         const piece = readExactSync(io, source, rest, copied);
         writeAllSync(io, target, piece, size);
-        io.fsyncSync(target);
         if (!readExactSync(io, target, rest, size).equals(piece)) throw new Error('the copied tail reads back different');
         size += rest;
       }
       io.closeSync(target);
       target = undefined;
       io.renameSync(temp, file.path);
+      file.generation++; // an fdatasync of the old file no longer counts
       file.fenced = false; // the new file ends at its last whole record
       file.size = size;
       file.base = size - rest;
       file.appended = rest;
-      file.synced = file.written; // everything is in the fsynced file
-      this.syncDir();
+      // The rename is durable once the directory is fsynced; fdatasyncs of the new file wait for it.
+      const renamed = this.syncDirAsync();
+      file.renamed = this.fsync === 'always' ? renamed : renamed.catch(() => {});
+      await renamed.catch((err) => console.error(`tempvec: could not fsync ${this.dir} after compacting a log: ${describe(err)}`));
     } finally {
       if (target !== undefined) closeQuietly(io, target);
       await io.close(source).catch(() => {});
@@ -552,6 +571,15 @@ export class SessionJournal {
     }
     const extra = await this.io.read(fd, Buffer.allocUnsafe(1), 0, 1, size);
     if (seen !== checksum || extra !== 0) throw new Error('the compacted log reads back different from what was written');
+  }
+
+  private async syncDirAsync(): Promise<void> {
+    const fd = await this.io.open(this.dir, 'r');
+    try {
+      await this.io.fsync(fd);
+    } finally {
+      await this.io.close(fd).catch(() => {});
+    }
   }
 
   private syncDir(): void {

@@ -261,6 +261,8 @@ describe('disk faults with DATA_DIR', () => {
     const [a, b] = await Promise.all([first, second]);
     expect(a).to.equal(b);
     expectExactly(a, range(0, 2000));
+    // Room for the log's rows was made at once (about what it holds), not grown step by step.
+    expect(a.index.rowCapacity).to.be.within(2000, 3000);
     expect(reopening.authenticate(token)).to.equal(a);
   });
 
@@ -280,6 +282,24 @@ describe('disk faults with DATA_DIR', () => {
       await Promise.all([first, ...rest]);
       expect(faults.fdatasyncCalls).to.equal(2);
       expect(store.durable(session)).to.equal(undefined);
+    });
+
+    it('confirms every change made while a compaction renames the log', async () => {
+      const { fs, faults } = faultyFs();
+      const store = open(fs, { fsync: 'always' });
+      const { token, session } = store.create();
+      const confirmed: Promise<void>[] = [];
+      for (let round = 0; round < 14; round++) {
+        add(store, session, range(0, 300).map((i) => i + (round % 2) * 1000));
+        confirmed.push(store.durable(session)!);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await Promise.all(confirmed);
+      await store.whenIdle();
+      expect(logged.join('\n')).not.to.match(/could not/);
+      expect(faults.fdatasyncCalls).to.be.at.least(2);
+      expect(statSync(join(dir, `${hashToken(token)}.log`)).size, 'compacted').to.be.below(1024 * 1024);
+      expectExactly(await open().authenticate(token), [...range(0, 300), ...range(1000, 1300)]);
     });
 
     it('answers 503 when fdatasync fails and reopens the session from its log', async () => {
