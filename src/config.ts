@@ -65,6 +65,7 @@ export interface Config {
   instanceId: string;
   trustProxy: number;
   maxImportBytes: number;
+  maxAnswerBytes: number;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -93,6 +94,7 @@ export const CONFIG_VARIABLES = [
   ['INSTANCE_ID', 'instanceId', '', 'name of this instance behind a proxy (`[a-z0-9]{1,16}`): tokens become `<id>.<secret>` and every response carries `x-tempvec-instance`; empty: plain tokens'],
   ['TRUST_PROXY', 'trustProxy', 0, '1: take the client address from `X-Forwarded-For` (set it only behind a proxy that overwrites that header, as the cluster\'s nginx does); 0: the socket\'s address'],
   ['MAX_IMPORT_BYTES', 'maxImportBytes', 512 * 1024 * 1024, 'bytes of one POST /vectors/import body (NDJSON, read as it arrives; a full 50k x 1024 session exports to about 275 MiB as base64)'],
+  ['MAX_ANSWER_BYTES', 'maxAnswerBytes', 32 * 1024 * 1024, 'bytes of one answer of search, search-many, get-many or list (estimated before it is written; larger ones are streamed in pieces); past it 400 ANSWER_TOO_LARGE'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */
@@ -198,6 +200,7 @@ export function publicLimits(config: Config) {
     maxMetadataBytes: config.maxMetadataBytes,
     maxBodyBytes: config.maxBodyBytes,
     maxImportBytes: config.maxImportBytes,
+    maxAnswerBytes: config.maxAnswerBytes,
     list: { min: SPEC_LIMITS.minListLimit, max: SPEC_LIMITS.maxListLimit, default: SPEC_LIMITS.defaultListLimit },
     maxJsonDepth: config.maxJsonDepth,
     maxMetadataKeys: config.maxMetadataKeys,

@@ -20,6 +20,7 @@ export const LimitsSchema = v.pipe(v.strictObject({
   maxMetadataBytes: CountSchema,
   maxBodyBytes: CountSchema,
   maxImportBytes: v.pipe(CountSchema, v.description('Bytes of one POST /vectors/import body.')),
+  maxAnswerBytes: v.pipe(CountSchema, v.description('Bytes of one answer of search, search-many, get-many or list; past it 400 ANSWER_TOO_LARGE.')),
   list: BoundsSchema,
   maxJsonDepth: CountSchema,
   maxMetadataKeys: CountSchema,

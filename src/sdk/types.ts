@@ -48,6 +48,7 @@ export interface Limits {
   maxMetadataBytes: number;
   maxBodyBytes: number;
   maxImportBytes: number;
+  maxAnswerBytes: number;
   list: Bounds;
   maxJsonDepth: number;
   maxMetadataKeys: number;

@@ -269,6 +269,37 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     expect(bad.body.error.details.issues[0].path).to.equal('/vectorEncoding');
   });
 
+  it('answers past MAX_ANSWER_BYTES answer ANSWER_TOO_LARGE as declared', () =>
+    onOwnServer({ maxAnswerBytes: 2100 }, async (own, ownChecker) => {
+      const token = await own.newToken();
+      expect((await own.send('POST', '/vectors/add-many', { token, body: { vectors: SEED } })).status).to.equal(200);
+      const cases: Case[] = [
+        ['POST', '/search', { body: { queryVector: [1, 0, 0], topK: 3, includeMetadata: true } }],
+        ['POST', '/search-many', { body: { queryVectors: [[1, 0, 0], [0, 1, 0]], topK: 3, includeMetadata: true } }],
+        ['POST', '/vectors/get-many', { body: { ids: ['a', 'b', 'c'] } }],
+        ['POST', '/vectors/list', { body: { includeVectors: true, includeMetadata: true } }],
+      ];
+      for (const [method, path, options] of cases) {
+        const reply = await own.send(method, path, { token, ...options });
+        ownChecker.check(method, path, reply);
+        expect(reply.body.error.code, path).to.equal('ANSWER_TOO_LARGE');
+      }
+    }));
+
+  it('large reads whose answer in flight would pass the memory budget answer SERVER_AT_CAPACITY as declared', () =>
+    onOwnServer({ memoryBudgetBytes: 0 }, async (own, ownChecker) => {
+      const token = await own.newToken();
+      const vectors = ['a', 'b', 'c'].map((id, i) => ({ id, vector: Array.from({ length: 1000 }, (_, j) => Math.sin(i * 1000 + j) / 3) }));
+      expect((await own.send('POST', '/vectors/add-many', { token, body: { vectors } })).status).to.equal(200);
+      // Room for the small request bodies, not for a streamed answer's window.
+      own.store.budget.limitBytes = own.store.budget.usedBytes + 100_000;
+      for (const [method, path, options] of [['POST', '/vectors/get-many', { body: { ids: ['a', 'b', 'c'] } }], ['POST', '/vectors/list', { body: { includeVectors: true } }]] as Case[]) {
+        const reply = await own.send(method, path, { token, ...options });
+        ownChecker.check(method, path, reply);
+        expect(reply.body.error.code, path).to.equal('SERVER_AT_CAPACITY');
+      }
+    }));
+
   it('an import over the memory budget answers SERVER_AT_CAPACITY as declared', () =>
     onOwnServer({ memoryBudgetBytes: SESSION_HEAP_BYTES + 1 }, async (own, ownChecker) => {
       const token = await own.newToken();
