@@ -13,11 +13,16 @@
 // - stages: the server's own steps after the bytes are in, each timed alone
 //   on the compiled server (bench/lib/ingest-stages.ts); `-- --dist
 //   before=/path/to/other/dist` (repeatable) times another build alongside.
+// - export/import (bench/lib/export-import.ts): a 50k x 384 session moved
+//   by add-many, GET /vectors/export (base64, numbers) and POST
+//   /vectors/import: MB/s, vectors/s, the server's peak RSS; and a small
+//   session's search p50/p99 alone and while the export streams.
 // Goals: JSON add-many >= 0.7x the JSON.parse rate; base64 >= 10x faster per
 // vector than JSON number arrays.
 import { performance } from 'node:perf_hooks';
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { ensureBuiltServer, postLoad, startChildServer, type ChildServer } from './lib/child-server.js';
+import { benchExportImport } from './lib/export-import.js';
 import { STAGES, timeStages } from './lib/ingest-stages.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
@@ -43,6 +48,26 @@ function parseRound(): number {
   const t0 = performance.now();
   for (let n = 0; n < 3; n++) JSON.parse(jsonBody);
   return (performance.now() - t0) / 3;
+}
+
+/** Export/import of TRANSFER_N x DIM against add-many, and a small session's searches during an export. */
+async function transferSection() {
+  const n = quick ? 5000 : 50_000;
+  const transfer = await benchExportImport(n, DIM);
+  console.log(`export/import of ${n} x ${DIM} (one child server; peak RSS reset before each case)`);
+  printTable(transfer.rows as unknown as Record<string, string | number>[]);
+  const [fill, exported, , imported] = transfer.rows;
+  console.log(`add-many time / export base64 time: ${fmt(fill.ms / exported.ms, 2)}; add-many time / import time: ${fmt(fill.ms / imported.ms, 2)}`);
+  printTable(transfer.searches);
+  console.log(`small session's search p99 while the export streams / alone: ${fmt(transfer.p99Ratio, 2)}x`);
+  return transfer;
+}
+
+// `-- --transfer-only`: that part alone.
+if (process.argv.includes('--transfer-only')) {
+  ensureBuiltServer();
+  await transferSection();
+  process.exit(0);
 }
 
 // Stages first, while this process holds little else: this build's dist/
@@ -141,4 +166,6 @@ printTable(Object.entries(stages).flatMap(([body, byBuild]) => Object.entries(by
   body, build, ...Object.fromEntries([...STAGES, 'total' as const].map((s) => [s, fmt(times[s] * per1000)])),
 }))));
 console.log(`body bytes: JSON ${jsonBody.length}, base64 ${base64Body.length}`);
-console.log(`results: ${writeResults('ingest', { vectors: N, dim: DIM, inFlight: IN_FLIGHT, service, inProcess, stages })}`);
+
+const transfer = await transferSection();
+console.log(`results: ${writeResults('ingest', { vectors: N, dim: DIM, inFlight: IN_FLIGHT, service, inProcess, stages, transfer })}`);

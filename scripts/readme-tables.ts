@@ -18,7 +18,7 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   SESSION_EXPIRED: 'the token\'s session was idle for `SESSION_TTL_MS` and was deleted; request a new token',
   INVALID_JSON: 'the body is not JSON (or not UTF-8, or ends early)',
   UNSUPPORTED_MEDIA_TYPE: 'a body whose `content-type` is not `application/json`, or a compressed body',
-  VALIDATION_ERROR: 'a schema rule is broken: wrong type, out of range (`topK`, `candidatePool`, `dimensions`), unknown field, empty or too long id, metadata or filter not a plain object or too large/deep, non-finite number, a body that is not an object; `details.issues` lists `{ path, message }` of each problem',
+  VALIDATION_ERROR: 'a schema rule is broken: wrong type, out of range (`topK`, `candidatePool`, `dimensions`), unknown field, empty or too long id, metadata or filter not a plain object or too large/deep, non-finite number, a body that is not an object; `details.issues` lists `{ path, message }` of each problem; also a body sent to `POST /token`, `/index/reset` or `/vectors/clear`, which take none',
   DIMENSION_MISMATCH: 'a vector or query vector whose length differs from the session dimension, from `dimensions`, or from the other vectors of the request; `details`: `{ path, expected, actual }`',
   ZERO_VECTOR: 'an all-zero vector or query vector under `cosine` (its similarity is undefined); `details.path`',
   BATCH_TOO_LARGE: '`vectors`, `ids` or `queryVectors` longer than its cap in `GET /limits`; `details`: `{ path, limit, actual }`',

@@ -3,12 +3,13 @@
 // the routes validate with, bounds taken from the config), responses from
 // src/schemas/responses.ts, errors from src/errors.ts.
 import type { JsonSchema } from '@valibot/to-json-schema';
-import type * as v from 'valibot';
+import * as v from 'valibot';
 import type { Config } from '../config.js';
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
-import { codesByStatus, errorResponseSchema, SessionSchema } from '../schemas/envelope.js';
+import { codesByStatus, errorResponseSchema, metricsSchema, SessionSchema } from '../schemas/envelope.js';
 import { requestSchemas } from '../schemas/index.js';
 import { LimitsSchema, SearchHitSchema, SearchStatsSchema, StoredVectorSchema } from '../schemas/responses.js';
+import { OPERATION_DESCRIPTIONS } from './descriptions.js';
 import { toOpenApiComponents, toOpenApiSchema } from './json-schema.js';
 import { metricFieldsOf, operations, type Operation } from './operations.js';
 
@@ -38,6 +39,45 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 const schema = (s: v.GenericSchema) => toOpenApiSchema(s, DEFINITIONS);
+
+/** Every error body, any code; `metrics` open to the route's own timing fields. Each error response narrows it. */
+function sharedErrorSchema() {
+  const { entries } = errorResponseSchema(ALL_CODES);
+  const metrics = v.pipe(
+    v.objectWithRest({ requestLatencyMs: v.number() }, v.number()),
+    v.description('Server-side timings of this request, in milliseconds (counts for resultCount and queryCount); also in the Server-Timing header.'),
+  );
+  return v.strictObject({ ...entries, metrics: v.optional(metrics) });
+}
+
+/** An error answer: the shared ErrorResponse, its code narrowed to `codes` and its metrics to the route's. */
+function errorBodySchema(codes: ErrorCode[], metricFields: string[]) {
+  return {
+    allOf: [
+      { $ref: '#/components/schemas/ErrorResponse' },
+      {
+        type: 'object',
+        required: ['error'],
+        properties: {
+          error: { type: 'object', required: ['code'], properties: { code: { type: 'string', enum: codes } } },
+          metrics: schema(metricsSchema(metricFields, 'optional')),
+        },
+      },
+    ],
+  };
+}
+
+/** Node's HTTP parser answers it, before the app, on every route (its default limit: 16 KiB of headers). */
+const HEADERS_TOO_LARGE = { description: 'Request headers larger than Node\'s limit (16 KiB); answered by the HTTP parser, without a body, and the connection is closed.' };
+
+const TAGS: Record<Operation['tag'], string> = {
+  service: 'What the service is and what it allows: overview, this document, limits, health and metrics.',
+  session: 'Tokens and their sessions: one private index per token, deleted when idle for the session TTL.',
+  vectors: 'Add, read, list, delete, export and import the vectors of the caller\'s index.',
+  metadata: 'Read and change the JSON metadata object stored with each vector.',
+  search: 'Exact nearest-neighbour search, one query or many, with metadata filters.',
+  assets: 'Files for web pages and Node: the SDK module, its TypeScript declarations and the WebAssembly kernel.',
+};
 
 /** Response headers, published once under components.headers. */
 const HEADERS = {
@@ -75,26 +115,33 @@ function errorResponses(op: Operation) {
     out[String(status)] = {
       description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes.join(', ')}`,
       ...(headers ? { headers } : {}),
-      content: { 'application/json': { schema: schema(errorResponseSchema(codes, metricFields)) } },
+      content: { 'application/json': { schema: errorBodySchema(codes, metricFields) } },
     };
   }
   return out;
 }
 
 function operationObject(op: Operation) {
+  const headers = {
+    ...(op.etag ? { ETag: { description: 'Validator for If-None-Match.', schema: { type: 'string' } } } : {}),
+    ...headersOf(op, op.status),
+  };
   const responses: Record<string, unknown> = {
     [String(op.status)]: {
       description: op.summary,
       content: Object.fromEntries(op.responses.map((c) => [c.mediaType, { schema: schema(c.schema) }])),
-      ...(op.etag ? { headers: { ETag: { description: 'Validator for If-None-Match.', schema: { type: 'string' } } } } : {}),
-      ...(headersOf(op, op.status) ? { headers: headersOf(op, op.status) } : {}),
+      ...(Object.keys(headers).length ? { headers } : {}),
     },
   };
   if (op.etag) responses['304'] = { description: 'Not modified (If-None-Match matched the ETag).' };
   Object.assign(responses, errorResponses(op));
+  responses['431'] = HEADERS_TOO_LARGE;
+  const description = OPERATION_DESCRIPTIONS[op.operationId];
+  if (!description) throw new Error(`operation ${op.operationId} has no description in src/openapi/descriptions.ts`);
   return {
     operationId: op.operationId,
     summary: op.summary,
+    description,
     tags: [op.tag],
     security: op.auth ? [{ bearerAuth: [] }] : [],
     ...(op.query ? { parameters: queryParameters(op.query) } : {}),
@@ -118,7 +165,7 @@ export function openApiDocument(config: Config, info: DocumentInfo) {
   }
   const components: Record<string, JsonSchema> = {
     ...toOpenApiComponents(DEFINITIONS),
-    ErrorResponse: toOpenApiSchema(errorResponseSchema(ALL_CODES), DEFINITIONS),
+    ErrorResponse: toOpenApiSchema(sharedErrorSchema(), DEFINITIONS),
   };
   return {
     openapi: '3.1.0' as const,
@@ -127,9 +174,12 @@ export function openApiDocument(config: Config, info: DocumentInfo) {
       title: info.name,
       version: info.version,
       description: `${info.description}. Error codes and their statuses: ${ALL_CODES.map((c) => `${c} ${ERROR_CODES[c]}`).join(', ')}.`,
+      contact: { name: `${info.name} service operators` },
+      // package.json is private with no license; change both together when one is chosen.
+      license: { name: 'No license granted (private package)', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: '/' }],
-    tags: ['service', 'session', 'vectors', 'metadata', 'search', 'assets'].map((name) => ({ name })),
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
     components: {
       schemas: components,

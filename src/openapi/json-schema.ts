@@ -1,7 +1,7 @@
 // valibot -> JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1) with
 // @valibot/to-json-schema. Two request checks have no JSON Schema keyword and
 // are mapped here rather than dropped (the server still runs them):
-//   - v.custom(isPlainObject): a JSON object that is not an array or null -> {type: object}
+//   - v.custom(isPlainObject): a JSON object that is not an array or null -> {type: object, additionalProperties: {}}
 //   - v.check(fn, message): listed in the extension keyword `x-checks` by its message
 //   - v.rawCheck(fn): listed in `x-checks` too; its pipe's description says what it checks
 //   - v.finite(): every JSON number is finite already, so nothing to add
@@ -14,7 +14,8 @@ import type * as v from 'valibot';
 import { isPlainObject } from '../schemas/common.js';
 import { EXACTLY_ONE } from '../schemas/exactly-one.js';
 
-const CUSTOM_SCHEMAS = new Map<unknown, JsonSchema>([[isPlainObject, { type: 'object' }]]);
+// additionalProperties: {} says "any keys, any JSON values", so generated clients type it as an open record.
+const CUSTOM_SCHEMAS = new Map<unknown, JsonSchema>([[isPlainObject, { type: 'object', additionalProperties: {} }]]);
 
 const REF_PREFIX = '#/components/schemas/';
 

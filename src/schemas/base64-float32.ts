@@ -61,14 +61,15 @@ export function decodeFloat32Base64(text: string): Float32Array | null {
 
 /** The base64 form of float32 values (little-endian), for clients and tests. */
 export function encodeFloat32Base64(values: ArrayLike<number>): string {
-  const floats = Float32Array.from(values);
-  const bytes = new Uint8Array(floats.buffer);
+  // A Float32Array is read in place on little-endian machines (no copy).
+  const floats = values instanceof Float32Array && littleEndian ? values : Float32Array.from(values);
+  const bytes = new Uint8Array(floats.buffer, floats.byteOffset, floats.byteLength);
   if (!littleEndian) {
     const view = new DataView(floats.buffer);
     for (let i = 0; i < floats.length; i++) view.setFloat32(i * 4, floats[i], true);
   }
-  const B = (globalThis as { Buffer?: { from(b: Uint8Array): { toString(enc: string): string } } }).Buffer;
-  if (B) return B.from(bytes).toString('base64');
+  const B = (globalThis as { Buffer?: { from(b: ArrayBufferLike, offset: number, length: number): { toString(enc: string): string } } }).Buffer;
+  if (B) return B.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
   let binary = '';
   for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]);
   return btoa(binary);

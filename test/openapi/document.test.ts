@@ -88,9 +88,34 @@ describe('GET /openapi.json', () => {
     expect(search.properties.filter.type).to.equal('object');
   });
 
+  it('every error response refers to the one shared ErrorResponse schema', () => {
+    for (const [path, ops] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        for (const [status, response] of Object.entries<any>(op.responses)) {
+          if (Number(status) < 400 || status === '431') continue;
+          expect(response.content['application/json'].schema.allOf[0], `${method} ${path} ${status}`).to.deep.equal({ $ref: '#/components/schemas/ErrorResponse' });
+        }
+      }
+    }
+  });
+
+  it('describes every operation and tag, beyond the one-line summary', () => {
+    for (const ops of Object.values<any>(doc.paths)) {
+      for (const op of Object.values<any>(ops)) expect(op.description, op.operationId).to.be.a('string').and.not.equal(op.summary);
+    }
+    for (const tag of doc.tags) expect(tag.description, tag.name).to.be.a('string').with.length.above(10);
+  });
+
+  it('declares the routes that take no body without a requestBody', () => {
+    for (const [path, op] of [['/token', doc.paths['/token'].post], ['/index/reset', doc.paths['/index/reset'].post], ['/vectors/clear', doc.paths['/vectors/clear'].post]]) {
+      expect(op.requestBody, path).to.equal(undefined);
+      expect(op.description, path).to.include('Takes no body');
+    }
+  });
+
   it('declares each route\'s error codes under their HTTP statuses', () => {
     const codes = (path: string, method: string, status: string) =>
-      doc.paths[path][method].responses[status].content['application/json'].schema.properties.error.properties.code.enum;
+      doc.paths[path][method].responses[status].content['application/json'].schema.allOf[1].properties.error.properties.code.enum;
     expect(codes('/vectors/get', 'post', '404')).to.deep.equal(['VECTOR_NOT_FOUND']);
     expect(codes('/vectors/add', 'post', '409')).to.deep.equal(['METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'CAPACITY_EXCEEDED']);
     expect(codes('/session', 'get', '401')).to.deep.equal(['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED']);

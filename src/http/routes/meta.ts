@@ -1,6 +1,7 @@
 // Unauthenticated routes: limits and token. (GET / and the SDK live in app.ts.)
 import { publicLimits } from '../../config.js';
 import { reply, stateOf, type RouteDeps } from '../context.js';
+import { noBody } from '../body/no-body.js';
 
 export function metaRoutes({ router, config, store, tokenRateLimit }: RouteDeps): void {
   router.get('/limits', (ctx) => {
@@ -10,7 +11,7 @@ export function metaRoutes({ router, config, store, tokenRateLimit }: RouteDeps)
     });
   });
 
-  router.post('/token', tokenRateLimit, (ctx) => {
+  router.post('/token', noBody, tokenRateLimit, (ctx) => {
     const { token, session } = stateOf(ctx).timings.measure('tokenIssueMs', () => store.create());
     ctx.set('Cache-Control', 'no-store');
     // Seen at the instant it was created: a whole TTL remaining, whatever the clock did since.

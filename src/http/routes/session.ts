@@ -1,6 +1,7 @@
 // GET /session and POST /index/reset.
 import { publicLimits } from '../../config.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
+import { noBody } from '../body/no-body.js';
 
 export function sessionRoutes({ router, config, store, auth, authWithoutDbOpenMs }: RouteDeps): void {
   router.get('/session', auth, (ctx) => {
@@ -9,7 +10,7 @@ export function sessionRoutes({ router, config, store, auth, authWithoutDbOpenMs
     replyWithSession(ctx, store, { stats, usage, serverMemory: store.budget.usage(), limits: publicLimits(config) });
   });
 
-  router.post('/index/reset', authWithoutDbOpenMs, (ctx) => {
+  router.post('/index/reset', authWithoutDbOpenMs, noBody, (ctx) => {
     const { session, timings } = stateOf(ctx);
     const deleted = timings.measure('resetMs', () => store.writes.reset(session));
     replyWithSession(ctx, store, { mutation: { reset: true, deleted } });

@@ -23,7 +23,7 @@ import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
  * (JSON.stringify of doubles) ~1 us each, so a chunk of them is kept smaller
  * and no chunk holds the event loop for more than a few milliseconds.
  */
-const CHUNK_VALUES: Record<VectorEncoding, number> = { base64: 128 * 1024, numbers: 8 * 1024 };
+const CHUNK_VALUES: Record<VectorEncoding, number> = { base64: 32 * 1024, numbers: 4 * 1024 };
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 

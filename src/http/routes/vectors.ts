@@ -7,6 +7,7 @@ import { vectorNotFound } from '../../sessions/session-writes.js';
 import { parseBody } from '../body/index.js';
 import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
+import { noBody } from '../body/no-body.js';
 
 /** Check (capacityCheckMs), then write (addMs / addManyMs). */
 function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], options: UpsertOptions, metric: string) {
@@ -111,7 +112,7 @@ export function vectorRoutes(deps: RouteDeps): void {
     replyWithSession(ctx, store, { mutation });
   });
 
-  router.post('/vectors/clear', auth, (ctx) => {
+  router.post('/vectors/clear', auth, noBody, (ctx) => {
     const { session, timings } = stateOf(ctx);
     const deleted = timings.measure('clearMs', () => writes.clear(session));
     replyWithSession(ctx, store, { mutation: { deleted } });
