@@ -256,12 +256,25 @@ export class SessionStore {
 
   /** Total linear memory of all sessions, in bytes. */
   memoryBytes(): number {
+    this.settleAll();
     return this.budget.linearMemoryBytes;
   }
 
   /** Estimated JS heap of all sessions (ids, metadata, value indexes, the sessions themselves), in bytes. */
   heapBytes(): number {
+    this.settleAll();
     return this.budget.heapBytes;
+  }
+
+  /** What the memory budget counts (GET /limits, GET /session), every session counted as it is now. */
+  memoryUsage() {
+    this.settleAll();
+    return this.budget.usage();
+  }
+
+  /** Count every live session as it is now (reports; requests settle their own session as they go). */
+  private settleAll(): void {
+    for (const session of this.sessions.values()) this.settle(session);
   }
 
   /** Seconds a caller refused for capacity is asked to wait. */
