@@ -14,8 +14,8 @@
 import { TILE_PASS_QUERIES, interleave4, scanTiles } from "./tiles";
 import { heapify, heapOffer, heapSortBestFirst } from "./topk";
 import { KEYS_FIRST_MIN_TOPK, KEYS_FIRST_ROWS_PER_POOL, rowAt, selectStoredKeys } from "./pool";
-import { METRIC_COSINE, METRIC_DOT, METRIC_L2, scanKeys, scanOne } from "./scan";
-export { METRIC_COSINE, METRIC_DOT, METRIC_L2 } from "./scan";
+import { METRIC_COSINE, METRIC_DOT, METRIC_L2, WITH_DOT, scanKeys, scanOne } from "./scan";
+export { METRIC_COSINE, METRIC_L2 } from "./scan";
 export { KEYS_FIRST_MIN_TOPK, KEYS_FIRST_ROWS_PER_POOL } from "./pool";
 export { TILE_PASS_QUERIES } from "./tiles";
 export { searchL2Bounded, L2_BOUND_PER_DIM, L2_BOUND_BASE } from "./l2-bounds";
@@ -26,50 +26,6 @@ export { storeInverseNorms } from "./norms";
 /** First byte the binding may use: static data of this module ends here. */
 export function heapBase(): usize {
   return __heap_base;
-}
-
-/**
- * Read `bytes` bytes (a multiple of 64) from `start` with 16-byte SIMD loads
- * and do nothing else: the memory floor a scan of the same rows cannot beat.
- * The sum is returned so the loads cannot be optimised away.
- */
-export function readFloor(start: usize, bytes: usize): f32 {
-  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
-  const end = start + bytes;
-  for (let p = start; p < end; p += 64) {
-    acc0 = f32x4.add(acc0, v128.load(p));
-    acc1 = f32x4.add(acc1, v128.load(p, 16));
-    acc2 = f32x4.add(acc2, v128.load(p, 32));
-    acc3 = f32x4.add(acc3, v128.load(p, 48));
-  }
-  const s = f32x4.add(f32x4.add(acc0, acc1), f32x4.add(acc2, acc3));
-  return f32x4.extract_lane(s, 0) + f32x4.extract_lane(s, 1) + f32x4.extract_lane(s, 2) + f32x4.extract_lane(s, 3);
-}
-
-/**
- * The floor as the single-query scan reads: `bytes` (a multiple of 64) from
- * `start` as four streams, one per quarter, in lockstep (the remainder after
- * four equal quarters of whole 64-byte blocks is read at the end). Memory
- * serves four far-apart streams faster than one, so this is the floor that
- * scan is held to; readFloor is the one-stream pass.
- */
-export function readFloor4(start: usize, bytes: usize): f32 {
-  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0), acc2 = f32x4.splat(0), acc3 = f32x4.splat(0);
-  const quarter = (bytes >> 8) << 6;
-  const p1 = start + quarter, p2 = p1 + quarter, p3 = p2 + quarter;
-  for (let o: usize = 0; o < quarter; o += 64) {
-    acc0 = f32x4.add(acc0, f32x4.add(v128.load(start + o), v128.load(start + o, 16)));
-    acc1 = f32x4.add(acc1, f32x4.add(v128.load(p1 + o), v128.load(p1 + o, 16)));
-    acc2 = f32x4.add(acc2, f32x4.add(v128.load(p2 + o), v128.load(p2 + o, 16)));
-    acc3 = f32x4.add(acc3, f32x4.add(v128.load(p3 + o), v128.load(p3 + o, 16)));
-    acc0 = f32x4.add(acc0, f32x4.add(v128.load(start + o, 32), v128.load(start + o, 48)));
-    acc1 = f32x4.add(acc1, f32x4.add(v128.load(p1 + o, 32), v128.load(p1 + o, 48)));
-    acc2 = f32x4.add(acc2, f32x4.add(v128.load(p2 + o, 32), v128.load(p2 + o, 48)));
-    acc3 = f32x4.add(acc3, f32x4.add(v128.load(p3 + o, 32), v128.load(p3 + o, 48)));
-  }
-  const rest = readFloor(p3 + quarter, bytes - (quarter << 2));
-  const s = f32x4.add(f32x4.add(acc0, acc1), f32x4.add(acc2, acc3));
-  return f32x4.extract_lane(s, 0) + f32x4.extract_lane(s, 1) + f32x4.extract_lane(s, 2) + f32x4.extract_lane(s, 3) + rest;
 }
 
 /**
@@ -97,7 +53,7 @@ export function search(
     // A large top k of one query: every key stored, then selected (see KEYS_FIRST_MIN_TOPK).
     if (metric == METRIC_COSINE) {
       scanKeys(vectors, invNorms, dim, rowBytes, rowList, count, queries, METRIC_COSINE, keyScratch);
-    } else if (metric == METRIC_DOT) {
+    } else if (WITH_DOT && metric == METRIC_DOT) {
       scanKeys(vectors, invNorms, dim, rowBytes, rowList, count, queries, METRIC_DOT, keyScratch);
     } else {
       scanKeys(vectors, invNorms, dim, rowBytes, rowList, count, queries, METRIC_L2, keyScratch);

@@ -3,7 +3,7 @@
 
 import { dotI8RowsX4 } from "./int8";
 import { appendLane, keepBest, KEYS_FIRST_ROWS_PER_POOL, rowAt, selectionThreshold, selectStoredKeys, startSelection } from "./pool";
-import { gather4, METRIC_COSINE, METRIC_DOT, METRIC_L2 } from "./scan";
+import { gather4, METRIC_COSINE, METRIC_DOT, METRIC_L2, WITH_DOT } from "./scan";
 
 /**
  * First stage of an int8 search: approximate keys from the int8 codes of
@@ -33,7 +33,7 @@ export function searchInt8(
   if (keyScratch != 0 && k >= KEYS_FIRST_MIN_POOL && count >= KEYS_FIRST_ROWS_PER_POOL * k) {
     if (metric == METRIC_COSINE) {
       scanInt8Keys(codes, stride, scales, aux, rowList, count, query16, queryScale, METRIC_COSINE, keyScratch);
-    } else if (metric == METRIC_L2) {
+    } else if (metric == METRIC_L2 || !WITH_DOT) {
       scanInt8Keys(codes, stride, scales, aux, rowList, count, query16, queryScale, METRIC_L2, keyScratch);
     } else {
       scanInt8Keys(codes, stride, scales, aux, rowList, count, query16, queryScale, METRIC_DOT, keyScratch);
@@ -43,7 +43,7 @@ export function searchInt8(
   if (metric == METRIC_COSINE) {
     return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_COSINE, k, outRows, outKeys);
   }
-  if (metric == METRIC_L2) {
+  if (metric == METRIC_L2 || !WITH_DOT) {
     return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_L2, k, outRows, outKeys);
   }
   return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_DOT, k, outRows, outKeys);

@@ -12,6 +12,9 @@ export const METRIC_L2: i32 = 1;
 /** Bare dot product (no norm): the baseline the benchmarks hold cosine and l2 to. */
 export const METRIC_DOT: i32 = 2;
 
+/** Whether this build scores METRIC_DOT: only the bench build (assembly/bench.ts, --use BENCH_PROBES=1) does. */
+export const WITH_DOT: bool = isDefined(BENCH_PROBES);
+
 export function scanOne(
   vectors: usize, invNorms: usize, seqs: usize, dim: i32, rowBytes: usize,
   rowList: usize, count: i32, query: usize, metric: i32, k: i32,
@@ -21,7 +24,7 @@ export function scanOne(
   // loop has no metric branch.
   if (metric == METRIC_COSINE) {
     scanRowsX4(vectors, invNorms, seqs, dim, rowBytes, rowList, count, query, METRIC_COSINE, k, outRows, outKeys);
-  } else if (metric == METRIC_DOT) {
+  } else if (WITH_DOT && metric == METRIC_DOT) {
     scanRowsX4(vectors, invNorms, seqs, dim, rowBytes, rowList, count, query, METRIC_DOT, k, outRows, outKeys);
   } else {
     scanRowsX4(vectors, invNorms, seqs, dim, rowBytes, rowList, count, query, METRIC_L2, k, outRows, outKeys);
@@ -39,9 +42,9 @@ export function scanOne(
  * on the order rows are visited in.
  *
  * The four rows of a step are one from each quarter of the rows (g, g + Q,
- * g + 2Q, g + 3Q), not four neighbours: four neighbouring rows read in
- * lockstep measured 4x slower at 10k x 384 (and no faster at 1k) than four
- * far-apart streams, which the hardware prefetchers follow like one.
+ * g + 2Q, g + 3Q), not four neighbours: the hardware prefetchers follow
+ * four far-apart streams better than four neighbouring rows in lockstep
+ * (docs/experiments.md).
  * The last count % 4 rows are scored by the same step, the missing lanes
  * filled with a copy of a real row and left out, so every row's key comes
  * from the same arithmetic wherever it falls (equal rows get equal keys).

@@ -19,10 +19,8 @@
 /**
  * acc + a * b in every lane: a multiply, then an add (two roundings). Every
  * float32 scan sums through here, so a query gets the same key on every
- * path (single, tile, bounded l2). Relaxed SIMD's fused f32x4.relaxed_madd
- * (behind a flag in Node 20) was measured here on 2026-11-24: the single
- * scan took the same time and the tiles 0.73 to 0.74 of 16 singles against
- * 0.71 to 0.81 without it, so one build without it is kept.
+ * path (single, tile, bounded l2). Not relaxed SIMD's fused multiply-add:
+ * it gained nothing and needs a flag in Node 20 (docs/experiments.md).
  */
 @inline function madd(a: v128, b: v128, acc: v128): v128 {
   return f32x4.add(acc, f32x4.mul(a, b));

@@ -11,6 +11,7 @@ import type { Metric } from '../src/config.js';
 import { clusteredVectors, rowOf, uniformVectors } from './lib/data.js';
 import { filledKernel } from './lib/kernel-setup.js';
 import { fmt, interleave, pairedRatio, printTable, quick, writeResults } from './lib/measure.js';
+import { RawKernel } from './lib/raw-kernel.js';
 
 const N = quick ? 5_000 : 100_000;
 const DIM = 384;
@@ -25,6 +26,8 @@ for (const [name, make] of [['clustered', clusteredVectors], ['uniform', uniform
   const queries = make(QUERIES, DIM, 62);
   const float = filledKernel(data, DIM, metric);
   const int8 = filledKernel(data, DIM, metric, 'int8');
+  // The first stage on its own runs over the bench kernel's raw exports (the service has no such call).
+  const firstStage = new RawKernel(data, DIM, N, undefined, true);
   const query = (j: number) => rowOf(queries, DIM, j % QUERIES);
 
   const truth = Array.from({ length: QUERIES }, (_, j) => new Set(float.search(query(j), 1, K, N).rows));
@@ -39,14 +42,14 @@ for (const [name, make] of [['clustered', clusteredVectors], ['uniform', uniform
     { name: 'float32 exact', run: () => float.search(query(j++), 1, K, N) },
     { name: 'float32 scan', run: () => float.search(query(j++), 1, 1, N) },
     { name: 'int8 scan', run: () => int8.searchInt8(query(j++), 1, 1, 1, N) },
-    { name: 'first stage pool 2048', run: () => int8.firstStage(query(j++), 2048, N, null) },
+    { name: 'first stage pool 2048', run: () => firstStage.firstStage(query(j++), 2048, metric) },
     ...POOLS.map((pool) => ({ name: `pool ${pool}`, run: () => int8.searchInt8(query(j++), 1, K, pool, N) })),
   ], { rounds: 7, targetMs: 100 }).map((x) => [x.name, x.ms]));
 
   rows.push({ data: name, case: 'float32 exact top 10', 'ms/query': t['float32 exact'], 'vs exact': '1.000', recall: '1.000' });
   rows.push({ data: name, case: 'int8 scan vs float32 scan', 'ms/query': t['int8 scan'], 'vs exact': fmt(t['int8 scan'] / t['float32 exact']), recall: `${fmt(t['float32 scan'] / t['int8 scan'], 2)}x faster scan` });
   // A few percent: paired call by call over the queries (rounds apart are too noisy).
-  const stage = (pool: number) => (call: number) => int8.firstStage(query(call), pool, N, null);
+  const stage = (pool: number) => (call: number) => firstStage.firstStage(query(call), pool, metric);
   const selection = pairedRatio(stage(1), stage(2048), { pairs: 31, calls: 4 }) - 1;
   rows.push({ data: name, case: 'pool 2048 selection vs pool 1', 'ms/query': t['first stage pool 2048'], 'vs exact': fmt(t['first stage pool 2048'] / t['float32 exact']), recall: `+${fmt(selection * 100, 1)}% of the int8 scan` });
   for (const pool of POOLS) {

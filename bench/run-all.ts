@@ -1,16 +1,15 @@
-// npm run bench: every bench/*.bench.ts in turn, each in its own process
-// (so one scenario's heap and memory do not skew the next). Arguments such as
-// --quick are passed on.
+// npm run bench: every user-facing bench/*.bench.ts in turn, each in its own
+// process (so one scenario's heap and memory do not skew the next).
+// Arguments such as --quick are passed on. Experiments (bench/experiments/)
+// are not run here: npm run bench:experiment -- <name>.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 
 const dir = new URL('./', import.meta.url);
 const order = ['kernel', 'peers', 'scan', 'single', 'filter', 'int8', 'ingest', 'http', 'memory'];
 const rank = (f: string) => { const i = order.indexOf(f.replace('.bench.ts', '')); return i < 0 ? order.length : i; };
-/** Benches that compare against another build given on the command line (-- --baseline old.wasm): run on their own. */
-const needBaseline = new Set(['selection.bench.ts']);
 const scripts = readdirSync(dir)
-  .filter((f) => f.endsWith('.bench.ts') && !needBaseline.has(f))
+  .filter((f) => f.endsWith('.bench.ts'))
   .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 let failed = 0;
 for (const script of scripts) {

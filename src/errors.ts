@@ -9,7 +9,7 @@ export type ErrorDetails = Record<string, unknown>;
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly details?: ErrorDetails,
     /** Extra response headers, e.g. Allow or Retry-After. */

@@ -50,7 +50,7 @@ export function startScriptNodeFlags(startScript = JSON.parse(readFileSync(join(
 }
 
 /**
- * `nodeFlags`: the start script's unless given (bench/gc-flags.bench.ts
+ * `nodeFlags`: the start script's unless given (bench/experiments/gc-flags.ts
  * compares others); CHILD_NODE_FLAGS adds more to any bench run.
  */
 export async function startChildServer(env: Record<string, string> = {}, nodeFlags = startScriptNodeFlags()): Promise<ChildServer> {

@@ -14,86 +14,14 @@
 import type { Metric, VectorType } from '../config.js';
 import { instantiateKernel, type KernelExports } from './kernel-module.js';
 import { codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, scratchFor, type Layout, type ScratchLayout } from './layout.js';
+import { inverseNorm } from './inverse-norm.js';
 import { quantizeInto, sumOfSquares } from './quantize.js';
+import { runKernelSearch, singleQueryPath, singleQueryPathsOf, type SingleQueryPaths } from './search-path.js';
+
+export { inverseNorm } from './inverse-norm.js';
 
 const FIRST_CAPACITY = 64;
 const GROWTH = 1.5;
-/**
- * Below this many floats a row, one l2 query takes the plain scan: the
- * bounded search saves a subtract per float and spends some 20 operations
- * and 8 bytes of scratch per row, which only pay off on longer rows.
- */
-const L2_BOUNDS_MIN_DIM = 16;
-/**
- * The most bytes of rows a keys-first selection scans: rows that fit a
- * last-level cache are scanned at the speed of the arithmetic, where the
- * one-pass scan's selection (a mispredicted branch and four appends per
- * passing step) shows: 9 to 11% of a 10k x 384 scan for k = 100, 4% keys
- * first. A scan that streams from memory hides that work behind its loads,
- * and storing and re-reading every key then costs more (bench:scan at 100k
- * x 384: +0.7 to 1.6% keys first, +0.1 to 0.3% in one pass).
- */
-const KEYS_FIRST_MAX_SCAN_BYTES = 16 * 1024 * 1024;
-
-/** What a kernel build offers a single query beyond the one-pass scan (an older build offers nothing). */
-export interface SingleQueryPaths {
-  /** It has searchL2Bounded. */
-  bounded: boolean;
-  /** Its KEYS_FIRST_MIN_TOPK: the top k from which search() can select after the scan. */
-  minTopK: number;
-  /** Its KEYS_FIRST_ROWS_PER_POOL: the rows per result either needs. */
-  rowsPerResult: number;
-}
-
-export function singleQueryPathsOf(kernel: KernelExports): SingleQueryPaths {
-  return {
-    bounded: kernel.searchL2Bounded !== undefined,
-    minTopK: kernel.KEYS_FIRST_MIN_TOPK?.value ?? Infinity,
-    rowsPerResult: kernel.KEYS_FIRST_ROWS_PER_POOL?.value ?? Infinity,
-  };
-}
-
-/**
- * The way one query's top k over `scanned` rows of `dim` floats goes (the
- * same hits every way): 'bounded', l2 by bounds (searchL2Bounded, 8 bytes of
- * scratch a row); 'keysFirst', every key stored and the k best selected
- * after the scan (4 bytes a row); 'plain', the one-pass scan.
- */
-export type SingleQueryPathName = 'bounded' | 'keysFirst' | 'plain';
-
-export function singleQueryPath(paths: SingleQueryPaths, metric: Metric | 'dot', dim: number, k: number, scanned: number): SingleQueryPathName {
-  if (!(scanned >= paths.rowsPerResult * k)) return 'plain';
-  if (metric === 'l2' && paths.bounded && dim >= L2_BOUNDS_MIN_DIM) return 'bounded';
-  return k >= paths.minTopK && scanned * dim * 4 <= KEYS_FIRST_MAX_SCAN_BYTES ? 'keysFirst' : 'plain';
-}
-
-/**
- * Call the kernel for a search laid out in `scratch` (queries, and the row
- * list when `withRowList`, already written there), the way `path` says:
- * searchL2Bounded for 'bounded' (`queries` is that one query, as given: its
- * norm goes in beside it), otherwise search(), with room for every key for
- * 'keysFirst'. Returns searchL2Bounded's count of rows scored exactly, else 0.
- */
-export function callSearch(
-  kernel: KernelExports, layout: Layout, dim: number, scratch: ScratchLayout, path: SingleQueryPathName,
-  withRowList: boolean, count: number, queries: Float32Array, queryCount: number, metricCode: number, k: number,
-): number {
-  const { vectors, invNorms, seqs } = layout;
-  const rowList = withRowList ? scratch.rowList : 0;
-  if (path === 'bounded') {
-    const inverse = inverseNorm(queries);
-    return kernel.searchL2Bounded!(
-      vectors, invNorms, seqs, dim, rowList, count, scratch.queries, inverse > 0 ? 1 / inverse : 0, k,
-      scratch.outRows, scratch.outKeys, scratch.keys, scratch.list, scratch.poolRows, scratch.poolKeys,
-    );
-  }
-  kernel.search(
-    vectors, invNorms, seqs, dim, rowList, count, scratch.queries, queryCount, metricCode, k,
-    scratch.outRows, scratch.outKeys, scratch.block, path === 'keysFirst' ? scratch.keys : 0,
-  );
-  return 0;
-}
-
 /** Best-first results of a search: query j owns [j*perQuery, (j+1)*perQuery). */
 export interface SearchHits {
   rows: Int32Array;
@@ -103,26 +31,6 @@ export interface SearchHits {
 
 /** Called before a search grows the memory, with the bytes it would then hold; throws to refuse (nothing has changed then). */
 export type MemoryGuard = (bytesAfter: number) => void;
-
-/** 1/||v|| in float64 over the float32 values actually stored; 0 for a zero vector. */
-export function inverseNorm(values: Float32Array): number {
-  // Four running sums: one sum waits on each add in turn, four overlap
-  // (2.3x faster over a 1000 x 384 batch). Each square is exact in float64.
-  const n = values.length;
-  const whole = n - (n & 3);
-  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  let i = 0;
-  for (; i < whole; i += 4) {
-    const a = values[i], b = values[i + 1], c = values[i + 2], d = values[i + 3];
-    s0 += a * a;
-    s1 += b * b;
-    s2 += c * c;
-    s3 += d * d;
-  }
-  for (; i < n; i++) s0 += values[i] * values[i];
-  const sum = (s0 + s1) + (s2 + s3);
-  return sum > 0 ? 1 / Math.sqrt(sum) : 0;
-}
 
 /** Kernel key (larger is nearer) to the score users see; cosine keys already use a unit query. */
 const cosineScore = (key: number) => Math.max(-1, Math.min(1, key));
@@ -156,15 +64,14 @@ export class KernelInstance {
     this.metricCode = metric === 'cosine' ? this.kernel.METRIC_COSINE.value : this.kernel.METRIC_L2.value;
     this.codeStride = codeStrideFor(dim, vectorType === 'int8');
     this.layout = layoutFor(this.kernel.heapBase(), dim, 0, this.codeStride);
-    // A kernel build without it (bench:selection's baseline) selects every pool inside the scan.
-    this.keysFirstMinPool = this.kernel.KEYS_FIRST_MIN_POOL?.value ?? Infinity;
+    this.keysFirstMinPool = this.kernel.KEYS_FIRST_MIN_POOL.value;
     this.singleQueryPaths = singleQueryPathsOf(this.kernel);
   }
 
   private readonly codeStride: number;
   /** Pools from which the int8 first stage gets room for every scanned row's key (selected after the scan). */
   private readonly keysFirstMinPool: number;
-  /** What this build offers one query beyond the one-pass scan. */
+  /** What the kernel offers one query beyond the one-pass scan. */
   private readonly singleQueryPaths: SingleQueryPaths;
 
   get capacity(): number {
@@ -324,16 +231,7 @@ export class KernelInstance {
     return { rows, scores, perQuery };
   }
 
-  /** Rows of the `pool` best approximate keys, in no particular order (public for the benchmarks). */
-  firstStage(query: Float32Array, pool: number, scanned: number, rowList: Int32Array | null): Int32Array {
-    // A large pool is selected after the scan, from every scanned row's key.
-    const keysFirst = pool >= this.keysFirstMinPool;
-    const scratch = int8ScratchFor(this.layout, rowList ? rowList.length : 0, pool, keysFirst ? scanned : 0);
-    this.ensureBytes(scratch.end);
-    return this.firstStageIn(scratch, keysFirst, query, pool, scanned, rowList);
-  }
-
-  /** firstStage in scratch the caller has made room for. */
+  /** Rows of the `pool` best int8 keys, in no particular order, in scratch the caller has made room for. */
   private firstStageIn(scratch: ReturnType<typeof int8ScratchFor>, keysFirst: boolean, query: Float32Array, pool: number, scanned: number, rowList: Int32Array | null): Int32Array {
     const buffer = this.memory.buffer;
     const codes8 = new Int8Array(this.codeStride);
@@ -384,7 +282,10 @@ export class KernelInstance {
     if (rowList) ints.set(rowList, scratch.rowList >> 2);
 
     // One l2 query may go by bounds from the dot loop, then an exact pass (the same hits).
-    callSearch(this.kernel, this.layout, this.dim, scratch, path, rowList !== null, scanned, queries, queryCount, this.metricCode, k);
+    runKernelSearch({
+      kernel: this.kernel, layout: this.layout, scratch, path, withRowList: rowList !== null,
+      count: scanned, queries, queryCount, metricCode: this.metricCode, k,
+    });
 
     const rowsAt = scratch.outRows >> 2, keysAt = scratch.outKeys >> 2;
     const rows = new Int32Array(queryCount * perQuery);
@@ -409,7 +310,7 @@ export class KernelInstance {
   private searchScratch(queryCount: number, rowListLength: number, k: number, scanned: number, guard: MemoryGuard | null) {
     const plain = { scratch: scratchFor(this.layout, queryCount, rowListLength, k), path: 'plain' as const };
     if (queryCount !== 1) return plain;
-    const path = singleQueryPath(this.singleQueryPaths, this.metric, this.dim, k, scanned);
+    const path = singleQueryPath(this.singleQueryPaths, { metric: this.metric, dim: this.dim, k, scanned });
     if (path === 'plain') return plain;
     const scratch = scratchFor(this.layout, queryCount, rowListLength, k, scanned, path === 'bounded');
     return this.allows(scratch.end, guard) ? { scratch, path } : plain;

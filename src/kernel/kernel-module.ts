@@ -11,14 +11,14 @@ export interface KernelExports {
     queries: number, queryCount: number, metric: number, k: number,
     outRows: number, outKeys: number, blockScratch: number, keyScratch: number,
   ): void;
-  /** The top k from which search() selects one query's results after the scan, given keyScratch. Absent from older builds. */
-  KEYS_FIRST_MIN_TOPK?: WebAssembly.Global;
+  /** The top k from which search() selects one query's results after the scan, given keyScratch. */
+  KEYS_FIRST_MIN_TOPK: WebAssembly.Global;
   /** Rows per pool entry (or result) a selection after the scan, and searchL2Bounded's two passes, need. */
-  KEYS_FIRST_ROWS_PER_POOL?: WebAssembly.Global;
-  /** The most queries search() scores in one pass over the rows (layout.ts reserves their interleaved copy). Absent from older builds. */
-  TILE_PASS_QUERIES?: WebAssembly.Global;
-  /** search() for one l2 query, by dot-loop bounds then an exact pass over the rows they leave (assembly/l2-bounds.ts); returns the rows scored exactly. Absent from older builds. */
-  searchL2Bounded?(
+  KEYS_FIRST_ROWS_PER_POOL: WebAssembly.Global;
+  /** The most queries search() scores in one pass over the rows (layout.ts reserves their interleaved copy). */
+  TILE_PASS_QUERIES: WebAssembly.Global;
+  /** search() for one l2 query, by dot-loop bounds then an exact pass over the rows they leave (assembly/l2-bounds.ts); returns the rows scored exactly. */
+  searchL2Bounded(
     vectors: number, invNorms: number, seqs: number, dim: number,
     rowList: number, count: number, query: number, queryNorm: number, k: number,
     outRows: number, outKeys: number,
@@ -31,17 +31,11 @@ export interface KernelExports {
     outRows: number, outKeys: number, keyScratch: number,
   ): number;
   /** Pools from which searchInt8 can take keyScratch (room for every scanned row's key) and select after the scan. */
-  KEYS_FIRST_MIN_POOL?: WebAssembly.Global;
+  KEYS_FIRST_MIN_POOL: WebAssembly.Global;
   /** invNorms[r] = 1 / ||row r|| (0 for a zero row) for rows [first, first + count). */
   storeInverseNorms(vectors: number, dim: number, first: number, count: number, invNorms: number): void;
-  /** Read a byte range with SIMD loads and nothing else (the benchmarks' memory floor). */
-  readFloor(start: number, bytes: number): number;
-  /** The same bytes read as four streams, one per quarter (the single-query scan's access pattern). */
-  readFloor4(start: number, bytes: number): number;
   METRIC_COSINE: WebAssembly.Global;
   METRIC_L2: WebAssembly.Global;
-  /** Bare dot product, no norm: only the benchmarks use it. */
-  METRIC_DOT: WebAssembly.Global;
   /** Base64 text at src as float32 values at dst (assembly/base64.ts): the count, or a negative code. */
   decodeFloat32Base64(src: number, length: number, dst: number, maxAbsBits: number): number;
 }

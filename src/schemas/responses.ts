@@ -2,7 +2,7 @@
 // these (src/openapi/), and the conformance test checks every real response
 // against what the document declares.
 import * as v from 'valibot';
-import { METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../config.js';
+import { BACKEND, METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../config.js';
 import { CountSchema, JsonObjectSchema, metricsSchema, SessionSchema } from './envelope.js';
 
 const IdSchema = v.string();
@@ -34,9 +34,9 @@ export const LimitsSchema = v.pipe(v.strictObject({
   persistent: v.pipe(v.boolean(), v.description('Whether sessions survive a restart of the server.')),
   maxAbsComponent: v.number(),
   metrics: v.array(v.picklist(METRICS)),
-  vectorTypes: v.array(v.string()),
+  vectorTypes: v.array(v.picklist(VECTOR_TYPES)),
   defaultMetric: v.picklist(METRICS),
-  backend: v.string(),
+  backend: v.literal(BACKEND),
   corsOrigins: v.pipe(v.array(v.string()), v.description('Origins whose web pages may call the service (CORS_ORIGINS); ["*"]: any.')),
 }), v.description('The limits in force on this server (the same numbers bound the request schemas).'));
 

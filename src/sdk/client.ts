@@ -3,22 +3,27 @@
 // says so (SessionExpiredError, and onSessionExpired) and does not quietly
 // start a new, empty session: the caller decides, with createToken().
 // Works in browsers and in Node 20 (global fetch).
+import { ERROR_CODES } from '../errors.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import type { ExportSource, LocalIndex } from './local-index.js';
 import type * as t from './types.js';
 
 export class TempvecError extends Error {
   constructor(
+    /** The HTTP status; 0 when no answer came (NETWORK_ERROR, BASE_URL_REQUIRED, KERNEL_UNAVAILABLE). */
     readonly status: number,
-    /** The server's stable error code (VALIDATION_ERROR, DIMENSION_MISMATCH, ...). */
-    readonly code: string,
+    /** The server's stable error code (VALIDATION_ERROR, DIMENSION_MISMATCH, ...), or one of the SDK's own. */
+    readonly code: t.TempvecErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'TempvecError';
   }
 }
+
+const isServerCode = (code: unknown): code is t.ServerErrorCode => typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
 
 /** The session and everything in its index are gone; call createToken() to start again. */
 export class SessionExpiredError extends TempvecError {
@@ -29,7 +34,12 @@ export class SessionExpiredError extends TempvecError {
 }
 
 export interface ClientOptions {
-  /** Base URL of the service; defaults to where this module was loaded from (http 127.0.0.1:3000 from a file). */
+  /**
+   * Base URL of the service. Defaults to where this module was served from
+   * (a page importing the server's /sdk.js); required anywhere else (the
+   * `tempvec/sdk` package, a bundle, a file), where the constructor throws
+   * BASE_URL_REQUIRED without it.
+   */
   baseUrl?: string;
   /** Reuse an existing token. */
   token?: string;
@@ -58,6 +68,9 @@ export class TempvecClient {
 
   constructor(options: ClientOptions = {}) {
     this.baseUrl = (options.baseUrl ?? defaultBaseUrl()).replace(/\/$/, '');
+    if (!/^https?:\/\//i.test(this.baseUrl)) {
+      throw new TempvecError(0, 'BASE_URL_REQUIRED', `baseUrl must be an http(s) URL, got "${this.baseUrl}"`);
+    }
     this.token = options.token;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.onSessionExpired = options.onSessionExpired;
@@ -163,7 +176,15 @@ export class TempvecClient {
     const init: RequestInit & { duplex?: 'half' } = { method, headers, body };
     // A streamed request body (fetch in Node and Chromium require this).
     if (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream) init.duplex = 'half';
-    return this.fetchImpl(this.baseUrl + path, init);
+    const url = this.baseUrl + path;
+    try {
+      return await this.fetchImpl(url, init);
+    } catch (err) {
+      // No answer at all: refused, unreachable, DNS, TLS, CORS refused in a page, aborted.
+      const reason = (err as { cause?: { code?: string; message?: string } })?.cause;
+      const why = reason?.code ?? reason?.message ?? (err as Error)?.message ?? String(err);
+      throw new TempvecError(0, 'NETWORK_ERROR', `no answer from ${method} ${url}: ${why}`, undefined, { cause: err });
+    }
   }
 
   private async answer<T>(response: Response): Promise<T> {
@@ -185,7 +206,10 @@ export class TempvecClient {
       if (first) this.onSessionExpired?.(expired);
       return expired;
     }
-    return new TempvecError(response.status, error.code ?? 'HTTP_ERROR', error.message ?? response.statusText, error.details);
+    if (isServerCode(error.code)) return new TempvecError(response.status, error.code, error.message ?? response.statusText, error.details);
+    // Not a tempvec error body (a proxy's page, or a code newer than this SDK).
+    const said = error.code ? `${error.code}: ${error.message ?? ''}` : `${response.status} ${response.statusText}`;
+    return new TempvecError(response.status, 'HTTP_ERROR', `${response.url || this.baseUrl} answered ${said}`.trim(), error.details);
   }
 }
 
@@ -202,12 +226,15 @@ async function importBody(source: ExportSource | { export(): string }): Promise<
 }
 
 function defaultBaseUrl(): string {
+  let from = 'a bundle';
   try {
     // The directory /sdk.js was served from, so a service mounted under a prefix works too.
     const url = new URL('.', import.meta.url);
     if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
+    from = url.href;
   } catch {
     // not loaded from a URL (bundled elsewhere)
   }
-  return 'http://127.0.0.1:3000';
+  throw new TempvecError(0, 'BASE_URL_REQUIRED',
+    `this SDK was loaded from ${from}, not from a tempvec server, so it cannot tell which server to call: pass new TempvecClient({ baseUrl: 'http://127.0.0.1:3000' })`);
 }

@@ -234,17 +234,34 @@ function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOut
   throw toSdkError(requestError(result.issues, 'input'));
 }
 
+/** What to pass when the kernel cannot be found where this module is. */
+const KERNEL_HINT = 'pass LocalIndex.load({ wasmUrl: \'<server>/kernel.wasm\' }) or { wasm: <its bytes or a WebAssembly.Module> }';
+
+/** Any failure to get or compile the kernel is KERNEL_UNAVAILABLE, saying where it looked and what to pass. */
 async function loadKernel(options: LocalIndexOptions): Promise<{ module: WebAssembly.Module; source: KernelSource }> {
-  const { wasm } = options;
-  if (wasm instanceof WebAssembly.Module) return { module: wasm, source: 'module' };
-  if (wasm) return { module: await WebAssembly.compile(wasm as BufferSource), source: 'bytes' };
-  const url = new URL(options.wasmUrl ?? './kernel.wasm', import.meta.url);
+  let where = 'the given bytes';
+  try {
+    const { wasm } = options;
+    if (wasm instanceof WebAssembly.Module) return { module: wasm, source: 'module' };
+    if (wasm) return { module: await WebAssembly.compile(wasm as BufferSource), source: 'bytes' };
+    where = String(options.wasmUrl ?? `./kernel.wasm beside ${import.meta.url}`);
+    const url = new URL(options.wasmUrl ?? './kernel.wasm', import.meta.url);
+    where = url.href;
+    return await fetchKernel(url);
+  } catch (err) {
+    if (err instanceof TempvecError) throw err;
+    const why = (err as { code?: string })?.code ?? (err as Error)?.message ?? String(err);
+    throw new TempvecError(0, 'KERNEL_UNAVAILABLE', `could not load the kernel from ${where} (${why}); ${KERNEL_HINT}`, undefined, { cause: err });
+  }
+}
+
+async function fetchKernel(url: URL): Promise<{ module: WebAssembly.Module; source: KernelSource }> {
   if (url.protocol === 'file:') return { module: await WebAssembly.compile(readLocalFile(url)), source: 'bytes' };
   // Each index instantiates the module over its own memory; this first
   // instance only proves the imports match while the bytes stream in.
   const imports = { env: { memory: new WebAssembly.Memory({ initial: 1 }) } };
   const response = await fetch(url);
-  if (!response.ok) throw new TempvecError(response.status, 'KERNEL_UNAVAILABLE', `could not load the kernel from ${url}: HTTP ${response.status}`);
+  if (!response.ok) throw new TempvecError(response.status, 'KERNEL_UNAVAILABLE', `could not load the kernel from ${url}: HTTP ${response.status}; ${KERNEL_HINT}`);
   if (typeof WebAssembly.instantiateStreaming === 'function' && response.headers.get('content-type')?.startsWith('application/wasm')) {
     return { module: (await WebAssembly.instantiateStreaming(response, imports)).module, source: 'instantiateStreaming' };
   }
@@ -255,6 +272,6 @@ async function loadKernel(options: LocalIndexOptions): Promise<{ module: WebAsse
 function readLocalFile(url: URL): Uint8Array<ArrayBuffer> {
   const fs = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:fs') as
     { readFileSync(url: URL): Uint8Array<ArrayBuffer> } | undefined;
-  if (!fs) throw new TempvecError(0, 'KERNEL_UNAVAILABLE', `cannot read ${url} here; pass wasmUrl (http) or wasm`);
+  if (!fs) throw new TempvecError(0, 'KERNEL_UNAVAILABLE', `cannot read ${url} here; ${KERNEL_HINT}`);
   return fs.readFileSync(url);
 }

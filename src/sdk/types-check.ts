@@ -3,6 +3,7 @@
 // it, with the same fields, or the build fails. Leaf types may be wider in the
 // SDK (a string where the schema has a picklist).
 import type * as v from 'valibot';
+import type { ErrorCode } from '../errors.js';
 import type * as r from '../schemas/responses.js';
 import type * as t from './types.js';
 
@@ -20,6 +21,7 @@ type Body<S extends v.GenericSchema> = Omit<v.InferOutput<S>, 'metrics'>;
 type Sdk<T> = Omit<T, 'metrics'>;
 
 export type Checks = [
+  Mutual<t.ServerErrorCode, ErrorCode>,
   Same<Body<typeof r.TokenResponseSchema>, Sdk<t.TokenResponse>>,
   Same<Body<typeof r.LimitsResponseSchema>, Sdk<t.LimitsResponse>>,
   Same<Body<typeof r.SessionResponseSchema>, Sdk<t.SessionResponse>>,

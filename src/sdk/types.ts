@@ -4,6 +4,23 @@
 // against (src/schemas/responses.ts).
 
 export type Metric = 'cosine' | 'l2';
+/** The kernel the server and LocalIndex run. */
+export type Backend = 'wasm-simd128';
+
+/** Every code the server answers with (src/errors.ts; types-check.ts keeps them equal). */
+export type ServerErrorCode =
+  | 'UNAUTHORIZED' | 'INVALID_TOKEN' | 'SESSION_EXPIRED' | 'INVALID_JSON' | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'VALIDATION_ERROR' | 'DIMENSION_MISMATCH' | 'ZERO_VECTOR' | 'BATCH_TOO_LARGE' | 'INVALID_CURSOR' | 'INVALID_IMPORT'
+  | 'METRIC_LOCKED' | 'VECTOR_TYPE_LOCKED' | 'CAPACITY_EXCEEDED' | 'VECTOR_NOT_FOUND' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED'
+  | 'PAYLOAD_TOO_LARGE' | 'RATE_LIMITED' | 'SERVER_AT_CAPACITY' | 'INSTANCE_UNAVAILABLE' | 'INTERNAL_ERROR';
+/**
+ * The SDK's own: NETWORK_ERROR (no answer; `cause` says why), BASE_URL_REQUIRED
+ * (no baseUrl where the SDK cannot tell its server), KERNEL_UNAVAILABLE
+ * (LocalIndex.load() could not get the kernel), HTTP_ERROR (an answer that is
+ * not a tempvec error body, e.g. a proxy's).
+ */
+export type SdkErrorCode = 'NETWORK_ERROR' | 'BASE_URL_REQUIRED' | 'KERNEL_UNAVAILABLE' | 'HTTP_ERROR';
+export type TempvecErrorCode = ServerErrorCode | SdkErrorCode;
 /** float32: exact scan; int8: per-vector-scaled int8 codes scanned, the best candidatePool re-ranked in float32. */
 export type VectorType = 'float32' | 'int8';
 export type Metadata = Record<string, unknown>;
@@ -13,8 +30,8 @@ export type Vector = ArrayLike<number>;
 export interface SessionConfig {
   dimensions: number | null;
   metric: Metric | null;
-  vectorType: string;
-  backend: string;
+  vectorType: VectorType;
+  backend: Backend;
 }
 
 export interface Session {
@@ -58,9 +75,9 @@ export interface Limits {
   persistent: boolean;
   maxAbsComponent: number;
   metrics: Metric[];
-  vectorTypes: string[];
+  vectorTypes: VectorType[];
   defaultMetric: Metric;
-  backend: string;
+  backend: Backend;
   /** Origins whose pages may call the service; ['*']: any. */
   corsOrigins: string[];
 }
@@ -164,7 +181,7 @@ export interface SessionResponse extends WithSession {
     vectorCount: number;
     dimensions: number | null;
     metric: Metric | null;
-    vectorType: string;
+    vectorType: VectorType;
     vectorBytes: number;
     codeBytes: number;
     rowCapacity: number;

@@ -17,6 +17,8 @@ export type Clock = () => number;
 export interface StoreOptions {
   /** The journal's file operations (tests inject disk faults). */
   journalFs?: JournalFs;
+  /** Longest step of a log's compaction or reopen before the event loop gets a turn (bench:persistence). */
+  journalSliceMs?: number;
 }
 
 const MAX_REMEMBERED_EXPIRED = 100_000;
@@ -55,7 +57,7 @@ export class SessionStore {
     this.budget = new MemoryBudget(config.memoryBudgetBytes, this.retryAfterSeconds(), heapCapBytes(config));
     if (config.dataDir !== '') {
       this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {
-        fsync: config.fsync, fs: options.journalFs,
+        fsync: config.fsync, fs: options.journalFs, sliceMs: options.journalSliceMs,
       });
       if (restoreNow) this.dormant = this.log.scan();
       else this.restoring = true;

@@ -30,7 +30,7 @@ describe('bench raw kernel', () => {
     }
   });
 
-  it('returns min(k, count) rows per query with their keys when k exceeds the rows, over all rows or a row list', () => {
+  it('returns min(k, count) rows and keys per query, with or without a row list', () => {
     const small = uniformVectors(3, dim, 7);
     const kernel = new RawKernel(small, dim);
     const queries = uniformVectors(2, dim, 8);

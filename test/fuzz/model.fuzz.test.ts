@@ -12,8 +12,9 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { referenceSearch, type ReferenceRow } from '../helpers/reference.js';
 import { startApp, type LiveApp } from '../helpers/live-app.js';
+import { scaled } from '../helpers/scale.js';
 
-const RUNS = 15;
+const RUNS = scaled(15);
 const IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', '__proto__'];
 
 interface Row { vector: number[]; metadata: Record<string, unknown>; seq: number }

@@ -21,7 +21,7 @@ function loaded(metric: Metric): KernelInstance {
 
 describe('kernel: the faster single-query paths under a memory guard', () => {
   for (const [metric, k] of [['l2', 10], ['l2', 100], ['cosine', 100]] as const) {
-    it(`${metric}, top ${k}: refused the room for its keys, runs the one-pass scan in the memory held, with the same hits`, () => {
+    it(`${metric}, top ${k}: without room for keys, scans in one pass, same hits`, () => {
       const query = Float32Array.from(randomVectors(seededRng(9), 1, DIM)[0]);
       const free = loaded(metric);
       const expected = free.search(query, 1, k, ROWS);

@@ -4,7 +4,9 @@
 // without a row list, pools below, at and above the row count, and ties
 // whose rows fall in every lane and in the tail.
 import { expect } from 'chai';
+import { firstStagePool } from './first-stage.js';
 import type { Metric } from '../../src/config.js';
+import { RawKernel } from '../../bench/lib/raw-kernel.js';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { quantizeInto } from '../../src/kernel/quantize.js';
@@ -27,7 +29,7 @@ function approximateKeys(metric: Metric, rows: Float32Array[], query: Float32Arr
 describe('int8 first stage: 4-row steps and their tails', () => {
   for (const metric of ['cosine', 'l2'] as const) {
     for (const dim of [1, 7, 33, 100]) {
-      it(`${metric}, dim ${dim}, 1..9 rows: the pool holds the best keys of the scanned rows; a pool of every row gives the float32 answer`, () => {
+      it(`${metric}, dim ${dim}, 1..9 rows: the pool holds the best int8 keys`, () => {
         const rng = seededRng(dim * 13 + (metric === 'l2' ? 1 : 0));
         for (let n = 1; n <= 9; n++) {
           const kernel = new KernelInstance(loadKernelModule(), dim, metric, n, 'int8');
@@ -41,7 +43,7 @@ describe('int8 first stage: 4-row steps and their tails', () => {
             const scanned = list ?? all;
             const rowList = list && Int32Array.from(list);
             for (const pool of [1, 2, 3, n, n + 3]) {
-              const got = Array.from(kernel.firstStage(query, pool, scanned.length, rowList));
+              const got = Array.from(firstStagePool(kernel, query, pool, n, rowList));
               const kept = Math.min(pool, scanned.length);
               const label = `n=${n} pool=${pool} list=${list}`;
               expect(got, label).to.have.length(kept);
@@ -61,14 +63,16 @@ describe('int8 first stage: 4-row steps and their tails', () => {
     }
   }
 
-  it('a pool of 0 keeps nothing', () => {
+  it('a pool of 0 keeps nothing in the kernel, and the binding refuses it', () => {
+    const rows = Float32Array.from({ length: 36 }, (_, i) => (i % 4 === 0 ? (i >> 2) + 1 : i % 4 === 1 ? 1 : i % 4 === 2 ? 0 : 2));
+    expect(new RawKernel(rows, 4, 9, undefined, true).firstStage(Float32Array.from([1, 0, 0, 0]), 0)).to.have.length(0);
     const kernel = new KernelInstance(loadKernelModule(), 4, 'cosine', 9, 'int8');
     kernel.ensureCapacity(9);
-    for (let r = 0; r < 9; r++) kernel.writeRow(r, Float32Array.from([r + 1, 1, 0, 2]), r);
-    expect(kernel.firstStage(Float32Array.from([1, 0, 0, 0]), 0, 9, null)).to.have.length(0);
+    for (let r = 0; r < 9; r++) kernel.writeRow(r, rows.subarray(r * 4, r * 4 + 4), r);
+    expect(() => kernel.searchInt8(Float32Array.from([1, 0, 0, 0]), 1, 0, 0, 9)).to.throw(RangeError);
   });
 
-  it('equal rows in every lane, quarter and tail position enter the pool in insertion order', () => {
+  it('equal rows in any lane, quarter or tail enter the pool in insertion order', () => {
     for (const n of [5, 7, 1003]) {
       const kernel = new KernelInstance(loadKernelModule(), 8, 'cosine', n, 'int8');
       kernel.ensureCapacity(n);
@@ -77,7 +81,7 @@ describe('int8 first stage: 4-row steps and their tails', () => {
       for (let r = 0; r < n; r++) kernel.writeRow(r, same, seqOf(r));
       const byAge = Array.from({ length: n }, (_, r) => r).sort((a, b) => seqOf(a) - seqOf(b));
       for (const pool of [1, 2, 3, Math.floor(n / 2), n - 1]) {
-        const got = Array.from(kernel.firstStage(same, pool, n, null)).sort((a, b) => a - b);
+        const got = Array.from(firstStagePool(kernel, same, pool, n)).sort((a, b) => a - b);
         expect(got, `n=${n} pool=${pool}`).to.deep.equal(byAge.slice(0, pool).sort((a, b) => a - b));
       }
     }

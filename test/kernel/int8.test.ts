@@ -2,6 +2,7 @@
 // with a pool covering every row the answer is exactly the float32 answer;
 // with the default pool, recall stays high on random data (a sanity bound).
 import { expect } from 'chai';
+import { firstStagePool } from './first-stage.js';
 import type { Metric } from '../../src/config.js';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
@@ -83,7 +84,7 @@ describe('int8 kernel', () => {
     // buffer (one selection at the end); 5000 and 9000: every row.
     for (const pool of [1, 7, 100, 300, 2048, 3000, 4999, 5000, 9000]) {
       const query = Float32Array.from({ length: dim }, () => rng() * 2 - 1);
-      const got = kernel.firstStage(query, pool, 5000, null);
+      const got = firstStagePool(kernel, query, pool, 5000);
       const kept = Math.min(pool, 5000);
       expect(got.length).to.equal(kept);
       expect(new Set(got).size).to.equal(kept);
@@ -99,7 +100,7 @@ describe('int8 kernel', () => {
     const list = Int32Array.from({ length: 1500 }, (_, i) => (i * 7) % 2000);
     for (const pool of [1, 3, 100, 700, 1000, 2000]) {
       const query = Float32Array.from({ length: dim }, () => rng() * 2 - 1);
-      const got = kernel.firstStage(query, pool, list.length, list);
+      const got = firstStagePool(kernel, query, pool, 2000, list);
       const kept = Math.min(pool, list.length);
       expect(got.length).to.equal(kept);
       expect(new Set(got).size).to.equal(kept);
@@ -111,7 +112,7 @@ describe('int8 kernel', () => {
     }
   });
 
-  it('breaks ties by insertion order when a few rows beat a tied crowd, at every pool size', () => {
+  it('breaks ties by insertion when a few rows beat a tied crowd, any pool', () => {
     const kernel = new KernelInstance(loadKernelModule(), 8, 'l2', 3000, 'int8');
     kernel.ensureCapacity(3000);
     const same = Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
@@ -121,7 +122,7 @@ describe('int8 kernel', () => {
     for (let r = 0; r < 3000; r++) kernel.writeRow(r, r % 100 === 0 ? near : same, seqOf(r));
     const crowd = Array.from({ length: 3000 }, (_, r) => r).filter((r) => r % 100 !== 0).sort((a, b) => seqOf(a) - seqOf(b));
     for (const pool of [1, 30, 31, 64, 1000, 2000, 2999]) {
-      const got = Array.from(kernel.firstStage(near, pool, 3000, null));
+      const got = Array.from(firstStagePool(kernel, near, pool, 3000));
       const nearRows = Array.from({ length: 30 }, (_, i) => i * 100);
       const want = pool <= 30 ? null : [...nearRows, ...crowd.slice(0, pool - 30)].sort((a, b) => a - b);
       if (want) expect(got.sort((a, b) => a - b)).to.deep.equal(want);
@@ -136,7 +137,7 @@ describe('int8 kernel', () => {
     const same = Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
     // Rows written in reverse sequence order: row r has sequence 999 - r.
     for (let r = 0; r < 1000; r++) kernel.writeRow(r, same, 999 - r);
-    const got = Array.from(kernel.firstStage(Float32Array.from([0, 0, 0, 0, 0, 0, 0, 1]), 50, 1000, null)).sort((a, b) => a - b);
+    const got = Array.from(firstStagePool(kernel, Float32Array.from([0, 0, 0, 0, 0, 0, 0, 1]), 50, 1000)).sort((a, b) => a - b);
     expect(got).to.deep.equal(Array.from({ length: 50 }, (_, i) => 950 + i));
   });
 });

@@ -5,9 +5,9 @@ import { layoutFor, scratchFor, TILE_PASS_QUERIES } from '../../src/kernel/layou
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 
 describe('kernel scratch layout', () => {
-  it('reserves the interleaved queries of one pass of the kernel\'s tiles: its TILE_PASS_QUERIES, in groups of 4', () => {
+  it('reserves room for one pass of TILE_PASS_QUERIES interleaved queries, by 4', () => {
     const kernel = instantiateKernel(loadKernelModule(), new WebAssembly.Memory({ initial: 1 }));
-    expect(kernel.TILE_PASS_QUERIES?.value).to.equal(TILE_PASS_QUERIES);
+    expect(kernel.TILE_PASS_QUERIES.value).to.equal(TILE_PASS_QUERIES);
     const dim = 37;
     const layout = layoutFor(kernel.heapBase(), dim, 100);
     const blockBytes = (queries: number) => {

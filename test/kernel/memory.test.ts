@@ -41,7 +41,7 @@ describe('kernel capacity growth', () => {
 });
 
 describe('kernel bounds checks', () => {
-  it('refuses rows outside the capacity, wrong row lengths, bad query shapes and row lists', () => {
+  it('refuses rows outside capacity, bad lengths, query shapes and row lists', () => {
     const model = new KernelModel(4, 'cosine');
     model.add([1, 2, 3, 4]);
     const { kernel } = model;

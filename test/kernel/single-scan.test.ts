@@ -24,7 +24,7 @@ function rowListOf(rng: Rng, rows: number, all: boolean): number[] {
 describe('kernel single-query scan: 4-row steps and their tails', () => {
   for (const metric of METRICS) {
     for (const dim of DIMENSIONS) {
-      it(`${metric}, ${dim} dimensions, 1..9 rows: top-K equals the reference for k below, at and above the row count, with and without a row list`, () => {
+      it(`${metric}, ${dim} dims, 1..9 rows: top-K equals the reference for any k`, () => {
         const rng = seededRng(dim * 31 + (metric === 'l2' ? 7 : 0));
         for (const rows of ROW_COUNTS) {
           const model = new KernelModel(dim, metric);
@@ -69,7 +69,8 @@ describe('kernel single-query scan: 4-row steps and their tails', () => {
 
 describe('kernel single-query scan: selection through a 2k buffer', () => {
   for (const metric of METRICS) {
-    it(`${metric}: any k from 1 to past the row count, for several single queries in one call (each query's buffer runs into the next one's slots) and after query tiles`, () => {
+    // Each query's 2k buffer runs into the next one's slots; also after query tiles.
+    it(`${metric}: any k up to past the row count, several queries in one call`, () => {
       const rng = seededRng(metric === 'l2' ? 501 : 502);
       const dim = 9;
       const model = new KernelModel(dim, metric);
@@ -82,7 +83,7 @@ describe('kernel single-query scan: selection through a 2k buffer', () => {
       }
     });
 
-    it(`${metric}: a crowd of equal rows cut by k at every buffer re-selection keeps the earliest insertions`, () => {
+    it(`${metric}: a crowd of equal rows cut by k keeps the earliest insertions`, () => {
       const rng = seededRng(metric === 'l2' ? 503 : 504);
       const dim = 5;
       const model = new KernelModel(dim, metric);
@@ -104,7 +105,7 @@ describe('kernel single-query scan: selection through a 2k buffer', () => {
 
 describe('kernel single-query scan: ties', () => {
   for (const metric of METRICS) {
-    it(`${metric}: copies of one vector in every lane, quarter and tail position get equal scores and come back in insertion order, also when k cuts through them`, () => {
+    it(`${metric}: copies of one vector in any lane score equally, insertion order`, () => {
       const rng = seededRng(metric === 'l2' ? 77 : 78);
       for (const dim of [3, 17, 384]) {
         for (const rows of [5, 9, 23, 42]) {
@@ -131,7 +132,7 @@ describe('kernel single-query scan: ties', () => {
     });
   }
 
-  it('a single query and the same query inside a query tile rank a larger index alike (results equal the reference either way)', () => {
+  it('a query alone and inside a tile rank a larger index alike', () => {
     const rng = seededRng(9);
     for (const metric of METRICS) {
       const model = new KernelModel(33, metric);

@@ -2,6 +2,7 @@
 // inverseNorm (four running sums) against the plain sequential sum, and the
 // kernel's storeInverseNorms (the stored rows' norms) against both.
 import { expect } from 'chai';
+import { firstStagePool } from './first-stage.js';
 import type { VectorType } from '../../src/config.js';
 import { inverseNorm, KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { instantiateKernel } from '../../src/kernel/kernel-module.js';
@@ -16,7 +17,7 @@ function sequentialInverseNorm(values: Float32Array): number {
 
 describe('kernel batch writes', () => {
   for (const vectorType of ['float32', 'int8'] as VectorType[]) {
-    it(`${vectorType}: writeRows stores what writeRow stores, repeated rows last-wins, in any row order`, () => {
+    it(`${vectorType}: writeRows stores what writeRow stores, repeats last-wins`, () => {
       const rng = seededRng(11);
       const dim = 13;
       const one = new KernelInstance(loadKernelModule(), dim, 'cosine', 1000, vectorType);
@@ -36,7 +37,7 @@ describe('kernel batch writes', () => {
       expect(Array.from(b.rows)).to.deep.equal(Array.from(a.rows));
       expect(Array.from(b.scores)).to.deep.equal(Array.from(a.scores));
       if (vectorType === 'int8') {
-        expect(Array.from(batch.firstStage(query, 5, count, null)).sort()).to.deep.equal(Array.from(one.firstStage(query, 5, count, null)).sort());
+        expect(Array.from(firstStagePool(batch, query, 5, count)).sort()).to.deep.equal(Array.from(firstStagePool(one, query, 5, count)).sort());
       }
     });
   }
@@ -51,7 +52,7 @@ describe('kernel batch writes', () => {
     expect(Array.from(kernel.readRow(0))).to.deep.equal([1, 2]);
   });
 
-  it('inverseNorm stores the same float32 as the sequential sum, for every length and scale', () => {
+  it('inverseNorm equals the float32 of the sequential sum at any length and scale', () => {
     const rng = seededRng(5);
     for (let n = 1; n <= 40; n++) {
       for (const scale of [1, 1e-20, 1e15]) {
@@ -68,7 +69,7 @@ describe('kernel batch writes', () => {
     expect(inverseNorm(Float32Array.of(0, 0, 0, 0, 1e-45))).to.equal(sequentialInverseNorm(Float32Array.of(0, 0, 0, 0, 1e-45)));
   });
 
-  it('the kernel stores, for rows of every length and scale, the float32 of the sequential inverse norm', () => {
+  it('the kernel stores the sequential inverse norm at any length and scale', () => {
     const rng = seededRng(17);
     const memory = new WebAssembly.Memory({ initial: 4 });
     const kernel = instantiateKernel(loadKernelModule(), memory);

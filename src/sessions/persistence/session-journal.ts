@@ -83,12 +83,15 @@ export interface JournalOptions {
   fsync?: FsyncMode;
   /** The file operations (tests inject faults here). */
   fs?: JournalFs;
+  /** Longest step of a compaction or reopen between two turns of the event loop (Slices' default). */
+  sliceMs?: number;
 }
 
 export class SessionJournal {
   private readonly files = new WeakMap<Session, LogFile>();
   private readonly io: JournalFs;
   readonly fsync: FsyncMode;
+  private readonly sliceMs: number | undefined;
   /** Compactions under way (whenIdle waits for them). */
   private readonly jobs = new Set<Promise<void>>();
 
@@ -100,6 +103,7 @@ export class SessionJournal {
   ) {
     this.io = options.fs ?? nodeFs;
     this.fsync = options.fsync ?? 'never';
+    this.sliceMs = options.sliceMs;
     this.checkDir();
   }
 
@@ -331,7 +335,7 @@ export class SessionJournal {
    */
   async restore(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<{ session: Session; report: RestoreReport } | null> {
     const path = this.pathOf(tokenHash);
-    const slices = new Slices();
+    const slices = new Slices(this.sliceMs);
     const fd = await this.io.open(path, 'r');
     let bytes: Buffer;
     try {
@@ -474,7 +478,7 @@ export class SessionJournal {
    */
   private async compact(file: LogFile): Promise<void> {
     const { io } = this;
-    const slices = new Slices();
+    const slices = new Slices(this.sliceMs);
     const snapshot = file.size;
     const source = await io.open(file.path, 'r');
     const temp = `${file.path}.tmp`;

@@ -1,21 +1,21 @@
-// npm run bench:fp-peak: how many f32x4 adds and multiplies V8's code issues
+// npm run bench:experiment -- fp-peak: how many f32x4 adds and multiplies V8's code issues
 // per second on this machine with everything in registers, and how many
 // multiply-add pairs the tiles' loop reaches over data in L1, on its own and
-// nested in another loop as the tiles' is (bench/fp-peak/probe.ts, compiled
+// nested in another loop as the tiles' is (bench/experiments/fp-peak/probe.ts, compiled
 // here with asc); next to the pairs per second the scans reach at 10k x 384
 // (a single query, and search-many's 16 queries in tiles): the ceiling the
 // search-many goal meets where the rows sit in cache (16 queries in <= 0.7x
 // the time of 16 singles).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { uniformVectors } from './lib/data.js';
-import { interleave, median, printTable, quick, writeResults } from './lib/measure.js';
-import { RawKernel } from './lib/raw-kernel.js';
+import { uniformVectors } from '../lib/data.js';
+import { interleave, median, printTable, quick, writeResults } from '../lib/measure.js';
+import { RawKernel } from '../lib/raw-kernel.js';
 
-const root = new URL('../', import.meta.url).pathname;
+const root = new URL('../../', import.meta.url).pathname;
 const out = `${root}bench/results/fp-peak.wasm`;
 mkdirSync(`${root}bench/results`, { recursive: true });
-execFileSync(process.execPath, [`${root}node_modules/assemblyscript/bin/asc.js`, `${root}bench/fp-peak/probe.ts`,
+execFileSync(process.execPath, [`${root}node_modules/assemblyscript/bin/asc.js`, `${root}bench/experiments/fp-peak/probe.ts`,
   '-O3', '--enable', 'simd', '--runtime', 'stub', '--noAssert', '-o', out], { stdio: 'inherit' });
 const probe = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(out)), { env: { memory: new WebAssembly.Memory({ initial: 1 }) } }).exports as Record<string, (...args: number[]) => number>;
 

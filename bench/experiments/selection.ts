@@ -1,24 +1,23 @@
-// npm run bench:selection -- --baseline before=/tmp/old.wasm: what the top-K
-// and candidatePool selection costs, the current build (build/kernel.wasm)
-// paired with another build of the kernel in one process.
+// npm run bench:experiment -- selection --baseline before=/tmp/old.wasm:
+// what the top-K and candidatePool selection costs, the current build
+// (build/kernel.bench.wasm) paired with another build in one process.
 //
 //   int8 first stage, 100k x 384 (clustered and uniform): pool 2048 against pool 1
 //   float32 single query, 10k and 100k x 384 (uniform, cosine): k = 100 against k = 1
 //
-// Each build gets its own KernelInstance over the same rows. Every query is
+// Each build gets its own raw kernel (bench/lib/raw-kernel.ts) over the same rows. Every query is
 // timed on both builds back to back (the order alternating), so load on this
 // shared machine hits both alike; a round is 16 queries, and the table
 // prints medians over the rounds of each build's selection share (pool 2048 /
 // pool 1 - 1, k100 / k1 - 1) and of the paired ratios current / baseline.
 // Pools and top-K ids must be equal between the builds before timing counts.
 // To make the baseline from the commit before:
-//   git stash -u && npm run build:kernel && cp build/kernel.wasm /tmp/old.wasm && git stash pop && npm run build:kernel
-import { readFileSync } from 'node:fs';
+//   git stash -u && npm run build:kernel && cp build/kernel.bench.wasm /tmp/old.wasm && git stash pop && npm run build:kernel
 import { performance } from 'node:perf_hooks';
-import { KernelInstance } from '../src/kernel/kernel-instance.js';
-import { clusteredVectors, rowOf, uniformVectors } from './lib/data.js';
-import { filledKernel } from './lib/kernel-setup.js';
-import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
+import { loadKernelFile } from '../lib/bench-kernel.js';
+import { clusteredVectors, rowOf, uniformVectors } from '../lib/data.js';
+import { fmt, median, printTable, quick, writeResults } from '../lib/measure.js';
+import { RawKernel } from '../lib/raw-kernel.js';
 
 const DIM = 384;
 const QUERIES = 16;
@@ -26,18 +25,18 @@ const ROUNDS = quick ? 3 : 25;
 
 function baseline(): WebAssembly.Module {
   const at = process.argv.indexOf('--baseline');
-  if (at < 0) throw new Error('usage: npm run bench:selection -- --baseline [name=]old.wasm');
+  if (at < 0) throw new Error('usage: npm run bench:experiment -- selection --baseline [name=]old.wasm');
   const spec = process.argv[at + 1];
   const eq = spec.indexOf('=');
-  return new WebAssembly.Module(readFileSync(eq > 0 ? spec.slice(eq + 1) : spec));
+  return loadKernelFile(eq > 0 ? spec.slice(eq + 1) : spec);
 }
 
-type Op = (kernel: KernelInstance, query: Float32Array) => Int32Array;
-const pool = (size: number, n: number): Op => (kernel, q) => kernel.firstStage(q, size, n, null);
-const topK = (k: number, n: number): Op => (kernel, q) => kernel.search(q, 1, k, n).rows;
+type Op = (kernel: RawKernel, query: Float32Array) => Int32Array;
+const pool = (size: number): Op => (kernel, q) => kernel.firstStage(q, size);
+const topK = (k: number): Op => (kernel, q) => kernel.search(q, 1, k, 'cosine');
 
 /** Per round: each op's ms per query on [current, baseline]. */
-function pairedRounds(kernels: [KernelInstance, KernelInstance], queries: Float32Array[], ops: Op[]): number[][][] {
+function pairedRounds(kernels: [RawKernel, RawKernel], queries: Float32Array[], ops: Op[]): number[][][] {
   const rounds: number[][][] = [];
   for (let r = 0; r < ROUNDS + 1; r++) {
     const ms = ops.map(() => [0, 0]);
@@ -64,9 +63,10 @@ const scenarios = [
 for (const s of scenarios) {
   const data = s.data === 'clustered' ? clusteredVectors(s.n, DIM) : uniformVectors(s.n, DIM, 41);
   const queries = Array.from({ length: QUERIES }, (_, j) => Float32Array.from(rowOf(s.data === 'clustered' ? clusteredVectors(QUERIES, DIM, 7) : uniformVectors(QUERIES, DIM, 7), DIM, j)));
-  const kernels: [KernelInstance, KernelInstance] = [filledKernel(data, DIM, 'cosine', s.type), filledKernel(data, DIM, 'cosine', s.type, old)];
+  const int8 = s.type === 'int8';
+  const kernels: [RawKernel, RawKernel] = [new RawKernel(data, DIM, s.n, undefined, int8), new RawKernel(data, DIM, s.n, old, int8)];
   const make = s.type === 'int8' ? pool : topK;
-  const ops = [make(s.heavy, s.n), make(s.light, s.n)];
+  const ops = [make(s.heavy), make(s.light)];
   for (const q of queries) for (const op of ops) {
     // A pool comes in no particular order; top-K rows best first.
     const [a, b] = kernels.map((kernel) => (s.type === 'int8' ? op(kernel, q).sort() : op(kernel, q)));

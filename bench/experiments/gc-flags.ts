@@ -1,4 +1,4 @@
-// npm run bench:gc-flags: the Node flags `npm start` gives the server
+// npm run bench:experiment -- gc-flags: the Node flags `npm start` gives the server
 // (package.json: --initial-old-space-size=128) against none and against
 // --no-incremental-marking, each a child server as the service runs:
 // - receive: server CPU per 2 MB body that /bench/drain takes in and drops
@@ -13,10 +13,10 @@
 // the young collections they set off promote the objects of the requests in
 // flight, and with V8's small starting old-generation limit that starts a
 // marking cycle every few dozen requests.
-import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
-import { postLoad, startChildServer, startScriptNodeFlags, type ChildServer } from './lib/child-server.js';
-import { rowOf, uniformVectors } from './lib/data.js';
-import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
+import { encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
+import { postLoad, startChildServer, startScriptNodeFlags, type ChildServer } from '../lib/child-server.js';
+import { rowOf, uniformVectors } from '../lib/data.js';
+import { fmt, median, printTable, quick, writeResults } from '../lib/measure.js';
 
 const settings: Record<string, string[]> = {
   'none (Node defaults)': [],

@@ -1,15 +1,15 @@
-// npm run bench:loop-unrolling: the kernel's search paths timed in Node
+// npm run bench:experiment -- loop-unrolling: the kernel's search paths timed in Node
 // processes started with V8's defaults and with --no-wasm-loop-unrolling,
 // the processes alternated (a flag is fixed for a process's life, so the two
 // cannot share one). V8 unrolls a wasm loop by how deeply it is nested, and
 // copies search-many's pass loop, nested in the row and tile loops, three
-// times with every copy's loads first (see bench/fp-peak/probe.ts); the
+// times with every copy's loads first (see bench/experiments/fp-peak/probe.ts); the
 // other loops are measured here so a flag that helps one path is not taken
 // for the service if it slows another.
 import { spawnSync } from 'node:child_process';
-import { uniformVectors } from './lib/data.js';
-import { filledKernel } from './lib/kernel-setup.js';
-import { fmt, interleave, median, printTable, quick, writeResults } from './lib/measure.js';
+import { uniformVectors } from '../lib/data.js';
+import { filledKernel } from '../lib/kernel-setup.js';
+import { fmt, interleave, median, printTable, quick, writeResults } from '../lib/measure.js';
 
 const FLAG = '--no-wasm-loop-unrolling';
 const DIM = 384;

@@ -1,4 +1,4 @@
-// SIMD throughput probes for bench/fp-peak.bench.ts (compiled with asc when
+// SIMD throughput probes for bench/experiments/fp-peak.ts (compiled with asc when
 // the bench runs; not part of the service's kernel): adds and multiplies with
 // their operands in registers, which measure what V8's code for f32x4
 // arithmetic can issue on this machine, and the tiles' loop over data in L1.

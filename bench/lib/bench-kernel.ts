@@ -1,0 +1,44 @@
+// The bench build of the kernel (build/kernel.bench.wasm from
+// assembly/bench.ts): the product's exports plus probes only benchmarks use.
+import { readFileSync } from 'node:fs';
+import type { KernelExports } from '../../src/kernel/kernel-module.js';
+import type { SingleQueryPaths } from '../../src/kernel/search-path.js';
+
+export interface BenchKernelExports extends KernelExports {
+  /** Bare dot product, no norm: the baseline cosine and l2 are held to. */
+  METRIC_DOT: WebAssembly.Global;
+  /** Read a byte range with SIMD loads and nothing else (the memory floor). */
+  readFloor(start: number, bytes: number): number;
+  /** The same bytes read as four streams, one per quarter (the single-query scan's access pattern). */
+  readFloor4(start: number, bytes: number): number;
+}
+
+const BENCH_WASM_URL = new URL('../../build/kernel.bench.wasm', import.meta.url);
+let compiled: WebAssembly.Module | undefined;
+
+export function loadBenchKernelModule(): WebAssembly.Module {
+  if (!compiled) {
+    let bytes: Uint8Array;
+    try {
+      bytes = readFileSync(BENCH_WASM_URL);
+    } catch (err) {
+      throw new Error(`bench kernel not built (${BENCH_WASM_URL.pathname}): run "npm run build:kernel"`, { cause: err });
+    }
+    compiled = new WebAssembly.Module(new Uint8Array(bytes));
+  }
+  return compiled;
+}
+
+/** A kernel file given on the command line (experiments compare older builds). */
+export function loadKernelFile(path: string): WebAssembly.Module {
+  return new WebAssembly.Module(new Uint8Array(readFileSync(path)));
+}
+
+/** singleQueryPathsOf for any build, older ones included (each path they lack is never taken). */
+export function singleQueryPathsOfAnyBuild(kernel: Partial<KernelExports>): SingleQueryPaths {
+  return {
+    bounded: kernel.searchL2Bounded !== undefined,
+    minTopK: kernel.KEYS_FIRST_MIN_TOPK?.value ?? Infinity,
+    rowsPerResult: kernel.KEYS_FIRST_ROWS_PER_POOL?.value ?? Infinity,
+  };
+}

@@ -1,0 +1,93 @@
+// Which way one search goes through the kernel, and the call that runs it.
+// The same hits come out every way; the faster ways for one query need
+// scratch for a key or bound per scanned row (KernelInstance sizes it).
+
+import type { Metric } from '../config.js';
+import type { KernelExports } from './kernel-module.js';
+import { inverseNorm } from './inverse-norm.js';
+import type { Layout, ScratchLayout } from './layout.js';
+
+/** Below this many floats a row, one l2 query scans plainly: the bounds' per-row work only pays off on longer rows. */
+const L2_BOUNDS_MIN_DIM = 16;
+/**
+ * The most bytes of rows a keys-first selection scans: over rows that fit
+ * a last-level cache the one-pass scan's selection shows; a scan streaming
+ * from memory hides it, and storing every key then costs more.
+ */
+const KEYS_FIRST_MAX_SCAN_BYTES = 16 * 1024 * 1024;
+
+/** What a kernel build offers a single query beyond the one-pass scan. */
+export interface SingleQueryPaths {
+  /** It has searchL2Bounded. */
+  bounded: boolean;
+  /** Its KEYS_FIRST_MIN_TOPK: the top k from which search() can select after the scan. */
+  minTopK: number;
+  /** Its KEYS_FIRST_ROWS_PER_POOL: the rows per result either needs. */
+  rowsPerResult: number;
+}
+
+export function singleQueryPathsOf(kernel: KernelExports): SingleQueryPaths {
+  return { bounded: true, minTopK: kernel.KEYS_FIRST_MIN_TOPK.value, rowsPerResult: kernel.KEYS_FIRST_ROWS_PER_POOL.value };
+}
+
+/**
+ * 'bounded': l2 by bounds (searchL2Bounded, 8 bytes of scratch a row);
+ * 'keysFirst': every key stored, the k best selected after the scan (4 bytes
+ * a row); 'plain': the one-pass scan.
+ */
+export type SingleQueryPathName = 'bounded' | 'keysFirst' | 'plain';
+
+export interface SingleQueryShape {
+  /** 'dot' only in the bench build. */
+  metric: Metric | 'dot';
+  dim: number;
+  k: number;
+  /** Rows the query scans (the filter's row list, or all). */
+  scanned: number;
+}
+
+/** The fastest way for one query's top k (the same hits every way). */
+export function singleQueryPath(paths: SingleQueryPaths, { metric, dim, k, scanned }: SingleQueryShape): SingleQueryPathName {
+  if (!(scanned >= paths.rowsPerResult * k)) return 'plain';
+  if (metric === 'l2' && paths.bounded && dim >= L2_BOUNDS_MIN_DIM) return 'bounded';
+  return k >= paths.minTopK && scanned * dim * 4 <= KEYS_FIRST_MAX_SCAN_BYTES ? 'keysFirst' : 'plain';
+}
+
+export interface KernelSearch {
+  kernel: KernelExports;
+  layout: Layout;
+  /** Offsets of the call's scratch, where the queries (and row list) are already written. */
+  scratch: ScratchLayout;
+  path: SingleQueryPathName;
+  /** Whether the rows scanned are scratch.rowList (a filter) rather than rows [0, count). */
+  withRowList: boolean;
+  /** Rows scanned: the row list's length, or the stored rows. */
+  count: number;
+  /** The queries as given (the bounded path takes its norm from here). */
+  queries: Float32Array;
+  queryCount: number;
+  metricCode: number;
+  k: number;
+}
+
+/**
+ * Run a search laid out in scratch the way `path` says: searchL2Bounded for
+ * 'bounded', otherwise search(), given room for every key for 'keysFirst'.
+ * Returns searchL2Bounded's count of rows scored exactly, else 0.
+ */
+export function runKernelSearch({ kernel, layout, scratch, path, withRowList, count, queries, queryCount, metricCode, k }: KernelSearch): number {
+  const { vectors, invNorms, seqs, dim } = layout;
+  const rowList = withRowList ? scratch.rowList : 0;
+  if (path === 'bounded') {
+    const inverse = inverseNorm(queries);
+    return kernel.searchL2Bounded(
+      vectors, invNorms, seqs, dim, rowList, count, scratch.queries, inverse > 0 ? 1 / inverse : 0, k,
+      scratch.outRows, scratch.outKeys, scratch.keys, scratch.list, scratch.poolRows, scratch.poolKeys,
+    );
+  }
+  kernel.search(
+    vectors, invNorms, seqs, dim, rowList, count, scratch.queries, queryCount, metricCode, k,
+    scratch.outRows, scratch.outKeys, scratch.block, path === 'keysFirst' ? scratch.keys : 0,
+  );
+  return 0;
+}
