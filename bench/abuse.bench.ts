@@ -138,23 +138,29 @@ const rows: Row[] = [];
 const deadline = (seconds = SECONDS) => performance.now() + seconds * 1000;
 
 /** Run one attack against a fresh server, with the prober beside it. */
-async function attack(name: string, env: Record<string, string>, body: (server: Server, codes: Codes) => Promise<{ lost?: number; note?: string }>) {
+type Outcome = { lost?: number; note?: string; alive?: string };
+type Probe = () => Promise<{ p99: number; count: number }>;
+
+async function attack(name: string, env: Record<string, string>, body: (server: Server, codes: Codes, endProbe: Probe) => Promise<Outcome>) {
   if (ONLY && !ONLY.includes(name)) return;
   console.error(`-- ${name}`);
   const server = await startServer(env);
   const codes = new Codes();
   const probe = await prober(server);
-  let result: { lost?: number; note?: string } = {};
+  // An attack that stops the server itself (SIGKILL, SIGTERM) ends the probe first.
+  let probed: Promise<{ p99: number; count: number }> | undefined;
+  const endProbe: Probe = () => (probed ??= probe.stop());
+  let result: Outcome = {};
   try {
-    result = await body(server, codes);
+    result = await body(server, codes, endProbe);
   } catch (err) {
     result.note = `attack stopped: ${(err as Error).message}`;
   }
-  const { p99, count } = await probe.stop();
+  const { p99, count } = await endProbe();
   let alive = server.alive();
   if (alive) alive = await call(server.pool, 'GET', '/healthz').then((r) => r.status === 200, () => false);
   rows.push({
-    attack: name, alive: alive ? 'yes' : 'NO', peakRss: `${(server.peakRss() / MiB).toFixed(0)} MiB = ${(server.peakRss() / BUDGET).toFixed(2)}x`,
+    attack: name, alive: result.alive ?? (alive ? 'yes' : 'NO'), peakRss: `${(server.peakRss() / MiB).toFixed(0)} MiB = ${(server.peakRss() / BUDGET).toFixed(2)}x`,
     p99: `${p99.toFixed(1)} ms (${count})`, codes: codes.toString(), lost: result.lost === undefined ? '-' : String(result.lost), note: result.note,
   });
   await server.pool.close().catch(() => {});
@@ -338,7 +344,7 @@ await attack('20,000 idle sockets', {}, async (server, codes) => {
     mkdirSync(dataDir);
     let acked = 0;
     let token = '';
-    await attack('full disk (2 MiB tmpfs)', { DATA_DIR: dataDir }, async (server, codes) => {
+    await attack('full disk (2 MiB tmpfs)', { DATA_DIR: dataDir }, async (server, codes, endProbe) => {
       const end = deadline();
       token = (await call(server.pool, 'POST', '/token')).json.token;
       for (let b = 0; performance.now() < end && b < 400; b++) {
@@ -350,6 +356,8 @@ await attack('20,000 idle sockets', {}, async (server, codes) => {
         codes.add(`read ${read.status}`);
       }
       // SIGKILL, restart on the same data, count what is there.
+      await endProbe();
+      const alive = server.alive() && await call(server.pool, 'GET', '/healthz').then((r) => r.status === 200, () => false);
       server.child.kill('SIGKILL');
       await server.exited;
       const again = await startServer({ DATA_DIR: dataDir });
@@ -357,7 +365,7 @@ await attack('20,000 idle sockets', {}, async (server, codes) => {
       again.child.kill('SIGKILL');
       await again.exited;
       const lost = count.status === 200 ? Math.max(0, acked - count.json.count) : acked;
-      return { lost, note: `${acked} vectors acknowledged; after SIGKILL and restart: ${count.status === 200 ? count.json.count : `HTTP ${count.status}`}` };
+      return { lost, alive: alive ? 'yes (then SIGKILLed)' : 'NO', note: `${acked} vectors acknowledged; after SIGKILL and restart: ${count.status === 200 ? count.json.count : `HTTP ${count.status}`}` };
     });
     execFileSync('umount', [mnt]);
   }
@@ -365,7 +373,7 @@ await attack('20,000 idle sockets', {}, async (server, codes) => {
 }
 
 // 7. SIGTERM while a client reads a 26 MB answer slowly.
-await attack('SIGTERM during a large answer', {}, async (server, codes) => {
+await attack('SIGTERM during a large answer', {}, async (server, codes, endProbe) => {
   const token = await bigMetadataSession(server, 6400, 4096);
   const body = JSON.stringify({ queryVectors: Array.from({ length: 64 }, (_, q) => Array.from({ length: 32 }, (_, k) => Math.cos(q * 7 + k))), topK: 100, includeMetadata: true });
   let received = 0;
@@ -391,11 +399,12 @@ await attack('SIGTERM during a large answer', {}, async (server, codes) => {
     req.end(body);
   });
   await new Promise((r) => setTimeout(r, 500));
+  await endProbe();
   server.child.kill('SIGTERM');
   const t0 = performance.now();
   await done;
   const code = await server.exited;
-  return { note: `received ${(received / MiB).toFixed(1)} MiB, ${total === 64 ? 'whole answer (64 result lists)' : 'answer cut off'}; exit ${code} ${(performance.now() - t0).toFixed(0)} ms after SIGTERM` };
+  return { alive: `exited ${code} as asked`, note: `received ${(received / MiB).toFixed(1)} MiB, ${total === 64 ? 'whole answer (64 result lists)' : 'answer cut off'}; exit ${code} ${(performance.now() - t0).toFixed(0)} ms after SIGTERM` };
 });
 
 console.log(`\nbench:abuse: MEMORY_BUDGET_BYTES=${BUDGET} (${(BUDGET / MiB).toFixed(0)} MiB), each attack bounded to about ${SECONDS} s, loopback, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
