@@ -22,6 +22,7 @@ export { searchL2Bounded, L2_BOUND_PER_DIM, L2_BOUND_BASE } from "./l2-bounds";
 export { searchInt8, KEYS_FIRST_MIN_POOL } from "./int8-search";
 export { decodeFloat32Base64, BASE64_BAD_TEXT, BASE64_OUT_OF_RANGE } from "./base64";
 export { storeInverseNorms } from "./norms";
+export { setWorkArea, WORK_AREA_BYTES } from "./work-area";
 
 /** First byte the binding may use: static data of this module ends here. */
 export function heapBase(): usize {

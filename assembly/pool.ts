@@ -4,6 +4,7 @@
 // fills; and the selection of the k best of keys stored by a scan
 // (selectStoredKeys), from a threshold sampled from them.
 
+import { SAMPLE_KEYS, SAMPLE_ROWS, workAt } from "./work-area";
 import { selectBestRadix } from "./topk";
 
 /**
@@ -96,14 +97,11 @@ export const KEYS_FIRST_ROWS_PER_POOL: i32 = 8;
 }
 
 /**
- * The fewest keys selectStoredKeys samples, and room for them when they
- * outnumber the 2k entries of the selection buffer (a pool under 256), which
- * otherwise holds the sample; static data of this module (4 KB), so every
- * session's memory holds it.
+ * The fewest keys selectStoredKeys samples; they go in the work area
+ * (SAMPLE_ROWS, SAMPLE_KEYS) when they outnumber the 2k entries of the
+ * selection buffer (a pool under 256), which otherwise holds the sample.
  */
 const SMALL_SAMPLE: i32 = 512;
-const SMALL_SAMPLE_ROWS: usize = memory.data(SMALL_SAMPLE << 2, 16);
-const SMALL_SAMPLE_KEYS: usize = memory.data(SMALL_SAMPLE << 2, 16);
 
 /**
  * Select the k best of `count` stored keys (count >= 8k) into
@@ -122,8 +120,8 @@ export function selectStoredKeys(keyScratch: usize, seqs: usize, rowList: usize,
   // whole stored groups of four (one 16-byte load, rows from the four
   // quarters), every step-th group: a quarter of the cache lines touched.
   const wanted = max(2 * k, SMALL_SAMPLE);
-  const sampleRows = wanted > 2 * k ? SMALL_SAMPLE_ROWS : outRows;
-  const sampleKeys = wanted > 2 * k ? SMALL_SAMPLE_KEYS : outKeys;
+  const sampleRows = wanted > 2 * k ? workAt(SAMPLE_ROWS) : outRows;
+  const sampleKeys = wanted > 2 * k ? workAt(SAMPLE_KEYS) : outKeys;
   const quarter = count >> 2;
   const offsets = i32x4(0, quarter, 2 * quarter, 3 * quarter);
   const step = max(2, (quarter * 4 + wanted - 1) / wanted);

@@ -51,13 +51,11 @@
 // constant offsets from one pointer. Eight independent sums per step keep the
 // adders busy where the single scan's four rows would wait on the multiplies.
 
-/** The even-chunk sums of a tile between its two passes (eight v128: row 0's four queries, then row 1's). */
-const evenSums: usize = memory.data(128, 16);
-
 /**
  * The tile's terms summed over every other chunk from byte `from`: the even
- * pass (from 0) stores its eight sums at evenSums; the odd pass (from 16)
- * adds them and writes row 0's four reduced sums to out, row 1's to out + 16.
+ * pass (from 0) stores its eight sums at out + 32 (eight v128: row 0's four
+ * queries, then row 1's); the odd pass (from 16) adds them and writes row 0's
+ * four reduced sums to out, row 1's to out + 16.
  */
 @inline function tilePass(group: usize, v0: usize, v1: usize, from: usize, end4: usize, l2: bool, out: usize): void {
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
@@ -69,6 +67,7 @@ const evenSums: usize = memory.data(128, 16);
     a0 = addTerm(a0, q0, x, l2); a1 = addTerm(a1, q1, x, l2); a2 = addTerm(a2, q2, x, l2); a3 = addTerm(a3, q3, x, l2);
     b0 = addTerm(b0, q0, y, l2); b1 = addTerm(b1, q1, y, l2); b2 = addTerm(b2, q2, y, l2); b3 = addTerm(b3, q3, y, l2);
   }
+  const evenSums = out + 32;
   if (from == 0) {
     v128.store(evenSums, a0); v128.store(evenSums, a1, 16); v128.store(evenSums, a2, 32); v128.store(evenSums, a3, 48);
     v128.store(evenSums, b0, 64); v128.store(evenSums, b1, 80); v128.store(evenSums, b2, 96); v128.store(evenSums, b3, 112);
@@ -85,7 +84,8 @@ const evenSums: usize = memory.data(128, 16);
 /**
  * dot(q_j, v) (or squared distances, `l2`) for four queries q_0..q_3 (`stride`
  * bytes apart, their chunks interleaved in `group`) and rows v0 and v1: row 0's
- * four sums (lane j = query j) to out, row 1's to out + 16 (16-byte aligned).
+ * four sums (lane j = query j) to out, row 1's to out + 16 (16-byte aligned;
+ * out holds 160 bytes, the last 128 for the sums between the two passes).
  */
 @inline export function tile4x2(q: usize, group: usize, stride: usize, v0: usize, v1: usize, dim: i32, l2: bool, out: usize): void {
   const end4 = <usize>(dim & ~3) << 2;

@@ -7,6 +7,7 @@
 // loads. A tile gives each query exactly the sums the single scan gives it,
 // so a query's ids and scores do not depend on its batch.
 
+import { HEAP_ROOTS, HEAP_SIZES, TILE_SUMS, workAt } from "./work-area";
 import { tile4x2 } from "./simd";
 import { heapOffer } from "./topk";
 import { rowAt } from "./pool";
@@ -18,11 +19,9 @@ export const TILE_PASS_QUERIES: i32 = 16;
 /** Rows a block of the pass holds: 128 KB, well inside L2, so the tiles after the first read it from there. */
 const ROW_BLOCK_BYTES: usize = 128 << 10;
 
-/** One tile's sums: row 0's four queries, then row 1's. */
-const tileSums: usize = memory.data(32, 16);
-/** Per query of the pass: its heap's size (i32) and worst kept key (f32; -inf until the heap is full). */
-const heapSizes: usize = memory.data(TILE_PASS_QUERIES * 4, 16);
-const heapRoots: usize = memory.data(TILE_PASS_QUERIES * 4, 16);
+// In the work area: one tile's sums (row 0's four queries, then row 1's), and
+// per query of the pass its heap's size (i32) and worst kept key (f32; -inf
+// until the heap is full).
 
 /**
  * Copy `groups` x 4 queries (`stride` bytes apart) to `block` by 4-float
@@ -53,8 +52,8 @@ export function scanTiles(
   rowList: usize, count: i32, queries: usize, block: usize, nq: i32, metric: i32, k: i32,
   outRows: usize, outKeys: usize,
 ): void {
-  memory.fill(heapSizes, 0, <usize>nq << 2);
-  for (let j = 0; j < nq; j++) store<f32>(heapRoots + (<usize>j << 2), -Infinity);
+  memory.fill(workAt(HEAP_SIZES), 0, <usize>nq << 2);
+  for (let j = 0; j < nq; j++) store<f32>(workAt(HEAP_ROOTS) + (<usize>j << 2), -Infinity);
   // One function per loop: V8 allocates registers over a whole function, and
   // the l2 and product tiles inlined side by side in one slowed both.
   if (metric == METRIC_L2) {
@@ -88,6 +87,7 @@ function scanTilesProducts(
   // in turn: the first tile reads the block from memory, the others from L2,
   // and each tile's four queries stay in L1 while it sweeps the block.
   const blockRows = max(2, <i32>(ROW_BLOCK_BYTES / rowBytes) & ~1);
+  const tileSums = workAt(TILE_SUMS), heapRoots = workAt(HEAP_ROOTS);
   for (let first = 0; first < count; first += blockRows) {
     const last = min(count, first + blockRows);
     for (let g = 0; g < nq; g += 4) {
@@ -129,8 +129,8 @@ function offerTile(outRows: usize, outKeys: usize, seqs: usize, k: i32, first: i
 
 @inline function offerLane(outRows: usize, outKeys: usize, seqs: usize, k: i32, j: i32, row: i32, key: f32): void {
   const at = <usize>j * (<usize>k << 2);
-  const sizeAt = heapSizes + (<usize>j << 2);
+  const sizeAt = workAt(HEAP_SIZES) + (<usize>j << 2);
   const size = heapOffer(outRows + at, outKeys + at, load<i32>(sizeAt), k, row, key, seqs);
   store<i32>(sizeAt, size);
-  if (size == k) store<f32>(heapRoots + (<usize>j << 2), load<f32>(outKeys + at));
+  if (size == k) store<f32>(workAt(HEAP_ROOTS) + (<usize>j << 2), load<f32>(outKeys + at));
 }

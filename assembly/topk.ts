@@ -9,6 +9,8 @@
   return load<u32>(seqs + (<usize>rowA << 2)) > load<u32>(seqs + (<usize>rowB << 2));
 }
 
+import { BUCKETS, workAt } from "./work-area";
+
 @inline function rowOf(rows: usize, i: i32): i32 { return load<i32>(rows + (<usize>i << 2)); }
 @inline function keyOf(keys: usize, i: i32): f32 { return load<f32>(keys + (<usize>i << 2)); }
 @inline function put(rows: usize, keys: usize, i: i32, row: i32, key: f32): void {
@@ -127,8 +129,7 @@ export function selectBest(rows: usize, keys: usize, n: i32, k: i32, seqs: usize
 // selectBest with its exact tie-break. About 3.5 light passes over the
 // buffer against the quickselect's ~3 passes that swap every entry.
 
-/** Counters of the histogram (2^10 at most), static scratch of this module. */
-const BUCKETS: usize = memory.data(4 << 10, 16);
+// The histogram's counters (2^10 at most) are in the work area (BUCKETS).
 const MAX_BUCKET_BITS: u32 = 10;
 /** (row, key) pairs the counters' memory holds once the walk is done. */
 const SIDE_ENTRIES = 512;
@@ -178,20 +179,21 @@ export function selectBestRadix(rows: usize, keys: usize, n: i32, k: i32, seqs: 
   const rangeBits: u32 = <u32>32 - clz<u32>(high - low);
   const shift: u32 = rangeBits > bucketBits ? rangeBits - bucketBits : 0;
   const buckets = 1 << bucketBits;
-  memory.fill(BUCKETS, 0, <usize>buckets << 2);
+  const counters = workAt(BUCKETS);
+  memory.fill(counters, 0, <usize>buckets << 2);
   for (let i = 0; i < n; i++) {
-    const at = BUCKETS + (<usize>bucketOf(keyOf(keys, i), low, shift) << 2);
+    const at = counters + (<usize>bucketOf(keyOf(keys, i), low, shift) << 2);
     store<u32>(at, load<u32>(at) + 1);
   }
   // The bucket of the k-th best: `above` entries are in better buckets, fewer than k.
   let boundary = (<i32>((high - low) >> shift)), above = 0;
   while (true) {
-    const count = load<i32>(BUCKETS + (<usize>boundary << 2));
+    const count = load<i32>(counters + (<usize>boundary << 2));
     if (above + count >= k) break;
     above += count;
     boundary--;
   }
-  const inBoundary = load<i32>(BUCKETS + (<usize>boundary << 2));
+  const inBoundary = load<i32>(counters + (<usize>boundary << 2));
   let kept = 0;
   if (inBoundary <= SIDE_ENTRIES) {
     // One pass: the better entries to the front, in place (the write index
@@ -203,12 +205,12 @@ export function selectBestRadix(rows: usize, keys: usize, n: i32, k: i32, seqs: 
       const bucket = bucketOf(key, low, shift);
       put(rows, keys, kept, row, key);
       kept += <i32>(bucket > boundary);
-      store<i32>(BUCKETS + (<usize>side << 3), row);
-      store<f32>(BUCKETS + (<usize>side << 3), key, 4);
+      store<i32>(counters + (<usize>side << 3), row);
+      store<f32>(counters + (<usize>side << 3), key, 4);
       side += <i32>(bucket == boundary);
     }
     for (let j = 0; j < side; j++) {
-      put(rows, keys, kept + j, load<i32>(BUCKETS + (<usize>j << 3)), load<f32>(BUCKETS + (<usize>j << 3), 4));
+      put(rows, keys, kept + j, load<i32>(counters + (<usize>j << 3)), load<f32>(counters + (<usize>j << 3), 4));
     }
     kept += side;
   } else {

@@ -10,7 +10,7 @@ const root = new URL('../', import.meta.url).pathname;
 
 /** Each build step: the npm script, what it reads, what it writes. */
 const STEPS = [
-  { script: 'build:kernel', inputs: ['assembly', 'asconfig.json'], outputs: ['build/kernel.wasm', 'build/kernel.bench.wasm'] },
+  { script: 'build:kernel', inputs: ['assembly', 'asconfig.json'], outputs: ['build/kernel.wasm', 'build/kernel.shared.wasm', 'build/kernel.bench.wasm'] },
   { script: 'build:sdk', inputs: ['src', 'package.json'], outputs: ['build/sdk.js', 'build/sdk.d.ts'] },
   { script: 'build:server', inputs: ['src', 'tsconfig.json'], outputs: ['dist/server.js'] },
 ];

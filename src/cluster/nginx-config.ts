@@ -96,6 +96,8 @@ export function proxyConfig({ listen, upstreams, maxBodyBytes, keepalive = 64 }:
     '  server_tokens off;',
     `  client_max_body_size ${maxBodyBytes};`,
     '  client_body_buffer_size 1m;',
+    // Node's parser takes 16 KiB of headers: a line up to that passes, as it would directly.
+    '  large_client_header_buffers 4 16k;',
     '  proxy_http_version 1.1;',
     '  proxy_set_header Connection "";',
     '  proxy_set_header Host $http_host;',
@@ -109,7 +111,8 @@ export function proxyConfig({ listen, upstreams, maxBodyBytes, keepalive = 64 }:
     '  # Errors nginx makes itself answer in the service\'s JSON shape, never its HTML pages.',
     '  error_page 502 504 = @instance_unavailable;',
     '  error_page 413 = @payload_too_large;',
-    '  error_page 400 494 = @bad_request;',
+    '  error_page 400 = @bad_request;',
+    '  error_page 494 = @headers_too_large;',
   '  error_page 500 = @internal_error;',
     '',
     '  location @instance_unavailable {',
@@ -126,6 +129,8 @@ export function proxyConfig({ listen, upstreams, maxBodyBytes, keepalive = 64 }:
     '    default_type application/json;',
     `    return 500 '${errorBody('INTERNAL_ERROR', 'internal error in the proxy')}';`,
     '  }',
+    // As Node answers headers over its limit: 431, no body, connection closed.
+    '  location @headers_too_large { return 431; }',
     '  location @bad_request {',
     '    default_type application/json;',
     `    return 400 '${errorBody('VALIDATION_ERROR', 'the request could not be read (malformed or headers too large)')}';`,

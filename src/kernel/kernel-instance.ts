@@ -3,20 +3,22 @@
 // knows addresses, and it checks every bound before calling into WASM (the
 // kernel itself checks nothing).
 //
-// memory.grow() detaches every view of the old buffer, so views are made per
-// call from `memory.buffer`, except search()'s two views of the whole memory:
-// a detached view reads as length 0, which is when they are made anew.
+// memory.grow() replaces `memory.buffer` (detaching a non-shared one), so
+// views are made per call from it, except search()'s two views of the whole
+// memory, made anew when the buffer they view is no longer the memory's.
+// A shared build's memory is shared (searchOnPool's threads read it).
 //
 // A search's scratch grows the memory too (and memory never shrinks), so a
 // search takes a MemoryGuard: asked with the bytes the memory would hold,
 // only when it must grow, before it grows; it throws to refuse.
 
 import type { Metric, VectorType } from '../config.js';
-import { instantiateKernel, type KernelExports } from './kernel-module.js';
-import { codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, scratchFor, type Layout, type ScratchLayout } from './layout.js';
+import { instantiateKernel, memoryFor, type KernelExports } from './kernel-module.js';
+import type { KernelPool } from './kernel-pool.js';
+import { align16, codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, scratchFor, type Layout, type ScratchLayout } from './layout.js';
 import { inverseNorm } from './inverse-norm.js';
 import { quantizeInto, sumOfSquares } from './quantize.js';
-import { runKernelSearch, singleQueryPath, singleQueryPathsOf, type SingleQueryPaths } from './search-path.js';
+import { kernelCallOf, runKernelSearch, singleQueryPath, singleQueryPathsOf, type SingleQueryPathName, type SingleQueryPaths } from './search-path.js';
 
 export { inverseNorm } from './inverse-norm.js';
 
@@ -43,6 +45,9 @@ function grownCapacity(capacity: number, rows: number, maxCapacity: number): num
 
 export class KernelInstance {
   private readonly memory: WebAssembly.Memory;
+  private static nextId = 0;
+  /** Names this instance's memory to the pool's threads. */
+  readonly id = KernelInstance.nextId++;
   private readonly kernel: KernelExports;
   private readonly metricCode: number;
   private layout: Layout;
@@ -59,7 +64,7 @@ export class KernelInstance {
     /** int8 keeps int8 codes beside the float32 rows for a fast first stage. */
     readonly vectorType: VectorType = 'float32',
   ) {
-    this.memory = new WebAssembly.Memory({ initial: 1 });
+    this.memory = memoryFor(module);
     this.kernel = instantiateKernel(module, this.memory);
     this.metricCode = metric === 'cosine' ? this.kernel.METRIC_COSINE.value : this.kernel.METRIC_L2.value;
     this.codeStride = codeStrideFor(dim, vectorType === 'int8');
@@ -302,6 +307,94 @@ export class KernelInstance {
   }
 
   /**
+   * search() on the threads of `pool` (a shared build's instance only): a
+   * search-many in query blocks, fewer queries in row ranges, merged exactly:
+   * a row's key is the same arithmetic wherever it is scanned, and ties go by
+   * insertion sequence, so rows, scores and order equal search()'s. The
+   * caller keeps writes away until it resolves.
+   */
+  async searchOnPool(pool: KernelPool, queries: Float32Array, queryCount: number, k: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null): Promise<SearchHits> {
+    if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
+    if (!(k >= 1)) throw new RangeError('k must be at least 1');
+    if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
+    const scanned = rowList ? rowList.length : count;
+    const perQuery = Math.min(k, scanned);
+    if (perQuery === 0 || queryCount === 0) return { rows: new Int32Array(0), scores: new Float64Array(0), perQuery: 0 };
+    this.checkRowList(rowList, count);
+    const slices = this.poolSlices(pool.size, queryCount, scanned, k);
+    this.ensureBytes(slices[slices.length - 1].end, guard);
+    const { floats, ints } = this.wholeMemory();
+    const rowBytes = this.dim * 4;
+    const runs = slices.map((slice) => {
+      const { scratch, q0, q1, r0, r1, path } = slice;
+      for (let q = q0; q < q1; q++) {
+        const query = queries.subarray(q * this.dim, (q + 1) * this.dim);
+        const scale = this.metric === 'cosine' ? inverseNorm(query) : 1;
+        const at = (scratch.queries >> 2) + (q - q0) * this.dim;
+        for (let i = 0; i < this.dim; i++) floats[at + i] = this.metric === 'cosine' ? query[i] * scale : query[i];
+      }
+      if (rowList) ints.set(rowList.subarray(r0, r1), scratch.rowList >> 2);
+      // Without a row list a range is its own rows from r0: its per-row regions start there.
+      const layout = rowList ? this.layout : { ...this.layout, vectors: this.layout.vectors + r0 * rowBytes, invNorms: this.layout.invNorms + r0 * 4, seqs: this.layout.seqs + r0 * 4 };
+      const call = kernelCallOf({
+        layout, scratch, path, withRowList: rowList !== null, count: r1 - r0,
+        queries: queries.subarray(q0 * this.dim, q1 * this.dim), queryCount: q1 - q0, metricCode: this.metricCode, k,
+      });
+      return pool.run(this.id, this.memory, slice.workArea, call);
+    });
+    await Promise.all(runs);
+    const { floats: f, ints: n } = this.wholeMemory();
+    const seqs = new Uint32Array(this.memory.buffer, this.layout.seqs, this.layout.capacity);
+    const rows = new Int32Array(queryCount * perQuery);
+    const scores = new Float64Array(queryCount * perQuery);
+    const cosine = this.metric === 'cosine';
+    for (let q = 0; q < queryCount; q++) {
+      const found: { row: number; key: number }[] = [];
+      for (const { scratch, q0, q1, r0, r1 } of slices) {
+        if (q < q0 || q >= q1) continue;
+        const from = (q - q0) * k, kept = Math.min(k, r1 - r0);
+        for (let i = 0; i < kept; i++) {
+          found.push({ row: n[(scratch.outRows >> 2) + from + i] + (rowList ? 0 : r0), key: f[(scratch.outKeys >> 2) + from + i] });
+        }
+      }
+      found.sort((a, b) => b.key - a.key || seqs[a.row] - seqs[b.row]);
+      for (let i = 0; i < perQuery; i++) {
+        rows[q * perQuery + i] = found[i].row;
+        scores[q * perQuery + i] = cosine ? cosineScore(found[i].key) : l2Score(found[i].key);
+      }
+    }
+    return { rows, scores, perQuery };
+  }
+
+  /**
+   * How searchOnPool splits: `threads` blocks of whole tiles of 4 queries
+   * when there are enough queries, else `threads` ranges of the scanned
+   * rows; each slice's scratch and kernel work area laid out back to back.
+   */
+  private poolSlices(threads: number, queryCount: number, scanned: number, k: number) {
+    const byQueries = queryCount >= 4 * threads;
+    const parts = byQueries ? threads : Math.max(1, Math.min(threads, Math.floor(scanned / Math.max(k, 64))));
+    const queryStep = byQueries ? Math.ceil(queryCount / parts / 4) * 4 : queryCount;
+    const rowStep = byQueries ? scanned : Math.ceil(scanned / parts);
+    const workAreaBytes = this.kernel.WORK_AREA_BYTES.value;
+    const slices: { q0: number; q1: number; r0: number; r1: number; path: SingleQueryPathName; scratch: ScratchLayout; workArea: number; end: number }[] = [];
+    let base = this.layout.scratch;
+    for (let q0 = 0; q0 < queryCount; q0 += queryStep) {
+      for (let r0 = 0; r0 < scanned; r0 += rowStep) {
+        const q1 = Math.min(queryCount, q0 + queryStep), r1 = Math.min(scanned, r0 + rowStep);
+        const nq = q1 - q0, rows = r1 - r0;
+        const path: SingleQueryPathName = nq === 1 ? singleQueryPath(this.singleQueryPaths, { metric: this.metric, dim: this.dim, k, scanned: rows }) : 'plain';
+        const scratch = scratchFor({ ...this.layout, scratch: base }, nq, rows, k, path === 'plain' ? 0 : rows, path === 'bounded');
+        const workArea = align16(scratch.end);
+        const end = workArea + workAreaBytes;
+        slices.push({ q0, q1, r0, r1, path, scratch, workArea, end });
+        base = align16(end);
+      }
+    }
+    return slices;
+  }
+
+  /**
    * The scratch of a search() call, and the way one query goes
    * (singleQueryPath): the faster ways need room for a key or bound per
    * scanned row, and where the budget does not allow it the one-pass scan
@@ -329,8 +422,8 @@ export class KernelInstance {
 
   /** Float32 and Int32 views of the whole memory, made anew after a grow (scratch offsets are 16-aligned). */
   private wholeMemory(): { floats: Float32Array; ints: Int32Array } {
-    if (this.floats.length === 0) {
-      const buffer = this.memory.buffer;
+    const buffer = this.memory.buffer;
+    if (this.floats.buffer !== buffer) {
       this.floats = new Float32Array(buffer);
       this.ints = new Int32Array(buffer);
     }

@@ -32,12 +32,35 @@ export interface KernelExports {
   ): number;
   /** Pools from which searchInt8 can take keyScratch (room for every scanned row's key) and select after the scan. */
   KEYS_FIRST_MIN_POOL: WebAssembly.Global;
+  /** Point this instance's mutable buffers at `at` (WORK_AREA_BYTES, 16-aligned); 0: back to static data. */
+  setWorkArea(at: number): void;
+  WORK_AREA_BYTES: WebAssembly.Global;
   /** invNorms[r] = 1 / ||row r|| (0 for a zero row) for rows [first, first + count). */
   storeInverseNorms(vectors: number, dim: number, first: number, count: number, invNorms: number): void;
   METRIC_COSINE: WebAssembly.Global;
   METRIC_L2: WebAssembly.Global;
   /** Base64 text at src as float32 values at dst (assembly/base64.ts): the count, or a negative code. */
   decodeFloat32Base64(src: number, length: number, dst: number, maxAbsBits: number): number;
+}
+
+const sharedBuilds = new WeakSet<WebAssembly.Module>();
+
+/** Mark `module` as the shared-memory build (it imports a shared memory). */
+export function markSharedBuild(module: WebAssembly.Module): WebAssembly.Module {
+  sharedBuilds.add(module);
+  return module;
+}
+
+export const isSharedBuild = (module: WebAssembly.Module) => sharedBuilds.has(module);
+
+/** The build's declared maximum (asconfig.json "shared": maximumMemory): 4 GiB of pages. */
+export const SHARED_MAXIMUM_PAGES = 65536;
+
+/** A new session memory of the kind `module` imports. */
+export function memoryFor(module: WebAssembly.Module): WebAssembly.Memory {
+  return isSharedBuild(module)
+    ? new WebAssembly.Memory({ initial: 1, maximum: SHARED_MAXIMUM_PAGES, shared: true })
+    : new WebAssembly.Memory({ initial: 1 });
 }
 
 export function instantiateKernel(module: WebAssembly.Module, memory: WebAssembly.Memory): KernelExports {
@@ -51,7 +74,7 @@ const heapBases = new WeakMap<WebAssembly.Module, number>();
 export function heapBaseOf(module: WebAssembly.Module): number {
   let base = heapBases.get(module);
   if (base === undefined) {
-    base = align16(instantiateKernel(module, new WebAssembly.Memory({ initial: 1 })).heapBase());
+    base = align16(instantiateKernel(module, memoryFor(module)).heapBase());
     heapBases.set(module, base);
   }
   return base;

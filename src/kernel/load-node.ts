@@ -1,6 +1,7 @@
 // Node side: compile build/kernel.wasm once per process. Sessions instantiate
 // the compiled module over their own memories.
 import { readFileSync } from 'node:fs';
+import { markSharedBuild } from './kernel-module.js';
 
 let compiled: WebAssembly.Module | undefined;
 
@@ -18,4 +19,21 @@ export function loadKernelModule(): WebAssembly.Module {
     compiled = new WebAssembly.Module(new Uint8Array(bytes));
   }
   return compiled;
+}
+
+let compiledShared: WebAssembly.Module | undefined;
+
+/** The kernel built for a shared, imported memory (build/kernel.shared.wasm), for the kernel pool. */
+export function loadSharedKernelModule(): WebAssembly.Module {
+  if (!compiledShared) {
+    const url = new URL('../../build/kernel.shared.wasm', import.meta.url);
+    let bytes: Uint8Array;
+    try {
+      bytes = readFileSync(url);
+    } catch (err) {
+      throw new Error(`kernel not built (${url.pathname}): run "npm run build"`, { cause: err });
+    }
+    compiledShared = markSharedBuild(new WebAssembly.Module(new Uint8Array(bytes)));
+  }
+  return compiledShared;
 }

@@ -70,24 +70,42 @@ export interface KernelSearch {
   k: number;
 }
 
+/** One kernel call with its arguments (what a pool thread is sent). */
+export type KernelCall =
+  | { fn: 'search'; args: Parameters<KernelExports['search']> }
+  | { fn: 'searchL2Bounded'; args: Parameters<KernelExports['searchL2Bounded']> };
+
 /**
- * Run a search laid out in scratch the way `path` says: searchL2Bounded for
- * 'bounded', otherwise search(), given room for every key for 'keysFirst'.
- * Returns searchL2Bounded's count of rows scored exactly, else 0.
+ * The kernel call for a search laid out in scratch, the way `path` says:
+ * searchL2Bounded for 'bounded', otherwise search(), given room for every
+ * key for 'keysFirst'.
  */
-export function runKernelSearch({ kernel, layout, scratch, path, withRowList, count, queries, queryCount, metricCode, k }: KernelSearch): number {
+export function kernelCallOf({ layout, scratch, path, withRowList, count, queries, queryCount, metricCode, k }: Omit<KernelSearch, 'kernel'>): KernelCall {
   const { vectors, invNorms, seqs, dim } = layout;
   const rowList = withRowList ? scratch.rowList : 0;
   if (path === 'bounded') {
     const inverse = inverseNorm(queries);
-    return kernel.searchL2Bounded(
-      vectors, invNorms, seqs, dim, rowList, count, scratch.queries, inverse > 0 ? 1 / inverse : 0, k,
-      scratch.outRows, scratch.outKeys, scratch.keys, scratch.list, scratch.poolRows, scratch.poolKeys,
-    );
+    return {
+      fn: 'searchL2Bounded',
+      args: [vectors, invNorms, seqs, dim, rowList, count, scratch.queries, inverse > 0 ? 1 / inverse : 0, k,
+        scratch.outRows, scratch.outKeys, scratch.keys, scratch.list, scratch.poolRows, scratch.poolKeys],
+    };
   }
-  kernel.search(
-    vectors, invNorms, seqs, dim, rowList, count, scratch.queries, queryCount, metricCode, k,
-    scratch.outRows, scratch.outKeys, scratch.block, path === 'keysFirst' ? scratch.keys : 0,
-  );
+  return {
+    fn: 'search',
+    args: [vectors, invNorms, seqs, dim, rowList, count, scratch.queries, queryCount, metricCode, k,
+      scratch.outRows, scratch.outKeys, scratch.block, path === 'keysFirst' ? scratch.keys : 0],
+  };
+}
+
+/** Run a call on this thread: searchL2Bounded's count of rows scored exactly, else 0. */
+export function runKernelCall(kernel: KernelExports, call: KernelCall): number {
+  if (call.fn === 'searchL2Bounded') return kernel.searchL2Bounded(...call.args);
+  kernel.search(...call.args);
   return 0;
+}
+
+/** Run a search laid out in scratch (kernelCallOf); returns searchL2Bounded's count of rows scored exactly, else 0. */
+export function runKernelSearch(search: KernelSearch): number {
+  return runKernelCall(search.kernel, kernelCallOf(search));
 }

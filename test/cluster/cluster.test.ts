@@ -142,6 +142,10 @@ describe('cluster: 3 instances behind nginx', function () {
     expectError(await c.request('GET', '/session', { authorization: 'Bearer \u00e9\u00e9' }), 401, 'INVALID_TOKEN');
     expectError(await c.request('GET', '/session', { authorization: 'Basic abc' }), 401, 'UNAUTHORIZED');
     expectError(await c.request('POST', '/search', { authorization: `Bearer i2.${secret}`, body: { queryVector: [1] } }), 401, 'INVALID_TOKEN');
+    // Headers: up to 12 KB pass to the instance; over 16 KiB get the 431 the instance would send.
+    expectOk(await c.request('GET', '/session', { token: tokens[0], headers: { 'x-pad': 'a'.repeat(12_000) } }));
+    const tooLarge = await c.request('GET', '/session', { token: tokens[0], headers: { 'x-pad': 'a'.repeat(20_000) } });
+    expect([tooLarge.status, tooLarge.text]).to.deep.equal([431, '']);
   });
 
   it('refuses a body over MAX_BODY_BYTES with PAYLOAD_TOO_LARGE JSON, sent whole or chunked', async () => {

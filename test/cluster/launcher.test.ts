@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startScriptNodeFlags } from '../../bench/lib/child-server.js';
+import { startCluster } from '../helpers/cluster.js';
+import { expectError, expectOk } from '../helpers/http.js';
 import { DIST_SERVER, findNginx, freePort, kernelThreadsPerInstance } from '../../src/cluster/launcher.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/cluster/main.js', import.meta.url));
@@ -52,6 +54,28 @@ describe('npm run cluster (the launcher command)', function () {
     expect(DIST_SERVER.nodeArgs).to.deep.equal(startScriptNodeFlags());
     expect([1, 2, 3, 4, 8].map((k) => kernelThreadsPerInstance(k, 8))).to.deep.equal([8, 4, 2, 2, 1]);
     expect(kernelThreadsPerInstance(3, 2)).to.equal(1);
+  });
+
+  it('restarts an instance that died on its own, and its sessions answer again from DATA_DIR', async () => {
+    const c = await startCluster(1, {}, 200);
+    try {
+      const token = await c.token();
+      expectOk(await c.request('POST', '/vectors/add', { token, body: { id: 'kept', vector: [1, 2] } }));
+      const { pid } = c.cluster.instances[0].child!;
+      process.kill(pid!, 'SIGKILL');
+      const deadline = Date.now() + 30_000;
+      let res = await c.request('POST', '/vectors/get', { token, body: { id: 'kept' } });
+      while (res.status !== 200 && Date.now() < deadline) {
+        expectError(res, 503, 'INSTANCE_UNAVAILABLE');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        res = await c.request('POST', '/vectors/get', { token, body: { id: 'kept' } });
+      }
+      expect(expectOk(res).vector.vector).to.deep.equal([1, 2]);
+      expect(c.cluster.instances[0].child!.pid).to.not.equal(pid);
+      expect(c.log.join('\n')).to.match(/instance i1 exited \(SIGKILL\); restarting in 200 ms/);
+    } finally {
+      await c.close();
+    }
   });
 
   it('says how to install nginx and exits non-zero where it is missing', () => {

@@ -16,7 +16,7 @@ export interface TestCluster {
   close(): Promise<void>;
 }
 
-export async function startCluster(instances: number, env: Record<string, string> = {}): Promise<TestCluster> {
+export async function startCluster(instances: number, env: Record<string, string> = {}, respawnMs = 0): Promise<TestCluster> {
   const nginx = findNginx();
   if (!nginx) throw new Error('nginx is not installed: apt-get install nginx (.ci/run does)');
   const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-cluster-'));
@@ -24,7 +24,7 @@ export async function startCluster(instances: number, env: Record<string, string
   const fullEnv = { ...process.env, TOKEN_RATE_PER_MIN: '0', ...env };
   const cluster = new Cluster({
     instances, port: 0, host: '127.0.0.1', dataDir, maxBodyBytes: Number(fullEnv.MAX_BODY_BYTES ?? 32 * 1024 * 1024),
-    env: fullEnv, nginx, server: DIST_SERVER, respawnMs: 0, workerProcesses: 1, log: (line) => log.push(line),
+    env: fullEnv, nginx, server: DIST_SERVER, respawnMs, workerProcesses: 1, log: (line) => log.push(line),
   });
   await cluster.start();
   const request = (method: string, path: string, options: RequestOptions = {}) =>

@@ -1,0 +1,34 @@
+// A kernel pool thread: instantiates the shared kernel build over each
+// session memory it is sent (once), and runs the kernel calls it is given,
+// each in the work area the main thread set aside for it.
+import { parentPort, workerData } from 'node:worker_threads';
+import { instantiateKernel, type KernelExports } from './kernel-module.js';
+import type { KernelCall } from './search-path.js';
+
+export interface WorkerRequest {
+  id: number;
+  session: number;
+  /** Sent with a session's first call to this thread. */
+  memory?: WebAssembly.Memory;
+  workArea: number;
+  call: KernelCall;
+}
+
+const module = (workerData as { module: WebAssembly.Module }).module;
+const kernels = new Map<number, KernelExports>();
+
+parentPort!.on('message', (message: WorkerRequest | { release: number }) => {
+  if ('release' in message) {
+    kernels.delete(message.release);
+    return;
+  }
+  const { id, session, memory, workArea, call } = message;
+  let kernel = kernels.get(session);
+  if (!kernel) {
+    kernel = instantiateKernel(module, memory!);
+    kernels.set(session, kernel);
+  }
+  kernel.setWorkArea(workArea);
+  const result = call.fn === 'search' ? (kernel.search(...call.args), 0) : kernel.searchL2Bounded(...call.args);
+  parentPort!.postMessage({ id, result });
+});

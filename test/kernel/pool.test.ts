@@ -1,0 +1,98 @@
+// The kernel pool: searches split over 1, 2 and 3 threads give exactly
+// search()'s rows, scores and order; a killed thread fails only its call.
+import { expect } from 'chai';
+import fc from 'fast-check';
+import type { Metric } from '../../src/config.js';
+import { KernelInstance } from '../../src/kernel/kernel-instance.js';
+import { KernelPool, KernelUnavailableError } from '../../src/kernel/kernel-pool.js';
+import { loadKernelModule, loadSharedKernelModule } from '../../src/kernel/load-node.js';
+import { scaled } from '../helpers/scale.js';
+
+function filled(module: WebAssembly.Module, dim: number, metric: Metric, rows: Float32Array[], seqs: number[]): KernelInstance {
+  const kernel = new KernelInstance(module, dim, metric, Math.max(1, rows.length));
+  kernel.ensureCapacity(rows.length);
+  rows.forEach((row, r) => kernel.writeRow(r, row, seqs[r]));
+  return kernel;
+}
+
+describe('kernel pool', function () {
+  this.timeout(180_000);
+  const pools = [1, 2, 3].map((threads) => new KernelPool(threads, loadSharedKernelModule()));
+  after(() => Promise.all(pools.map((pool) => pool.close())));
+
+  it('gives search()\'s results on 1, 2 and 3 threads, ties and filters included', async () => {
+    const small = fc.integer({ min: -3, max: 3 });
+    await fc.assert(fc.asyncProperty(
+      fc.record({
+        metric: fc.constantFrom<Metric>('cosine', 'l2'),
+        dim: fc.integer({ min: 1, max: 40 }),
+        n: fc.integer({ min: 1, max: 400 }),
+        queryCount: fc.integer({ min: 1, max: 20 }),
+        k: fc.integer({ min: 1, max: 40 }),
+        filtered: fc.boolean(),
+        seed: fc.integer({ min: 0, max: 1 << 30 }),
+      }),
+      fc.infiniteStream(small),
+      async ({ metric, dim, n, queryCount, k, filtered, seed }, values) => {
+        // Small integer components: many equal rows and exact ties.
+        const it = values[Symbol.iterator]();
+        const next = () => it.next().value as number;
+        const rows = Array.from({ length: n }, () => Float32Array.from({ length: dim }, next));
+        if (metric === 'cosine') for (const row of rows) if (row.every((x) => x === 0)) row[0] = 1;
+        const seqs = Array.from({ length: n }, (_, r) => (r * 7919 + seed) % (n * 2));
+        const queries = Float32Array.from({ length: queryCount * dim }, () => next() || 1);
+        const rowList = filtered ? Int32Array.from(Array.from({ length: n }, (_, r) => r).filter((r) => (r * 31 + seed) % 3 !== 0)) : null;
+        const inline = filled(loadKernelModule(), dim, metric, rows, seqs).search(queries, queryCount, k, n, rowList);
+        for (const pool of pools) {
+          const shared = filled(loadSharedKernelModule(), dim, metric, rows, seqs);
+          const got = await shared.searchOnPool(pool, queries, queryCount, k, n, rowList);
+          pool.release(shared.id);
+          expect(Array.from(got.rows), `${pool.size} threads`).to.deep.equal(Array.from(inline.rows));
+          expect(Array.from(got.scores), `${pool.size} threads`).to.deep.equal(Array.from(inline.scores));
+        }
+      },
+    ), { numRuns: scaled(60, 5) });
+  });
+
+  it('splits large single queries and search-many over the threads exactly', async () => {
+    const dim = 64, n = 5000;
+    const rows = Array.from({ length: n }, (_, r) => Float32Array.from({ length: dim }, (_, i) => Math.sin(r * 0.37 + i) * ((r % 5) + 1)));
+    const seqs = Array.from({ length: n }, (_, r) => n - r);
+    for (const metric of ['cosine', 'l2'] as const) {
+      const inline = filled(loadKernelModule(), dim, metric, rows, seqs);
+      const shared = filled(loadSharedKernelModule(), dim, metric, rows, seqs);
+      for (const [queryCount, k] of [[1, 10], [1, 100], [64, 10]]) {
+        const queries = Float32Array.from({ length: queryCount * dim }, (_, i) => Math.cos(i * 0.11));
+        const want = inline.search(queries, queryCount, k, n);
+        for (const pool of pools) {
+          const got = await shared.searchOnPool(pool, queries, queryCount, k, n);
+          expect(Array.from(got.rows)).to.deep.equal(Array.from(want.rows));
+          expect(Array.from(got.scores)).to.deep.equal(Array.from(want.scores));
+        }
+      }
+      for (const pool of pools) pool.release(shared.id);
+    }
+  });
+
+  it('fails only the calls of a killed thread, and the next search succeeds', async () => {
+    const pool = new KernelPool(1, loadSharedKernelModule());
+    try {
+      const dim = 256, n = 20000;
+      const rows = Array.from({ length: n }, (_, r) => Float32Array.from({ length: dim }, (_, i) => ((r * 13 + i) % 17) - 8));
+      const seqs = Array.from({ length: n }, (_, r) => r);
+      const shared = filled(loadSharedKernelModule(), dim, 'l2', rows, seqs);
+      const queries = Float32Array.from({ length: 64 * dim }, (_, i) => (i % 11) - 5);
+      const running = shared.searchOnPool(pool, queries, 64, 10, n);
+      await pool.workers[0].terminate();
+      let failure: unknown;
+      await running.catch((err) => { failure = err; });
+      expect(failure).to.be.instanceOf(KernelUnavailableError);
+      const want = filled(loadKernelModule(), dim, 'l2', rows, seqs).search(queries.subarray(0, dim), 1, 10, n);
+      const got = await shared.searchOnPool(pool, queries.subarray(0, dim), 1, 10, n);
+      expect(Array.from(got.rows)).to.deep.equal(Array.from(want.rows));
+      expect(Array.from(got.scores)).to.deep.equal(Array.from(want.scores));
+    } finally {
+      await pool.close();
+    }
+  });
+});
