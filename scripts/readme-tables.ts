@@ -31,8 +31,9 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   NOT_FOUND: 'no such route',
   METHOD_NOT_ALLOWED: 'the route exists with another method (the `Allow` header lists it)',
   PAYLOAD_TOO_LARGE: 'the body is larger than `MAX_BODY_BYTES`',
+  ANSWER_TOO_LARGE: 'the answer of a search, search-many, get-many or list would be larger than `MAX_ANSWER_BYTES` (estimated before anything is written); ask for fewer queries or ids, a lower `topK`/`limit`, or no metadata; `details`: `{ answerBytes, maxAnswerBytes }`',
   RATE_LIMITED: 'too many `POST /token` from one address, or requests with one token (`Retry-After` says when to retry)',
-  SERVER_AT_CAPACITY: '`POST /token` while `MAX_SESSIONS` sessions are live, or an add or a search that would grow the linear memory past `MEMORY_BUDGET_BYTES`, or (with `DATA_DIR`) a change the disk did not take (full, I/O error; nothing of it is kept) (`Retry-After`)',
+  SERVER_AT_CAPACITY: '`POST /token` while `MAX_SESSIONS` sessions are live, or a body, an add, a metadata change, an import, a search or a token that would take what the server holds past `MEMORY_BUDGET_BYTES`, or (with `DATA_DIR`) a change the disk did not take (full, I/O error; nothing of it is kept) (`Retry-After`)',
   INSTANCE_UNAVAILABLE: 'the instance holding the token\'s session is down or restarting (behind the cluster\'s nginx), or this instance is still restoring its sessions from disk (`Retry-After`); other sessions are not affected',
   INTERNAL_ERROR: 'a bug; the body carries no internals',
 };

@@ -1,15 +1,18 @@
 // Start the service: listen, sweep expired sessions, stop cleanly on SIGTERM/SIGINT.
 import type { AddressInfo } from 'node:net';
-import { ConfigError } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
 import { createApp } from './http/app.js';
+import { assertBudgetFits } from './limits/heap-limit.js';
 
 /** How long requests in flight may take to finish after SIGTERM/SIGINT. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-/** The app, or exit 1 with a one-line message for a configuration that cannot work (a bad variable, an unusable DATA_DIR). */
+/** The app, or exit 1 with a one-line message for a configuration that cannot work (a bad variable, a budget that cannot fit, an unusable DATA_DIR). */
 function create() {
   try {
-    return createApp({ deferRestore: true });
+    const config = loadConfig();
+    assertBudgetFits(config);
+    return createApp({ config, deferRestore: true });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     console.error(`tempvec: cannot start: ${err.message}`);

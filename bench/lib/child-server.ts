@@ -44,8 +44,8 @@ export function ensureBuiltServer(): void {
  * `node <flags> dist/server.js`), so a child server runs as the service does.
  */
 export function startScriptNodeFlags(startScript = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start as string): string[] {
-  const m = /(?:^|&& )node((?: --[\w-]+(?:=\S+)?)*) dist\/server\.js$/.exec(startScript);
-  if (!m) throw new Error(`package.json's start script does not end in "node [flags] dist/server.js": ${startScript}`);
+  const m = /(?:^|&& )node((?: --[\w-]+(?:=\S+)?)*) dist\/(?:server|start)\.js$/.exec(startScript);
+  if (!m) throw new Error(`package.json's start script does not end in "node [flags] dist/server.js" or dist/start.js: ${startScript}`);
   return m[1].split(' ').filter(Boolean);
 }
 

@@ -30,7 +30,12 @@ export function requireSession(store: SessionStore, limit: SessionLimiter = () =
     }
     limit(ctx, session);
     state.session = session;
-    await next();
+    try {
+      await next();
+    } finally {
+      // A search may have grown the session's memory for its scratch.
+      store.settle(session);
+    }
     // FSYNC=always: an answer that reports a change waits until the change is on disk.
     const synced = store.durable(session);
     if (synced) await synced;

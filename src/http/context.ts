@@ -7,6 +7,8 @@ import type { Session } from '../sessions/session.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import type { Registry } from 'prom-client';
 import type { Readiness } from './routes/health.js';
+import type { Reservation } from '../limits/memory-budget.js';
+import { ANSWER_WINDOW_BYTES, STREAM_FROM } from './answer-stream.js';
 import type { Timings } from './timings.js';
 
 export interface RouteDeps {
@@ -41,6 +43,8 @@ export interface AppState {
 export interface Reply {
   fields: Record<string, unknown>;
   sessionJson?: string;
+  /** Set for an answer to be streamed (answer-stream.ts): its bytes held in the memory budget until it is sent. */
+  streamed?: Reservation;
 }
 
 export const stateOf = (ctx: Context) => ctx.state as AppState;
@@ -52,10 +56,18 @@ export function reply(ctx: Context, fields: Record<string, unknown>, status = 20
   send(ctx, { fields }, status);
 }
 
-/** Answer with the caller's session (after any change this request made) plus `fields`. */
-export function replyWithSession(ctx: Context, store: SessionStore, fields: Record<string, unknown> = {}): void {
+/**
+ * Answer with the caller's session (after any change this request made) plus
+ * `fields`. `answerBytes`: an estimate (answer-size.ts) for an answer that may
+ * be large; from STREAM_FROM up it is streamed, holding its window in the
+ * memory budget (503 when that does not fit).
+ */
+export function replyWithSession(ctx: Context, store: SessionStore, fields: Record<string, unknown> = {}, answerBytes = 0): void {
   const state = stateOf(ctx);
-  send(ctx, { fields, sessionJson: state.session.viewJson(store.now()) });
+  const streamed = answerBytes >= STREAM_FROM
+    ? store.budget.reserve('answers', ANSWER_WINDOW_BYTES, 'the server\'s memory budget is used up by answers in flight; nothing was changed, try again shortly')
+    : undefined;
+  send(ctx, { fields, sessionJson: state.session.viewJson(store.now()), streamed });
 }
 
 function send(ctx: Context, answer: Reply, status = 200): void {
@@ -66,8 +78,13 @@ function send(ctx: Context, answer: Reply, status = 200): void {
 }
 
 /** The text of a reply: the same as JSON.stringify({ success: true, session, ...fields }), the session's JSON reused as it is. */
-export function replyJson({ fields, sessionJson }: Reply): string {
-  const head = sessionJson === undefined ? '{"success":true' : '{"success":true,"session":' + sessionJson;
-  const rest = JSON.stringify(fields);
+export function replyJson(reply: Reply): string {
+  const head = replyHead(reply);
+  const rest = JSON.stringify(reply.fields);
   return rest === '{}' ? head + '}' : head + ',' + rest.slice(1);
+}
+
+/** The first bytes of a reply, before its fields. */
+export function replyHead({ sessionJson }: Reply): string {
+  return sessionJson === undefined ? '{"success":true' : '{"success":true,"session":' + sessionJson;
 }

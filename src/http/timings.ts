@@ -2,7 +2,8 @@
 // the outermost middleware adds them, with requestLatencyMs, to the body's
 // `metrics` and to a Server-Timing header (so browser devtools show them).
 import type { Middleware } from 'koa';
-import { replyJson, stateOf } from './context.js';
+import { answerStream } from './answer-stream.js';
+import { replyHead, replyJson, stateOf } from './context.js';
 
 export class Timings {
   private readonly start = performance.now();
@@ -61,11 +62,19 @@ export const timingsMiddleware: Middleware = async (ctx, next) => {
   const { response } = ctx;
   // A reply() answer, unless something answered after it (the error handler).
   const reply = response.body == null ? stateOf(ctx).reply : undefined;
+  if (!reply) stateOf(ctx).reply?.streamed?.release();
   const body = reply ? reply.fields : response.body as Record<string, unknown> | null;
   if (!reply && (!body || typeof body !== 'object' || Buffer.isBuffer(body) || !('success' in body))) return;
   const metrics = { requestLatencyMs: timings.elapsed(), ...timings.entries };
-  body!.metrics = metrics;
   response.set('Server-Timing', serverTiming(metrics));
+  if (reply?.streamed) {
+    // The header's requestLatency is the time to the first byte; the body's, made with its last piece, the time to the whole answer built.
+    const { fields, streamed } = reply;
+    const tail = () => ',"metrics":' + JSON.stringify({ ...metrics, requestLatencyMs: timings.elapsed() }) + '}';
+    response.body = answerStream(replyHead(reply), fields, tail, () => streamed.release());
+    return;
+  }
+  body!.metrics = metrics;
   // Sent as the same JSON text Koa would make of the envelope, without its
   // per-body checks (type sniffing, stream and Blob tests); reply() set the type.
   if (reply) response.body = replyJson(reply);

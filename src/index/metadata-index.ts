@@ -10,17 +10,22 @@
 import { RowBitmap } from './bitmap.js';
 import type { FilterNode, Metadata } from './filter.js';
 import { compareRange, matchNode } from './filter-match.js';
+import { PATH_BYTES, POSTING_BYTES, SET_MEMBER_BYTES, stringHeapBytes } from './heap-size.js';
 import { isObject, isScalar, type Scalar } from './json-value.js';
 
 interface Posting {
   value: Scalar;
   rows: Set<number>;
+  /** Estimated heap of the posting with its key and rows (heap-size.ts). */
+  bytes: number;
 }
 
 interface PathEntry {
   exists: Set<number>;
   /** Keyed by type and value, so 1 and "1" stay apart. */
   values: Map<string, Posting>;
+  /** Estimated heap of the entry, its postings included. */
+  bytes: number;
 }
 
 const keyOf = (value: Scalar): string =>
@@ -48,20 +53,53 @@ const NO_ROWS: ReadonlySet<number> = new Set();
 
 export class MetadataIndex {
   private paths = new Map<string, PathEntry>();
+  /** Estimated heap of the whole index (the sum of its entries' bytes). */
+  private bytes = 0;
+
+  /**
+   * The most heap that adding `metadata` to a new row can take (heap-size.ts):
+   * a Set member per path and value, and the entries of those not yet indexed.
+   */
+  upperBytes(metadata: Metadata): number {
+    let bytes = 0;
+    walk(metadata, null,
+      (path) => { bytes += SET_MEMBER_BYTES + (this.paths.has(path) ? 0 : PATH_BYTES + stringHeapBytes(path)); },
+      (path, value) => {
+        const key = keyOf(value);
+        bytes += SET_MEMBER_BYTES + (this.paths.get(path)?.values.has(key) ? 0 : POSTING_BYTES + stringHeapBytes(key));
+      });
+    return bytes;
+  }
+
+  /** Estimated bytes of JS heap the index holds. */
+  get heapBytes(): number {
+    return this.bytes;
+  }
 
   clear(): void {
     this.paths.clear();
+    this.bytes = 0;
   }
 
   add(row: number, metadata: Metadata): void {
     walk(metadata, null,
-      (path) => this.entry(path).exists.add(row),
+      (path) => {
+        const entry = this.entry(path);
+        if (!entry.exists.has(row)) this.grow(entry, SET_MEMBER_BYTES);
+        entry.exists.add(row);
+      },
       (path, value) => {
-        const values = this.entry(path).values;
+        const entry = this.entry(path);
         const key = keyOf(value);
-        let posting = values.get(key);
-        if (!posting) values.set(key, posting = { value, rows: new Set() });
+        let posting = entry.values.get(key);
+        if (!posting) {
+          entry.values.set(key, posting = { value, rows: new Set(), bytes: POSTING_BYTES + stringHeapBytes(key) });
+          this.grow(entry, posting.bytes);
+        }
+        if (posting.rows.has(row)) return;
         posting.rows.add(row);
+        posting.bytes += SET_MEMBER_BYTES;
+        this.grow(entry, SET_MEMBER_BYTES);
       });
   }
 
@@ -69,17 +107,23 @@ export class MetadataIndex {
     walk(metadata, null,
       (path) => {
         const entry = this.paths.get(path);
-        if (!entry) return;
-        entry.exists.delete(row);
-        if (entry.exists.size === 0) this.paths.delete(path);
+        if (!entry || !entry.exists.delete(row)) return;
+        this.grow(entry, -SET_MEMBER_BYTES);
+        if (entry.exists.size > 0) return;
+        // No row has the path any more, so none has a value under it either.
+        this.paths.delete(path);
+        this.bytes -= entry.bytes;
       },
       (path, value) => {
-        const values = this.paths.get(path)?.values;
+        const entry = this.paths.get(path);
         const key = keyOf(value);
-        const posting = values?.get(key);
-        if (!posting) return;
-        posting.rows.delete(row);
-        if (posting.rows.size === 0) values!.delete(key);
+        const posting = entry?.values.get(key);
+        if (!posting || !posting.rows.delete(row)) return;
+        posting.bytes -= SET_MEMBER_BYTES;
+        this.grow(entry!, -SET_MEMBER_BYTES);
+        if (posting.rows.size > 0) return;
+        entry!.values.delete(key);
+        this.grow(entry!, -posting.bytes);
       });
   }
 
@@ -138,7 +182,16 @@ export class MetadataIndex {
 
   private entry(path: string): PathEntry {
     let entry = this.paths.get(path);
-    if (!entry) this.paths.set(path, entry = { exists: new Set(), values: new Map() });
+    if (!entry) {
+      this.paths.set(path, entry = { exists: new Set(), values: new Map(), bytes: 0 });
+      this.grow(entry, PATH_BYTES + stringHeapBytes(path));
+    }
     return entry;
+  }
+
+  /** Count `bytes` more (or fewer) in `entry` and in the whole index. */
+  private grow(entry: PathEntry, bytes: number): void {
+    entry.bytes += bytes;
+    this.bytes += bytes;
   }
 }

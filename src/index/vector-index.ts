@@ -12,7 +12,9 @@ import { apiError, pointer } from '../errors.js';
 import { KernelInstance, inverseNorm, type MemoryGuard } from '../kernel/kernel-instance.js';
 import { float32ArrayToNumbers } from './float32.js';
 import { parseFilter, type Filter, type FilterNode, type Metadata } from './filter.js';
+import { jsonHeapBytes, ROW_HEAP_BYTES, stringHeapBytes } from './heap-size.js';
 import { InsertionOrder } from './insertion-order.js';
+import { jsonByteLength } from './json-size.js';
 import { decodeCursor, encodeCursor, newEpoch } from './list-cursor.js';
 import { MetadataIndex } from './metadata-index.js';
 
@@ -56,6 +58,10 @@ export interface UpsertPlan {
   readonly vectorType: VectorType;
   readonly rowsNeeded: number;
   readonly version: number;
+  /** Estimated JS heap of each record's metadata (heap-size.ts). */
+  readonly metadataHeap: number[];
+  /** The most JS heap the batch can add: new ids, metadata, and every metadata value new to the value index. */
+  readonly heapBytesAdded: number;
 }
 
 export interface UpsertResult {
@@ -150,6 +156,8 @@ export interface SearchStats {
 export interface SearchOutput {
   results: SearchHit[][];
   stats: SearchStats;
+  /** UTF-8 bytes of the hits' metadata as JSON, when included (to size the answer before writing it). */
+  metadataJsonBytes: number;
 }
 
 export class VectorIndex {
@@ -158,6 +166,11 @@ export class VectorIndex {
   private readonly rowOf = new Map<string, number>();
   private idOf: string[] = [];
   private metadataOf: Metadata[] = [];
+  /** Per row: estimated JS heap of its metadata, and its metadata's bytes as JSON. */
+  private metadataHeapOf: number[] = [];
+  private metadataJsonOf: number[] = [];
+  /** Estimated JS heap of the rows: ids, bookkeeping (rowHeapBytes) and metadata objects. */
+  private rowsHeap = 0;
   /** Value -> rows per metadata path, for filters; updated with metadataOf. */
   private readonly metadataIndex = new MetadataIndex();
   /** Insertion order (the seq of every write) for listing and export. */
@@ -197,6 +210,17 @@ export class VectorIndex {
   /** Bytes of linear memory held (0 until the first add and after a reset). */
   get memoryBytes(): number {
     return this.kernel?.memoryBytes ?? 0;
+  }
+
+  /** Estimated bytes of JS heap held: ids, metadata and the metadata value index (heap-size.ts). */
+  get heapBytes(): number {
+    return this.rowsHeap + this.metadataIndex.heapBytes;
+  }
+
+  /** UTF-8 bytes of the metadata of `id` as JSON (0 when there is no such vector). */
+  metadataJsonBytes(id: string): number {
+    const row = this.rowOf.get(id);
+    return row === undefined ? 0 : this.metadataJsonOf[row];
   }
 
   /** Bytes of that memory that rows and their bookkeeping occupy at the current capacity. */
@@ -241,8 +265,13 @@ export class VectorIndex {
     if (row === undefined) return false;
     this.version++;
     this.beforeChange(id, row);
-    this.setRowMetadata(row, metadata);
+    this.setRowMetadata(row, metadata, jsonHeapBytes(metadata));
     return true;
+  }
+
+  /** The most JS heap setMetadata(id, metadata) can add (for the server's memory budget). */
+  metadataHeapUpper(metadata: Metadata): number {
+    return isEmpty(metadata) ? 0 : jsonHeapBytes(metadata) + this.metadataIndex.upperBytes(metadata);
   }
 
   /** Add or replace vectors, all or nothing. */
@@ -258,13 +287,24 @@ export class VectorIndex {
     const pathOf = options.pathOf ?? ((i: number) => pointer('vectors', i));
     const { dimensions, metric, vectorType, vectors } = this.validateUpsert(records, options, pathOf);
     const newIds = new Set<string>();
-    for (const { id } of records) if (!this.rowOf.has(id)) newIds.add(id);
+    const metadataHeap = new Array<number>(records.length);
+    let heapBytesAdded = 0;
+    for (let i = 0; i < records.length; i++) {
+      const { id, metadata } = records[i];
+      if (!this.rowOf.has(id) && !newIds.has(id)) {
+        newIds.add(id);
+        heapBytesAdded += rowHeapBytes(id);
+      }
+      const empty = metadata === undefined || isEmpty(metadata);
+      metadataHeap[i] = empty ? 0 : jsonHeapBytes(metadata);
+      if (!empty) heapBytesAdded += metadataHeap[i] + this.metadataIndex.upperBytes(metadata);
+    }
     if (this.size + newIds.size > this.maxVectors) {
       throw apiError('CAPACITY_EXCEEDED', `the index holds ${this.size} of ${this.maxVectors} vectors; this request adds ${newIds.size} more`, {
         maxVectors: this.maxVectors, vectorCount: this.size, adding: newIds.size,
       });
     }
-    return { records, vectors, dimensions, metric, vectorType, rowsNeeded: this.size + newIds.size, version: this.version };
+    return { records, vectors, dimensions, metric, vectorType, rowsNeeded: this.size + newIds.size, version: this.version, metadataHeap, heapBytesAdded };
   }
 
   /** Write a batch that prepareUpsert accepted (with no change to the index in between). */
@@ -288,6 +328,9 @@ export class VectorIndex {
         this.rowOf.set(id, row);
         this.idOf.push(id);
         this.metadataOf.push(NO_METADATA);
+        this.metadataHeapOf.push(0);
+        this.metadataJsonOf.push(EMPTY_JSON_BYTES);
+        this.rowsHeap += rowHeapBytes(id);
         result.added++;
       } else {
         result.replaced++;
@@ -295,7 +338,7 @@ export class VectorIndex {
       }
       this.order.write(id, this.nextSeq + i);
       rows[i] = row;
-      this.setRowMetadata(row, records[i].metadata ?? NO_METADATA);
+      this.setRowMetadata(row, records[i].metadata ?? NO_METADATA, plan.metadataHeap[i]);
     }
     // One pass over linear memory for the whole batch (views made once, not per row).
     kernel.writeRows(rows, vectors, this.nextSeq);
@@ -329,6 +372,9 @@ export class VectorIndex {
     this.rowOf.clear();
     this.idOf = [];
     this.metadataOf = [];
+    this.metadataHeapOf = [];
+    this.metadataJsonOf = [];
+    this.rowsHeap = 0;
     this.metadataIndex.clear();
     return removed;
   }
@@ -356,7 +402,7 @@ export class VectorIndex {
       // Nothing to find, but the queries must still agree with the session
       // (or, before the first add, with each other).
       this.toFloat32Queries(queries, kernel?.dim ?? queries[0]?.length ?? 0, pathOf);
-      return { results: queries.map(() => []), stats };
+      return { results: queries.map(() => []), stats, metadataJsonBytes: 0 };
     }
     const packed = this.toFloat32Queries(queries, kernel.dim, pathOf);
 
@@ -367,6 +413,7 @@ export class VectorIndex {
     const hits = this.config.vectorType === 'int8'
       ? kernel.searchInt8(packed, queries.length, topK, candidatePool, this.size, rowList, this.memoryGuard)
       : kernel.search(packed, queries.length, topK, this.size, rowList, this.memoryGuard);
+    let metadataJsonBytes = 0;
     const threshold = options.scoreThreshold;
     const cosine = this.config.metric === 'cosine';
     const results = queries.map((_, j) => {
@@ -377,12 +424,15 @@ export class VectorIndex {
         if (threshold !== undefined && (cosine ? !(score >= threshold) : !(score <= threshold))) break;
         const row = hits.rows[j * hits.perQuery + i];
         const hit: SearchHit = { id: this.idOf[row], score };
-        if (options.includeMetadata) hit.metadata = this.metadataOf[row];
+        if (options.includeMetadata) {
+          hit.metadata = this.metadataOf[row];
+          metadataJsonBytes += this.metadataJsonOf[row];
+        }
         list.push(hit);
       }
       return list;
     });
-    return { results, stats };
+    return { results, stats, metadataJsonBytes };
   }
 
   /**
@@ -406,7 +456,7 @@ export class VectorIndex {
       if (own >= 0) list.splice(own, 1);
       return list.slice(0, topK);
     });
-    return { results, stats: { ...out.stats, topK } };
+    return { results, stats: { ...out.stats, topK }, metadataJsonBytes: out.metadataJsonBytes };
   }
 
   /** How many vectors match `filter` (all of them without one). */
@@ -509,13 +559,17 @@ export class VectorIndex {
     return count === this.size ? null : bitmap.rows(count);
   }
 
-  private setRowMetadata(row: number, metadata: Metadata): void {
+  /** `heap`: jsonHeapBytes(metadata), measured by the caller. */
+  private setRowMetadata(row: number, metadata: Metadata, heap: number): void {
     const old = this.metadataOf[row];
     // Most batches carry no metadata: an empty object over an empty one leaves the index as it is.
     if (isEmpty(old) && isEmpty(metadata)) {
       this.metadataOf[row] = metadata;
       return;
     }
+    this.rowsHeap += heap - this.metadataHeapOf[row];
+    this.metadataHeapOf[row] = heap;
+    this.metadataJsonOf[row] = isEmpty(metadata) ? EMPTY_JSON_BYTES : jsonByteLength(metadata);
     this.metadataIndex.remove(row, old);
     this.metadataOf[row] = metadata;
     this.metadataIndex.add(row, metadata);
@@ -528,6 +582,7 @@ export class VectorIndex {
     const last = this.idOf.length - 1;
     this.rowOf.delete(this.idOf[row]);
     this.metadataIndex.remove(row, this.metadataOf[row]);
+    this.rowsHeap -= rowHeapBytes(this.idOf[row]) + this.metadataHeapOf[row];
     if (row !== last) {
       this.metadataIndex.remove(last, this.metadataOf[last]);
       this.metadataIndex.add(row, this.metadataOf[last]);
@@ -535,10 +590,14 @@ export class VectorIndex {
       const movedId = this.idOf[last];
       this.idOf[row] = movedId;
       this.metadataOf[row] = this.metadataOf[last];
+      this.metadataHeapOf[row] = this.metadataHeapOf[last];
+      this.metadataJsonOf[row] = this.metadataJsonOf[last];
       this.rowOf.set(movedId, row);
     }
     this.idOf.pop();
     this.metadataOf.pop();
+    this.metadataHeapOf.pop();
+    this.metadataJsonOf.pop();
   }
 
   /** Check dimensions, metric and zero vectors for a whole batch; returns the float32 rows. */
@@ -626,6 +685,10 @@ export class VectorIndex {
  * that all outlived the request).
  */
 const NO_METADATA: Metadata = Object.freeze({});
+const EMPTY_JSON_BYTES = 2;
+
+/** A stored vector's id and bookkeeping in the JS heap (its metadata aside). */
+const rowHeapBytes = (id: string) => ROW_HEAP_BYTES + stringHeapBytes(id);
 
 function isEmpty(metadata: Metadata): boolean {
   for (const key in metadata) if (Object.hasOwn(metadata, key)) return false;

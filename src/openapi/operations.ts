@@ -44,8 +44,10 @@ const AUTH: ErrorCode[] = ['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED', '
 const BODY: ErrorCode[] = ['UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'VALIDATION_ERROR'];
 /** SERVER_AT_CAPACITY: the server's memory budget would be passed. */
 const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'CAPACITY_EXCEEDED', 'SERVER_AT_CAPACITY'];
-/** SERVER_AT_CAPACITY: the search's working memory would pass the memory budget. */
-const SEARCH: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'SERVER_AT_CAPACITY'];
+/** SERVER_AT_CAPACITY: the search's working memory, or its answer in flight, would pass the memory budget; ANSWER_TOO_LARGE: past MAX_ANSWER_BYTES. */
+const SEARCH: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'SERVER_AT_CAPACITY', 'ANSWER_TOO_LARGE'];
+/** Reads whose answer may be large: MAX_ANSWER_BYTES, and the memory budget while it is sent. */
+const LARGE_READ: ErrorCode[] = ['ANSWER_TOO_LARGE', 'SERVER_AT_CAPACITY'];
 
 const json = (schema: v.GenericSchema): Content[] => [{ mediaType: 'application/json', schema }];
 const text = (mediaType: string, description: string): Content[] => [{ mediaType, schema: v.pipe(v.string(), v.description(description)) }];
@@ -84,7 +86,7 @@ export function operations(s: RequestSchemas): Operation[] {
     authed('/index/reset', 'resetIndex', 'Delete the whole index; dimensions and metric are unset, the token stays.', 'session', undefined, r.ResetResponseSchema, ['VALIDATION_ERROR']),
     authed('/vectors/has', 'has', 'Whether a vector with this id exists.', 'vectors', s.HasRequestSchema, r.HasResponseSchema),
     authed('/vectors/get', 'get', 'One vector with its metadata.', 'vectors', s.GetRequestSchema, r.GetResponseSchema, ['VECTOR_NOT_FOUND']),
-    authed('/vectors/get-many', 'getMany', 'Several vectors; ids not stored are listed in notFound.', 'vectors', s.GetManyRequestSchema, r.GetManyResponseSchema, ['BATCH_TOO_LARGE']),
+    authed('/vectors/get-many', 'getMany', 'Several vectors; ids not stored are listed in notFound.', 'vectors', s.GetManyRequestSchema, r.GetManyResponseSchema, ['BATCH_TOO_LARGE', ...LARGE_READ]),
     authed('/vectors/metadata/get', 'getMetadata', 'The metadata of one vector.', 'metadata', s.GetMetadataRequestSchema, r.GetMetadataResponseSchema, ['VECTOR_NOT_FOUND']),
     authed('/vectors/metadata/set', 'setMetadata', 'Replace the metadata of one vector.', 'metadata', s.SetMetadataRequestSchema, r.SetMetadataResponseSchema, ['VECTOR_NOT_FOUND']),
     authed('/vectors/metadata/delete', 'deleteMetadata', 'Empty the metadata of one vector.', 'metadata', s.DeleteMetadataRequestSchema, r.DeleteMetadataResponseSchema, ['VECTOR_NOT_FOUND']),
@@ -93,7 +95,7 @@ export function operations(s: RequestSchemas): Operation[] {
     authed('/vectors/delete', 'delete', 'Delete one vector (an id not stored is reported, not an error).', 'vectors', s.DeleteRequestSchema, r.DeleteResponseSchema),
     authed('/vectors/delete-many', 'deleteMany', 'Delete several vectors: the ids given, or every vector a filter matches (exactly one of ids and filter), in one step.', 'vectors', s.DeleteManyRequestSchema, r.DeleteManyResponseSchema, ['BATCH_TOO_LARGE']),
     authed('/vectors/count', 'count', 'How many vectors match a filter (all of them without one).', 'vectors', s.CountRequestSchema, r.CountResponseSchema),
-    authed('/vectors/list', 'list', 'One page of ids (and optionally vectors and metadata) in insertion order, optionally filtered; nextCursor continues, and a vector stored and unchanged through a whole listing appears exactly once.', 'vectors', s.ListRequestSchema, r.ListResponseSchema, ['INVALID_CURSOR']),
+    authed('/vectors/list', 'list', 'One page of ids (and optionally vectors and metadata) in insertion order, optionally filtered; nextCursor continues, and a vector stored and unchanged through a whole listing appears exactly once.', 'vectors', s.ListRequestSchema, r.ListResponseSchema, ['INVALID_CURSOR', ...LARGE_READ]),
     authed('/vectors/metadata/patch', 'patchMetadata', 'Change the metadata of one vector with an RFC 7396 JSON Merge Patch.', 'metadata', s.PatchMetadataRequestSchema, r.PatchMetadataResponseSchema, ['VECTOR_NOT_FOUND']),
     {
       method: 'get', path: '/vectors/export', operationId: 'exportVectors', tag: 'vectors', auth: true, status: 200, query: s.ExportQuerySchema,

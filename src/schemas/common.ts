@@ -2,7 +2,10 @@
 // (src/config.ts), so validation and the OpenAPI document publish the same numbers.
 import * as v from 'valibot';
 import { METRICS, SPEC_LIMITS, VECTOR_TYPES, type Config } from '../config.js';
+import { jsonByteLength } from '../index/json-size.js';
 import { firstOverKeyLimit, firstTooDeep, type JsonPath } from './json-shape.js';
+
+export { jsonByteLength };
 
 /** A JSON object that is not an array or null; kept as is (no copy), so keys like "__proto__" stay plain data. */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -10,9 +13,6 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }
-
-const utf8 = new TextEncoder();
-export const jsonByteLength = (value: unknown) => utf8.encode(JSON.stringify(value)).length;
 
 export const MetricSchema = v.pipe(v.picklist(METRICS), v.description('Similarity metric; fixed by the first add until POST /index/reset.'));
 export const VectorTypeSchema = v.pipe(v.picklist(VECTOR_TYPES), v.description('Storage of the vectors; fixed by the first add until POST /index/reset. float32: exact search. int8: float32 originals (get stays exact) plus int8 codes (one scale per vector) scanned first; the candidatePool best are re-ranked exactly in float32, so scores are exact and the result may miss a neighbour outside the pool.'));

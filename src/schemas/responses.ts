@@ -20,6 +20,7 @@ export const LimitsSchema = v.pipe(v.strictObject({
   maxMetadataBytes: CountSchema,
   maxBodyBytes: CountSchema,
   maxImportBytes: v.pipe(CountSchema, v.description('Bytes of one POST /vectors/import body.')),
+  maxAnswerBytes: v.pipe(CountSchema, v.description('Bytes of one answer of search, search-many, get-many or list; past it 400 ANSWER_TOO_LARGE.')),
   list: BoundsSchema,
   maxJsonDepth: CountSchema,
   maxMetadataKeys: CountSchema,
@@ -29,7 +30,7 @@ export const LimitsSchema = v.pipe(v.strictObject({
     requestsPerSecondPerToken: CountSchema,
     requestBurstPerToken: CountSchema,
   }), v.description('0 means the limit is off.')),
-  memoryBudgetBytes: v.pipe(CountSchema, v.description('Linear memory of all sessions together; 0 means no budget.')),
+  memoryBudgetBytes: v.pipe(CountSchema, v.description('Bytes callers can make the server hold: linear memories, the JS heap of stored ids and metadata, bodies and answers in flight; 0 means no budget.')),
   persistent: v.pipe(v.boolean(), v.description('Whether sessions survive a restart of the server.')),
   maxAbsComponent: v.number(),
   metrics: v.array(v.picklist(METRICS)),
@@ -81,9 +82,19 @@ export const OverviewResponseSchema = success([], {
   routes: v.array(v.strictObject({ method: v.string(), path: v.string() })),
 });
 
+/** What the memory budget counts now (src/limits/memory-budget.ts). */
+const MemoryUsageSchema = v.pipe(v.strictObject({
+  memoryBudgetBytes: CountSchema,
+  memoryUsedBytes: v.pipe(CountSchema, v.description('The sum of the four below.')),
+  linearMemoryBytes: v.pipe(CountSchema, v.description('Linear memory of all sessions.')),
+  heapBytes: v.pipe(CountSchema, v.description('Estimated JS heap of the sessions: ids, metadata, the metadata value index.')),
+  bodiesInFlightBytes: v.pipe(CountSchema, v.description('Request bodies being read and parsed.')),
+  answersInFlightBytes: v.pipe(CountSchema, v.description('Answers being built or sent.')),
+}), v.description('What the server\'s memory budget counts now.'));
+
 export const LimitsResponseSchema = success([], {
   limits: LimitsSchema,
-  usage: v.strictObject({ activeSessions: CountSchema, maxSessions: CountSchema, linearMemoryBytes: CountSchema, memoryBudgetBytes: CountSchema }),
+  usage: v.strictObject({ activeSessions: CountSchema, maxSessions: CountSchema, ...MemoryUsageSchema.entries }),
 });
 
 export const HealthResponseSchema = success([], { status: v.literal('ok') });
@@ -111,11 +122,13 @@ export const SessionResponseSchema = withSession(['dbOpenMs', 'statsReadMs'], {
     rowCapacity: CountSchema,
     linearMemoryBytes: CountSchema,
     linearMemoryUsedBytes: CountSchema,
+    heapBytes: v.pipe(CountSchema, v.description('Estimated JS heap of this session: its ids, metadata and metadata value index.')),
   }),
   usage: v.strictObject({
     vectorCount: CountSchema, maxVectors: CountSchema, vectorsRemaining: CountSchema,
     fractionUsed: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
   }),
+  serverMemory: MemoryUsageSchema,
   limits: LimitsSchema,
 });
 

@@ -12,7 +12,7 @@ export type ServerErrorCode =
   | 'UNAUTHORIZED' | 'INVALID_TOKEN' | 'SESSION_EXPIRED' | 'INVALID_JSON' | 'UNSUPPORTED_MEDIA_TYPE'
   | 'VALIDATION_ERROR' | 'DIMENSION_MISMATCH' | 'ZERO_VECTOR' | 'BATCH_TOO_LARGE' | 'INVALID_CURSOR' | 'INVALID_IMPORT'
   | 'METRIC_LOCKED' | 'VECTOR_TYPE_LOCKED' | 'CAPACITY_EXCEEDED' | 'VECTOR_NOT_FOUND' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED'
-  | 'PAYLOAD_TOO_LARGE' | 'RATE_LIMITED' | 'SERVER_AT_CAPACITY' | 'INSTANCE_UNAVAILABLE' | 'INTERNAL_ERROR';
+  | 'PAYLOAD_TOO_LARGE' | 'ANSWER_TOO_LARGE' | 'RATE_LIMITED' | 'SERVER_AT_CAPACITY' | 'INSTANCE_UNAVAILABLE' | 'INTERNAL_ERROR';
 /**
  * The SDK's own: NETWORK_ERROR (no answer; `cause` says why), BASE_URL_REQUIRED
  * (no baseUrl where the SDK cannot tell its server), KERNEL_UNAVAILABLE
@@ -65,6 +65,7 @@ export interface Limits {
   maxMetadataBytes: number;
   maxBodyBytes: number;
   maxImportBytes: number;
+  maxAnswerBytes: number;
   list: Bounds;
   maxJsonDepth: number;
   maxMetadataKeys: number;
@@ -164,7 +165,16 @@ export interface TokenResponse extends WithSession {
 }
 export interface LimitsResponse extends Envelope {
   limits: Limits;
-  usage: { activeSessions: number; maxSessions: number; linearMemoryBytes: number; memoryBudgetBytes: number };
+  usage: { activeSessions: number; maxSessions: number } & MemoryUsage;
+}
+/** What the server's memory budget counts now. */
+export interface MemoryUsage {
+  memoryBudgetBytes: number;
+  memoryUsedBytes: number;
+  linearMemoryBytes: number;
+  heapBytes: number;
+  bodiesInFlightBytes: number;
+  answersInFlightBytes: number;
 }
 export interface SessionResponse extends WithSession {
   stats: {
@@ -177,8 +187,10 @@ export interface SessionResponse extends WithSession {
     rowCapacity: number;
     linearMemoryBytes: number;
     linearMemoryUsedBytes: number;
+    heapBytes: number;
   };
   usage: { vectorCount: number; maxVectors: number; vectorsRemaining: number; fractionUsed: number };
+  serverMemory: MemoryUsage;
   limits: Limits;
 }
 export interface ResetResponse extends WithSession {

@@ -3,6 +3,8 @@
 // log (persistence/session-journal.ts) and reopens sessions after a restart.
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
+import { heapCapBytes } from '../limits/heap-limit.js';
+import { MemoryBudget } from '../limits/memory-budget.js';
 import { CorruptLogError } from './persistence/records.js';
 import type { JournalFs } from './persistence/journal-fs.js';
 import { SessionJournal } from './persistence/session-journal.js';
@@ -21,6 +23,9 @@ export interface StoreOptions {
 
 const MAX_REMEMBERED_EXPIRED = 100_000;
 
+/** JS heap of a session with nothing stored: its objects, index, maps and kernel instance (estimated like heap-size.ts). */
+export const SESSION_HEAP_BYTES = 16 * 1024;
+
 export class SessionStore {
   private readonly sessions = new Map<string, Session>();
   /** Hashes of recently expired tokens, so their callers hear SESSION_EXPIRED, oldest first. */
@@ -36,6 +41,10 @@ export class SessionStore {
   private readonly reopening = new Map<string, Promise<Session | undefined>>();
   /** True until restore() has listed the sessions on disk: tokens and new sessions are refused with 503 meanwhile. */
   restoring = false;
+  /** MEMORY_BUDGET_BYTES over what sessions store and what requests hold in flight. */
+  readonly budget: MemoryBudget;
+  /** What each live session was last counted at in the budget (settle()). */
+  private readonly counted = new WeakMap<Session, { linear: number; heap: number }>();
 
   /** `restoreNow` false: the sessions on disk are listed later, by restore() (the server listens first, so /readyz can answer). */
   constructor(
@@ -45,6 +54,7 @@ export class SessionStore {
     restoreNow = true,
     options: StoreOptions = {},
   ) {
+    this.budget = new MemoryBudget(config.memoryBudgetBytes, this.retryAfterSeconds(), heapCapBytes(config));
     if (config.dataDir !== '') {
       this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {
         fsync: config.fsync, fs: options.journalFs, sliceMs: options.journalSliceMs,
@@ -133,6 +143,7 @@ export class SessionStore {
         'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)),
       });
     }
+    this.budget.assertRoom(SESSION_HEAP_BYTES, 'the server\'s memory budget is used up; no session was created, try again later', {}, SESSION_HEAP_BYTES);
     const token = newToken(this.config.instanceId);
     const session = new Session(hashToken(token), this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, this.now());
     this.journal(session, (log) => log.create(session));
@@ -212,34 +223,65 @@ export class SessionStore {
 
   /**
    * Refuse (503 SERVER_AT_CAPACITY) a change, or a search, that would take
-   * `session` to `bytesAfter` of linear memory when that passes the budget
-   * over all sessions. One that does not grow the memory always passes.
+   * `session` to `bytesAfter` of linear memory and add `heapBytes` of JS heap
+   * when that passes the budget (src/limits/memory-budget.ts). One that grows
+   * neither always passes.
    */
-  assertMemoryBudget(session: Session, bytesAfter: number, what: 'change' | 'search' = 'change'): void {
-    const budget = this.config.memoryBudgetBytes;
-    const growth = bytesAfter - session.index.memoryBytes;
-    if (budget === 0 || growth <= 0) return;
-    const total = this.memoryBytes() + growth;
-    if (total > budget) {
-      throw apiError('SERVER_AT_CAPACITY', what === 'search'
-        ? `the server's memory budget is used up: this search needs ${growth} more bytes of working memory; nothing was changed, try a smaller search (fewer queries, a lower topK or candidatePool) or try again later`
-        : 'the server\'s memory budget is used up; nothing was stored, try again later', {
-        memoryBudgetBytes: budget, linearMemoryBytes: total - growth, requestedBytes: growth,
-      }, { 'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)) });
-    }
+  assertMemoryBudget(session: Session, bytesAfter: number, what: 'change' | 'search' = 'change', heapBytes = 0): void {
+    const linearGrowth = Math.max(0, bytesAfter - session.index.memoryBytes);
+    this.budget.assertRoom(linearGrowth + heapBytes, what === 'search'
+      ? `the server's memory budget is used up: this search needs ${linearGrowth} more bytes of working memory; nothing was changed, try a smaller search (fewer queries, a lower topK or candidatePool) or try again later`
+      : 'the server\'s memory budget is used up; nothing was stored, try again later', {
+      linearMemoryBytes: this.budget.linearMemoryBytes, heapBytes: this.budget.heapBytes,
+    }, heapBytes);
+  }
+
+  /**
+   * Count what `session` holds now in the budget (after every write, every
+   * authenticated request, and when a session joins or leaves).
+   */
+  settle(session: Session): void {
+    const live = this.sessions.get(session.tokenHash) === session;
+    const now = live ? { linear: session.index.memoryBytes, heap: SESSION_HEAP_BYTES + session.index.heapBytes } : { linear: 0, heap: 0 };
+    const was = this.counted.get(session) ?? { linear: 0, heap: 0 };
+    this.budget.adjustStored(now.linear - was.linear, now.heap - was.heap);
+    if (live) this.counted.set(session, now);
+    else this.counted.delete(session);
   }
 
   /** A session joins the live ones; its searches ask the memory budget before they grow its memory. */
   private admit(session: Session): void {
     session.index.memoryGuard = (bytesAfter) => this.assertMemoryBudget(session, bytesAfter, 'search');
     this.sessions.set(session.tokenHash, session);
+    this.settle(session);
   }
 
   /** Total linear memory of all sessions, in bytes. */
   memoryBytes(): number {
-    let total = 0;
-    for (const session of this.sessions.values()) total += session.index.memoryBytes;
-    return total;
+    this.settleAll();
+    return this.budget.linearMemoryBytes;
+  }
+
+  /** Estimated JS heap of all sessions (ids, metadata, value indexes, the sessions themselves), in bytes. */
+  heapBytes(): number {
+    this.settleAll();
+    return this.budget.heapBytes;
+  }
+
+  /** What the memory budget counts (GET /limits, GET /session), every session counted as it is now. */
+  memoryUsage() {
+    this.settleAll();
+    return this.budget.usage();
+  }
+
+  /** Count every live session as it is now (reports; requests settle their own session as they go). */
+  private settleAll(): void {
+    for (const session of this.sessions.values()) this.settle(session);
+  }
+
+  /** Seconds a caller refused for capacity is asked to wait. */
+  retryAfterSeconds(): number {
+    return Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000);
   }
 
   /**
@@ -282,6 +324,7 @@ export class SessionStore {
     this.sessions.delete(session.tokenHash);
     this.log?.close(session);
     session.index.reset();
+    this.settle(session);
     this.dormant.set(session.tokenHash, session.lastAccessedAt);
   }
 
@@ -295,6 +338,7 @@ export class SessionStore {
   private expire(session: Session, now: number): void {
     this.sessions.delete(session.tokenHash);
     session.index.reset(); // drops the memory now, not when the GC finds the session
+    this.settle(session);
     this.log?.remove(session.tokenHash, session);
     this.rememberExpired(session.tokenHash, now);
   }

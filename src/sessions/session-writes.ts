@@ -20,7 +20,7 @@ export class SessionWrites {
   /** Check a batch (shape, capacity, the memory budget) without changing anything; upsert() writes it. */
   prepareUpsert(session: Session, records: VectorInput[], options: UpsertOptions): UpsertPlan {
     const plan = session.index.prepareUpsert(records, options);
-    this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan));
+    this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded);
     return plan;
   }
 
@@ -33,6 +33,7 @@ export class SessionWrites {
   /** Replace the metadata of `id` (404 when there is no such vector). */
   setMetadata(session: Session, id: string, metadata: Metadata): void {
     if (!session.index.has(id)) throw vectorNotFound(id);
+    this.store.assertMemoryBudget(session, 0, 'change', session.index.metadataHeapUpper(metadata));
     this.store.journal(session, (journal, at) => journal.metadata(session, id, metadata, at));
     session.index.setMetadata(id, metadata);
     this.changed(session, undefined);
@@ -70,7 +71,7 @@ export class SessionWrites {
   /** Check a whole import like prepareUpsert (null when it holds no vector); importPlan() applies it. */
   prepareImport(session: Session, parsed: ParsedImport): UpsertPlan | null {
     const plan = prepareImport(session.index, parsed);
-    if (plan) this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan));
+    if (plan) this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded);
     return plan;
   }
 
@@ -94,6 +95,7 @@ export class SessionWrites {
 
   private changed<T>(session: Session, result: T): T {
     session.markUpdated(this.store.now());
+    this.store.settle(session);
     return result;
   }
 }

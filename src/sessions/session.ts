@@ -119,6 +119,7 @@ export class Session {
       rowCapacity: this.index.rowCapacity,
       linearMemoryBytes: this.index.memoryBytes,
       linearMemoryUsedBytes: this.index.usedBytes,
+      heapBytes: this.index.heapBytes,
     };
   }
 

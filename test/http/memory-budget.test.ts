@@ -39,7 +39,8 @@ describe('memory budget', () => {
   });
 
   it('counts memory freed by a reset', async () => {
-    live = await startApp({ memoryBudgetBytes: 20 * PAGE });
+    // 1000 rows of 256 take 16 pages, their body ~0.8 MB in flight, their ids ~0.25 MB of heap.
+    live = await startApp({ memoryBudgetBytes: 34 * PAGE });
     const a = await live.newToken();
     const b = await live.newToken();
     expect((await live.send('POST', '/vectors/add-many', { token: a, body: { vectors: vectors(1000, 256, 'a') } })).status).to.equal(200);
@@ -52,8 +53,60 @@ describe('memory budget', () => {
     live = await startApp({ memoryBudgetBytes: 5 * PAGE });
     const res = await live.send('GET', '/limits');
     expect(res.body.limits.memoryBudgetBytes).to.equal(5 * PAGE);
-    expect(res.body.usage.memoryBudgetBytes).to.equal(5 * PAGE);
-    expect(res.body.usage.linearMemoryBytes).to.equal(0);
+    expect(res.body.usage).to.deep.include({ memoryBudgetBytes: 5 * PAGE, linearMemoryBytes: 0, heapBytes: 0, bodiesInFlightBytes: 0, answersInFlightBytes: 0, memoryUsedBytes: 0 });
+  });
+
+  it('counts metadata in the JS heap and refuses what would pass the budget, storing nothing', async () => {
+    // 256 unique values a vector take ~90 KB of heap each (the attack of issue 16, scaled down).
+    const budget = 4 * 1024 * 1024;
+    live = await startApp({ memoryBudgetBytes: budget, requestRatePerSec: 0 });
+    const token = await live.newToken();
+    const batch = (b: number) => Array.from({ length: 10 }, (_, i) => ({
+      id: `m${b}-${i}`, vector: [1, 2, 3, 4], metadata: Object.fromEntries(Array.from({ length: 256 }, (_, k) => [`k${k}`, `v${b}_${i}_${k}`])),
+    }));
+    let stored = 0;
+    let refused: Awaited<ReturnType<LiveApp['send']>> | undefined;
+    for (let b = 0; b < 100 && !refused; b++) {
+      const res = await live.send('POST', '/vectors/add-many', { token, body: { vectors: batch(b) } });
+      if (res.status === 200) stored += 10;
+      else refused = res;
+    }
+    expect(refused, 'no add was refused').to.not.equal(undefined);
+    expect(refused!.status).to.equal(503);
+    expect(refused!.body.error.code).to.equal('SERVER_AT_CAPACITY');
+    expect(Number(refused!.headers.get('retry-after'))).to.be.greaterThan(0);
+    // Refused before the budget filled with linear memory: the heap is what it counted.
+    expect(stored).to.be.within(10, 50);
+    const { body } = await live.send('GET', '/session', { token });
+    expect(body.session.vectorCount).to.equal(stored);
+    expect(body.stats.heapBytes).to.be.greaterThan(stored * 80_000);
+    expect(body.serverMemory.memoryUsedBytes).to.be.at.most(budget);
+    expect(body.serverMemory.heapBytes).to.be.greaterThan(body.serverMemory.linearMemoryBytes);
+    // A metadata change that would pass it is refused too; one that shrinks it is taken.
+    const big = Object.fromEntries(Array.from({ length: 200 }, (_, k) => [`k${k}`, 'x'.repeat(20) + k]));
+    const setBig = await live.send('POST', '/vectors/metadata/set', { token, body: { id: 'm0-0', metadata: big } });
+    if (setBig.status !== 200) expect(setBig.body.error.code).to.equal('SERVER_AT_CAPACITY');
+    expect((await live.send('POST', '/vectors/metadata/delete', { token, body: { id: 'm0-1' } })).status).to.equal(200);
+    // Deleting frees the count.
+    const before = live.store.heapBytes();
+    expect((await live.send('POST', '/vectors/clear', { token })).status).to.equal(200);
+    expect(live.store.heapBytes()).to.be.lessThan(before / 10);
+    expect((await live.send('POST', '/vectors/add-many', { token, body: { vectors: batch(0) } })).status).to.equal(200);
+  });
+
+  it('counts a body in flight and refuses one whose length would pass the budget before reading it', async () => {
+    live = await startApp({ memoryBudgetBytes: 256 * 1024 });
+    const token = await live.newToken();
+    const body = { vectors: vectors(500, 256, 'a') };
+    const text = JSON.stringify(body);
+    expect(text.length).to.be.greaterThan(256 * 1024);
+    const refused = await live.send('POST', '/vectors/add-many', { token, body });
+    expect(refused.status).to.equal(503);
+    expect(refused.body.error.code).to.equal('SERVER_AT_CAPACITY');
+    expect(refused.body.error.details.requestedBytes).to.equal(Buffer.byteLength(text));
+    expect(live.store.budget.usage().bodiesInFlightBytes).to.equal(0);
+    expect((await live.send('POST', '/vectors/add-many', { token, body: { vectors: vectors(20, 256, 'a') } })).status).to.equal(200);
+    expect(live.store.budget.usage().bodiesInFlightBytes).to.equal(0);
   });
 
   it('defaults to a quarter of the machine\'s memory', async () => {

@@ -1,6 +1,9 @@
 // MEMORY_BUDGET_BYTES and searches: a search's scratch grows the session's
 // linear memory (which never shrinks), so a search that would grow it past
-// the budget answers 503 SERVER_AT_CAPACITY and grows nothing.
+// the budget answers 503 SERVER_AT_CAPACITY and grows nothing. The budget
+// also counts the JS heap and bodies in flight, so each test sets it, once the
+// rows are stored, to leave a known room of linear memory (queries by id keep
+// the bodies small).
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +13,16 @@ import { startApp, type LiveApp } from '../helpers/live-app.js';
 import { randomVectors, seededRng } from '../helpers/random.js';
 
 const PAGE = 65536;
+/** Room for the small bodies of the searches (a few ids or one query) while they are in flight. */
+const BODY_ROOM = 32 * 1024;
+
+/** Leave the linear memory `linearRoom` bytes of room past what the sessions hold, whatever else is counted. */
+function leaveRoom(app: LiveApp, linearBudget: number): number {
+  const { budget } = app.store;
+  budget.limitBytes = budget.usedBytes - budget.linearMemoryBytes + linearBudget + BODY_ROOM;
+  return budget.limitBytes;
+}
+const ids = (n: number) => Array.from({ length: n }, (_, i) => `v${i}`);
 const vectors = (n: number, dim: number) =>
   randomVectors(seededRng(n + dim), n, dim).map((vector, i) => ({ id: `v${i}`, vector, metadata: { g: i === 0 ? 0 : 1 } }));
 
@@ -25,11 +38,12 @@ describe('memory budget and searches', () => {
     // 64 rows of 1024 float32 take at most 6 pages. 16 queries need 130 KB of
     // scratch (over a page: the memory must grow, and stays under 8 pages);
     // 64 queries with topK 100 need 330 KB more than the rows (past 8 pages).
-    const app = await open({ memoryBudgetBytes: 8 * PAGE });
+    const app = await open({ memoryBudgetBytes: 0 });
     const token = await app.newToken();
     expect((await app.send('POST', '/vectors/add-many', { token, body: { vectors: vectors(64, 1024) } })).status).to.equal(200);
     const held = app.store.memoryBytes();
-    const small = { queryVectors: randomVectors(seededRng(1), 16, 1024), topK: 10 };
+    const limit = leaveRoom(app, 8 * PAGE);
+    const small = { queryIds: ids(16), topK: 10 };
 
     const first = await app.send('POST', '/search-many', { token, body: small });
     expect(first.status).to.equal(200);
@@ -39,11 +53,11 @@ describe('memory budget and searches', () => {
     expect((await app.send('GET', '/session', { token })).body.stats.linearMemoryBytes).to.equal(grown);
     expect((await app.send('GET', '/limits')).body.usage.linearMemoryBytes).to.equal(grown);
 
-    const big = await app.send('POST', '/search-many', { token, body: { queryVectors: randomVectors(seededRng(2), 64, 1024), topK: 100 } });
+    const big = await app.send('POST', '/search-many', { token, body: { queryIds: ids(64), topK: 99 } });
     expect(big.status).to.equal(503);
     expect(big.body.error.code).to.equal('SERVER_AT_CAPACITY');
-    expect(big.body.error.details).to.include({ memoryBudgetBytes: 8 * PAGE, linearMemoryBytes: grown });
-    expect(big.body.error.details.requestedBytes).to.be.greaterThan(8 * PAGE - grown);
+    expect(big.body.error.details).to.include({ memoryBudgetBytes: limit, linearMemoryBytes: grown });
+    expect(big.body.error.details.requestedBytes).to.be.greaterThan(limit - big.body.error.details.usedBytes);
     expect(Number(big.headers.get('retry-after'))).to.be.greaterThan(0);
     expect(app.store.memoryBytes()).to.equal(grown);
 
@@ -60,12 +74,12 @@ describe('memory budget and searches', () => {
     // list of 200 KB, more than the budget leaves above the rows (one page
     // over what the rows can take, the static data counted as a whole page).
     const rows = 50_000;
-    const budget = KernelInstance.memoryBytesForNew(1, rows, rows) + PAGE;
-    const app = await open({ memoryBudgetBytes: budget, maxVectorsPerSession: rows, maxAddManyBatch: rows, requestRatePerSec: 0 });
+    const app = await open({ memoryBudgetBytes: 0, maxVectorsPerSession: rows, maxAddManyBatch: rows, requestRatePerSec: 0 });
     const token = await app.newToken();
     const add = await app.send('POST', '/vectors/add-many', { token, body: { vectors: vectors(rows, 1), metric: 'l2' } });
     expect(add.status).to.equal(200);
     const held = app.store.memoryBytes();
+    leaveRoom(app, KernelInstance.memoryBytesForNew(1, rows, rows) + PAGE);
 
     const filtered = await app.send('POST', '/search', { token, body: { queryVector: [0.5], topK: 3, filter: { g: 1 } } });
     expect(filtered.status).to.equal(503);
@@ -76,24 +90,27 @@ describe('memory budget and searches', () => {
     const plain = await app.send('POST', '/search', { token, body: { queryVector: [0.5], topK: 3 } });
     expect(plain.status).to.equal(200);
     expect(plain.body.results).to.have.length(3);
-    expect(app.store.memoryBytes()).to.be.at.most(budget);
+    expect(app.store.budget.usedBytes).to.be.at.most(app.store.budget.limitBytes);
     expect((await app.send('GET', '/session', { token })).body.session.vectorCount).to.equal(rows);
   });
 
   it('budgets the searches of a session reopened from DATA_DIR after a restart', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-budget-'));
     try {
-      const config = { memoryBudgetBytes: 8 * PAGE, dataDir };
+      const config = { memoryBudgetBytes: 0, dataDir };
       let app = await open(config);
       const token = await app.newToken();
       expect((await app.send('POST', '/vectors/add-many', { token, body: { vectors: vectors(64, 1024) } })).status).to.equal(200);
       await app.close();
       live = undefined;
       app = await open(config);
-      const big = await app.send('POST', '/search-many', { token, body: { queryVectors: randomVectors(seededRng(2), 64, 1024), topK: 100 } });
+      // Reopened by its first request, then counted like any session.
+      expect((await app.send('GET', '/session', { token })).status).to.equal(200);
+      leaveRoom(app, 8 * PAGE);
+      const big = await app.send('POST', '/search-many', { token, body: { queryIds: ids(64), topK: 99 } });
       expect(big.status).to.equal(503);
       expect(big.body.error.code).to.equal('SERVER_AT_CAPACITY');
-      expect((await app.send('POST', '/search', { token, body: { queryVector: randomVectors(seededRng(3), 1, 1024)[0] } })).status).to.equal(200);
+      expect((await app.send('POST', '/search', { token, body: { queryId: 'v3' } })).status).to.equal(200);
     } finally {
       await live?.close();
       live = undefined;

@@ -21,8 +21,10 @@ describe('GET /session', () => {
       initialized: false, vectorCount: 0, maxVectors: 100,
     });
     expect(body.stats).to.deep.equal({
-      vectorCount: 0, dimensions: null, metric: null, vectorType: 'float32', vectorBytes: 0, codeBytes: 0, rowCapacity: 0, linearMemoryBytes: 0, linearMemoryUsedBytes: 0,
+      vectorCount: 0, dimensions: null, metric: null, vectorType: 'float32', vectorBytes: 0, codeBytes: 0, rowCapacity: 0, linearMemoryBytes: 0, linearMemoryUsedBytes: 0, heapBytes: 0,
     });
+    expect(body.serverMemory).to.include({ memoryBudgetBytes: api.config.memoryBudgetBytes, linearMemoryBytes: 0 });
+    expect(body.serverMemory.heapBytes).to.be.greaterThan(0);
     expect(body.usage).to.deep.equal({ vectorCount: 0, maxVectors: 100, vectorsRemaining: 100, fractionUsed: 0 });
     expect(body.limits).to.deep.equal(publicLimits(api.config));
   });

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newToken } from '../../src/sessions/token.js';
+import { SESSION_HEAP_BYTES } from '../../src/sessions/session-store.js';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { startApp, type LiveApp, type Reply, type SendOptions } from '../helpers/live-app.js';
 import { ResponseChecker, REVALIDATE } from '../helpers/openapi-check.js';
@@ -228,7 +229,7 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     }));
 
   it('adds over the memory budget answer SERVER_AT_CAPACITY as declared', () =>
-    onOwnServer({ memoryBudgetBytes: 1 }, async (own, ownChecker) => {
+    onOwnServer({ memoryBudgetBytes: SESSION_HEAP_BYTES + 1 }, async (own, ownChecker) => {
       const token = await own.newToken();
       const add = await own.send('POST', '/vectors/add', { token, body: SEED[0] });
       const addMany = await own.send('POST', '/vectors/add-many', { token, body: { vectors: SEED } });
@@ -242,10 +243,13 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     // static data counted as a whole page); a filter matching all but one
     // needs a row list of 160 KB on top, more than that page and the free room.
     const rows = 40_000;
-    return onOwnServer({ memoryBudgetBytes: KernelInstance.memoryBytesForNew(1, rows, rows), maxVectorsPerSession: rows, maxAddManyBatch: rows, requestRatePerSec: 0 }, async (own, ownChecker) => {
+    return onOwnServer({ memoryBudgetBytes: 0, maxVectorsPerSession: rows, maxAddManyBatch: rows, requestRatePerSec: 0 }, async (own, ownChecker) => {
       const token = await own.newToken();
       const vectors = Array.from({ length: rows }, (_, i) => ({ id: `v${i}`, vector: [i % 7 + 1], metadata: { g: i === 0 ? 0 : 1 } }));
       expect((await own.send('POST', '/vectors/add-many', { token, body: { vectors } })).status).to.equal(200);
+      // Then a budget leaving the linear memory the room the comment above says (and a little for the search bodies).
+      const { budget } = own.store;
+      budget.limitBytes = budget.usedBytes - budget.linearMemoryBytes + KernelInstance.memoryBytesForNew(1, rows, rows) + 4096;
       const search = await own.send('POST', '/search', { token, body: { queryVector: [1], filter: { g: 1 } } });
       const searchMany = await own.send('POST', '/search-many', { token, body: { queryVectors: [[1]], filter: { g: 1 } } });
       ownChecker.check('POST', '/search', search);
@@ -265,8 +269,39 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     expect(bad.body.error.details.issues[0].path).to.equal('/vectorEncoding');
   });
 
+  it('answers past MAX_ANSWER_BYTES answer ANSWER_TOO_LARGE as declared', () =>
+    onOwnServer({ maxAnswerBytes: 2100 }, async (own, ownChecker) => {
+      const token = await own.newToken();
+      expect((await own.send('POST', '/vectors/add-many', { token, body: { vectors: SEED } })).status).to.equal(200);
+      const cases: Case[] = [
+        ['POST', '/search', { body: { queryVector: [1, 0, 0], topK: 3, includeMetadata: true } }],
+        ['POST', '/search-many', { body: { queryVectors: [[1, 0, 0], [0, 1, 0]], topK: 3, includeMetadata: true } }],
+        ['POST', '/vectors/get-many', { body: { ids: ['a', 'b', 'c'] } }],
+        ['POST', '/vectors/list', { body: { includeVectors: true, includeMetadata: true } }],
+      ];
+      for (const [method, path, options] of cases) {
+        const reply = await own.send(method, path, { token, ...options });
+        ownChecker.check(method, path, reply);
+        expect(reply.body.error.code, path).to.equal('ANSWER_TOO_LARGE');
+      }
+    }));
+
+  it('large reads whose answer in flight would pass the memory budget answer SERVER_AT_CAPACITY as declared', () =>
+    onOwnServer({ memoryBudgetBytes: 0 }, async (own, ownChecker) => {
+      const token = await own.newToken();
+      const vectors = ['a', 'b', 'c'].map((id, i) => ({ id, vector: Array.from({ length: 1000 }, (_, j) => Math.sin(i * 1000 + j) / 3) }));
+      expect((await own.send('POST', '/vectors/add-many', { token, body: { vectors } })).status).to.equal(200);
+      // Room for the small request bodies, not for a streamed answer's window.
+      own.store.budget.limitBytes = own.store.budget.usedBytes + 100_000;
+      for (const [method, path, options] of [['POST', '/vectors/get-many', { body: { ids: ['a', 'b', 'c'] } }], ['POST', '/vectors/list', { body: { includeVectors: true } }]] as Case[]) {
+        const reply = await own.send(method, path, { token, ...options });
+        ownChecker.check(method, path, reply);
+        expect(reply.body.error.code, path).to.equal('SERVER_AT_CAPACITY');
+      }
+    }));
+
   it('an import over the memory budget answers SERVER_AT_CAPACITY as declared', () =>
-    onOwnServer({ memoryBudgetBytes: 1 }, async (own, ownChecker) => {
+    onOwnServer({ memoryBudgetBytes: SESSION_HEAP_BYTES + 1 }, async (own, ownChecker) => {
       const token = await own.newToken();
       const reply = await own.send('POST', '/vectors/import', { token, ...ndjson([{ id: 'a', vector: [1, 0, 0] }]) });
       ownChecker.check('POST', '/vectors/import', reply);

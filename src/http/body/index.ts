@@ -10,8 +10,10 @@
 //   6. validate.ts       in the route: parseBody(ctx, schema), valibot
 // Pooled buffers go back once the route is done (after `await next()`).
 import type { Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { Config } from '../../config.js';
 import { loadKernelModule } from '../../kernel/load-node.js';
+import type { MemoryBudget, Reservation } from '../../limits/memory-budget.js';
 import { BufferLease, BufferPool, MAX_SPARE_BYTES } from './buffer-pool.js';
 import { assertJsonContent } from './content-type.js';
 import { assertBodyDepth, BODY_FRAME_DEPTH } from './depth.js';
@@ -35,6 +37,22 @@ const WASM_BUFFERS_SPARE_TOTAL = 32 * 1024 * 1024;
 export interface JsonBodyOptions {
   /** Add, add-many, search and search-many: read vectors straight into float32 (vector-reader.ts). */
   vectors?: boolean;
+  /** The memory budget a body in flight is counted in (its announced length, or the limit when it has none). */
+  budget?: MemoryBudget;
+}
+
+/**
+ * Hold a body's bytes in the memory budget before reading it: its
+ * Content-Length, or `limit` for a body of unknown length. 503 when they do
+ * not fit; nothing of the body is read.
+ */
+export function reserveBody(ctx: Context, budget: MemoryBudget | undefined, limit: number): Reservation | undefined {
+  if (!budget) return undefined;
+  const announced = ctx.get('content-length');
+  const hasBody = announced !== '' || ctx.get('transfer-encoding') !== '';
+  if (!hasBody) return undefined;
+  const length = announced === '' ? limit : Math.min(Number(announced) || 0, limit);
+  return budget.reserve('bodies', length, 'the server\'s memory budget is used up by requests in flight; nothing was read or stored, try again shortly');
 }
 
 /**
@@ -49,6 +67,7 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
     : undefined;
   return async (ctx, next) => {
     assertJsonContent(ctx);
+    const reservation = reserveBody(ctx, options.budget, config.maxBodyBytes);
     const target: BodyTarget = { lease: new BufferLease(buffers), wasmBuffers: wasmBuffers && new BufferLease(wasmBuffers) };
     try {
       const bytes = await readBody(ctx, config.maxBodyBytes, target);
@@ -59,6 +78,7 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
     } finally {
       target.lease.release();
       target.wasmBuffers?.release();
+      reservation?.release();
     }
   };
 }

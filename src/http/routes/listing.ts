@@ -3,6 +3,7 @@ import type { ListedVector } from '../../index/vector-index.js';
 import type { VectorEncoding } from '../../export/format.js';
 import { encodeFloat32Base64 } from '../../schemas/base64-float32.js';
 import { parseBody } from '../body/index.js';
+import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 /** A listed vector as JSON: its float32 values as numbers (exact) or base64. */
@@ -13,7 +14,7 @@ function wireVector({ id, vector, metadata }: ListedVector, encoding: VectorEnco
   return out;
 }
 
-export function listingRoutes({ router, store, schemas, auth, json }: RouteDeps): void {
+export function listingRoutes({ router, config, store, schemas, auth, json }: RouteDeps): void {
   router.post('/vectors/count', auth, json, (ctx) => {
     const { filter } = parseBody(ctx, schemas.CountRequestSchema);
     const { session, timings } = stateOf(ctx);
@@ -24,11 +25,17 @@ export function listingRoutes({ router, store, schemas, auth, json }: RouteDeps)
   router.post('/vectors/list', auth, json, (ctx) => {
     const { vectorEncoding, ...options } = parseBody(ctx, schemas.ListRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const { vectors, nextCursor } = timings.measure('listMs', () => {
-      const page = session.index.list(options);
-      return { vectors: page.vectors.map((listed) => wireVector(listed, vectorEncoding)), nextCursor: page.nextCursor };
-    });
+    const started = performance.now();
+    const page = session.index.list(options);
+    // Sized before the vectors are made JSON (base64 takes about a third of the numbers' estimate).
+    let answerBytes = ENVELOPE_BYTES;
+    for (const { id, vector, metadata } of page.vectors) {
+      answerBytes += vectorBytes(id, vector?.length ?? 0, metadata ? session.index.metadataJsonBytes(id) : 0);
+    }
+    assertAnswerSize(config, answerBytes, 'ask for a lower limit, or without includeVectors or includeMetadata');
+    const vectors = page.vectors.map((listed) => wireVector(listed, vectorEncoding));
+    timings.set('listMs', Math.round((performance.now() - started) * 1000) / 1000);
     timings.set('resultCount', vectors.length);
-    replyWithSession(ctx, store, { vectors, nextCursor });
+    replyWithSession(ctx, store, { vectors, nextCursor: page.nextCursor }, answerBytes);
   });
 }

@@ -7,12 +7,7 @@ export function metaRoutes({ router, config, store, tokenRateLimit }: RouteDeps)
   router.get('/limits', (ctx) => {
     reply(ctx, {
       limits: publicLimits(config),
-      usage: {
-        activeSessions: store.size,
-        maxSessions: config.maxSessions,
-        linearMemoryBytes: store.memoryBytes(),
-        memoryBudgetBytes: config.memoryBudgetBytes,
-      },
+      usage: { activeSessions: store.size, maxSessions: config.maxSessions, ...store.memoryUsage() },
     });
   });
 

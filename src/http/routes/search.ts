@@ -1,30 +1,38 @@
 // POST /search and POST /search-many.
 import { pointer } from '../../errors.js';
 import { parseBody } from '../body/index.js';
+import { assertAnswerSize, hitsBytes } from '../answer-size.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 const queryVectorPath = () => pointer('queryVector');
 const queryIdPath = () => pointer('queryId');
 
-export function searchRoutes({ router, store, schemas, auth, vectorJson }: RouteDeps): void {
+const SMALLER_SEARCH = 'ask for a lower topK, or without includeMetadata';
+const SMALLER_SEARCH_MANY = 'ask for fewer queries, a lower topK, or without includeMetadata';
+
+export function searchRoutes({ router, config, store, schemas, auth, vectorJson }: RouteDeps): void {
   router.post('/search', auth, vectorJson, (ctx) => {
     const { queryVector, queryId, ...options } = parseBody(ctx, schemas.SearchRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const { results, stats } = timings.measure('searchMs', () => (queryId !== undefined
+    const { results, stats, metadataJsonBytes } = timings.measure('searchMs', () => (queryId !== undefined
       ? session.index.searchByIds([queryId], { ...options, pathOf: queryIdPath })
       : session.index.search([queryVector!], { ...options, pathOf: queryVectorPath })));
     timings.set('resultCount', results[0].length);
-    replyWithSession(ctx, store, { results: results[0], stats });
+    const answerBytes = hitsBytes(results, metadataJsonBytes);
+    assertAnswerSize(config, answerBytes, SMALLER_SEARCH);
+    replyWithSession(ctx, store, { results: results[0], stats }, answerBytes);
   });
 
   router.post('/search-many', auth, vectorJson, (ctx) => {
     const { queryVectors, queryIds, ...options } = parseBody(ctx, schemas.SearchManyRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const { results, stats } = timings.measure('searchManyMs', () => (queryIds !== undefined
+    const { results, stats, metadataJsonBytes } = timings.measure('searchManyMs', () => (queryIds !== undefined
       ? session.index.searchByIds(queryIds, { ...options, pathOf: (j) => pointer('queryIds', j) })
       : session.index.search(queryVectors!, { ...options, pathOf: (j) => pointer('queryVectors', j) })));
     timings.set('queryCount', results.length);
     timings.set('resultCount', results.reduce((sum, list) => sum + list.length, 0));
-    replyWithSession(ctx, store, { results, stats });
+    const answerBytes = hitsBytes(results, metadataJsonBytes);
+    assertAnswerSize(config, answerBytes, SMALLER_SEARCH_MANY);
+    replyWithSession(ctx, store, { results, stats }, answerBytes);
   });
 }

@@ -15,6 +15,7 @@ import { exportHeader, headerLine, NDJSON_TYPE, recordLines, type VectorEncoding
 import { ImportReader } from '../../export/import-reader.js';
 import type { IndexExport } from '../../index/vector-index.js';
 import { requestError } from '../../schemas/request-error.js';
+import { reserveBody } from '../body/index.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 /**
@@ -90,8 +91,14 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     const { session, timings } = stateOf(ctx);
     const reader = new ImportReader(schemas);
     const start = performance.now();
-    await readImport(ctx, reader, config.maxImportBytes);
-    const parsed = reader.finish();
+    const reservation = reserveBody(ctx, store.budget, config.maxImportBytes);
+    let parsed;
+    try {
+      await readImport(ctx, reader, config.maxImportBytes);
+      parsed = reader.finish();
+    } finally {
+      reservation?.release();
+    }
     timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);
     // Checked and applied in one synchronous step: no other change can come in between.
     const plan = timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed));

@@ -5,6 +5,7 @@ import type { UpsertOptions, VectorInput } from '../../index/vector-index.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';
 import { parseBody } from '../body/index.js';
+import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 import { noBody } from '../body/no-body.js';
 
@@ -38,6 +39,11 @@ export function vectorRoutes(deps: RouteDeps): void {
   router.post('/vectors/get-many', auth, json, (ctx) => {
     const { ids } = parseBody(ctx, schemas.GetManyRequestSchema);
     const { session, timings } = stateOf(ctx);
+    // Sized before any vector is read out.
+    const dims = session.index.getConfig().dimensions ?? 0;
+    let answerBytes = ENVELOPE_BYTES;
+    for (const id of new Set(ids)) answerBytes += session.index.has(id) ? vectorBytes(id, dims, session.index.metadataJsonBytes(id)) : vectorBytes(id, 0, 0);
+    assertAnswerSize(deps.config, answerBytes, 'ask for fewer ids at a time');
     const { vectors, notFound } = timings.measure('getManyMs', () => {
       const found = [];
       const missing: string[] = [];
@@ -48,7 +54,7 @@ export function vectorRoutes(deps: RouteDeps): void {
       }
       return { vectors: found, notFound: missing };
     });
-    replyWithSession(ctx, store, { vectors, notFound });
+    replyWithSession(ctx, store, { vectors, notFound }, answerBytes);
   });
 
   router.post('/vectors/metadata/get', auth, json, (ctx) => {

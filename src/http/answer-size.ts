@@ -1,0 +1,39 @@
+// What an answer will weigh, estimated before it is written (from the bytes
+// each row's metadata takes as JSON, kept by the index), and MAX_ANSWER_BYTES.
+// An estimate errs high: a score or a vector value is counted at the longest
+// a number takes as JSON.
+import type { Config } from '../config.js';
+import { apiError } from '../errors.js';
+import type { SearchHit } from '../index/vector-index.js';
+
+/** The longest JSON of a float32 value as a double (e.g. -1.1754943508222875e-38) and a comma. */
+export const NUMBER_BYTES = 25;
+/** `{"id":,"score":,"metadata":}` and the comma after a hit or a vector. */
+const ITEM_FRAME_BYTES = 32;
+/** The envelope around the items: success, session, stats, notFound, metrics. */
+export const ENVELOPE_BYTES = 2048;
+
+const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+
+/** Bytes of hits as JSON, `metadataJsonBytes` being their metadata's (SearchOutput). */
+export function hitsBytes(results: SearchHit[][], metadataJsonBytes: number): number {
+  let bytes = ENVELOPE_BYTES + metadataJsonBytes;
+  for (const list of results) {
+    bytes += 2;
+    for (const hit of list) bytes += ITEM_FRAME_BYTES + NUMBER_BYTES + utf8Bytes(JSON.stringify(hit.id));
+  }
+  return bytes;
+}
+
+/** Bytes of one stored vector as JSON: its id, `values` numbers (0 without the vector), its metadata's JSON bytes. */
+export function vectorBytes(id: string, values: number, metadataJsonBytes: number): number {
+  return ITEM_FRAME_BYTES + utf8Bytes(JSON.stringify(id)) + values * NUMBER_BYTES + metadataJsonBytes;
+}
+
+/** 400 ANSWER_TOO_LARGE when `bytes` pass MAX_ANSWER_BYTES; `smaller` says how to ask for less. */
+export function assertAnswerSize(config: Config, bytes: number, smaller: string): void {
+  if (bytes <= config.maxAnswerBytes) return;
+  throw apiError('ANSWER_TOO_LARGE', `the answer would take about ${bytes} bytes, more than the ${config.maxAnswerBytes} of MAX_ANSWER_BYTES; ${smaller}`, {
+    answerBytes: bytes, maxAnswerBytes: config.maxAnswerBytes,
+  });
+}

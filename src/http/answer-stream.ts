@@ -1,0 +1,104 @@
+// Large answers, written in pieces. An answer that may be large (search-many,
+// get-many, list) is never held whole as one string: a Readable makes its
+// JSON a piece of about PIECE_BYTES at a time, only when the socket has taken
+// the previous ones (back-pressure), so a 50 MB answer holds about two pieces
+// at once and blocks the event loop for one piece (well under a millisecond
+// to a few ms) at a time. The text is exactly JSON.stringify's.
+import { Readable } from 'node:stream';
+
+/** Text made per read of the stream (and the stream's buffer). */
+export const PIECE_BYTES = 64 * 1024;
+
+/** Answers estimated at this many bytes or more are streamed; smaller ones are sent as one string. */
+export const STREAM_FROM = 64 * 1024;
+
+/**
+ * Bytes a streamed answer holds while it is sent, counted in the memory
+ * budget: the stream's buffer, the socket's, the piece being made, and room
+ * for the objects of the answer it walks.
+ */
+export const ANSWER_WINDOW_BYTES = 4 * PIECE_BYTES;
+
+/** Containers this deep (the envelope's fields are 0) are stringified whole: a hit, a stored vector's values, a metadata object. */
+const WHOLE_FROM_DEPTH = 3;
+
+const isPlainObject = (value: object) => {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+};
+
+/** JSON.stringify(value) in pieces: containers near the top are walked, everything deeper is stringified whole. */
+export function* jsonPieces(value: unknown, depth = 0): Generator<string> {
+  if (depth >= WHOLE_FROM_DEPTH || value === null || typeof value !== 'object' || typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    yield JSON.stringify(value) ?? 'null';
+    return;
+  }
+  if (Array.isArray(value)) {
+    yield '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) yield ',';
+      const item = value[i];
+      if (item === undefined || typeof item === 'function' || typeof item === 'symbol') yield 'null';
+      else yield* jsonPieces(item, depth + 1);
+    }
+    yield ']';
+    return;
+  }
+  if (!isPlainObject(value)) {
+    yield JSON.stringify(value);
+    return;
+  }
+  yield '{';
+  let first = true;
+  for (const key of Object.keys(value)) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+    yield (first ? '' : ',') + JSON.stringify(key) + ':';
+    first = false;
+    yield* jsonPieces(item, depth + 1);
+  }
+  yield '}';
+}
+
+/**
+ * A stream of `head`, the members of `fields` (each after a comma), then
+ * `tail()` (made when everything before it is written: the metrics, timed to
+ * the answer's end, and the closing brace). `onClose` runs once the stream
+ * ends or is destroyed (the client went away).
+ */
+export function answerStream(head: string, fields: Record<string, unknown>, tail: () => string, onClose: () => void): Readable {
+  const pieces = membersOf(fields);
+  let text = head;
+  let done = false;
+  const stream = new Readable({
+    highWaterMark: PIECE_BYTES,
+    read() {
+      if (done) return;
+      while (text.length < PIECE_BYTES) {
+        const next = pieces.next();
+        if (next.done) {
+          text += tail();
+          done = true;
+          break;
+        }
+        text += next.value;
+      }
+      const piece = text;
+      text = '';
+      this.push(Buffer.from(piece, 'utf8'));
+      if (done) this.push(null);
+    },
+  });
+  stream.once('close', onClose);
+  return stream;
+}
+
+/** The members of an object's JSON, each after a comma (they follow the envelope's head). */
+function* membersOf(fields: Record<string, unknown>): Generator<string> {
+  for (const key of Object.keys(fields)) {
+    const item = fields[key];
+    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+    yield ',' + JSON.stringify(key) + ':';
+    yield* jsonPieces(item, 1);
+  }
+}

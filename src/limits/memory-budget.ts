@@ -1,0 +1,90 @@
+// MEMORY_BUDGET_BYTES: one budget for every byte a caller can make the server
+// hold. Stored: the sessions' linear memories and the JS heap their ids,
+// metadata and metadata value index take (estimated per stored item,
+// src/index/heap-size.ts). In flight: request bodies being read and parsed,
+// and answers being built or sent. A request that would take the total past
+// the budget is refused up front with 503 SERVER_AT_CAPACITY and Retry-After.
+import { apiError, type ErrorDetails } from '../errors.js';
+
+export type InFlightKind = 'bodies' | 'answers';
+
+/** Bytes held for one request until it gives them back (release() is idempotent). */
+export interface Reservation {
+  readonly bytes: number;
+  release(): void;
+}
+
+const NOTHING: Reservation = { bytes: 0, release() {} };
+
+export class MemoryBudget {
+  private linear = 0;
+  private heap = 0;
+  private readonly inFlight: Record<InFlightKind, number> = { bodies: 0, answers: 0 };
+
+  /**
+   * `limitBytes` 0: no budget (nothing is refused; usage is still counted).
+   * Only tests change it after start-up, to leave a known room above what is used.
+   */
+  constructor(
+    public limitBytes: number,
+    private readonly retryAfterSeconds: number,
+    /** The most of it that may be JS heap in this process (heap-limit.ts: what its heap limit holds). */
+    readonly heapCapBytes = Infinity,
+  ) {}
+
+  /** Stored bytes changed by these amounts (the session store reports each session's change). */
+  adjustStored(linearDelta: number, heapDelta: number): void {
+    this.linear += linearDelta;
+    this.heap += heapDelta;
+  }
+
+  get linearMemoryBytes(): number {
+    return this.linear;
+  }
+
+  get heapBytes(): number {
+    return this.heap;
+  }
+
+  get usedBytes(): number {
+    return this.linear + this.heap + this.inFlight.bodies + this.inFlight.answers;
+  }
+
+  /** Throw 503 SERVER_AT_CAPACITY when `bytes` more (`heapBytes` of them JS heap) would pass the budget or the heap's cap. */
+  assertRoom(bytes: number, message: string, details: ErrorDetails = {}, heapBytes = 0): void {
+    if (this.limitBytes === 0 || bytes <= 0) return;
+    const fits = this.usedBytes + bytes <= this.limitBytes && (heapBytes <= 0 || this.heap + this.inFlight.answers + heapBytes <= this.heapCapBytes);
+    if (fits) return;
+    throw apiError('SERVER_AT_CAPACITY', message, {
+      ...details, memoryBudgetBytes: this.limitBytes, usedBytes: this.usedBytes, requestedBytes: bytes,
+    }, { 'Retry-After': String(this.retryAfterSeconds) });
+  }
+
+  /** Hold `bytes` for a body or an answer in flight, or throw 503 when they do not fit. */
+  reserve(kind: InFlightKind, bytes: number, message: string): Reservation {
+    if (bytes <= 0) return NOTHING;
+    this.assertRoom(bytes, message);
+    this.inFlight[kind] += bytes;
+    let held = true;
+    return {
+      bytes,
+      release: () => {
+        if (!held) return;
+        held = false;
+        this.inFlight[kind] -= bytes;
+      },
+    };
+  }
+
+  /** What GET /limits and GET /session show. */
+  usage() {
+    return {
+      memoryBudgetBytes: this.limitBytes,
+      memoryUsedBytes: this.usedBytes,
+      linearMemoryBytes: this.linear,
+      heapBytes: this.heap,
+      bodiesInFlightBytes: this.inFlight.bodies,
+      answersInFlightBytes: this.inFlight.answers,
+    };
+  }
+}

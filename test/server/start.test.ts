@@ -1,0 +1,65 @@
+// npm start's launcher (src/start.ts): a budget that cannot fit is refused
+// with one line and exit 1; otherwise the server runs with a heap limit set
+// from the budget, and signals and the exit code pass through.
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { loadConfig } from '../../src/config.js';
+import { assertBudgetFits, HEAP_BASELINE_BYTES, heapCapBytes, heapLimitMiB } from '../../src/limits/heap-limit.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MiB = 1024 * 1024;
+
+function launch(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/start.ts'], {
+    cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stdout!.on('data', (chunk) => (log += chunk));
+  child.stderr!.on('data', (chunk) => (log += chunk));
+  return { child, log: () => log, exited: once(child, 'exit').then(([code]) => code as number | null) };
+}
+
+describe('start-up and the heap limit', function () {
+  this.timeout(60_000);
+
+  it('refuses a budget the machine cannot hold: one line, exit 1', async () => {
+    const run = launch({ MEMORY_BUDGET_BYTES: String(1024 ** 5) });
+    expect(await run.exited).to.equal(1);
+    expect(run.log().trim().split('\n')).to.have.length(1);
+    expect(run.log()).to.match(/^tempvec: cannot start: MEMORY_BUDGET_BYTES=\d+ cannot fit: .* lower MEMORY_BUDGET_BYTES/);
+  });
+
+  it('refuses a MAX_BODY_BYTES larger than the budget', () => {
+    expect(() => assertBudgetFits(loadConfig({ MEMORY_BUDGET_BYTES: '1000000', MAX_BODY_BYTES: '2000000' }), 64 * 1024 ** 3)).to.throw(/MAX_BODY_BYTES/);
+    expect(() => assertBudgetFits(loadConfig({ MEMORY_BUDGET_BYTES: '0' }), 1)).to.not.throw();
+  });
+
+  it('sizes the heap limit to hold the budget, and caps the heap part to a smaller limit', () => {
+    const config = loadConfig({ MEMORY_BUDGET_BYTES: String(2048 * MiB) });
+    const limit = heapLimitMiB(config)!;
+    expect(limit * MiB).to.be.greaterThan(config.memoryBudgetBytes + HEAP_BASELINE_BYTES);
+    // With the heap limit the launcher sets, the whole budget may be heap.
+    expect(heapCapBytes(config, limit * MiB)).to.be.at.least(config.memoryBudgetBytes);
+    expect(heapCapBytes(config, 1024 * MiB)).to.be.lessThan(1024 * MiB);
+    expect(heapLimitMiB(loadConfig({ MEMORY_BUDGET_BYTES: '0' }))).to.equal(null);
+  });
+
+  it('runs the server with that heap limit, passes SIGTERM on and exits 0', async () => {
+    const run = launch({ MEMORY_BUDGET_BYTES: String(512 * MiB) });
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setInterval(() => {
+        const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(run.log());
+        if (match) { clearInterval(timer); resolve(match[1]); }
+      }, 50);
+      run.exited.then(() => { clearInterval(timer); reject(new Error(run.log())); });
+    });
+    const limits = await (await fetch(`${url}/limits`)).json();
+    expect(limits.usage.memoryBudgetBytes).to.equal(512 * MiB);
+    const server = execFileSync('ps', ['-o', 'args=', '--ppid', String(run.child.pid)], { encoding: 'utf8' });
+    expect(server).to.include(`--max-old-space-size=${heapLimitMiB(loadConfig({ MEMORY_BUDGET_BYTES: String(512 * MiB) }))}`);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).to.equal(0);
+  });
+});
