@@ -1,7 +1,7 @@
 // npm run bench:peers: one exact cosine query (top 10) over N x dim float32
 // vectors, in one process: our WASM kernel (the service's KernelInstance),
 // a plain TypeScript loop, usearch's native exactSearch (one thread, like
-// ours) on the same Float32Array, and a SIMD pass that only reads the stored
+// ours, and on all threads) on the same Float32Array, and a SIMD pass that only reads the stored
 // bytes (the memory floor: one stream, and four streams as the scan reads the
 // rows). Ids are checked equal before timing counts.
 import usearch from 'usearch';
@@ -16,8 +16,9 @@ const QUERIES = 8;
 const sizes = quick ? [2_000] : [10_000, 100_000];
 const dims = quick ? [128] : [128, 384, 1024];
 
-function usearchSearch(data: Float32Array, query: Float32Array, dim: number) {
-  return usearch.exactSearch(data, query, dim, K, usearch.MetricKind.Cos, 1);
+/** `threads`: 0 is every thread the machine has. */
+function usearchSearch(data: Float32Array, query: Float32Array, dim: number, threads = 1) {
+  return usearch.exactSearch(data, query, dim, K, usearch.MetricKind.Cos, threads);
 }
 
 // usearch reads a query from the start of its ArrayBuffer (a subarray's
@@ -32,6 +33,9 @@ function checkEqual(n: number, dim: number, data: Float32Array, queries: Float32
     const ours = kernel.search(query, 1, K, n);
     const peer = usearchSearch(data, query, dim);
     const peerIds = Array.from(peer.keys, Number);
+    if (Array.from(usearchSearch(data, query, dim, 0).keys, Number).join() !== peerIds.join()) {
+      throw new Error(`${n} x ${dim}, query ${q}: usearch on all threads differs from one thread`);
+    }
     if (!sameIds(ours.rows, peerIds, ours.scores, Array.from(peer.distances, (d) => 1 - d), 1e-4)) {
       throw new Error(`${n} x ${dim}, query ${q}: usearch ids ${peerIds} differ from ours ${Array.from(ours.rows)}`);
     }
@@ -51,20 +55,21 @@ for (const n of sizes) {
     const invNorms = checkEqual(n, dim, data, queries, kernel);
     let q = 0;
     const next = () => queries[q++ % QUERIES];
-    const [wasm, plain, peer, floor, floor4] = interleave([
+    const [wasm, plain, peer, peerAll, floor, floor4] = interleave([
       { name: 'wasm', run: () => kernel.search(next(), 1, K, n) },
       { name: 'plain-ts', run: () => plainSearch(data, dim, n, invNorms, next(), K, 'cosine') },
       { name: 'usearch', run: () => usearchSearch(data, next(), dim) },
+      { name: 'usearch all threads', run: () => usearchSearch(data, next(), dim, 0) },
       { name: 'floor', run: () => raw.readFloor() },
       { name: 'floor4', run: () => raw.readFloor4() },
     ], { rounds: 7, targetMs: 120 });
     rows.push({
       vectors: n, dim,
-      'wasm ms': wasm.ms, 'usearch ms': peer.ms, 'plain-ts ms': plain.ms, 'floor ms': floor.ms,
-      'wasm/usearch': fmt(wasm.ms / peer.ms, 2), 'wasm/floor': fmt(wasm.ms / floor.ms, 2), 'wasm/floor4': fmt(wasm.ms / floor4.ms, 2), 'wasm/plain-ts': fmt(wasm.ms / plain.ms, 3),
+      'wasm ms': wasm.ms, 'usearch ms': peer.ms, 'usearch all ms': peerAll.ms, 'plain-ts ms': plain.ms, 'floor ms': floor.ms,
+      'wasm/usearch': fmt(wasm.ms / peer.ms, 2), 'wasm/usearch all': fmt(wasm.ms / peerAll.ms, 2), 'wasm/floor': fmt(wasm.ms / floor.ms, 2), 'wasm/floor4': fmt(wasm.ms / floor4.ms, 2), 'wasm/plain-ts': fmt(wasm.ms / plain.ms, 3),
     });
     console.error(`done ${n} x ${dim}`);
   }
 }
 printTable(rows);
-console.log(`results: ${writeResults('peers', { topK: K, metric: 'cosine', usearchThreads: 1, rows })}`);
+console.log(`results: ${writeResults('peers', { topK: K, metric: 'cosine', usearchThreads: [1, 'all'], rows })}`);

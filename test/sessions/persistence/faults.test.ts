@@ -176,6 +176,20 @@ describe('disk faults with DATA_DIR', () => {
     expect(logged.join('\n')).not.to.match(/torn/);
   });
 
+  it('refuses a new session on a full disk with 503 and leaves no file', async () => {
+    const { fs, faults } = faultyFs();
+    const store = open(fs);
+    faults.write = 'short';
+    const err = refused(() => store.create());
+    expect(err.status).to.equal(503);
+    expect(nodeFs.readdirSync(dir)).to.deep.equal([]);
+    expect(store.size).to.equal(0);
+    faults.write = null;
+    const { token, session } = store.create();
+    add(store, session, range(0, 3));
+    expectExactly(await open().authenticate(token), range(0, 3));
+  });
+
   it('answers reads on a full disk, whose touch records cannot be written', async () => {
     const { fs, faults } = faultyFs();
     const store = open(fs);
