@@ -31,7 +31,7 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   NOT_FOUND: 'no such route',
   METHOD_NOT_ALLOWED: 'the route exists with another method (the `Allow` header lists it)',
   PAYLOAD_TOO_LARGE: 'the body is larger than `MAX_BODY_BYTES`',
-  REQUEST_TIMEOUT: 'the headers took longer than `HEADERS_TIMEOUT_MS`, or the body arrived slower than `MIN_BODY_BYTES_PER_SEC` after `BODY_GRACE_MS`; the connection is closed',
+  REQUEST_TIMEOUT: 'the headers took longer than `HEADERS_TIMEOUT_MS`, or the body arrived slower than `MIN_BODY_BYTES_PER_SEC` after `the first 10 s of a body`; the connection is closed',
   HEADERS_TOO_LARGE: 'the request line and headers are larger than Node\'s limit (16 KiB)',
   BAD_REQUEST: 'a request that is not valid HTTP (answered by the server before any route)',
   ANSWER_TOO_LARGE: 'the answer of a search, search-many, get-many or list would be larger than `MAX_ANSWER_BYTES` (estimated before anything is written); ask for fewer queries or ids, a lower `topK`/`limit`, or no metadata; `details`: `{ answerBytes, maxAnswerBytes }`',

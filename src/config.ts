@@ -110,10 +110,7 @@ export const CONFIG_VARIABLES = [
   ['MAX_BODIES_IN_FLIGHT_PER_TOKEN', 'maxBodiesInFlightPerToken', 8, 'request bodies one token has in flight at once; past it 429 `RATE_LIMITED`'],
   ['MAX_BODY_BYTES_IN_FLIGHT', 'maxBodyBytesInFlight', 512 * 1024 * 1024, 'bytes of all request bodies being received (announced lengths, or bytes so far without one); past it 503 `SERVER_AT_CAPACITY`'],
   ['HEADERS_TIMEOUT_MS', 'headersTimeoutMs', 10_000, 'time to send a request\'s headers; past it 408 `REQUEST_TIMEOUT` and the connection is closed'],
-  ['BODY_GRACE_MS', 'bodyGraceMs', 10_000, 'time a body may take before MIN_BODY_BYTES_PER_SEC applies'],
-  ['MIN_BODY_BYTES_PER_SEC', 'minBodyBytesPerSec', 16_384, 'a body that has arrived slower than this since the grace time is cut with 408 `REQUEST_TIMEOUT`'],
-  ['IDLE_TIMEOUT_MS', 'idleTimeoutMs', 5_000, 'a keep-alive connection with no request for this long is closed'],
-  ['SOCKET_TIMEOUT_MS', 'socketTimeoutMs', 60_000, 'a connection with no bytes moving either way for this long, in a request or an answer, is closed'],
+  ['MIN_BODY_BYTES_PER_SEC', 'minBodyBytesPerSec', 16_384, 'a body that has arrived slower than this after its first 10 s is cut with 408 `REQUEST_TIMEOUT`; idle keep-alive connections close after 5 s, silent ones after 60 s (all in /limits)'],
   ['MAX_WASM_MEMORIES', 'maxWasmMemories', 12_000, 'WebAssembly memories the process holds (V8 reserves about 10 GiB of address space for each and ran out at 13,090); a session needing one past it gets 503 `SERVER_AT_CAPACITY`'],
   ['SHUTDOWN_DRAIN_MS', 'shutdownDrainMs', 10_000, 'after SIGTERM: time answers in flight get to finish sending before the remaining connections are closed and the process exits 0'],
   ['MAX_ANSWER_BYTES', 'maxAnswerBytes', 32 * 1024 * 1024, 'bytes of one answer of search, search-many, get-many or list (estimated before it is written; larger ones are streamed in pieces); past it 400 ANSWER_TOO_LARGE'],
@@ -168,6 +165,10 @@ export function loadConfig(
   const final: Config = {
     ...base,
     sweepIntervalMs: Math.max(10, Math.min(60_000, Math.floor(ttl / 4))),
+    // Published in /limits (admission), fixed here to keep the configuration table short.
+    bodyGraceMs: 10_000,
+    idleTimeoutMs: 5_000,
+    socketTimeoutMs: 60_000,
     expiredTokenMemoryMs: Math.max(ttl, 24 * 3600_000),
     ...overrides,
   };
