@@ -2,6 +2,7 @@
 // assembly/bench.ts): the product's exports plus probes only benchmarks use.
 import { readFileSync } from 'node:fs';
 import type { KernelExports } from '../../src/kernel/kernel-module.js';
+import { compileKernelFile } from '../../src/kernel/load-node.js';
 import type { SingleQueryPaths } from '../../src/kernel/search-path.js';
 
 export interface BenchKernelExports extends KernelExports {
@@ -14,19 +15,9 @@ export interface BenchKernelExports extends KernelExports {
 }
 
 const BENCH_WASM_URL = new URL('../../build/kernel.bench.wasm', import.meta.url);
-let compiled: WebAssembly.Module | undefined;
 
 export function loadBenchKernelModule(): WebAssembly.Module {
-  if (!compiled) {
-    let bytes: Uint8Array;
-    try {
-      bytes = readFileSync(BENCH_WASM_URL);
-    } catch (err) {
-      throw new Error(`bench kernel not built (${BENCH_WASM_URL.pathname}): run "npm run build:kernel"`, { cause: err });
-    }
-    compiled = new WebAssembly.Module(new Uint8Array(bytes));
-  }
-  return compiled;
+  return compileKernelFile(BENCH_WASM_URL, 'npm run build:kernel');
 }
 
 /** A kernel file given on the command line (experiments compare older builds). */
