@@ -11,6 +11,8 @@ import type { JournalFs } from './persistence/journal-fs.js';
 import { SessionJournal } from './persistence/session-journal.js';
 import { Session } from './session.js';
 import { SessionWrites } from './session-writes.js';
+import { SessionSearches } from './session-searches.js';
+import type { KernelPool } from '../kernel/kernel-pool.js';
 import { hashToken, isTokenOf, newToken } from './token.js';
 
 export type Clock = () => number;
@@ -20,6 +22,8 @@ export interface StoreOptions {
   journalFs?: JournalFs;
   /** Longest step of a log's compaction or reopen before the event loop gets a turn (bench:persistence). */
   journalSliceMs?: number;
+  /** KERNEL_THREADS > 1: the threads that run large searches (the kernel module is then the shared build). */
+  pool?: KernelPool | null;
 }
 
 const MAX_REMEMBERED_EXPIRED = 100_000;
@@ -38,6 +42,8 @@ export class SessionStore {
   private dormant = new Map<string, number>();
   /** Every change to a session's index goes through these (session-writes.ts). */
   readonly writes = new SessionWrites(this);
+  /** Every search of a session's index goes through these (session-searches.ts). */
+  readonly searches: SessionSearches;
   /** DATA_DIR only: sessions being rebuilt from their logs; every request with the token waits for the same one. */
   private readonly reopening = new Map<string, Promise<Session | undefined>>();
   /** True until restore() has listed the sessions on disk: tokens and new sessions are refused with 503 meanwhile. */
@@ -55,6 +61,7 @@ export class SessionStore {
     restoreNow = true,
     options: StoreOptions = {},
   ) {
+    this.searches = new SessionSearches(options.pool ?? null);
     this.budget = new MemoryBudget(config.memoryBudgetBytes, this.retryAfterSeconds(), heapCapBytes(config));
     if (config.dataDir !== '') {
       this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {
@@ -275,6 +282,8 @@ export class SessionStore {
   /** A session joins the live ones; its searches ask the memory budget before they grow its memory. */
   private admit(session: Session): void {
     session.index.memoryGuard = (bytesAfter) => this.assertMemoryBudget(session, bytesAfter, 'search');
+    const pool = this.searches.pool;
+    if (pool) session.index.kernelDropped = (kernelId) => pool.release(kernelId);
     this.sessions.set(session.tokenHash, session);
     this.settle(session);
   }
@@ -346,9 +355,16 @@ export class SessionStore {
     if (this.sessions.get(session.tokenHash) !== session) return;
     this.sessions.delete(session.tokenHash);
     this.log?.close(session);
-    session.index.reset();
-    this.settle(session);
+    this.dropMemory(session);
     this.dormant.set(session.tokenHash, session.lastAccessedAt);
+  }
+
+  /** Free a dropped session's memory now, not when the GC finds it; after a search still running on it. */
+  private dropMemory(session: Session): void {
+    void session.gate.write(() => {
+      session.index.reset();
+      this.settle(session);
+    });
   }
 
   /** An expired session that is only on disk: delete its file, remember its token as expired. */
@@ -360,8 +376,7 @@ export class SessionStore {
 
   private expire(session: Session, now: number): void {
     this.sessions.delete(session.tokenHash);
-    session.index.reset(); // drops the memory now, not when the GC finds the session
-    this.settle(session);
+    this.dropMemory(session);
     this.log?.remove(session.tokenHash, session);
     this.rememberExpired(session.tokenHash, now);
   }
