@@ -145,7 +145,8 @@ export class SessionStore {
   /** A new session and the only copy of its token. */
   create(): { token: string; session: Session } {
     this.assertRestored();
-    this.sweep();
+    // Expired sessions make room first (the sweeper's timer may not have run yet).
+    if (this.size >= this.config.maxSessions) this.sweep();
     if (this.size >= this.config.maxSessions) {
       throw apiError('SERVER_AT_CAPACITY', `the server holds its maximum of ${this.config.maxSessions} sessions; try again later`, undefined, {
         'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)),
@@ -253,6 +254,7 @@ export class SessionStore {
     const now = live ? { linear: session.index.memoryBytes, heap: SESSION_HEAP_BYTES + session.index.heapBytes } : { linear: 0, heap: 0 };
     const was = this.counted.get(session) ?? { linear: 0, heap: 0 };
     this.budget.adjustStored(now.linear - was.linear, now.heap - was.heap);
+    this.sessionsWithMemory += Number(now.linear > 0) - Number(was.linear > 0);
     if (live) this.counted.set(session, now);
     else this.counted.delete(session);
   }
@@ -274,10 +276,11 @@ export class SessionStore {
 
   /** WebAssembly memories the process may hold: one per session with vectors, plus those outside sessions (at most). */
   wasmMemories(): number {
-    let sessions = 0;
-    for (const session of this.sessions.values()) if (session.index.memoryBytes > 0) sessions++;
-    return sessions + WASM_MEMORIES_OUTSIDE_SESSIONS;
+    return this.sessionsWithMemory + WASM_MEMORIES_OUTSIDE_SESSIONS;
   }
+
+  /** Live sessions counted (settle()) with a linear memory: kept as a count, since every first add asks. */
+  private sessionsWithMemory = 0;
 
   /** A session joins the live ones; its searches ask the memory budget before they grow its memory. */
   private admit(session: Session): void {
