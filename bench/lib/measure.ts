@@ -107,3 +107,34 @@ export function writeResults(name: string, data: unknown): string {
 
 /** Large-N cases are skipped with `--quick` (used to smoke-test the scripts). */
 export const quick = process.argv.includes('--quick');
+
+export interface TimedCase {
+  name: string;
+  /** Milliseconds per call over `calls` calls (a case may time itself, e.g. in a child process). */
+  time: (calls: number) => Promise<number>;
+}
+
+/** A TimedCase's `time` for an in-process operation, sync or async. */
+export const timeCalls = (run: () => unknown) => async (calls: number): Promise<number> => {
+  const t0 = performance.now();
+  for (let i = 0; i < calls; i++) {
+    const result = run();
+    if (result instanceof Promise) await result;
+  }
+  return (performance.now() - t0) / calls;
+};
+
+/** interleave() for cases that are async or time themselves. */
+export async function interleaveTimed(cases: TimedCase[], { rounds = 5, targetMs = 100 } = {}): Promise<Timing[]> {
+  for (const c of cases) await c.time(1); // warm-up
+  const calls: number[] = [];
+  for (const c of cases) calls.push(Math.max(1, Math.min(10_000, Math.round(targetMs / Math.max(await c.time(1), 0.001)))));
+  const perRound = cases.map(() => [] as number[]);
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < cases.length; k++) {
+      const i = (k + r) % cases.length;
+      perRound[i].push(await cases[i].time(calls[i]));
+    }
+  }
+  return cases.map((c, i) => ({ name: c.name, ms: median(perRound[i]), rounds: perRound[i] }));
+}

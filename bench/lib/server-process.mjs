@@ -12,6 +12,7 @@
 // (monitorEventLoopDelay, ms: p50, p99, max), and starts over; POST
 // /bench/drain receives a body and answers a constant (the floor of taking
 // a body in).
+// POST /bench/compact (with a token) compacts that session's log now (DATA_DIR).
 // Rate limits are off: they would cap the very rates being measured.
 // bench/lib/child-server.ts builds dist/ first when src/ is newer.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -20,7 +21,7 @@ import { createApp } from '../../dist/http/app.js';
 import { jsonBody } from '../../dist/http/body/index.js';
 
 const config = loadConfig(process.env, { requestRatePerSec: 0, tokenRatePerMin: 0, port: 0 });
-const { app } = createApp({ config });
+const { app, store, restore } = createApp({ config });
 const parse = jsonBody(config);
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 loopDelay.enable();
@@ -49,6 +50,13 @@ app.use(async (ctx, next) => {
     ctx.body = { success: true };
     return;
   }
+  if (ctx.method === 'POST' && ctx.path === '/bench/compact') {
+    const session = await store.authenticate(ctx.get('authorization').replace(/^Bearer /, ''));
+    const t0 = performance.now();
+    await store.compactLog(session);
+    ctx.body = { success: true, ms: performance.now() - t0 };
+    return;
+  }
   if (ctx.method === 'POST' && ctx.path === '/bench/answer') {
     await parse(ctx, async () => {
       sizedAnswer = ctx.request.body;
@@ -60,8 +68,10 @@ app.use(async (ctx, next) => {
   if (ctx.method !== 'POST' || ctx.path !== '/bare') return next();
   await parse(ctx, () => answer(ctx));
 });
-const server = app.listen(0, '127.0.0.1', () => {
+const server = app.listen(0, '127.0.0.1', async () => {
   const address = server.address();
+  // With DATA_DIR: the sessions on disk, listed before READY (reopened lazily, on their first request).
+  await restore();
   process.stdout.write(`READY ${typeof address === 'object' && address ? address.port : 0}\n`);
 });
 // Exit normally on a signal, so --cpu-prof and similar flags can write their output.

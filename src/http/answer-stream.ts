@@ -4,6 +4,11 @@
 // the previous ones (back-pressure), so a 50 MB answer holds about two pieces
 // at once and blocks the event loop for one piece (well under a millisecond
 // to a few ms) at a time. The text is exactly JSON.stringify's.
+//
+// A socket that takes every piece at once (a fast client on loopback) would
+// have the stream make the whole answer in one turn of the event loop: all
+// answer streams together make pieces for at most TURN_MS per turn, then wait
+// for the next one.
 import { Readable } from 'node:stream';
 
 /** Text made per read of the stream (and the stream's buffer). */
@@ -18,6 +23,24 @@ export const STREAM_FROM = 64 * 1024;
  * for the objects of the answer it walks.
  */
 export const ANSWER_WINDOW_BYTES = 4 * PIECE_BYTES;
+
+/** Milliseconds of piece-making per turn of the event loop, across all answer streams. */
+export const TURN_MS = 8;
+
+/** When this turn's first piece was made (-1: none yet); reset at the turn's end. */
+let turnStart = -1;
+
+/** Whether this turn has made pieces for TURN_MS; counts a piece about to be made. */
+function turnUsedUp(): boolean {
+  if (turnStart < 0) {
+    turnStart = performance.now();
+    setImmediate(() => {
+      turnStart = -1;
+    });
+    return false;
+  }
+  return performance.now() - turnStart >= TURN_MS;
+}
 
 /** Containers this deep (the envelope's fields are 0) are stringified whole: a hit, a stored vector's values, a metadata object. */
 const WHOLE_FROM_DEPTH = 3;
@@ -70,25 +93,32 @@ export function answerStream(head: string, fields: Record<string, unknown>, tail
   const pieces = membersOf(fields);
   let text = head;
   let done = false;
-  const stream = new Readable({
+  const stream: Readable = new Readable({
     highWaterMark: PIECE_BYTES,
     read() {
       if (done) return;
-      while (text.length < PIECE_BYTES) {
-        const next = pieces.next();
-        if (next.done) {
-          text += tail();
-          done = true;
-          break;
-        }
-        text += next.value;
-      }
-      const piece = text;
-      text = '';
-      this.push(Buffer.from(piece, 'utf8'));
-      if (done) this.push(null);
+      // Queued after the turn's reset, so it starts the next turn's time.
+      if (turnUsedUp()) setImmediate(pushPiece);
+      else pushPiece();
     },
   });
+  /** Make the next piece (about PIECE_BYTES) and push it; the end after the last. */
+  function pushPiece() {
+    if (done || stream.destroyed) return;
+    while (text.length < PIECE_BYTES) {
+      const next = pieces.next();
+      if (next.done) {
+        text += tail();
+        done = true;
+        break;
+      }
+      text += next.value;
+    }
+    const piece = text;
+    text = '';
+    stream.push(Buffer.from(piece, 'utf8'));
+    if (done) stream.push(null);
+  }
   stream.once('close', onClose);
   return stream;
 }

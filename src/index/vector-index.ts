@@ -320,12 +320,18 @@ export class VectorIndex {
     return { records, vectors, dimensions, metric, vectorType, rowsNeeded: this.size + newIds.size, version: this.version, metadataHeap, heapBytesAdded };
   }
 
-  /** Write a batch that prepareUpsert accepted (with no change to the index in between). */
-  applyUpsert(plan: UpsertPlan): UpsertResult {
+  /**
+   * Write a batch that prepareUpsert accepted (with no change to the index in
+   * between). `grown` runs once the memory has room for it, before any change
+   * (the journal: a change is logged only once nothing can fail for want of
+   * memory); if it throws, nothing changes but a memory grown bigger.
+   */
+  applyUpsert(plan: UpsertPlan, grown?: () => void): UpsertResult {
     if (plan.version !== this.version) throw new Error('the index changed since this upsert was prepared');
     // Growing is the only step that can still fail (out of memory); it comes before any write.
     const kernel = this.kernel ?? new KernelInstance(this.module, plan.dimensions, plan.metric, this.maxVectors, plan.vectorType);
     kernel.ensureCapacity(plan.rowsNeeded);
+    grown?.();
     this.kernel = kernel;
     this.config = { ...this.config, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType };
     this.version++;

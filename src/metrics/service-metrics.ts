@@ -5,6 +5,7 @@ import type { Middleware } from 'koa';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { SessionStore } from '../sessions/session-store.js';
+import { sharedEventLoopProbe } from './event-loop-delay.js';
 
 /** Seconds; from a cached /limits answer to a search over a full session. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -50,6 +51,7 @@ export function serviceMetrics(config: Config, store: SessionStore): ServiceMetr
   gauge(registry, 'tempvec_memory_budget_bytes', 'MEMORY_BUDGET_BYTES (0: no budget).', () => config.memoryBudgetBytes);
   gauge(registry, 'tempvec_memory_budget_used_ratio', 'Linear memory over the memory budget (0 without a budget).',
     () => (config.memoryBudgetBytes === 0 ? 0 : store.memoryBytes() / config.memoryBudgetBytes));
+  eventLoopGauges(registry);
 
   const middleware: Middleware = async (ctx, next) => {
     const start = performance.now();
@@ -81,6 +83,27 @@ export function serviceMetrics(config: Config, store: SessionStore): ServiceMetr
 /** A gauge read when /metrics is scraped. */
 function gauge(registry: Registry, name: string, help: string, read: () => number): void {
   new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+}
+
+/**
+ * Event-loop delay since the previous scrape (event-loop-delay.ts): the p99
+ * and the longest, which is about the longest time the main thread was held.
+ * The p99 gauge reads (and resets) the probe and sets the max gauge, made
+ * after it, so both describe the same window.
+ */
+function eventLoopGauges(registry: Registry): void {
+  const probe = sharedEventLoopProbe();
+  const max = new Gauge({ name: 'tempvec_event_loop_delay_max_seconds', help: 'Longest event-loop delay since the previous scrape (about the longest time the main thread was held).', registers: [] });
+  const p99 = new Gauge({
+    name: 'tempvec_event_loop_delay_p99_seconds', help: 'p99 of the event-loop delay (1 ms timer) since the previous scrape.', registers: [],
+    collect() {
+      const delay = probe.read();
+      this.set(delay.p99 / 1000);
+      max.set(delay.max / 1000);
+    },
+  });
+  registry.registerMetric(p99);
+  registry.registerMetric(max);
 }
 
 /** The `error.code` of an error envelope (the error handler leaves it as an object). */

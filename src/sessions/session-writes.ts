@@ -1,9 +1,10 @@
 // Every change to a session's index, in one place. Each write checks what it
-// can without changing anything, logs the change to the session's journal
-// (DATA_DIR; a failed write refuses the change with 503), applies it to the
-// index, and marks the session updated. Routes parse, call one and reply;
-// each runs inside inTurn(), which orders it against the session's searches
-// (session-gate.ts): no search reads the memory while a write changes it.
+// can without changing anything, grows the memory it needs, logs the change
+// to the session's journal (DATA_DIR; a failed write refuses the change with
+// 503), applies it to the index, and marks the session updated. Routes parse,
+// call one and reply; each runs inside inTurn(), which orders it against the
+// session's searches (session-gate.ts): no search reads the memory while a
+// write changes it.
 import { apiError } from '../errors.js';
 import { prepareImport, type ParsedImport } from '../export/import-reader.js';
 import type { Filter, Metadata, UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/vector-index.js';
@@ -40,8 +41,8 @@ export class SessionWrites {
   /** Add or replace the vectors of a plan from prepareUpsert (no change to the session in between). */
   upsert(session: Session, plan: UpsertPlan): UpsertResult {
     assertTurn(session);
-    this.store.journal(session, (journal, at) => journal.upsert(session, plan, at));
-    return this.changed(session, session.index.applyUpsert(plan));
+    // The memory grows before the change is logged: a failed grow leaves nothing in the log to replay.
+    return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.upsert(session, plan, at))));
   }
 
   /** Replace the metadata of `id` (404 when there is no such vector). */
@@ -98,8 +99,7 @@ export class SessionWrites {
   /** Apply an import as one upsert, logged in parts that a restart replays all or nothing. */
   importPlan(session: Session, plan: UpsertPlan): UpsertResult {
     assertTurn(session);
-    this.store.journal(session, (journal, at) => journal.import(session, plan, at));
-    return this.changed(session, session.index.applyUpsert(plan));
+    return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.import(session, plan, at))));
   }
 
   /** Delete every vector, keeping the index's configuration; the number deleted. */

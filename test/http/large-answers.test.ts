@@ -4,7 +4,7 @@
 // nothing past its window.
 import { request } from 'node:http';
 import { expect } from 'chai';
-import { jsonPieces } from '../../src/http/answer-stream.js';
+import { answerStream, jsonPieces } from '../../src/http/answer-stream.js';
 import { startApp, type LiveApp } from '../helpers/live-app.js';
 import { randomVectors, seededRng } from '../helpers/random.js';
 
@@ -52,6 +52,21 @@ describe('large answers', function () {
       expect([...jsonPieces(v)].join('')).to.equal(JSON.stringify(v));
     }
     expect([...jsonPieces({ a: new Float32Array([1, 2]), b: new Date(0), c: [[{ d: [1] }]] })].join('')).to.equal(JSON.stringify({ a: new Float32Array([1, 2]), b: new Date(0), c: [[{ d: [1] }]] }));
+  });
+
+  it('gives each of several answer streams read at once its exact text', async () => {
+    const answers = Array.from({ length: 3 }, (_, k) => ({
+      results: Array.from({ length: 64 }, (_, q) => ({ matches: Array.from({ length: 100 }, (_, i) => ({ id: `v${k}-${q}-${i}`, score: i / 7, metadata: metadataOf(i) })) })),
+    }));
+    let closed = 0;
+    const texts = await Promise.all(answers.map(async (fields) => {
+      const stream = answerStream('{"success":true', fields, () => ',"metrics":{}}', () => closed++);
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    }));
+    texts.forEach((text, k) => expect(text).to.equal(JSON.stringify({ success: true, ...answers[k], metrics: {} })));
+    expect(closed).to.equal(3);
   });
 
   it('streams an 11 MB search-many answer: same results as one query at a time, no Content-Length', async () => {

@@ -35,7 +35,25 @@ describe('GET /metrics', () => {
       tempvec_linear_memory_bytes: 'gauge',
       tempvec_memory_budget_bytes: 'gauge',
       tempvec_memory_budget_used_ratio: 'gauge',
+      tempvec_event_loop_delay_p99_seconds: 'gauge',
+      tempvec_event_loop_delay_max_seconds: 'gauge',
     });
+  });
+
+  it('reports a block of the main thread as event-loop delay since the last scrape', async () => {
+    await scrape(api);
+    // Hold the thread 250 ms between two turns of the loop (the probe's timer then fires 250 ms late).
+    await new Promise<void>((resolve) => setTimeout(() => {
+      const t0 = performance.now();
+      while (performance.now() - t0 < 250);
+      setTimeout(resolve, 5);
+    }, 5));
+    const held = await scrape(api);
+    expect(value(held, 'tempvec_event_loop_delay_max_seconds')).to.be.at.least(0.25);
+    expect(value(held, 'tempvec_event_loop_delay_p99_seconds')).to.be.above(0).and.at.most(value(held, 'tempvec_event_loop_delay_max_seconds'));
+    // The window starts again at each scrape.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(value(await scrape(api), 'tempvec_event_loop_delay_max_seconds')).to.be.below(0.25);
   });
 
   it('counts requests by route pattern and status, and times them', async () => {

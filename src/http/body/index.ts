@@ -4,7 +4,8 @@
 //                        buffer (buffer-pool.ts, read-into.ts) or, for a vector
 //                        body, a WasmBodyBuffer (wasm-body-buffer.ts)
 //   3. vector-reader.ts  vector bodies: vectors straight into float32 (JSON
-//                        numbers, and base64 through base64-decoder.ts); it may decline
+//                        numbers, and base64 through base64-decoder.ts), in slices
+//                        that give the event loop back (SLICE_MS); it may decline
 //   4. parse-json.ts     everything else: strict UTF-8, then JSON.parse (400 INVALID_JSON)
 //   5. depth.ts          the nesting limit, before anything recursive runs
 //   6. validate.ts       in the route: parseBody(ctx, schema), valibot
@@ -20,7 +21,7 @@ import { assertJsonContent } from './content-type.js';
 import { assertBodyDepth, BODY_FRAME_DEPTH } from './depth.js';
 import { parseJson } from './parse-json.js';
 import { readBody, type BodyTarget } from './read.js';
-import { readVectorBody } from './vector-reader.js';
+import { readVectorBodySliced } from './vector-reader.js';
 import { WasmBodyBuffer } from './wasm-body-buffer.js';
 
 export { parseBody } from './validate.js';
@@ -72,7 +73,7 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
     const target: BodyTarget = { lease: new BufferLease(buffers), wasmBuffers: wasmBuffers && new BufferLease(wasmBuffers) };
     try {
       const bytes = await readBody(ctx, config.maxBodyBytes, target);
-      const body = (options.vectors && readVectorBody(bytes, target.lease, target.wasmBuffer)) || parseJson(bytes);
+      const body = (options.vectors && await readVectorBodySliced(bytes, target.lease, target.wasmBuffer)) || parseJson(bytes);
       assertBodyDepth(body, BODY_FRAME_DEPTH + config.maxJsonDepth);
       ctx.request.body = body;
       await next();

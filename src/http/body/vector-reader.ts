@@ -5,13 +5,19 @@
 // (ids, metadata, options) is JSON.parse'd slice by slice, so it comes out
 // exactly as JSON.parse makes it.
 //
+// A large body is parsed in slices (readVectorBodySliced): the reader gives
+// the event loop back between two records or query vectors once it has run
+// for SLICE_MS, so a 20 MB add-many does not hold the main thread for the
+// 100+ ms one pass takes. Text between those points is handled whole.
+//
 // It only takes the easy road: on anything it does not handle (non-ASCII
 // bytes, a "__proto__" key, a component out of range, malformed JSON...) it
 // declines (undefined) and the caller parses the body the ordinary way, which
 // reports whatever is wrong.
 import { isAscii } from 'node:buffer';
-import { SPEC_LIMITS } from '../../config.js';
 import { endianness } from 'node:os';
+import { SPEC_LIMITS } from '../../config.js';
+import { Slices } from '../../sessions/persistence/slices.js';
 import { base64Length } from '../../schemas/base64-float32.js';
 import { markCheckedBuffer, markPlainRecords } from '../../schemas/checked-vectors.js';
 import type { BufferLease } from './buffer-pool.js';
@@ -20,6 +26,9 @@ import type { WasmBodyBuffer } from './wasm-body-buffer.js';
 
 const MAX_ABS = SPEC_LIMITS.maxAbsComponent;
 const MAX_DIMS = SPEC_LIMITS.maxDimensions;
+
+/** Strict UTF-8 of a value's bytes; a BOM is kept (and then refused by JSON.parse), as in a whole body's text. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Thrown inside the parser to give up; never escapes readVectorBody. */
 const DECLINE = Symbol('decline');
@@ -49,7 +58,7 @@ const EPSILON = 1e-13;
 /** Floats per arena block: vectors of a body are views into a few shared blocks, not one buffer each. */
 const ARENA_FLOATS = 64 * 1024;
 
-/** One vector's components while they are read (a parse runs start to end without yielding, so one buffer serves all). */
+/** One vector's components while they are read (a sliced parse yields only between vectors, so one buffer serves all). */
 const SCRATCH = new Float32Array(MAX_DIMS);
 
 class Reader {
@@ -88,29 +97,6 @@ class Reader {
   expect(byte: number): void {
     if (this.peek() !== byte) throw DECLINE;
     this.pos++;
-  }
-
-  /** `{ key: value, ... }`, each value read by `valueOf(key)`. */
-  object(valueOf: (key: string) => unknown): Record<string, unknown> {
-    this.expect(OPEN_OBJECT);
-    const out: Record<string, unknown> = {};
-    if (this.peek() === CLOSE_OBJECT) {
-      this.pos++;
-      return out;
-    }
-    for (;;) {
-      if (this.peek() !== QUOTE) throw DECLINE;
-      const key = this.string();
-      // Assigning "__proto__" would set the prototype; JSON.parse makes it a plain key.
-      if (key === '__proto__') throw DECLINE;
-      this.expect(COLON);
-      // A repeated key keeps its first position and its last value, as with JSON.parse.
-      out[key] = valueOf(key);
-      const next = this.peek();
-      this.pos++;
-      if (next === CLOSE_OBJECT) return out;
-      if (next !== COMMA) throw DECLINE;
-    }
   }
 
   /** False once a record of the batch is not exactly { id: string, vector: Float32Array } (see checked-vectors.ts). */
@@ -184,6 +170,20 @@ class Reader {
     }
   }
 
+  /** Like array(), pausing (a `yield`) after each item: the long arrays of a body, vectors and queryVectors. */
+  *pausingArray(item: () => unknown): Generator<void, unknown[]> {
+    this.expect(OPEN_ARRAY);
+    const out: unknown[] = [];
+    for (;;) {
+      out.push(item());
+      const next = this.peek();
+      this.pos++;
+      if (next === CLOSE_ARRAY) return out;
+      if (next !== COMMA) throw DECLINE;
+      yield;
+    }
+  }
+
   /** An ASCII string without escapes as is, anything else through jsonValue(). */
   string(): string {
     const { bytes } = this;
@@ -200,15 +200,15 @@ class Reader {
     return latin1(bytes, start + 1, i);
   }
 
-  /** Any JSON value, parsed by JSON.parse from its own bytes. */
+  /** Any JSON value, parsed by JSON.parse from its own bytes (strict UTF-8, as parse-json.ts reads a whole body). */
   jsonValue(): unknown {
     this.skipSpace();
     const start = this.pos;
     this.pos = endOfValue(this.bytes, start);
-    // Non-ASCII text needs the strict UTF-8 decoding of the ordinary path.
-    if (!isAscii(this.bytes.subarray(start, this.pos))) throw DECLINE;
+    const slice = this.bytes.subarray(start, this.pos);
     try {
-      return JSON.parse(latin1(this.bytes, start, this.pos));
+      // A value starts and ends at ASCII bytes, so its text is the same slice of the whole body's text.
+      return JSON.parse(isAscii(slice) ? latin1(this.bytes, start, this.pos) : utf8.decode(slice));
     } catch {
       throw DECLINE;
     }
@@ -412,6 +412,44 @@ function endOfValue(bytes: Buffer, start: number): number {
   }
 }
 
+/** A top-level value of the body: vectors and queryVectors with pauses between items. */
+function* topLevelValue(reader: Reader, key: string): Generator<void, unknown> {
+  if (key === 'vectors' && reader.peek() === OPEN_ARRAY) {
+    reader.plainRecords = true;
+    const records = yield* reader.pausingArray(() => reader.record());
+    if (reader.plainRecords) markPlainRecords(records);
+    return records;
+  }
+  if (key === 'queryVectors' && reader.peek() === OPEN_ARRAY) return yield* reader.pausingArray(() => reader.vector());
+  return reader.field(key);
+}
+
+/** The whole body, as Reader.object() reads an object, pausing inside its long arrays. */
+function* topLevel(reader: Reader): Generator<void, Record<string, unknown>> {
+  reader.expect(OPEN_OBJECT);
+  const out: Record<string, unknown> = {};
+  if (reader.peek() === CLOSE_OBJECT) {
+    reader.pos++;
+  } else {
+    for (;;) {
+      if (reader.peek() !== QUOTE) throw DECLINE;
+      const key = reader.string();
+      // Assigning "__proto__" would set the prototype; JSON.parse makes it a plain key.
+      if (key === '__proto__') throw DECLINE;
+      reader.expect(COLON);
+      // A repeated key keeps its first position and its last value, as with JSON.parse.
+      out[key] = yield* topLevelValue(reader, key);
+      const next = reader.peek();
+      reader.pos++;
+      if (next === CLOSE_OBJECT) break;
+      if (next !== COMMA) throw DECLINE;
+    }
+  }
+  reader.skipSpace();
+  if (!reader.done) throw DECLINE;
+  return out;
+}
+
 /**
  * The body of /vectors/add, add-many, /search or search-many, parsed as
  * JSON.parse would except that vectors (number arrays and base64) are
@@ -419,7 +457,7 @@ function endOfValue(bytes: Buffer, start: number): number {
  * caller then uses JSON.parse). With a lease, the vectors live in buffers
  * taken from its pool; with the WasmBodyBuffer the body was read into, base64
  * vectors live in it: give either back only once nothing will read
- * them.
+ * them. In one piece: readVectorBodySliced is the same parse in slices.
  */
 export function readVectorBody(bytes: Buffer, lease?: BufferLease, wasmBuffer?: WasmBodyBuffer): Record<string, unknown> | undefined {
   // No check of the whole body for non-ASCII bytes: every string is made
@@ -427,20 +465,42 @@ export function readVectorBody(bytes: Buffer, lease?: BufferLease, wasmBuffer?: 
   // byte is not JSON structure, a digit or base64, so the reader declines.
   const reader = new Reader(bytes, lease, wasmBuffer);
   try {
-    const body = reader.object((key) => {
-      if (key === 'vectors' && reader.peek() === OPEN_ARRAY) {
-        reader.plainRecords = true;
-        const records = reader.array(() => reader.record());
-        if (reader.plainRecords) markPlainRecords(records);
-        return records;
+    const parse = topLevel(reader);
+    for (let step = parse.next(); ; step = parse.next()) {
+      if (step.done) {
+        reader.decoder?.flush();
+        return step.value;
       }
-      if (key === 'queryVectors' && reader.peek() === OPEN_ARRAY) return reader.array(() => reader.vector());
-      return reader.field(key);
-    });
-    reader.skipSpace();
-    if (!reader.done) return undefined;
-    reader.decoder?.flush();
-    return body;
+    }
+  } catch (err) {
+    if (err === DECLINE) return undefined;
+    throw err;
+  } finally {
+    reader.decoder?.reset();
+  }
+}
+
+/**
+ * readVectorBody in slices: between two records or query vectors, once
+ * `slices` says its slice is used up, it gives the event loop a turn (other
+ * requests then run, and may use the shared base64 decoder: its pending
+ * values are flushed first). The same result, or undefined, as readVectorBody.
+ */
+export async function readVectorBodySliced(bytes: Buffer, lease?: BufferLease, wasmBuffer?: WasmBodyBuffer, slices = new Slices()): Promise<Record<string, unknown> | undefined> {
+  const reader = new Reader(bytes, lease, wasmBuffer);
+  try {
+    const parse = topLevel(reader);
+    for (let step = parse.next(); ; step = parse.next()) {
+      if (step.done) {
+        reader.decoder?.flush();
+        return step.value;
+      }
+      if (slices.due()) {
+        reader.decoder?.flush();
+        reader.decoder?.reset();
+        await slices.pause();
+      }
+    }
   } catch (err) {
     if (err === DECLINE) return undefined;
     throw err;

@@ -7,6 +7,8 @@
 // so other sessions' requests are answered while a large export is sent.
 // The import reads its body as it arrives, within MAX_IMPORT_BYTES,
 // validating each line; then checks the whole and applies it in one step.
+// Like every body, it is admitted and cut when slower than
+// MIN_BODY_BYTES_PER_SEC by ../admission.ts (408 JSON).
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import * as v from 'valibot';

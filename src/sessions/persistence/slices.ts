@@ -12,9 +12,14 @@ export class Slices {
   /** `sliceMs` Infinity runs a job in one piece (bench:persistence compares). */
   constructor(private readonly sliceMs = SLICE_MS) {}
 
+  /** Whether this slice has run for its time: pause() would yield. */
+  due(): boolean {
+    return performance.now() - this.start >= this.sliceMs;
+  }
+
   /** Yield to the event loop when this slice has run for SLICE_MS. */
   async pause(): Promise<void> {
-    if (performance.now() - this.start < this.sliceMs) return;
+    if (!this.due()) return;
     await nextTurn();
     this.start = performance.now();
   }

@@ -6,7 +6,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { SPEC_LIMITS } from '../../../src/config.js';
-import { readVectorBody } from '../../../src/http/body/vector-reader.js';
+import { readVectorBody, readVectorBodySliced } from '../../../src/http/body/vector-reader.js';
+import { Slices } from '../../../src/sessions/persistence/slices.js';
 import { decodeFloat32Base64, encodeFloat32Base64 } from '../../../src/schemas/base64-float32.js';
 import { VectorSchema } from '../../../src/schemas/vector.js';
 import * as v from 'valibot';
@@ -159,13 +160,11 @@ describe('vector body reader (add, add-many, search, search-many)', () => {
       '', ' ', '[]', '{', '{"vectors":[{"id":"a","vector":[1,2]}]', '{"vector":[]}', '{"vector":[1,]}', '{"vector":[1 2]}',
       '{"vector":[01]}', '{"vector":[1.]}', '{"vector":[.5]}', '{"vector":[1e]}', '{"vector":[+1]}', '{"vector":[NaN]}',
       '{"vector":[1e17]}', '{"vector":[-1.00000000001e16]}', '{"vector":[1e400]}', '{"vector":["1"]}', '{"vector":[[1]]}',
-      '{"__proto__":{"vector":[1]}}', '{"vectors":[{"__proto__":1,"id":"a","vector":[1]}]}', '{"id":"é","vector":[1]}',
+      '{"__proto__":{"vector":[1]}}', '{"vectors":[{"__proto__":1,"id":"a","vector":[1]}]}', '{"\\u005f_proto__":{"vector":[1]}}',
       '{"vector":[1]} x', '{"vectors":[],"metric":"cosine"}', '{"vector":[1]}{}', '{"id":"a\u0001","vector":[1]}', '{"metadata":{"a":tru},"vector":[1]}',
       `{"vector":[${Array(SPEC_LIMITS.maxDimensions + 1).fill(1).join(',')}]}`,
-      // A non-ASCII byte anywhere: in a key, a nested value, base64, a number, between tokens, a record's id.
-      '{"vector":[1],"é":1}', '{"vector":[1],"metadata":{"a":["x","é"]}}', '{"vector":"AACAPé=="}', '{"vector":[1é]}',
-      '{"vector":[1]\u00a0}', '{"vectors":[{"id":"a","vector":[1]},{"id":"bé","vector":[1]}]}',
-      '{"queryVector":[1],"filter":{"tag":{"$in":["x","ü"]}}}',
+      // A non-ASCII byte outside a string: in base64, a number, between tokens.
+      '{"vector":"AACAPé=="}', '{"vector":[1é]}', '{"vector":[1]\u00a0}',
     ];
     for (const text of declined) expect(parse(text), text).to.equal(undefined);
   });
@@ -181,6 +180,81 @@ describe('vector body reader (add, add-many, search, search-many)', () => {
       const body = parse(text);
       expect(body, text).to.not.equal(undefined);
       sameValue(body, expected(text));
+    }
+  });
+
+  it('reads non-ASCII text in strings as strict UTF-8, as JSON.parse of the body', () => {
+    for (const text of [
+      '{"id":"é","vector":[1]}', '{"vector":[1],"é":1}', '{"vector":[1],"metadata":{"a":["x","é"]}}',
+      '{"vectors":[{"id":"a","vector":[1]},{"id":"bé😀","vector":[1],"metadata":{"ключ":"値"}}]}',
+      '{"queryVector":[1],"filter":{"tag":{"$in":["x","ü"]}}}',
+    ]) sameValue(parse(text), expected(text));
+    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 12 }), fc.jsonValue({ maxDepth: 2, stringUnit: 'binary' }), (id, metadata) => {
+      const text = JSON.stringify({ vectors: [{ id, vector: [1, 2], metadata }, { id: 'b', vector: [3, 4] }] });
+      sameValue(parse(text), expected(text));
+    }), { numRuns: 200 });
+  });
+
+  it('declines invalid UTF-8 and a byte order mark inside the body', () => {
+    const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => Buffer.from(p as string)));
+    for (const body of [
+      bytes('{"vector":[1],"metadata":{"a":"', [0xff], '"}}'),
+      bytes('{"id":"', [0xc3], '","vector":[1]}'),
+      bytes('{"vector":[1],"metadata":{"a":"', [0xed, 0xa0, 0x80], '"}}'),
+      bytes('{"vector":[1],"metadata":', [0xef, 0xbb, 0xbf], '1}'),
+      bytes([0xef, 0xbb, 0xbf], '{"vector":[1]}'),
+    ]) expect(readVectorBody(body), body.toString('latin1')).to.equal(undefined);
+  });
+});
+
+describe('vector body reader in slices', () => {
+  /** A body of records (number or base64 vectors, unicode metadata) and query vectors. */
+  const body = fc.record({
+    vectors: fc.array(fc.record({
+      id: fc.string({ maxLength: 6, unit: 'binary' }),
+      vector: fc.oneof(
+        fc.array(numberText, { minLength: 1, maxLength: 8 }).map((xs) => `[${xs.join(',')}]`),
+        fc.array(fc.float({ noNaN: true, min: -1e6, max: 1e6 }), { minLength: 1, maxLength: 8 }).map((xs) => `"${encodeFloat32Base64(xs)}"`),
+      ),
+      metadata: fc.option(fc.jsonValue({ maxDepth: 2, stringUnit: 'binary' })),
+    }), { minLength: 1, maxLength: 6 }),
+    queryVectors: fc.array(fc.array(fc.float({ noNaN: true, min: -1e6, max: 1e6 }), { minLength: 2, maxLength: 2 }).map((xs) => `"${encodeFloat32Base64(xs)}"`), { maxLength: 4 }),
+  }).map(({ vectors, queryVectors }) => {
+    const items = vectors.map((r) => `{"id":${JSON.stringify(r.id)},"vector":${r.vector}${r.metadata === null ? '' : `,"metadata":${JSON.stringify(r.metadata)}`}}`);
+    return `{"vectors":[${items.join(',')}],"metric":"l2"${queryVectors.length ? `,"queryVectors":[${queryVectors.join(',')}]` : ''}}`;
+  });
+  const sliced = (text: string) => readVectorBodySliced(Buffer.from(text), undefined, undefined, new Slices(0));
+
+  it('gives the value of the one-piece parse when it yields after every item', async () => {
+    await fc.assert(fc.asyncProperty(body, async (text) => {
+      const whole = readVectorBody(Buffer.from(text));
+      const inSlices = await sliced(text);
+      if (whole === undefined) expect(inSlices).to.equal(undefined);
+      else sameValue(inSlices, whole);
+      if (whole !== undefined) sameValue(whole, expected(text));
+    }), { numRuns: 200 });
+  });
+
+  it('keeps each body\'s base64 vectors apart when sliced parses interleave', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(body, { minLength: 2, maxLength: 4 }), async (texts) => {
+      // Each yields after every item, so the parses take turns with the shared base64 decoder.
+      const parsed = await Promise.all(texts.map(sliced));
+      texts.forEach((text, i) => {
+        const whole = readVectorBody(Buffer.from(text));
+        if (whole === undefined) expect(parsed[i]).to.equal(undefined);
+        else sameValue(parsed[i], whole);
+      });
+    }), { numRuns: 100 });
+  });
+
+  it('declines in slices what it declines in one piece', async () => {
+    const declined = [
+      '{"vectors":[{"id":"a","vector":[1]},{"id":"b","vector":[1e17]}]}', '{"vectors":[{"id":"a","vector":[1]},{"__proto__":1,"id":"b","vector":[1]}]}',
+      '{"vectors":[{"id":"a","vector":[1]},{"id":"b","vector":[1]}] x', '{"queryVectors":["AACAPw==","AACAPé=="]}', '{"vectors":[{"id":"a","vector":[1]},]}',
+    ];
+    for (const text of declined) {
+      expect(readVectorBody(Buffer.from(text)), text).to.equal(undefined);
+      expect(await sliced(text), text).to.equal(undefined);
     }
   });
 });
