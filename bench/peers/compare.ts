@@ -84,6 +84,16 @@ export async function comparePeers(k: number) {
   let faiss: FaissFlat | { skip: string } = { skip: 'not started' };
   let lance: LanceFlat | { skip: string } = { skip: 'not started' };
   const recalls: Record<string, string | number>[] = [];
+  const closePeers = () => {
+    if (!('skip' in faiss)) faiss.close();
+    if (!('skip' in lance)) lance.close();
+  };
+  // Ctrl-C: the peers' temporary copies of the data go too.
+  const interrupted = () => {
+    closePeers();
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
   try {
     faiss = await FaissFlat.start(data, queries, DIM, k);
     if ('skip' in faiss) skipped.FAISS = faiss.skip;
@@ -154,8 +164,8 @@ export async function comparePeers(k: number) {
     for (const line of summary) console.log(line);
     return { vectors: N, dim: DIM, threads, faiss: 'skip' in faiss ? null : faiss.info, skipped, recalls, rows, summary };
   } finally {
-    if (!('skip' in faiss)) faiss.close();
-    if (!('skip' in lance)) lance.close();
+    process.off('SIGINT', interrupted);
+    closePeers();
     await pool.close();
   }
 }
