@@ -6,14 +6,18 @@
 // chunks, not the session) and yielding to the event loop between chunks,
 // so other sessions' requests are answered while a large export is sent.
 // The import reads its body as it arrives, within MAX_IMPORT_BYTES,
-// validating each line; then checks the whole and applies it in one step.
+// validating each line; checks the whole, encodes its log records in slices
+// (DATA_DIR), then applies it in one step (checked again if the session
+// changed meanwhile), so readers and a restart see all of it or nothing.
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import * as v from 'valibot';
 import { apiError } from '../../errors.js';
 import { exportHeader, headerLine, NDJSON_TYPE, recordLines, type VectorEncoding } from '../../export/format.js';
 import { ImportReader } from '../../export/import-reader.js';
-import type { IndexExport } from '../../index/vector-index.js';
+import type { IndexExport, UpsertPlan } from '../../index/vector-index.js';
+import type { Session } from '../../sessions/session.js';
+import type { SessionStore } from '../../sessions/session-store.js';
 import { requestError } from '../../schemas/request-error.js';
 import { reserveBody } from '../body/index.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
@@ -71,6 +75,12 @@ async function readImport(ctx: Context, reader: ImportReader, limit: number): Pr
   }
 }
 
+/** The memory checks of writes.prepareImport, for a plan still current: other sessions may have grown meanwhile. */
+function recheckMemory(store: SessionStore, session: Session, plan: UpsertPlan): void {
+  store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded);
+  store.assertWasmMemoryFor(session);
+}
+
 export function transferRoutes({ router, store, schemas, config, auth }: RouteDeps): void {
   const { writes } = store;
 
@@ -100,9 +110,17 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
       reservation?.release();
     }
     timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);
-    // Checked and applied in one synchronous step: no other change can come in between.
-    const plan = timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed));
-    const mutation = timings.measure('importMs', () => (plan ? writes.importPlan(session, plan) : { added: 0, replaced: 0 }));
+    let plan = timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed));
+    const encodeStart = performance.now();
+    const encoded = plan ? await store.encodeImport(plan) : undefined;
+    timings.set('importEncodeMs', Math.round((performance.now() - encodeStart) * 1000) / 1000);
+    const mutation = timings.measure('importMs', () => {
+      // Checked again in the step that applies it, since other changes may have come in meanwhile
+      // (the whole plan when this session changed; the log records are then written anew if it differs).
+      if (plan && !session.index.isCurrent(plan)) plan = writes.prepareImport(session, parsed);
+      else if (plan) recheckMemory(store, session, plan);
+      return plan ? writes.importPlan(session, plan, encoded) : { added: 0, replaced: 0 };
+    });
     replyWithSession(ctx, store, { mutation });
   });
 }
