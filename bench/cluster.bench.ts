@@ -175,7 +175,7 @@ const targets: Target[] = [];
 try {
   for (const instances of [1, 2, 3]) {
     const cluster = new Cluster({
-      instances, port: 0, host: '127.0.0.1', dataDir: '', maxBodyBytes: config.maxBodyBytes, env, nginx,
+      instances, port: 0, host: '127.0.0.1', dataDir: '', maxBodyBytes: config.maxBodyBytes, maxImportBytes: config.maxImportBytes, env, nginx,
       server: DIST_SERVER, respawnMs: 0, workerProcesses: 1, log: () => {},
     });
     clusters.push(cluster);

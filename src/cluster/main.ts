@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   if (args.upstreams !== undefined) {
     let text: string;
     try {
-      text = proxyConfig({ listen, upstreams: parseUpstreams(args.upstreams), maxBodyBytes: config.maxBodyBytes });
+      text = proxyConfig({ listen, upstreams: parseUpstreams(args.upstreams), maxBodyBytes: config.maxBodyBytes, maxImportBytes: config.maxImportBytes });
     } catch (err) {
       fail((err as Error).message);
     }
@@ -79,6 +79,7 @@ async function main(): Promise<void> {
     host: args.host,
     dataDir: config.dataDir,
     maxBodyBytes: config.maxBodyBytes,
+    maxImportBytes: config.maxImportBytes,
     env: process.env,
     nginx,
     server: DIST_SERVER,

@@ -3,6 +3,7 @@
 // is logged and answered 500 INTERNAL_ERROR without its internals.
 import type { Middleware } from 'koa';
 import { ApiError, apiError, ERROR_CODES } from '../errors.js';
+import { isWasmAllocationFailure } from '../limits/wasm-memories.js';
 
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -14,8 +15,8 @@ function toApiError(err: unknown): ApiError {
   if (status === 404) return apiError('NOT_FOUND', 'no such route');
   if (status === 400 && (err as { type?: string }).type !== undefined) return apiError('INVALID_JSON', 'the request body could not be read');
   // new WebAssembly.Memory or memory.grow found no address space or memory left.
-  if (err instanceof RangeError && /WebAssembly|memory/i.test(err.message)) {
-    console.error(`tempvec: could not reserve WebAssembly memory: ${err.message}`);
+  if (isWasmAllocationFailure(err)) {
+    console.error(`tempvec: could not reserve WebAssembly memory: ${(err as Error).message}`);
     return apiError('SERVER_AT_CAPACITY', 'the server could not reserve memory for this request; try again later', undefined, { 'Retry-After': '60' });
   }
   console.error(err);

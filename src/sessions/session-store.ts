@@ -1,7 +1,7 @@
 // SessionStore: issues tokens, finds a session by its token, expires idle
 // sessions and frees their memory. With DATA_DIR it also keeps each session's
 // log (persistence/session-journal.ts) and reopens sessions after a restart.
-import { WASM_MEMORIES_OUTSIDE_SESSIONS } from '../limits/wasm-memories.js';
+import { isWasmAllocationFailure, WASM_MEMORIES_OUTSIDE_SESSIONS } from '../limits/wasm-memories.js';
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
 import { heapCapBytes } from '../limits/heap-limit.js';
@@ -263,17 +263,24 @@ export class SessionStore {
    */
   assertWasmMemoryFor(session: Session): void {
     if (session.index.memoryBytes > 0) return;
+    this.assertWasmMemoryLeft('nothing was stored, try again later');
+  }
+
+  private assertWasmMemoryLeft(outcome: string): void {
     const held = this.wasmMemories();
     if (held + 1 > this.config.maxWasmMemories) {
-      throw apiError('SERVER_AT_CAPACITY', `the server holds its maximum of ${this.config.maxWasmMemories} WebAssembly memories; nothing was stored, try again later`, {
+      throw apiError('SERVER_AT_CAPACITY', `the server holds its maximum of ${this.config.maxWasmMemories} WebAssembly memories; ${outcome}`, {
         maxWasmMemories: this.config.maxWasmMemories, wasmMemories: held,
-      }, { 'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)) });
+      }, { 'Retry-After': String(this.retryAfterSeconds()) });
     }
   }
 
-  /** WebAssembly memories the process may hold: one per session with vectors, plus those outside sessions (at most). */
+  /**
+   * WebAssembly memories the process may hold: one per session with vectors,
+   * one per session being reopened, plus those outside sessions (at most).
+   */
   wasmMemories(): number {
-    let sessions = 0;
+    let sessions = this.reopening.size;
     for (const session of this.sessions.values()) if (session.index.memoryBytes > 0) sessions++;
     return sessions + WASM_MEMORIES_OUTSIDE_SESSIONS;
   }
@@ -326,16 +333,31 @@ export class SessionStore {
       this.forget(hash, now);
       return undefined;
     }
+    try {
+      this.assertWasmMemoryLeft('the session is kept on disk and reopens once one is free, try again later');
+    } catch (err) {
+      // This request counts as an access: the session does not expire while its caller is refused.
+      this.dormant.set(hash, now);
+      this.log.stampAccess(hash, now);
+      throw err;
+    }
     this.dormant.delete(hash);
     try {
       const restored = await this.log.restore(hash, (id, createdAt) =>
         new Session(hash, this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, now, { id, createdAt }));
       if (!restored) return undefined; // its creation failed: it was never acknowledged
       const { session, report } = restored;
+      // Its last access on record: the log's, or a later request that was refused (the file's time).
+      session.touch(Math.max(session.lastAccessedAt, lastWrite));
       if (report.tornTail) console.warn(`tempvec: session ${session.id}: cut a torn last record (${report.tornTail}); every acknowledged change is kept`);
       this.admit(session);
       return session;
     } catch (err) {
+      if (isWasmAllocationFailure(err)) {
+        this.dormant.set(hash, now);
+        console.error(`tempvec: no memory to reopen a session (token hash ${hash.slice(0, 12)}...); it stays on disk: ${(err as Error).message}`);
+        throw apiError('SERVER_AT_CAPACITY', 'the server could not reserve memory to reopen this session; it is kept on disk, try again later', undefined, { 'Retry-After': String(this.retryAfterSeconds()) });
+      }
       if (!(err instanceof CorruptLogError)) {
         // Unreadable for now (I/O error, no file handles): it stays on disk for a later try.
         this.dormant.set(hash, lastWrite);

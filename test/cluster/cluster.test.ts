@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../../src/config.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { expectError, expectOk, type ApiResponse } from '../helpers/http.js';
+import { encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
 import { seededRng, randomVectors } from '../helpers/random.js';
 import { expectSameTopK } from '../helpers/reference.js';
 
@@ -18,6 +19,8 @@ type Sdk = typeof import('../../src/sdk/index.js');
 
 /** Above nginx's 1 MiB body buffer: larger bodies go through its temporary files. */
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
+/** An import may be larger: nginx lets one through up to this, as the instances do. */
+const MAX_IMPORT_BYTES = 6 * 1024 * 1024;
 const INSTANCE = 'x-tempvec-instance';
 const idOf = (token: string) => token.split('.')[0];
 /** The parts of an error body that do not depend on timing. */
@@ -29,7 +32,7 @@ describe('cluster: 3 instances behind nginx', function () {
   let tokens: string[] = [];
 
   before(async () => {
-    c = await startCluster(3, { REQUEST_RATE_PER_SEC: '20', MAX_BODY_BYTES: String(MAX_BODY_BYTES) });
+    c = await startCluster(3, { REQUEST_RATE_PER_SEC: '20', MAX_BODY_BYTES: String(MAX_BODY_BYTES), MAX_IMPORT_BYTES: String(MAX_IMPORT_BYTES) });
   });
   after(() => c?.close());
 
@@ -166,6 +169,22 @@ describe('cluster: 3 instances behind nginx', function () {
     expect(body.length).to.be.within(1.5 * 1024 * 1024, MAX_BODY_BYTES);
     const fresh = await c.token();
     expect(expectOk(await c.request('POST', '/vectors/add-many', { token: fresh, body })).mutation).to.deep.equal({ added: 250, replaced: 0 });
+  });
+
+  it('takes an import over MAX_BODY_BYTES up to MAX_IMPORT_BYTES, then 413 JSON', async () => {
+    const source = await c.token();
+    const rows = randomVectors(seededRng(7), 2400, 384);
+    for (let i = 0; i < rows.length; i += 400) {
+      const vectors = rows.slice(i, i + 400).map((vector, j) => ({ id: `r${i + j}`, vector: encodeFloat32Base64(vector) }));
+      expectOk(await c.request('POST', '/vectors/add-many', { token: source, body: { vectors } }));
+    }
+    const exported = await c.request('GET', '/vectors/export?vectorEncoding=base64', { token: source });
+    expect(exported.text.length).to.be.within(MAX_BODY_BYTES, MAX_IMPORT_BYTES);
+    const ndjson = { 'content-type': 'application/x-ndjson' };
+    const target = await c.token();
+    expect(expectOk(await c.request('POST', '/vectors/import', { token: target, body: exported.text, headers: ndjson })).mutation).to.deep.equal({ added: 2400, replaced: 0 });
+    const tooLarge = await c.request('POST', '/vectors/import', { token: target, body: exported.text.padEnd(MAX_IMPORT_BYTES + 1, ' '), headers: ndjson });
+    expect(expectError(tooLarge, 413, 'PAYLOAD_TOO_LARGE').message).to.include('MAX_IMPORT_BYTES');
   });
 
   it('SIGKILL of one instance: only its sessions get 503 INSTANCE_UNAVAILABLE; restarted, they answer with their data', async () => {

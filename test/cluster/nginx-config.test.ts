@@ -19,7 +19,7 @@ describe('nginx configuration generator', () => {
   });
 
   it('routes each instance\'s token prefix to its own upstream, everything else to any instance', () => {
-    const text = proxyConfig({ listen: '127.0.0.1:8080', upstreams: parseUpstreams('a=127.0.0.1:1,b=127.0.0.1:2'), maxBodyBytes: 4096 });
+    const text = proxyConfig({ listen: '127.0.0.1:8080', upstreams: parseUpstreams('a=127.0.0.1:1,b=127.0.0.1:2'), maxBodyBytes: 4096, maxImportBytes: 65536 });
     expect(text.match(/^upstream tempvec_a \{\n {2}server 127\.0\.0\.1:1;\n {2}keepalive \d+;\n\}$/m)).to.not.equal(null);
     expect(text).to.include('  "~^[Bb][Ee][Aa][Rr][Ee][Rr] a\\." tempvec_a;').and.include('  default tempvec_any;');
     expect(text).to.include('client_max_body_size 4096;').and.include('proxy_set_header Connection "";');
@@ -27,8 +27,21 @@ describe('nginx configuration generator', () => {
     expect(text.match(/max_fails=1/g)).to.have.length(2);
   });
 
+  it('caps POST /vectors/import at MAX_IMPORT_BYTES, other bodies at MAX_BODY_BYTES', () => {
+    const text = proxyConfig({ listen: '8080', upstreams: parseUpstreams('a=127.0.0.1:1'), maxBodyBytes: 4096, maxImportBytes: 65536 });
+    const server = text.slice(text.indexOf('server {'));
+    const importLocation = /\n {2}location = \/vectors\/import \{\n([\s\S]*?)\n {2}\}/.exec(server)?.[1] ?? '';
+    expect(importLocation).to.include('client_max_body_size 65536;').and.include('error_page 413 = @import_too_large;');
+    expect(importLocation).to.include('proxy_pass http://$tempvec_upstream;');
+    // Its own error_page lines replace the server's: every one is repeated.
+    const pages = (block: string) => block.match(/error_page [^;]+;/g)!.map((line) => line.replace(/@\w+_too_large/, '@too_large'));
+    expect(pages(importLocation)).to.deep.equal(pages(server.slice(0, server.indexOf('location'))));
+    expect(server.slice(0, server.indexOf('location'))).to.include('client_max_body_size 4096;');
+    expect(text).to.match(/location @import_too_large \{[^}]*return 413 '[^']*"PAYLOAD_TOO_LARGE"[^']*65536 bytes \(MAX_IMPORT_BYTES\)/);
+  });
+
   it('writes a whole foreground configuration under the prefix for the launcher', () => {
-    const text = serverConfig({ listen: '127.0.0.1:8080', upstreams: parseUpstreams('a=127.0.0.1:1'), maxBodyBytes: 1, prefix: '/tmp/p' });
+    const text = serverConfig({ listen: '127.0.0.1:8080', upstreams: parseUpstreams('a=127.0.0.1:1'), maxBodyBytes: 1, maxImportBytes: 2, prefix: '/tmp/p' });
     expect(text).to.match(/^daemon off;\n/);
     expect(text).to.include('pid /tmp/p/nginx.pid;').and.include('client_body_temp_path /tmp/p/client_body_temp;');
   });

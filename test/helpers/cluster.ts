@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, DIST_SERVER, findNginx } from '../../src/cluster/launcher.js';
+import { loadConfig } from '../../src/config.js';
 import { requestAt, type ApiResponse, type RequestOptions } from './http.js';
 
 export interface TestCluster {
@@ -22,8 +23,10 @@ export async function startCluster(instances: number, env: Record<string, string
   const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-cluster-'));
   const log: string[] = [];
   const fullEnv = { ...process.env, TOKEN_RATE_PER_MIN: '0', ...env };
+  // The body limits the instances will read from this environment, for nginx.
+  const config = loadConfig({ MAX_BODY_BYTES: fullEnv.MAX_BODY_BYTES, MAX_IMPORT_BYTES: fullEnv.MAX_IMPORT_BYTES });
   const cluster = new Cluster({
-    instances, port: 0, host: '127.0.0.1', dataDir, maxBodyBytes: Number(fullEnv.MAX_BODY_BYTES ?? 32 * 1024 * 1024),
+    instances, port: 0, host: '127.0.0.1', dataDir, maxBodyBytes: config.maxBodyBytes, maxImportBytes: config.maxImportBytes,
     env: fullEnv, nginx, server: DIST_SERVER, respawnMs, workerProcesses: 1, log: (line) => log.push(line),
   });
   await cluster.start();

@@ -30,11 +30,11 @@ function rawConnection(base: string) {
   };
 }
 
-/** A POST whose headers announce `length` bytes, followed by `sent` of them. */
-async function heldBody(base: string, length: number, token?: string, sent = 1) {
+/** A POST (to /vectors/add unless `to` says otherwise) whose headers announce `length` bytes, followed by `sent` of them. */
+async function heldBody(base: string, length: number, token?: string, sent = 1, to = { path: '/vectors/add', type: 'application/json' }) {
   const conn = rawConnection(base);
   await conn.ready;
-  conn.send(`POST /vectors/add HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${token ? `Authorization: Bearer ${token}\r\n` : ''}\r\n${'{'.padEnd(sent, ' ')}`);
+  conn.send(`POST ${to.path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${to.type}\r\nContent-Length: ${length}\r\n${token ? `Authorization: Bearer ${token}\r\n` : ''}\r\n${'{'.padEnd(sent, ' ')}`);
   return conn;
 }
 
@@ -94,18 +94,25 @@ describe('admission control', function () {
     expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } }));
   });
 
-  it('cuts a body slower than MIN_BODY_BYTES_PER_SEC with 408 JSON and closes it', async () => {
-    const token = await api.token();
-    const conn = await heldBody(api.base, 50_000, token);
-    const drip = setInterval(() => conn.send(' '), 50);
-    const { text, closed } = await conn.answer(5000);
-    clearInterval(drip);
-    const answer = parseAnswer(text);
-    expect(answer.status).to.equal(408);
-    expect(answer.body.error.code).to.equal('REQUEST_TIMEOUT');
-    expect(closed).to.equal(true);
-    expectOk(await api.get('/limits'));
-  });
+  const routes = [
+    { path: '/vectors/add', type: 'application/json' },
+    // The import reads the request itself (not through jsonBody): the same rule applies.
+    { path: '/vectors/import', type: 'application/x-ndjson' },
+  ];
+  for (const to of routes) {
+    it(`cuts a body slower than MIN_BODY_BYTES_PER_SEC with 408 JSON: ${to.path}`, async () => {
+      const token = await api.token();
+      const conn = await heldBody(api.base, 50_000, token, 1, to);
+      const drip = setInterval(() => conn.send(' '), 50);
+      const { text, closed } = await conn.answer(5000);
+      clearInterval(drip);
+      const answer = parseAnswer(text);
+      expect(answer.status).to.equal(408);
+      expect(answer.body.error.code).to.equal('REQUEST_TIMEOUT');
+      expect(closed).to.equal(true);
+      expectOk(await api.get('/limits'));
+    });
+  }
 
   it('answers headers slower than HEADERS_TIMEOUT_MS with 408 JSON', async () => {
     const conn = rawConnection(api.base);

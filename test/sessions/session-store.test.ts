@@ -1,8 +1,15 @@
-// SessionStore: authentication, sliding expiry, the sweeper, MAX_SESSIONS.
+// SessionStore: authentication, sliding expiry, the sweeper, MAX_SESSIONS,
+// and reopening sessions from DATA_DIR within MAX_WASM_MEMORIES.
 import { expect } from 'chai';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.js';
+import { ApiError } from '../../src/errors.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
+import { WASM_MEMORIES_OUTSIDE_SESSIONS } from '../../src/limits/wasm-memories.js';
 import { SessionStore } from '../../src/sessions/session-store.js';
+import type { Session } from '../../src/sessions/session.js';
 import { hashToken, newToken } from '../../src/sessions/token.js';
 import { ManualClock } from '../helpers/clock.js';
 import { expectApiError } from '../helpers/errors.js';
@@ -130,5 +137,92 @@ describe('SessionStore', () => {
     clock.advance(TTL / 2); // the first session is now idle for a whole TTL
     expect(() => store.create()).to.not.throw();
     expect(store.size).to.equal(2);
+  });
+});
+
+describe('SessionStore reopening sessions from DATA_DIR', () => {
+  const DIM = 64;
+  const vectorOf = (i: number) => Array.from({ length: DIM }, (_, j) => ((i * 13 + j * 7) % 41) / 8 - 2);
+  const ONE_SESSION = WASM_MEMORIES_OUTSIDE_SESSIONS + 1;
+  let dir: string;
+  let clock: ManualClock;
+  const open = (overrides: Partial<Config> = {}) =>
+    new SessionStore(loadConfig({}, { dataDir: dir, sessionTtlMs: TTL, ...overrides }), loadKernelModule(), clock.now);
+
+  /** A session on disk holding v0..v(count-1); its token. */
+  function stored(store: SessionStore, count: number): string {
+    const { token, session } = store.create();
+    const records = Array.from({ length: count }, (_, i) => ({ id: `v${i}`, vector: vectorOf(i) }));
+    store.writes.upsert(session, store.writes.prepareUpsert(session, records, { metric: 'l2' }));
+    return token;
+  }
+
+  async function refusal(pending: Session | Promise<Session>): Promise<ApiError> {
+    const err = await Promise.resolve(pending).then(() => null, (caught) => caught);
+    expect(err).to.be.instanceOf(ApiError);
+    return err as ApiError;
+  }
+
+  const expectVectors = (session: Session, count: number) => {
+    expect(session.index.size).to.equal(count);
+    expect(session.index.get(`v${count - 1}`)?.vector).to.deep.equal(vectorOf(count - 1));
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tempvec-reopen-'));
+    clock = new ManualClock();
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('refuses a reopen past MAX_WASM_MEMORIES with 503 and keeps it on disk', async () => {
+    const first = open();
+    const [a, b] = [stored(first, 10), stored(first, 20)];
+    const store = open({ maxWasmMemories: ONE_SESSION });
+    const sessionA = await store.authenticate(a);
+    const err = await refusal(store.authenticate(b));
+    expect([err.status, err.code]).to.deep.equal([503, 'SERVER_AT_CAPACITY']);
+    expect(Number(err.headers?.['Retry-After'])).to.be.greaterThan(0);
+    expect(readdirSync(dir)).to.include(`${hashToken(b)}.log`);
+    // A refused caller keeps its session alive; once a memory is free it reopens whole.
+    clock.advance(TTL - 1);
+    await refusal(store.authenticate(b));
+    await store.authenticate(a);
+    clock.advance(TTL - 1);
+    store.writes.reset(await store.authenticate(a));
+    expectVectors(await store.authenticate(b), 20);
+    expect(sessionA.index.size).to.equal(0);
+  });
+
+  it('counts reopens in flight: two at once past the cap, one is refused', async () => {
+    const first = open();
+    const tokens = [stored(first, 10), stored(first, 10)];
+    const store = open({ maxWasmMemories: ONE_SESSION });
+    const outcomes = await Promise.allSettled(tokens.map((token) => store.authenticate(token)));
+    expect(outcomes.map((o) => o.status).sort()).to.deep.equal(['fulfilled', 'rejected']);
+    expect(store.wasmMemories()).to.equal(ONE_SESSION);
+  });
+
+  it('keeps a session on disk, not set aside, when its reopen finds no memory', async () => {
+    const token = stored(open(), 2000);
+    const store = open();
+    const grow = WebAssembly.Memory.prototype.grow;
+    let grows = 0;
+    WebAssembly.Memory.prototype.grow = () => {
+      grows++;
+      throw new RangeError('WebAssembly.Memory.grow(): Maximum memory size exceeded');
+    };
+    const { error } = console;
+    console.error = () => {};
+    let err: ApiError;
+    try {
+      err = await refusal(store.authenticate(token));
+    } finally {
+      WebAssembly.Memory.prototype.grow = grow;
+      console.error = error;
+    }
+    expect(grows).to.be.above(0);
+    expect([err.status, err.code]).to.deep.equal([503, 'SERVER_AT_CAPACITY']);
+    expect(readdirSync(dir)).to.deep.equal([`${hashToken(token)}.log`]);
+    expectVectors(await store.authenticate(token), 2000);
   });
 });

@@ -9,6 +9,8 @@
 // validating each line; checks the whole, encodes its log records in slices
 // (DATA_DIR), then applies it in one step (checked again if the session
 // changed meanwhile), so readers and a restart see all of it or nothing.
+// Like every body, it is admitted and cut when slower than
+// MIN_BODY_BYTES_PER_SEC by ../admission.ts (408 JSON).
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import * as v from 'valibot';

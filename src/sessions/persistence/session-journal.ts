@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { ConfigError, type FsyncMode, type Metric, type VectorType } from '../../config.js';
 import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
+import { isWasmAllocationFailure } from '../../limits/wasm-memories.js';
 import type { Session } from '../session.js';
 import { compactEntries, rowsPerStep } from './compact.js';
 import { nodeFs, readExact, readExactSync, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
@@ -375,6 +376,8 @@ export class SessionJournal {
       }
     } catch (err) {
       session?.index.reset();
+      // No memory for it now: the log is sound and stays as it is for a later reopen.
+      if (isWasmAllocationFailure(err)) throw err;
       this.setAside(path);
       throw err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${(err as Error).message}`);
     }
@@ -609,6 +612,11 @@ export class SessionJournal {
     } finally {
       closeQuietly(this.io, fd);
     }
+  }
+
+  /** Record an access to a session that stays on disk (a reopen refused for capacity), so its expiry counts from it. */
+  stampAccess(tokenHash: string, at: number): void {
+    this.stamp(this.pathOf(tokenHash), at);
   }
 
   /**
