@@ -112,17 +112,18 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
       reservation?.release();
     }
     timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);
-    let plan = timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed));
+    // Checked in a write turn, its log records encoded in slices outside any turn, then checked again and applied in one turn.
+    let plan = await writes.inTurn(session, () => timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed)));
     const encodeStart = performance.now();
     const encoded = plan ? await store.encodeImport(plan) : undefined;
     timings.set('importEncodeMs', Math.round((performance.now() - encodeStart) * 1000) / 1000);
-    const mutation = timings.measure('importMs', () => {
-      // Checked again in the step that applies it, since other changes may have come in meanwhile
-      // (the whole plan when this session changed; the log records are then written anew if it differs).
+    const mutation = await writes.inTurn(session, () => timings.measure('importMs', () => {
+      // Other changes may have come in meanwhile: the whole plan again when this session changed
+      // (its log records are then written anew if it differs), else the memory checks.
       if (plan && !session.index.isCurrent(plan)) plan = writes.prepareImport(session, parsed);
       else if (plan) recheckMemory(store, session, plan);
       return plan ? writes.importPlan(session, plan, encoded) : { added: 0, replaced: 0 };
-    });
+    }));
     replyWithSession(ctx, store, { mutation });
   });
 }

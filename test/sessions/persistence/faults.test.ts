@@ -12,6 +12,8 @@ import { loadKernelModule } from '../../../src/kernel/load-node.js';
 import { nodeFs, type JournalFs } from '../../../src/sessions/persistence/journal-fs.js';
 import { SessionStore } from '../../../src/sessions/session-store.js';
 import type { Session } from '../../../src/sessions/session.js';
+import type { EncodedImport } from '../../../src/sessions/persistence/session-journal.js';
+import type { UpsertPlan } from '../../../src/index/vector-index.js';
 import { hashToken } from '../../../src/sessions/token.js';
 
 const kernel = loadKernelModule();
@@ -268,23 +270,26 @@ describe('disk faults with DATA_DIR', () => {
     const importPlan = (session: Session, ids: number[]) =>
       session.index.prepareUpsert(ids.map((i) => ({ id: `v${i}`, vector: vectorOf(i), metadata: { i } })), { metric: 'l2' });
     /** The bytes the session's log gained while `write` ran. */
-    const appended = (token: string, write: () => void) => {
+    const appended = async (token: string, write: () => Promise<unknown>) => {
       const path = join(dir, `${hashToken(token)}.log`);
       const before = statSync(path).size;
-      write();
+      await write();
       return readFileSync(path).subarray(before);
     };
+    /** writes.importPlan in a write turn, as the route runs it. */
+    const apply = (store: SessionStore, session: Session, plan: UpsertPlan, encoded?: EncodedImport) =>
+      store.writes.inTurn(session, () => store.writes.importPlan(session, plan, encoded));
 
     it('writes the same log records as an import encoded in one step', async () => {
       const store = open();
       const one = store.create();
       const ahead = store.create();
       const plan = importPlan(one.session, range(0, 2500));
-      const inOneStep = appended(one.token, () => store.writes.importPlan(one.session, plan));
+      const inOneStep = await appended(one.token, () => apply(store, one.session, plan));
       const aheadPlan = importPlan(ahead.session, range(0, 2500));
       const encoded = await store.encodeImport(aheadPlan);
       expect(encoded!.parts).to.have.length(3);
-      const inSlices = appended(ahead.token, () => store.writes.importPlan(ahead.session, aheadPlan, encoded));
+      const inSlices = await appended(ahead.token, () => apply(store, ahead.session, aheadPlan, encoded));
       expect(inSlices.equals(inOneStep)).to.equal(true);
       expectExactly(await open().authenticate(ahead.token), range(0, 2500));
     });
@@ -293,7 +298,7 @@ describe('disk faults with DATA_DIR', () => {
       const store = open();
       const { token, session } = store.create();
       const encoded = await store.encodeImport(importPlan(session, range(0, 1500)));
-      store.writes.importPlan(session, importPlan(session, range(5000, 5010)), encoded);
+      await apply(store, session, importPlan(session, range(5000, 5010)), encoded);
       expectExactly(session, range(5000, 5010));
       expectExactly(await open().authenticate(token), range(5000, 5010));
     });
@@ -316,7 +321,9 @@ describe('disk faults with DATA_DIR', () => {
       const plan = importPlan(session, range(100, 2600));
       const encoded = await store.encodeImport(plan);
       failAt = writes + 2;
-      expect(refused(() => store.writes.importPlan(session, plan, encoded)).status).to.equal(503);
+      const failed = await apply(store, session, plan, encoded).then(() => null, (err: unknown) => err);
+      expect(failed).to.be.instanceOf(ApiError);
+      expect((failed as ApiError).status).to.equal(503);
       expect(statSync(path).size).to.equal(before);
       expectExactly(session, range(0, 10));
       expectExactly(await open().authenticate(token), range(0, 10));
