@@ -38,6 +38,7 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   RATE_LIMITED: 'too many `POST /token` from one address, or requests with one token, or more than `MAX_BODIES_IN_FLIGHT_PER_TOKEN` bodies of one token at once (`Retry-After` says when to retry)',
   SERVER_AT_CAPACITY: '`POST /token` while `MAX_SESSIONS` sessions are live, or a body, an add, a metadata change, an import, a search or a token that would take what the server holds past `MEMORY_BUDGET_BYTES`, or (with `DATA_DIR`) a change the disk did not take (full, I/O error; nothing of it is kept), or more than `MAX_BODIES_IN_FLIGHT` bodies or `MAX_BODY_BYTES_IN_FLIGHT` bytes being received, or a session that needs a WebAssembly memory past `MAX_WASM_MEMORIES` or one the system cannot reserve (`Retry-After`)',
   INSTANCE_UNAVAILABLE: 'the instance holding the token\'s session is down or restarting (behind the cluster\'s nginx), or this instance is still restoring its sessions from disk (`Retry-After`); other sessions are not affected',
+  KERNEL_THREAD_FAILED: 'the kernel thread running a search stopped (out of memory, a fault); only the searches it held fail, the pool starts another thread, no data is lost; retry (`Retry-After`)',
   INTERNAL_ERROR: 'a bug; the body carries no internals',
 };
 

@@ -77,6 +77,7 @@ export interface Config {
   maxWasmMemories: number;
   shutdownDrainMs: number;
   maxAnswerBytes: number;
+  kernelThreads: number;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -113,12 +114,14 @@ export const CONFIG_VARIABLES = [
   ['MIN_BODY_BYTES_PER_SEC', 'minBodyBytesPerSec', 16_384, 'a body that has arrived slower than this after its first 10 s is cut with 408 `REQUEST_TIMEOUT`; idle keep-alive connections close after 5 s, silent ones after 60 s (all in /limits)'],
   ['MAX_WASM_MEMORIES', 'maxWasmMemories', 12_000, 'WebAssembly memories the process holds (V8 reserves about 10 GiB of address space for each and ran out at 13,090); a session needing one past it gets 503 `SERVER_AT_CAPACITY`'],
   ['SHUTDOWN_DRAIN_MS', 'shutdownDrainMs', 10_000, 'after SIGTERM: time answers in flight get to finish sending before the remaining connections are closed and the process exits 0'],
+  ['KERNEL_THREADS', 'kernelThreads', defaultKernelThreads(), 'threads that run large searches beside the event loop (work queued per session, served in turn); 1 runs every search on the event loop'],
   ['MAX_ANSWER_BYTES', 'maxAnswerBytes', 32 * 1024 * 1024, 'bytes of one answer of search, search-many, get-many or list (estimated before it is written; larger ones are streamed in pieces); past it 400 ANSWER_TOO_LARGE'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */
 export const MACHINE_DEPENDENT_DEFAULTS: Partial<Record<(typeof CONFIG_VARIABLES)[number][0], string>> = {
   MEMORY_BUDGET_BYTES: 'a quarter of the machine\'s memory',
+  KERNEL_THREADS: 'the machine\'s available parallelism',
 };
 
 /**
@@ -132,7 +135,17 @@ function defaultMemoryBudget(): number {
   return os ? Math.floor(os.totalmem() / 4) : 1024 * 1024 * 1024;
 }
 
+/** The machine's available parallelism (1 in a browser, where the SDK's local index reads this module). */
+function defaultKernelThreads(): number {
+  const os = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:os') as
+    { availableParallelism(): number } | undefined;
+  return os ? os.availableParallelism() : 1;
+}
+
 export class ConfigError extends Error {}
+
+/** Threads a process may start for searches (each holds an instance of the kernel per session it has served). */
+export const MAX_KERNEL_THREADS = 256;
 
 /** What INSTANCE_ID may be: it appears in tokens, a response header and nginx's map. */
 export const INSTANCE_ID_PATTERN = /^[a-z0-9]{1,16}$/;
@@ -173,6 +186,9 @@ export function loadConfig(
     ...overrides,
   };
   corsOriginList(final.corsOrigins);
+  if (!(final.kernelThreads >= 1 && final.kernelThreads <= MAX_KERNEL_THREADS)) {
+    throw new ConfigError(`KERNEL_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.kernelThreads}`);
+  }
   if (final.instanceId !== '' && !INSTANCE_ID_PATTERN.test(final.instanceId)) {
     throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);
   }
@@ -255,6 +271,7 @@ export function publicLimits(config: Config) {
       maxWasmMemories: config.maxWasmMemories,
       shutdownDrainMs: config.shutdownDrainMs,
     },
+    kernelThreads: config.kernelThreads,
   };
 }
 export type PublicLimits = ReturnType<typeof publicLimits>;

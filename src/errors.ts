@@ -47,6 +47,7 @@ export const ERROR_CODES = {
   RATE_LIMITED: 429,
   SERVER_AT_CAPACITY: 503,
   INSTANCE_UNAVAILABLE: 503,
+  KERNEL_THREAD_FAILED: 503,
   INTERNAL_ERROR: 500,
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -19,7 +19,8 @@ function create() {
   }
 }
 
-const { app, store, config, readiness, restore } = create();
+const { app, store, config, readiness, pool, restore } = create();
+pool?.warm();
 store.startSweeper();
 // Listen first, then list the sessions on disk: /readyz answers 503 until
 // that is done, and the start-up line is printed once it is.
@@ -55,8 +56,9 @@ function shutdown(signal: string) {
   readiness.shuttingDown = true;
   console.log(`${signal}: finishing requests in flight, then exiting`);
   store.stopSweeper();
-  connections.drain(config.shutdownDrainMs).then((outcome) => {
+  connections.drain(config.shutdownDrainMs).then(async (outcome) => {
     if (outcome === 'cut') console.error(`answers still in flight after SHUTDOWN_DRAIN_MS (${config.shutdownDrainMs} ms) were cut`);
+    await pool?.close();
     flush();
     process.exit(0);
   });

@@ -7,12 +7,15 @@
 // POST /bare-sized does the same and answers the constant set by POST
 // /bench/answer (a real /search answer, so the floor also serialises and
 // sends a body of the same shape and size).
-// GET /bench/cpu answers the process's CPU time (process.cpuUsage()); POST
+// GET /bench/cpu answers the process's CPU time (process.cpuUsage(), every
+// thread); GET /bench/eventloop the event-loop delay since the last call
+// (monitorEventLoopDelay, ms: p50, p99, max), and starts over; POST
 // /bench/drain receives a body and answers a constant (the floor of taking
 // a body in).
 // POST /bench/compact (with a token) compacts that session's log now (DATA_DIR).
 // Rate limits are off: they would cap the very rates being measured.
 // bench/lib/child-server.ts builds dist/ first when src/ is newer.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadConfig } from '../../dist/config.js';
 import { createApp } from '../../dist/http/app.js';
 import { jsonBody } from '../../dist/http/body/index.js';
@@ -20,6 +23,8 @@ import { jsonBody } from '../../dist/http/body/index.js';
 const config = loadConfig(process.env, { requestRatePerSec: 0, tokenRatePerMin: 0, port: 0 });
 const { app, store, restore } = createApp({ config });
 const parse = jsonBody(config);
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+loopDelay.enable();
 const answer = async (ctx) => {
   ctx.body = { success: true };
 };
@@ -31,6 +36,12 @@ app.use(async (ctx, next) => {
   // The server's own CPU time so far (microseconds), for benches that report CPU per request.
   if (ctx.method === 'GET' && ctx.path === '/bench/cpu') {
     ctx.body = process.cpuUsage();
+    return;
+  }
+  if (ctx.method === 'GET' && ctx.path === '/bench/eventloop') {
+    const ms = (ns) => Math.round(ns / 1e4) / 100;
+    ctx.body = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
+    loopDelay.reset();
     return;
   }
   // Receives the body and drops it: what any route pays to take in a body of that size.

@@ -6,7 +6,8 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { loadConfig, type Config } from '../config.js';
-import { loadKernelModule } from '../kernel/load-node.js';
+import { KernelPool } from '../kernel/kernel-pool.js';
+import { loadKernelModule, loadSharedKernelModule } from '../kernel/load-node.js';
 import { requestSchemas } from '../schemas/index.js';
 import { SessionStore, type Clock } from '../sessions/session-store.js';
 import { requireSession } from './auth.js';
@@ -39,7 +40,9 @@ export interface AppOptions {
 
 export function createApp(options: AppOptions = {}) {
   const config = options.config ?? loadConfig();
-  const store = new SessionStore(config, loadKernelModule(), options.now, !options.deferRestore);
+  // More than one kernel thread: session memories are shared, so the pool's threads can read them.
+  const pool = config.kernelThreads > 1 ? new KernelPool(config.kernelThreads, loadSharedKernelModule()) : null;
+  const store = new SessionStore(config, pool ? loadSharedKernelModule() : loadKernelModule(), options.now, !options.deferRestore, { pool });
   const readiness = new Readiness(store);
   readiness.kernelCompiled = true; // loadKernelModule() compiled it, or threw
   const metrics = serviceMetrics(config, store);
@@ -84,5 +87,5 @@ export function createApp(options: AppOptions = {}) {
   app.use(router.allowedMethods());
   // Koa logs errors its handler did not catch; ours catches them all.
   app.silent = true;
-  return { app, store, config, readiness, admission, restore: () => store.restore() };
+  return { app, store, config, readiness, admission, pool, restore: () => store.restore() };
 }

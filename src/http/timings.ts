@@ -19,6 +19,16 @@ export class Timings {
     }
   }
 
+  /** measure() for a step that settles later (a search waiting for its turn or for the kernel pool). */
+  async measureAsync<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      this.entries[name] = round(performance.now() - t0);
+    }
+  }
+
   set(name: string, value: number): void {
     this.entries[name] = value;
   }

@@ -9,7 +9,8 @@
 
 import { SPEC_LIMITS, type Metric, type VectorType } from '../config.js';
 import { apiError, pointer } from '../errors.js';
-import { KernelInstance, inverseNorm, type MemoryGuard } from '../kernel/kernel-instance.js';
+import { KernelInstance, inverseNorm, type MemoryGuard, type SearchHits } from '../kernel/kernel-instance.js';
+import type { KernelPool } from '../kernel/kernel-pool.js';
 import { float32ArrayToNumbers } from './float32.js';
 import { parseFilter, type Filter, type FilterNode, type Metadata } from './filter.js';
 import { jsonHeapBytes, ROW_HEAP_BYTES, stringHeapBytes } from './heap-size.js';
@@ -153,6 +154,16 @@ export interface SearchStats {
   scanned: number;
 }
 
+/** A search ready to run (VectorIndex.planSearch). */
+export interface SearchPlan {
+  /** What the kernel scans: queries x rows x dims (an int8 first stage counts a quarter). */
+  readonly work: number;
+  /** Run it on this thread. */
+  run(): SearchOutput;
+  /** Run it on the threads of `pool` (a shared build's index only); the same results. */
+  runOn(pool: KernelPool): Promise<SearchOutput>;
+}
+
 export interface SearchOutput {
   results: SearchHit[][];
   stats: SearchStats;
@@ -188,6 +199,8 @@ export class VectorIndex {
    * memoryBytesAfter). Searches that fit in memory already held never call it.
    */
   memoryGuard: MemoryGuard | null = null;
+  /** Told the id of a kernel instance the index lets go of (reset), so a kernel pool can drop it too. */
+  kernelDropped: ((kernelId: number) => void) | null = null;
 
   constructor(
     private readonly module: WebAssembly.Module,
@@ -388,6 +401,7 @@ export class VectorIndex {
   /** Drop everything, the memory and the configuration included. */
   reset(): number {
     const removed = this.clear();
+    if (this.kernel) this.kernelDropped?.(this.kernel.id);
     this.kernel = null;
     this.config = { dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType };
     return removed;
@@ -395,6 +409,16 @@ export class VectorIndex {
 
   /** Exact k-nearest search for each query. An index with no vectors returns empty lists. */
   search(queries: ArrayLike<number>[], options: SearchOptions = {}): SearchOutput {
+    const plan = this.planSearch(queries, options);
+    return 'results' in plan ? plan : plan.run();
+  }
+
+  /**
+   * search(), checked and laid out but not yet run: its answer when there is
+   * nothing to scan, else a SearchPlan to run here or on a kernel pool. Run
+   * it before the index changes (the caller keeps writes away meanwhile).
+   */
+  planSearch(queries: ArrayLike<number>[], options: SearchOptions = {}): SearchOutput | SearchPlan {
     const topK = options.topK ?? SPEC_LIMITS.defaultTopK;
     const candidatePool = Math.max(options.candidatePool ?? SPEC_LIMITS.defaultCandidatePool, topK);
     const pathOf = options.pathOf ?? ((j: number) => pointer('queryVectors', j));
@@ -411,18 +435,31 @@ export class VectorIndex {
       return { results: queries.map(() => []), stats, metadataJsonBytes: 0 };
     }
     const packed = this.toFloat32Queries(queries, kernel.dim, pathOf);
-
     const rowList = filter ? this.rowsMatching(filter) : null;
     stats.matched = rowList ? rowList.length : this.size;
     stats.scanned = stats.matched;
+    const count = this.size, guard = this.memoryGuard, queryCount = queries.length;
+    const finish = (hits: SearchHits) => this.searchOutput(hits, queryCount, options, stats);
     // int8: the candidatePool best by the codes, re-ranked exactly; float32: one exact scan.
-    const hits = this.config.vectorType === 'int8'
-      ? kernel.searchInt8(packed, queries.length, topK, candidatePool, this.size, rowList, this.memoryGuard)
-      : kernel.search(packed, queries.length, topK, this.size, rowList, this.memoryGuard);
+    const int8 = this.config.vectorType === 'int8';
+    return {
+      work: queryCount * stats.scanned * kernel.dim * (int8 ? 0.25 : 1),
+      run: () => finish(int8
+        ? kernel.searchInt8(packed, queryCount, topK, candidatePool, count, rowList, guard)
+        : kernel.search(packed, queryCount, topK, count, rowList, guard)),
+      runOn: async (pool) => finish(int8
+        ? await kernel.searchInt8OnPool(pool, packed, queryCount, topK, candidatePool, count, rowList, guard)
+        : await kernel.searchOnPool(pool, packed, queryCount, topK, count, rowList, guard)),
+    };
+  }
+
+  /** The hits as results: ids, scores, metadata, cut at the threshold. */
+  private searchOutput(hits: SearchHits, queryCount: number, options: SearchOptions, stats: SearchStats): SearchOutput {
     let metadataJsonBytes = 0;
     const threshold = options.scoreThreshold;
     const cosine = this.config.metric === 'cosine';
-    const results = queries.map((_, j) => {
+    const results: SearchHit[][] = [];
+    for (let j = 0; j < queryCount; j++) {
       const list: SearchHit[] = [];
       for (let i = 0; i < hits.perQuery; i++) {
         const score = hits.scores[j * hits.perQuery + i];
@@ -436,8 +473,8 @@ export class VectorIndex {
         }
         list.push(hit);
       }
-      return list;
-    });
+      results.push(list);
+    }
     return { results, stats, metadataJsonBytes };
   }
 
@@ -448,6 +485,12 @@ export class VectorIndex {
    * names the first id not stored.
    */
   searchByIds(ids: string[], options: SearchOptions = {}): SearchOutput {
+    const plan = this.planSearchByIds(ids, options);
+    return 'results' in plan ? plan : plan.run();
+  }
+
+  /** searchByIds() as planSearch() gives search(). */
+  planSearchByIds(ids: string[], options: SearchOptions = {}): SearchOutput | SearchPlan {
     const pathOf = options.pathOf ?? ((j: number) => pointer('queryIds', j));
     const queries = ids.map((id, j) => {
       const row = this.rowOf.get(id);
@@ -456,13 +499,17 @@ export class VectorIndex {
     });
     const topK = options.topK ?? SPEC_LIMITS.defaultTopK;
     const candidatePool = Math.max(options.candidatePool ?? SPEC_LIMITS.defaultCandidatePool, topK + 1);
-    const out = this.search(queries, { ...options, topK: topK + 1, candidatePool, pathOf });
-    const results = out.results.map((list, j) => {
-      const own = list.findIndex((hit) => hit.id === ids[j]);
-      if (own >= 0) list.splice(own, 1);
-      return list.slice(0, topK);
-    });
-    return { results, stats: { ...out.stats, topK }, metadataJsonBytes: out.metadataJsonBytes };
+    const withoutOwn = (out: SearchOutput): SearchOutput => {
+      const results = out.results.map((list, j) => {
+        const own = list.findIndex((hit) => hit.id === ids[j]);
+        if (own >= 0) list.splice(own, 1);
+        return list.slice(0, topK);
+      });
+      return { results, stats: { ...out.stats, topK }, metadataJsonBytes: out.metadataJsonBytes };
+    };
+    const plan = this.planSearch(queries, { ...options, topK: topK + 1, candidatePool, pathOf });
+    if ('results' in plan) return withoutOwn(plan);
+    return { work: plan.work, run: () => withoutOwn(plan.run()), runOn: async (pool) => withoutOwn(await plan.runOn(pool)) };
   }
 
   /** How many vectors match `filter` (all of them without one). */

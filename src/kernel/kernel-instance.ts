@@ -18,7 +18,7 @@ import type { KernelPool } from './kernel-pool.js';
 import { align16, codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, scratchFor, type Layout, type ScratchLayout } from './layout.js';
 import { inverseNorm } from './inverse-norm.js';
 import { quantizeInto, sumOfSquares } from './quantize.js';
-import { kernelCallOf, runKernelSearch, singleQueryPath, singleQueryPathsOf, type SingleQueryPathName, type SingleQueryPaths } from './search-path.js';
+import { kernelCallOf, POOL_MAX_SLICES, POOL_SLICE_WORK, runKernelSearch, singleQueryPath, singleQueryPathsOf, type SingleQueryPathName, type SingleQueryPaths } from './search-path.js';
 
 export { inverseNorm } from './inverse-norm.js';
 
@@ -29,6 +29,18 @@ export interface SearchHits {
   rows: Int32Array;
   scores: Float64Array;
   perQuery: number;
+}
+
+/** One call of a search on a kernel pool: queries [q0, q1) over scanned rows [r0, r1), and where its scratch lies. */
+interface PoolSlice {
+  q0: number;
+  q1: number;
+  r0: number;
+  r1: number;
+  path: SingleQueryPathName;
+  scratch: ScratchLayout;
+  workArea: number;
+  end: number;
 }
 
 /** Called before a search grows the memory, with the bytes it would then hold; throws to refuse (nothing has changed then). */
@@ -236,6 +248,72 @@ export class KernelInstance {
     return { rows, scores, perQuery };
   }
 
+  /**
+   * searchInt8() on the threads of `pool`: blocks of queries, each query's
+   * first stage and exact re-ranking done as searchInt8() does them, so the
+   * results are the same. The caller keeps writes away until it settles.
+   */
+  async searchInt8OnPool(pool: KernelPool, queries: Float32Array, queryCount: number, k: number, poolSize: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null): Promise<SearchHits> {
+    if (this.codeStride === 0) throw new Error('this instance stores no int8 codes');
+    if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
+    if (!(k >= 1 && poolSize >= k)) throw new RangeError('need 1 <= k <= pool');
+    if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
+    this.checkRowList(rowList, count);
+    const scanned = rowList ? rowList.length : count;
+    const perQuery = Math.min(k, scanned);
+    const rows = new Int32Array(queryCount * perQuery);
+    const scores = new Float64Array(queryCount * perQuery);
+    if (perQuery === 0) return { rows, scores, perQuery: 0 };
+    const keysFirst = poolSize >= this.keysFirstMinPool;
+    // The row list once; per query its first stage's scratch, then re-ranking's; per call a work area.
+    const rowListAt = this.layout.scratch;
+    let base = align16(rowListAt + (rowList ? rowList.length * 4 : 0));
+    const perCall = Math.ceil(queryCount / Math.min(queryCount, POOL_MAX_SLICES));
+    const places = [];
+    for (let q = 0; q < queryCount; q++) {
+      const first = int8ScratchFor({ ...this.layout, scratch: base }, 0, poolSize, keysFirst ? scanned : 0);
+      const exact = scratchFor({ ...this.layout, scratch: align16(first.end) }, 1, 0, k);
+      places.push({ first, exact });
+      base = align16(exact.end);
+    }
+    const workAreas = [];
+    for (let q = 0; q < queryCount; q += perCall) {
+      workAreas.push(base);
+      base = align16(base + this.kernel.WORK_AREA_BYTES.value);
+    }
+    this.ensureBytes(base, guard);
+    const buffer = this.memory.buffer;
+    const { floats, ints } = this.wholeMemory();
+    if (rowList) ints.set(rowList, rowListAt >> 2);
+    const { codes, scales, invNorms, sqNorms, seqs, vectors } = this.layout;
+    const steps = places.map(({ first, exact }, q) => {
+      const query = queries.subarray(q * this.dim, (q + 1) * this.dim);
+      const codes8 = new Int8Array(this.codeStride);
+      const queryScale = quantizeInto(query, codes8);
+      new Int16Array(buffer, first.query16, this.codeStride).set(codes8);
+      const scale = this.metric === 'cosine' ? inverseNorm(query) : 1;
+      for (let i = 0; i < this.dim; i++) floats[(exact.queries >> 2) + i] = query[i] * scale;
+      const firstArgs: Parameters<KernelExports['searchInt8']> = [codes, this.codeStride, scales, this.metric === 'cosine' ? invNorms : sqNorms, seqs,
+        rowList ? rowListAt : 0, scanned, first.query16, queryScale, this.metricCode, poolSize, first.outRows, first.outKeys, keysFirst ? first.keys : 0];
+      const rerankArgs: Parameters<KernelExports['search']> = [vectors, invNorms, seqs, this.dim, first.outRows, 0,
+        exact.queries, 1, this.metricCode, k, exact.outRows, exact.outKeys, exact.block, 0];
+      return [firstArgs, rerankArgs] as [typeof firstArgs, typeof rerankArgs];
+    });
+    const runs = workAreas.map((workArea, c) => pool.run(this.id, this.memory, workArea, { fn: 'int8', steps: steps.slice(c * perCall, (c + 1) * perCall) }));
+    const failed = (await Promise.allSettled(runs)).find((run) => run.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    const cosine = this.metric === 'cosine';
+    const { floats: f, ints: n } = this.wholeMemory();
+    places.forEach(({ exact }, q) => {
+      for (let i = 0; i < perQuery; i++) {
+        rows[q * perQuery + i] = n[(exact.outRows >> 2) + i];
+        const key = f[(exact.outKeys >> 2) + i];
+        scores[q * perQuery + i] = cosine ? cosineScore(key) : l2Score(key);
+      }
+    });
+    return { rows, scores, perQuery };
+  }
+
   /** Rows of the `pool` best int8 keys, in no particular order, in scratch the caller has made room for. */
   private firstStageIn(scratch: ReturnType<typeof int8ScratchFor>, keysFirst: boolean, query: Float32Array, pool: number, scanned: number, rowList: Int32Array | null): Int32Array {
     const buffer = this.memory.buffer;
@@ -307,13 +385,14 @@ export class KernelInstance {
   }
 
   /**
-   * search() on the threads of `pool` (a shared build's instance only): a
-   * search-many in query blocks, fewer queries in row ranges, merged exactly:
-   * a row's key is the same arithmetic wherever it is scanned, and ties go by
-   * insertion sequence, so rows, scores and order equal search()'s. The
-   * caller keeps writes away until it resolves.
+   * search() on the threads of `pool` (a shared build's instance only), cut
+   * into calls of bounded work (poolSlices): blocks of queries times ranges
+   * of rows, merged exactly: a row's key is the same arithmetic wherever it
+   * is scanned, and ties go by insertion sequence, so rows, scores and order
+   * equal search()'s. The caller keeps writes and other searches of this
+   * instance away until it settles.
    */
-  async searchOnPool(pool: KernelPool, queries: Float32Array, queryCount: number, k: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null): Promise<SearchHits> {
+  async searchOnPool(pool: KernelPool, queries: Float32Array, queryCount: number, k: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null, sliceWork = POOL_SLICE_WORK): Promise<SearchHits> {
     if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
     if (!(k >= 1)) throw new RangeError('k must be at least 1');
     if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
@@ -321,7 +400,7 @@ export class KernelInstance {
     const perQuery = Math.min(k, scanned);
     if (perQuery === 0 || queryCount === 0) return { rows: new Int32Array(0), scores: new Float64Array(0), perQuery: 0 };
     this.checkRowList(rowList, count);
-    const slices = this.poolSlices(pool.size, queryCount, scanned, k);
+    const slices = this.poolSlices(pool.size, queryCount, scanned, k, sliceWork);
     this.ensureBytes(slices[slices.length - 1].end, guard);
     const { floats, ints } = this.wholeMemory();
     const rowBytes = this.dim * 4;
@@ -342,42 +421,65 @@ export class KernelInstance {
       });
       return pool.run(this.id, this.memory, slice.workArea, call);
     });
-    await Promise.all(runs);
-    const { floats: f, ints: n } = this.wholeMemory();
+    // Every call settled before any scratch is reused: a failed search must not leave one still writing.
+    const failed = (await Promise.allSettled(runs)).find((run) => run.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    return this.mergeSlices(slices, queryCount, k, perQuery, rowList !== null);
+  }
+
+  /** Each query's best perQuery across its slices' best-first lists: a merge by key, then insertion sequence. */
+  private mergeSlices(slices: PoolSlice[], queryCount: number, k: number, perQuery: number, withRowList: boolean): SearchHits {
+    const { floats, ints } = this.wholeMemory();
     const seqs = new Uint32Array(this.memory.buffer, this.layout.seqs, this.layout.capacity);
     const rows = new Int32Array(queryCount * perQuery);
     const scores = new Float64Array(queryCount * perQuery);
     const cosine = this.metric === 'cosine';
+    const lists: { rowsAt: number; keysAt: number; kept: number; offset: number; next: number }[] = [];
     for (let q = 0; q < queryCount; q++) {
-      const found: { row: number; key: number }[] = [];
+      lists.length = 0;
       for (const { scratch, q0, q1, r0, r1 } of slices) {
         if (q < q0 || q >= q1) continue;
-        const from = (q - q0) * k, kept = Math.min(k, r1 - r0);
-        for (let i = 0; i < kept; i++) {
-          found.push({ row: n[(scratch.outRows >> 2) + from + i] + (rowList ? 0 : r0), key: f[(scratch.outKeys >> 2) + from + i] });
-        }
+        const from = (q - q0) * k;
+        lists.push({ rowsAt: (scratch.outRows >> 2) + from, keysAt: (scratch.outKeys >> 2) + from, kept: Math.min(k, r1 - r0), offset: withRowList ? 0 : r0, next: 0 });
       }
-      found.sort((a, b) => b.key - a.key || seqs[a.row] - seqs[b.row]);
       for (let i = 0; i < perQuery; i++) {
-        rows[q * perQuery + i] = found[i].row;
-        scores[q * perQuery + i] = cosine ? cosineScore(found[i].key) : l2Score(found[i].key);
+        let best = -1, bestKey = 0, bestRow = 0;
+        for (let l = 0; l < lists.length; l++) {
+          const list = lists[l];
+          if (list.next >= list.kept) continue;
+          const key = floats[list.keysAt + list.next], row = ints[list.rowsAt + list.next] + list.offset;
+          if (best < 0 || key > bestKey || (key === bestKey && seqs[row] < seqs[bestRow])) {
+            best = l; bestKey = key; bestRow = row;
+          }
+        }
+        lists[best].next++;
+        rows[q * perQuery + i] = bestRow;
+        scores[q * perQuery + i] = cosine ? cosineScore(bestKey) : l2Score(bestKey);
       }
     }
     return { rows, scores, perQuery };
   }
 
   /**
-   * How searchOnPool splits: `threads` blocks of whole tiles of 4 queries
-   * when there are enough queries, else `threads` ranges of the scanned
-   * rows; each slice's scratch and kernel work area laid out back to back.
+   * How searchOnPool cuts a search: into at least `threads` calls and about
+   * one per `sliceWork` (POOL_SLICE_WORK; tests pass less) of work (at most POOL_MAX_SLICES): blocks of
+   * whole tile passes of queries first (each keeps its pass's reuse of a
+   * row), then ranges of the scanned rows; each call's scratch and kernel
+   * work area laid out back to back.
    */
-  private poolSlices(threads: number, queryCount: number, scanned: number, k: number) {
-    const byQueries = queryCount >= 4 * threads;
-    const parts = byQueries ? threads : Math.max(1, Math.min(threads, Math.floor(scanned / Math.max(k, 64))));
-    const queryStep = byQueries ? Math.ceil(queryCount / parts / 4) * 4 : queryCount;
-    const rowStep = byQueries ? scanned : Math.ceil(scanned / parts);
+  private poolSlices(threads: number, queryCount: number, scanned: number, k: number, sliceWork: number): PoolSlice[] {
+    const work = queryCount * scanned * this.dim;
+    const parts = Math.min(POOL_MAX_SLICES, Math.max(threads, Math.ceil(work / sliceWork)));
+    const tile = this.kernel.TILE_PASS_QUERIES.value;
+    const maxRowParts = Math.max(1, Math.floor(scanned / Math.max(k, 64)));
+    let queryBlocks = Math.min(parts, Math.ceil(queryCount / tile));
+    const rowParts = Math.min(maxRowParts, Math.ceil(parts / queryBlocks));
+    // Too few rows to cut further: smaller blocks of queries (groups of four) instead.
+    if (queryBlocks * rowParts < parts) queryBlocks = Math.min(Math.ceil(queryCount / 4), Math.ceil(parts / rowParts));
+    const queryStep = Math.ceil(queryCount / queryBlocks / 4) * 4;
+    const rowStep = Math.ceil(scanned / rowParts);
     const workAreaBytes = this.kernel.WORK_AREA_BYTES.value;
-    const slices: { q0: number; q1: number; r0: number; r1: number; path: SingleQueryPathName; scratch: ScratchLayout; workArea: number; end: number }[] = [];
+    const slices: PoolSlice[] = [];
     let base = this.layout.scratch;
     for (let q0 = 0; q0 < queryCount; q0 += queryStep) {
       for (let r0 = 0; r0 < scanned; r0 += rowStep) {

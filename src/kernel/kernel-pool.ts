@@ -1,6 +1,13 @@
 // Worker threads that run kernel calls over shared session memories. The
 // main thread lays out every call (KernelInstance) and merges the results;
-// a thread only runs the call. A thread that dies fails only the calls it
+// a thread only runs the call.
+//
+// Fairness: a thread runs one call at a time, and calls wait here, queued
+// per session, served round-robin across sessions. A search is cut into
+// calls of bounded work (KernelInstance.poolSlices), so a session with many
+// heavy searches delays another by about one call per thread.
+//
+// A thread that dies (out of memory, a kernel trap) fails only the call it
 // held (KernelUnavailableError) and is replaced.
 import { Worker } from 'node:worker_threads';
 import type { KernelCall } from './search-path.js';
@@ -11,27 +18,41 @@ export class KernelUnavailableError extends Error {}
 
 const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './kernel-worker.ts' : './kernel-worker.js', import.meta.url);
 
-interface Pending {
+interface Job {
+  session: number;
+  memory: WebAssembly.Memory;
+  workArea: number;
+  call: KernelCall;
   resolve: (result: number) => void;
   reject: (err: Error) => void;
 }
 
 interface Thread {
   worker: Worker;
-  pending: Map<number, Pending>;
+  /** The call it runs, if any. */
+  job: Job | null;
   /** Session memories this thread has instantiated the kernel over. */
   sessions: Set<number>;
 }
 
 export class KernelPool {
   private readonly threads: Thread[] = [];
-  private nextId = 0;
+  /** Calls waiting, per session; the Map's order is the round-robin order. */
+  private readonly queues = new Map<number, Job[]>();
+  /** Calls queued or running, per session (a released session is dropped from the threads when it has none). */
+  private readonly held = new Map<number, number>();
+  private readonly releasing = new Set<number>();
   private closed = false;
-  private readonly inFlight = new Set<Promise<number>>();
+  /** Calls run to the end since the pool started (tests and metrics). */
+  callsRun = 0;
+  private idle: (() => void) | null = null;
 
-  /** `module`: the shared-memory kernel build (build/kernel.shared.wasm). */
-  constructor(readonly size: number, private readonly module: WebAssembly.Module) {
-    for (let i = 0; i < size; i++) this.threads.push(this.start());
+  /** `module`: the shared-memory kernel build (build/kernel.shared.wasm). Threads start with the first call. */
+  constructor(readonly size: number, private readonly module: WebAssembly.Module) {}
+
+  /** Start the threads now rather than with the first call. */
+  warm(): void {
+    while (!this.closed && this.threads.length < this.size) this.threads.push(this.start());
   }
 
   private start(): Thread {
@@ -40,16 +61,19 @@ export class KernelPool {
     const worker = WORKER_URL.pathname.endsWith('.ts')
       ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`, { eval: true, workerData })
       : new Worker(WORKER_URL, { workerData });
-    const thread: Thread = { worker, pending: new Map(), sessions: new Set() };
-    worker.on('message', ({ id, result }: { id: number; result: number }) => {
-      const call = thread.pending.get(id);
-      thread.pending.delete(id);
-      if (thread.pending.size === 0) worker.unref();
-      call?.resolve(result);
+    const thread: Thread = { worker, job: null, sessions: new Set() };
+    worker.on('message', ({ result }: { result: number }) => {
+      const job = thread.job!;
+      thread.job = null;
+      worker.unref();
+      this.callsRun++;
+      this.settle(job);
+      job.resolve(result);
+      this.pump();
     });
     worker.on('error', () => this.replace(thread));
     worker.on('exit', () => this.replace(thread));
-    // Only a thread with calls in flight keeps the process alive.
+    // Only a thread with a call in flight keeps the process alive.
     worker.unref();
     return thread;
   }
@@ -58,36 +82,99 @@ export class KernelPool {
   private replace(thread: Thread): void {
     const at = this.threads.indexOf(thread);
     if (at < 0) return;
-    for (const call of thread.pending.values()) call.reject(new KernelUnavailableError('kernel thread died'));
-    thread.pending.clear();
+    const job = thread.job;
+    thread.job = null;
     if (this.closed) this.threads.splice(at, 1);
     else this.threads[at] = this.start();
-  }
-
-  /** Run `call` over session `session`'s memory with the work area at `workArea`, on the least busy thread. */
-  run(session: number, memory: WebAssembly.Memory, workArea: number, call: KernelCall): Promise<number> {
-    if (this.closed || this.threads.length === 0) return Promise.reject(new KernelUnavailableError('kernel pool closed'));
-    let thread = this.threads[0];
-    for (const t of this.threads) if (t.pending.size < thread.pending.size) thread = t;
-    const id = this.nextId++;
-    const request: WorkerRequest = { id, session, workArea, call };
-    if (!thread.sessions.has(session)) {
-      request.memory = memory;
-      thread.sessions.add(session);
+    if (job) {
+      this.settle(job);
+      job.reject(new KernelUnavailableError('kernel thread died'));
     }
-    const done = new Promise<number>((resolve, reject) => {
-      thread.pending.set(id, { resolve, reject });
-      thread.worker.ref();
-      thread.worker.postMessage(request);
-    });
-    this.inFlight.add(done);
-    const forget = () => { this.inFlight.delete(done); };
-    done.then(forget, forget);
-    return done;
+    this.pump();
   }
 
-  /** Drop a session's kernel instances from every thread (its memory can then be freed). */
+  /** Run `call` over session `session`'s memory with the work area at `workArea`, when its turn comes. */
+  run(session: number, memory: WebAssembly.Memory, workArea: number, call: KernelCall): Promise<number> {
+    if (this.closed) return Promise.reject(new KernelUnavailableError('kernel pool closed'));
+    this.warm();
+    return new Promise<number>((resolve, reject) => {
+      let queue = this.queues.get(session);
+      if (!queue) this.queues.set(session, (queue = []));
+      queue.push({ session, memory, workArea, call, resolve, reject });
+      this.held.set(session, (this.held.get(session) ?? 0) + 1);
+      this.pump();
+    });
+  }
+
+  /** Threads running a call now. */
+  get running(): number {
+    return this.threads.filter((t) => t.job).length;
+  }
+
+  /** Calls waiting for a thread, across sessions. */
+  get queued(): number {
+    let n = 0;
+    for (const queue of this.queues.values()) n += queue.length;
+    return n;
+  }
+
+  /** Give each free thread the next call, taking sessions in turn. */
+  private pump(): void {
+    if (this.threads.length === 0) {
+      for (let job = this.next(); job; job = this.next()) {
+        this.settle(job);
+        job.reject(new KernelUnavailableError('kernel pool closed'));
+      }
+    }
+    for (const thread of this.threads) {
+      if (thread.job) continue;
+      const job = this.next();
+      if (!job) return;
+      this.send(thread, job);
+    }
+  }
+
+  /** The first session's next call; that session then goes to the back of the line. */
+  private next(): Job | undefined {
+    for (const [session, queue] of this.queues) {
+      this.queues.delete(session);
+      const job = queue.shift();
+      if (queue.length > 0) this.queues.set(session, queue);
+      if (job) return job;
+    }
+    return undefined;
+  }
+
+  private send(thread: Thread, job: Job): void {
+    const request: WorkerRequest = { session: job.session, workArea: job.workArea, call: job.call };
+    if (!thread.sessions.has(job.session)) {
+      request.memory = job.memory;
+      thread.sessions.add(job.session);
+    }
+    thread.job = job;
+    thread.worker.ref();
+    thread.worker.postMessage(request);
+  }
+
+  /** A call is done: count it off, and drop a released session from the threads once it has none left. */
+  private settle(job: Job): void {
+    const left = (this.held.get(job.session) ?? 1) - 1;
+    if (left > 0) {
+      this.held.set(job.session, left);
+      return;
+    }
+    this.held.delete(job.session);
+    if (this.releasing.delete(job.session)) this.dropFromThreads(job.session);
+    if (this.held.size === 0) this.idle?.();
+  }
+
+  /** Drop a session's kernel instances from every thread (its memory can then be freed), once its calls are done. */
   release(session: number): void {
+    if (this.held.has(session)) this.releasing.add(session);
+    else this.dropFromThreads(session);
+  }
+
+  private dropFromThreads(session: number): void {
     for (const thread of this.threads) {
       if (thread.sessions.delete(session)) thread.worker.postMessage({ release: session });
     }
@@ -98,10 +185,15 @@ export class KernelPool {
     return this.threads.map((t) => t.worker);
   }
 
-  /** Wait for the calls in flight (SIGTERM drains), then stop every thread. */
+  /** The threads running a call now, for tests that kill one. */
+  get busyWorkers(): Worker[] {
+    return this.threads.filter((t) => t.job).map((t) => t.worker);
+  }
+
+  /** Refuse new calls, let the ones queued and running finish (SIGTERM drains), then stop every thread. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.allSettled([...this.inFlight]);
+    if (this.held.size > 0) await new Promise<void>((resolve) => { this.idle = resolve; });
     await Promise.all(this.threads.map((t) => t.worker.terminate()));
   }
 }

@@ -3,10 +3,9 @@
 // each in the work area the main thread set aside for it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { instantiateKernel, type KernelExports } from './kernel-module.js';
-import type { KernelCall } from './search-path.js';
+import { runKernelCall, type KernelCall } from './search-path.js';
 
 export interface WorkerRequest {
-  id: number;
   session: number;
   /** Sent with a session's first call to this thread. */
   memory?: WebAssembly.Memory;
@@ -22,13 +21,12 @@ parentPort!.on('message', (message: WorkerRequest | { release: number }) => {
     kernels.delete(message.release);
     return;
   }
-  const { id, session, memory, workArea, call } = message;
+  const { session, memory, workArea, call } = message;
   let kernel = kernels.get(session);
   if (!kernel) {
     kernel = instantiateKernel(module, memory!);
     kernels.set(session, kernel);
   }
   kernel.setWorkArea(workArea);
-  const result = call.fn === 'search' ? (kernel.search(...call.args), 0) : kernel.searchL2Bounded(...call.args);
-  parentPort!.postMessage({ id, result });
+  parentPort!.postMessage({ result: runKernelCall(kernel, call) });
 });

@@ -16,6 +16,17 @@ const L2_BOUNDS_MIN_DIM = 16;
  */
 const KEYS_FIRST_MAX_SCAN_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Less work than this (queries x rows x dims) runs on the request's own
+ * thread: handing a search to a pool thread and back costs more
+ * (bench:pool measures the crossover).
+ */
+export const POOL_MIN_WORK = 2_000_000;
+/** Work of one pool call: about 10 ms of scan on one core; a busy pool turns to another session between calls. */
+export const POOL_SLICE_WORK = 64_000_000;
+/** The most calls one search is cut into (each has scratch of its own). */
+export const POOL_MAX_SLICES = 64;
+
 /** What a kernel build offers a single query beyond the one-pass scan. */
 export interface SingleQueryPaths {
   /** It has searchL2Bounded. */
@@ -73,7 +84,9 @@ export interface KernelSearch {
 /** One kernel call with its arguments (what a pool thread is sent). */
 export type KernelCall =
   | { fn: 'search'; args: Parameters<KernelExports['search']> }
-  | { fn: 'searchL2Bounded'; args: Parameters<KernelExports['searchL2Bounded']> };
+  | { fn: 'searchL2Bounded'; args: Parameters<KernelExports['searchL2Bounded']> }
+  /** int8 queries one after another: each a first stage, then search() re-ranking the rows it found (its count set from them). */
+  | { fn: 'int8'; steps: [Parameters<KernelExports['searchInt8']>, Parameters<KernelExports['search']>][] };
 
 /**
  * The kernel call for a search laid out in scratch, the way `path` says:
@@ -101,6 +114,13 @@ export function kernelCallOf({ layout, scratch, path, withRowList, count, querie
 /** Run a call on this thread: searchL2Bounded's count of rows scored exactly, else 0. */
 export function runKernelCall(kernel: KernelExports, call: KernelCall): number {
   if (call.fn === 'searchL2Bounded') return kernel.searchL2Bounded(...call.args);
+  if (call.fn === 'int8') {
+    for (const [first, rerank] of call.steps) {
+      rerank[5] = kernel.searchInt8(...first);
+      kernel.search(...rerank);
+    }
+    return 0;
+  }
   kernel.search(...call.args);
   return 0;
 }

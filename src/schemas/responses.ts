@@ -51,6 +51,7 @@ export const LimitsSchema = v.pipe(v.strictObject({
     maxWasmMemories: CountSchema,
     shutdownDrainMs: CountSchema,
   }), v.description('Connections, bodies in flight, timeouts, WebAssembly memories and the shutdown drain time (see the configuration table).')),
+  kernelThreads: v.pipe(CountSchema, v.description('Threads that run large searches beside the event loop (KERNEL_THREADS); 1: every search runs on the event loop.')),
 }), v.description('The limits in force on this server (the same numbers bound the request schemas).'));
 
 export const StoredVectorSchema = v.strictObject({

@@ -12,7 +12,7 @@ export type ServerErrorCode =
   | 'UNAUTHORIZED' | 'INVALID_TOKEN' | 'SESSION_EXPIRED' | 'INVALID_JSON' | 'UNSUPPORTED_MEDIA_TYPE'
   | 'VALIDATION_ERROR' | 'DIMENSION_MISMATCH' | 'ZERO_VECTOR' | 'BATCH_TOO_LARGE' | 'INVALID_CURSOR' | 'INVALID_IMPORT'
   | 'METRIC_LOCKED' | 'VECTOR_TYPE_LOCKED' | 'CAPACITY_EXCEEDED' | 'VECTOR_NOT_FOUND' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED'
-  | 'PAYLOAD_TOO_LARGE' | 'ANSWER_TOO_LARGE' | 'REQUEST_TIMEOUT' | 'HEADERS_TOO_LARGE' | 'BAD_REQUEST' | 'RATE_LIMITED' | 'SERVER_AT_CAPACITY' | 'INSTANCE_UNAVAILABLE' | 'INTERNAL_ERROR';
+  | 'PAYLOAD_TOO_LARGE' | 'ANSWER_TOO_LARGE' | 'REQUEST_TIMEOUT' | 'HEADERS_TOO_LARGE' | 'BAD_REQUEST' | 'RATE_LIMITED' | 'SERVER_AT_CAPACITY' | 'INSTANCE_UNAVAILABLE' | 'KERNEL_THREAD_FAILED' | 'INTERNAL_ERROR';
 /**
  * The SDK's own: NETWORK_ERROR (no answer; `cause` says why), BASE_URL_REQUIRED
  * (no baseUrl where the SDK cannot tell its server), KERNEL_UNAVAILABLE
@@ -86,6 +86,8 @@ export interface Limits {
     headersTimeoutMs: number; bodyGraceMs: number; minBodyBytesPerSec: number; idleTimeoutMs: number; socketTimeoutMs: number;
     maxWasmMemories: number; shutdownDrainMs: number;
   };
+  /** Threads that run large searches beside the event loop; 1: all on the event loop. */
+  kernelThreads: number;
 }
 
 /** Server-side timings of one request, in milliseconds (counts for resultCount and queryCount). */

@@ -11,6 +11,8 @@ import type { JournalFs } from './persistence/journal-fs.js';
 import { SessionJournal } from './persistence/session-journal.js';
 import { Session } from './session.js';
 import { SessionWrites } from './session-writes.js';
+import { SessionSearches } from './session-searches.js';
+import type { KernelPool } from '../kernel/kernel-pool.js';
 import { hashToken, isTokenOf, newToken } from './token.js';
 
 export type Clock = () => number;
@@ -20,6 +22,8 @@ export interface StoreOptions {
   journalFs?: JournalFs;
   /** Longest step of a log's compaction or reopen before the event loop gets a turn (bench:persistence). */
   journalSliceMs?: number;
+  /** KERNEL_THREADS > 1: the threads that run large searches (the kernel module is then the shared build). */
+  pool?: KernelPool | null;
 }
 
 const MAX_REMEMBERED_EXPIRED = 100_000;
@@ -38,6 +42,8 @@ export class SessionStore {
   private dormant = new Map<string, number>();
   /** Every change to a session's index goes through these (session-writes.ts). */
   readonly writes = new SessionWrites(this);
+  /** Every search of a session's index goes through these (session-searches.ts). */
+  readonly searches: SessionSearches;
   /** DATA_DIR only: sessions being rebuilt from their logs; every request with the token waits for the same one. */
   private readonly reopening = new Map<string, Promise<Session | undefined>>();
   /** True until restore() has listed the sessions on disk: tokens and new sessions are refused with 503 meanwhile. */
@@ -55,6 +61,7 @@ export class SessionStore {
     restoreNow = true,
     options: StoreOptions = {},
   ) {
+    this.searches = new SessionSearches(options.pool ?? null);
     this.budget = new MemoryBudget(config.memoryBudgetBytes, this.retryAfterSeconds(), heapCapBytes(config));
     if (config.dataDir !== '') {
       this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {
@@ -138,7 +145,8 @@ export class SessionStore {
   /** A new session and the only copy of its token. */
   create(): { token: string; session: Session } {
     this.assertRestored();
-    this.sweep();
+    // Expired sessions make room first (the sweeper's timer may not have run yet).
+    if (this.size >= this.config.maxSessions) this.sweep();
     if (this.size >= this.config.maxSessions) {
       throw apiError('SERVER_AT_CAPACITY', `the server holds its maximum of ${this.config.maxSessions} sessions; try again later`, undefined, {
         'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)),
@@ -246,6 +254,7 @@ export class SessionStore {
     const now = live ? { linear: session.index.memoryBytes, heap: SESSION_HEAP_BYTES + session.index.heapBytes } : { linear: 0, heap: 0 };
     const was = this.counted.get(session) ?? { linear: 0, heap: 0 };
     this.budget.adjustStored(now.linear - was.linear, now.heap - was.heap);
+    this.sessionsWithMemory += Number(now.linear > 0) - Number(was.linear > 0);
     if (live) this.counted.set(session, now);
     else this.counted.delete(session);
   }
@@ -274,14 +283,17 @@ export class SessionStore {
    * one per session being reopened, plus those outside sessions (at most).
    */
   wasmMemories(): number {
-    let sessions = this.reopening.size;
-    for (const session of this.sessions.values()) if (session.index.memoryBytes > 0) sessions++;
-    return sessions + WASM_MEMORIES_OUTSIDE_SESSIONS;
+    return this.sessionsWithMemory + this.reopening.size + WASM_MEMORIES_OUTSIDE_SESSIONS;
   }
+
+  /** Live sessions counted (settle()) with a linear memory: kept as a count, since every first add asks. */
+  private sessionsWithMemory = 0;
 
   /** A session joins the live ones; its searches ask the memory budget before they grow its memory. */
   private admit(session: Session): void {
     session.index.memoryGuard = (bytesAfter) => this.assertMemoryBudget(session, bytesAfter, 'search');
+    const pool = this.searches.pool;
+    if (pool) session.index.kernelDropped = (kernelId) => pool.release(kernelId);
     this.sessions.set(session.tokenHash, session);
     this.settle(session);
   }
@@ -368,9 +380,16 @@ export class SessionStore {
     if (this.sessions.get(session.tokenHash) !== session) return;
     this.sessions.delete(session.tokenHash);
     this.log?.close(session);
-    session.index.reset();
-    this.settle(session);
+    this.dropMemory(session);
     this.dormant.set(session.tokenHash, session.lastAccessedAt);
+  }
+
+  /** Free a dropped session's memory now, not when the GC finds it; after a search still running on it. */
+  private dropMemory(session: Session): void {
+    void session.gate.write(() => {
+      session.index.reset();
+      this.settle(session);
+    });
   }
 
   /** An expired session that is only on disk: delete its file, remember its token as expired. */
@@ -382,8 +401,7 @@ export class SessionStore {
 
   private expire(session: Session, now: number): void {
     this.sessions.delete(session.tokenHash);
-    session.index.reset(); // drops the memory now, not when the GC finds the session
-    this.settle(session);
+    this.dropMemory(session);
     this.log?.remove(session.tokenHash, session);
     this.rememberExpired(session.tokenHash, now);
   }

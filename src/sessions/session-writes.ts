@@ -1,8 +1,10 @@
 // Every change to a session's index, in one place. Each write checks what it
 // can without changing anything, grows the memory it needs, logs the change
 // to the session's journal (DATA_DIR; a failed write refuses the change with
-// 503), applies it to the index, and marks the session updated. Routes parse, call one and reply;
-// this is where writes will be ordered against searches in flight.
+// 503), applies it to the index, and marks the session updated. Routes parse,
+// call one and reply; each runs inside inTurn(), which orders it against the
+// session's searches (session-gate.ts): no search reads the memory while a
+// write changes it.
 import { apiError } from '../errors.js';
 import { prepareImport, type ParsedImport } from '../export/import-reader.js';
 import type { Filter, Metadata, UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/vector-index.js';
@@ -14,11 +16,22 @@ export function vectorNotFound(id: string) {
   return apiError('VECTOR_NOT_FOUND', `no vector with id "${id}"`, { path: '/id', id });
 }
 
+/** A write outside its turn could change memory a pool thread is reading: a bug, caught here. */
+function assertTurn(session: Session): void {
+  if (!session.gate.writing) throw new Error('a session write ran outside SessionWrites.inTurn()');
+}
+
 export class SessionWrites {
   constructor(private readonly store: SessionStore) {}
 
+  /** Run `change` (synchronous: check, log, apply) once no search holds the session; writes go before waiting searches. */
+  inTurn<T>(session: Session, change: () => T): Promise<T> {
+    return session.gate.write(change);
+  }
+
   /** Check a batch (shape, capacity, the memory budget) without changing anything; upsert() writes it. */
   prepareUpsert(session: Session, records: VectorInput[], options: UpsertOptions): UpsertPlan {
+    assertTurn(session);
     const plan = session.index.prepareUpsert(records, options);
     this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded);
     this.store.assertWasmMemoryFor(session);
@@ -27,12 +40,14 @@ export class SessionWrites {
 
   /** Add or replace the vectors of a plan from prepareUpsert (no change to the session in between). */
   upsert(session: Session, plan: UpsertPlan): UpsertResult {
+    assertTurn(session);
     // The memory grows before the change is logged: a failed grow leaves nothing in the log to replay.
     return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.upsert(session, plan, at))));
   }
 
   /** Replace the metadata of `id` (404 when there is no such vector). */
   setMetadata(session: Session, id: string, metadata: Metadata): void {
+    assertTurn(session);
     if (!session.index.has(id)) throw vectorNotFound(id);
     this.store.assertMemoryBudget(session, 0, 'change', session.index.metadataHeapUpper(metadata));
     this.store.journal(session, (journal, at) => journal.metadata(session, id, metadata, at));
@@ -49,12 +64,14 @@ export class SessionWrites {
 
   /** Delete the vectors of `ids` that exist; logged only when one does. */
   delete(session: Session, ids: string[]): { deleted: number; notFound: string[] } {
+    assertTurn(session);
     if (ids.some((id) => session.index.has(id))) this.store.journal(session, (journal, at) => journal.delete(session, ids, at));
     return this.changed(session, session.index.delete(ids));
   }
 
   /** Delete every vector `filter` matches, in one step (logged as a delete of their ids). */
   deleteMatching(session: Session, filter: Filter): { deleted: number; notFound: string[] } {
+    assertTurn(session);
     const ids = session.index.idsMatching(filter);
     if (ids.length > 0) this.store.journal(session, (journal, at) => journal.delete(session, ids, at));
     return this.changed(session, { deleted: session.index.delete(ids).deleted, notFound: [] });
@@ -62,6 +79,7 @@ export class SessionWrites {
 
   /** Replace the metadata of `id` with what `patch` makes of it (404 when there is no such vector); the new metadata. */
   patchMetadata(session: Session, id: string, patch: (current: Metadata) => Metadata): Metadata {
+    assertTurn(session);
     const current = session.index.getMetadata(id);
     if (current === undefined) throw vectorNotFound(id);
     const metadata = patch(current);
@@ -71,6 +89,7 @@ export class SessionWrites {
 
   /** Check a whole import like prepareUpsert (null when it holds no vector); importPlan() applies it. */
   prepareImport(session: Session, parsed: ParsedImport): UpsertPlan | null {
+    assertTurn(session);
     const plan = prepareImport(session.index, parsed);
     if (plan) this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded);
     if (plan) this.store.assertWasmMemoryFor(session);
@@ -79,17 +98,20 @@ export class SessionWrites {
 
   /** Apply an import as one upsert, logged in parts that a restart replays all or nothing. */
   importPlan(session: Session, plan: UpsertPlan): UpsertResult {
+    assertTurn(session);
     return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.import(session, plan, at))));
   }
 
   /** Delete every vector, keeping the index's configuration; the number deleted. */
   clear(session: Session): number {
+    assertTurn(session);
     this.store.journal(session, (journal, at) => journal.clear(session, at));
     return this.changed(session, session.index.clear());
   }
 
   /** Delete every vector and the configuration, freeing the memory; the number deleted. */
   reset(session: Session): number {
+    assertTurn(session);
     this.store.journal(session, (journal, at) => journal.reset(session, at));
     return this.changed(session, session.index.reset());
   }

@@ -2,6 +2,7 @@
 import { v4 as uuidv4 } from 'uuid';
 import { BACKEND } from '../config.js';
 import { VectorIndex } from '../index/vector-index.js';
+import { SessionGate } from './session-gate.js';
 
 /** ISO form of a timestamp, recomputed only when the timestamp changes (every response shows four). */
 class IsoDate {
@@ -23,6 +24,8 @@ export class Session {
   updatedAt: number;
   lastAccessedAt: number;
   readonly index: VectorIndex;
+  /** The order of its writes and searches (session-gate.ts). */
+  readonly gate = new SessionGate();
   private readonly iso = { created: new IsoDate(), updated: new IsoDate(), accessed: new IsoDate(), expires: new IsoDate() };
 
   constructor(

@@ -61,12 +61,15 @@ export class TestServer {
   readiness!: ReturnType<typeof createApp>['readiness'];
   /** Lists the sessions on disk (with deferRestore). */
   restore!: () => Promise<void>;
+  /** The kernel pool (KERNEL_THREADS > 1). */
+  pool!: ReturnType<typeof createApp>['pool'];
 
   constructor(private readonly overrides: Partial<Config> = {}, private readonly now?: Clock, private readonly deferRestore = false) {}
 
   async start(): Promise<void> {
-    const { app, store, config, restore, readiness } = createApp({ config: loadConfig({}, this.overrides), now: this.now, deferRestore: this.deferRestore });
+    const { app, store, config, restore, readiness, pool } = createApp({ config: loadConfig({}, this.overrides), now: this.now, deferRestore: this.deferRestore });
     this.store = store;
+    this.pool = pool;
     this.config = config;
     this.restore = restore;
     this.readiness = readiness;
@@ -82,6 +85,7 @@ export class TestServer {
     this.server = undefined;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await this.pool?.close();
   }
 
   request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {

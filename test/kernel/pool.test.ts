@@ -2,14 +2,14 @@
 // search()'s rows, scores and order; a killed thread fails only its call.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { Metric } from '../../src/config.js';
+import type { Metric, VectorType } from '../../src/config.js';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { KernelPool, KernelUnavailableError } from '../../src/kernel/kernel-pool.js';
 import { loadKernelModule, loadSharedKernelModule } from '../../src/kernel/load-node.js';
 import { scaled } from '../helpers/scale.js';
 
-function filled(module: WebAssembly.Module, dim: number, metric: Metric, rows: Float32Array[], seqs: number[]): KernelInstance {
-  const kernel = new KernelInstance(module, dim, metric, Math.max(1, rows.length));
+function filled(module: WebAssembly.Module, dim: number, metric: Metric, rows: Float32Array[], seqs: number[], vectorType: VectorType = 'float32'): KernelInstance {
+  const kernel = new KernelInstance(module, dim, metric, Math.max(1, rows.length), vectorType);
   kernel.ensureCapacity(rows.length);
   rows.forEach((row, r) => kernel.writeRow(r, row, seqs[r]));
   return kernel;
@@ -31,9 +31,11 @@ describe('kernel pool', function () {
         k: fc.integer({ min: 1, max: 40 }),
         filtered: fc.boolean(),
         seed: fc.integer({ min: 0, max: 1 << 30 }),
+        // Calls of this much work at most: from one per thread down to the most slices.
+        sliceWork: fc.integer({ min: 1, max: 400_000 }),
       }),
       fc.infiniteStream(small),
-      async ({ metric, dim, n, queryCount, k, filtered, seed }, values) => {
+      async ({ metric, dim, n, queryCount, k, filtered, seed, sliceWork }, values) => {
         // Small integer components: many equal rows and exact ties.
         const it = values[Symbol.iterator]();
         const next = () => it.next().value as number;
@@ -45,13 +47,47 @@ describe('kernel pool', function () {
         const inline = filled(loadKernelModule(), dim, metric, rows, seqs).search(queries, queryCount, k, n, rowList);
         for (const pool of pools) {
           const shared = filled(loadSharedKernelModule(), dim, metric, rows, seqs);
-          const got = await shared.searchOnPool(pool, queries, queryCount, k, n, rowList);
+          const got = await shared.searchOnPool(pool, queries, queryCount, k, n, rowList, null, sliceWork);
           pool.release(shared.id);
           expect(Array.from(got.rows), `${pool.size} threads`).to.deep.equal(Array.from(inline.rows));
           expect(Array.from(got.scores), `${pool.size} threads`).to.deep.equal(Array.from(inline.scores));
         }
       },
     ), { numRuns: scaled(60, 5) });
+  });
+
+  it('gives searchInt8()\'s results on 1, 2 and 3 threads, pools and filters included', async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.record({
+        metric: fc.constantFrom<Metric>('cosine', 'l2'),
+        dim: fc.integer({ min: 1, max: 70 }),
+        n: fc.integer({ min: 1, max: 300 }),
+        queryCount: fc.integer({ min: 1, max: 12 }),
+        k: fc.integer({ min: 1, max: 20 }),
+        extra: fc.integer({ min: 0, max: 300 }),
+        filtered: fc.boolean(),
+        seed: fc.integer({ min: 0, max: 1 << 30 }),
+      }),
+      fc.infiniteStream(fc.integer({ min: -4, max: 4 })),
+      async ({ metric, dim, n, queryCount, k, extra, filtered, seed }, values) => {
+        const it = values[Symbol.iterator]();
+        const next = () => it.next().value as number;
+        const rows = Array.from({ length: n }, () => Float32Array.from({ length: dim }, next));
+        if (metric === 'cosine') for (const row of rows) if (row.every((x) => x === 0)) row[0] = 1;
+        const seqs = Array.from({ length: n }, (_, r) => (r * 7919 + seed) % (n * 2));
+        const queries = Float32Array.from({ length: queryCount * dim }, () => next() || 1);
+        const rowList = filtered ? Int32Array.from(Array.from({ length: n }, (_, r) => r).filter((r) => (r * 31 + seed) % 3 !== 0)) : null;
+        const poolSize = k + extra;
+        const inline = filled(loadKernelModule(), dim, metric, rows, seqs, 'int8').searchInt8(queries, queryCount, k, poolSize, n, rowList);
+        for (const pool of pools) {
+          const shared = filled(loadSharedKernelModule(), dim, metric, rows, seqs, 'int8');
+          const got = await shared.searchInt8OnPool(pool, queries, queryCount, k, poolSize, n, rowList);
+          pool.release(shared.id);
+          expect(Array.from(got.rows), `${pool.size} threads`).to.deep.equal(Array.from(inline.rows));
+          expect(Array.from(got.scores), `${pool.size} threads`).to.deep.equal(Array.from(inline.scores));
+        }
+      },
+    ), { numRuns: scaled(40, 5) });
   });
 
   it('splits large single queries and search-many over the threads exactly', async () => {

@@ -150,10 +150,10 @@ describe('SessionStore reopening sessions from DATA_DIR', () => {
     new SessionStore(loadConfig({}, { dataDir: dir, sessionTtlMs: TTL, ...overrides }), loadKernelModule(), clock.now);
 
   /** A session on disk holding v0..v(count-1); its token. */
-  function stored(store: SessionStore, count: number): string {
+  async function stored(store: SessionStore, count: number): Promise<string> {
     const { token, session } = store.create();
     const records = Array.from({ length: count }, (_, i) => ({ id: `v${i}`, vector: vectorOf(i) }));
-    store.writes.upsert(session, store.writes.prepareUpsert(session, records, { metric: 'l2' }));
+    await store.writes.inTurn(session, () => store.writes.upsert(session, store.writes.prepareUpsert(session, records, { metric: 'l2' })));
     return token;
   }
 
@@ -176,7 +176,7 @@ describe('SessionStore reopening sessions from DATA_DIR', () => {
 
   it('refuses a reopen past MAX_WASM_MEMORIES with 503 and keeps it on disk', async () => {
     const first = open();
-    const [a, b] = [stored(first, 10), stored(first, 20)];
+    const [a, b] = [await stored(first, 10), await stored(first, 20)];
     const store = open({ maxWasmMemories: ONE_SESSION });
     const sessionA = await store.authenticate(a);
     const err = await refusal(store.authenticate(b));
@@ -188,14 +188,15 @@ describe('SessionStore reopening sessions from DATA_DIR', () => {
     await refusal(store.authenticate(b));
     await store.authenticate(a);
     clock.advance(TTL - 1);
-    store.writes.reset(await store.authenticate(a));
+    const sessionOfA = await store.authenticate(a);
+    await store.writes.inTurn(sessionOfA, () => store.writes.reset(sessionOfA));
     expectVectors(await store.authenticate(b), 20);
     expect(sessionA.index.size).to.equal(0);
   });
 
   it('counts reopens in flight: two at once past the cap, one is refused', async () => {
     const first = open();
-    const tokens = [stored(first, 10), stored(first, 10)];
+    const tokens = [await stored(first, 10), await stored(first, 10)];
     const store = open({ maxWasmMemories: ONE_SESSION });
     const outcomes = await Promise.allSettled(tokens.map((token) => store.authenticate(token)));
     expect(outcomes.map((o) => o.status).sort()).to.deep.equal(['fulfilled', 'rejected']);
@@ -203,7 +204,7 @@ describe('SessionStore reopening sessions from DATA_DIR', () => {
   });
 
   it('keeps a session on disk, not set aside, when its reopen finds no memory', async () => {
-    const token = stored(open(), 2000);
+    const token = await stored(open(), 2000);
     const store = open();
     const grow = WebAssembly.Memory.prototype.grow;
     let grows = 0;

@@ -10,9 +10,9 @@ export function sessionRoutes({ router, config, store, auth, authWithoutDbOpenMs
     replyWithSession(ctx, store, { stats, usage, serverMemory: store.memoryUsage(), limits: publicLimits(config) });
   });
 
-  router.post('/index/reset', authWithoutDbOpenMs, noBody, (ctx) => {
+  router.post('/index/reset', authWithoutDbOpenMs, noBody, async (ctx) => {
     const { session, timings } = stateOf(ctx);
-    const deleted = timings.measure('resetMs', () => store.writes.reset(session));
+    const deleted = await store.writes.inTurn(session, () => timings.measure('resetMs', () => store.writes.reset(session)));
     replyWithSession(ctx, store, { mutation: { reset: true, deleted } });
   });
 }

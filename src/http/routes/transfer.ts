@@ -81,8 +81,10 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     }
     timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);
     // Checked and applied in one synchronous step: no other change can come in between.
-    const plan = timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed));
-    const mutation = timings.measure('importMs', () => (plan ? writes.importPlan(session, plan) : { added: 0, replaced: 0 }));
+    const mutation = await writes.inTurn(session, () => {
+      const plan = timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed));
+      return timings.measure('importMs', () => (plan ? writes.importPlan(session, plan) : { added: 0, replaced: 0 }));
+    });
     replyWithSession(ctx, store, { mutation });
   });
 }

@@ -9,12 +9,14 @@ import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 import { noBody } from '../body/no-body.js';
 
-/** Check (capacityCheckMs), then write (addMs / addManyMs). */
+/** Check (capacityCheckMs), then write (addMs / addManyMs), in the session's turn. */
 function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], options: UpsertOptions, metric: string) {
   const { session, timings } = stateOf(ctx);
   const { writes } = deps.store;
-  const plan = timings.measure('capacityCheckMs', () => writes.prepareUpsert(session, records, options));
-  return timings.measure(metric, () => writes.upsert(session, plan));
+  return writes.inTurn(session, () => {
+    const plan = timings.measure('capacityCheckMs', () => writes.prepareUpsert(session, records, options));
+    return timings.measure(metric, () => writes.upsert(session, plan));
+  });
 }
 
 export function vectorRoutes(deps: RouteDeps): void {
@@ -65,56 +67,56 @@ export function vectorRoutes(deps: RouteDeps): void {
     replyWithSession(ctx, store, { id, metadata });
   });
 
-  router.post('/vectors/metadata/set', auth, json, (ctx) => {
+  router.post('/vectors/metadata/set', auth, json, async (ctx) => {
     const { id, metadata } = parseBody(ctx, schemas.SetMetadataRequestSchema);
     const { session, timings } = stateOf(ctx);
-    timings.measure('setMetadataMs', () => writes.setMetadata(session, id, metadata));
+    await writes.inTurn(session, () => timings.measure('setMetadataMs', () => writes.setMetadata(session, id, metadata)));
     replyWithSession(ctx, store, { id, metadata, mutation: { updated: 1 } });
   });
 
-  router.post('/vectors/metadata/patch', auth, json, (ctx) => {
+  router.post('/vectors/metadata/patch', auth, json, async (ctx) => {
     const { id, patch } = parseBody(ctx, schemas.PatchMetadataRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const metadata = timings.measure('patchMetadataMs', () => writes.patchMetadata(session, id, (current) => patchedMetadata(schemas, current, patch)));
+    const metadata = await writes.inTurn(session, () => timings.measure('patchMetadataMs', () => writes.patchMetadata(session, id, (current) => patchedMetadata(schemas, current, patch))));
     replyWithSession(ctx, store, { id, metadata, mutation: { updated: 1 } });
   });
 
-  router.post('/vectors/metadata/delete', auth, json, (ctx) => {
+  router.post('/vectors/metadata/delete', auth, json, async (ctx) => {
     const { id } = parseBody(ctx, schemas.DeleteMetadataRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const metadata = timings.measure('deleteMetadataMs', () => writes.deleteMetadata(session, id));
+    const metadata = await writes.inTurn(session, () => timings.measure('deleteMetadataMs', () => writes.deleteMetadata(session, id)));
     replyWithSession(ctx, store, { id, metadata, mutation: { updated: 1 } });
   });
 
-  router.post('/vectors/add', auth, vectorJson, (ctx) => {
+  router.post('/vectors/add', auth, vectorJson, async (ctx) => {
     const { id, vector, metadata, dimensions, metric, vectorType } = parseBody(ctx, schemas.AddRequestSchema);
-    const mutation = upsert(ctx, deps, [{ id, vector, metadata }], { dimensions, metric, vectorType, pathOf: () => '' }, 'addMs');
+    const mutation = await upsert(ctx, deps, [{ id, vector, metadata }], { dimensions, metric, vectorType, pathOf: () => '' }, 'addMs');
     replyWithSession(ctx, store, { id, mutation });
   });
 
-  router.post('/vectors/add-many', auth, vectorJson, (ctx) => {
+  router.post('/vectors/add-many', auth, vectorJson, async (ctx) => {
     const { vectors, dimensions, metric, vectorType } = parseBody(ctx, schemas.AddManyRequestSchema);
-    const mutation = upsert(ctx, deps, vectors, { dimensions, metric, vectorType, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
+    const mutation = await upsert(ctx, deps, vectors, { dimensions, metric, vectorType, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
     replyWithSession(ctx, store, { mutation });
   });
 
-  router.post('/vectors/delete', auth, json, (ctx) => {
+  router.post('/vectors/delete', auth, json, async (ctx) => {
     const { id } = parseBody(ctx, schemas.DeleteRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const mutation = timings.measure('deleteMs', () => writes.delete(session, [id]));
+    const mutation = await writes.inTurn(session, () => timings.measure('deleteMs', () => writes.delete(session, [id])));
     replyWithSession(ctx, store, { id, mutation });
   });
 
-  router.post('/vectors/delete-many', auth, json, (ctx) => {
+  router.post('/vectors/delete-many', auth, json, async (ctx) => {
     const { ids, filter } = parseBody(ctx, schemas.DeleteManyRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const mutation = timings.measure('deleteManyMs', () => (filter ? writes.deleteMatching(session, filter) : writes.delete(session, ids!)));
+    const mutation = await writes.inTurn(session, () => timings.measure('deleteManyMs', () => (filter ? writes.deleteMatching(session, filter) : writes.delete(session, ids!))));
     replyWithSession(ctx, store, { mutation });
   });
 
-  router.post('/vectors/clear', auth, noBody, (ctx) => {
+  router.post('/vectors/clear', auth, noBody, async (ctx) => {
     const { session, timings } = stateOf(ctx);
-    const deleted = timings.measure('clearMs', () => writes.clear(session));
+    const deleted = await writes.inTurn(session, () => timings.measure('clearMs', () => writes.clear(session)));
     replyWithSession(ctx, store, { mutation: { deleted } });
   });
 }

@@ -1,0 +1,37 @@
+// Every search of a session's index, in one place: in the session's turn
+// (session-gate.ts), on the request's own thread when the work is small,
+// on the kernel pool's threads otherwise (src/kernel/kernel-pool.ts).
+import { apiError } from '../errors.js';
+import type { SearchOptions, SearchOutput, SearchPlan } from '../index/vector-index.js';
+import { KernelUnavailableError, type KernelPool } from '../kernel/kernel-pool.js';
+import { POOL_MIN_WORK } from '../kernel/search-path.js';
+import type { Session } from './session.js';
+
+export class SessionSearches {
+  /** `pool`: null with KERNEL_THREADS=1, where every search runs on the request's thread. */
+  constructor(readonly pool: KernelPool | null) {}
+
+  /** The k nearest of the session's vectors to each query (VectorIndex.search). */
+  search(session: Session, queries: ArrayLike<number>[], options: SearchOptions): Promise<SearchOutput> {
+    return session.gate.search(() => this.run(session.index.planSearch(queries, options)));
+  }
+
+  /** Stored vectors as the queries, each left out of its own results (VectorIndex.searchByIds). */
+  searchByIds(session: Session, ids: string[], options: SearchOptions): Promise<SearchOutput> {
+    return session.gate.search(() => this.run(session.index.planSearchByIds(ids, options)));
+  }
+
+  private run(plan: SearchOutput | SearchPlan): SearchOutput | Promise<SearchOutput> {
+    if ('results' in plan) return plan;
+    if (!this.pool || plan.work < POOL_MIN_WORK) return plan.run();
+    return plan.runOn(this.pool).catch((err) => {
+      if (err instanceof KernelUnavailableError) throw kernelThreadFailed();
+      throw err;
+    });
+  }
+}
+
+/** 503 KERNEL_THREAD_FAILED: the thread running a search died; the pool replaced it, no data was touched. */
+function kernelThreadFailed() {
+  return apiError('KERNEL_THREAD_FAILED', 'the thread running this search stopped (out of memory or a fault) and was replaced; the session is intact, retry the search', undefined, { 'Retry-After': '1' });
+}
