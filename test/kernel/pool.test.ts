@@ -110,6 +110,31 @@ describe('kernel pool', function () {
     }
   });
 
+  it('runs searches of one instance side by side, each in its own scratch', async () => {
+    const dim = 48, n = 3000;
+    const rows = Array.from({ length: n }, (_, r) => Float32Array.from({ length: dim }, (_, i) => Math.sin(r * 0.71 + i * 1.3)));
+    const seqs = Array.from({ length: n }, (_, r) => r);
+    const inline = filled(loadKernelModule(), dim, 'cosine', rows, seqs);
+    const shared = filled(loadSharedKernelModule(), dim, 'cosine', rows, seqs);
+    const pool = pools[1];
+    const searches = Array.from({ length: 6 }, (_, j) => {
+      const queryCount = [1, 5, 17][j % 3], k = [3, 10, 40][j % 3];
+      const queries = Float32Array.from({ length: queryCount * dim }, (_, i) => Math.cos(i * 0.07 + j));
+      return { queries, queryCount, k };
+    });
+    const running = searches.map(({ queries, queryCount, k }) => shared.searchOnPool(pool, queries, queryCount, k, n, null, null, 20_000));
+    // An inline search while the pool's run: it must not touch their scratch, nor they its.
+    const { queries, queryCount, k } = searches[2];
+    expect(Array.from(shared.search(queries, queryCount, k, n).rows)).to.deep.equal(Array.from(inline.search(queries, queryCount, k, n).rows));
+    const answers = await Promise.all(running);
+    searches.forEach(({ queries, queryCount, k }, j) => {
+      const want = inline.search(queries, queryCount, k, n);
+      expect(Array.from(answers[j].rows), `search ${j}`).to.deep.equal(Array.from(want.rows));
+      expect(Array.from(answers[j].scores), `search ${j}`).to.deep.equal(Array.from(want.scores));
+    });
+    pool.release(shared.id);
+  });
+
   it('fails only the calls of a killed thread, and the next search succeeds', async () => {
     const pool = new KernelPool(1, loadSharedKernelModule());
     try {
