@@ -62,7 +62,7 @@ export class SessionStore {
     restoreNow = true,
     options: StoreOptions = {},
   ) {
-    this.searches = new SessionSearches(options.pool ?? null);
+    this.searches = new SessionSearches(options.pool ?? null, (session) => this.settle(session));
     this.budget = new MemoryBudget(config.memoryBudgetBytes, this.retryAfterSeconds(), heapCapBytes(config));
     if (config.dataDir !== '') {
       this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {

@@ -96,11 +96,23 @@ describe('disk faults with DATA_DIR', () => {
     return new SessionStore(config(overrides), kernel, () => clock, true, { journalFs: fs });
   }
 
-  /** An add through the same steps as the route: validate, log, apply. */
+  /** An add through the same steps as the route (session-writes.ts): validate, grow, log, apply. */
   function add(store: SessionStore, session: Session, ids: number[]) {
     const plan = session.index.prepareUpsert(ids.map((i) => ({ id: `v${i}`, vector: vectorOf(i), metadata: { i } })), { metric: 'l2' });
-    store.journal(session, (log, at) => log.upsert(session, plan, at));
-    session.index.applyUpsert(plan);
+    session.index.applyUpsert(plan, () => store.journal(session, (log, at) => log.upsert(session, plan, at)));
+  }
+
+  /** A session holding v0..v4 whose add of v5..v9 was written short and could not be cut back (503). */
+  function fencedSession() {
+    const { fs, faults } = faultyFs();
+    const store = open(fs);
+    const { token, session } = store.create();
+    add(store, session, range(0, 5));
+    faults.write = 'short';
+    faults.truncate = true;
+    expect(refused(() => add(store, session, range(5, 10))).status).to.equal(503);
+    faults.write = null;
+    return { store, token, session, faults };
   }
 
   function refused(fn: () => void): ApiError {
@@ -145,14 +157,7 @@ describe('disk faults with DATA_DIR', () => {
   }
 
   it('refuses changes while a failed append cannot be cut back, and recovers when it can', async () => {
-    const { fs, faults } = faultyFs();
-    const store = open(fs);
-    const { token, session } = store.create();
-    add(store, session, range(0, 5));
-    faults.write = 'short';
-    faults.truncate = true;
-    expect(refused(() => add(store, session, range(5, 10))).status).to.equal(503);
-    faults.write = null;
+    const { store, token, session } = fencedSession();
     // The half record is still on disk: no change may go after it.
     expect(refused(() => add(store, session, range(10, 15))).status).to.equal(503);
     expect((store.authenticate(token) as Session).index.get('v1')?.vector).to.deep.equal(vectorOf(1));
@@ -163,14 +168,7 @@ describe('disk faults with DATA_DIR', () => {
   });
 
   it('accepts changes again once the cut-back succeeds, with no partial record left', async () => {
-    const { fs, faults } = faultyFs();
-    const store = open(fs);
-    const { token, session } = store.create();
-    add(store, session, range(0, 5));
-    faults.write = 'short';
-    faults.truncate = true;
-    refused(() => add(store, session, range(5, 10)));
-    faults.write = null;
+    const { store, token, session, faults } = fencedSession();
     faults.truncate = false;
     add(store, session, range(10, 15));
     logged = [];
