@@ -2,10 +2,12 @@
 // process, rounds alternating: one query on 100k x 384 (split in row ranges;
 // goal: 2 threads <= 0.65x of 1) and search-many of 64 on 50k x 1024 (query
 // blocks; goal <= 0.6x). Results are checked equal before timing counts.
+// Then the crossover: one query on small sessions, inline against the pool.
 import { performance } from 'node:perf_hooks';
 import { KernelPool } from '../src/kernel/kernel-pool.js';
 import { KernelInstance } from '../src/kernel/kernel-instance.js';
 import { loadKernelModule, loadSharedKernelModule } from '../src/kernel/load-node.js';
+import { POOL_MIN_WORK } from '../src/kernel/search-path.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
 
@@ -44,6 +46,32 @@ for (const { n, dim, queryCount, goal } of [
   rows.push({ case: `${queryCount === 1 ? 'one query' : `search-many ${queryCount}`}, ${n / 1000}k x ${dim}`, 'inline ms': fmt(median(inlineMs)), [`${THREADS} threads ms`]: fmt(median(poolMs)), ratio: fmt(ratio), goal: `<= ${goal}`, met: ratio <= goal ? 'yes' : 'no' });
   console.error(`done ${n} x ${dim}`);
 }
+
+// Where the pool starts to pay: one query over growing sessions (work =
+// rows x dims), inline against the pool, each timed as the median of many
+// calls. POOL_MIN_WORK (src/kernel/search-path.ts) should sit near the
+// first size where the pool is faster.
+const crossover: Record<string, string | number>[] = [];
+for (const n of [500, 1000, 2500, 5000, 10_000, 20_000]) {
+  const dim = 384;
+  const data = uniformVectors(n, dim, 83);
+  const query = uniformVectors(1, dim, 84);
+  const inline = filled(loadKernelModule(), data, dim);
+  const shared = filled(loadSharedKernelModule(), data, dim);
+  const inlineMs: number[] = [], poolMs: number[] = [];
+  const calls = 50;
+  for (let r = 0; r < ROUNDS; r++) {
+    let t0 = performance.now();
+    for (let c = 0; c < calls; c++) inline.search(query, 1, 10, n);
+    inlineMs.push((performance.now() - t0) / calls);
+    t0 = performance.now();
+    for (let c = 0; c < calls; c++) await shared.searchOnPool(pool, query, 1, 10, n);
+    poolMs.push((performance.now() - t0) / calls);
+  }
+  pool.release(shared.id);
+  crossover.push({ rows: n, work: n * dim, 'inline ms': fmt(median(inlineMs)), 'pool ms': fmt(median(poolMs)), 'pool / inline': fmt(median(poolMs) / median(inlineMs)), 'below POOL_MIN_WORK': n * dim < POOL_MIN_WORK ? 'yes' : 'no' });
+}
 await pool.close();
 printTable(rows);
-console.log(`results: ${writeResults('pool', { threads: THREADS, rows })}`);
+printTable(crossover);
+console.log(`results: ${writeResults('pool', { threads: THREADS, rows, crossover })}`);

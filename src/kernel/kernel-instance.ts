@@ -222,18 +222,10 @@ export class KernelInstance {
    * as search().
    */
   searchInt8(queries: Float32Array, queryCount: number, k: number, pool: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null): SearchHits {
-    if (this.codeStride === 0) throw new Error('this instance stores no int8 codes');
-    if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
-    if (!(k >= 1 && pool >= k)) throw new RangeError('need 1 <= k <= pool');
-    if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
-    this.checkRowList(rowList, count);
-    const scanned = rowList ? rowList.length : count;
-    const perQuery = Math.min(k, scanned);
-    const rows = new Int32Array(queryCount * perQuery);
-    const scores = new Float64Array(queryCount * perQuery);
+    const { scanned, perQuery, rows, scores } = this.int8Hits(queries, queryCount, k, pool, count, rowList);
     if (perQuery === 0) return { rows, scores, perQuery: 0 };
     const keysFirst = pool >= this.keysFirstMinPool;
-    const scratch = int8ScratchFor(this.layout, rowList ? rowList.length : 0, pool, keysFirst ? scanned : 0);
+    const scratch = int8ScratchFor(this.freeScratch(), rowList ? rowList.length : 0, pool, keysFirst ? scanned : 0);
     // The scratch of the whole call (first stage, then re-ranking at most
     // `pool` rows) in one step: a refused call has grown nothing.
     const reranked = Math.min(pool, scanned);
@@ -254,19 +246,11 @@ export class KernelInstance {
    * results are the same. The caller keeps writes away until it settles.
    */
   async searchInt8OnPool(pool: KernelPool, queries: Float32Array, queryCount: number, k: number, poolSize: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null): Promise<SearchHits> {
-    if (this.codeStride === 0) throw new Error('this instance stores no int8 codes');
-    if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
-    if (!(k >= 1 && poolSize >= k)) throw new RangeError('need 1 <= k <= pool');
-    if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
-    this.checkRowList(rowList, count);
-    const scanned = rowList ? rowList.length : count;
-    const perQuery = Math.min(k, scanned);
-    const rows = new Int32Array(queryCount * perQuery);
-    const scores = new Float64Array(queryCount * perQuery);
+    const { scanned, perQuery, rows, scores } = this.int8Hits(queries, queryCount, k, poolSize, count, rowList);
     if (perQuery === 0) return { rows, scores, perQuery: 0 };
     const keysFirst = poolSize >= this.keysFirstMinPool;
     // The row list once; per query its first stage's scratch, then re-ranking's; per call a work area.
-    const rowListAt = this.layout.scratch;
+    const rowListAt = this.freeScratch().scratch;
     let base = align16(rowListAt + (rowList ? rowList.length * 4 : 0));
     const perCall = Math.ceil(queryCount / Math.min(queryCount, POOL_MAX_SLICES));
     const places = [];
@@ -281,7 +265,7 @@ export class KernelInstance {
       workAreas.push(base);
       base = align16(base + this.kernel.WORK_AREA_BYTES.value);
     }
-    this.ensureBytes(base, guard);
+    const release = this.holdScratch(base, guard);
     const buffer = this.memory.buffer;
     const { floats, ints } = this.wholeMemory();
     if (rowList) ints.set(rowList, rowListAt >> 2);
@@ -300,8 +284,12 @@ export class KernelInstance {
       return [firstArgs, rerankArgs] as [typeof firstArgs, typeof rerankArgs];
     });
     const runs = workAreas.map((workArea, c) => pool.run(this.id, this.memory, workArea, { fn: 'int8', steps: steps.slice(c * perCall, (c + 1) * perCall) }));
-    const failed = (await Promise.allSettled(runs)).find((run) => run.status === 'rejected');
-    if (failed) throw (failed as PromiseRejectedResult).reason;
+    const settled = await Promise.allSettled(runs);
+    const failed = settled.find((run) => run.status === 'rejected');
+    if (failed) {
+      release();
+      throw (failed as PromiseRejectedResult).reason;
+    }
     const cosine = this.metric === 'cosine';
     const { floats: f, ints: n } = this.wholeMemory();
     places.forEach(({ exact }, q) => {
@@ -311,7 +299,20 @@ export class KernelInstance {
         scores[q * perQuery + i] = cosine ? cosineScore(key) : l2Score(key);
       }
     });
+    release();
     return { rows, scores, perQuery };
+  }
+
+  /** An int8 search's arguments checked, and its results' arrays. */
+  private int8Hits(queries: Float32Array, queryCount: number, k: number, pool: number, count: number, rowList: Int32Array | null) {
+    if (this.codeStride === 0) throw new Error('this instance stores no int8 codes');
+    if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
+    if (!(k >= 1 && pool >= k)) throw new RangeError('need 1 <= k <= pool');
+    if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
+    this.checkRowList(rowList, count);
+    const scanned = rowList ? rowList.length : count;
+    const perQuery = Math.min(k, scanned);
+    return { scanned, perQuery, rows: new Int32Array(queryCount * perQuery), scores: new Float64Array(queryCount * perQuery) };
   }
 
   /** Rows of the `pool` best int8 keys, in no particular order, in scratch the caller has made room for. */
@@ -401,7 +402,7 @@ export class KernelInstance {
     if (perQuery === 0 || queryCount === 0) return { rows: new Int32Array(0), scores: new Float64Array(0), perQuery: 0 };
     this.checkRowList(rowList, count);
     const slices = this.poolSlices(pool.size, queryCount, scanned, k, sliceWork);
-    this.ensureBytes(slices[slices.length - 1].end, guard);
+    const release = this.holdScratch(slices[slices.length - 1].end, guard);
     const { floats, ints } = this.wholeMemory();
     const rowBytes = this.dim * 4;
     const runs = slices.map((slice) => {
@@ -421,10 +422,14 @@ export class KernelInstance {
       });
       return pool.run(this.id, this.memory, slice.workArea, call);
     });
-    // Every call settled before any scratch is reused: a failed search must not leave one still writing.
+    // Every call settled before its scratch is given back: a failed search must not leave one still writing.
     const failed = (await Promise.allSettled(runs)).find((run) => run.status === 'rejected');
-    if (failed) throw (failed as PromiseRejectedResult).reason;
-    return this.mergeSlices(slices, queryCount, k, perQuery, rowList !== null);
+    try {
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      return this.mergeSlices(slices, queryCount, k, perQuery, rowList !== null);
+    } finally {
+      release();
+    }
   }
 
   /** Each query's best perQuery across its slices' best-first lists: a merge by key, then insertion sequence. */
@@ -480,7 +485,7 @@ export class KernelInstance {
     const rowStep = Math.ceil(scanned / rowParts);
     const workAreaBytes = this.kernel.WORK_AREA_BYTES.value;
     const slices: PoolSlice[] = [];
-    let base = this.layout.scratch;
+    let base = this.freeScratch().scratch;
     for (let q0 = 0; q0 < queryCount; q0 += queryStep) {
       for (let r0 = 0; r0 < scanned; r0 += rowStep) {
         const q1 = Math.min(queryCount, q0 + queryStep), r1 = Math.min(scanned, r0 + rowStep);
@@ -503,12 +508,38 @@ export class KernelInstance {
    * runs instead, with the same hits.
    */
   private searchScratch(queryCount: number, rowListLength: number, k: number, scanned: number, guard: MemoryGuard | null) {
-    const plain = { scratch: scratchFor(this.layout, queryCount, rowListLength, k), path: 'plain' as const };
+    const plain = { scratch: scratchFor(this.freeScratch(), queryCount, rowListLength, k), path: 'plain' as const };
     if (queryCount !== 1) return plain;
     const path = singleQueryPath(this.singleQueryPaths, { metric: this.metric, dim: this.dim, k, scanned });
     if (path === 'plain') return plain;
-    const scratch = scratchFor(this.layout, queryCount, rowListLength, k, scanned, path === 'bounded');
+    const scratch = scratchFor(this.freeScratch(), queryCount, rowListLength, k, scanned, path === 'bounded');
     return this.allows(scratch.end, guard) ? { scratch, path } : plain;
+  }
+
+  /**
+   * The layout with its scratch moved past that of the pool searches in
+   * flight: searches of one session run side by side, each in scratch of
+   * its own (a write waits for all of them, so the rows do not move).
+   */
+  private freeScratch(): Layout {
+    return this.poolSearches > 0 ? { ...this.layout, scratch: this.scratchTop } : this.layout;
+  }
+
+  /** Pool searches in flight, and the end of the scratch they hold. */
+  private poolSearches = 0;
+  private scratchTop = 0;
+
+  /** Grow to hold scratch up to `end` for a pool search; the function it returns gives the scratch back. */
+  private holdScratch(end: number, guard: MemoryGuard | null): () => void {
+    this.ensureBytes(end, guard);
+    this.poolSearches++;
+    this.scratchTop = Math.max(this.scratchTop, align16(end));
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      if (--this.poolSearches === 0) this.scratchTop = 0;
+    };
   }
 
   /** Whether the memory holds `bytes`, or `guard` lets it grow to (asking only; nothing grows). */

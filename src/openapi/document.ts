@@ -17,6 +17,16 @@ export interface DocumentInfo {
   name: string;
   version: string;
   description: string;
+  /** package.json's `license`: an SPDX expression, or UNLICENSED (none granted). */
+  license?: string;
+}
+
+/** The OpenAPI license object of package.json's `license`. */
+function licenseObject(license: string | undefined) {
+  if (license === undefined || license === 'UNLICENSED') {
+    return { name: 'UNLICENSED: no license is granted (private package)', identifier: 'LicenseRef-UNLICENSED' };
+  }
+  return { name: license, identifier: license };
 }
 
 /** Shared schemas, published once under components.schemas and referenced from the operations. */
@@ -194,8 +204,7 @@ export function openApiDocument(config: Config, info: DocumentInfo) {
       version: info.version,
       description: `${info.description}. Error codes and their statuses: ${ALL_CODES.map((c) => `${c} ${ERROR_CODES[c]}`).join(', ')}.`,
       contact: { name: `${info.name} service operators` },
-      // package.json is private with no license; change both together when one is chosen.
-      license: { name: 'No license granted (private package)', identifier: 'LicenseRef-Proprietary' },
+      license: licenseObject(info.license),
     },
     servers: [{ url: '/' }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),

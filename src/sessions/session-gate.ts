@@ -1,67 +1,65 @@
 // The order of one session's writes and searches. A search on the kernel
-// pool reads the session's memory on other threads and writes its scratch,
-// so while one runs, nothing else may change that memory: a write, or
-// another search, waits its turn. Writes go before waiting searches, so a
-// stream of searches cannot hold a write back. A search that runs on the
-// request's own thread finishes before anything else can happen, so when
-// the gate is free it simply runs.
+// pool reads the session's memory on other threads until it settles, so a
+// write waits for every search in flight, and runs alone; searches run side
+// by side (each in scratch of its own, KernelInstance.freeScratch). A write
+// waiting goes before searches that arrive after it, so a stream of
+// searches cannot hold a write back. When nothing is in the way a turn runs
+// at once, in the caller's tick.
 
 type Turn = () => void;
 
 export class SessionGate {
-  /** A turn is taken: a write, or a search that has not settled. */
-  private taken = false;
+  /** Searches holding the gate (until they settle). */
+  private searching = 0;
+  /** A write holds the gate. */
+  private held = false;
   private readonly writes: Turn[] = [];
   private readonly searches: Turn[] = [];
   /** Inside a write's turn (SessionWrites checks that it is). */
   writing = false;
 
-  /** Run `search` when no write or other search holds the gate; a promise it returns holds the gate until it settles. */
-  search<T>(search: () => T | Promise<T>): Promise<T> {
-    return this.inTurn(this.searches, search, false);
+  /** Run `search` when no write holds the gate or waits for it; a promise it returns holds the gate until it settles. */
+  async search<T>(search: () => T | Promise<T>): Promise<T> {
+    if (this.held || this.writes.length > 0) await new Promise<void>((resolve) => this.searches.push(resolve));
+    else this.searching++;
+    try {
+      return await search();
+    } finally {
+      this.searching--;
+      this.next();
+    }
   }
 
-  /** Run `write` (synchronous) when no search holds the gate, before the searches waiting. */
-  write<T>(write: () => T): Promise<T> {
-    return this.inTurn(this.writes, write, true);
+  /** Run `write` (synchronous) alone, once the searches in flight have settled. */
+  async write<T>(write: () => T): Promise<T> {
+    if (this.held || this.searching > 0 || this.writes.length > 0) await new Promise<void>((resolve) => this.writes.push(resolve));
+    else this.held = true;
+    try {
+      this.writing = true;
+      return write();
+    } finally {
+      this.writing = false;
+      this.held = false;
+      this.next();
+    }
   }
 
   /** Whether something holds the gate or waits for it. */
   get busy(): boolean {
-    return this.taken || this.writes.length > 0 || this.searches.length > 0;
+    return this.held || this.searching > 0 || this.writes.length > 0 || this.searches.length > 0;
   }
 
-  private async inTurn<T>(queue: Turn[], run: () => T | Promise<T>, isWrite: boolean): Promise<T> {
-    if (this.busy) await new Promise<void>((resolve) => queue.push(resolve));
-    this.taken = true;
-    let result: T | Promise<T>;
-    try {
-      this.writing = isWrite;
-      result = run();
-    } catch (err) {
-      this.handOver();
-      throw err;
-    } finally {
-      this.writing = false;
+  /** Once the gate is free: the next write waiting, or else every search waiting. */
+  private next(): void {
+    if (this.held || this.searching > 0) return;
+    const write = this.writes.shift();
+    if (write) {
+      this.held = true;
+      write();
+      return;
     }
-    if (!(result instanceof Promise)) {
-      this.handOver();
-      return result;
-    }
-    try {
-      return await result;
-    } finally {
-      this.handOver();
-    }
-  }
-
-  /** The next turn: a waiting write first, then the oldest waiting search. */
-  private handOver(): void {
-    this.taken = false;
-    const next = this.writes.shift() ?? this.searches.shift();
-    if (next) {
-      this.taken = true;
-      next();
-    }
+    const searches = this.searches.splice(0);
+    this.searching += searches.length;
+    for (const resume of searches) resume();
   }
 }

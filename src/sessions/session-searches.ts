@@ -8,23 +8,29 @@ import { POOL_MIN_WORK } from '../kernel/search-path.js';
 import type { Session } from './session.js';
 
 export class SessionSearches {
-  /** `pool`: null with KERNEL_THREADS=1, where every search runs on the request's thread. */
-  constructor(readonly pool: KernelPool | null) {}
+  /**
+   * `pool`: null with KERNEL_THREADS=1, where every search runs on the
+   * request's thread. `settle` counts a session's memory in the budget again.
+   */
+  constructor(readonly pool: KernelPool | null, private readonly settle: (session: Session) => void) {}
 
   /** The k nearest of the session's vectors to each query (VectorIndex.search). */
   search(session: Session, queries: ArrayLike<number>[], options: SearchOptions): Promise<SearchOutput> {
-    return session.gate.search(() => this.run(session.index.planSearch(queries, options)));
+    return session.gate.search(() => this.run(session, session.index.planSearch(queries, options)));
   }
 
   /** Stored vectors as the queries, each left out of its own results (VectorIndex.searchByIds). */
   searchByIds(session: Session, ids: string[], options: SearchOptions): Promise<SearchOutput> {
-    return session.gate.search(() => this.run(session.index.planSearchByIds(ids, options)));
+    return session.gate.search(() => this.run(session, session.index.planSearchByIds(ids, options)));
   }
 
-  private run(plan: SearchOutput | SearchPlan): SearchOutput | Promise<SearchOutput> {
+  private run(session: Session, plan: SearchOutput | SearchPlan): SearchOutput | Promise<SearchOutput> {
     if ('results' in plan) return plan;
     if (!this.pool || plan.work < POOL_MIN_WORK) return plan.run();
-    return plan.runOn(this.pool).catch((err) => {
+    const running = plan.runOn(this.pool);
+    // Its scratch is laid out (the memory grown) before the first await: counted now, not at the session's next request.
+    this.settle(session);
+    return running.catch((err) => {
       if (err instanceof KernelUnavailableError) throw kernelThreadFailed();
       throw err;
     });

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EXPORT_WINDOW_BYTES } from '../../src/export/export-stream.js';
 import { decodeFloat32Base64, encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
 import { expectError, expectOk, useServer, type TestServer } from '../helpers/http.js';
 import { startApp } from '../helpers/live-app.js';
@@ -119,6 +120,32 @@ describe('GET /vectors/export and POST /vectors/import', () => {
     });
     expect(got).to.deep.equal(expected.map((v) => ({ ...v, metadata: v.metadata ?? {} })));
     expect(decodeFloat32Base64(got[5].vector)).to.have.length(64);
+  });
+
+  it('holds an export in the answers in flight until it ends, 503 when it does not fit', async () => {
+    const source = await filled(api, 4000, 64, 10);
+    const inFlight = () => api.store.budget.usage().answersInFlightBytes;
+    expect(inFlight()).to.equal(0);
+    const res = await fetch(`${api.base}/vectors/export`, { headers: { authorization: `Bearer ${source}` } });
+    const reader = res.body!.getReader();
+    expect((await reader.read()).done).to.equal(false);
+    // Several MB of numbers, one read taken: the rest waits on back-pressure, its window held.
+    expect(inFlight()).to.equal(EXPORT_WINDOW_BYTES);
+    await reader.cancel();
+    for (let turn = 0; turn < 200 && inFlight() > 0; turn++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(inFlight()).to.equal(0);
+
+    const { budget } = api.store;
+    const limit = budget.limitBytes;
+    budget.limitBytes = budget.usedBytes + EXPORT_WINDOW_BYTES - 1;
+    try {
+      const refused = await api.get('/vectors/export', { token: source });
+      expectError(refused, 503, 'SERVER_AT_CAPACITY');
+      expect(refused.headers.get('retry-after')).to.match(/^\d+$/);
+    } finally {
+      budget.limitBytes = limit;
+    }
+    expect(inFlight()).to.equal(0);
   });
 
   it('survives a restart with DATA_DIR: an import is replayed whole', async () => {

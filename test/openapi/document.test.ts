@@ -3,6 +3,8 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'chai';
+import { packageInfo } from '../../src/http/package-info.js';
+import { openApiDocument } from '../../src/openapi/document.js';
 import { startApp, type LiveApp } from '../helpers/live-app.js';
 import { REVALIDATE } from '../helpers/openapi-check.js';
 
@@ -18,6 +20,13 @@ describe('GET /openapi.json', () => {
     doc = res.body;
   });
   after(() => live.close());
+
+  it('states the license package.json gives, an SPDX one as its identifier', () => {
+    expect(packageInfo.license).to.be.a('string');
+    expect(doc.info.license.name).to.include(packageInfo.license);
+    const mit = openApiDocument(live.config, { ...packageInfo, license: 'MIT' }).info.license;
+    expect(mit).to.deep.equal({ name: 'MIT', identifier: 'MIT' });
+  });
 
   it('passes an OpenAPI 3.1 validator', async () => {
     const validator = new Validator();

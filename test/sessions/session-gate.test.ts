@@ -1,5 +1,5 @@
-// SessionGate: a search that settles later holds the session; writes wait
-// for it and go before searches that wait; free, a turn runs at once.
+// SessionGate: searches run side by side; a write waits for those in flight,
+// runs alone, and goes before searches that arrive after it.
 import { expect } from 'chai';
 import { SessionGate } from '../../src/sessions/session-gate.js';
 
@@ -21,18 +21,36 @@ describe('SessionGate', () => {
     expect(gate.busy).to.equal(false);
   });
 
-  it('makes a write wait for a search in flight, and go before searches waiting', async () => {
+  it('runs searches side by side; a write waits for them all, then runs alone', async () => {
+    const gate = new SessionGate();
+    const seen: string[] = [];
+    const [one, two] = [deferred(), deferred()];
+    const first = gate.search(async () => { seen.push('search 1 starts'); await one.promise; seen.push('search 1 ends'); });
+    const second = gate.search(async () => { seen.push('search 2 starts'); await two.promise; seen.push('search 2 ends'); });
+    const write = gate.write(() => { seen.push('write'); expect(gate.writing).to.equal(true); });
+    // Arrives after the waiting write: waits for it.
+    const third = gate.search(() => seen.push('search 3'));
+    expect(seen).to.deep.equal(['search 1 starts', 'search 2 starts']);
+    one.resolve();
+    await first;
+    expect(seen).to.not.include('write');
+    two.resolve();
+    await Promise.all([second, write, third]);
+    expect(seen).to.deep.equal(['search 1 starts', 'search 2 starts', 'search 1 ends', 'search 2 ends', 'write', 'search 3']);
+    expect(gate.writing).to.equal(false);
+    expect(gate.busy).to.equal(false);
+  });
+
+  it('runs waiting writes one at a time, in order, before the searches behind them', async () => {
     const gate = new SessionGate();
     const seen: string[] = [];
     const running = deferred();
-    const first = gate.search(async () => { seen.push('search 1 starts'); await running.promise; seen.push('search 1 ends'); });
-    const second = gate.search(() => seen.push('search 2'));
-    const write = gate.write(() => { seen.push('write'); expect(gate.writing).to.equal(true); });
-    expect(seen).to.deep.equal(['search 1 starts']);
+    const search = gate.search(() => running.promise);
+    const writes = [1, 2].map((n) => gate.write(() => seen.push(`write ${n}`)));
+    const later = gate.search(() => seen.push('search'));
     running.resolve();
-    await Promise.all([first, second, write]);
-    expect(seen).to.deep.equal(['search 1 starts', 'search 1 ends', 'write', 'search 2']);
-    expect(gate.writing).to.equal(false);
+    await Promise.all([search, ...writes, later]);
+    expect(seen).to.deep.equal(['write 1', 'write 2', 'search']);
   });
 
   it('passes the turn on when a turn throws or its promise rejects', async () => {

@@ -1,47 +1,29 @@
 // GET /vectors/export and POST /vectors/import: a whole session out and in,
 // as NDJSON (src/export/format.ts).
 //
-// The export streams a consistent snapshot (VectorIndex.openExport) a chunk
-// at a time, pulled by the socket (back-pressure: a slow reader holds a few
-// chunks, not the session) and yielding to the event loop between chunks,
-// so other sessions' requests are answered while a large export is sent.
+// The export streams a consistent snapshot (VectorIndex.openExport) in
+// pieces pulled by the socket (src/export/export-stream.ts), its window held
+// in the memory budget's answers in flight until it ends or its client goes
+// away. It has no MAX_ANSWER_BYTES: it is how a whole session leaves, and
+// back-pressure bounds what it holds, not its length.
 // The import reads its body as it arrives, within MAX_IMPORT_BYTES,
-// validating each line; then checks the whole and applies it in one step.
+// validating each line; checks the whole, encodes its log records in slices
+// (DATA_DIR), then applies it in one step (checked again if the session
+// changed meanwhile), so readers and a restart see all of it or nothing.
 // Like every body, it is admitted and cut when slower than
 // MIN_BODY_BYTES_PER_SEC by ../admission.ts (408 JSON).
-import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import * as v from 'valibot';
 import { apiError } from '../../errors.js';
-import { exportHeader, headerLine, NDJSON_TYPE, recordLines, type VectorEncoding } from '../../export/format.js';
+import { EXPORT_WINDOW_BYTES, exportStream } from '../../export/export-stream.js';
+import { NDJSON_TYPE } from '../../export/format.js';
 import { ImportReader } from '../../export/import-reader.js';
-import type { IndexExport } from '../../index/vector-index.js';
+import type { UpsertPlan } from '../../index/vector-index.js';
+import type { Session } from '../../sessions/session.js';
+import type { SessionStore } from '../../sessions/session-store.js';
 import { requestError } from '../../schemas/request-error.js';
 import { reserveBody } from '../body/index.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
-
-/**
- * Vector components per export chunk: base64 costs little per value, numbers
- * (JSON.stringify of doubles) ~1 us each, so a chunk of them is kept smaller
- * and no chunk holds the event loop for more than a few milliseconds.
- */
-const CHUNK_VALUES: Record<VectorEncoding, number> = { base64: 32 * 1024, numbers: 4 * 1024 };
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-async function* exportChunks(exp: IndexExport, encoding: VectorEncoding): AsyncGenerator<string> {
-  try {
-    yield headerLine(exportHeader(exp.config, exp.count));
-    const batch = Math.max(1, Math.floor(CHUNK_VALUES[encoding] / (exp.config.dimensions ?? 1)));
-    for (let records = exp.next(batch); records.length > 0; records = exp.next(batch)) {
-      yield recordLines(records, encoding);
-      await nextTurn();
-    }
-  } finally {
-    // Also when the client goes away: Koa destroys the stream, which returns this generator.
-    exp.close();
-  }
-}
 
 /** 415 unless the body is NDJSON, uncompressed. */
 function assertNdjson(ctx: Context): void {
@@ -73,6 +55,12 @@ async function readImport(ctx: Context, reader: ImportReader, limit: number): Pr
   }
 }
 
+/** The memory checks of writes.prepareImport, for a plan still current: other sessions may have grown meanwhile. */
+function recheckMemory(store: SessionStore, session: Session, plan: UpsertPlan): void {
+  store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded);
+  store.assertWasmMemoryFor(session);
+}
+
 export function transferRoutes({ router, store, schemas, config, auth }: RouteDeps): void {
   const { writes } = store;
 
@@ -80,12 +68,13 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     const query = v.safeParse(schemas.ExportQuerySchema, { ...ctx.query });
     if (!query.success) throw requestError(query.issues, 'query');
     const { session, timings } = stateOf(ctx);
+    const held = store.budget.reserve('answers', EXPORT_WINDOW_BYTES, 'the server\'s memory budget is used up by answers in flight; nothing was exported, try again shortly');
     const exp = timings.measure('exportOpenMs', () => session.index.openExport());
     // The body is streamed: its timings go in Server-Timing only (no JSON envelope to carry them).
     const { dbOpenMs, exportOpenMs } = timings.entries;
     ctx.set('Server-Timing', `requestLatency;dur=${timings.elapsed()}${dbOpenMs === undefined ? '' : `, dbOpen;dur=${dbOpenMs}`}, exportOpen;dur=${exportOpenMs}`);
     ctx.type = NDJSON_TYPE;
-    ctx.body = Readable.from(exportChunks(exp, query.output.vectorEncoding), { objectMode: false, highWaterMark: 256 * 1024 });
+    ctx.body = exportStream(exp, query.output.vectorEncoding, () => held.release());
   });
 
   router.post('/vectors/import', auth, async (ctx) => {
@@ -102,11 +91,18 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
       reservation?.release();
     }
     timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);
-    // Checked and applied in one synchronous step: no other change can come in between.
-    const mutation = await writes.inTurn(session, () => {
-      const plan = timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed));
-      return timings.measure('importMs', () => (plan ? writes.importPlan(session, plan) : { added: 0, replaced: 0 }));
-    });
+    // Checked in a write turn, its log records encoded in slices outside any turn, then checked again and applied in one turn.
+    let plan = await writes.inTurn(session, () => timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed)));
+    const encodeStart = performance.now();
+    const encoded = plan ? await store.encodeImport(plan) : undefined;
+    timings.set('importEncodeMs', Math.round((performance.now() - encodeStart) * 1000) / 1000);
+    const mutation = await writes.inTurn(session, () => timings.measure('importMs', () => {
+      // Other changes may have come in meanwhile: the whole plan again when this session changed
+      // (its log records are then written anew if it differs), else the memory checks.
+      if (plan && !session.index.isCurrent(plan)) plan = writes.prepareImport(session, parsed);
+      else if (plan) recheckMemory(store, session, plan);
+      return plan ? writes.importPlan(session, plan, encoded) : { added: 0, replaced: 0 };
+    }));
     replyWithSession(ctx, store, { mutation });
   });
 }
