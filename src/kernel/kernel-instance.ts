@@ -222,15 +222,7 @@ export class KernelInstance {
    * as search().
    */
   searchInt8(queries: Float32Array, queryCount: number, k: number, pool: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null): SearchHits {
-    if (this.codeStride === 0) throw new Error('this instance stores no int8 codes');
-    if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
-    if (!(k >= 1 && pool >= k)) throw new RangeError('need 1 <= k <= pool');
-    if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
-    this.checkRowList(rowList, count);
-    const scanned = rowList ? rowList.length : count;
-    const perQuery = Math.min(k, scanned);
-    const rows = new Int32Array(queryCount * perQuery);
-    const scores = new Float64Array(queryCount * perQuery);
+    const { scanned, perQuery, rows, scores } = this.int8Hits(queries, queryCount, k, pool, count, rowList);
     if (perQuery === 0) return { rows, scores, perQuery: 0 };
     const keysFirst = pool >= this.keysFirstMinPool;
     const scratch = int8ScratchFor(this.freeScratch(), rowList ? rowList.length : 0, pool, keysFirst ? scanned : 0);
@@ -254,15 +246,7 @@ export class KernelInstance {
    * results are the same. The caller keeps writes away until it settles.
    */
   async searchInt8OnPool(pool: KernelPool, queries: Float32Array, queryCount: number, k: number, poolSize: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null): Promise<SearchHits> {
-    if (this.codeStride === 0) throw new Error('this instance stores no int8 codes');
-    if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
-    if (!(k >= 1 && poolSize >= k)) throw new RangeError('need 1 <= k <= pool');
-    if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
-    this.checkRowList(rowList, count);
-    const scanned = rowList ? rowList.length : count;
-    const perQuery = Math.min(k, scanned);
-    const rows = new Int32Array(queryCount * perQuery);
-    const scores = new Float64Array(queryCount * perQuery);
+    const { scanned, perQuery, rows, scores } = this.int8Hits(queries, queryCount, k, poolSize, count, rowList);
     if (perQuery === 0) return { rows, scores, perQuery: 0 };
     const keysFirst = poolSize >= this.keysFirstMinPool;
     // The row list once; per query its first stage's scratch, then re-ranking's; per call a work area.
@@ -317,6 +301,18 @@ export class KernelInstance {
     });
     release();
     return { rows, scores, perQuery };
+  }
+
+  /** An int8 search's arguments checked, and its results' arrays. */
+  private int8Hits(queries: Float32Array, queryCount: number, k: number, pool: number, count: number, rowList: Int32Array | null) {
+    if (this.codeStride === 0) throw new Error('this instance stores no int8 codes');
+    if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
+    if (!(k >= 1 && pool >= k)) throw new RangeError('need 1 <= k <= pool');
+    if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
+    this.checkRowList(rowList, count);
+    const scanned = rowList ? rowList.length : count;
+    const perQuery = Math.min(k, scanned);
+    return { scanned, perQuery, rows: new Int32Array(queryCount * perQuery), scores: new Float64Array(queryCount * perQuery) };
   }
 
   /** Rows of the `pool` best int8 keys, in no particular order, in scratch the caller has made room for. */

@@ -15,6 +15,21 @@ function filled(module: WebAssembly.Module, dim: number, metric: Metric, rows: F
   return kernel;
 }
 
+/**
+ * Rows of small integer components (many equal rows and exact ties), shuffled
+ * insertion sequences, queries, and a row list for a filter.
+ */
+function randomCase(values: fc.Stream<number>, { metric, dim, n, queryCount, filtered, seed }: { metric: Metric; dim: number; n: number; queryCount: number; filtered: boolean; seed: number }) {
+  const it = values[Symbol.iterator]();
+  const next = () => it.next().value as number;
+  const rows = Array.from({ length: n }, () => Float32Array.from({ length: dim }, next));
+  if (metric === 'cosine') for (const row of rows) if (row.every((x) => x === 0)) row[0] = 1;
+  const seqs = Array.from({ length: n }, (_, r) => (r * 7919 + seed) % (n * 2));
+  const queries = Float32Array.from({ length: queryCount * dim }, () => next() || 1);
+  const rowList = filtered ? Int32Array.from(Array.from({ length: n }, (_, r) => r).filter((r) => (r * 31 + seed) % 3 !== 0)) : null;
+  return { rows, seqs, queries, rowList };
+}
+
 describe('kernel pool', function () {
   this.timeout(180_000);
   const pools = [1, 2, 3].map((threads) => new KernelPool(threads, loadSharedKernelModule()));
@@ -36,14 +51,7 @@ describe('kernel pool', function () {
       }),
       fc.infiniteStream(small),
       async ({ metric, dim, n, queryCount, k, filtered, seed, sliceWork }, values) => {
-        // Small integer components: many equal rows and exact ties.
-        const it = values[Symbol.iterator]();
-        const next = () => it.next().value as number;
-        const rows = Array.from({ length: n }, () => Float32Array.from({ length: dim }, next));
-        if (metric === 'cosine') for (const row of rows) if (row.every((x) => x === 0)) row[0] = 1;
-        const seqs = Array.from({ length: n }, (_, r) => (r * 7919 + seed) % (n * 2));
-        const queries = Float32Array.from({ length: queryCount * dim }, () => next() || 1);
-        const rowList = filtered ? Int32Array.from(Array.from({ length: n }, (_, r) => r).filter((r) => (r * 31 + seed) % 3 !== 0)) : null;
+        const { rows, seqs, queries, rowList } = randomCase(values, { metric, dim, n, queryCount, filtered, seed });
         const inline = filled(loadKernelModule(), dim, metric, rows, seqs).search(queries, queryCount, k, n, rowList);
         for (const pool of pools) {
           const shared = filled(loadSharedKernelModule(), dim, metric, rows, seqs);
@@ -70,13 +78,7 @@ describe('kernel pool', function () {
       }),
       fc.infiniteStream(fc.integer({ min: -4, max: 4 })),
       async ({ metric, dim, n, queryCount, k, extra, filtered, seed }, values) => {
-        const it = values[Symbol.iterator]();
-        const next = () => it.next().value as number;
-        const rows = Array.from({ length: n }, () => Float32Array.from({ length: dim }, next));
-        if (metric === 'cosine') for (const row of rows) if (row.every((x) => x === 0)) row[0] = 1;
-        const seqs = Array.from({ length: n }, (_, r) => (r * 7919 + seed) % (n * 2));
-        const queries = Float32Array.from({ length: queryCount * dim }, () => next() || 1);
-        const rowList = filtered ? Int32Array.from(Array.from({ length: n }, (_, r) => r).filter((r) => (r * 31 + seed) % 3 !== 0)) : null;
+        const { rows, seqs, queries, rowList } = randomCase(values, { metric, dim, n, queryCount, filtered, seed });
         const poolSize = k + extra;
         const inline = filled(loadKernelModule(), dim, metric, rows, seqs, 'int8').searchInt8(queries, queryCount, k, poolSize, n, rowList);
         for (const pool of pools) {
