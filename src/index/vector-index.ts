@@ -331,6 +331,11 @@ export class VectorIndex {
    * (the journal: a change is logged only once nothing can fail for want of
    * memory); if it throws, nothing changes but a memory grown bigger.
    */
+  /** Whether nothing changed the index since `plan` was prepared (applyUpsert takes only such a plan). */
+  isCurrent(plan: UpsertPlan): boolean {
+    return plan.version === this.version;
+  }
+
   applyUpsert(plan: UpsertPlan, grown?: () => void): UpsertResult {
     if (plan.version !== this.version) throw new Error('the index changed since this upsert was prepared');
     // Growing is the only step that can still fail (out of memory); it comes before any write.

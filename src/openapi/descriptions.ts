@@ -11,7 +11,7 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   createToken: 'Creates an anonymous bearer token with its own private, empty index that lives until it is idle for sessionTtlMs. Send the token as `Authorization: Bearer <token>`. Takes no body: a request with one is answered 400 VALIDATION_ERROR. Limited per client address (429 RATE_LIMITED with Retry-After) and by the number of live sessions (503).',
   health: 'Liveness: answers 200 as long as the process can answer at all.',
   ready: 'Readiness: 200 once the kernel is compiled and the sessions on disk are restored, 503 INSTANCE_UNAVAILABLE before that and while shutting down, so a load balancer sends no traffic to this instance.',
-  metrics: 'Prometheus text exposition of the service: requests by route and status, latencies, sessions, vectors, memory, rate-limited and refused requests, kernel time.',
+  metrics: 'Prometheus text exposition of the service: requests by route and status, latencies, sessions, vectors, memory, rate-limited and refused requests, kernel time, event-loop delay (p99 and max since the previous scrape).',
   getSession: 'The caller\'s session (ids, timestamps, time to live, configuration), its index statistics (vectors, dimensions, metric, memory) and usage against its capacity. Like every authenticated request it moves the expiry forward.',
   resetIndex: 'Deletes every vector and unsets dimensions, metric and vector type, so the next add can set new ones; the token and session stay. Takes no body: a request with one is answered 400 VALIDATION_ERROR.',
   has: 'Whether a vector with this id is stored (200 either way).',

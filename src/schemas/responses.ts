@@ -193,7 +193,7 @@ export const ListResponseSchema = withSession(['dbOpenMs', 'listMs', 'resultCoun
 export const PatchMetadataResponseSchema = withSession(['dbOpenMs', 'patchMetadataMs'], {
   id: IdSchema, metadata: v.pipe(JsonObjectSchema, v.description('The metadata after the patch.')), mutation: UpdateMutationSchema,
 });
-export const ImportResponseSchema = withSession(['dbOpenMs', 'importReadMs', 'capacityCheckMs', 'importMs'], { mutation: UpsertMutationSchema });
+export const ImportResponseSchema = withSession(['dbOpenMs', 'importReadMs', 'capacityCheckMs', 'importEncodeMs', 'importMs'], { mutation: UpsertMutationSchema });
 
 export type SessionView = v.InferOutput<typeof SessionSchema>;
 export type SearchHit = v.InferOutput<typeof SearchHitSchema>;

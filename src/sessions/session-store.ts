@@ -8,7 +8,8 @@ import { heapCapBytes } from '../limits/heap-limit.js';
 import { MemoryBudget } from '../limits/memory-budget.js';
 import { CorruptLogError } from './persistence/records.js';
 import type { JournalFs } from './persistence/journal-fs.js';
-import { SessionJournal } from './persistence/session-journal.js';
+import { SessionJournal, type EncodedImport } from './persistence/session-journal.js';
+import type { UpsertPlan } from '../index/vector-index.js';
 import { Session } from './session.js';
 import { SessionWrites } from './session-writes.js';
 import { SessionSearches } from './session-searches.js';
@@ -102,6 +103,11 @@ export class SessionStore {
    * refuses the change with 503 and leaves nothing of it on disk, so nothing
    * is acknowledged that is not on disk.
    */
+  /** DATA_DIR only: an import's log records, encoded in slices ahead of the step that applies it (writes.importPlan). */
+  async encodeImport(plan: UpsertPlan): Promise<EncodedImport | undefined> {
+    return this.log?.encodeImport(plan, this.now());
+  }
+
   journal(session: Session, write: (log: SessionJournal, at: number) => void): void {
     if (!this.log) return;
     try {

@@ -8,6 +8,7 @@
 import { apiError } from '../errors.js';
 import { prepareImport, type ParsedImport } from '../export/import-reader.js';
 import type { Filter, Metadata, UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/vector-index.js';
+import type { EncodedImport } from './persistence/session-journal.js';
 import type { Session } from './session.js';
 import type { SessionStore } from './session-store.js';
 
@@ -96,10 +97,10 @@ export class SessionWrites {
     return plan;
   }
 
-  /** Apply an import as one upsert, logged in parts that a restart replays all or nothing. */
-  importPlan(session: Session, plan: UpsertPlan): UpsertResult {
+  /** Apply an import as one upsert, logged in parts that a restart replays all or nothing (`encoded` ahead: store.encodeImport). */
+  importPlan(session: Session, plan: UpsertPlan, encoded?: EncodedImport): UpsertResult {
     assertTurn(session);
-    return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.import(session, plan, at))));
+    return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.import(session, plan, at, encoded))));
   }
 
   /** Delete every vector, keeping the index's configuration; the number deleted. */

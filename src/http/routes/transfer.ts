@@ -7,7 +7,9 @@
 // away. It has no MAX_ANSWER_BYTES: it is how a whole session leaves, and
 // back-pressure bounds what it holds, not its length.
 // The import reads its body as it arrives, within MAX_IMPORT_BYTES,
-// validating each line; then checks the whole and applies it in one step.
+// validating each line; checks the whole, encodes its log records in slices
+// (DATA_DIR), then applies it in one step (checked again if the session
+// changed meanwhile), so readers and a restart see all of it or nothing.
 // Like every body, it is admitted and cut when slower than
 // MIN_BODY_BYTES_PER_SEC by ../admission.ts (408 JSON).
 import type { Context } from 'koa';
@@ -16,6 +18,9 @@ import { apiError } from '../../errors.js';
 import { EXPORT_WINDOW_BYTES, exportStream } from '../../export/export-stream.js';
 import { NDJSON_TYPE } from '../../export/format.js';
 import { ImportReader } from '../../export/import-reader.js';
+import type { UpsertPlan } from '../../index/vector-index.js';
+import type { Session } from '../../sessions/session.js';
+import type { SessionStore } from '../../sessions/session-store.js';
 import { requestError } from '../../schemas/request-error.js';
 import { reserveBody } from '../body/index.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
@@ -50,6 +55,12 @@ async function readImport(ctx: Context, reader: ImportReader, limit: number): Pr
   }
 }
 
+/** The memory checks of writes.prepareImport, for a plan still current: other sessions may have grown meanwhile. */
+function recheckMemory(store: SessionStore, session: Session, plan: UpsertPlan): void {
+  store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded);
+  store.assertWasmMemoryFor(session);
+}
+
 export function transferRoutes({ router, store, schemas, config, auth }: RouteDeps): void {
   const { writes } = store;
 
@@ -81,11 +92,18 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
       reservation?.release();
     }
     timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);
-    // Checked and applied in one synchronous step: no other change can come in between.
-    const mutation = await writes.inTurn(session, () => {
-      const plan = timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed));
-      return timings.measure('importMs', () => (plan ? writes.importPlan(session, plan) : { added: 0, replaced: 0 }));
-    });
+    // Checked in a write turn, its log records encoded in slices outside any turn, then checked again and applied in one turn.
+    let plan = await writes.inTurn(session, () => timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed)));
+    const encodeStart = performance.now();
+    const encoded = plan ? await store.encodeImport(plan) : undefined;
+    timings.set('importEncodeMs', Math.round((performance.now() - encodeStart) * 1000) / 1000);
+    const mutation = await writes.inTurn(session, () => timings.measure('importMs', () => {
+      // Other changes may have come in meanwhile: the whole plan again when this session changed
+      // (its log records are then written anew if it differs), else the memory checks.
+      if (plan && !session.index.isCurrent(plan)) plan = writes.prepareImport(session, parsed);
+      else if (plan) recheckMemory(store, session, plan);
+      return plan ? writes.importPlan(session, plan, encoded) : { added: 0, replaced: 0 };
+    }));
     replyWithSession(ctx, store, { mutation });
   });
 }

@@ -203,20 +203,26 @@ export class SessionJournal {
   }
 
   /** An import (one plan of any size) as parts that replay applies together, or not at all. */
-  import(session: Session, plan: UpsertPlan, at: number): void {
-    const parts = Math.max(1, Math.ceil(plan.records.length / RECORDS_PER_IMPORT_PART));
-    const entries: ChangeEntry[] = [];
-    for (let part = 0; part < parts; part++) {
-      const from = part * RECORDS_PER_IMPORT_PART;
-      const records: LogRecord[] = [];
-      for (let i = from; i < Math.min(plan.records.length, from + RECORDS_PER_IMPORT_PART); i++) {
-        records.push({ id: plan.records[i].id, v: float32ToBase64(plan.vectors[i]), m: plan.records[i].metadata });
-      }
-      entries.push({ t: 'import', at, part, parts, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, records });
-    }
+  import(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedImport): void {
     // One checked write: a failure cuts every part back off, so no later import follows a partial one.
-    this.append(session, at, ...entries);
+    if (encoded && encodesPlan(encoded, plan)) this.appendBytes(session, encoded.at, encoded.parts, true);
+    else this.append(session, at, ...importEntries(plan, at));
   }
+
+  /**
+   * An import's log records, encoded as import() writes them, in slices that
+   * give the event loop a turn between parts; import() then only writes them.
+   */
+  async encodeImport(plan: UpsertPlan, at: number): Promise<EncodedImport> {
+    const slices = new Slices(this.sliceMs);
+    const parts: Buffer[] = [];
+    for (const entry of importEntries(plan, at)) {
+      parts.push(encodeRecord(entry));
+      await slices.pause();
+    }
+    return { at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, ids: plan.records.map((r) => r.id), vectors: plan.vectors, metadata: plan.records.map((r) => r.metadata), parts };
+  }
+
 
   metadata(session: Session, id: string, metadata: Metadata, at: number): void {
     this.append(session, at, { t: 'metadata', at, id, metadata });
@@ -415,14 +421,23 @@ export class SessionJournal {
    * fails the log is fenced: no write is accepted until the cut succeeds.
    */
   private append(session: Session, at: number, ...entries: ChangeEntry[]): void {
+    const bytes = entries.length === 1 ? encodeRecord(entries[0]) : Buffer.concat(entries.map(encodeRecord));
+    this.appendBytes(session, at, [bytes], entries.some((entry) => entry.t !== 'touch'));
+  }
+
+  /** Append encoded records in one checked write (a failure cuts them all back off); `change`: not just a touch. */
+  private appendBytes(session: Session, at: number, records: Buffer[], change: boolean): void {
     const { io } = this;
     const file = this.fileOf(session);
     if (file.closed) throw new Error('the session\'s log is closed');
     if (file.fenced) this.repair(file);
-    const bytes = entries.length === 1 ? encodeRecord(entries[0]) : Buffer.concat(entries.map(encodeRecord));
     const fd = io.openSync(file.path, 'r+');
+    let bytes = 0;
     try {
-      writeAllSync(io, fd, bytes, file.size);
+      for (const record of records) {
+        writeAllSync(io, fd, record, file.size + bytes);
+        bytes += record.length;
+      }
     } catch (err) {
       try {
         io.ftruncateSync(fd, file.size);
@@ -434,13 +449,14 @@ export class SessionJournal {
     } finally {
       closeQuietly(io, fd);
     }
-    file.size += bytes.length;
-    file.appended += bytes.length;
-    if (entries.some((entry) => entry.t !== 'touch')) file.written++;
+    file.size += bytes;
+    file.appended += bytes;
+    if (change) file.written++;
     file.persistedAccess = Math.max(at, file.persistedAccess);
     this.stamp(file.path, file.persistedAccess);
     if (!file.compacting && file.appended > Math.max(COMPACT_MIN_BYTES, file.base)) this.startCompaction(session, file);
   }
+
 
   /** Cut a fenced log back to its whole records (throws while that still fails). */
   private repair(file: LogFile): void {
@@ -723,4 +739,42 @@ export class ImportParts {
     this.expected = 0;
     return all;
   }
+}
+
+/** An import's log records, encoded ahead of the step that applies it (SessionJournal.encodeImport), and what they describe. */
+export interface EncodedImport {
+  at: number;
+  dimensions: number;
+  metric: Metric;
+  vectorType: VectorType | undefined;
+  ids: string[];
+  vectors: Float32Array[];
+  metadata: unknown[];
+  /** One encoded record per part. */
+  parts: Buffer[];
+}
+
+/** The log entries of an import: its records in parts of RECORDS_PER_IMPORT_PART. */
+function importEntries(plan: UpsertPlan, at: number): ChangeEntry[] {
+  const parts = Math.max(1, Math.ceil(plan.records.length / RECORDS_PER_IMPORT_PART));
+  const entries: ChangeEntry[] = [];
+  for (let part = 0; part < parts; part++) {
+    const from = part * RECORDS_PER_IMPORT_PART;
+    const records: LogRecord[] = [];
+    for (let i = from; i < Math.min(plan.records.length, from + RECORDS_PER_IMPORT_PART); i++) {
+      records.push({ id: plan.records[i].id, v: float32ToBase64(plan.vectors[i]), m: plan.records[i].metadata });
+    }
+    entries.push({ t: 'import', at, part, parts, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, records });
+  }
+  return entries;
+}
+
+/** Whether `encoded` holds exactly the records `plan` applies (a plan prepared again after other changes may differ). */
+function encodesPlan(encoded: EncodedImport, plan: UpsertPlan): boolean {
+  const { records, vectors } = plan;
+  if (encoded.dimensions !== plan.dimensions || encoded.metric !== plan.metric || encoded.vectorType !== plan.vectorType || encoded.ids.length !== records.length) return false;
+  for (let i = 0; i < records.length; i++) {
+    if (encoded.ids[i] !== records[i].id || encoded.vectors[i] !== vectors[i] || encoded.metadata[i] !== records[i].metadata) return false;
+  }
+  return true;
 }

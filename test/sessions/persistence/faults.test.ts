@@ -12,6 +12,8 @@ import { loadKernelModule } from '../../../src/kernel/load-node.js';
 import { nodeFs, type JournalFs } from '../../../src/sessions/persistence/journal-fs.js';
 import { SessionStore } from '../../../src/sessions/session-store.js';
 import type { Session } from '../../../src/sessions/session.js';
+import type { EncodedImport } from '../../../src/sessions/persistence/session-journal.js';
+import type { UpsertPlan } from '../../../src/index/vector-index.js';
 import { hashToken } from '../../../src/sessions/token.js';
 
 const kernel = loadKernelModule();
@@ -260,6 +262,70 @@ describe('disk faults with DATA_DIR', () => {
     expectExactly(reopened, range(0, 10));
     expect(statSync(path).size).to.equal(before);
     expect(logged.join('\n')).to.match(/import cut short/);
+  });
+
+  describe('an import encoded ahead in slices', () => {
+    const importPlan = (session: Session, ids: number[]) =>
+      session.index.prepareUpsert(ids.map((i) => ({ id: `v${i}`, vector: vectorOf(i), metadata: { i } })), { metric: 'l2' });
+    /** The bytes the session's log gained while `write` ran. */
+    const appended = async (token: string, write: () => Promise<unknown>) => {
+      const path = join(dir, `${hashToken(token)}.log`);
+      const before = statSync(path).size;
+      await write();
+      return readFileSync(path).subarray(before);
+    };
+    /** writes.importPlan in a write turn, as the route runs it. */
+    const apply = (store: SessionStore, session: Session, plan: UpsertPlan, encoded?: EncodedImport) =>
+      store.writes.inTurn(session, () => store.writes.importPlan(session, plan, encoded));
+
+    it('writes the same log records as an import encoded in one step', async () => {
+      const store = open();
+      const one = store.create();
+      const ahead = store.create();
+      const plan = importPlan(one.session, range(0, 2500));
+      const inOneStep = await appended(one.token, () => apply(store, one.session, plan));
+      const aheadPlan = importPlan(ahead.session, range(0, 2500));
+      const encoded = await store.encodeImport(aheadPlan);
+      expect(encoded!.parts).to.have.length(3);
+      const inSlices = await appended(ahead.token, () => apply(store, ahead.session, aheadPlan, encoded));
+      expect(inSlices.equals(inOneStep)).to.equal(true);
+      expectExactly(await open().authenticate(ahead.token), range(0, 2500));
+    });
+
+    it('writes the records of the plan applied when it differs from the one encoded', async () => {
+      const store = open();
+      const { token, session } = store.create();
+      const encoded = await store.encodeImport(importPlan(session, range(0, 1500)));
+      await apply(store, session, importPlan(session, range(5000, 5010)), encoded);
+      expectExactly(session, range(5000, 5010));
+      expectExactly(await open().authenticate(token), range(5000, 5010));
+    });
+
+    it('cuts every part back off when writing a later part fails', async () => {
+      let writes = 0;
+      let failAt = Infinity;
+      const fs: JournalFs = {
+        ...nodeFs,
+        writeSync(fd, buffer, offset, length, position) {
+          if (++writes === failAt) throw fault('ENOSPC');
+          return nodeFs.writeSync(fd, buffer, offset, length, position);
+        },
+      };
+      const store = open(fs);
+      const { token, session } = store.create();
+      add(store, session, range(0, 10));
+      const path = join(dir, `${hashToken(token)}.log`);
+      const before = statSync(path).size;
+      const plan = importPlan(session, range(100, 2600));
+      const encoded = await store.encodeImport(plan);
+      failAt = writes + 2;
+      const failed = await apply(store, session, plan, encoded).then(() => null, (err: unknown) => err);
+      expect(failed).to.be.instanceOf(ApiError);
+      expect((failed as ApiError).status).to.equal(503);
+      expect(statSync(path).size).to.equal(before);
+      expectExactly(session, range(0, 10));
+      expectExactly(await open().authenticate(token), range(0, 10));
+    });
   });
 
   it('reopens a session in slices: requests with its token share one reopen', async () => {
