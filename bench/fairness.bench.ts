@@ -8,6 +8,8 @@
 // - 8 concurrent single searches on A: searches/s and the cores the server
 //   uses (its CPU seconds over wall seconds, every thread counted).
 // - Small work: single searches on B, 16 in flight: requests/s.
+// - Round-robin: session C (20k x 384, large enough for the pool) searches
+//   one at a time, idle and while A keeps 16 search-many in flight.
 // Goals (issue 17) are printed beside the figures, with yes/no.
 import { performance } from 'node:perf_hooks';
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
@@ -17,11 +19,12 @@ import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
 
 const A_ROWS = quick ? 10_000 : 50_000, A_DIM = 1024;
 const B_ROWS = 1_000, B_DIM = 384;
+const C_ROWS = 20_000;
 const PHASE_MS = quick ? 1500 : 4000;
 const ROUNDS = quick ? 1 : 3;
 const THREADS = [1, 2];
 
-interface Setup { server: ChildServer; a: string; b: string; ingest: string }
+interface Setup { server: ChildServer; a: string; b: string; c: string; ingest: string }
 
 const json = (body: unknown) => Buffer.from(JSON.stringify(body));
 const numbers = (v: Float32Array) => Array.from(v, (x) => Math.round(x * 1e6) / 1e6);
@@ -36,6 +39,7 @@ async function fill(server: ChildServer, token: string, data: Float32Array, dim:
 
 const aData = uniformVectors(A_ROWS, A_DIM, 91);
 const bData = uniformVectors(B_ROWS, B_DIM, 92);
+const cData = uniformVectors(C_ROWS, B_DIM, 94);
 const bQueries = Array.from({ length: 32 }, (_, j) => json({ queryVector: numbers(rowOf(uniformVectors(1, B_DIM, 200 + j), B_DIM, 0)), topK: 10 }));
 const aManyBody = json({ queryVectors: Array.from({ length: 64 }, (_, j) => numbers(rowOf(uniformVectors(1, A_DIM, 300 + j), A_DIM, 0))), topK: 10 });
 const aOneBodies = Array.from({ length: 16 }, (_, j) => json({ queryVector: numbers(rowOf(uniformVectors(1, A_DIM, 400 + j), A_DIM, 0)), topK: 10 }));
@@ -45,10 +49,11 @@ const ingestBody = json({ vectors: Array.from({ length: 1000 }, (_, i) => ({ id:
 async function setup(threads: number): Promise<Setup> {
   const server = await startChildServer({ KERNEL_THREADS: String(threads), MAX_VECTORS_PER_SESSION: String(A_ROWS) });
   const tokens: string[] = [];
-  for (let i = 0; i < 3; i++) tokens.push((await server.post('/token', '')).token as string);
+  for (let i = 0; i < 4; i++) tokens.push((await server.post('/token', '')).token as string);
   await fill(server, tokens[0], aData, A_DIM);
   await fill(server, tokens[1], bData, B_DIM);
-  return { server, a: tokens[0], b: tokens[1], ingest: tokens[2] };
+  await fill(server, tokens[3], cData, B_DIM);
+  return { server, a: tokens[0], b: tokens[1], ingest: tokens[2], c: tokens[3] };
 }
 
 async function post(server: ChildServer, path: string, body: Buffer, token: string): Promise<number> {
@@ -64,15 +69,15 @@ const percentile = (xs: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 };
 
-/** B's single searches one after another for PHASE_MS while `background` loops run; B's p50/p99 and the event loop's delay. */
-async function latencyUnder(s: Setup, background: (() => Promise<unknown>)[]) {
+/** B's (or `session`'s) single searches one after another for PHASE_MS while `background` loops run; their p50/p99 and the event loop's delay. */
+async function latencyUnder(s: Setup, background: (() => Promise<unknown>)[], session = s.b) {
   await s.server.get('/bench/eventloop');
   let running = true;
   const loops = background.map(async (step) => { while (running) await step(); });
   await new Promise((resolve) => setTimeout(resolve, background.length ? 200 : 0));
   const latencies: number[] = [];
   const end = performance.now() + PHASE_MS;
-  for (let i = 0; performance.now() < end; i++) latencies.push(await post(s.server, '/search', bQueries[i % bQueries.length], s.b));
+  for (let i = 0; performance.now() < end; i++) latencies.push(await post(s.server, '/search', bQueries[i % bQueries.length], session));
   running = false;
   await Promise.all(loops);
   const loop = await s.server.get('/bench/eventloop') as { p99: number; max: number };
@@ -114,6 +119,10 @@ for (let round = 0; round < ROUNDS; round++) {
     add(threads, 'A searches/s', big.perSec); add(threads, 'A cores', big.cores);
     const small = await throughput(s, '/search', bQueries, s.b, 16);
     add(threads, 'B req/s', small.perSec);
+    const cIdle = await latencyUnder(s, [], s.c);
+    const cLoaded = await latencyUnder(s, Array.from({ length: 16 }, () => () => post(s.server, '/search-many', aManyBody, s.a)), s.c);
+    add(threads, 'C idle p50', cIdle.p50); add(threads, 'C idle p99', cIdle.p99);
+    add(threads, 'C p50, 16 search-many of A in flight', cLoaded.p50); add(threads, 'C p99, 16 search-many of A in flight', cLoaded.p99);
     console.error(`round ${round + 1}, ${threads} thread(s): B p99 idle ${fmt(idle.p99)} / under search-many ${fmt(heavy.p99)} ms, A ${fmt(big.perSec, 1)} searches/s on ${fmt(big.cores, 2)} cores`);
   }
 }

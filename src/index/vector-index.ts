@@ -129,8 +129,13 @@ export interface IndexExport {
 interface OpenExport {
   position: number;
   readonly upTo: number;
-  readonly saved: Map<number, ExportedVector>;
+  readonly saved: Map<number, { vector: ExportedVector; bytes: number }>;
+  /** Told the estimated bytes of each copy kept, and (negative) of each one let go. */
+  readonly onCopies?: (bytes: number) => void;
 }
+
+/** A Float32Array's own object, beside its values. */
+const TYPED_ARRAY_BYTES = 96;
 
 export interface SearchHit {
   id: string;
@@ -564,9 +569,14 @@ export class VectorIndex {
     return { vectors, nextCursor: more ? encodeCursor(this.epoch, last) : null };
   }
 
-  /** Open a consistent snapshot of every vector, to read a batch at a time (see IndexExport). */
-  openExport(): IndexExport {
-    const open: OpenExport = { position: -1, upTo: this.nextSeq - 1, saved: new Map() };
+  /**
+   * Open a consistent snapshot of every vector, to read a batch at a time
+   * (see IndexExport). `onCopies` is told the estimated heap of each copy it
+   * keeps of a vector changed before it reached it, and (negative) of each
+   * one it lets go (emitted, or closed): the server counts them in its budget.
+   */
+  openExport(onCopies?: (bytes: number) => void): IndexExport {
+    const open: OpenExport = { position: -1, upTo: this.nextSeq - 1, saved: new Map(), onCopies };
     this.openExports.add(open);
     this.order.pin();
     let closed = false;
@@ -575,6 +585,10 @@ export class VectorIndex {
       closed = true;
       this.openExports.delete(open);
       this.order.unpin();
+      let kept = 0;
+      for (const copy of open.saved.values()) kept += copy.bytes;
+      open.saved.clear();
+      if (kept > 0) onCopies?.(-kept);
     };
     const next = (max: number): ExportedVector[] => {
       const out: ExportedVector[] = [];
@@ -583,7 +597,8 @@ export class VectorIndex {
         const saved = open.saved.get(seq);
         if (saved) {
           open.saved.delete(seq);
-          out.push(saved);
+          onCopies?.(-saved.bytes);
+          out.push(saved.vector);
         } else if (this.order.seqOf(id) === seq) {
           out.push(this.exportedRow(this.rowOf.get(id)!));
         }
@@ -606,7 +621,12 @@ export class VectorIndex {
     const seq = this.order.seqOf(id);
     if (seq === undefined) return;
     for (const open of this.openExports) {
-      if (seq > open.position && seq <= open.upTo && !open.saved.has(seq)) open.saved.set(seq, this.exportedRow(row));
+      if (seq > open.position && seq <= open.upTo && !open.saved.has(seq)) {
+        // The copy's values, and the id and metadata it keeps alive after the index lets go of them.
+        const bytes = this.kernel!.dim * 4 + TYPED_ARRAY_BYTES + rowHeapBytes(id) + this.metadataHeapOf[row];
+        open.saved.set(seq, { vector: this.exportedRow(row), bytes });
+        open.onCopies?.(bytes);
+      }
     }
   }
 

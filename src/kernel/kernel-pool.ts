@@ -45,6 +45,8 @@ export class KernelPool {
   private closed = false;
   /** Calls run to the end since the pool started (tests and metrics). */
   callsRun = 0;
+  /** Threads that died and were replaced (metrics). */
+  threadsReplaced = 0;
   private idle: (() => void) | null = null;
 
   /** `module`: the shared-memory kernel build (build/kernel.shared.wasm). Threads start with the first call. */
@@ -84,6 +86,7 @@ export class KernelPool {
     if (at < 0) return;
     const job = thread.job;
     thread.job = null;
+    this.threadsReplaced++;
     if (this.closed) this.threads.splice(at, 1);
     else this.threads[at] = this.start();
     if (job) {

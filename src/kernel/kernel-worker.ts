@@ -1,6 +1,7 @@
 // A kernel pool thread: instantiates the shared kernel build over each
 // session memory it is sent (once), and runs the kernel calls it is given,
 // each in the work area the main thread set aside for it.
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { instantiateKernel, type KernelExports } from './kernel-module.js';
 import { runKernelCall, type KernelCall } from './search-path.js';
@@ -11,6 +12,20 @@ export interface WorkerRequest {
   memory?: WebAssembly.Memory;
   workArea: number;
   call: KernelCall;
+}
+
+/**
+ * The nice value of a pool thread (Linux keeps one per thread): when scans
+ * and the event loop want the same core, the event loop wins, so requests
+ * that need no scan are not slowed by others' scans; an idle core still
+ * runs a scan at full speed.
+ */
+const KERNEL_THREAD_NICE = 5;
+
+try {
+  setPriority(0, KERNEL_THREAD_NICE);
+} catch {
+  // Not allowed here (another OS, a sandbox): the thread runs at normal priority.
 }
 
 const module = (workerData as { module: WebAssembly.Module }).module;

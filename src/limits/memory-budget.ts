@@ -11,10 +11,16 @@ export type InFlightKind = 'bodies' | 'answers';
 /** Bytes held for one request until it gives them back (release() is idempotent). */
 export interface Reservation {
   readonly bytes: number;
+  /**
+   * The request took on `bytes` more after it was admitted (negative: gave
+   * some back): counted, never refused, so later requests see them. A no-op
+   * once released.
+   */
+  grow(bytes: number): void;
   release(): void;
 }
 
-const NOTHING: Reservation = { bytes: 0, release() {} };
+const NOTHING: Reservation = { bytes: 0, grow() {}, release() {} };
 
 export class MemoryBudget {
   private linear = 0;
@@ -66,12 +72,20 @@ export class MemoryBudget {
     this.assertRoom(bytes, message);
     this.inFlight[kind] += bytes;
     let held = true;
+    let total = bytes;
     return {
-      bytes,
+      get bytes() {
+        return total;
+      },
+      grow: (more: number) => {
+        if (!held) return;
+        total += more;
+        this.inFlight[kind] += more;
+      },
       release: () => {
         if (!held) return;
         held = false;
-        this.inFlight[kind] -= bytes;
+        this.inFlight[kind] -= total;
       },
     };
   }

@@ -4,6 +4,7 @@
 import type { Middleware } from 'koa';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.js';
+import type { KernelPool } from '../kernel/kernel-pool.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import { sharedEventLoopProbe } from './event-loop-delay.js';
 
@@ -52,6 +53,7 @@ export function serviceMetrics(config: Config, store: SessionStore): ServiceMetr
   gauge(registry, 'tempvec_memory_budget_used_ratio', 'Linear memory over the memory budget (0 without a budget).',
     () => (config.memoryBudgetBytes === 0 ? 0 : store.memoryBytes() / config.memoryBudgetBytes));
   eventLoopGauges(registry);
+  kernelPoolMetrics(registry, config, store.searches.pool);
 
   const middleware: Middleware = async (ctx, next) => {
     const start = performance.now();
@@ -83,6 +85,21 @@ export function serviceMetrics(config: Config, store: SessionStore): ServiceMetr
 /** A gauge read when /metrics is scraped. */
 function gauge(registry: Registry, name: string, help: string, read: () => number): void {
   new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+}
+
+/** The kernel pool: its size, calls waiting and running, calls run, threads replaced (a thread that died). */
+function kernelPoolMetrics(registry: Registry, config: Config, pool: KernelPool | null): void {
+  gauge(registry, 'tempvec_kernel_threads', 'KERNEL_THREADS: threads that run large searches (1: all on the event loop).', () => config.kernelThreads);
+  gauge(registry, 'tempvec_kernel_pool_queued_calls', 'Kernel calls waiting for a pool thread.', () => pool?.queued ?? 0);
+  gauge(registry, 'tempvec_kernel_pool_running_calls', 'Kernel calls running on pool threads.', () => pool?.running ?? 0);
+  total(registry, 'tempvec_kernel_pool_calls_total', 'Kernel calls the pool\'s threads have run.', () => pool?.callsRun ?? 0);
+  total(registry, 'tempvec_kernel_threads_replaced_total', 'Pool threads that died (out of memory, a fault) and were replaced; their searches got 503 KERNEL_THREAD_FAILED.', () => pool?.threadsReplaced ?? 0);
+}
+
+/** A counter read from a running total kept elsewhere. */
+function total(registry: Registry, name: string, help: string, read: () => number): void {
+  let counted = 0;
+  new Counter({ name, help, registers: [registry], collect() { const now = read(); this.inc(now - counted); counted = now; } });
 }
 
 /**

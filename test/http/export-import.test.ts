@@ -123,14 +123,22 @@ describe('GET /vectors/export and POST /vectors/import', () => {
   });
 
   it('holds an export in the answers in flight until it ends, 503 when it does not fit', async () => {
-    const source = await filled(api, 4000, 64, 10);
+    const source = await filled(api, 10_000, 64, 10);
     const inFlight = () => api.store.budget.usage().answersInFlightBytes;
     expect(inFlight()).to.equal(0);
     const res = await fetch(`${api.base}/vectors/export`, { headers: { authorization: `Bearer ${source}` } });
     const reader = res.body!.getReader();
     expect((await reader.read()).done).to.equal(false);
-    // Several MB of numbers, one read taken: the rest waits on back-pressure, its window held.
+    // 12 MB of numbers, one read taken: the rest waits on back-pressure, its window held.
     expect(inFlight()).to.equal(EXPORT_WINDOW_BYTES);
+    // Rewritten under it, the vectors it has yet to send are copied for it: counted too.
+    const budgetBefore = api.store.budget.usedBytes;
+    for (let i = 0; i < 10_000; i += 1000) {
+      const vectors = Array.from({ length: 1000 }, (_, j) => ({ id: `v${i + j}`, vector: new Array(64).fill(j + 1) }));
+      expectOk(await api.post('/vectors/add-many', { token: source, body: { vectors } }));
+    }
+    expect(inFlight()).to.be.above(EXPORT_WINDOW_BYTES + 5000 * 64 * 4);
+    expect(api.store.budget.usedBytes).to.be.above(budgetBefore + 5000 * 64 * 4);
     await reader.cancel();
     for (let turn = 0; turn < 200 && inFlight() > 0; turn++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(inFlight()).to.equal(0);

@@ -73,6 +73,32 @@ describe('VectorIndex export', () => {
     }
   });
 
+  it('reports the bytes of the copies it keeps, and gives them all back', () => {
+    const rng = seededRng(3);
+    const dim = 32;
+    const fill = () => Array.from({ length: 100 }, (_, i) => ({ id: `v${i}`, vector: randomVector(rng, dim), metadata: { i, s: 'x'.repeat(200) } }));
+    for (const closeEarly of [false, true]) {
+      const index = newIndex();
+      index.upsert(fill(), { metric: 'l2' });
+      let held = 0;
+      let most = 0;
+      const exp = index.openExport((bytes) => {
+        held += bytes;
+        most = Math.max(most, held);
+      });
+      expect(exp.next(10)).to.have.length(10);
+      expect(held).to.equal(0);
+      index.upsert(fill()); // 90 of them not yet reached: copied
+      // Each copy: its values, its id, its metadata of 200+ characters.
+      expect(held).to.be.at.least(90 * (dim * 4 + 200));
+      index.delete(['v50']); // already copied: no second copy
+      expect(held).to.equal(most);
+      if (closeEarly) exp.close();
+      else expect(readAll(exp, 7)).to.have.length(90);
+      expect(held).to.equal(0);
+    }
+  });
+
   it('stops yielding once closed', () => {
     const index = newIndex();
     index.upsert(Array.from({ length: 10 }, (_, i) => ({ id: `v${i}`, vector: [i + 1, 1] })));

@@ -1,5 +1,6 @@
 // The kernel pool: searches split over 1, 2 and 3 threads give exactly
 // search()'s rows, scores and order; a killed thread fails only its call.
+import { readdirSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Metric, VectorType } from '../../src/config.js';
@@ -135,6 +136,22 @@ describe('kernel pool', function () {
       expect(Array.from(answers[j].scores), `search ${j}`).to.deep.equal(Array.from(want.scores));
     });
     pool.release(shared.id);
+  });
+
+  it('runs its threads at a lower priority than the event loop (Linux nice 5)', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const pool = new KernelPool(2, loadSharedKernelModule());
+    try {
+      const shared = filled(loadSharedKernelModule(), 4, 'l2', [Float32Array.of(1, 2, 3, 4)], [0]);
+      await shared.searchOnPool(pool, Float32Array.of(1, 1, 1, 1), 1, 1, 1);
+      await shared.searchOnPool(pool, Float32Array.of(1, 1, 1, 1), 1, 1, 1);
+      const niceOf = (task: string) => Number(readFileSync(`/proc/self/task/${task}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
+      const nices = readdirSync('/proc/self/task').map(niceOf);
+      expect(nices.filter((nice) => nice === 5).length, 'threads at nice 5').to.be.at.least(pool.size);
+      expect(niceOf(String(process.pid)), 'the main thread').to.equal(0);
+    } finally {
+      await pool.close();
+    }
   });
 
   it('fails only the calls of a killed thread, and the next search succeeds', async () => {

@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { POOL_MIN_WORK } from '../../src/kernel/search-path.js';
 import { expectError, useServer, type TestServer } from '../helpers/http.js';
+import { parseExposition } from '../helpers/prometheus.js';
 import { seededRng } from '../helpers/random.js';
 
 type Vec = number[];
@@ -133,5 +134,10 @@ describe('searches on the kernel pool', function () {
     expect(got.status, got.text).to.equal(200);
     expect(got.body.results).to.deep.equal(want.body.results);
     expect((await pooled.get('/session', { token: tokens[1] })).body.session.vectorCount).to.equal(n);
+    const metrics = parseExposition((await pooled.get('/metrics')).text).samples;
+    expect(metrics.get('tempvec_kernel_threads')).to.equal(3);
+    expect(metrics.get('tempvec_kernel_threads_replaced_total')).to.equal(1);
+    expect(metrics.get('tempvec_kernel_pool_calls_total')).to.equal(pool.callsRun).and.above(0);
+    expect(metrics.get('tempvec_rejected_requests_total{code="KERNEL_THREAD_FAILED"}')).to.equal(1);
   });
 });

@@ -69,7 +69,8 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     if (!query.success) throw requestError(query.issues, 'query');
     const { session, timings } = stateOf(ctx);
     const held = store.budget.reserve('answers', EXPORT_WINDOW_BYTES, 'the server\'s memory budget is used up by answers in flight; nothing was exported, try again shortly');
-    const exp = timings.measure('exportOpenMs', () => session.index.openExport());
+    // Copies the snapshot keeps of vectors changed before it reached them count with it.
+    const exp = timings.measure('exportOpenMs', () => session.index.openExport((bytes) => held.grow(bytes)));
     // The body is streamed: its timings go in Server-Timing only (no JSON envelope to carry them).
     const { dbOpenMs, exportOpenMs } = timings.entries;
     ctx.set('Server-Timing', `requestLatency;dur=${timings.elapsed()}${dbOpenMs === undefined ? '' : `, dbOpen;dur=${dbOpenMs}`}, exportOpen;dur=${exportOpenMs}`);
