@@ -25,6 +25,8 @@ const LOAD_SECONDS = Number(process.env.EVENTLOOP_SECONDS ?? (quick ? 2 : 6));
 const BIG_ROWS = quick ? 10_000 : 50_000;
 const IMPORT_ROWS = quick ? 10_000 : 50_000;
 const BATCH = 1000;
+/** EVENTLOOP_MEMORY_ONLY=1: no DATA_DIR (no log writes; compaction and reopen are skipped). */
+const MEMORY_ONLY = process.env.EVENTLOOP_MEMORY_ONLY === '1';
 /** EVENTLOOP_ONLY=word,word: only the loads whose name contains one of the words (the reopen always runs). */
 const ONLY = process.env.EVENTLOOP_ONLY?.split(',');
 
@@ -148,7 +150,7 @@ const round = (x: number) => Math.round(x * 10) / 10;
 
 async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-eventloop-'));
-  const env = { DATA_DIR: dataDir, MEMORY_BUDGET_BYTES: String(8 * 1024 ** 3) };
+  const env = { DATA_DIR: MEMORY_ONLY ? '' : dataDir, MEMORY_BUDGET_BYTES: String(8 * 1024 ** 3) };
   const load0 = loadavg()[0];
   const rows: Row[] = [];
   const push = (row: Row | undefined) => row && rows.push(row);
@@ -176,26 +178,28 @@ async function main() {
     push(await phase(child, small, `search-many base64 64 x 1024 on 1000 (${(searchBase64.length / 1e6).toFixed(2)} MB)`, () => request(child, '/search-many', mid, searchBase64), { inFlight: 2 }));
     push(await phase(child, small, 'large answer: search-many 64, topK 100, 2 KiB metadata (~13 MB)', () => request(child, '/search-many', answerToken, largeAnswer), { inFlight: 2 }));
     push(await phase(child, small, `import NDJSON base64 ${IMPORT_ROWS} x 384 (${(importNdjson.length / 1e6).toFixed(0)} MB)`, () => request(child, '/vectors/import', imported, importNdjson, 'application/x-ndjson'), { maxCount: 3 }));
-    push(await phase(child, small, `compaction of ${BIG_ROWS} x 1024`, () => request(child, '/bench/compact', big, Buffer.from('{}')), { maxCount: 3 }));
+    if (!MEMORY_ONLY) {
+      push(await phase(child, small, `compaction of ${BIG_ROWS} x 1024`, () => request(child, '/bench/compact', big, Buffer.from('{}')), { maxCount: 3 }));
 
-    // Reopen: a new process over the same DATA_DIR; the small session is reopened first, then the big one by its first request.
-    await child.stop();
-    child = await startChildServer(env);
-    await request(child, '/search', small.token, small.queries[0]);
-    let reopened = false;
-    push(await phase(child, small, `reopen of ${BIG_ROWS} x 1024 (after a restart)`, async () => {
-      if (reopened) return sleep(50);
-      reopened = true;
-      await request(child, '/session', big);
-    }));
+      // Reopen: a new process over the same DATA_DIR; the small session is reopened first, then the big one by its first request.
+      await child.stop();
+      child = await startChildServer(env);
+      await request(child, '/search', small.token, small.queries[0]);
+      let reopened = false;
+      push(await phase(child, small, `reopen of ${BIG_ROWS} x 1024 (after a restart)`, async () => {
+        if (reopened) return sleep(50);
+        reopened = true;
+        await request(child, '/session', big);
+      }));
+    }
   } finally {
     await child.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
   const load1 = loadavg()[0];
-  console.log(`\nevent-loop delay of the server per load (load average ${load0.toFixed(1)} -> ${load1.toFixed(1)}, ${LOAD_SECONDS} s per load${quick ? ', --quick' : ''})`);
+  console.log(`\nevent-loop delay of the server per load (load average ${load0.toFixed(1)} -> ${load1.toFixed(1)}, ${LOAD_SECONDS} s per load${quick ? ', --quick' : ''}${MEMORY_ONLY ? ', no DATA_DIR' : ', DATA_DIR on'})`);
   printTable(rows as unknown as Record<string, string | number>[]);
-  console.log(`\nwrote ${writeResults('eventloop', { quick, loadSeconds: LOAD_SECONDS, loadAverage: [load0, load1], rows })}`);
+  console.log(`\nwrote ${writeResults('eventloop', { quick, memoryOnly: MEMORY_ONLY, loadSeconds: LOAD_SECONDS, loadAverage: [load0, load1], rows })}`);
 }
 
 await main();

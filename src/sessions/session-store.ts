@@ -8,8 +8,8 @@ import { heapCapBytes } from '../limits/heap-limit.js';
 import { MemoryBudget } from '../limits/memory-budget.js';
 import { CorruptLogError } from './persistence/records.js';
 import type { JournalFs } from './persistence/journal-fs.js';
-import { SessionJournal, type EncodedImport } from './persistence/session-journal.js';
-import type { UpsertPlan } from '../index/vector-index.js';
+import { SessionJournal, type EncodedChange } from './persistence/session-journal.js';
+import type { UpsertOptions, UpsertPlan, VectorInput } from '../index/vector-index.js';
 import { Session } from './session.js';
 import { SessionWrites } from './session-writes.js';
 import { SessionSearches } from './session-searches.js';
@@ -31,6 +31,9 @@ const MAX_REMEMBERED_EXPIRED = 100_000;
 
 /** JS heap of a session with nothing stored: its objects, index, maps and kernel instance (estimated like heap-size.ts). */
 export const SESSION_HEAP_BYTES = 16 * 1024;
+
+/** Vector components from which an add-many's log record is encoded ahead, in slices (smaller ones take well under a millisecond). */
+const ENCODE_AHEAD_FROM = 64 * 1024;
 
 export class SessionStore {
   private readonly sessions = new Map<string, Session>();
@@ -104,8 +107,25 @@ export class SessionStore {
    * is acknowledged that is not on disk.
    */
   /** DATA_DIR only: an import's log records, encoded in slices ahead of the step that applies it (writes.importPlan). */
-  async encodeImport(plan: UpsertPlan): Promise<EncodedImport | undefined> {
+  async encodeImport(plan: UpsertPlan): Promise<EncodedChange | undefined> {
     return this.log?.encodeImport(plan, this.now());
+  }
+
+  /**
+   * DATA_DIR only: the log record of a large add-many, encoded in slices
+   * ahead of its write turn (writes.upsert writes it if the plan made then
+   * is the same). Undefined for a small batch, or one the turn will refuse.
+   */
+  async encodeUpsert(session: Session, records: VectorInput[], options: UpsertOptions): Promise<EncodedChange | undefined> {
+    if (!this.log) return undefined;
+    let plan: UpsertPlan;
+    try {
+      plan = session.index.prepareUpsert(records, options);
+    } catch {
+      return undefined;
+    }
+    if (plan.records.length * plan.dimensions < ENCODE_AHEAD_FROM) return undefined;
+    return this.log.encodeUpsert(plan, this.now());
   }
 
   journal(session: Session, write: (log: SessionJournal, at: number) => void): void {

@@ -8,7 +8,7 @@
 import { apiError } from '../errors.js';
 import { prepareImport, type ParsedImport } from '../export/import-reader.js';
 import type { Filter, Metadata, UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/vector-index.js';
-import type { EncodedImport } from './persistence/session-journal.js';
+import type { EncodedChange } from './persistence/session-journal.js';
 import type { Session } from './session.js';
 import type { SessionStore } from './session-store.js';
 
@@ -39,11 +39,11 @@ export class SessionWrites {
     return plan;
   }
 
-  /** Add or replace the vectors of a plan from prepareUpsert (no change to the session in between). */
-  upsert(session: Session, plan: UpsertPlan): UpsertResult {
+  /** Add or replace the vectors of a plan from prepareUpsert (no change to the session in between; `encoded` ahead: store.encodeUpsert). */
+  upsert(session: Session, plan: UpsertPlan, encoded?: EncodedChange): UpsertResult {
     assertTurn(session);
     // The memory grows before the change is logged: a failed grow leaves nothing in the log to replay.
-    return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.upsert(session, plan, at))));
+    return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.upsert(session, plan, at, encoded))));
   }
 
   /** Replace the metadata of `id` (404 when there is no such vector). */
@@ -98,7 +98,7 @@ export class SessionWrites {
   }
 
   /** Apply an import as one upsert, logged in parts that a restart replays all or nothing (`encoded` ahead: store.encodeImport). */
-  importPlan(session: Session, plan: UpsertPlan, encoded?: EncodedImport): UpsertResult {
+  importPlan(session: Session, plan: UpsertPlan, encoded?: EncodedChange): UpsertResult {
     assertTurn(session);
     return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.import(session, plan, at, encoded))));
   }

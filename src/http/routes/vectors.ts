@@ -10,12 +10,14 @@ import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 import { noBody } from '../body/no-body.js';
 
 /** Check (capacityCheckMs), then write (addMs / addManyMs), in the session's turn. */
-function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], options: UpsertOptions, metric: string) {
+async function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], options: UpsertOptions, metric: string) {
   const { session, timings } = stateOf(ctx);
   const { writes } = deps.store;
+  // A large batch's log record is encoded in slices before its turn (DATA_DIR), so the turn only writes it.
+  const encoded = await deps.store.encodeUpsert(session, records, options);
   return writes.inTurn(session, () => {
     const plan = timings.measure('capacityCheckMs', () => writes.prepareUpsert(session, records, options));
-    return timings.measure(metric, () => writes.upsert(session, plan));
+    return timings.measure(metric, () => writes.upsert(session, plan, encoded));
   });
 }
 

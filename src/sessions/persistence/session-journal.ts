@@ -20,7 +20,7 @@ import { isWasmAllocationFailure } from '../../limits/wasm-memories.js';
 import type { Session } from '../session.js';
 import { compactEntries, rowsPerStep } from './compact.js';
 import { nodeFs, readExact, readExactSync, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
-import { base64ToFloat32, CorruptLogError, encodeRecord, float32ToBase64, walkLog } from './records.js';
+import { base64ToFloat32, CorruptLogError, encodeRecord, float32ToBase64, HEADER_BYTES, walkLog } from './records.js';
 import { Slices } from './slices.js';
 
 export type LogEntry =
@@ -195,32 +195,35 @@ export class SessionJournal {
     this.stamp(path, session.lastAccessedAt);
   }
 
-  upsert(session: Session, plan: UpsertPlan, at: number): void {
-    this.append(session, at, {
-      t: 'upsert', at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType,
-      records: plan.records.map((record, i) => ({ id: record.id, v: float32ToBase64(plan.vectors[i]), m: record.metadata })),
-    });
+  /** An add or add-many (`encoded` ahead by encodeUpsert: then only written). */
+  upsert(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
+    if (encoded?.kind === 'upsert' && encodesPlan(encoded, plan)) this.appendBytes(session, encoded.at, encoded.bytes, true);
+    else this.append(session, at, { ...upsertHead(plan, at), records: logRecords(plan, 0, plan.records.length) });
   }
 
   /** An import (one plan of any size) as parts that replay applies together, or not at all. */
-  import(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedImport): void {
+  import(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
     // One checked write: a failure cuts every part back off, so no later import follows a partial one.
-    if (encoded && encodesPlan(encoded, plan)) this.appendBytes(session, encoded.at, encoded.parts, true);
-    else this.append(session, at, ...importEntries(plan, at));
+    if (encoded?.kind === 'import' && encodesPlan(encoded, plan)) this.appendBytes(session, encoded.at, encoded.bytes, true);
+    else this.append(session, at, ...importParts(plan, at).map(({ head, from, to }) => ({ ...head, records: logRecords(plan, from, to) }) as ChangeEntry));
   }
 
   /**
-   * An import's log records, encoded as import() writes them, in slices that
-   * give the event loop a turn between parts; import() then only writes them.
+   * An add-many's log record, encoded as upsert() writes it, in slices that
+   * give the event loop a turn between pieces; upsert() then only writes it.
+   * `at` is when it was encoded, a few milliseconds before it is applied.
    */
-  async encodeImport(plan: UpsertPlan, at: number): Promise<EncodedImport> {
+  async encodeUpsert(plan: UpsertPlan, at: number): Promise<EncodedChange> {
+    const bytes = await encodeInSlices(upsertHead(plan, at), plan, 0, plan.records.length, new Slices(this.sliceMs));
+    return encodedChange('upsert', plan, at, bytes);
+  }
+
+  /** An import's log records (its parts), encoded in slices as encodeUpsert does. */
+  async encodeImport(plan: UpsertPlan, at: number): Promise<EncodedChange> {
     const slices = new Slices(this.sliceMs);
-    const parts: Buffer[] = [];
-    for (const entry of importEntries(plan, at)) {
-      parts.push(encodeRecord(entry));
-      await slices.pause();
-    }
-    return { at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, ids: plan.records.map((r) => r.id), vectors: plan.vectors, metadata: plan.records.map((r) => r.metadata), parts };
+    const bytes: Buffer[] = [];
+    for (const { head, from, to } of importParts(plan, at)) bytes.push(...await encodeInSlices(head, plan, from, to, slices));
+    return encodedChange('import', plan, at, bytes);
   }
 
 
@@ -742,7 +745,9 @@ export class ImportParts {
 }
 
 /** An import's log records, encoded ahead of the step that applies it (SessionJournal.encodeImport), and what they describe. */
-export interface EncodedImport {
+/** A change's log records, encoded ahead of the step that applies it, and the plan they describe. */
+export interface EncodedChange {
+  kind: 'upsert' | 'import';
   at: number;
   dimensions: number;
   metric: Metric;
@@ -750,27 +755,70 @@ export interface EncodedImport {
   ids: string[];
   vectors: Float32Array[];
   metadata: unknown[];
-  /** One encoded record per part. */
-  parts: Buffer[];
+  /** The records' bytes, in order (each record's header, then its payload in pieces). */
+  bytes: Buffer[];
 }
 
-/** The log entries of an import: its records in parts of RECORDS_PER_IMPORT_PART. */
-function importEntries(plan: UpsertPlan, at: number): ChangeEntry[] {
+function encodedChange(kind: EncodedChange['kind'], plan: UpsertPlan, at: number, bytes: Buffer[]): EncodedChange {
+  const { records } = plan;
+  return { kind, at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, ids: records.map((r) => r.id), vectors: plan.vectors, metadata: records.map((r) => r.metadata), bytes };
+}
+
+/** The fields of an upsert record before its records, in the order encodeRecord writes them. */
+function upsertHead(plan: UpsertPlan, at: number) {
+  return { t: 'upsert' as const, at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType };
+}
+
+/** The log records of plan rows [from, to). */
+function logRecords(plan: UpsertPlan, from: number, to: number): LogRecord[] {
+  const records: LogRecord[] = [];
+  for (let i = from; i < to; i++) records.push({ id: plan.records[i].id, v: float32ToBase64(plan.vectors[i]), m: plan.records[i].metadata });
+  return records;
+}
+
+/** An import's parts of RECORDS_PER_IMPORT_PART: each one's fields before its records, and its rows. */
+function importParts(plan: UpsertPlan, at: number) {
   const parts = Math.max(1, Math.ceil(plan.records.length / RECORDS_PER_IMPORT_PART));
-  const entries: ChangeEntry[] = [];
-  for (let part = 0; part < parts; part++) {
-    const from = part * RECORDS_PER_IMPORT_PART;
-    const records: LogRecord[] = [];
-    for (let i = from; i < Math.min(plan.records.length, from + RECORDS_PER_IMPORT_PART); i++) {
-      records.push({ id: plan.records[i].id, v: float32ToBase64(plan.vectors[i]), m: plan.records[i].metadata });
-    }
-    entries.push({ t: 'import', at, part, parts, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, records });
+  return Array.from({ length: parts }, (_, part) => ({
+    head: { t: 'import' as const, at, part, parts, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType },
+    from: part * RECORDS_PER_IMPORT_PART,
+    to: Math.min(plan.records.length, (part + 1) * RECORDS_PER_IMPORT_PART),
+  }));
+}
+
+/** Vector components per piece of a record encoded in slices. */
+const PIECE_FLOATS = 64 * 1024;
+
+/**
+ * The bytes of encodeRecord({ ...head, records: logRecords(plan, from, to) }),
+ * made a piece of rows at a time with a pause between pieces: the header,
+ * then the payload's text in pieces (its checksum carried from piece to piece).
+ */
+async function encodeInSlices(head: object, plan: UpsertPlan, from: number, to: number, slices: Slices): Promise<Buffer[]> {
+  // JSON.stringify of the head with empty records ends in `[]}`: the records go between.
+  const open = JSON.stringify({ ...head, records: [] });
+  const pieces = [Buffer.from(open.slice(0, -2), 'utf8')];
+  const step = Math.max(1, Math.floor(PIECE_FLOATS / plan.dimensions));
+  for (let i = from; i < to; i += step) {
+    const text = JSON.stringify(logRecords(plan, i, Math.min(to, i + step)));
+    pieces.push(Buffer.from((i > from ? ',' : '') + text.slice(1, -1), 'utf8'));
+    await slices.pause();
   }
-  return entries;
+  pieces.push(Buffer.from(']}', 'utf8'));
+  let checksum = 0;
+  let length = 0;
+  for (const piece of pieces) {
+    checksum = crc32(piece, checksum);
+    length += piece.length;
+  }
+  const header = Buffer.alloc(HEADER_BYTES);
+  header.writeUInt32LE(length, 0);
+  header.writeUInt32LE(checksum, 4);
+  return [header, ...pieces];
 }
 
 /** Whether `encoded` holds exactly the records `plan` applies (a plan prepared again after other changes may differ). */
-function encodesPlan(encoded: EncodedImport, plan: UpsertPlan): boolean {
+function encodesPlan(encoded: EncodedChange, plan: UpsertPlan): boolean {
   const { records, vectors } = plan;
   if (encoded.dimensions !== plan.dimensions || encoded.metric !== plan.metric || encoded.vectorType !== plan.vectorType || encoded.ids.length !== records.length) return false;
   for (let i = 0; i < records.length; i++) {
