@@ -22,8 +22,8 @@ const KEYS_FIRST_MAX_SCAN_BYTES = 16 * 1024 * 1024;
  * (bench:pool measures the crossover).
  */
 export const POOL_MIN_WORK = 2_000_000;
-/** Work of one pool call: about 10 ms of scan on one core; a busy pool turns to another session between calls. */
-export const POOL_SLICE_WORK = 64_000_000;
+/** Work of one pool call: about 15 ms of scan on one core here; a busy pool turns to another session between calls. */
+export const POOL_SLICE_WORK = 128_000_000;
 /** The most calls one search is cut into (each has scratch of its own). */
 export const POOL_MAX_SLICES = 64;
 
