@@ -2,6 +2,7 @@
 // process, rounds alternating: one query on 100k x 384 (split in row ranges;
 // goal: 2 threads <= 0.65x of 1) and search-many of 64 on 50k x 1024 (query
 // blocks; goal <= 0.6x). Results are checked equal before timing counts.
+// Beside each, the read floor on 1 and 2 threads (bench/lib/read-floor-threads.ts).
 // Then the crossover: one query on small sessions, inline against the pool.
 import { performance } from 'node:perf_hooks';
 import { KernelPool } from '../src/kernel/kernel-pool.js';
@@ -9,6 +10,7 @@ import { KernelInstance } from '../src/kernel/kernel-instance.js';
 import { loadKernelModule, loadSharedKernelModule } from '../src/kernel/load-node.js';
 import { POOL_MIN_WORK } from '../src/kernel/search-path.js';
 import { rowOf, uniformVectors } from './lib/data.js';
+import { readFloorOnThreads } from './lib/read-floor-threads.js';
 import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
 
 const THREADS = 2;
@@ -43,7 +45,13 @@ for (const { n, dim, queryCount, goal } of [
     if (r % 2) { timeInline(); await timePool(); } else { await timePool(); timeInline(); }
   }
   const ratio = median(poolMs) / median(inlineMs);
-  rows.push({ case: `${queryCount === 1 ? 'one query' : `search-many ${queryCount}`}, ${n / 1000}k x ${dim}`, 'inline ms': fmt(median(inlineMs)), [`${THREADS} threads ms`]: fmt(median(poolMs)), ratio: fmt(ratio), goal: `<= ${goal}`, met: ratio <= goal ? 'yes' : 'no' });
+  // What reading the same bytes at all costs on 1 and on THREADS threads, right after: the best a split scan can do today.
+  const floors = [await readFloorOnThreads(1, n * dim * 4), await readFloorOnThreads(THREADS, n * dim * 4)];
+  rows.push({
+    case: `${queryCount === 1 ? 'one query' : `search-many ${queryCount}`}, ${n / 1000}k x ${dim}`, 'inline ms': fmt(median(inlineMs)), [`${THREADS} threads ms`]: fmt(median(poolMs)),
+    ratio: fmt(ratio), goal: `<= ${goal}`, met: ratio <= goal ? 'yes' : 'no',
+    'read floor 1t ms': fmt(floors[0]), [`read floor ${THREADS}t ms`]: fmt(floors[1]), 'floor ratio': fmt(floors[1] / floors[0]),
+  });
   console.error(`done ${n} x ${dim}`);
 }
 
