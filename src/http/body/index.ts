@@ -22,9 +22,13 @@ import { assertBodyDepth, BODY_FRAME_DEPTH } from './depth.js';
 import { parseJson } from './parse-json.js';
 import { readBody, type BodyTarget } from './read.js';
 import { readVectorBodySliced } from './vector-reader.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { WasmBodyBuffer } from './wasm-body-buffer.js';
 
 export { parseBody } from './validate.js';
+
+/** Bodies from this size take milliseconds to parse and to validate: each step gets a turn of the event loop. */
+const LARGE_BODY_BYTES = 1024 * 1024;
 
 declare module 'koa' {
   interface Request {
@@ -73,7 +77,11 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
     const target: BodyTarget = { lease: new BufferLease(buffers), wasmBuffers: wasmBuffers && new BufferLease(wasmBuffers) };
     try {
       const bytes = await readBody(ctx, config.maxBodyBytes, target);
+      // A large body's last bytes, its parsing and its validation each start a turn of their own.
+      const large = bytes.length >= LARGE_BODY_BYTES;
+      if (large) await nextTurn();
       const body = (options.vectors && await readVectorBodySliced(bytes, target.lease, target.wasmBuffer)) || parseJson(bytes);
+      if (large) await nextTurn();
       assertBodyDepth(body, BODY_FRAME_DEPTH + config.maxJsonDepth);
       ctx.request.body = body;
       await next();

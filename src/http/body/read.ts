@@ -23,13 +23,15 @@ export interface BodyTarget {
 /** The announced body length when the body can be read into one pooled buffer, else null. */
 function preallocatable(ctx: Context, length: string, limit: number): number | null {
   const n = Number(length);
-  if (length === '' || !Number.isSafeInteger(n) || n < PREALLOCATE_FROM || n > limit || n > MAX_SPARE_BYTES) return null;
+  if (length === '' || !Number.isSafeInteger(n) || n < PREALLOCATE_FROM || n > limit) return null;
   // Anything unusual about the stream is left to raw-body, which reports it.
   return ctx.req.readable && ctx.req.readableEncoding === null ? n : null;
 }
 
 /** A buffer of `length` bytes to read the body into. */
 function bufferFor(target: BodyTarget, length: number): Buffer {
+  // Past what the pools keep, a buffer of its own: read chunk by chunk, never concatenated in one step.
+  if (length > MAX_SPARE_BYTES) return Buffer.allocUnsafeSlow(length);
   // A WasmBodyBuffer when one is free (their number is capped: each is a WebAssembly memory), else an ordinary one.
   const wasmBuffer = target.wasmBuffers?.tryTake(WasmBodyBuffer.bytesFor(length));
   if (!wasmBuffer) return Buffer.from(target.lease.take(length), 0, length);
