@@ -157,20 +157,7 @@ class Reader {
     return this.jsonValue();
   }
 
-  /** `[ item, ... ]` with at least one item. */
-  array(item: () => unknown): unknown[] {
-    this.expect(OPEN_ARRAY);
-    const out: unknown[] = [];
-    for (;;) {
-      out.push(item());
-      const next = this.peek();
-      this.pos++;
-      if (next === CLOSE_ARRAY) return out;
-      if (next !== COMMA) throw DECLINE;
-    }
-  }
-
-  /** Like array(), pausing (a `yield`) after each item: the long arrays of a body, vectors and queryVectors. */
+  /** `[ item, ... ]` with at least one item, pausing (a `yield`) after each: the long arrays of a body, vectors and queryVectors. */
   *pausingArray(item: () => unknown): Generator<void, unknown[]> {
     this.expect(OPEN_ARRAY);
     const out: unknown[] = [];
