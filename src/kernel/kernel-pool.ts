@@ -16,6 +16,9 @@ import type { WorkerRequest } from './kernel-worker.js';
 /** A kernel call could not run: its thread died (out of memory, a trap) or the pool is closed. */
 export class KernelUnavailableError extends Error {}
 
+/** How long after a thread that could not start the pool tries again. */
+const RESTART_DELAY_MS = 1000;
+
 const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './kernel-worker.ts' : './kernel-worker.js', import.meta.url);
 
 interface Job {
@@ -29,6 +32,8 @@ interface Job {
 
 interface Thread {
   worker: Worker;
+  /** It has loaded the kernel and listens (its first message). */
+  ready: boolean;
   /** The call it runs, if any. */
   job: Job | null;
   /** Session memories this thread has instantiated the kernel over. */
@@ -52,10 +57,14 @@ export class KernelPool {
   /** `module`: the shared-memory kernel build (build/kernel.shared.wasm). Threads start with the first call. */
   constructor(readonly size: number, private readonly module: WebAssembly.Module) {}
 
-  /** Start the threads now rather than with the first call. */
+  /** Start the threads now rather than with the first call (not within RESTART_DELAY_MS of one that could not start). */
   warm(): void {
+    if (performance.now() < this.startAfter) return;
     while (!this.closed && this.threads.length < this.size) this.threads.push(this.start());
   }
+
+  /** No thread starts before this time (performance.now()). */
+  private startAfter = 0;
 
   private start(): Thread {
     const workerData = { module: this.module };
@@ -63,8 +72,13 @@ export class KernelPool {
     const worker = WORKER_URL.pathname.endsWith('.ts')
       ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`, { eval: true, workerData })
       : new Worker(WORKER_URL, { workerData });
-    const thread: Thread = { worker, job: null, sessions: new Set() };
-    worker.on('message', ({ result }: { result: number }) => {
+    const thread: Thread = { worker, ready: false, job: null, sessions: new Set() };
+    worker.on('message', (message: { result: number } | { ready: true }) => {
+      if ('ready' in message) {
+        thread.ready = true;
+        return;
+      }
+      const { result } = message;
       const job = thread.job!;
       thread.job = null;
       worker.unref();
@@ -87,8 +101,12 @@ export class KernelPool {
     const job = thread.job;
     thread.job = null;
     this.threadsReplaced++;
-    if (this.closed) this.threads.splice(at, 1);
+    // A thread that dies before it is ready (it could not start: no memory, no threads left) is not
+    // replaced at once, or the pool would spin starting threads; calls meanwhile fail (503), not wait.
+    const stillborn = !thread.ready;
+    if (this.closed || stillborn) this.threads.splice(at, 1);
     else this.threads[at] = this.start();
+    if (stillborn && !this.closed) this.startAfter = performance.now() + RESTART_DELAY_MS;
     if (job) {
       this.settle(job);
       job.reject(new KernelUnavailableError('kernel thread died'));

@@ -45,3 +45,6 @@ parentPort!.on('message', (message: WorkerRequest | { release: number }) => {
   kernel.setWorkArea(workArea);
   parentPort!.postMessage({ result: runKernelCall(kernel, call) });
 });
+
+// Loaded and listening: a thread that dies before this could not start.
+parentPort!.postMessage({ ready: true });

@@ -162,6 +162,8 @@ describe('kernel pool', function () {
       const seqs = Array.from({ length: n }, (_, r) => r);
       const shared = filled(loadSharedKernelModule(), dim, 'l2', rows, seqs);
       const queries = Float32Array.from({ length: 64 * dim }, (_, i) => (i % 11) - 5);
+      // A thread that has served: one that dies before it is ready is not replaced at once.
+      await shared.searchOnPool(pool, queries.subarray(0, dim), 1, 10, n);
       const running = shared.searchOnPool(pool, queries, 64, 10, n);
       await pool.workers[0].terminate();
       let failure: unknown;

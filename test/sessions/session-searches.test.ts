@@ -125,6 +125,8 @@ describe('searches on the kernel pool', function () {
     const tokens = [await fill(inline, vectors, { metric: 'l2', vectorType: 'float32' }), await fill(pooled, vectors, { metric: 'l2', vectorType: 'float32' })];
     const queryVectors = randomVectors(random, 64, dim);
     const pool = pooled.pool!;
+    // Threads that have served (one that dies before it is ready is not replaced at once).
+    await pooled.post('/search-many', { token: tokens[1], body: { queryVectors, topK: 10 } });
     const running = pooled.post('/search-many', { token: tokens[1], body: { queryVectors, topK: 10 } });
     const deadline = Date.now() + 10_000;
     while (pool.busyWorkers.length === 0 && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
