@@ -130,16 +130,19 @@ export const MACHINE_DEPENDENT_DEFAULTS: Partial<Record<(typeof CONFIG_VARIABLES
  * (the SDK's local index), so node:os is reached without importing it.
  */
 function defaultMemoryBudget(): number {
-  const os = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:os') as
-    { totalmem(): number } | undefined;
+  const os = nodeOs();
   return os ? Math.floor(os.totalmem() / 4) : 1024 * 1024 * 1024;
+}
+
+/** node:os, reached without importing it (this module also runs in browsers); undefined there. */
+function nodeOs() {
+  return (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:os') as
+    { totalmem(): number; availableParallelism(): number } | undefined;
 }
 
 /** The machine's available parallelism (1 in a browser, where the SDK's local index reads this module). */
 function defaultKernelThreads(): number {
-  const os = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:os') as
-    { availableParallelism(): number } | undefined;
-  return os ? os.availableParallelism() : 1;
+  return nodeOs()?.availableParallelism() ?? 1;
 }
 
 export class ConfigError extends Error {}
