@@ -303,6 +303,17 @@ export class KernelInstance {
     return { rows, scores, perQuery };
   }
 
+  /** A float32 search's arguments checked: the rows it scans, and its hits per query (0: nothing to search). */
+  private checkSearch(queries: Float32Array, queryCount: number, k: number, count: number, rowList: Int32Array | null) {
+    if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
+    if (!(k >= 1)) throw new RangeError('k must be at least 1');
+    if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
+    const scanned = rowList ? rowList.length : count;
+    const perQuery = queryCount === 0 ? 0 : Math.min(k, scanned);
+    if (perQuery > 0) this.checkRowList(rowList, count);
+    return { scanned, perQuery };
+  }
+
   /** An int8 search's arguments checked, and its results' arrays. */
   private int8Hits(queries: Float32Array, queryCount: number, k: number, pool: number, count: number, rowList: Int32Array | null) {
     if (this.codeStride === 0) throw new Error('this instance stores no int8 codes');
@@ -338,15 +349,8 @@ export class KernelInstance {
    * Scores: cosine similarity, or Euclidean distance for l2.
    */
   search(queries: Float32Array, queryCount: number, k: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null): SearchHits {
-    if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
-    if (!(k >= 1)) throw new RangeError('k must be at least 1');
-    if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
-    const scanned = rowList ? rowList.length : count;
-    const perQuery = Math.min(k, scanned);
-    if (perQuery === 0 || queryCount === 0) {
-      return { rows: new Int32Array(0), scores: new Float64Array(0), perQuery: 0 };
-    }
-    this.checkRowList(rowList, count);
+    const { scanned, perQuery } = this.checkSearch(queries, queryCount, k, count, rowList);
+    if (perQuery === 0) return { rows: new Int32Array(0), scores: new Float64Array(0), perQuery: 0 };
     const { scratch, path } = this.searchScratch(queryCount, rowList ? rowList.length : 0, k, scanned, guard);
     this.ensureBytes(scratch.end, guard);
     const { floats, ints } = this.wholeMemory();
@@ -394,13 +398,8 @@ export class KernelInstance {
    * instance away until it settles.
    */
   async searchOnPool(pool: KernelPool, queries: Float32Array, queryCount: number, k: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null, sliceWork = POOL_SLICE_WORK): Promise<SearchHits> {
-    if (queries.length !== queryCount * this.dim) throw new RangeError('queries length is not queryCount * dim');
-    if (!(k >= 1)) throw new RangeError('k must be at least 1');
-    if (count < 0 || count > this.layout.capacity) throw new RangeError(`count ${count} out of range`);
-    const scanned = rowList ? rowList.length : count;
-    const perQuery = Math.min(k, scanned);
-    if (perQuery === 0 || queryCount === 0) return { rows: new Int32Array(0), scores: new Float64Array(0), perQuery: 0 };
-    this.checkRowList(rowList, count);
+    const { scanned, perQuery } = this.checkSearch(queries, queryCount, k, count, rowList);
+    if (perQuery === 0) return { rows: new Int32Array(0), scores: new Float64Array(0), perQuery: 0 };
     const slices = this.poolSlices(pool.size, queryCount, scanned, k, sliceWork);
     const release = this.holdScratch(slices[slices.length - 1].end, guard);
     const { floats, ints } = this.wholeMemory();
