@@ -450,7 +450,15 @@ export function readVectorBody(bytes: Buffer, lease?: BufferLease, wasmBuffer?: 
   // No check of the whole body for non-ASCII bytes: every string is made
   // from ASCII bytes only (string(), jsonValue()), and anywhere else such a
   // byte is not JSON structure, a digit or base64, so the reader declines.
-  const reader = new Reader(bytes, lease, wasmBuffer);
+  const parse = parseSteps(new Reader(bytes, lease, wasmBuffer));
+  for (;;) {
+    const step = parse.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** The parse of a body, a step between two records or query vectors: its value, or undefined when the reader declines. */
+function* parseSteps(reader: Reader): Generator<void, Record<string, unknown> | undefined> {
   try {
     const parse = topLevel(reader);
     for (let step = parse.next(); ; step = parse.next()) {
@@ -458,6 +466,7 @@ export function readVectorBody(bytes: Buffer, lease?: BufferLease, wasmBuffer?: 
         reader.decoder?.flush();
         return step.value;
       }
+      yield;
     }
   } catch (err) {
     if (err === DECLINE) return undefined;
@@ -475,23 +484,13 @@ export function readVectorBody(bytes: Buffer, lease?: BufferLease, wasmBuffer?: 
  */
 export async function readVectorBodySliced(bytes: Buffer, lease?: BufferLease, wasmBuffer?: WasmBodyBuffer, slices = new Slices()): Promise<Record<string, unknown> | undefined> {
   const reader = new Reader(bytes, lease, wasmBuffer);
-  try {
-    const parse = topLevel(reader);
-    for (let step = parse.next(); ; step = parse.next()) {
-      if (step.done) {
-        reader.decoder?.flush();
-        return step.value;
-      }
-      if (slices.due()) {
-        reader.decoder?.flush();
-        reader.decoder?.reset();
-        await slices.pause();
-      }
+  const parse = parseSteps(reader);
+  for (let step = parse.next(); ; step = parse.next()) {
+    if (step.done) return step.value;
+    if (slices.due()) {
+      reader.decoder?.flush();
+      reader.decoder?.reset();
+      await slices.pause();
     }
-  } catch (err) {
-    if (err === DECLINE) return undefined;
-    throw err;
-  } finally {
-    reader.decoder?.reset();
   }
 }
