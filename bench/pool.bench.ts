@@ -3,15 +3,19 @@
 // goal: 2 threads <= 0.65x of 1) and search-many of 64 on 50k x 1024 (query
 // blocks; goal <= 0.6x). Results are checked equal before timing counts.
 // Beside each, the read floor on 1 and 2 threads (bench/lib/read-floor-threads.ts).
-// Then the crossover: one query on small sessions, inline against the pool.
+// Then one int8 query on 100k x 384 (clustered) against one float32 query,
+// both on the pool (goal: int8 <= 0.35x, recall@10 at the default pool unchanged),
+// and inline for reference. Then the crossover: one query on small sessions, inline against the pool.
 import { performance } from 'node:perf_hooks';
 import { KernelPool } from '../src/kernel/kernel-pool.js';
 import { KernelInstance } from '../src/kernel/kernel-instance.js';
 import { loadKernelModule, loadSharedKernelModule } from '../src/kernel/load-node.js';
 import { POOL_MIN_WORK } from '../src/kernel/search-path.js';
-import { rowOf, uniformVectors } from './lib/data.js';
+import { SPEC_LIMITS } from '../src/config.js';
+import { clusteredVectors, rowOf, uniformVectors } from './lib/data.js';
+import { filledKernel } from './lib/kernel-setup.js';
 import { readFloorOnThreads } from './lib/read-floor-threads.js';
-import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, interleaveTimed, median, printTable, quick, timeCalls, writeResults } from './lib/measure.js';
 
 const THREADS = 2;
 const ROUNDS = quick ? 3 : 9;
@@ -55,6 +59,43 @@ for (const { n, dim, queryCount, goal } of [
   console.error(`done ${n} x ${dim}`);
 }
 
+// int8 against float32, one query at a time, each on the pool and inline: the
+// int8 first stage is split by rows as the float32 scan is.
+const int8Rows: Record<string, string | number>[] = [];
+{
+  const n = quick ? 10_000 : 100_000, dim = 384, k = 10, queryCount = 50;
+  const candidatePool = SPEC_LIMITS.defaultCandidatePool;
+  const data = clusteredVectors(n, dim, 61);
+  const queries = clusteredVectors(queryCount, dim, 62);
+  const query = (j: number) => rowOf(queries, dim, j % queryCount);
+  const shared = loadSharedKernelModule();
+  const float = filledKernel(data, dim, 'cosine', 'float32', shared);
+  const int8 = filledKernel(data, dim, 'cosine', 'int8', shared);
+  let found = 0;
+  for (let j = 0; j < queryCount; j++) {
+    const truth = new Set(float.search(query(j), 1, k, n).rows);
+    const got = await int8.searchInt8OnPool(pool, query(j), 1, k, candidatePool, n);
+    if (got.rows.join() !== int8.searchInt8(query(j), 1, k, candidatePool, n).rows.join()) throw new Error('int8 on the pool and inline differ');
+    for (const r of got.rows) if (truth.has(r)) found++;
+  }
+  let j = 0;
+  const t = Object.fromEntries((await interleaveTimed([
+    { name: 'float32 pool', time: timeCalls(() => float.searchOnPool(pool, query(j++), 1, k, n)) },
+    { name: 'int8 pool', time: timeCalls(() => int8.searchInt8OnPool(pool, query(j++), 1, k, candidatePool, n)) },
+    { name: 'float32 inline', time: timeCalls(() => float.search(query(j++), 1, k, n)) },
+    { name: 'int8 inline', time: timeCalls(() => int8.searchInt8(query(j++), 1, k, candidatePool, n)) },
+  ], { rounds: ROUNDS, targetMs: 150 })).map((x) => [x.name, x.ms]));
+  const ratio = t['int8 pool'] / t['float32 pool'];
+  int8Rows.push({
+    case: `one query, ${n / 1000}k x ${dim} clustered, pool ${candidatePool}`,
+    [`float32 ${THREADS}t ms`]: fmt(t['float32 pool']), [`int8 ${THREADS}t ms`]: fmt(t['int8 pool']), 'int8 / float32': fmt(ratio), goal: '<= 0.35', met: ratio <= 0.35 ? 'yes' : 'no',
+    'recall@10': fmt(found / (queryCount * k)), 'float32 1t ms': fmt(t['float32 inline']), 'int8 1t ms': fmt(t['int8 inline']), 'int8 / float32 1t': fmt(t['int8 inline'] / t['float32 inline']),
+  });
+  pool.release(float.id);
+  pool.release(int8.id);
+  console.error('done int8');
+}
+
 // Where the pool starts to pay: one query over growing sessions (work =
 // rows x dims), inline against the pool, each timed as the median of many
 // calls. POOL_MIN_WORK (src/kernel/search-path.ts) should sit near the
@@ -81,5 +122,6 @@ for (const n of [500, 1000, 2500, 5000, 10_000, 20_000]) {
 }
 await pool.close();
 printTable(rows);
+printTable(int8Rows);
 printTable(crossover);
-console.log(`results: ${writeResults('pool', { threads: THREADS, rows, crossover })}`);
+console.log(`results: ${writeResults('pool', { threads: THREADS, rows, int8: int8Rows, crossover })}`);

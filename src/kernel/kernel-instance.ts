@@ -18,7 +18,7 @@ import type { KernelPool } from './kernel-pool.js';
 import { align16, codeStrideFor, int8ScratchFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, scratchFor, type Layout, type ScratchLayout } from './layout.js';
 import { inverseNorm } from './inverse-norm.js';
 import { quantizeInto, sumOfSquares } from './quantize.js';
-import { kernelCallOf, POOL_MAX_SLICES, POOL_SLICE_WORK, runKernelSearch, singleQueryPath, singleQueryPathsOf, type SingleQueryPathName, type SingleQueryPaths } from './search-path.js';
+import { int8RowParts, kernelCallOf, POOL_MAX_SLICES, POOL_MIN_WORK, POOL_SLICE_WORK, runKernelSearch, singleQueryPath, singleQueryPathsOf, type SingleQueryPathName, type SingleQueryPaths } from './search-path.js';
 
 export { inverseNorm } from './inverse-norm.js';
 
@@ -241,13 +241,17 @@ export class KernelInstance {
   }
 
   /**
-   * searchInt8() on the threads of `pool`: blocks of queries, each query's
-   * first stage and exact re-ranking done as searchInt8() does them, so the
-   * results are the same. The caller keeps writes away until it settles.
+   * searchInt8() on the threads of `pool`, with the same results. Fewer
+   * queries than threads (or a query of more than `sliceWork`): each query's
+   * first stage cut into ranges of rows (searchInt8ByRows); otherwise blocks
+   * of queries, each query's first stage and exact re-ranking done as
+   * searchInt8() does them. The caller keeps writes away until it settles.
    */
-  async searchInt8OnPool(pool: KernelPool, queries: Float32Array, queryCount: number, k: number, poolSize: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null): Promise<SearchHits> {
+  async searchInt8OnPool(pool: KernelPool, queries: Float32Array, queryCount: number, k: number, poolSize: number, count: number, rowList: Int32Array | null = null, guard: MemoryGuard | null = null, sliceWork = POOL_SLICE_WORK): Promise<SearchHits> {
     const { scanned, perQuery, rows, scores } = this.int8Hits(queries, queryCount, k, poolSize, count, rowList);
     if (perQuery === 0) return { rows, scores, perQuery: 0 };
+    const rowParts = int8RowParts(pool.size, queryCount, scanned, this.dim, sliceWork);
+    if (rowParts > 1) return this.searchInt8ByRows(pool, queries, queryCount, k, poolSize, count, rowList, guard, rowParts, { rows, scores, perQuery });
     const keysFirst = poolSize >= this.keysFirstMinPool;
     // The row list once; per query its first stage's scratch, then re-ranking's; per call a work area.
     const rowListAt = this.freeScratch().scratch;
@@ -301,6 +305,92 @@ export class KernelInstance {
     });
     release();
     return { rows, scores, perQuery };
+  }
+
+  /**
+   * The int8 search of a few queries: each query's first stage cut into
+   * `rowParts` ranges of the scanned rows, one pool call each, every range
+   * keeping its `poolSize` best by the int8 keys. A row's key is the same
+   * wherever it is scanned and the kernel breaks ties by insertion sequence,
+   * so the `poolSize` best of the ranges' candidates (by key, then sequence)
+   * are the one-thread first stage's pool; re-ranked by search() as
+   * searchInt8() does, they give its rows and scores.
+   */
+  private async searchInt8ByRows(pool: KernelPool, queries: Float32Array, queryCount: number, k: number, poolSize: number, count: number, rowList: Int32Array | null, guard: MemoryGuard | null, rowParts: number, out: SearchHits): Promise<SearchHits> {
+    const scanned = rowList ? rowList.length : count;
+    const keysFirst = poolSize >= this.keysFirstMinPool;
+    const rowStep = Math.ceil(scanned / rowParts);
+    const workAreaBytes = this.kernel.WORK_AREA_BYTES.value;
+    const ranges: { q: number; r0: number; r1: number; first: ReturnType<typeof int8ScratchFor>; workArea: number }[] = [];
+    let base = this.freeScratch().scratch;
+    for (let q = 0; q < queryCount; q++) {
+      for (let r0 = 0; r0 < scanned; r0 += rowStep) {
+        const r1 = Math.min(scanned, r0 + rowStep);
+        const first = int8ScratchFor({ ...this.layout, scratch: base }, rowList ? r1 - r0 : 0, poolSize, keysFirst ? r1 - r0 : 0);
+        const workArea = align16(first.end);
+        ranges.push({ q, r0, r1, first, workArea });
+        base = align16(workArea + workAreaBytes);
+      }
+    }
+    const release = this.holdScratch(base, guard);
+    let candidates: Int32Array[];
+    try {
+      const buffer = this.memory.buffer;
+      const { codes, scales, invNorms, sqNorms, seqs } = this.layout;
+      const aux = this.metric === 'cosine' ? invNorms : sqNorms;
+      const quantized = Array.from({ length: queryCount }, (_, q) => {
+        const codes8 = new Int8Array(this.codeStride);
+        return { codes8, scale: quantizeInto(queries.subarray(q * this.dim, (q + 1) * this.dim), codes8) };
+      });
+      const runs = ranges.map(({ q, r0, r1, first, workArea }) => {
+        new Int16Array(buffer, first.query16, this.codeStride).set(quantized[q].codes8);
+        if (rowList) new Int32Array(buffer, first.rowList, r1 - r0).set(rowList.subarray(r0, r1));
+        // Without a row list a range is its own rows from r0: its per-row regions start there.
+        const at = rowList ? 0 : r0;
+        const args: Parameters<KernelExports['searchInt8']> = [codes + at * this.codeStride, this.codeStride, scales + at * 4, aux + at * 4, seqs + at * 4,
+          rowList ? first.rowList : 0, r1 - r0, first.query16, quantized[q].scale, this.metricCode, poolSize, first.outRows, first.outKeys, keysFirst ? first.keys : 0];
+        return pool.run(this.id, this.memory, workArea, { fn: 'searchInt8', args });
+      });
+      // Every call settled before its scratch is given back: a failed search must not leave one still writing.
+      const settled = await Promise.allSettled(runs);
+      const failed = settled.find((run) => run.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      const found = settled.map((run) => (run as PromiseFulfilledResult<number>).value);
+      candidates = this.mergeInt8Ranges(ranges, found, queryCount, poolSize, rowList !== null);
+    } finally {
+      release();
+    }
+    // Re-ranking scores at most poolSize rows: here when that is little work, else on the pool.
+    for (let q = 0; q < queryCount; q++) {
+      const query = queries.subarray(q * this.dim, (q + 1) * this.dim);
+      const exact = candidates[q].length * this.dim < POOL_MIN_WORK
+        ? this.search(query, 1, k, count, candidates[q], guard)
+        : await this.searchOnPool(pool, query, 1, k, count, candidates[q], guard);
+      out.rows.set(exact.rows, q * out.perQuery);
+      out.scores.set(exact.scores, q * out.perQuery);
+    }
+    return out;
+  }
+
+  /** Each query's `poolSize` best candidates across its ranges (by int8 key, then insertion sequence): its first stage's pool. */
+  private mergeInt8Ranges(ranges: { q: number; r0: number; first: { outRows: number; outKeys: number } }[], found: number[], queryCount: number, poolSize: number, withRowList: boolean): Int32Array[] {
+    const { floats, ints } = this.wholeMemory();
+    const seqs = new Uint32Array(this.memory.buffer, this.layout.seqs, this.layout.capacity);
+    const rowsOf: number[][] = Array.from({ length: queryCount }, () => []);
+    const keysOf: number[][] = Array.from({ length: queryCount }, () => []);
+    ranges.forEach(({ q, r0, first }, i) => {
+      const offset = withRowList ? 0 : r0;
+      for (let j = 0; j < found[i]; j++) {
+        rowsOf[q].push(ints[(first.outRows >> 2) + j] + offset);
+        keysOf[q].push(floats[(first.outKeys >> 2) + j]);
+      }
+    });
+    return rowsOf.map((rows, q) => {
+      const keys = keysOf[q];
+      const order = Array.from(rows.keys());
+      order.sort((a, b) => keys[b] - keys[a] || seqs[rows[a]] - seqs[rows[b]]);
+      return Int32Array.from(order.slice(0, poolSize), (i) => rows[i]);
+    });
   }
 
   /** A float32 search's arguments checked: the rows it scans, and its hits per query (0: nothing to search). */

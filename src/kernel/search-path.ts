@@ -27,6 +27,20 @@ export const POOL_SLICE_WORK = 128_000_000;
 /** The most calls one search is cut into (each has scratch of its own). */
 export const POOL_MAX_SLICES = 64;
 
+/** The fewest rows an int8 first stage's range scans (a smaller range is not worth a call). */
+const INT8_MIN_RANGE_ROWS = 8;
+
+/**
+ * Ranges of rows each query's int8 first stage is cut into on a pool of
+ * `threads`: enough for fewer queries than threads to use them all, and for
+ * calls of about `sliceWork` at most (an int8 row counts a quarter of its
+ * dims, as in the search plan's work); 1 keeps whole queries (blocks of them).
+ */
+export function int8RowParts(threads: number, queryCount: number, scanned: number, dim: number, sliceWork: number): number {
+  const wanted = Math.max(Math.ceil(threads / queryCount), Math.ceil((scanned * dim) / 4 / sliceWork));
+  return Math.max(1, Math.min(wanted, Math.floor(POOL_MAX_SLICES / queryCount), Math.floor(scanned / INT8_MIN_RANGE_ROWS)));
+}
+
 /** What a kernel build offers a single query beyond the one-pass scan. */
 export interface SingleQueryPaths {
   /** It has searchL2Bounded. */
@@ -85,6 +99,8 @@ export interface KernelSearch {
 export type KernelCall =
   | { fn: 'search'; args: Parameters<KernelExports['search']> }
   | { fn: 'searchL2Bounded'; args: Parameters<KernelExports['searchL2Bounded']> }
+  /** One int8 first stage (a range of one query's rows): the candidates it kept. */
+  | { fn: 'searchInt8'; args: Parameters<KernelExports['searchInt8']> }
   /** int8 queries one after another: each a first stage, then search() re-ranking the rows it found (its count set from them). */
   | { fn: 'int8'; steps: [Parameters<KernelExports['searchInt8']>, Parameters<KernelExports['search']>][] };
 
@@ -111,9 +127,10 @@ export function kernelCallOf({ layout, scratch, path, withRowList, count, querie
   };
 }
 
-/** Run a call on this thread: searchL2Bounded's count of rows scored exactly, else 0. */
+/** Run a call on this thread: searchL2Bounded's count of rows scored exactly, searchInt8's candidates kept, else 0. */
 export function runKernelCall(kernel: KernelExports, call: KernelCall): number {
   if (call.fn === 'searchL2Bounded') return kernel.searchL2Bounded(...call.args);
+  if (call.fn === 'searchInt8') return kernel.searchInt8(...call.args);
   if (call.fn === 'int8') {
     for (const [first, rerank] of call.steps) {
       rerank[5] = kernel.searchInt8(...first);

@@ -76,15 +76,17 @@ describe('kernel pool', function () {
         extra: fc.integer({ min: 0, max: 300 }),
         filtered: fc.boolean(),
         seed: fc.integer({ min: 0, max: 1 << 30 }),
+        // Calls of this much work at most: a query's first stage from one range per thread down to ranges of 8 rows.
+        sliceWork: fc.integer({ min: 1, max: 10_000 }),
       }),
       fc.infiniteStream(fc.integer({ min: -4, max: 4 })),
-      async ({ metric, dim, n, queryCount, k, extra, filtered, seed }, values) => {
+      async ({ metric, dim, n, queryCount, k, extra, filtered, seed, sliceWork }, values) => {
         const { rows, seqs, queries, rowList } = randomCase(values, { metric, dim, n, queryCount, filtered, seed });
         const poolSize = k + extra;
         const inline = filled(loadKernelModule(), dim, metric, rows, seqs, 'int8').searchInt8(queries, queryCount, k, poolSize, n, rowList);
         for (const pool of pools) {
           const shared = filled(loadSharedKernelModule(), dim, metric, rows, seqs, 'int8');
-          const got = await shared.searchInt8OnPool(pool, queries, queryCount, k, poolSize, n, rowList);
+          const got = await shared.searchInt8OnPool(pool, queries, queryCount, k, poolSize, n, rowList, null, sliceWork);
           pool.release(shared.id);
           expect(Array.from(got.rows), `${pool.size} threads`).to.deep.equal(Array.from(inline.rows));
           expect(Array.from(got.scores), `${pool.size} threads`).to.deep.equal(Array.from(inline.scores));
@@ -107,6 +109,30 @@ describe('kernel pool', function () {
           const got = await shared.searchOnPool(pool, queries, queryCount, k, n);
           expect(Array.from(got.rows)).to.deep.equal(Array.from(want.rows));
           expect(Array.from(got.scores)).to.deep.equal(Array.from(want.scores));
+        }
+      }
+      for (const pool of pools) pool.release(shared.id);
+    }
+  });
+
+  it('splits large single int8 queries over the threads by rows exactly: pools selected after the scan, filters', async () => {
+    const dim = 96, n = 6000;
+    const rows = Array.from({ length: n }, (_, r) => Float32Array.from({ length: dim }, (_, i) => Math.sin(r * 0.37 + i) * ((r % 5) + 1)));
+    const seqs = Array.from({ length: n }, (_, r) => (r * 7919) % n);
+    const rowList = Int32Array.from(Array.from({ length: n }, (_, r) => r).filter((r) => r % 3 !== 1));
+    for (const metric of ['cosine', 'l2'] as const) {
+      const inline = filled(loadKernelModule(), dim, metric, rows, seqs, 'int8');
+      const shared = filled(loadSharedKernelModule(), dim, metric, rows, seqs, 'int8');
+      for (const [queryCount, k, poolSize, list] of [[1, 10, 100, null], [1, 10, 300, null], [1, 50, 300, rowList], [2, 10, 256, rowList]] as const) {
+        const queries = Float32Array.from({ length: queryCount * dim }, (_, i) => Math.cos(i * 0.11));
+        const want = inline.searchInt8(queries, queryCount, k, poolSize, n, list);
+        for (const pool of pools) {
+          const callsBefore = pool.callsRun;
+          const got = await shared.searchInt8OnPool(pool, queries, queryCount, k, poolSize, n, list);
+          expect(Array.from(got.rows), `${metric} pool ${poolSize} on ${pool.size}`).to.deep.equal(Array.from(want.rows));
+          expect(Array.from(got.scores), `${metric} pool ${poolSize} on ${pool.size}`).to.deep.equal(Array.from(want.scores));
+          // One call per range (and per query below the threads), each scanning part of the rows.
+          expect(pool.callsRun - callsBefore, `calls on ${pool.size}`).to.be.at.least(Math.max(queryCount, pool.size));
         }
       }
       for (const pool of pools) pool.release(shared.id);

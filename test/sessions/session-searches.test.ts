@@ -74,6 +74,41 @@ describe('searches on the kernel pool', function () {
     expect(pooled.pool!.callsRun).to.be.greaterThan(callsBefore);
   });
 
+  it('runs a large single int8 query on the pool with the inline answer: filtered and by queryId too', async () => {
+    const random = seededRng(8);
+    const dim = 1024, n = 10_000;
+    const vectors = randomVectors(random, n, dim);
+    // base64 float32: a quarter of the JSON text of these vectors.
+    const asBase64 = (v: Vec) => Buffer.from(Float32Array.from(v).buffer).toString('base64');
+    const options = { metric: 'cosine', vectorType: 'int8' };
+    const tokens = [];
+    for (const api of [inline, pooled]) {
+      const token = await api.token();
+      for (let at = 0; at < n; at += 1000) {
+        const batch = vectors.slice(at, at + 1000).map((vector, j) => ({ id: `v${at + j}`, vector: asBase64(vector), metadata: { group: (at + j) % 5 } }));
+        const res = await api.post('/vectors/add-many', { token, body: { vectors: batch, ...options } });
+        expect(res.status, res.text).to.equal(200);
+      }
+      tokens.push(token);
+    }
+    const filter = { group: { $ne: 4 } };
+    expect(n * 0.8 * dim / 4, 'filtered int8 work').to.be.at.least(POOL_MIN_WORK);
+    const queryVector = randomVectors(random, 1, dim)[0];
+    const bodies = [
+      { queryVector, topK: 10 },
+      { queryVector, topK: 10, filter, candidatePool: 300 },
+      { queryId: 'v1234', topK: 10, filter },
+      { queryVector, topK: 100, candidatePool: 2048, includeMetadata: true },
+    ];
+    for (const body of bodies) {
+      const callsBefore = pooled.pool!.callsRun;
+      const [want, got] = await Promise.all([0, 1].map((i) => [inline, pooled][i].post('/search', { token: tokens[i], body })));
+      expect(got.status, got.text).to.equal(200);
+      expect(got.body.results, JSON.stringify(Object.keys(body))).to.deep.equal(want.body.results);
+      expect(pooled.pool!.callsRun - callsBefore, 'one call per range of rows').to.be.at.least(pooled.pool!.size);
+    }
+  });
+
   it('never shows a deleted id after the delete, nor a half-written vector', async () => {
     const random = seededRng(99);
     const dim = 128, n = 3000;
