@@ -29,6 +29,11 @@ export const SPEC_LIMITS = {
   maxAbsComponent: 1e16,
   /** Nesting of $and/$or/$not in one filter (bounds the recursion a request can cause). */
   maxFilterDepth: 32,
+  /**
+   * UTF-8 bytes of the longest metadata string the filter index keeps as a
+   * key; filters on longer strings read the metadata of the rows they may match.
+   */
+  maxIndexedValueBytes: 256,
   /** Vectors per page of POST /vectors/list. */
   minListLimit: 1,
   maxListLimit: 1000,
@@ -247,6 +252,7 @@ export function publicLimits(config: Config) {
     maxJsonDepth: config.maxJsonDepth,
     maxMetadataKeys: config.maxMetadataKeys,
     maxFilterKeys: config.maxFilterKeys,
+    maxIndexedValueBytes: SPEC_LIMITS.maxIndexedValueBytes,
     /** 0 means the limit is off. */
     rateLimits: {
       tokensPerMinutePerAddress: config.tokenRatePerMin,

@@ -8,7 +8,7 @@ import type { SessionStore } from '../sessions/session-store.js';
 import type { Registry } from 'prom-client';
 import type { Readiness } from './routes/health.js';
 import type { Reservation } from '../limits/memory-budget.js';
-import { ANSWER_WINDOW_BYTES, STREAM_FROM } from './answer-stream.js';
+import { ANSWER_WINDOW_BYTES, jsonPieces, STREAM_FROM } from './answer-stream.js';
 import type { Timings } from './timings.js';
 
 export interface RouteDeps {
@@ -80,7 +80,8 @@ function send(ctx: Context, answer: Reply, status = 200): void {
 /** The text of a reply: the same as JSON.stringify({ success: true, session, ...fields }), the session's JSON reused as it is. */
 export function replyJson(reply: Reply): string {
   const head = replyHead(reply);
-  const rest = JSON.stringify(reply.fields);
+  let rest = '';
+  for (const piece of jsonPieces(reply.fields)) rest += piece;
   return rest === '{}' ? head + '}' : head + ',' + rest.slice(1);
 }
 

@@ -43,7 +43,7 @@ describe('VectorIndex count, idsMatching and list', () => {
     const first = index.list({ limit: 2, includeVectors: true, includeMetadata: true });
     expect(first.vectors.map((v) => v.id)).to.deep.equal(['v0', 'v1']);
     expect(Array.from(first.vectors[1].vector!)).to.deep.equal([Math.fround(1.1), 1]);
-    expect(first.vectors[1].metadata).to.deep.equal({ i: 1 });
+    expect(first.vectors[1].metadata!.value()).to.deep.equal({ i: 1 });
     const second = index.list({ limit: 2, cursor: first.nextCursor! });
     expect(second.vectors).to.deep.equal([{ id: 'v2' }, { id: 'v3' }]);
     const third = index.list({ limit: 2, cursor: second.nextCursor! });
