@@ -51,13 +51,17 @@ export function startScriptNodeFlags(startScript = JSON.parse(readFileSync(join(
 
 /**
  * `nodeFlags`: the start script's unless given (bench/experiments/gc-flags.ts
- * compares others); CHILD_NODE_FLAGS adds more to any bench run.
+ * compares others); CHILD_NODE_FLAGS adds more to any bench run. `script`:
+ * another checkout's bench/lib/server-process.mjs (its own built dist/), for
+ * a before/after comparison in one run.
  */
-export async function startChildServer(env: Record<string, string> = {}, nodeFlags = startScriptNodeFlags()): Promise<ChildServer> {
-  ensureBuiltServer();
-  const script = new URL('./server-process.mjs', import.meta.url).pathname;
+export async function startChildServer(env: Record<string, string> = {}, nodeFlags = startScriptNodeFlags(), script?: string): Promise<ChildServer> {
+  if (script === undefined) {
+    ensureBuiltServer();
+    script = new URL('./server-process.mjs', import.meta.url).pathname;
+  }
   const flags = [...nodeFlags, ...(process.env.CHILD_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-  const child = spawn(process.execPath, [...flags, script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...flags, script!], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {

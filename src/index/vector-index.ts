@@ -15,7 +15,7 @@ import { float32ArrayToNumbers } from './float32.js';
 import { parseFilter, type Filter, type FilterNode, type Metadata } from './filter.js';
 import { ROW_HEAP_BYTES, stringHeapBytes } from './heap-size.js';
 import { InsertionOrder } from './insertion-order.js';
-import { jsonBytes } from './json-size.js';
+import { jsonText, type JsonText } from './json-size.js';
 import { decodeCursor, encodeCursor, newEpoch } from './list-cursor.js';
 import { MetadataJson } from './metadata/metadata-json.js';
 import { MetadataStore } from './metadata/metadata-store.js';
@@ -61,8 +61,8 @@ export interface UpsertPlan {
   readonly vectorType: VectorType;
   readonly rowsNeeded: number;
   readonly version: number;
-  /** Each record's metadata as JSON bytes; null for none ({}). */
-  readonly metadataJson: (Uint8Array | null)[];
+  /** Each record's metadata as JSON text; null for none ({}). */
+  readonly metadataJson: (JsonText | null)[];
   /** The most JS heap the batch can add: new ids (heap-size.ts). */
   readonly heapBytesAdded: number;
   /** The most bytes the metadata store can grow by: the records' bytes, and every entry new to the filter index. */
@@ -294,13 +294,13 @@ export class VectorIndex {
     if (row === undefined) return false;
     this.version++;
     this.beforeChange(id, row);
-    this.setRowMetadata(row, metadata, isEmpty(metadata) ? null : jsonBytes(metadata));
+    this.setRowMetadata(row, metadata, isEmpty(metadata) ? null : jsonText(metadata));
     return true;
   }
 
   /** The most bytes setMetadata(id, metadata) can add to the metadata store (for the server's memory budget). */
   metadataBytesUpper(metadata: Metadata): number {
-    return isEmpty(metadata) ? 0 : this.metadata.upperBytes(metadata, jsonBytes(metadata)) + MetadataStore.changeBytesUpper;
+    return isEmpty(metadata) ? 0 : this.metadata.upperBytes(metadata, jsonText(metadata)) + MetadataStore.changeBytesUpper;
   }
 
   /** Add or replace vectors, all or nothing. */
@@ -316,7 +316,7 @@ export class VectorIndex {
     const pathOf = options.pathOf ?? ((i: number) => pointer('vectors', i));
     const { dimensions, metric, vectorType, vectors } = this.validateUpsert(records, options, pathOf);
     const newIds = new Set<string>();
-    const metadataJson = new Array<Uint8Array | null>(records.length);
+    const metadataJson = new Array<JsonText | null>(records.length);
     let heapBytesAdded = 0, metadataBytesAdded = 0;
     for (let i = 0; i < records.length; i++) {
       const { id, metadata } = records[i];
@@ -325,7 +325,7 @@ export class VectorIndex {
         heapBytesAdded += rowHeapBytes(id);
       }
       // Made once here, checked against the budget, then written as they are.
-      const json = metadata === undefined || isEmpty(metadata) ? null : jsonBytes(metadata);
+      const json = metadata === undefined || isEmpty(metadata) ? null : jsonText(metadata);
       metadataJson[i] = json;
       if (json) metadataBytesAdded += this.metadata.upperBytes(metadata!, json);
     }
@@ -646,8 +646,8 @@ export class VectorIndex {
     return count === this.size ? null : bitmap.rows(count);
   }
 
-  /** `json`: the bytes of `metadata` (null for {}). */
-  private setRowMetadata(row: number, metadata: Metadata, json: Uint8Array | null): void {
+  /** `json`: the text of `metadata` (null for {}). */
+  private setRowMetadata(row: number, metadata: Metadata, json: JsonText | null): void {
     this.metadata.set(row, metadata, json, this.size);
   }
 

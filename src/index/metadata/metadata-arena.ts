@@ -8,6 +8,7 @@
 // records copied to the open chunk, the chunk let go): the work of one step
 // is bounded by a chunk, however large the session.
 
+import { writeUtf8 } from '../json-size.js';
 import { grown } from './typed-arrays.js';
 
 const FIRST_CHUNK_BYTES = 4 * 1024;
@@ -73,21 +74,21 @@ export class MetadataArena {
     return chunk.words.subarray(start, start + this.entryCountOf[row]);
   }
 
-  /** Store `json` and `entries[0, entryCount)` as the record of `row` (which has none). */
-  write(row: number, json: Uint8Array, entries: Uint32Array, entryCount: number): void {
+  /** Store `json` (`jsonLength` UTF-8 bytes) and `entries[0, entryCount)` as the record of `row` (which has none). */
+  write(row: number, json: string, jsonLength: number, entries: Uint32Array, entryCount: number): void {
     this.ensureRows(row + 1);
-    const size = align4(json.length) + 4 * entryCount;
+    const size = align4(jsonLength) + 4 * entryCount;
     const index = this.room(size);
     const chunk = this.chunks[index]!, at = chunk.used;
-    chunk.bytes.set(json, at);
-    chunk.words.set(entries.subarray(0, entryCount), (at + align4(json.length)) >>> 2);
+    writeUtf8(json, chunk.bytes, at);
+    chunk.words.set(entries.subarray(0, entryCount), (at + align4(jsonLength)) >>> 2);
     chunk.used += size;
     chunk.live += size;
     this.chunkOf[row] = index;
     this.offsetOf[row] = at;
-    this.jsonLengthOf[row] = json.length;
+    this.jsonLengthOf[row] = jsonLength;
     this.entryCountOf[row] = entryCount;
-    this.jsonBytes += json.length;
+    this.jsonBytes += jsonLength;
   }
 
   /** Let go of the record of `row` (a hole until its chunk is compacted). */

@@ -13,7 +13,8 @@
 import { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter.js';
 import { compareRange, matchNode } from '../filter-match.js';
-import { isObject, isScalar } from '../json-value.js';
+import { isScalar } from '../json-value.js';
+import { writeUtf8 } from '../json-size.js';
 import { ByteDictionary, hashBytes } from './byte-dictionary.js';
 import { RowPostings } from './row-postings.js';
 import { grown } from './typed-arrays.js';
@@ -24,7 +25,6 @@ const VALUE_AT = 5;
 /** Paths whose ids are remembered by name; past it, the cache starts again (a caller can make any number of paths). */
 const PATH_CACHE_SIZE = 4096;
 
-const utf8In = new TextEncoder();
 const utf8Out = new TextDecoder();
 
 /** Reads a row's metadata (parsed from its stored bytes) for the filters the entries cannot answer. */
@@ -37,6 +37,8 @@ export class MetadataIndex {
   private kindOf = new Uint8Array(16);
   private pathOf = new Int32Array(16);
   private nextInPath = new Int32Array(16);
+  /** Per number entry: its value (ranges compare it without reading the key). */
+  private numberValue = new Float64Array(16);
   private prevInPath = new Int32Array(16);
   /** Per path entry: its first value entry, or -1. */
   private firstInPath = new Int32Array(16);
@@ -56,7 +58,7 @@ export class MetadataIndex {
   /** Bytes of the typed arrays held. */
   get byteLength(): number {
     return this.dictionary.byteLength + this.postings.byteLength + this.key.byteLength + this.rowEntries.byteLength
-      + this.kindOf.byteLength + this.pathOf.byteLength + this.nextInPath.byteLength + this.prevInPath.byteLength
+      + this.kindOf.byteLength + this.pathOf.byteLength + this.nextInPath.byteLength + this.prevInPath.byteLength + this.numberValue.byteLength
       + this.firstInPath.byteLength + this.listedBy.byteLength;
   }
 
@@ -72,7 +74,7 @@ export class MetadataIndex {
       this.rowStamp = 1;
     }
     this.rowEntryCount = 0;
-    this.walk(metadata, null);
+    this.walkObject(metadata, null);
     const entries = this.rowEntries;
     for (let i = 0; i < this.rowEntryCount; i++) this.postings.add(entries[i], row, rowCount);
     return this.rowEntryCount;
@@ -104,6 +106,7 @@ export class MetadataIndex {
     this.kindOf = new Uint8Array(16);
     this.pathOf = new Int32Array(16);
     this.nextInPath = new Int32Array(16);
+    this.numberValue = new Float64Array(16);
     this.prevInPath = new Int32Array(16);
     this.firstInPath = new Int32Array(16);
     this.listedBy = new Uint32Array(16);
@@ -115,14 +118,32 @@ export class MetadataIndex {
    * most (for the memory budget, before anything is written).
    */
   measure(metadata: Metadata): { entries: number; keyBytes: number } {
-    let entries = 0, keyBytes = 0;
-    walkJson(metadata, null,
-      (path) => { entries++; keyBytes += 1 + 3 * path.length; },
-      (_path, value) => {
-        entries++;
-        keyBytes += VALUE_AT + (typeof value === 'number' ? 8 : typeof value === 'string' ? Math.min(3 * value.length, this.maxValueBytes) : 0);
-      });
-    return { entries, keyBytes };
+    const total = { entries: 0, keyBytes: 0 };
+    this.measureObject(metadata, 0, total);
+    return total;
+  }
+
+  private measureObject(object: Record<string, unknown>, prefixLength: number, total: { entries: number; keyBytes: number }): void {
+    for (const key of Object.keys(object)) {
+      const value = object[key];
+      if (value === undefined || typeof value === 'function') continue;
+      const pathLength = prefixLength + 1 + key.length;
+      total.entries++;
+      total.keyBytes += 1 + 3 * pathLength;
+      if (value === null || typeof value !== 'object') this.measureValue(value, total);
+      else if (!Array.isArray(value)) this.measureObject(value as Record<string, unknown>, pathLength, total);
+      else {
+        for (const item of value) {
+          if (item === null || typeof item !== 'object') this.measureValue(item, total);
+          else if (!Array.isArray(item)) this.measureObject(item as Record<string, unknown>, pathLength, total);
+        }
+      }
+    }
+  }
+
+  private measureValue(value: unknown, total: { entries: number; keyBytes: number }): void {
+    total.entries++;
+    total.keyBytes += VALUE_AT + (typeof value === 'number' ? 8 : typeof value === 'string' ? Math.min(3 * value.length, this.maxValueBytes) : 0);
   }
 
   /** Rows of [0, size) that match `node`. */
@@ -223,17 +244,38 @@ export class MetadataIndex {
     return this.dictionary.find(this.key, length, hashBytes(this.key, length));
   }
 
-  /** Visit metadata as filter-match.ts reads it, listing each path's and each value's entry. */
-  private walk(object: Record<string, unknown>, prefix: string | null): void {
-    walkJson(object, prefix,
-      (path) => this.list(this.pathEntry(path)),
-      (path, value) => {
-        const pathId = this.pathEntry(path);
-        const length = this.writeValueKey(pathId, value);
-        this.list(length < 0
-          ? this.entry(VALUE_AT, LONG_STRINGS, pathId)
-          : this.entry(length, this.key[0], pathId));
-      });
+  /**
+   * List the entries of an object's paths and scalars, as filter-match.ts
+   * reads metadata: each key's path, each scalar at a path (array elements
+   * included), objects within objects and arrays. Values JSON leaves out
+   * (undefined, functions) are skipped, as its text has them.
+   */
+  private walkObject(object: Record<string, unknown>, prefix: string | null): void {
+    for (const key of Object.keys(object)) {
+      const value = object[key];
+      if (value === undefined || typeof value === 'function') continue;
+      const path = prefix === null ? key : prefix + '.' + key;
+      const pathId = this.pathEntry(path);
+      this.list(pathId);
+      if (value === null || typeof value !== 'object') this.listValue(pathId, value);
+      else if (!Array.isArray(value)) this.walkObject(value as Record<string, unknown>, path);
+      else {
+        for (const item of value) {
+          if (item === null || typeof item !== 'object') this.listValue(pathId, item);
+          else if (!Array.isArray(item)) this.walkObject(item as Record<string, unknown>, path);
+        }
+      }
+    }
+  }
+
+  private listValue(path: number, value: unknown): void {
+    const length = this.writeValueKey(path, value);
+    if (length >= 0) {
+      this.list(this.entry(length, this.key[0], path));
+      return;
+    }
+    this.writeKeyHead(LONG_STRINGS, path);
+    this.list(this.entry(VALUE_AT, LONG_STRINGS, path));
   }
 
   private pathEntry(path: string): number {
@@ -254,6 +296,7 @@ export class MetadataIndex {
     this.ensureIds(this.dictionary.idLimit);
     this.kindOf[id] = kind;
     this.pathOf[id] = path;
+    if (kind === NUMBER) this.numberValue[id] = this.number[0];
     this.firstInPath[id] = -1;
     this.prevInPath[id] = -1;
     this.nextInPath[id] = -1;
@@ -285,7 +328,7 @@ export class MetadataIndex {
   private list(id: number): void {
     if (this.listedBy[id] === this.rowStamp) return;
     this.listedBy[id] = this.rowStamp;
-    this.rowEntries = grown(this.rowEntries, this.rowEntryCount + 1);
+    if (this.rowEntryCount === this.rowEntries.length) this.rowEntries = grown(this.rowEntries, this.rowEntryCount + 1);
     this.rowEntries[this.rowEntryCount++] = id;
   }
 
@@ -297,6 +340,7 @@ export class MetadataIndex {
     this.kindOf = grown(this.kindOf, limit);
     this.pathOf = grown(this.pathOf, limit);
     this.nextInPath = grown(this.nextInPath, limit);
+    this.numberValue = grown(this.numberValue, limit);
     this.prevInPath = grown(this.prevInPath, limit);
     this.firstInPath = grown(this.firstInPath, limit);
     this.listedBy = grown(this.listedBy, limit);
@@ -334,12 +378,11 @@ export class MetadataIndex {
   private writeKeyText(kind: number, at: number, text: string): number {
     this.key = grown(this.key, at + 3 * text.length);
     this.key[0] = kind;
-    return at + utf8In.encodeInto(text, this.key.subarray(at)).written;
+    return writeUtf8(text, this.key, at);
   }
 
   private numberOf(id: number): number {
-    this.numberBytes.set(this.dictionary.keyOf(id).subarray(VALUE_AT, VALUE_AT + 8));
-    return this.number[0];
+    return this.numberValue[id];
   }
 
   private stringOf(id: number): string {
@@ -349,24 +392,6 @@ export class MetadataIndex {
 
 /** findValue's answer for a string too long to be a key. */
 const LONG = -2;
-
-/** Visit every path that exists and every (path, scalar) of metadata, as filter-match.ts reads them (and JSON keeps them). */
-function walkJson(object: Record<string, unknown>, prefix: string | null, onPath: (path: string) => void, onScalar: (path: string, value: unknown) => void): void {
-  for (const key of Object.keys(object)) {
-    const value = object[key];
-    if (value === undefined || typeof value === 'function') continue; // JSON leaves these out
-    const path = prefix === null ? key : prefix + '.' + key;
-    onPath(path);
-    if (isScalar(value)) onScalar(path, value);
-    else if (isObject(value)) walkJson(value, path, onPath, onScalar);
-    else if (Array.isArray(value)) {
-      for (const item of value) {
-        if (isScalar(item)) onScalar(path, item);
-        else if (isObject(item)) walkJson(item, path, onPath, onScalar);
-      }
-    }
-  }
-}
 
 /** Whether answering `node` reads rows' metadata (equality with an object or array, a long string, a string range). */
 function reads(node: FilterNode): boolean {

@@ -5,6 +5,7 @@
 
 import type { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter.js';
+import type { JsonText } from '../json-size.js';
 import { MetadataArena } from './metadata-arena.js';
 import { MetadataIndex } from './metadata-index.js';
 import { MetadataJson } from './metadata-json.js';
@@ -41,24 +42,24 @@ export class MetadataStore {
     return this.indexOrNull?.entryCount ?? 0;
   }
 
-  /** Bytes a row with this metadata (`json` its bytes) can add at most. */
-  upperBytes(metadata: Metadata, json: Uint8Array): number {
+  /** Bytes a row with this metadata (`json` its text) can add at most. */
+  upperBytes(metadata: Metadata, json: JsonText): number {
     const { entries, keyBytes } = this.index.measure(metadata);
-    return json.length + 4 + entries * (ENTRY_BYTES_UPPER + ROW_ENTRY_BYTES_UPPER) + 2 * keyBytes;
+    return json.bytes + 4 + entries * (ENTRY_BYTES_UPPER + ROW_ENTRY_BYTES_UPPER) + 2 * keyBytes;
   }
 
   /** Bytes a change can add however small, besides upperBytes: a new chunk of the arena. */
   static readonly changeBytesUpper = CHUNK_BYTES_UPPER;
 
-  /** Replace the metadata of `row` with `metadata` (`json` its bytes; null for {}). `rowCount`: rows of the index. */
-  set(row: number, metadata: Metadata, json: Uint8Array | null, rowCount: number): void {
+  /** Replace the metadata of `row` with `metadata` (`json` its text; null for {}). `rowCount`: rows of the index. */
+  set(row: number, metadata: Metadata, json: JsonText | null, rowCount: number): void {
     if (this.arena.has(row)) {
       this.index.removeRow(row, this.arena.entries(row), rowCount);
       this.arena.free(row);
     }
     if (json !== null) {
       const count = this.index.addRow(row, metadata, rowCount);
-      this.arena.write(row, json, this.index.entries(), count);
+      this.arena.write(row, json.text, json.bytes, this.index.entries(), count);
     }
     this.arena.compactStep(rowCount);
   }
