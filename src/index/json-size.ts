@@ -45,10 +45,25 @@ export function jsonByteLength(value: unknown): number {
   return utf8Length(JSON.stringify(value) ?? '');
 }
 
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c < 0xe000;
+const SURROGATE = /[\ud800-\udfff]/;
+
+/** Whether `text` holds a surrogate that is not half of a pair (UTF-8 cannot hold it; JSON escapes it). */
+export function hasLoneSurrogate(text: string): boolean {
+  if (!SURROGATE.test(text)) return false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c < 0xdc00 && isLowSurrogate(text.charCodeAt(i + 1))) i++;
+    else if (c >= 0xd800 && c < 0xe000) return true;
+  }
+  return false;
+}
+
 /**
  * Write `text` as UTF-8 into `target` from `at`; the end. A plain loop: for
  * the short and mostly ASCII strings of metadata it beats TextEncoder's
- * encodeInto, whose call costs more than the copy.
+ * encodeInto, whose call costs more than the copy. A lone surrogate takes
+ * three bytes (as WTF-8 writes it), so distinct strings stay distinct.
  */
 export function writeUtf8(text: string, target: Uint8Array, at: number): number {
   let j = at;
@@ -59,7 +74,7 @@ export function writeUtf8(text: string, target: Uint8Array, at: number): number 
     } else if (c < 0x800) {
       target[j++] = 0xc0 | (c >> 6);
       target[j++] = 0x80 | (c & 0x3f);
-    } else if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) {
+    } else if (c >= 0xd800 && c < 0xdc00 && isLowSurrogate(text.charCodeAt(i + 1))) {
       c = 0x10000 + ((c - 0xd800) << 10) + (text.charCodeAt(++i) - 0xdc00);
       target[j++] = 0xf0 | (c >> 18);
       target[j++] = 0x80 | ((c >> 12) & 0x3f);

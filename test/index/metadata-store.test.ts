@@ -25,7 +25,7 @@ const EDGE_STRINGS = [-1, 0, 1].flatMap((d) => [
   'a'.repeat(CUT + d - 1) + 'z',
 ]);
 const NUMBERS = [0, -0, 1, -1, 0.5, 3, 1e308, -1e308, Number.MAX_VALUE, Number.MIN_VALUE, -Number.MIN_VALUE, 2 ** 53 + 2, -(2 ** 53), 1e-300];
-const STRINGS = ['', 'red', 'blue', 'ü', '中文', '😀', 'a.b', '1', 'null', 'true', ...EDGE_STRINGS];
+const STRINGS = ['', 'red', 'blue', 'ü', '中文', '😀', 'a.b', '1', 'null', 'true', '\ud800', '\udc00x', 'x\ud83d', ...EDGE_STRINGS];
 const SCALARS: readonly unknown[] = [...NUMBERS, ...STRINGS, true, false, null];
 const KEYS = ['color', 'n', 'tags', 'meta', 'a.b', 'ключ', '__proto__', 'text'];
 

@@ -14,7 +14,7 @@ import { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter.js';
 import { compareRange, matchNode } from '../filter-match.js';
 import { isScalar } from '../json-value.js';
-import { writeUtf8 } from '../json-size.js';
+import { hasLoneSurrogate, writeUtf8 } from '../json-size.js';
 import { ByteDictionary, hashBytes } from './byte-dictionary.js';
 import { RowPostings } from './row-postings.js';
 import { grown } from './typed-arrays.js';
@@ -351,6 +351,8 @@ export class MetadataIndex {
   private writeValueKey(path: number, value: unknown): number {
     if (typeof value === 'string') {
       if (value.length > this.maxValueBytes) return -1; // UTF-8 takes at least a byte per UTF-16 unit
+      // A lone surrogate has no UTF-8 form to compare as text: such a string is read from the rows, like a long one.
+      if (hasLoneSurrogate(value)) return -1;
       const length = this.writeKeyText(STRING, VALUE_AT, value);
       this.writeKeyHead(STRING, path);
       return length - VALUE_AT > this.maxValueBytes ? -1 : length;
