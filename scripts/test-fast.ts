@@ -1,5 +1,6 @@
 // npm run test:fast [-- mocha args]: the contributor's loop. Rebuilds only
-// the stale parts (scripts/build.ts, as npm start and npm test do), then runs
+// the stale parts (scripts/build.ts, as npm start and npm test do), skips
+// npm test's type-check and lint (npm run typecheck, npm run lint), then runs
 // mocha with the slow randomized suites cut to TEST_SCALE of their cases
 // (default 0.2 here; npm test runs them whole).
 import { spawnSync } from 'node:child_process';
