@@ -21,7 +21,8 @@ import { instanceHeader } from './instance-header.js';
 import { listingRoutes } from './routes/listing.js';
 import { transferRoutes } from './routes/transfer.js';
 import { assetRoutes } from './routes/assets.js';
-import { healthRoutes, Readiness } from './routes/health.js';
+import { healthRoutes } from './routes/health.js';
+import { Readiness } from './readiness.js';
 import { metaRoutes } from './routes/meta.js';
 import { overviewRoutes } from './routes/overview.js';
 import { searchRoutes } from './routes/search.js';
@@ -115,7 +116,6 @@ export function createApp(options: AppOptions = {}) {
   const pool = config.kernelThreads > 1 ? new KernelPool(config.kernelThreads, loadSharedKernelModule()) : null;
   const store = new SessionStore(config, pool ? loadSharedKernelModule() : loadKernelModule(), options.now, !options.deferRestore, { pool });
   const readiness = new Readiness(store);
-  readiness.kernelCompiled = true; // loadKernelModule() compiled it, or threw
   const metrics = serviceMetrics(config, store);
   const router = new Router();
   const limitSession = sessionRateLimit(config, store.now);

@@ -6,7 +6,7 @@ import type { RequestSchemas } from '../schemas/index.js';
 import type { Session } from '../sessions/session.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import type { Registry } from 'prom-client';
-import type { Readiness } from './routes/health.js';
+import type { Readiness } from './readiness.js';
 import type { Reservation } from '../limits/memory-budget.js';
 import { ANSWER_WINDOW_BYTES, STREAM_FROM } from './answer-stream.js';
 import type { Timings } from './timings.js';
