@@ -21,9 +21,9 @@ export interface ChildServer {
 
 const root = new URL('../../', import.meta.url).pathname;
 
-/** Compile src/ to dist/ (`npm run build:server`) when it is stale (scripts/build.ts). */
+/** Compile src/ to dist/ (`npm run build:server`) when it is stale (scripts/build.ts); its line goes to stderr, apart from the figures. */
 export function ensureBuiltServer(): void {
-  build(['server']);
+  build(['server'], { log: (line) => console.error(line) });
 }
 
 /**
