@@ -1,9 +1,10 @@
 // Start bench/lib/server-process.mjs (the compiled server in dist/, as
 // `npm start` runs it) and talk to it with undici.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
+import { build } from '../../scripts/build.js';
 
 export interface ChildServer {
   child: ChildProcess;
@@ -20,23 +21,9 @@ export interface ChildServer {
 
 const root = new URL('../../', import.meta.url).pathname;
 
-/** Newest modification time of the files under `dir`, ms (0 when it does not exist). */
-function newest(dir: string): number {
-  let time = 0;
-  try {
-    for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-      if (entry.isFile()) time = Math.max(time, statSync(join(entry.parentPath ?? entry.path, entry.name)).mtimeMs);
-    }
-  } catch {
-    return 0;
-  }
-  return time;
-}
-
-/** Compile src/ to dist/ (tsc, as `npm run build:server`) when dist/ is missing or older than src/. */
+/** Compile src/ to dist/ (`npm run build:server`) when it is stale (scripts/build.ts); its line goes to stderr, apart from the figures. */
 export function ensureBuiltServer(): void {
-  if (newest(join(root, 'dist')) >= newest(join(root, 'src'))) return;
-  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
+  build(['server'], { log: (line) => console.error(line) });
 }
 
 /**

@@ -14,7 +14,7 @@ import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import { requestSchemas, type RequestSchemas } from '../schemas/index.js';
 import { patchedMetadata } from '../schemas/patched-metadata.js';
 import { requestError } from '../schemas/request-error.js';
-import { TempvecError } from './client.js';
+import { TempvecError } from './errors.js';
 import type * as t from './types.js';
 
 export interface LocalIndexOptions {

@@ -105,7 +105,8 @@ describe('metadata store: random metadata through every write, against a referen
           model.set(id, asStored(metadata));
         } else if (r < 0.65) {
           const id = pick(rng, ids);
-          const patched = mergePatch(index.getMetadata(id)!.value(), randomMetadata(rng));
+          // An object merge-patched with an object is an object.
+          const patched = mergePatch(index.getMetadata(id)!.value(), randomMetadata(rng)) as Metadata;
           index.setMetadata(id, patched);
           model.set(id, asStored(patched));
         } else if (r < 0.9) {
@@ -141,7 +142,7 @@ describe('metadata index: what a filter reads', () => {
     const index = new MetadataIndex(CUT);
     const long = 'y'.repeat(CUT + 1);
     const rows: Metadata[] = Array.from({ length: 64 }, (_, row) => (row < 8 ? { text: long, group: row % 2 } : { text: 'short', group: row % 2 }));
-    rows.forEach((metadata, row) => index.addRow(row, metadata, row + 1));
+    rows.forEach((metadata, row) => { index.addRow(row, metadata, row + 1); });
     const read: number[] = [];
     const reader = (row: number) => {
       read.push(row);

@@ -84,7 +84,7 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     const reader = new ImportReader(schemas);
     const start = performance.now();
     const reservation = reserveBody(ctx, store.budget, config.maxImportBytes);
-    let parsed;
+    let parsed: ReturnType<ImportReader['finish']>;
     try {
       await readImport(ctx, reader, config.maxImportBytes);
       parsed = reader.finish();
