@@ -1,5 +1,7 @@
 // An exact map from short byte strings to dense ids, all in typed arrays: an
 // open-addressing hash table (linear probing, tombstones) over a key arena.
+// A slot holds an id and its key's hash side by side, so a probe compares
+// hashes without reaching into per-id arrays (one cache line, not two).
 // The metadata index keys every (path, value) by its bytes here, so a session
 // with millions of distinct values holds a handful of JS objects, not one
 // string and one Map entry per value. Ids of removed keys are reused; the key
@@ -26,11 +28,18 @@ export function hashBytes(bytes: Uint8Array, length: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/** Slots of a new table; each slot is two words: the id (or EMPTY, TOMBSTONE) and the key's hash. */
+const FIRST_SLOTS = 16;
+const emptyTable = (slots: number) => {
+  const table = new Int32Array(2 * slots);
+  for (let i = 0; i < table.length; i += 2) table[i] = EMPTY;
+  return table;
+};
+
 export class ByteDictionary {
-  private table = new Int32Array(16).fill(EMPTY);
+  private table = emptyTable(FIRST_SLOTS);
   /** Slots holding an id or a tombstone (the probe chains' length depends on both). */
   private usedSlots = 0;
-  private hashOf = new Uint32Array(16);
   private keyStart = new Uint32Array(16);
   private keyLength = new Uint32Array(16);
   private keys = new Uint8Array(1024);
@@ -50,26 +59,25 @@ export class ByteDictionary {
 
   /** Bytes of the typed arrays held. */
   get byteLength(): number {
-    return this.table.byteLength + this.hashOf.byteLength + this.keyStart.byteLength + this.keyLength.byteLength
+    return this.table.byteLength + this.keyStart.byteLength + this.keyLength.byteLength
       + this.keys.byteLength + this.freeIds.byteLength;
   }
 
   /** The id of the key `bytes[0, length)` (hash from hashBytes), or -1. */
   find(bytes: Uint8Array, length: number, hash: number): number {
-    const mask = this.table.length - 1;
+    const table = this.table, mask = (table.length >>> 1) - 1, signed = hash | 0;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const id = this.table[slot];
+      const id = table[2 * slot];
       if (id === EMPTY) return -1;
-      if (id >= 0 && this.hashOf[id] === hash && this.keyEquals(id, bytes, length)) return id;
+      if (id >= 0 && table[2 * slot + 1] === signed && this.keyEquals(id, bytes, length)) return id;
     }
   }
 
   /** Add a key that find() did not find; its new id. */
   add(bytes: Uint8Array, length: number, hash: number): number {
-    if ((this.usedSlots + 1) * 4 > this.table.length * 3) this.rehash();
+    if ((this.usedSlots + 1) * 8 > this.table.length * 3) this.rehash();
     const id = this.freeCount > 0 ? this.freeIds[--this.freeCount] : this.idTop++;
-    if (id >= this.hashOf.length) {
-      this.hashOf = grown(this.hashOf, id + 1);
+    if (id >= this.keyStart.length) {
       this.keyStart = grown(this.keyStart, id + 1);
       this.keyLength = grown(this.keyLength, id + 1);
     }
@@ -78,22 +86,22 @@ export class ByteDictionary {
     this.keyStart[id] = this.keyTop;
     this.keyLength[id] = length;
     this.keyTop += length;
-    this.hashOf[id] = hash;
-    const mask = this.table.length - 1;
+    const table = this.table, mask = (table.length >>> 1) - 1;
     let slot = hash & mask;
-    while (this.table[slot] >= 0) slot = (slot + 1) & mask;
-    if (this.table[slot] === EMPTY) this.usedSlots++;
-    this.table[slot] = id;
+    while (table[2 * slot] >= 0) slot = (slot + 1) & mask;
+    if (table[2 * slot] === EMPTY) this.usedSlots++;
+    table[2 * slot] = id;
+    table[2 * slot + 1] = hash;
     this.size++;
     return id;
   }
 
   /** Remove the key of `id`; the id may be handed out again. */
   remove(id: number): void {
-    const mask = this.table.length - 1;
-    let slot = this.hashOf[id] & mask;
-    while (this.table[slot] !== id) slot = (slot + 1) & mask;
-    this.table[slot] = TOMBSTONE;
+    const table = this.table, mask = (table.length >>> 1) - 1;
+    let slot = hashBytes(this.keys.subarray(this.keyStart[id]), this.keyLength[id]) & mask;
+    while (table[2 * slot] !== id) slot = (slot + 1) & mask;
+    table[2 * slot] = TOMBSTONE;
     this.size--;
     this.deadKeyBytes += this.keyLength[id];
     this.keyLength[id] = 0;
@@ -108,8 +116,7 @@ export class ByteDictionary {
   }
 
   clear(): void {
-    this.table = new Int32Array(16).fill(EMPTY);
-    this.hashOf = new Uint32Array(16);
+    this.table = emptyTable(FIRST_SLOTS);
     this.keyStart = new Uint32Array(16);
     this.keyLength = new Uint32Array(16);
     this.keys = new Uint8Array(1024);
@@ -126,13 +133,15 @@ export class ByteDictionary {
 
   /** A table sized for the keys held (twice them, at least 16 slots), without tombstones. */
   private rehash(): void {
-    const table = new Int32Array(Math.max(16, powerOfTwoAtLeast((this.size + 1) * 2))).fill(EMPTY);
-    const mask = table.length - 1;
-    for (const id of this.table) {
+    const slots = Math.max(FIRST_SLOTS, powerOfTwoAtLeast((this.size + 1) * 2));
+    const table = emptyTable(slots), old = this.table, mask = slots - 1;
+    for (let i = 0; i < old.length; i += 2) {
+      const id = old[i];
       if (id < 0) continue;
-      let slot = this.hashOf[id] & mask;
-      while (table[slot] !== EMPTY) slot = (slot + 1) & mask;
-      table[slot] = id;
+      let slot = old[i + 1] & mask;
+      while (table[2 * slot] !== EMPTY) slot = (slot + 1) & mask;
+      table[2 * slot] = id;
+      table[2 * slot + 1] = old[i + 1];
     }
     this.table = table;
     this.usedSlots = this.size;
@@ -143,7 +152,8 @@ export class ByteDictionary {
     const live = this.keyTop - this.deadKeyBytes;
     const keys = new Uint8Array(Math.max(1024, powerOfTwoAtLeast(live * 2)));
     let top = 0;
-    for (const id of this.table) {
+    for (let i = 0; i < this.table.length; i += 2) {
+      const id = this.table[i];
       if (id < 0) continue;
       const start = this.keyStart[id], length = this.keyLength[id];
       keys.set(this.keys.subarray(start, start + length), top);
