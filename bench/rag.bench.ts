@@ -18,6 +18,7 @@
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { rowOf, uniformVectors } from './lib/data.js';
+import { chunkMetadata } from './lib/rag-data.js';
 import { fmt, printTable, quick, writeResults } from './lib/measure.js';
 
 const N = quick ? 5_000 : 50_000;
@@ -29,34 +30,6 @@ const SEARCH_CLIENTS = 8;
 const SEARCH_MS = quick ? 2_000 : 5_000;
 const baselineAt = process.argv.indexOf('--baseline');
 const baselineDir = baselineAt > 0 ? process.argv[baselineAt + 1] : null;
-
-const WORDS = 'the of and to in is that for it as with was on be by this are or from at which an have not but had all were they one their has been more can also its will about if other into some these only may would than most such after first two new used many well between over where both however during each'.split(' ');
-const SOURCES = 200;
-
-/** About 1 KB of text for chunk i: words from a fixed list, in an order of its own. */
-function chunkText(i: number): string {
-  let text = '';
-  let x = i * 2654435761 >>> 0;
-  while (text.length < 1000) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    text += WORDS[x % WORDS.length] + ' ';
-  }
-  return text.trimEnd();
-}
-
-/** A chunk's metadata as TempvecVectorStore writes it: its text beside the document's fields. */
-function chunkMetadata(i: number): Record<string, unknown> {
-  const metadata: Record<string, unknown> = {
-    text: chunkText(i),
-    source: `docs/report-${i % SOURCES}.pdf`,
-    page: (i >> 4) % 300,
-    chunk: i,
-    loc: { lines: { from: (i % 40) * 25 + 1, to: (i % 40) * 25 + 24 } },
-    hash: (i * 2654435761 >>> 0).toString(16),
-  };
-  for (let k = 0; k < 35; k++) metadata[`field${k}`] = k % 3 === 0 ? (i * (k + 1)) % (k + 7) : `v${(i + k) % (k + 5)}`;
-  return metadata;
-}
 
 const data = uniformVectors(N, DIM, 24);
 const neighbourData = uniformVectors(NEIGHBOUR, DIM, 25);

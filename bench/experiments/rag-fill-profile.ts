@@ -4,15 +4,9 @@
 import { encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
 import { startChildServer } from '../lib/child-server.js';
 import { rowOf, uniformVectors } from '../lib/data.js';
+import { chunkMetadata as metadata } from '../lib/rag-data.js';
 
 const N = 50_000, DIM = 384, BATCH = 500;
-const WORDS = 'the of and to in is that for it as with was on be by this are or from at which an have not but'.split(' ');
-const text = (i: number) => Array.from({ length: 200 }, (_, k) => WORDS[(i * 31 + k * 7) % WORDS.length]).join(' ').slice(0, 1000);
-const metadata = (i: number) => {
-  const m: Record<string, unknown> = { text: text(i), source: `docs/report-${i % 200}.pdf`, page: (i >> 4) % 300, chunk: i, loc: { lines: { from: (i % 40) * 25 + 1, to: (i % 40) * 25 + 24 } } };
-  for (let k = 0; k < 35; k++) m[`field${k}`] = k % 3 === 0 ? (i * (k + 1)) % (k + 7) : `v${(i + k) % (k + 5)}`;
-  return m;
-};
 const data = uniformVectors(N, DIM, 24);
 const bodies = Array.from({ length: N / BATCH }, (_, b) => Buffer.from(JSON.stringify({
   vectors: Array.from({ length: BATCH }, (_, j) => ({ id: `c${b * BATCH + j}`, vector: encodeFloat32Base64(rowOf(data, DIM, b * BATCH + j)), metadata: metadata(b * BATCH + j) })),
