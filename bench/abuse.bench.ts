@@ -194,7 +194,7 @@ await attack('metadata heap', {}, async (server, codes) => {
     lost += res.status === 200 ? Math.max(0, stored - res.json.count) : stored;
   }
   const limits = await call(server.pool, 'GET', '/limits').catch(() => null);
-  return { lost, note: limits ? `stored ${[...acked.values()].reduce((a, b) => a + b, 0)} vectors; budget used ${(limits.json.usage.memoryUsedBytes / MiB).toFixed(0)} MiB (heap ${(limits.json.usage.heapBytes / MiB).toFixed(0)} MiB)` : undefined };
+  return { lost, note: limits ? `stored ${[...acked.values()].reduce((a, b) => a + b, 0)} vectors; budget used ${(limits.json.usage.memoryUsedBytes / MiB).toFixed(0)} MiB (heap ${(limits.json.usage.heapBytes / MiB).toFixed(0)} MiB, metadata store ${((limits.json.usage.metadataBytes ?? 0) / MiB).toFixed(0)} MiB)` : undefined };
 });
 
 /** A session of `count` vectors of 32 dims with `metadataBytes` of metadata each. */

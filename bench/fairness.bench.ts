@@ -103,7 +103,10 @@ console.error(`sessions filled: A ${A_ROWS} x ${A_DIM}, B ${B_ROWS} x ${B_DIM}`)
 
 type Figures = Record<string, number[]>;
 const figures = new Map<number, Figures>(THREADS.map((t) => [t, {}]));
-const add = (threads: number, name: string, value: number) => ((figures.get(threads)![name] ??= []).push(value));
+const add = (threads: number, name: string, value: number) => {
+  const row = figures.get(threads)!;
+  row[name] = [...(row[name] ?? []), value];
+};
 
 for (let round = 0; round < ROUNDS; round++) {
   for (const threads of round % 2 ? [...THREADS].reverse() : THREADS) {

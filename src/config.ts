@@ -29,6 +29,11 @@ export const SPEC_LIMITS = {
   maxAbsComponent: 1e16,
   /** Nesting of $and/$or/$not in one filter (bounds the recursion a request can cause). */
   maxFilterDepth: 32,
+  /**
+   * UTF-8 bytes of the longest metadata string the filter index keeps as a
+   * key; filters on longer strings read the metadata of the rows they may match.
+   */
+  maxIndexedValueBytes: 256,
   /** Vectors per page of POST /vectors/list. */
   minListLimit: 1,
   maxListLimit: 1000,
@@ -99,7 +104,7 @@ export const CONFIG_VARIABLES = [
   ['MAX_FILTER_KEYS', 'maxFilterKeys', 64, 'keys of one search filter, nested objects\' keys included'],
   ['TOKEN_RATE_PER_MIN', 'tokenRatePerMin', 60, 'POST /token per client address per minute (burst of the same size); 0 turns it off'],
   ['REQUEST_RATE_PER_SEC', 'requestRatePerSec', 500, 'requests per token per second, with a burst of twice that; 0 turns it off'],
-  ['MEMORY_BUDGET_BYTES', 'memoryBudgetBytes', defaultMemoryBudget(), 'bytes callers can make the server hold: sessions\' linear memories and the JS heap of their ids and metadata, bodies and answers in flight (default a quarter of the machine\'s memory); 0 turns it off'],
+  ['MEMORY_BUDGET_BYTES', 'memoryBudgetBytes', defaultMemoryBudget(), 'bytes callers can make the server hold: sessions\' linear memories, their metadata stores (off the JS heap) and the JS heap of their ids, bodies and answers in flight (default a quarter of the machine\'s memory); 0 turns it off'],
   ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
   ['FSYNC', 'fsync', 'never', 'with DATA_DIR: `always` acknowledges a change only once fdatasync has it on disk (one per session per batch of changes in flight); `never` once the OS has it'],
   ['CORS_ORIGINS', 'corsOrigins', '*', 'origins whose web pages may call the service: `*` (any: tokens are bearer headers, not cookies), or a comma-separated list such as `https://app.example,http://localhost:8080`'],
@@ -247,6 +252,7 @@ export function publicLimits(config: Config) {
     maxJsonDepth: config.maxJsonDepth,
     maxMetadataKeys: config.maxMetadataKeys,
     maxFilterKeys: config.maxFilterKeys,
+    maxIndexedValueBytes: SPEC_LIMITS.maxIndexedValueBytes,
     /** 0 means the limit is off. */
     rateLimits: {
       tokensPerMinutePerAddress: config.tokenRatePerMin,

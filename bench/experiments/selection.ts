@@ -40,13 +40,15 @@ function pairedRounds(kernels: [RawKernel, RawKernel], queries: Float32Array[], 
   const rounds: number[][][] = [];
   for (let r = 0; r < ROUNDS + 1; r++) {
     const ms = ops.map(() => [0, 0]);
-    queries.forEach((q, j) => ops.forEach((op, o) => {
-      for (const b of (j + r) % 2 ? [0, 1] : [1, 0]) {
-        const t0 = performance.now();
-        op(kernels[b], q);
-        ms[o][b] += (performance.now() - t0) / queries.length;
-      }
-    }));
+    queries.forEach((q, j) => {
+      ops.forEach((op, o) => {
+        for (const b of (j + r) % 2 ? [0, 1] : [1, 0]) {
+          const t0 = performance.now();
+          op(kernels[b], q);
+          ms[o][b] += (performance.now() - t0) / queries.length;
+        }
+      });
+    });
     if (r > 0) rounds.push(ms); // round 0 warms up
   }
   return rounds;

@@ -1,9 +1,10 @@
 // Start bench/lib/server-process.mjs (the compiled server in dist/, as
 // `npm start` runs it) and talk to it with undici.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
+import { build } from '../../scripts/build.js';
 
 export interface ChildServer {
   child: ChildProcess;
@@ -20,23 +21,9 @@ export interface ChildServer {
 
 const root = new URL('../../', import.meta.url).pathname;
 
-/** Newest modification time of the files under `dir`, ms (0 when it does not exist). */
-function newest(dir: string): number {
-  let time = 0;
-  try {
-    for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-      if (entry.isFile()) time = Math.max(time, statSync(join(entry.parentPath ?? entry.path, entry.name)).mtimeMs);
-    }
-  } catch {
-    return 0;
-  }
-  return time;
-}
-
-/** Compile src/ to dist/ (tsc, as `npm run build:server`) when dist/ is missing or older than src/. */
+/** Compile src/ to dist/ (`npm run build:server`) when it is stale (scripts/build.ts); its line goes to stderr, apart from the figures. */
 export function ensureBuiltServer(): void {
-  if (newest(join(root, 'dist')) >= newest(join(root, 'src'))) return;
-  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
+  build(['server'], { log: (line) => console.error(line) });
 }
 
 /**
@@ -51,13 +38,17 @@ export function startScriptNodeFlags(startScript = JSON.parse(readFileSync(join(
 
 /**
  * `nodeFlags`: the start script's unless given (bench/experiments/gc-flags.ts
- * compares others); CHILD_NODE_FLAGS adds more to any bench run.
+ * compares others); CHILD_NODE_FLAGS adds more to any bench run. `script`:
+ * another checkout's bench/lib/server-process.mjs (its own built dist/), for
+ * a before/after comparison in one run.
  */
-export async function startChildServer(env: Record<string, string> = {}, nodeFlags = startScriptNodeFlags()): Promise<ChildServer> {
-  ensureBuiltServer();
-  const script = new URL('./server-process.mjs', import.meta.url).pathname;
+export async function startChildServer(env: Record<string, string> = {}, nodeFlags = startScriptNodeFlags(), script?: string): Promise<ChildServer> {
+  if (script === undefined) {
+    ensureBuiltServer();
+    script = new URL('./server-process.mjs', import.meta.url).pathname;
+  }
   const flags = [...nodeFlags, ...(process.env.CHILD_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-  const child = spawn(process.execPath, [...flags, script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...flags, script!], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {

@@ -8,7 +8,7 @@
 // /bench/answer (a real /search answer, so the floor also serialises and
 // sends a body of the same shape and size).
 // GET /bench/cpu answers the process's CPU time (process.cpuUsage(), every
-// thread); GET /bench/eventloop the event-loop delay since the last call
+// thread); GET /bench/memory its process.memoryUsage(); GET /bench/eventloop the event-loop delay since the last call
 // (monitorEventLoopDelay, ms: p50, p99, max), and starts over; POST
 // /bench/drain receives a body and answers a constant (the floor of taking
 // a body in).
@@ -36,6 +36,10 @@ app.use(async (ctx, next) => {
   // The server's own CPU time so far (microseconds), for benches that report CPU per request.
   if (ctx.method === 'GET' && ctx.path === '/bench/cpu') {
     ctx.body = process.cpuUsage();
+    return;
+  }
+  if (ctx.method === 'GET' && ctx.path === '/bench/memory') {
+    ctx.body = process.memoryUsage();
     return;
   }
   if (ctx.method === 'GET' && ctx.path === '/bench/eventloop') {

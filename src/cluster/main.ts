@@ -6,7 +6,7 @@
 //   elsewhere, each started with INSTANCE_ID=<id>, and exits.
 import { existsSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
 import { Cluster, DIST_SERVER, findNginx } from './launcher.js';
 import { parseUpstreams, proxyConfig } from './nginx-config.js';
 
@@ -24,10 +24,10 @@ function count(value: string, name: string, min: number): number {
   return n;
 }
 
-async function main(): Promise<void> {
-  let args;
+/** The command line's options; a bad one stops with the usage. */
+function cliArgs() {
   try {
-    args = parseArgs({
+    return parseArgs({
       options: {
         instances: { type: 'string', default: '2' },
         port: { type: 'string', default: '8080' },
@@ -43,17 +43,25 @@ async function main(): Promise<void> {
   } catch (err) {
     fail(`${(err as Error).message}\n${USAGE}`);
   }
-  if (args.help) {
-    console.log(USAGE);
-    return;
-  }
-  let config;
+}
+
+/** The environment's configuration; a bad one stops with its message. */
+function configOrFail(): Config {
   try {
-    config = loadConfig();
+    return loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) fail(err.message);
     throw err;
   }
+}
+
+async function main(): Promise<void> {
+  const args = cliArgs();
+  if (args.help) {
+    console.log(USAGE);
+    return;
+  }
+  const config = configOrFail();
   const port = count(args.port, 'port', 0);
   const listen = `${args.host.includes(':') ? `[${args.host}]` : args.host}:${port}`;
 

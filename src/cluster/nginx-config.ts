@@ -34,6 +34,7 @@ export interface ServerOptions extends ProxyOptions {
 export const ANY_INSTANCE_PATHS = ['/', '/token', '/limits', '/openapi.json', '/sdk.js', '/sdk.d.ts', '/kernel.wasm', '/healthz', '/readyz', '/metrics'];
 
 /** `requestLatencyMs` of an answer nginx makes itself: $request_time is seconds ("0.002"), and "0.002e3" is JSON for 2. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: ${request_time} is nginx's variable, for nginx to fill in.
 const LATENCY = '"metrics":{"requestLatencyMs":${request_time}e3}';
 
 function errorBody(code: string, message: string): string {

@@ -40,7 +40,7 @@ export function headerLine(header: ExportHeader): string {
 export function recordLine(record: ExportedVector, encoding: VectorEncoding): string {
   // Pieced together rather than one JSON.stringify: base64 needs no escaping, and is the bulk of the line.
   const vector = encoding === 'base64' ? '"' + encodeFloat32Base64(record.vector) + '"' : JSON.stringify(Array.from(record.vector));
-  return '{"id":' + JSON.stringify(record.id) + ',"vector":' + vector + ',"metadata":' + JSON.stringify(record.metadata) + '}\n';
+  return '{"id":' + JSON.stringify(record.id) + ',"vector":' + vector + ',"metadata":' + record.metadata.json + '}\n';
 }
 
 /** Lines of many vectors, as one string (a chunk of a streamed export). */

@@ -3,13 +3,15 @@
 // JSON a piece of about PIECE_BYTES at a time, only when the socket has taken
 // the previous ones (back-pressure), so a 50 MB answer holds about two pieces
 // at once and blocks the event loop for one piece (well under a millisecond
-// to a few ms) at a time. The text is exactly JSON.stringify's.
+// to a few ms) at a time. The text is exactly JSON.stringify's; stored
+// metadata (MetadataJson) is written as the text the index keeps, unparsed.
 //
 // A socket that takes every piece at once (a fast client on loopback) would
 // have the stream make the whole answer in one turn of the event loop: all
 // answer streams together make pieces for at most TURN_MS per turn, then wait
 // for the next one.
 import { Readable } from 'node:stream';
+import { MetadataJson } from '../index/metadata/metadata-json.js';
 
 /** Text made per read of the stream (and the stream's buffer). */
 export const PIECE_BYTES = 64 * 1024;
@@ -50,10 +52,15 @@ const isPlainObject = (value: object) => {
   return proto === Object.prototype || proto === null;
 };
 
-/** JSON.stringify(value) in pieces: containers near the top are walked, everything deeper is stringified whole. */
+/** JSON.stringify(value) in pieces: containers near the top are walked, everything deeper is made whole (wholeJson). */
 export function* jsonPieces(value: unknown, depth = 0): Generator<string> {
-  if (depth >= WHOLE_FROM_DEPTH || value === null || typeof value !== 'object' || typeof (value as { toJSON?: unknown }).toJSON === 'function') {
-    yield JSON.stringify(value) ?? 'null';
+  if (depth >= WHOLE_FROM_DEPTH || value === null || typeof value !== 'object' || value instanceof MetadataJson) {
+    yield wholeJson(value);
+    return;
+  }
+  if (Array.isArray(value) && (value.length === 0 || typeof value[0] !== 'object')) {
+    // Numbers (a vector's values) or ids: no metadata inside, one stringify.
+    yield JSON.stringify(value);
     return;
   }
   if (Array.isArray(value)) {
@@ -68,7 +75,7 @@ export function* jsonPieces(value: unknown, depth = 0): Generator<string> {
     return;
   }
   if (!isPlainObject(value)) {
-    yield JSON.stringify(value);
+    yield wholeJson(value);
     return;
   }
   yield '{';
@@ -81,6 +88,29 @@ export function* jsonPieces(value: unknown, depth = 0): Generator<string> {
     yield* jsonPieces(item, depth + 1);
   }
   yield '}';
+}
+
+/**
+ * JSON.stringify(value) in one string, stored metadata written as its text:
+ * a MetadataJson, or a plain object holding one (a hit, a stored vector).
+ */
+export function wholeJson(value: unknown): string {
+  if (value instanceof MetadataJson) return value.json;
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || !isPlainObject(value) || !holdsMetadataJson(value)) {
+    return JSON.stringify(value) ?? 'null';
+  }
+  let text = '{';
+  for (const key of Object.keys(value)) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+    text += (text.length > 1 ? ',' : '') + JSON.stringify(key) + ':' + wholeJson(item);
+  }
+  return text + '}';
+}
+
+function holdsMetadataJson(object: object): boolean {
+  for (const key in object) if ((object as Record<string, unknown>)[key] instanceof MetadataJson) return true;
+  return false;
 }
 
 /**

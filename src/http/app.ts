@@ -1,10 +1,9 @@
 // createApp builds the Koa application without listening (src/server.ts
-// listens; tests drive the app in process).
-//
-// Request flow: metrics -> instance header -> CORS (answers preflights) -> timings -> error handler -> router (auth, JSON body and
-// validation per route) -> allowed methods.
-import Router from '@koa/router';
-import Koa from 'koa';
+// listens; tests drive the app in process). Its middleware is REQUEST_PATH,
+// in that order; docs/lifecycle.md's table of the request path is generated
+// from it (npm run docs), and a test fails when they differ.
+import Router, { type RouterContext } from '@koa/router';
+import Koa, { type DefaultState, type Middleware } from 'koa';
 import { loadConfig, type Config } from '../config.js';
 import { KernelPool } from '../kernel/kernel-pool.js';
 import { loadKernelModule, loadSharedKernelModule } from '../kernel/load-node.js';
@@ -22,13 +21,86 @@ import { instanceHeader } from './instance-header.js';
 import { listingRoutes } from './routes/listing.js';
 import { transferRoutes } from './routes/transfer.js';
 import { assetRoutes } from './routes/assets.js';
-import { healthRoutes, Readiness } from './routes/health.js';
+import { healthRoutes } from './routes/health.js';
+import { Readiness } from './readiness.js';
 import { metaRoutes } from './routes/meta.js';
 import { overviewRoutes } from './routes/overview.js';
 import { searchRoutes } from './routes/search.js';
 import { sessionRoutes } from './routes/session.js';
 import { vectorRoutes } from './routes/vectors.js';
-import { timingsMiddleware } from './timings.js';
+import { respond } from './respond.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
+
+/** What the steps of the request path are made from, once per app. */
+interface AppParts {
+  config: Config;
+  metrics: ServiceMetrics;
+  admission: BodyAdmission;
+  router: Router;
+}
+
+/** One step of the request path: a middleware, where it lives, and what it may answer. */
+export interface RequestStep {
+  name: string;
+  /** The module that makes it. */
+  file: string;
+  /** What it may answer or add to every answer (docs/lifecycle.md). */
+  answers: string;
+  /** Its middleware (typed for the router's context, which the routes and allowed methods read), or null where the configuration leaves it out. */
+  make(parts: AppParts): Middleware<DefaultState, RouterContext> | null;
+}
+
+/** The request path, outermost first: each request goes down it, and its answer back up. */
+export const REQUEST_PATH: readonly RequestStep[] = [
+  {
+    name: 'metrics',
+    file: 'src/metrics/service-metrics.ts',
+    answers: 'nothing; on the way back counts the answer by route and status, and its latency (`GET /metrics`)',
+    make: ({ metrics }) => metrics.middleware,
+  },
+  {
+    name: 'instance header',
+    file: 'src/http/instance-header.ts',
+    answers: 'nothing; sets `x-tempvec-instance` on every answer (only with `INSTANCE_ID`)',
+    make: ({ config }) => (config.instanceId !== '' ? instanceHeader(config.instanceId) : null),
+  },
+  {
+    name: 'CORS',
+    file: 'src/http/cors.ts',
+    answers: 'a preflight (`OPTIONS`) itself, 204 with the allowed methods and headers; CORS headers on every other answer',
+    make: ({ config }) => corsMiddleware(config),
+  },
+  {
+    name: 'respond',
+    file: 'src/http/respond.ts',
+    answers: 'writes every JSON answer: the one a route made with `reply()`, or the error body, with `metrics` and `Server-Timing`; streams large ones',
+    make: () => respond,
+  },
+  {
+    name: 'errors',
+    file: 'src/http/error-handler.ts',
+    answers: 'every error: whatever is thrown below becomes `{ success: false, error }` with its status; 404 `NOT_FOUND`, 405 `METHOD_NOT_ALLOWED`, 500 `INTERNAL_ERROR`',
+    make: () => errorHandler(),
+  },
+  {
+    name: 'admission',
+    file: 'src/http/admission.ts',
+    answers: 'a request with a body past the caps on bodies in flight, before it is read: 503 `SERVER_AT_CAPACITY`, 429 `RATE_LIMITED`; 408 `REQUEST_TIMEOUT` for a body arriving too slowly',
+    make: ({ admission }) => admission.middleware,
+  },
+  {
+    name: 'routes',
+    file: 'src/http/routes/*.ts',
+    answers: 'the route\'s answer (`reply()`); each route runs auth (401), its rate limit (429), the body pipeline (413, 415, 400) and validation (400) first',
+    make: ({ router }) => router.routes(),
+  },
+  {
+    name: 'allowed methods',
+    file: '@koa/router',
+    answers: 'a path that exists with other methods: 405 or 501 and `Allow`, made `METHOD_NOT_ALLOWED` by errors',
+    make: ({ router }) => router.allowedMethods(),
+  },
+];
 
 export interface AppOptions {
   config?: Config;
@@ -44,7 +116,6 @@ export function createApp(options: AppOptions = {}) {
   const pool = config.kernelThreads > 1 ? new KernelPool(config.kernelThreads, loadSharedKernelModule()) : null;
   const store = new SessionStore(config, pool ? loadSharedKernelModule() : loadKernelModule(), options.now, !options.deferRestore, { pool });
   const readiness = new Readiness(store);
-  readiness.kernelCompiled = true; // loadKernelModule() compiled it, or threw
   const metrics = serviceMetrics(config, store);
   const router = new Router();
   const limitSession = sessionRateLimit(config, store.now);
@@ -76,15 +147,10 @@ export function createApp(options: AppOptions = {}) {
   // Behind the cluster's nginx, which overwrites X-Forwarded-For with the client's address (the one entry read).
   app.proxy = config.trustProxy !== 0;
   app.maxIpsCount = 1;
-  app.use(metrics.middleware);
-  if (config.instanceId !== '') app.use(instanceHeader(config.instanceId));
-  app.use(corsMiddleware(config));
-  app.use(timingsMiddleware);
-  app.use(errorHandler());
-  app.use(admission.middleware);
-  app.use(router.routes());
-  // Sets 405/501 with an Allow header; the error handler turns it into METHOD_NOT_ALLOWED.
-  app.use(router.allowedMethods());
+  for (const step of REQUEST_PATH) {
+    const middleware = step.make({ config, metrics, admission, router });
+    if (middleware) app.use(middleware);
+  }
   // Koa logs errors its handler did not catch; ours catches them all.
   app.silent = true;
   return { app, store, config, readiness, admission, pool, restore: () => store.restore() };

@@ -6,7 +6,7 @@ import type { RequestSchemas } from '../schemas/index.js';
 import type { Session } from '../sessions/session.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import type { Registry } from 'prom-client';
-import type { Readiness } from './routes/health.js';
+import type { Readiness } from './readiness.js';
 import type { Reservation } from '../limits/memory-budget.js';
 import { ANSWER_WINDOW_BYTES, STREAM_FROM } from './answer-stream.js';
 import type { Timings } from './timings.js';
@@ -35,7 +35,7 @@ export interface RouteDeps {
 export interface AppState {
   timings: Timings;
   session: Session;
-  /** The answer reply() made; the timings middleware adds metrics and sends it (timings.ts). */
+  /** The answer reply() made; respond.ts adds metrics and sends it. */
   reply?: Reply;
 }
 
@@ -51,7 +51,7 @@ export const stateOf = (ctx: Context) => ctx.state as AppState;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Answer 200 (or `status`) with the success envelope around `fields` (a fresh object: metrics are added to it on the way out, timings.ts). */
+/** Answer 200 (or `status`) with the success envelope around `fields` (a fresh object: metrics are added to it on the way out, respond.ts). */
 export function reply(ctx: Context, fields: Record<string, unknown>, status = 200): void {
   send(ctx, { fields }, status);
 }
@@ -75,16 +75,4 @@ function send(ctx: Context, answer: Reply, status = 200): void {
   response.status = status;
   response.set('Content-Type', JSON_TYPE);
   stateOf(ctx).reply = answer;
-}
-
-/** The text of a reply: the same as JSON.stringify({ success: true, session, ...fields }), the session's JSON reused as it is. */
-export function replyJson(reply: Reply): string {
-  const head = replyHead(reply);
-  const rest = JSON.stringify(reply.fields);
-  return rest === '{}' ? head + '}' : head + ',' + rest.slice(1);
-}
-
-/** The first bytes of a reply, before its fields. */
-export function replyHead({ sessionJson }: Reply): string {
-  return sessionJson === undefined ? '{"success":true' : '{"success":true,"session":' + sessionJson;
 }

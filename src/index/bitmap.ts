@@ -22,6 +22,12 @@ export class RowBitmap {
     return b;
   }
 
+  copy(): RowBitmap {
+    const b = new RowBitmap(this.size);
+    b.words.set(this.words);
+    return b;
+  }
+
   has(row: number): boolean {
     return (this.words[row >>> 5] & (1 << (row & 31))) !== 0;
   }

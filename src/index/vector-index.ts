@@ -13,13 +13,15 @@ import { KernelInstance, inverseNorm, type MemoryGuard, type SearchHits } from '
 import type { KernelPool } from '../kernel/kernel-pool.js';
 import { float32ArrayToNumbers } from './float32.js';
 import { parseFilter, type Filter, type FilterNode, type Metadata } from './filter.js';
-import { jsonHeapBytes, ROW_HEAP_BYTES, stringHeapBytes } from './heap-size.js';
+import { ROW_HEAP_BYTES, stringHeapBytes } from './heap-size.js';
 import { InsertionOrder } from './insertion-order.js';
-import { jsonByteLength } from './json-size.js';
+import { jsonText, type JsonText } from './json-size.js';
 import { decodeCursor, encodeCursor, newEpoch } from './list-cursor.js';
-import { MetadataIndex } from './metadata-index.js';
+import { MetadataJson } from './metadata/metadata-json.js';
+import { MetadataStore } from './metadata/metadata-store.js';
 
 export type { Filter, MemoryGuard, Metadata };
+export { MetadataJson };
 
 export interface IndexConfig {
   dimensions: number | null;
@@ -36,7 +38,7 @@ export interface VectorInput {
 export interface StoredVector {
   id: string;
   vector: number[];
-  metadata: Metadata;
+  metadata: MetadataJson;
 }
 
 export interface UpsertOptions {
@@ -59,10 +61,12 @@ export interface UpsertPlan {
   readonly vectorType: VectorType;
   readonly rowsNeeded: number;
   readonly version: number;
-  /** Estimated JS heap of each record's metadata (heap-size.ts). */
-  readonly metadataHeap: number[];
-  /** The most JS heap the batch can add: new ids, metadata, and every metadata value new to the value index. */
+  /** Each record's metadata as JSON text; null for none ({}). */
+  readonly metadataJson: (JsonText | null)[];
+  /** The most JS heap the batch can add: new ids (heap-size.ts). */
   readonly heapBytesAdded: number;
+  /** The most bytes the metadata store can grow by: the records' bytes, and every entry new to the filter index. */
+  readonly metadataBytesAdded: number;
 }
 
 export interface UpsertResult {
@@ -94,7 +98,7 @@ export interface ListOptions {
 export interface ListedVector {
   id: string;
   vector?: Float32Array;
-  metadata?: Metadata;
+  metadata?: MetadataJson;
 }
 
 export interface ListPage {
@@ -107,7 +111,7 @@ export interface ListPage {
 export interface ExportedVector {
   id: string;
   vector: Float32Array;
-  metadata: Metadata;
+  metadata: MetadataJson;
 }
 
 /**
@@ -140,7 +144,7 @@ const TYPED_ARRAY_BYTES = 96;
 export interface SearchHit {
   id: string;
   score: number;
-  metadata?: Metadata;
+  metadata?: MetadataJson;
 }
 
 export interface SearchStats {
@@ -181,14 +185,10 @@ export class VectorIndex {
   private config: IndexConfig = { dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType };
   private readonly rowOf = new Map<string, number>();
   private idOf: string[] = [];
-  private metadataOf: Metadata[] = [];
-  /** Per row: estimated JS heap of its metadata, and its metadata's bytes as JSON. */
-  private metadataHeapOf: number[] = [];
-  private metadataJsonOf: number[] = [];
-  /** Estimated JS heap of the rows: ids, bookkeeping (rowHeapBytes) and metadata objects. */
+  /** Estimated JS heap of the rows: ids and their bookkeeping (rowHeapBytes). */
   private rowsHeap = 0;
-  /** Value -> rows per metadata path, for filters; updated with metadataOf. */
-  private readonly metadataIndex = new MetadataIndex();
+  /** Each row's metadata as bytes, and the filter index over them, outside the JS heap. */
+  private readonly metadata = new MetadataStore(SPEC_LIMITS.maxIndexedValueBytes);
   /** Insertion order (the seq of every write) for listing and export. */
   private readonly order = new InsertionOrder();
   private readonly openExports = new Set<OpenExport>();
@@ -230,15 +230,25 @@ export class VectorIndex {
     return this.kernel?.memoryBytes ?? 0;
   }
 
-  /** Estimated bytes of JS heap held: ids, metadata and the metadata value index (heap-size.ts). */
+  /** Estimated bytes of JS heap held: the ids and their bookkeeping (heap-size.ts). */
   get heapBytes(): number {
-    return this.rowsHeap + this.metadataIndex.heapBytes;
+    return this.rowsHeap;
+  }
+
+  /** Bytes the metadata store holds (arena, row table, dictionary, postings), as allocated. */
+  get metadataBytes(): number {
+    return this.metadata.byteLength;
+  }
+
+  /** Bytes of metadata JSON stored, and entries of the filter index. */
+  get metadataStats(): { jsonBytes: number; indexEntries: number } {
+    return { jsonBytes: this.metadata.jsonBytes, indexEntries: this.metadata.entryCount };
   }
 
   /** UTF-8 bytes of the metadata of `id` as JSON (0 when there is no such vector). */
   metadataJsonBytes(id: string): number {
     const row = this.rowOf.get(id);
-    return row === undefined ? 0 : this.metadataJsonOf[row];
+    return row === undefined ? 0 : this.metadata.jsonLength(row);
   }
 
   /** Bytes of that memory that rows and their bookkeeping occupy at the current capacity. */
@@ -269,12 +279,13 @@ export class VectorIndex {
   get(id: string): StoredVector | undefined {
     const row = this.rowOf.get(id);
     if (row === undefined || !this.kernel) return undefined;
-    return { id, vector: float32ArrayToNumbers(this.kernel.readRow(row)), metadata: this.metadataOf[row] };
+    return { id, vector: float32ArrayToNumbers(this.kernel.readRow(row)), metadata: this.metadata.json(row) };
   }
 
-  getMetadata(id: string): Metadata | undefined {
+  /** The metadata of `id` as stored (JSON text; .value() parses it). */
+  getMetadata(id: string): MetadataJson | undefined {
     const row = this.rowOf.get(id);
-    return row === undefined ? undefined : this.metadataOf[row];
+    return row === undefined ? undefined : this.metadata.json(row);
   }
 
   /** Replace the metadata of `id`; false when there is no such vector. */
@@ -283,13 +294,13 @@ export class VectorIndex {
     if (row === undefined) return false;
     this.version++;
     this.beforeChange(id, row);
-    this.setRowMetadata(row, metadata, jsonHeapBytes(metadata));
+    this.setRowMetadata(row, metadata, isEmpty(metadata) ? null : jsonText(metadata));
     return true;
   }
 
-  /** The most JS heap setMetadata(id, metadata) can add (for the server's memory budget). */
-  metadataHeapUpper(metadata: Metadata): number {
-    return isEmpty(metadata) ? 0 : jsonHeapBytes(metadata) + this.metadataIndex.upperBytes(metadata);
+  /** The most bytes setMetadata(id, metadata) can add to the metadata store (for the server's memory budget). */
+  metadataBytesUpper(metadata: Metadata): number {
+    return isEmpty(metadata) ? 0 : this.metadata.upperBytes(metadata, jsonText(metadata)) + MetadataStore.changeBytesUpper;
   }
 
   /** Add or replace vectors, all or nothing. */
@@ -305,24 +316,33 @@ export class VectorIndex {
     const pathOf = options.pathOf ?? ((i: number) => pointer('vectors', i));
     const { dimensions, metric, vectorType, vectors } = this.validateUpsert(records, options, pathOf);
     const newIds = new Set<string>();
-    const metadataHeap = new Array<number>(records.length);
-    let heapBytesAdded = 0;
+    const metadataJson = new Array<JsonText | null>(records.length);
+    let heapBytesAdded = 0, metadataBytesAdded = 0;
     for (let i = 0; i < records.length; i++) {
       const { id, metadata } = records[i];
       if (!this.rowOf.has(id) && !newIds.has(id)) {
         newIds.add(id);
         heapBytesAdded += rowHeapBytes(id);
       }
-      const empty = metadata === undefined || isEmpty(metadata);
-      metadataHeap[i] = empty ? 0 : jsonHeapBytes(metadata);
-      if (!empty) heapBytesAdded += metadataHeap[i] + this.metadataIndex.upperBytes(metadata);
+      // Made once here, checked against the budget, then written as they are.
+      const json = metadata === undefined || isEmpty(metadata) ? null : jsonText(metadata);
+      metadataJson[i] = json;
+      if (json) metadataBytesAdded += this.metadata.upperBytes(metadata!, json);
     }
+    if (metadataBytesAdded > 0) metadataBytesAdded += MetadataStore.changeBytesUpper;
     if (this.size + newIds.size > this.maxVectors) {
       throw apiError('CAPACITY_EXCEEDED', `the index holds ${this.size} of ${this.maxVectors} vectors; this request adds ${newIds.size} more`, {
         maxVectors: this.maxVectors, vectorCount: this.size, adding: newIds.size,
       });
     }
-    return { records, vectors, dimensions, metric, vectorType, rowsNeeded: this.size + newIds.size, version: this.version, metadataHeap, heapBytesAdded };
+    return {
+      records, vectors, dimensions, metric, vectorType, rowsNeeded: this.size + newIds.size, version: this.version, metadataJson, heapBytesAdded, metadataBytesAdded,
+    };
+  }
+
+  /** Whether nothing changed the index since `plan` was prepared (applyUpsert takes only such a plan). */
+  isCurrent(plan: UpsertPlan): boolean {
+    return plan.version === this.version;
   }
 
   /**
@@ -331,11 +351,6 @@ export class VectorIndex {
    * (the journal: a change is logged only once nothing can fail for want of
    * memory); if it throws, nothing changes but a memory grown bigger.
    */
-  /** Whether nothing changed the index since `plan` was prepared (applyUpsert takes only such a plan). */
-  isCurrent(plan: UpsertPlan): boolean {
-    return plan.version === this.version;
-  }
-
   applyUpsert(plan: UpsertPlan, grown?: () => void): UpsertResult {
     if (plan.version !== this.version) throw new Error('the index changed since this upsert was prepared');
     // Growing is the only step that can still fail (out of memory); it comes before any write.
@@ -356,9 +371,6 @@ export class VectorIndex {
         row = this.idOf.length;
         this.rowOf.set(id, row);
         this.idOf.push(id);
-        this.metadataOf.push(NO_METADATA);
-        this.metadataHeapOf.push(0);
-        this.metadataJsonOf.push(EMPTY_JSON_BYTES);
         this.rowsHeap += rowHeapBytes(id);
         result.added++;
       } else {
@@ -367,7 +379,7 @@ export class VectorIndex {
       }
       this.order.write(id, this.nextSeq + i);
       rows[i] = row;
-      this.setRowMetadata(row, records[i].metadata ?? NO_METADATA, plan.metadataHeap[i]);
+      this.setRowMetadata(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i]);
     }
     // One pass over linear memory for the whole batch (views made once, not per row).
     kernel.writeRows(rows, vectors, this.nextSeq);
@@ -400,11 +412,8 @@ export class VectorIndex {
     this.order.clear();
     this.rowOf.clear();
     this.idOf = [];
-    this.metadataOf = [];
-    this.metadataHeapOf = [];
-    this.metadataJsonOf = [];
     this.rowsHeap = 0;
-    this.metadataIndex.clear();
+    this.metadata.clear();
     return removed;
   }
 
@@ -478,8 +487,8 @@ export class VectorIndex {
         const row = hits.rows[j * hits.perQuery + i];
         const hit: SearchHit = { id: this.idOf[row], score };
         if (options.includeMetadata) {
-          hit.metadata = this.metadataOf[row];
-          metadataJsonBytes += this.metadataJsonOf[row];
+          hit.metadata = this.metadata.json(row);
+          metadataJsonBytes += this.metadata.jsonLength(row);
         }
         list.push(hit);
       }
@@ -526,14 +535,14 @@ export class VectorIndex {
   count(filter?: Filter): number {
     const node = filter ? parseFilter(filter) : null;
     if (!node || this.size === 0) return this.size;
-    return this.metadataIndex.evaluate(node, this.size, this.metadataOf).count();
+    return this.metadata.evaluate(node, this.size).count();
   }
 
   /** Ids of the vectors matching `filter`, in row order (what a delete by filter removes). */
   idsMatching(filter: Filter): string[] {
     const node = parseFilter(filter);
     if (this.size === 0) return [];
-    const rows = this.metadataIndex.evaluate(node, this.size, this.metadataOf).rows();
+    const rows = this.metadata.evaluate(node, this.size).rows();
     const ids = new Array<string>(rows.length);
     for (let i = 0; i < rows.length; i++) ids[i] = this.idOf[rows[i]];
     return ids;
@@ -547,7 +556,7 @@ export class VectorIndex {
   list(options: ListOptions): ListPage {
     const node = options.filter ? parseFilter(options.filter) : null;
     const after = options.cursor === undefined ? -1 : decodeCursor(options.cursor, this.epoch, this.nextSeq - 1);
-    const matching = node && this.size > 0 ? this.metadataIndex.evaluate(node, this.size, this.metadataOf) : null;
+    const matching = node && this.size > 0 ? this.metadata.evaluate(node, this.size) : null;
     const vectors: ListedVector[] = [];
     let last = after;
     let more = false;
@@ -561,7 +570,7 @@ export class VectorIndex {
       }
       const listed: ListedVector = { id };
       if (options.includeVectors) listed.vector = this.kernel!.readRow(row);
-      if (options.includeMetadata) listed.metadata = this.metadataOf[row];
+      if (options.includeMetadata) listed.metadata = this.metadata.json(row);
       vectors.push(listed);
       last = seq;
       return true;
@@ -612,7 +621,7 @@ export class VectorIndex {
   }
 
   private exportedRow(row: number): ExportedVector {
-    return { id: this.idOf[row], vector: this.kernel!.readRow(row), metadata: this.metadataOf[row] };
+    return { id: this.idOf[row], vector: this.kernel!.readRow(row), metadata: this.metadata.json(row) };
   }
 
   /** Before the vector `id` (at `row`) changes: open exports yet to reach its current version keep a copy. */
@@ -622,8 +631,8 @@ export class VectorIndex {
     if (seq === undefined) return;
     for (const open of this.openExports) {
       if (seq > open.position && seq <= open.upTo && !open.saved.has(seq)) {
-        // The copy's values, and the id and metadata it keeps alive after the index lets go of them.
-        const bytes = this.kernel!.dim * 4 + TYPED_ARRAY_BYTES + rowHeapBytes(id) + this.metadataHeapOf[row];
+        // The copy's values, its id, and its metadata's text (a string of up to two bytes a character).
+        const bytes = this.kernel!.dim * 4 + TYPED_ARRAY_BYTES + rowHeapBytes(id) + METADATA_COPY_BYTES + 2 * this.metadata.jsonLength(row);
         open.saved.set(seq, { vector: this.exportedRow(row), bytes });
         open.onCopies?.(bytes);
       }
@@ -632,25 +641,14 @@ export class VectorIndex {
 
   /** Matching rows in ascending order, or null when every row matches (the kernel then scans without a list). */
   private rowsMatching(filter: FilterNode): Int32Array | null {
-    const bitmap = this.metadataIndex.evaluate(filter, this.size, this.metadataOf);
+    const bitmap = this.metadata.evaluate(filter, this.size);
     const count = bitmap.count();
     return count === this.size ? null : bitmap.rows(count);
   }
 
-  /** `heap`: jsonHeapBytes(metadata), measured by the caller. */
-  private setRowMetadata(row: number, metadata: Metadata, heap: number): void {
-    const old = this.metadataOf[row];
-    // Most batches carry no metadata: an empty object over an empty one leaves the index as it is.
-    if (isEmpty(old) && isEmpty(metadata)) {
-      this.metadataOf[row] = metadata;
-      return;
-    }
-    this.rowsHeap += heap - this.metadataHeapOf[row];
-    this.metadataHeapOf[row] = heap;
-    this.metadataJsonOf[row] = isEmpty(metadata) ? EMPTY_JSON_BYTES : jsonByteLength(metadata);
-    this.metadataIndex.remove(row, old);
-    this.metadataOf[row] = metadata;
-    this.metadataIndex.add(row, metadata);
+  /** `json`: the text of `metadata` (null for {}). */
+  private setRowMetadata(row: number, metadata: Metadata, json: JsonText | null): void {
+    this.metadata.set(row, metadata, json, this.size);
   }
 
   private removeRow(row: number): void {
@@ -659,23 +657,15 @@ export class VectorIndex {
     this.order.remove(this.idOf[row]);
     const last = this.idOf.length - 1;
     this.rowOf.delete(this.idOf[row]);
-    this.metadataIndex.remove(row, this.metadataOf[row]);
-    this.rowsHeap -= rowHeapBytes(this.idOf[row]) + this.metadataHeapOf[row];
+    this.rowsHeap -= rowHeapBytes(this.idOf[row]);
+    this.metadata.remove(row, last);
     if (row !== last) {
-      this.metadataIndex.remove(last, this.metadataOf[last]);
-      this.metadataIndex.add(row, this.metadataOf[last]);
       this.kernel!.moveRow(last, row);
       const movedId = this.idOf[last];
       this.idOf[row] = movedId;
-      this.metadataOf[row] = this.metadataOf[last];
-      this.metadataHeapOf[row] = this.metadataHeapOf[last];
-      this.metadataJsonOf[row] = this.metadataJsonOf[last];
       this.rowOf.set(movedId, row);
     }
     this.idOf.pop();
-    this.metadataOf.pop();
-    this.metadataHeapOf.pop();
-    this.metadataJsonOf.pop();
   }
 
   /** Check dimensions, metric and zero vectors for a whole batch; returns the float32 rows. */
@@ -757,13 +747,11 @@ export class VectorIndex {
   }
 }
 
-/**
- * The metadata of every vector stored without any: one shared, frozen
- * object rather than a new {} per vector (a batch of 1000 made 1000 objects
- * that all outlived the request).
- */
+/** The metadata of a record given without any. */
 const NO_METADATA: Metadata = Object.freeze({});
-const EMPTY_JSON_BYTES = 2;
+
+/** A MetadataJson and its string's header, beside the text. */
+const METADATA_COPY_BYTES = 64;
 
 /** A stored vector's id and bookkeeping in the JS heap (its metadata aside). */
 const rowHeapBytes = (id: string) => ROW_HEAP_BYTES + stringHeapBytes(id);

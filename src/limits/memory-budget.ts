@@ -1,7 +1,7 @@
 // MEMORY_BUDGET_BYTES: one budget for every byte a caller can make the server
-// hold. Stored: the sessions' linear memories and the JS heap their ids,
-// metadata and metadata value index take (estimated per stored item,
-// src/index/heap-size.ts). In flight: request bodies being read and parsed,
+// hold. Stored: the sessions' linear memories, their metadata stores (arena
+// and filter index, in ArrayBuffers: counted as allocated) and the JS heap
+// their ids take (estimated per id, src/index/heap-size.ts). In flight: request bodies being read and parsed,
 // and answers being built or sent. A request that would take the total past
 // the budget is refused up front with 503 SERVER_AT_CAPACITY and Retry-After.
 import { apiError, type ErrorDetails } from '../errors.js';
@@ -25,6 +25,7 @@ const NOTHING: Reservation = { bytes: 0, grow() {}, release() {} };
 export class MemoryBudget {
   private linear = 0;
   private heap = 0;
+  private metadata = 0;
   private readonly inFlight: Record<InFlightKind, number> = { bodies: 0, answers: 0 };
 
   /**
@@ -39,9 +40,10 @@ export class MemoryBudget {
   ) {}
 
   /** Stored bytes changed by these amounts (the session store reports each session's change). */
-  adjustStored(linearDelta: number, heapDelta: number): void {
+  adjustStored(linearDelta: number, heapDelta: number, metadataDelta = 0): void {
     this.linear += linearDelta;
     this.heap += heapDelta;
+    this.metadata += metadataDelta;
   }
 
   get linearMemoryBytes(): number {
@@ -52,8 +54,12 @@ export class MemoryBudget {
     return this.heap;
   }
 
+  get metadataBytes(): number {
+    return this.metadata;
+  }
+
   get usedBytes(): number {
-    return this.linear + this.heap + this.inFlight.bodies + this.inFlight.answers;
+    return this.linear + this.heap + this.metadata + this.inFlight.bodies + this.inFlight.answers;
   }
 
   /** Throw 503 SERVER_AT_CAPACITY when `bytes` more (`heapBytes` of them JS heap) would pass the budget or the heap's cap. */
@@ -97,6 +103,7 @@ export class MemoryBudget {
       memoryUsedBytes: this.usedBytes,
       linearMemoryBytes: this.linear,
       heapBytes: this.heap,
+      metadataBytes: this.metadata,
       bodiesInFlightBytes: this.inFlight.bodies,
       answersInFlightBytes: this.inFlight.answers,
     };

@@ -49,6 +49,8 @@ export function serviceMetrics(config: Config, store: SessionStore): ServiceMetr
   gauge(registry, 'tempvec_sessions_max', 'MAX_SESSIONS.', () => config.maxSessions);
   gauge(registry, 'tempvec_vectors', 'Vectors stored in the sessions in memory.', () => store.vectorCount());
   gauge(registry, 'tempvec_linear_memory_bytes', 'Linear memory of all sessions together.', () => store.memoryBytes());
+  gauge(registry, 'tempvec_metadata_bytes', 'Metadata stores of all sessions (bytes, row tables, filter indexes), outside the JS heap, as allocated.', () => store.memoryUsage().metadataBytes);
+  gauge(registry, 'tempvec_heap_bytes', 'Estimated JS heap of all sessions\' ids.', () => store.heapBytes());
   gauge(registry, 'tempvec_memory_budget_bytes', 'MEMORY_BUDGET_BYTES (0: no budget).', () => config.memoryBudgetBytes);
   gauge(registry, 'tempvec_memory_budget_used_ratio', 'Linear memory over the memory budget (0 without a budget).',
     () => (config.memoryBudgetBytes === 0 ? 0 : store.memoryBytes() / config.memoryBudgetBytes));

@@ -55,24 +55,28 @@ export function firstTooDeep(value: unknown, maxDepth: number): JsonPath | null 
 /**
  * Keys of `value` and of every object nested in it. Stops counting past
  * `limit` and returns the path of the object whose keys passed it, else null.
+ * Containers only are visited (a frame each, no copy of their entries).
  */
 export function firstOverKeyLimit(value: unknown, limit: number): JsonPath | null {
   let count = 0;
-  const stack: { value: unknown; path: JsonPath }[] = [{ value, path: [] }];
+  const stack: Frame[] = [{ value, depth: 0, parent: null, key: '' }];
   while (stack.length > 0) {
-    const { value: current, path } = stack.pop()!;
+    const frame = stack.pop()!;
+    const current = frame.value;
     if (current === null || typeof current !== 'object') continue;
-    const isArray = Array.isArray(current);
-    for (const [key, child] of entries(current)) {
-      if (!isArray && ++count > limit) return path;
-      stack.push({ value: child, path: [...path, key] });
+    if (Array.isArray(current)) {
+      for (let i = 0; i < current.length; i++) {
+        const child: unknown = current[i];
+        if (child !== null && typeof child === 'object') stack.push({ value: child, depth: 0, parent: frame, key: i });
+      }
+      continue;
+    }
+    // Own keys only: keys like "__proto__" are data, never the prototype.
+    for (const key of Object.keys(current)) {
+      if (++count > limit) return pathOf(frame);
+      const child = (current as Record<string, unknown>)[key];
+      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: 0, parent: frame, key });
     }
   }
   return null;
-}
-
-/** Own entries only: keys like "__proto__" are data, never the prototype. */
-function entries(container: object): [string | number, unknown][] {
-  if (Array.isArray(container)) return container.map((child, i) => [i, child]);
-  return Object.keys(container).map((key) => [key, (container as Record<string, unknown>)[key]]);
 }

@@ -25,6 +25,7 @@ export const LimitsSchema = v.pipe(v.strictObject({
   maxJsonDepth: CountSchema,
   maxMetadataKeys: CountSchema,
   maxFilterKeys: CountSchema,
+  maxIndexedValueBytes: v.pipe(CountSchema, v.description('UTF-8 bytes of the longest metadata string the filter index keeps as a key; filters on longer strings read the metadata of the rows they may match.')),
   rateLimits: v.pipe(v.strictObject({
     tokensPerMinutePerAddress: CountSchema,
     requestsPerSecondPerToken: CountSchema,
@@ -99,9 +100,10 @@ export const OverviewResponseSchema = success([], {
 /** What the memory budget counts now (src/limits/memory-budget.ts). */
 const MemoryUsageSchema = v.pipe(v.strictObject({
   memoryBudgetBytes: CountSchema,
-  memoryUsedBytes: v.pipe(CountSchema, v.description('The sum of the four below.')),
+  memoryUsedBytes: v.pipe(CountSchema, v.description('The sum of the five below.')),
   linearMemoryBytes: v.pipe(CountSchema, v.description('Linear memory of all sessions.')),
-  heapBytes: v.pipe(CountSchema, v.description('Estimated JS heap of the sessions: ids, metadata, the metadata value index.')),
+  heapBytes: v.pipe(CountSchema, v.description('Estimated JS heap of the sessions: their ids (bounded per vector by MAX_ID_LENGTH).')),
+  metadataBytes: v.pipe(CountSchema, v.description('Metadata stores of the sessions, outside the JS heap: metadata bytes, row tables, filter index dictionaries and postings, as allocated.')),
   bodiesInFlightBytes: v.pipe(CountSchema, v.description('Request bodies being read and parsed.')),
   answersInFlightBytes: v.pipe(CountSchema, v.description('Answers being built or sent.')),
 }), v.description('What the server\'s memory budget counts now.'));
@@ -136,7 +138,10 @@ export const SessionResponseSchema = withSession(['dbOpenMs', 'statsReadMs'], {
     rowCapacity: CountSchema,
     linearMemoryBytes: CountSchema,
     linearMemoryUsedBytes: CountSchema,
-    heapBytes: v.pipe(CountSchema, v.description('Estimated JS heap of this session: its ids, metadata and metadata value index.')),
+    heapBytes: v.pipe(CountSchema, v.description('Estimated JS heap of this session: its ids (bounded per vector by MAX_ID_LENGTH).')),
+    metadataBytes: v.pipe(CountSchema, v.description('This session\'s metadata store, outside the JS heap, as allocated: metadata bytes (with room and holes a compaction reclaims), row table, filter index dictionary and postings.')),
+    metadataJsonBytes: v.pipe(CountSchema, v.description('UTF-8 bytes of the metadata stored, as JSON.')),
+    filterIndexEntries: v.pipe(CountSchema, v.description('Entries of the filter index: paths, scalar values at a path (strings up to maxIndexedValueBytes), long-string sets.')),
   }),
   usage: v.strictObject({
     vectorCount: CountSchema, maxVectors: CountSchema, vectorsRemaining: CountSchema,

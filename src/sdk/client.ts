@@ -5,33 +5,11 @@
 // Works in browsers and in Node 20 (global fetch).
 import { ERROR_CODES } from '../errors.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
+import { SessionExpiredError, TempvecError } from './errors.js';
 import type { ExportSource, LocalIndex } from './local-index.js';
 import type * as t from './types.js';
 
-export class TempvecError extends Error {
-  constructor(
-    /** The HTTP status; 0 when no answer came (NETWORK_ERROR, BASE_URL_REQUIRED, KERNEL_UNAVAILABLE). */
-    readonly status: number,
-    /** The server's stable error code (VALIDATION_ERROR, DIMENSION_MISMATCH, ...), or one of the SDK's own. */
-    readonly code: t.TempvecErrorCode,
-    message: string,
-    readonly details?: Record<string, unknown>,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'TempvecError';
-  }
-}
-
 const isServerCode = (code: unknown): code is t.ServerErrorCode => typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
-
-/** The session and everything in its index are gone; call createToken() to start again. */
-export class SessionExpiredError extends TempvecError {
-  constructor(message: string, details?: Record<string, unknown>) {
-    super(401, 'SESSION_EXPIRED', message, details);
-    this.name = 'SessionExpiredError';
-  }
-}
 
 export interface ClientOptions {
   /**

@@ -1,5 +1,6 @@
 // Entry of the bundle served at /sdk.js (and of its declarations, /sdk.d.ts).
-export { SessionExpiredError, TempvecClient, TempvecError } from './client.js';
+export { TempvecClient } from './client.js';
+export { SessionExpiredError, TempvecError } from './errors.js';
 export type { ClientOptions } from './client.js';
 export { LocalIndex } from './local-index.js';
 export type { ExportSource, KernelSource, LocalIndexOptions, LocalSearchManyResult, LocalSearchResult } from './local-index.js';

@@ -9,12 +9,12 @@ import { loadConfig, requestLimitsOf } from '../config.js';
 import { ApiError, pointer } from '../errors.js';
 import { exportText } from '../export/format.js';
 import { ImportReader, prepareImport } from '../export/import-reader.js';
-import { VectorIndex } from '../index/vector-index.js';
+import { VectorIndex, type ListedVector, type SearchHit } from '../index/vector-index.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import { requestSchemas, type RequestSchemas } from '../schemas/index.js';
 import { patchedMetadata } from '../schemas/patched-metadata.js';
 import { requestError } from '../schemas/request-error.js';
-import { TempvecError } from './client.js';
+import { TempvecError } from './errors.js';
 import type * as t from './types.js';
 
 export interface LocalIndexOptions {
@@ -69,7 +69,10 @@ export class LocalIndex {
   }
 
   has(id: string): boolean { return this.index.has(id); }
-  get(id: string): t.StoredVector | undefined { return this.index.get(id); }
+  get(id: string): t.StoredVector | undefined {
+    const stored = this.index.get(id);
+    return stored && { ...stored, metadata: stored.metadata.value() };
+  }
 
   /** Add or replace vectors, all or nothing; the first add fixes dimensions and metric, as on the server. */
   addMany(records: t.VectorRecord[], options: t.SessionOptions = {}): { added: number; replaced: number } {
@@ -110,12 +113,12 @@ export class LocalIndex {
     return { vectors: page.vectors.map((listed) => listedVector(listed, vectorEncoding)), nextCursor: page.nextCursor };
   }
 
-  getMetadata(id: string): t.Metadata | undefined { return this.index.getMetadata(id); }
+  getMetadata(id: string): t.Metadata | undefined { return this.index.getMetadata(id)?.value(); }
 
   /** Apply an RFC 7396 merge patch to a vector's metadata; the result meets metadata/set's limits. Returns it (undefined: no such id). */
   patchMetadata(id: string, patch: t.Metadata): t.Metadata | undefined {
     const body = parse(this.schemas.PatchMetadataRequestSchema, { id, patch });
-    const current = this.index.getMetadata(body.id);
+    const current = this.index.getMetadata(body.id)?.value();
     if (current === undefined) return undefined;
     const metadata = run(() => patchedMetadata(this.schemas, current, body.patch));
     this.index.setMetadata(body.id, metadata);
@@ -125,24 +128,26 @@ export class LocalIndex {
   search(queryVector: t.Vector, options: t.SearchOptions = {}): LocalSearchResult {
     const { queryVector: query, queryId: _, ...rest } = parse(this.schemas.SearchRequestSchema, { ...options, queryVector: Array.from(queryVector) });
     const out = run(() => this.index.search([query!], { ...rest, pathOf: () => pointer('queryVector') }));
-    return { results: out.results[0], stats: out.stats };
+    return { results: plainHits(out.results[0]), stats: out.stats };
   }
 
   /** Search with the stored vector `id` as the query; `id` itself is left out of the results. */
   searchById(id: string, options: t.SearchOptions = {}): LocalSearchResult {
     const { queryId, queryVector: _, ...rest } = parse(this.schemas.SearchRequestSchema, { ...options, queryId: id });
     const out = run(() => this.index.searchByIds([queryId!], { ...rest, pathOf: () => pointer('queryId') }));
-    return { results: out.results[0], stats: out.stats };
+    return { results: plainHits(out.results[0]), stats: out.stats };
   }
 
   searchMany(queryVectors: t.Vector[], options: t.SearchOptions = {}): LocalSearchManyResult {
     const { queryVectors: queries, queryIds: _, ...rest } = parse(this.schemas.SearchManyRequestSchema, { ...options, queryVectors: queryVectors.map((q) => Array.from(q)) });
-    return run(() => this.index.search(queries!, { ...rest, pathOf: (j) => pointer('queryVectors', j) }));
+    const out = run(() => this.index.search(queries!, { ...rest, pathOf: (j) => pointer('queryVectors', j) }));
+    return { results: out.results.map(plainHits), stats: out.stats };
   }
 
   searchManyByIds(ids: string[], options: t.SearchOptions = {}): LocalSearchManyResult {
     const { queryIds, queryVectors: _, ...rest } = parse(this.schemas.SearchManyRequestSchema, { ...options, queryIds: ids });
-    return run(() => this.index.searchByIds(queryIds!, { ...rest, pathOf: (j) => pointer('queryIds', j) }));
+    const out = run(() => this.index.searchByIds(queryIds!, { ...rest, pathOf: (j) => pointer('queryIds', j) }));
+    return { results: out.results.map(plainHits), stats: out.stats };
   }
 
   /** The whole index in the export format of GET /vectors/export (NDJSON), base64 vectors unless asked otherwise. */
@@ -208,12 +213,16 @@ async function* readStream(stream: ReadableStream<Uint8Array>): AsyncIterable<Ui
   }
 }
 
-function listedVector(listed: { id: string; vector?: Float32Array; metadata?: t.Metadata }, encoding: t.VectorEncoding): t.ListedVector {
+function listedVector(listed: ListedVector, encoding: t.VectorEncoding): t.ListedVector {
   const out: t.ListedVector = { id: listed.id };
   if (listed.vector) out.vector = encoding === 'base64' ? encodeFloat32Base64(listed.vector) : Array.from(listed.vector);
-  if (listed.metadata) out.metadata = listed.metadata;
+  if (listed.metadata) out.metadata = listed.metadata.value();
   return out;
 }
+
+/** Hits with their metadata as objects (the index hands out its stored JSON text). */
+const plainHits = (hits: SearchHit[]): t.SearchHit[] =>
+  hits.map((hit) => (hit.metadata ? { id: hit.id, score: hit.score, metadata: hit.metadata.value() } : { id: hit.id, score: hit.score }));
 
 const toSdkError = (err: ApiError) => new TempvecError(err.status, err.code, err.message, err.details);
 

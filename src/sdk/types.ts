@@ -70,6 +70,7 @@ export interface Limits {
   maxJsonDepth: number;
   maxMetadataKeys: number;
   maxFilterKeys: number;
+  maxIndexedValueBytes: number;
   rateLimits: { tokensPerMinutePerAddress: number; requestsPerSecondPerToken: number; requestBurstPerToken: number };
   memoryBudgetBytes: number;
   persistent: boolean;
@@ -181,6 +182,7 @@ export interface MemoryUsage {
   memoryUsedBytes: number;
   linearMemoryBytes: number;
   heapBytes: number;
+  metadataBytes: number;
   bodiesInFlightBytes: number;
   answersInFlightBytes: number;
 }
@@ -196,6 +198,9 @@ export interface SessionResponse extends WithSession {
     linearMemoryBytes: number;
     linearMemoryUsedBytes: number;
     heapBytes: number;
+    metadataBytes: number;
+    metadataJsonBytes: number;
+    filterIndexEntries: number;
   };
   usage: { vectorCount: number; maxVectors: number; vectorsRemaining: number; fractionUsed: number };
   serverMemory: MemoryUsage;

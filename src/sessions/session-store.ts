@@ -55,7 +55,7 @@ export class SessionStore {
   /** MEMORY_BUDGET_BYTES over what sessions store and what requests hold in flight. */
   readonly budget: MemoryBudget;
   /** What each live session was last counted at in the budget (settle()). */
-  private readonly counted = new WeakMap<Session, { linear: number; heap: number }>();
+  private readonly counted = new WeakMap<Session, { linear: number; heap: number; metadata: number }>();
 
   /** `restoreNow` false: the sessions on disk are listed later, by restore() (the server listens first, so /readyz can answer). */
   constructor(
@@ -262,9 +262,9 @@ export class SessionStore {
    * when that passes the budget (src/limits/memory-budget.ts). One that grows
    * neither always passes.
    */
-  assertMemoryBudget(session: Session, bytesAfter: number, what: 'change' | 'search' = 'change', heapBytes = 0): void {
+  assertMemoryBudget(session: Session, bytesAfter: number, what: 'change' | 'search' = 'change', heapBytes = 0, metadataBytes = 0): void {
     const linearGrowth = Math.max(0, bytesAfter - session.index.memoryBytes);
-    this.budget.assertRoom(linearGrowth + heapBytes, what === 'search'
+    this.budget.assertRoom(linearGrowth + heapBytes + metadataBytes, what === 'search'
       ? `the server's memory budget is used up: this search needs ${linearGrowth} more bytes of working memory; nothing was changed, try a smaller search (fewer queries, a lower topK or candidatePool) or try again later`
       : 'the server\'s memory budget is used up; nothing was stored, try again later', {
       linearMemoryBytes: this.budget.linearMemoryBytes, heapBytes: this.budget.heapBytes,
@@ -277,9 +277,11 @@ export class SessionStore {
    */
   settle(session: Session): void {
     const live = this.sessions.get(session.tokenHash) === session;
-    const now = live ? { linear: session.index.memoryBytes, heap: SESSION_HEAP_BYTES + session.index.heapBytes } : { linear: 0, heap: 0 };
-    const was = this.counted.get(session) ?? { linear: 0, heap: 0 };
-    this.budget.adjustStored(now.linear - was.linear, now.heap - was.heap);
+    const now = live
+      ? { linear: session.index.memoryBytes, heap: SESSION_HEAP_BYTES + session.index.heapBytes, metadata: session.index.metadataBytes }
+      : { linear: 0, heap: 0, metadata: 0 };
+    const was = this.counted.get(session) ?? { linear: 0, heap: 0, metadata: 0 };
+    this.budget.adjustStored(now.linear - was.linear, now.heap - was.heap, now.metadata - was.metadata);
     this.sessionsWithMemory += Number(now.linear > 0) - Number(was.linear > 0);
     if (live) this.counted.set(session, now);
     else this.counted.delete(session);

@@ -34,7 +34,7 @@ export class SessionWrites {
   prepareUpsert(session: Session, records: VectorInput[], options: UpsertOptions): UpsertPlan {
     assertTurn(session);
     const plan = session.index.prepareUpsert(records, options);
-    this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded);
+    this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded, plan.metadataBytesAdded);
     this.store.assertWasmMemoryFor(session);
     return plan;
   }
@@ -50,7 +50,7 @@ export class SessionWrites {
   setMetadata(session: Session, id: string, metadata: Metadata): void {
     assertTurn(session);
     if (!session.index.has(id)) throw vectorNotFound(id);
-    this.store.assertMemoryBudget(session, 0, 'change', session.index.metadataHeapUpper(metadata));
+    this.store.assertMemoryBudget(session, 0, 'change', 0, session.index.metadataBytesUpper(metadata));
     this.store.journal(session, (journal, at) => journal.metadata(session, id, metadata, at));
     session.index.setMetadata(id, metadata);
     this.changed(session, undefined);
@@ -83,7 +83,7 @@ export class SessionWrites {
     assertTurn(session);
     const current = session.index.getMetadata(id);
     if (current === undefined) throw vectorNotFound(id);
-    const metadata = patch(current);
+    const metadata = patch(current.value());
     this.setMetadata(session, id, metadata);
     return metadata;
   }
@@ -92,7 +92,7 @@ export class SessionWrites {
   prepareImport(session: Session, parsed: ParsedImport): UpsertPlan | null {
     assertTurn(session);
     const plan = prepareImport(session.index, parsed);
-    if (plan) this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded);
+    if (plan) this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded, plan.metadataBytesAdded);
     if (plan) this.store.assertWasmMemoryFor(session);
     return plan;
   }

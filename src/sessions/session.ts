@@ -123,6 +123,9 @@ export class Session {
       linearMemoryBytes: this.index.memoryBytes,
       linearMemoryUsedBytes: this.index.usedBytes,
       heapBytes: this.index.heapBytes,
+      metadataBytes: this.index.metadataBytes,
+      metadataJsonBytes: this.index.metadataStats.jsonBytes,
+      filterIndexEntries: this.index.metadataStats.indexEntries,
     };
   }
 

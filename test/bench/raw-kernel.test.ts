@@ -43,7 +43,7 @@ describe('bench raw kernel', () => {
         const expected = rows.slice().sort((a, b) => dot(q, b) - dot(q, a));
         const at = q * rows.length;
         expect(Array.from(hits.rows.subarray(at, at + rows.length))).to.deep.equal(expected);
-        expected.forEach((r, i) => expect(hits.keys[at + i]).to.be.closeTo(dot(q, r), 1e-5));
+        expected.forEach((r, i) => { expect(hits.keys[at + i]).to.be.closeTo(dot(q, r), 1e-5); });
       }
     }
   });

@@ -42,7 +42,7 @@ describe('SDK from a page on another origin (Chromium)', function () {
   it('imports /sdk.js, adds, searches, reads timings and errors, runs LocalIndex', async () => {
     const { page } = await openPage(browser, `http://127.0.0.1:${pages.port}/`);
     const out = await page.evaluate(async (service) => {
-      const { TempvecClient, TempvecError, LocalIndex } = await import(`${service}/sdk.js`);
+      const { TempvecClient, TempvecError, LocalIndex } = (await import(`${service}/sdk.js`)) as typeof import('../../src/sdk/index.js');
       const client = new TempvecClient();
       const log: Record<string, unknown> = { origin: location.origin, baseUrl: client.baseUrl };
       await client.createToken();

@@ -12,7 +12,10 @@ describe('SDK export and import in the browser (Chromium)', function () {
     const out = await demo.page.evaluate(async () => {
       const { TempvecClient, LocalIndex } = await import('/sdk.js' as string);
       let seed = 11;
-      const rand = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32) - 0.5;
+      const rand = () => {
+        seed = (seed * 1664525 + 1013904223) >>> 0;
+        return seed / 2 ** 32 - 0.5;
+      };
       const points = Array.from({ length: 1200 }, (_, i) => ({
         id: `p${i}`, vector: Float32Array.from({ length: 32 }, () => rand() + (i % 4)), metadata: { cluster: i % 4 },
       }));

@@ -53,7 +53,10 @@ describe('SDK in the browser (Chromium)', function () {
       const out = await demo.page.evaluate(async (metric) => {
         const { TempvecClient, LocalIndex } = await import('/sdk.js' as string);
         let seed = metric === 'l2' ? 5 : 3;
-        const rand = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32) - 0.5;
+        const rand = () => {
+          seed = (seed * 1664525 + 1013904223) >>> 0;
+          return seed / 2 ** 32 - 0.5;
+        };
         const points = Array.from({ length: 1500 }, (_, i) => ({
           id: `p${i}`, vector: Float32Array.from({ length: 48 }, () => rand() + (i % 5)), metadata: { cluster: i % 5 },
         }));
@@ -78,7 +81,7 @@ describe('SDK in the browser (Chromium)', function () {
         expect(mine).to.have.length(server.length);
         mine.forEach((hits: { id: string; score: number }[], j: number) => {
           expect(hits.map((h) => h.id), `query ${j}`).to.deep.equal(server[j].map((h: { id: string }) => h.id));
-          hits.forEach((h, i) => expect(Math.abs(h.score - server[j][i].score)).to.be.at.most(1e-5));
+          hits.forEach((h, i) => { expect(Math.abs(h.score - server[j][i].score)).to.be.at.most(1e-5); });
         });
       }
     });

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { CONFIG_VARIABLES } from '../../src/config.js';
 import { ERROR_CODES } from '../../src/errors.js';
-import { configTable, errorTable, README_PATH, tableIn } from '../../scripts/readme-tables.js';
+import { configTable, errorTable, README_PATH, tableIn } from '../../scripts/doc-tables.js';
 
 describe('README', () => {
   const readme = readFileSync(README_PATH, 'utf8');

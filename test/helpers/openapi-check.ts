@@ -11,7 +11,7 @@ import type { Reply } from './live-app.js';
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
 
 const DOC_ID = 'https://tempvec.invalid/openapi.json';
-const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type OpenApiDoc = any;
@@ -55,7 +55,7 @@ export class ResponseChecker {
       throw new Error(`${method} ${path} ${reply.status} sent ${mediaType}; declared: ${Object.keys(declared.content ?? {}).join(', ')}`);
     }
     if (mediaType === 'application/json') {
-      const pointer = ['paths', path, m, 'responses', String(reply.status), 'content', mediaType, 'schema'].map(escape).join('/');
+      const pointer = ['paths', path, m, 'responses', String(reply.status), 'content', mediaType, 'schema'].map(escapePointer).join('/');
       this.validate(`${DOC_ID}#/${pointer}`, reply.body, `${method} ${path} ${reply.status}`);
     }
     this.seen.add(reply.body?.success === false ? `${key} ${reply.body.error?.code}` : key);
@@ -63,7 +63,7 @@ export class ResponseChecker {
 
   /** Whether `body` passes the request schema the document declares for `method path`. */
   requestValid(method: string, path: string, body: unknown): boolean {
-    const pointer = ['paths', path, method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema'].map(escape).join('/');
+    const pointer = ['paths', path, method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema'].map(escapePointer).join('/');
     const ref = `${DOC_ID}#/${pointer}`;
     const validator = this.ajv.getSchema(ref) ?? this.ajv.compile({ $ref: ref });
     return validator(body) as boolean;
@@ -79,7 +79,7 @@ export class ResponseChecker {
 
   /** Validate against a component schema, e.g. "ErrorResponse". */
   validateComponent(name: string, value: unknown): void {
-    this.validate(`${DOC_ID}#/components/schemas/${escape(name)}`, value, name);
+    this.validate(`${DOC_ID}#/components/schemas/${escapePointer(name)}`, value, name);
   }
 }
 

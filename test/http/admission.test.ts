@@ -54,7 +54,7 @@ describe('admission control', function () {
   after(() => api.close());
   const held: { close(): void }[] = [];
   afterEach(async () => {
-    held.splice(0).forEach((c) => c.close());
+    held.splice(0).forEach((c) => { c.close(); });
     await sleep(50);
   });
 
@@ -72,7 +72,7 @@ describe('admission control', function () {
     const refused = await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } });
     expectError(refused, 503, 'SERVER_AT_CAPACITY');
     expect(refused.headers.get('retry-after')).to.equal('1');
-    held.splice(0).forEach((c) => c.close());
+    held.splice(0).forEach((c) => { c.close(); });
     await sleep(100);
     expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } }));
   });
@@ -139,7 +139,7 @@ describe('admission control', function () {
   });
 
   it('stays up through 300 connections against a cap of 100, then serves', async () => {
-    const conns = [];
+    const conns: ReturnType<typeof rawConnection>[] = [];
     for (let i = 0; i < 300; i++) conns.push(rawConnection(api.base));
     held.push(...conns);
     await Promise.all(conns.map((c) => Promise.race([c.ready, sleep(2000)])));
@@ -147,7 +147,7 @@ describe('admission control', function () {
     const open = () => conns.filter((c) => !(c.socket.destroyed || c.socket.readableEnded)).length;
     for (let waited = 0; open() > 100 && waited < 5000; waited += 100) await sleep(100);
     expect(open()).to.be.at.most(100);
-    held.splice(0).forEach((c) => c.close());
+    held.splice(0).forEach((c) => { c.close(); });
     await sleep(200);
     expectOk(await api.get('/limits'));
   });

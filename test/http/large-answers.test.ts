@@ -65,7 +65,7 @@ describe('large answers', function () {
       for await (const chunk of stream) chunks.push(chunk as Buffer);
       return Buffer.concat(chunks).toString('utf8');
     }));
-    texts.forEach((text, k) => expect(text).to.equal(JSON.stringify({ success: true, ...answers[k], metrics: {} })));
+    texts.forEach((text, k) => { expect(text).to.equal(JSON.stringify({ success: true, ...answers[k], metrics: {} })); });
     expect(closed).to.equal(3);
   });
 

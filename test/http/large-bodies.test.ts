@@ -90,7 +90,7 @@ describe('large add-many bodies (read into reused buffers)', () => {
     const tokens = await Promise.all([0, 1, 2, 3].map(() => api.token()));
     const data = tokens.map((_, s) => (s % 2 === 0 ? first : second));
     const replies = await Promise.all(tokens.map((token, s) => api.post('/vectors/add-many', { token, body: batch('c', data[s], s < 2) })));
-    replies.forEach((res) => expectOk(res));
+    replies.forEach((res) => { expectOk(res); });
     for (let s = 0; s < tokens.length; s++) expect(await stored(tokens[s], 'c', COUNT)).to.deep.equal(asFloat32(data[s]));
   });
 

@@ -56,8 +56,8 @@ describe('memory budget', () => {
     expect(res.body.usage).to.deep.include({ memoryBudgetBytes: 5 * PAGE, linearMemoryBytes: 0, heapBytes: 0, bodiesInFlightBytes: 0, answersInFlightBytes: 0, memoryUsedBytes: 0 });
   });
 
-  it('counts metadata in the JS heap and refuses what would pass the budget, storing nothing', async () => {
-    // 256 unique values a vector take ~90 KB of heap each (the attack of issue 16, scaled down).
+  it('counts the metadata store and refuses what would pass the budget, storing nothing', async () => {
+    // 256 unique values a vector take ~25 KB of metadata store each (the attack of issue 16, scaled down).
     const budget = 4 * 1024 * 1024;
     live = await startApp({ memoryBudgetBytes: budget, requestRatePerSec: 0 });
     const token = await live.newToken();
@@ -75,22 +75,24 @@ describe('memory budget', () => {
     expect(refused!.status).to.equal(503);
     expect(refused!.body.error.code).to.equal('SERVER_AT_CAPACITY');
     expect(Number(refused!.headers.get('retry-after'))).to.be.greaterThan(0);
-    // Refused before the budget filled with linear memory: the heap is what it counted.
-    expect(stored).to.be.within(10, 50);
+    // Refused before the budget filled with linear memory: the metadata store is what it counted.
+    expect(stored).to.be.within(10, 200);
     const { body } = await live.send('GET', '/session', { token });
     expect(body.session.vectorCount).to.equal(stored);
-    expect(body.stats.heapBytes).to.be.greaterThan(stored * 80_000);
+    expect(body.stats.metadataBytes).to.be.greaterThan(stored * 10_000);
+    expect(body.stats.metadataJsonBytes).to.be.greaterThan(stored * 4_000);
     expect(body.serverMemory.memoryUsedBytes).to.be.at.most(budget);
-    expect(body.serverMemory.heapBytes).to.be.greaterThan(body.serverMemory.linearMemoryBytes);
+    expect(body.serverMemory.metadataBytes).to.be.greaterThan(body.serverMemory.linearMemoryBytes);
     // A metadata change that would pass it is refused too; one that shrinks it is taken.
     const big = Object.fromEntries(Array.from({ length: 200 }, (_, k) => [`k${k}`, 'x'.repeat(20) + k]));
     const setBig = await live.send('POST', '/vectors/metadata/set', { token, body: { id: 'm0-0', metadata: big } });
     if (setBig.status !== 200) expect(setBig.body.error.code).to.equal('SERVER_AT_CAPACITY');
     expect((await live.send('POST', '/vectors/metadata/delete', { token, body: { id: 'm0-1' } })).status).to.equal(200);
     // Deleting frees the count.
-    const before = live.store.heapBytes();
+    const before = live.store.memoryUsage();
     expect((await live.send('POST', '/vectors/clear', { token })).status).to.equal(200);
-    expect(live.store.heapBytes()).to.be.lessThan(before / 10);
+    expect(live.store.heapBytes()).to.be.lessThan(before.heapBytes);
+    expect(live.store.memoryUsage().metadataBytes).to.equal(0);
     expect((await live.send('POST', '/vectors/add-many', { token, body: { vectors: batch(0) } })).status).to.equal(200);
   });
 

@@ -17,9 +17,8 @@ describe('prototype keys in metadata and filters', () => {
     const raw = `{"vectors":[{"id":"hostile","vector":[1,0],"metadata":${HOSTILE}},{"id":"plain","vector":[0,1],"metadata":{"a":1}}]}`;
     expect((await live.send('POST', '/vectors/add-many', { token, raw })).status).to.equal(200);
   });
-  afterEach(() => live.close());
-
-  afterEach(() => {
+  afterEach(async () => {
+    await live.close();
     const probe: Record<string, unknown> = {};
     expect(probe.polluted, 'Object.prototype was polluted').to.equal(undefined);
     expect(probe.isAdmin).to.equal(undefined);

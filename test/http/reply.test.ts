@@ -1,6 +1,6 @@
 // replyJson: the text a reply() answer is sent as, the same as JSON.stringify of the envelope object.
 import { expect } from 'chai';
-import { replyJson } from '../../src/http/context.js';
+import { replyJson } from '../../src/http/respond.js';
 
 describe('replyJson', () => {
   const session = { sessionId: 's', createdAt: '2026-01-01T00:00:00.000Z', ttlMsRemaining: 5, config: { dimensions: null, metric: null } };

@@ -114,7 +114,7 @@ describe('POST /search-many', () => {
       for (let j = 0; j < nq; j++) {
         const single = expectOk(await api.post('/search', { token, body: { queryVector: queryVectors[j], ...options } }));
         expect(body.results[j].map((r: any) => r.id)).to.deep.equal(single.results.map((r: any) => r.id));
-        body.results[j].forEach((r: any, i: number) => expect(r.score).to.be.closeTo(single.results[i].score, 1e-6));
+        body.results[j].forEach((r: any, i: number) => { expect(r.score).to.be.closeTo(single.results[i].score, 1e-6); });
       }
     }
   });

@@ -34,7 +34,7 @@ describe('VectorIndex delete', () => {
     for (const [id, record] of model) {
       const stored = index.get(id)!;
       expect(stored.vector.map(Math.fround), id).to.deep.equal(record.vector);
-      expect(stored.metadata, id).to.deep.equal(record.metadata);
+      expect(stored.metadata.value(), id).to.deep.equal(record.metadata);
     }
   });
 

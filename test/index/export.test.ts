@@ -10,7 +10,7 @@ const newIndex = (maxVectors = 10_000) => new VectorIndex(loadKernelModule(), ma
 /** What the index holds now, in insertion order, as an export would give it. */
 function snapshotOf(index: VectorIndex): { id: string; vector: number[]; metadata: unknown }[] {
   return index.list({ limit: 10_000, includeVectors: true, includeMetadata: true }).vectors
-    .map((v) => ({ id: v.id, vector: Array.from(v.vector!), metadata: v.metadata }));
+    .map((v) => ({ id: v.id, vector: Array.from(v.vector!), metadata: v.metadata!.value() }));
 }
 
 function readAll(exp: IndexExport, batch: number, between: () => void = () => {}): ExportedVector[] {
@@ -34,8 +34,8 @@ describe('VectorIndex export', () => {
     const out = readAll(exp, 1);
     expect(out.map((v) => v.id)).to.deep.equal(['b', 'a']);
     expect(out[1].vector).to.deep.equal(Float32Array.from([0.3, 0.4]));
-    expect(out[1].metadata).to.deep.equal({ y: [1, 2] });
-    expect(out[0].metadata).to.deep.equal({});
+    expect(out[1].metadata.value()).to.deep.equal({ y: [1, 2] });
+    expect(out[0].metadata.value()).to.deep.equal({});
   });
 
   it('of a new index yields nothing', () => {
@@ -69,7 +69,7 @@ describe('VectorIndex export', () => {
         }
       });
       expect(out.length).to.equal(exp.count);
-      expect(out.map((v) => ({ id: v.id, vector: Array.from(v.vector), metadata: v.metadata }))).to.deep.equal(expected);
+      expect(out.map((v) => ({ id: v.id, vector: Array.from(v.vector), metadata: v.metadata.value() }))).to.deep.equal(expected);
     }
   });
 

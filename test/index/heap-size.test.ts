@@ -9,8 +9,10 @@ import { loadKernelModule } from '../../src/kernel/load-node.js';
 /** The estimate may be this much below the measured growth (hash tables between doublings) or above it. */
 const LOW = 0.8;
 const HIGH = 2.5;
+/** Whatever a vector's metadata, the JS heap it takes stays near its id's cost: at most this many bytes a vector. */
+const HEAP_PER_VECTOR = 400;
 
-interface Growth { kind: string; count: number; measured: number; estimated: number }
+interface Growth { kind: string; count: number; measured: number; estimated: number; arrayBuffersMeasured: number; metadataBytes: number }
 
 async function measure(): Promise<Growth[]> {
   const script = new URL('../helpers/heap-growth.ts', import.meta.url).pathname;
@@ -20,13 +22,28 @@ async function measure(): Promise<Growth[]> {
 
 describe('heap size estimate of stored vectors', function () {
   this.timeout(120_000);
+  let rows: Growth[];
+  before(async () => {
+    rows = await measure();
+  });
 
-  it(`is within ${LOW}x to ${HIGH}x of the measured heap growth for every kind of metadata`, async () => {
-    const rows = await measure();
+  it(`is within ${LOW}x to ${HIGH}x of the measured heap growth without metadata, and never below it with any`, () => {
     expect(rows.map((r) => r.kind)).to.include.members(['none', 'unique256', 'emptyObjects', 'twoByteText']);
+    const none = rows.find((r) => r.kind === 'none')!;
+    expect(none.estimated / none.measured, `none: estimated ${none.estimated}, measured ${none.measured}`).to.be.within(LOW, HIGH);
     for (const { kind, measured, estimated } of rows) {
-      const ratio = estimated / measured;
-      expect(ratio, `${kind}: estimated ${estimated}, measured ${measured}`).to.be.within(LOW, HIGH);
+      expect(estimated, `${kind}: estimated ${estimated}, measured ${measured}`).to.be.at.least(LOW * measured);
+    }
+  });
+
+  it(`keeps metadata out of the JS heap: at most ${HEAP_PER_VECTOR} bytes of heap a vector for every kind of metadata`, () => {
+    for (const { kind, count, measured } of rows) expect(measured / count, kind).to.be.at.most(HEAP_PER_VECTOR);
+  });
+
+  it('reports as metadataBytes the ArrayBuffers the metadata store allocates', () => {
+    for (const { kind, arrayBuffersMeasured, metadataBytes } of rows) {
+      expect(Math.abs(arrayBuffersMeasured - metadataBytes), `${kind}: measured ${arrayBuffersMeasured}, reported ${metadataBytes}`)
+        .to.be.at.most(0.01 * metadataBytes + 64 * 1024);
     }
   });
 
@@ -47,16 +64,20 @@ describe('heap size estimate of stored vectors', function () {
     expect(index.heapBytes).to.equal(full);
     index.clear();
     expect(index.heapBytes).to.equal(0);
+    expect(index.metadataBytes).to.equal(0);
     index.upsert(records);
+    expect(index.metadataBytes).to.be.greaterThan(0);
     index.reset();
     expect(index.heapBytes).to.equal(0);
+    expect(index.metadataBytes).to.equal(0);
   });
 
-  it('plans at least the heap an add then takes', () => {
+  it('plans at least the heap and the metadata bytes an add then takes', () => {
     const index = new VectorIndex(loadKernelModule(), 100);
     const records = Array.from({ length: 40 }, (_, i) => ({ id: `v${i}`, vector: [1, 2, i + 1], metadata: { tag: `t${i % 3}`, a: [{ b: i }, { b: 'x' }] } }));
     const plan = index.prepareUpsert(records);
     index.applyUpsert(plan);
     expect(plan.heapBytesAdded).to.be.at.least(index.heapBytes);
+    expect(plan.metadataBytesAdded).to.be.at.least(index.metadataBytes);
   });
 });

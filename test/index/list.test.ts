@@ -43,7 +43,7 @@ describe('VectorIndex count, idsMatching and list', () => {
     const first = index.list({ limit: 2, includeVectors: true, includeMetadata: true });
     expect(first.vectors.map((v) => v.id)).to.deep.equal(['v0', 'v1']);
     expect(Array.from(first.vectors[1].vector!)).to.deep.equal([Math.fround(1.1), 1]);
-    expect(first.vectors[1].metadata).to.deep.equal({ i: 1 });
+    expect(first.vectors[1].metadata!.value()).to.deep.equal({ i: 1 });
     const second = index.list({ limit: 2, cursor: first.nextCursor! });
     expect(second.vectors).to.deep.equal([{ id: 'v2' }, { id: 'v3' }]);
     const third = index.list({ limit: 2, cursor: second.nextCursor! });
@@ -85,7 +85,7 @@ describe('VectorIndex count, idsMatching and list', () => {
       const add = (n: number) => index.upsert(Array.from({ length: n }, () => ({ id: `v${nextId++}`, vector: randomVector(rng, 3), metadata: { k: randomInt(rng, 2) } })));
       add(40 + randomInt(rng, 60));
       const filter = round % 2 ? { k: 1 } : undefined;
-      const matches = (id: string) => !filter || index.getMetadata(id)!.k === 1;
+      const matches = (id: string) => !filter || index.getMetadata(id)!.value().k === 1;
       // Vectors stored at the start and never touched since: must be listed exactly once.
       const untouched = new Set(index.list({ limit: 1000 }).vectors.map((v) => v.id).filter(matches));
       const seen = new Map<string, number>();

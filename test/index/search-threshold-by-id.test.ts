@@ -16,7 +16,7 @@ function filled(metric: Metric, vectorType: VectorType, seed: number, count = 30
   const rows: (ReferenceRow & { k: number })[] = [];
   const records = Array.from({ length: count }, (_, i) => ({ id: `v${i}`, vector: randomVector(rng, dim), metadata: { k: i % 4 } }));
   index.upsert(records, { metric, vectorType });
-  records.forEach((r, i) => rows.push({ id: r.id, vector: r.vector, seq: i, k: i % 4 }));
+  records.forEach((r, i) => { rows.push({ id: r.id, vector: r.vector, seq: i, k: i % 4 }); });
   return { index, rows, rng, dim };
 }
 

@@ -49,7 +49,7 @@ describe('VectorIndex search', () => {
     for (const hit of out.results[0]) expect(hit).to.have.all.keys('id', 'score');
     const raised = index.search([randomVector(rng, 4)], { topK: 20, candidatePool: 5, includeMetadata: true });
     expect(raised.stats).to.include({ topK: 20, candidatePool: 20 });
-    for (const hit of raised.results[0]) expect(hit.metadata).to.deep.equal({ i: Number(hit.id.slice(1)) });
+    for (const hit of raised.results[0]) expect(hit.metadata!.value()).to.deep.equal({ i: Number(hit.id.slice(1)) });
   });
 
   it('scores cosine similarity (higher first) and L2 distance (lower first)', () => {
@@ -105,7 +105,7 @@ describe('VectorIndex search', () => {
         expect(out.stats.matched).to.equal(matching.length);
         expect(out.results[0]).to.have.length(Math.min(topK, matching.length));
         expectSameTopK(metric, out.results[0], query, matching, topK, JSON.stringify(filter));
-        for (const hit of out.results[0]) expect(matching.some((r) => r.id === hit.id && r.metadata === hit.metadata)).to.equal(true);
+        for (const hit of out.results[0]) expect(matching.some((r) => r.id === hit.id && JSON.stringify(r.metadata) === hit.metadata!.json)).to.equal(true);
       }
     });
   }

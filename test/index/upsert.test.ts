@@ -5,6 +5,11 @@ import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { expectApiError } from '../helpers/errors.js';
 
 const newIndex = (maxVectors = 1000) => new VectorIndex(loadKernelModule(), maxVectors);
+/** get(id) with its metadata as an object. */
+const stored = (index: VectorIndex, id: string) => {
+  const vector = index.get(id)!;
+  return { ...vector, metadata: vector.metadata.value() };
+};
 
 describe('VectorIndex upsert', () => {
   it('counts added and replaced ids, and the replacement is what get returns', () => {
@@ -12,15 +17,15 @@ describe('VectorIndex upsert', () => {
     expect(index.upsert([{ id: 'a', vector: [1, 2] }, { id: 'b', vector: [3, 4] }])).to.deep.equal({ added: 2, replaced: 0 });
     expect(index.upsert([{ id: 'b', vector: [5, 6], metadata: { k: 1 } }, { id: 'c', vector: [7, 8] }])).to.deep.equal({ added: 1, replaced: 1 });
     expect(index.size).to.equal(3);
-    expect(index.get('b')).to.deep.equal({ id: 'b', vector: [5, 6], metadata: { k: 1 } });
-    expect(index.get('a')).to.deep.equal({ id: 'a', vector: [1, 2], metadata: {} });
+    expect(stored(index, 'b')).to.deep.equal({ id: 'b', vector: [5, 6], metadata: { k: 1 } });
+    expect(stored(index, 'a')).to.deep.equal({ id: 'a', vector: [1, 2], metadata: {} });
   });
 
   it('keeps the last record when one batch repeats an id', () => {
     const index = newIndex();
     index.upsert([{ id: 'a', vector: [1, 0] }, { id: 'a', vector: [0, 1], metadata: { last: true } }]);
     expect(index.size).to.equal(1);
-    expect(index.get('a')).to.deep.equal({ id: 'a', vector: [0, 1], metadata: { last: true } });
+    expect(stored(index, 'a')).to.deep.equal({ id: 'a', vector: [0, 1], metadata: { last: true } });
   });
 
   it('is new until the first add fixes the dimension and cosine metric', () => {
@@ -123,7 +128,7 @@ describe('VectorIndex upsert: batch write details', () => {
     expect(ids(index.search([[1, 0]], { topK: 5, filter: { k: 1 } }).results[0])).to.deep.equal(['a']);
     index.upsert([{ id: 'a', vector: [1, 1], metadata: {} }, { id: 'b', vector: [0, 1], metadata: {} }]);
     expect(index.search([[1, 0]], { topK: 5, filter: { k: 1 } }).results[0]).to.deep.equal([]);
-    expect(index.getMetadata('a')).to.deep.equal({});
+    expect(index.getMetadata('a')!.value()).to.deep.equal({});
   });
 
   it('copies Float32Array vectors: changing one after the add changes nothing', () => {

@@ -35,7 +35,7 @@ describe('int8 first stage: 4-row steps and their tails', () => {
           const kernel = new KernelInstance(loadKernelModule(), dim, metric, n, 'int8');
           kernel.ensureCapacity(n);
           const rows = Array.from({ length: n }, () => Float32Array.from(randomVector(rng, dim)));
-          rows.forEach((v, r) => kernel.writeRow(r, v, r));
+          rows.forEach((v, r) => { kernel.writeRow(r, v, r); });
           const query = Float32Array.from(randomVector(rng, dim));
           const keys = approximateKeys(metric, rows, query, dim);
           const all = Array.from({ length: n }, (_, r) => r);

@@ -22,7 +22,7 @@ class Loaded {
     this.layout = layoutFor(this.kernel.heapBase(), dim, rows.length);
     this.grow(this.layout.scratch);
     const buffer = this.memory.buffer;
-    rows.forEach((row, r) => new Float32Array(buffer, this.layout.vectors + r * dim * 4, dim).set(row));
+    rows.forEach((row, r) => { new Float32Array(buffer, this.layout.vectors + r * dim * 4, dim).set(row); });
     this.kernel.storeInverseNorms(this.layout.vectors, dim, 0, rows.length, this.layout.invNorms);
     new Uint32Array(buffer, this.layout.seqs, rows.length).set(seqs);
   }

@@ -46,7 +46,7 @@ export class KernelModel {
   /** Top-k per query over all rows, or over `rowList`; results as ids and scores. */
   search(queries: number[][], k: number, rowList: number[] | null = null): ScoredId[][] {
     const packed = new Float32Array(queries.length * this.dim);
-    queries.forEach((q, j) => packed.set(q, j * this.dim));
+    queries.forEach((q, j) => { packed.set(q, j * this.dim); });
     const hits = this.kernel.search(packed, queries.length, k, this.rows.length, rowList ? Int32Array.from(rowList) : null);
     return queries.map((_, j) => {
       const list: ScoredId[] = [];

@@ -27,7 +27,7 @@ describe('kernel search against the reference', function () {
             const k = 1 + randomInt(rng, 20);
             const results = model.search(queries, k);
             expect(results).to.have.length(nq);
-            results.forEach((list, j) => expectSameTopK(metric, list, queries[j], model.rows, k, `${phase} nq=${nq} q=${j}`));
+            results.forEach((list, j) => { expectSameTopK(metric, list, queries[j], model.rows, k, `${phase} nq=${nq} q=${j}`); });
           }
         };
 
@@ -38,7 +38,7 @@ describe('kernel search against the reference', function () {
         for (const v of randomVectors(rng, rowCount / 10, dim)) model.add(v);
         check('after replacements and more adds');
         // Every stored row still holds exactly what was written to it.
-        model.rows.forEach((row, r) => expect(Array.from(model.kernel.readRow(r))).to.deep.equal(Array.from(row.vector)));
+        model.rows.forEach((row, r) => { expect(Array.from(model.kernel.readRow(r))).to.deep.equal(Array.from(row.vector)); });
       });
     }
   }
@@ -143,7 +143,7 @@ describe('kernel cosine scale', () => {
       const model = new KernelModel(12, 'cosine');
       for (const v of base) model.add(v.map((x) => x * scale));
       const scaledQueries = queries.map((q) => q.map((x) => x * scale));
-      model.search(scaledQueries, 10).forEach((list, j) => expectSameTopK('cosine', list, scaledQueries[j], model.rows, 10, `scale ${scale}`));
+      model.search(scaledQueries, 10).forEach((list, j) => { expectSameTopK('cosine', list, scaledQueries[j], model.rows, 10, `scale ${scale}`); });
     }
   });
 });

@@ -23,7 +23,7 @@ function integerRows(rng: Rng, n: number, spread: number): Float32Array[] {
 function loaded(metric: Metric, rows: Float32Array[], seqs: number[], vectorType: 'float32' | 'int8'): KernelInstance {
   const kernel = new KernelInstance(loadKernelModule(), DIM, metric, Math.max(1, rows.length), vectorType);
   kernel.ensureCapacity(rows.length);
-  rows.forEach((v, r) => kernel.writeRow(r, v, seqs[r]));
+  rows.forEach((v, r) => { kernel.writeRow(r, v, seqs[r]); });
   return kernel;
 }
 
@@ -61,7 +61,7 @@ describe('kernel selection against a plain sort', function () {
         const queries = integerRows(rng, nq, spread);
         if (nq > 1) queries[0] = rows[randomInt(rng, n)]; // an exact match: key -0
         const packed = new Float32Array(nq * DIM);
-        queries.forEach((q, j) => packed.set(q, j * DIM));
+        queries.forEach((q, j) => { packed.set(q, j * DIM); });
         for (const k of sampled(sizesFor(scanned.length))) {
           const hits = kernel.search(packed, nq, k, n, list ? Int32Array.from(scanned) : null);
           for (let j = 0; j < nq; j++) {

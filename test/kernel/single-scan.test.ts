@@ -59,7 +59,7 @@ describe('kernel single-query scan: 4-row steps and their tails', () => {
             const got = kernel.searchWithKeys(query, 1, k, 'dot', list && Int32Array.from(list));
             const label = `dim=${dim} rows=${rows} k=${k} list=${list}`;
             expect(Array.from(got.rows), label).to.deep.equal(expected.map((e) => e.r));
-            got.keys.forEach((key, i) => expect(key, label).to.be.closeTo(expected[i].key, 1e-5 * Math.max(1, Math.abs(expected[i].key))));
+            got.keys.forEach((key, i) => { expect(key, label).to.be.closeTo(expected[i].key, 1e-5 * Math.max(1, Math.abs(expected[i].key))); });
           }
         }
       }
@@ -78,7 +78,7 @@ describe('kernel single-query scan: selection through a 2k buffer', () => {
       for (const k of [1, 2, 7, 100, 201, 202, 403, 500]) {
         for (const nq of [1, 3, 5, 7]) { // 5 = a tile of 4 + 1 single; 7 = a tile of 4 + 3 singles
           const queries = randomVectors(rng, nq, dim);
-          model.search(queries, k).forEach((list, j) => expectSameTopK(metric, list, queries[j], model.rows, k, `k=${k} nq=${nq} q=${j}`));
+          model.search(queries, k).forEach((list, j) => { expectSameTopK(metric, list, queries[j], model.rows, k, `k=${k} nq=${nq} q=${j}`); });
         }
       }
     });

@@ -62,7 +62,7 @@ describe('TempvecVectorStore (LangChain.js, tempvec/langchain)', function () {
       const hits = await vs.similaritySearchWithScore(query, DOCS.length);
       const expected = await reference(query);
       expect(hits.map(([d]) => d.id), query).to.deep.equal(expected.map((e) => e.id));
-      hits.forEach(([, score], i) => expect(Math.abs(score - expected[i].score)).to.be.below(1e-5));
+      hits.forEach(([, score], i) => { expect(Math.abs(score - expected[i].score)).to.be.below(1e-5); });
     }
     const [[top, score]] = await vs.similaritySearchWithScore(DOCS[5].pageContent, 1);
     expect(score).to.be.closeTo(1, 1e-6);

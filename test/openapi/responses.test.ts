@@ -160,7 +160,7 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
 
   it('a matching If-None-Match gets 304 on the routes that send an ETag', async () => {
     for (const { method, path, op } of operations.filter((o) => o.op.responses['304'])) {
-      const headers = path === '/' ? { accept: 'text/html' } : {};
+      const headers: Record<string, string> = path === '/' ? { accept: 'text/html' } : {};
       const first = await live.send(method, path, { headers });
       const etag = first.headers.get('etag');
       expect(etag, `${method} ${path}`).to.be.a('string');

@@ -11,7 +11,10 @@ const bundle = new URL('../../build/sdk.js', import.meta.url).href;
 
 function dataset(n: number, dim: number, seed: number) {
   let s = seed;
-  const rand = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32) - 0.5;
+  const rand = () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32 - 0.5;
+  };
   return Array.from({ length: n }, (_, i) => ({
     id: `p${i}`,
     vector: new Float32Array(Array.from({ length: dim }, () => rand() * 3)),

@@ -10,7 +10,10 @@ const bundle = new URL('../../build/sdk.js', import.meta.url).href;
 /** Deterministic clustered points (a small LCG, so failures reproduce). */
 function dataset(n: number, dim: number, seed: number) {
   let s = seed;
-  const rand = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32) - 0.5;
+  const rand = () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32 - 0.5;
+  };
   const centers = Array.from({ length: 4 }, () => Array.from({ length: dim }, () => rand() * 4));
   return Array.from({ length: n }, (_, i) => ({
     id: `p${i}`,
@@ -53,7 +56,7 @@ describe('SDK LocalIndex (in Node, from the bundle)', () => {
         expect(mine.stats).to.deep.equal(remote.stats);
         mine.results.forEach((hits, j) => {
           expect(hits.map((h) => h.id), `query ${j}`).to.deep.equal(remote.results[j].map((h) => h.id));
-          hits.forEach((h, i) => expect(Math.abs(h.score - remote.results[j][i].score)).to.be.at.most(1e-5));
+          hits.forEach((h, i) => { expect(Math.abs(h.score - remote.results[j][i].score)).to.be.at.most(1e-5); });
           if (options.includeMetadata) expect(hits.map((h) => h.metadata)).to.deep.equal(remote.results[j].map((h) => h.metadata));
         });
       }

@@ -14,7 +14,7 @@ function randomVectors(random: () => number, n: number, dim: number): Vec[] {
   return Array.from({ length: n }, () => Array.from({ length: dim }, () => Math.round((random() * 2 - 1) * 8) / 8 || 0.125));
 }
 
-async function fill(api: TestServer, vectors: Vec[], options: { metric: string; vectorType: string }, metadataOf = (i: number) => ({ group: i % 5 })) {
+async function fill(api: TestServer, vectors: Vec[], options: { metric: string; vectorType: string }, metadataOf: (i: number) => Record<string, number> = (i) => ({ group: i % 5 })) {
   const token = await api.token();
   for (let at = 0; at < vectors.length; at += 1000) {
     const batch = vectors.slice(at, at + 1000).map((vector, j) => ({ id: `v${at + j}`, vector, metadata: metadataOf(at + j) }));
@@ -81,7 +81,7 @@ describe('searches on the kernel pool', function () {
     // base64 float32: a quarter of the JSON text of these vectors.
     const asBase64 = (v: Vec) => Buffer.from(Float32Array.from(v).buffer).toString('base64');
     const options = { metric: 'cosine', vectorType: 'int8' };
-    const tokens = [];
+    const tokens: string[] = [];
     for (const api of [inline, pooled]) {
       const token = await api.token();
       for (let at = 0; at < n; at += 1000) {

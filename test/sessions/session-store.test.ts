@@ -97,7 +97,7 @@ describe('SessionStore', () => {
     expect(store.memoryBytes()).to.equal(busy.session.index.memoryBytes);
     expect(store.memoryBytes()).to.be.lessThan(both);
     expectApiError(() => store.authenticate(idle.token), 'SESSION_EXPIRED');
-    expect(store.authenticate(busy.token).index.size).to.equal(1);
+    expect((store.authenticate(busy.token) as Session).index.size).to.equal(1);
   });
 
   it('the sweeper runs on its interval once started', async () => {

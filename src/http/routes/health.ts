@@ -2,25 +2,7 @@
 // Prometheus. Unauthenticated; they reveal counts and timings, never a token,
 // id or metadata.
 import { apiError } from '../../errors.js';
-import type { SessionStore } from '../../sessions/session-store.js';
 import { reply, type RouteDeps } from '../context.js';
-
-/** What /readyz checks: the kernel compiled, the sessions on disk listed, not shutting down. */
-export class Readiness {
-  kernelCompiled = false;
-  shuttingDown = false;
-
-  constructor(private readonly store: SessionStore) {}
-
-  checks() {
-    return { kernelCompiled: this.kernelCompiled, sessionsRestored: !this.store.restoring, shuttingDown: this.shuttingDown };
-  }
-
-  get ready(): boolean {
-    const { kernelCompiled, sessionsRestored, shuttingDown } = this.checks();
-    return kernelCompiled && sessionsRestored && !shuttingDown;
-  }
-}
 
 export function healthRoutes({ router, readiness, metrics }: RouteDeps): void {
   router.get('/healthz', (ctx) => {
@@ -31,7 +13,7 @@ export function healthRoutes({ router, readiness, metrics }: RouteDeps): void {
     ctx.set('Cache-Control', 'no-store');
     const checks = readiness.checks();
     if (!readiness.ready) {
-      const why = checks.shuttingDown ? 'shutting down' : !checks.kernelCompiled ? 'compiling the kernel' : 'restoring its sessions from disk';
+      const why = checks.shuttingDown ? 'shutting down' : 'restoring its sessions from disk';
       throw apiError('INSTANCE_UNAVAILABLE', `this instance is not ready: ${why}`, { checks }, { 'Retry-After': '1' });
     }
     reply(ctx, { status: 'ready', checks });

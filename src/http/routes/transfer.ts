@@ -57,7 +57,7 @@ async function readImport(ctx: Context, reader: ImportReader, limit: number): Pr
 
 /** The memory checks of writes.prepareImport, for a plan still current: other sessions may have grown meanwhile. */
 function recheckMemory(store: SessionStore, session: Session, plan: UpsertPlan): void {
-  store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded);
+  store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded, plan.metadataBytesAdded);
   store.assertWasmMemoryFor(session);
 }
 
@@ -84,7 +84,7 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     const reader = new ImportReader(schemas);
     const start = performance.now();
     const reservation = reserveBody(ctx, store.budget, config.maxImportBytes);
-    let parsed;
+    let parsed: ReturnType<ImportReader['finish']>;
     try {
       await readImport(ctx, reader, config.maxImportBytes);
       parsed = reader.finish();

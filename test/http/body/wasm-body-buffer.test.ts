@@ -52,7 +52,7 @@ describe('WasmBodyBuffer: base64 vectors decoded in place', () => {
       const { inPlace, windowed } = bothWays(space, text);
       expect(bitsOf(inPlace)).to.deep.equal(bitsOf(windowed));
       const records = inPlace!.vectors as { vector: Float32Array }[];
-      records.forEach((r, i) => expect(r.vector.buffer === space.memory.buffer, `record ${i}`).to.equal(!json[i]));
+      records.forEach((r, i) => { expect(r.vector.buffer === space.memory.buffer, `record ${i}`).to.equal(!json[i]); });
     }), { numRuns: 50 });
   });
 

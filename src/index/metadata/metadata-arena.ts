@@ -1,0 +1,202 @@
+// Each row's metadata as one record of bytes, outside the JS heap: its JSON
+// text (UTF-8, exactly JSON.stringify's) and, after it, the ids of the index
+// entries the row is in (so a delete needs no parse to find them). Records are
+// appended to chunks (ArrayBuffers of 4 KiB doubling to 1 MiB); a typed-array
+// table gives each row its chunk, offset and lengths. A row without metadata
+// has no record ({}). Replacing or deleting a record leaves a hole; after
+// each change, at most one chunk that is half holes is compacted (its live
+// records copied to the open chunk, the chunk let go): the work of one step
+// is bounded by a chunk, however large the session.
+
+import { grown } from './typed-arrays.js';
+
+const FIRST_CHUNK_BYTES = 4 * 1024;
+const MAX_CHUNK_BYTES = 1024 * 1024;
+const NO_CHUNK = 0xffffffff;
+
+const utf8 = new TextDecoder();
+const utf8In = new TextEncoder();
+const align4 = (n: number) => (n + 3) & ~3;
+
+interface Chunk {
+  readonly bytes: Uint8Array;
+  readonly words: Uint32Array;
+  /** Bytes appended so far. */
+  used: number;
+  /** Bytes of records still in use. */
+  live: number;
+  /** Waiting in `halfEmpty` for a compaction step. */
+  queued: boolean;
+}
+
+export class MetadataArena {
+  private chunkOf = new Uint32Array(0);
+  private offsetOf = new Uint32Array(0);
+  private jsonLengthOf = new Uint32Array(0);
+  private entryCountOf = new Uint32Array(0);
+  private chunks: (Chunk | null)[] = [];
+  /** Chunks (not the open one) at least half holes, to compact. */
+  private halfEmpty: number[] = [];
+  /** Where records are appended. */
+  private open = -1;
+  private chunkBytes = 0;
+  private nextChunkBytes = FIRST_CHUNK_BYTES;
+
+  /** Bytes held: chunks and the row table. */
+  get byteLength(): number {
+    return this.chunkBytes + this.chunkOf.byteLength + this.offsetOf.byteLength + this.jsonLengthOf.byteLength + this.entryCountOf.byteLength;
+  }
+
+  /** Bytes of metadata JSON stored (holes and entry lists aside). */
+  jsonBytes = 0;
+
+  has(row: number): boolean {
+    return row < this.chunkOf.length && this.chunkOf[row] !== NO_CHUNK;
+  }
+
+  /** UTF-8 bytes of the row's metadata as JSON (2 for {}). */
+  jsonLength(row: number): number {
+    return this.has(row) ? this.jsonLengthOf[row] : 2;
+  }
+
+  /** The row's metadata as JSON text. */
+  json(row: number): string {
+    if (!this.has(row)) return '{}';
+    const chunk = this.chunks[this.chunkOf[row]]!, at = this.offsetOf[row];
+    return utf8.decode(chunk.bytes.subarray(at, at + this.jsonLengthOf[row]));
+  }
+
+  /** The entry ids of the row (a view: read it before the next change). */
+  entries(row: number): Uint32Array {
+    if (!this.has(row)) return EMPTY_ENTRIES;
+    const chunk = this.chunks[this.chunkOf[row]]!;
+    const start = (this.offsetOf[row] + align4(this.jsonLengthOf[row])) >>> 2;
+    return chunk.words.subarray(start, start + this.entryCountOf[row]);
+  }
+
+  /** Store `json` (`jsonLength` UTF-8 bytes) and `entries[0, entryCount)` as the record of `row` (which has none). */
+  write(row: number, json: string, jsonLength: number, entries: Uint32Array, entryCount: number): void {
+    this.ensureRows(row + 1);
+    const size = align4(jsonLength) + 4 * entryCount;
+    const index = this.room(size);
+    const chunk = this.chunks[index]!, at = chunk.used;
+    // A record's text is long: the engine's encoder beats a JS loop (which wins on short keys).
+    utf8In.encodeInto(json, chunk.bytes.subarray(at, at + jsonLength));
+    chunk.words.set(entries.subarray(0, entryCount), (at + align4(jsonLength)) >>> 2);
+    chunk.used += size;
+    chunk.live += size;
+    this.chunkOf[row] = index;
+    this.offsetOf[row] = at;
+    this.jsonLengthOf[row] = jsonLength;
+    this.entryCountOf[row] = entryCount;
+    this.jsonBytes += jsonLength;
+  }
+
+  /** Let go of the record of `row` (a hole until its chunk is compacted). */
+  free(row: number): void {
+    if (!this.has(row)) return;
+    const index = this.chunkOf[row];
+    const chunk = this.chunks[index]!;
+    chunk.live -= align4(this.jsonLengthOf[row]) + 4 * this.entryCountOf[row];
+    this.jsonBytes -= this.jsonLengthOf[row];
+    this.chunkOf[row] = NO_CHUNK;
+    if (chunk.live === 0 && index !== this.open) this.dropChunk(index);
+    else if (index !== this.open) this.queueIfHalfEmpty(index);
+  }
+
+  /** The record of `from` becomes the record of `to` (which has none); `from` has none after. */
+  move(from: number, to: number): void {
+    if (!this.has(from)) return;
+    this.ensureRows(to + 1);
+    this.chunkOf[to] = this.chunkOf[from];
+    this.offsetOf[to] = this.offsetOf[from];
+    this.jsonLengthOf[to] = this.jsonLengthOf[from];
+    this.entryCountOf[to] = this.entryCountOf[from];
+    this.chunkOf[from] = NO_CHUNK;
+  }
+
+  /**
+   * One step of compaction: a chunk at least half holes (not the open one)
+   * has its live records copied to the open chunk and is let go. `rows`: the
+   * rows in use (a row's record may be in any chunk).
+   */
+  compactStep(rows: number): void {
+    let worst = -1;
+    while (worst < 0 && this.halfEmpty.length > 0) {
+      const index = this.halfEmpty.pop()!;
+      const chunk = this.chunks[index];
+      if (chunk && chunk.queued && index !== this.open) worst = index;
+      if (chunk) chunk.queued = false;
+    }
+    if (worst < 0) return;
+    const from = this.chunks[worst]!;
+    for (let row = 0; row < rows && from.live > 0; row++) {
+      if (this.chunkOf[row] !== worst) continue;
+      const jsonLength = this.jsonLengthOf[row], count = this.entryCountOf[row];
+      const size = align4(jsonLength) + 4 * count;
+      const at = this.offsetOf[row];
+      const index = this.room(size);
+      const to = this.chunks[index]!;
+      to.bytes.set(from.bytes.subarray(at, at + size), to.used);
+      this.chunkOf[row] = index;
+      this.offsetOf[row] = to.used;
+      to.used += size;
+      to.live += size;
+      from.live -= size;
+    }
+    this.dropChunk(worst);
+  }
+
+  clear(): void {
+    this.chunkOf = new Uint32Array(0);
+    this.offsetOf = new Uint32Array(0);
+    this.jsonLengthOf = new Uint32Array(0);
+    this.entryCountOf = new Uint32Array(0);
+    this.chunks = [];
+    this.halfEmpty = [];
+    this.open = -1;
+    this.chunkBytes = 0;
+    this.jsonBytes = 0;
+    this.nextChunkBytes = FIRST_CHUNK_BYTES;
+  }
+
+  /** The index of a chunk with `size` free bytes at its end: the open one, or a new one made open. */
+  private room(size: number): number {
+    const open = this.open >= 0 ? this.chunks[this.open]! : null;
+    if (open && open.used + size <= open.bytes.length) return this.open;
+    const was = this.open;
+    if (open && open.live === 0) this.dropChunk(was);
+    const bytes = new Uint8Array(Math.max(this.nextChunkBytes, align4(size)));
+    this.nextChunkBytes = Math.min(MAX_CHUNK_BYTES, this.nextChunkBytes * 2);
+    let index = this.chunks.indexOf(null);
+    if (index < 0) index = this.chunks.length;
+    this.chunks[index] = { bytes, words: new Uint32Array(bytes.buffer), used: 0, live: 0, queued: false };
+    this.chunkBytes += bytes.length;
+    this.open = index;
+    if (was >= 0 && this.chunks[was]) this.queueIfHalfEmpty(was);
+    return index;
+  }
+
+  private queueIfHalfEmpty(index: number): void {
+    const chunk = this.chunks[index]!;
+    if (chunk.queued || (chunk.used - chunk.live) * 2 < chunk.bytes.length) return;
+    chunk.queued = true;
+    this.halfEmpty.push(index);
+  }
+
+  private dropChunk(index: number): void {
+    this.chunkBytes -= this.chunks[index]!.bytes.length;
+    this.chunks[index] = null;
+    if (index === this.open) this.open = -1;
+  }
+
+  private ensureRows(rows: number): void {
+    if (rows <= this.chunkOf.length) return;
+    this.chunkOf = grown(this.chunkOf, rows, NO_CHUNK);
+    this.offsetOf = grown(this.offsetOf, rows);
+    this.jsonLengthOf = grown(this.jsonLengthOf, rows);
+    this.entryCountOf = grown(this.entryCountOf, rows);
+  }
+}
+
+const EMPTY_ENTRIES = new Uint32Array(0);

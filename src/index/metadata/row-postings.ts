@@ -1,0 +1,263 @@
+// The rows of each dictionary entry (a path, or a value at a path), in typed
+// arrays. A posting is one of:
+//   - one row, kept inline (most values of an id-like field);
+//   - a sorted list of rows in a block of a shared slab (blocks of 2^k rows,
+//     freed blocks reused by size), while it is smaller than a bitmap;
+//   - a bitmap of every row, once the list would be larger (more than one row
+//     in 32): setting and clearing a row is then O(1), whatever its place.
+// Filters OR postings into a RowBitmap; nothing here allocates per row.
+
+import { grown } from './typed-arrays.js';
+
+const NONE = 0, SINGLE = 1, LIST = 2, BITMAP = 3;
+/** A list this short stays a list whatever the row count (a bitmap of a tiny index gains nothing). */
+const MIN_BITMAP_ROWS = 16;
+
+export class RowPostings {
+  private kind = new Uint8Array(16);
+  private count = new Uint32Array(16);
+  /** SINGLE: the row; LIST: the block's offset in the slab; BITMAP: the bitmap's slot in `bitmaps`. */
+  private ref = new Uint32Array(16);
+  /** LIST: log2 of the block's capacity. */
+  private blockClass = new Uint8Array(16);
+  private slab = new Uint32Array(64);
+  private slabTop = 0;
+  /** Per block class, the first free block (its first word links to the next), or -1. */
+  private freeBlocks = new Int32Array(32).fill(-1);
+  private bitmaps: (Uint32Array | null)[] = [];
+  private freeBitmapSlots: number[] = [];
+  private bitmapBytes = 0;
+
+  /** Bytes of the typed arrays held. */
+  get byteLength(): number {
+    return this.kind.byteLength + this.count.byteLength + this.ref.byteLength + this.blockClass.byteLength
+      + this.slab.byteLength + this.freeBlocks.byteLength + this.bitmapBytes;
+  }
+
+  /** Make room for entry ids below `limit`. */
+  ensureIds(limit: number): void {
+    if (limit <= this.kind.length) return;
+    this.kind = grown(this.kind, limit);
+    this.count = grown(this.count, limit);
+    this.ref = grown(this.ref, limit);
+    this.blockClass = grown(this.blockClass, limit);
+  }
+
+  countOf(id: number): number {
+    return this.count[id];
+  }
+
+  /** Add `row` to the posting of `id`; `rowCount` (the index's rows) decides list or bitmap. */
+  add(id: number, row: number, rowCount: number): void {
+    const n = this.count[id];
+    switch (this.kind[id]) {
+      case NONE:
+        this.kind[id] = SINGLE;
+        this.ref[id] = row;
+        break;
+      case SINGLE: {
+        const other = this.ref[id];
+        const block = this.allocate(1);
+        this.slab[block] = Math.min(other, row);
+        this.slab[block + 1] = Math.max(other, row);
+        this.kind[id] = LIST;
+        this.ref[id] = block;
+        this.blockClass[id] = 1;
+        break;
+      }
+      case LIST:
+        if (n + 1 >= MIN_BITMAP_ROWS && (n + 1) * 32 > rowCount) {
+          this.toBitmap(id, rowCount);
+          this.setBit(id, row);
+        } else {
+          this.insertInList(id, row);
+        }
+        break;
+      case BITMAP:
+        this.setBit(id, row);
+        break;
+    }
+    this.count[id] = n + 1;
+  }
+
+  /** Remove `row` (which the posting holds) from the posting of `id`. */
+  remove(id: number, row: number, rowCount: number): void {
+    const n = this.count[id] - 1;
+    this.count[id] = n;
+    if (n === 0) {
+      this.release(id);
+      return;
+    }
+    switch (this.kind[id]) {
+      case LIST: {
+        const block = this.ref[id];
+        const at = this.lowerBound(block, n + 1, row);
+        this.slab.copyWithin(block + at, block + at + 1, block + n + 1);
+        if (n === 1) {
+          const last = this.slab[block];
+          this.free(block, this.blockClass[id]);
+          this.kind[id] = SINGLE;
+          this.ref[id] = last;
+        }
+        break;
+      }
+      case BITMAP: {
+        const bits = this.bitmaps[this.ref[id]]!;
+        bits[row >>> 5] &= ~(1 << (row & 31));
+        // Back to a list once the bitmap is four times what the list takes.
+        if (n * 128 < rowCount || n < MIN_BITMAP_ROWS / 2) this.toList(id, n);
+        break;
+      }
+    }
+  }
+
+  /** The row `from` of the posting of `id` is now `to` (a delete moved the last row into a hole). */
+  move(id: number, from: number, to: number, rowCount: number): void {
+    if (this.kind[id] === SINGLE) {
+      this.ref[id] = to;
+      return;
+    }
+    this.remove(id, from, rowCount);
+    this.add(id, to, rowCount);
+  }
+
+  /** Set the rows of the posting of `id` in `words` (a RowBitmap's). */
+  orInto(id: number, words: Uint32Array): void {
+    switch (this.kind[id]) {
+      case SINGLE: {
+        const row = this.ref[id];
+        words[row >>> 5] |= 1 << (row & 31);
+        return;
+      }
+      case LIST: {
+        const block = this.ref[id], end = block + this.count[id], slab = this.slab;
+        for (let i = block; i < end; i++) words[slab[i] >>> 5] |= 1 << (slab[i] & 31);
+        return;
+      }
+      case BITMAP: {
+        const bits = this.bitmaps[this.ref[id]]!;
+        const n = Math.min(bits.length, words.length);
+        for (let i = 0; i < n; i++) words[i] |= bits[i];
+        return;
+      }
+    }
+  }
+
+  /** Drop every posting. */
+  clear(): void {
+    this.kind = new Uint8Array(16);
+    this.count = new Uint32Array(16);
+    this.ref = new Uint32Array(16);
+    this.blockClass = new Uint8Array(16);
+    this.slab = new Uint32Array(64);
+    this.slabTop = 0;
+    this.freeBlocks.fill(-1);
+    this.bitmaps = [];
+    this.freeBitmapSlots = [];
+    this.bitmapBytes = 0;
+  }
+
+  /** Give back the storage of a posting that lost its last row. */
+  private release(id: number): void {
+    if (this.kind[id] === LIST) this.free(this.ref[id], this.blockClass[id]);
+    if (this.kind[id] === BITMAP) this.dropBitmap(this.ref[id]);
+    this.kind[id] = NONE;
+  }
+
+  private dropBitmap(slot: number): void {
+    this.bitmapBytes -= this.bitmaps[slot]!.byteLength;
+    this.bitmaps[slot] = null;
+    this.freeBitmapSlots.push(slot);
+  }
+
+  private insertInList(id: number, row: number): void {
+    const n = this.count[id];
+    let block = this.ref[id];
+    const cls = this.blockClass[id];
+    if (n === 1 << cls) {
+      const bigger = this.allocate(cls + 1);
+      this.slab.copyWithin(bigger, block, block + n);
+      this.free(block, cls);
+      block = bigger;
+      this.ref[id] = block;
+      this.blockClass[id] = cls + 1;
+    }
+    // Rows mostly arrive in ascending order: the append is the common case.
+    const at = n > 0 && this.slab[block + n - 1] < row ? n : this.lowerBound(block, n, row);
+    this.slab.copyWithin(block + at + 1, block + at, block + n);
+    this.slab[block + at] = row;
+  }
+
+  private lowerBound(block: number, n: number, row: number): number {
+    let lo = 0, hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.slab[block + mid] < row) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private toBitmap(id: number, rowCount: number): void {
+    const bits = new Uint32Array(((rowCount + 32) >>> 5) + 1);
+    const block = this.ref[id], n = this.count[id];
+    for (let i = block; i < block + n; i++) bits[this.slab[i] >>> 5] |= 1 << (this.slab[i] & 31);
+    this.free(block, this.blockClass[id]);
+    const slot = this.freeBitmapSlots.pop() ?? this.bitmaps.length;
+    this.bitmaps[slot] = bits;
+    this.bitmapBytes += bits.byteLength;
+    this.kind[id] = BITMAP;
+    this.ref[id] = slot;
+  }
+
+  private toList(id: number, n: number): void {
+    const slot = this.ref[id];
+    const bits = this.bitmaps[slot]!;
+    let cls = 1;
+    while (1 << cls < n) cls++;
+    const block = this.allocate(cls);
+    let j = block;
+    for (let w = 0; w < bits.length; w++) {
+      let x = bits[w];
+      while (x !== 0) {
+        const low = x & -x;
+        this.slab[j++] = (w << 5) + 31 - Math.clz32(low);
+        x ^= low;
+      }
+    }
+    this.dropBitmap(slot);
+    this.kind[id] = LIST;
+    this.ref[id] = block;
+    this.blockClass[id] = cls;
+  }
+
+  private setBit(id: number, row: number): void {
+    const slot = this.ref[id];
+    let bits = this.bitmaps[slot]!;
+    if (row >>> 5 >= bits.length) {
+      const bigger = grown(bits, (row >>> 5) + 1);
+      this.bitmapBytes += bigger.byteLength - bits.byteLength;
+      this.bitmaps[slot] = bits = bigger;
+    }
+    bits[row >>> 5] |= 1 << (row & 31);
+  }
+
+  /** A block of 2^cls words: a freed one of that size, or new at the slab's top. */
+  private allocate(cls: number): number {
+    const head = this.freeBlocks[cls];
+    if (head >= 0) {
+      this.freeBlocks[cls] = this.slab[head] === 0xffffffff ? -1 : this.slab[head];
+      return head;
+    }
+    const block = this.slabTop;
+    this.slabTop += 1 << cls;
+    this.slab = grown(this.slab, this.slabTop);
+    return block;
+  }
+
+  private free(block: number, cls: number): void {
+    const head = this.freeBlocks[cls];
+    this.slab[block] = head < 0 ? 0xffffffff : head;
+    this.freeBlocks[cls] = block;
+  }
+}
