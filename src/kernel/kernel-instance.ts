@@ -332,7 +332,9 @@ export class KernelInstance {
         base = align16(workArea + workAreaBytes);
       }
     }
-    const release = this.holdScratch(base, guard);
+    // The memory grows here, before the first await, enough for re-ranking's scratch too (at most
+    // poolSize rows, any path), as every pool search grows it: the caller counts it in the budget then.
+    const release = this.holdScratch(scratchFor({ ...this.layout, scratch: base }, 1, poolSize, k, poolSize, true).end, guard);
     let candidates: Int32Array[];
     try {
       const buffer = this.memory.buffer;
