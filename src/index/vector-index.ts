@@ -631,8 +631,8 @@ export class VectorIndex {
     if (seq === undefined) return;
     for (const open of this.openExports) {
       if (seq > open.position && seq <= open.upTo && !open.saved.has(seq)) {
-        // The copy's values, its id, and its metadata's text (a string of up to two bytes a character).
-        const bytes = this.kernel!.dim * 4 + TYPED_ARRAY_BYTES + rowHeapBytes(id) + METADATA_COPY_BYTES + 2 * this.metadata.jsonLength(row);
+        // The copy's values, its id, and its metadata (a view of its record, which keeps the record's bytes alive).
+        const bytes = this.kernel!.dim * 4 + TYPED_ARRAY_BYTES + rowHeapBytes(id) + METADATA_VIEW_BYTES + this.metadata.jsonLength(row);
         open.saved.set(seq, { vector: this.exportedRow(row), bytes });
         open.onCopies?.(bytes);
       }
@@ -750,8 +750,8 @@ export class VectorIndex {
 /** The metadata of a record given without any. */
 const NO_METADATA: Metadata = Object.freeze({});
 
-/** A MetadataJson and its string's header, beside the text. */
-const METADATA_COPY_BYTES = 64;
+/** A MetadataJson and its Uint8Array view. */
+const METADATA_VIEW_BYTES = 160;
 
 /** A stored vector's id and bookkeeping in the JS heap (its metadata aside). */
 const rowHeapBytes = (id: string) => ROW_HEAP_BYTES + stringHeapBytes(id);

@@ -156,6 +156,24 @@ describe('metadata store: memory', () => {
     expect(index.metadataBytes).to.equal(0);
   });
 
+  it('hands out metadata that stays as it was when read, whatever the index does after (replace, delete, compaction, reset)', () => {
+    const index = new VectorIndex(loadKernelModule(), 1000);
+    const meta = (i: number, round: number) => ({ text: `r${round} `.repeat(200) + i, i });
+    index.upsert(Array.from({ length: 300 }, (_, i) => ({ id: `v${i}`, vector: [1, i + 1], metadata: meta(i, 0) })));
+    const held = Array.from({ length: 300 }, (_, i) => index.getMetadata(`v${i}`)!);
+    const hits = index.search([[1, 2]], { topK: 50, includeMetadata: true }).results[0];
+    for (let round = 1; round <= 6; round++) {
+      index.upsert(Array.from({ length: 300 }, (_, i) => ({ id: `v${i}`, vector: [1, i + 1], metadata: meta(i, round) })));
+    }
+    index.delete(Array.from({ length: 150 }, (_, i) => `v${i}`));
+    held.forEach((metadata, i) => {
+      expect(metadata.value()).to.deep.equal(meta(i, 0));
+    });
+    for (const hit of hits) expect(hit.metadata!.value()).to.deep.equal(meta(Number(hit.id.slice(1)), 0));
+    index.reset();
+    expect(held[7].json).to.equal(JSON.stringify(meta(7, 0)));
+  });
+
   it('compacts a chunk that is half holes into the open one, keeping the bytes and entries of its rows', () => {
     const arena = new MetadataArena();
     const rows = 400;

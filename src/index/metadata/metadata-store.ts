@@ -89,9 +89,9 @@ export class MetadataStore {
     return this.arena.jsonLength(row);
   }
 
-  /** The row's metadata, copied out as JSON text. */
+  /** The row's metadata as its JSON bytes (a view that stays as it is now, whatever changes after). */
   json(row: number): MetadataJson {
-    return this.arena.has(row) ? new MetadataJson(this.arena.json(row)) : EMPTY;
+    return this.arena.has(row) ? new MetadataJson(this.arena.jsonBytesOf(row)) : EMPTY;
   }
 
   /** The row's metadata as a new object. */
@@ -110,4 +110,4 @@ export class MetadataStore {
   }
 }
 
-const EMPTY = new MetadataJson('{}');
+const EMPTY = new MetadataJson(new TextEncoder().encode('{}'));
