@@ -282,7 +282,7 @@ export class VectorIndex {
     return { id, vector: float32ArrayToNumbers(this.kernel.readRow(row)), metadata: this.metadata.json(row) };
   }
 
-  /** The metadata of `id` as stored (JSON text; .value() parses it). */
+  /** The metadata of `id` as stored (its JSON bytes; .value() parses them). */
   getMetadata(id: string): MetadataJson | undefined {
     const row = this.rowOf.get(id);
     return row === undefined ? undefined : this.metadata.json(row);
@@ -294,7 +294,7 @@ export class VectorIndex {
     if (row === undefined) return false;
     this.version++;
     this.beforeChange(id, row);
-    this.setRowMetadata(row, metadata, isEmpty(metadata) ? null : jsonText(metadata));
+    this.metadata.set(row, metadata, isEmpty(metadata) ? null : jsonText(metadata), this.size);
     return true;
   }
 
@@ -379,7 +379,7 @@ export class VectorIndex {
       }
       this.order.write(id, this.nextSeq + i);
       rows[i] = row;
-      this.setRowMetadata(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i]);
+      this.metadata.set(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i], this.size);
     }
     // One pass over linear memory for the whole batch (views made once, not per row).
     kernel.writeRows(rows, vectors, this.nextSeq);
@@ -644,11 +644,6 @@ export class VectorIndex {
     const bitmap = this.metadata.evaluate(filter, this.size);
     const count = bitmap.count();
     return count === this.size ? null : bitmap.rows(count);
-  }
-
-  /** `json`: the text of `metadata` (null for {}). */
-  private setRowMetadata(row: number, metadata: Metadata, json: JsonText | null): void {
-    this.metadata.set(row, metadata, json, this.size);
   }
 
   private removeRow(row: number): void {
