@@ -99,19 +99,6 @@ export class MetadataIndex {
     for (let i = 0; i < entries.length; i++) this.postings.move(entries[i], from, to, rowCount);
   }
 
-  clear(): void {
-    this.dictionary.clear();
-    this.postings.clear();
-    this.pathIds.clear();
-    this.kindOf = new Uint8Array(16);
-    this.pathOf = new Int32Array(16);
-    this.nextInPath = new Int32Array(16);
-    this.prevInPath = new Int32Array(16);
-    this.numberValue = new Float64Array(16);
-    this.listedBy = new Uint32Array(16);
-    this.rowStamp = 0;
-  }
-
   /**
    * Entries a row with `metadata` adds at most, and the bytes of their keys at
    * most (for the memory budget, before anything is written).
