@@ -20,7 +20,7 @@ interface Frame {
 
 function pathOf(frame: Frame): JsonPath {
   const path: JsonPath = [];
-  for (let f: Frame | null = frame; f && f.parent; f = f.parent) path.push(f.key);
+  for (let f: Frame | null = frame; f?.parent; f = f.parent) path.push(f.key);
   return path.reverse();
 }
 
