@@ -33,7 +33,15 @@ async function stagesOf(dist: string, bytes: Buffer) {
   const spaces = await loadEither('http/body/wasm-body-buffer.js', 'http/body-space.js').catch(() => null);
   const Space = spaces && (spaces.WasmBodyBuffer ?? spaces.BodySpace);
   const space = spaces ? new Space(kernel.loadKernelModule(), Space.bytesFor(bytes.length)) : null;
-  const { AddManyRequestSchema } = schemas.requestSchemas(config.loadConfig({}, {}));
+  const requestSchemas = schemas.requestSchemas(config.loadConfig({}, {}));
+  // Builds whose reader hands over a CheckedBatch validate add-many through safeParseAddMany.
+  const checked = await load('schemas/checked-batch.js').catch(() => null);
+  const validate = (body: unknown) => {
+    if (!checked) return v.parse(requestSchemas.AddManyRequestSchema, body);
+    const result = checked.safeParseAddMany(requestSchemas, body);
+    if (!result.success) throw new Error('invalid add-many body');
+    return result.output;
+  };
   const target = new index.VectorIndex(kernel.loadKernelModule(), 100_000);
   const pathOf = (i: number) => errors.pointer('vectors', i);
   return (lap: Lap) => {
@@ -48,7 +56,7 @@ async function stagesOf(dist: string, bytes: Buffer) {
     lap('reader');
     shape.firstTooDeep(body, 40);
     lap('depth');
-    const { vectors } = v.parse(AddManyRequestSchema, body);
+    const { vectors } = validate(body);
     lap('valibot');
     const plan = target.prepareUpsert(vectors, { pathOf });
     lap('prepare');

@@ -52,18 +52,30 @@ const isPlainObject = (value: object) => {
   return proto === Object.prototype || proto === null;
 };
 
-/** JSON.stringify(value) in pieces: containers near the top are walked, everything deeper is made whole (wholeJson). */
-export function* jsonPieces(value: unknown, depth = 0): Generator<string> {
-  if (depth >= WHOLE_FROM_DEPTH || value === null || typeof value !== 'object' || value instanceof MetadataJson) {
-    yield wholeJson(value);
+/** A piece of an answer: text, or stored metadata's UTF-8 JSON bytes, written as they are. */
+export type AnswerPiece = string | Uint8Array;
+
+/**
+ * JSON.stringify(value) in pieces: containers near the top are walked,
+ * deeper ones stringified whole, except that stored metadata (MetadataJson)
+ * is always its own piece of bytes: a hit deeper down is its text up to its
+ * metadata, the metadata's bytes, and the rest.
+ */
+export function* jsonPieces(value: unknown, depth = 0): Generator<AnswerPiece> {
+  if (value instanceof MetadataJson) {
+    yield value.bytes;
     return;
   }
-  if (Array.isArray(value) && (value.length === 0 || typeof value[0] !== 'object')) {
-    // Numbers (a vector's values) or ids: no metadata inside, one stringify.
-    yield JSON.stringify(value);
+  if (value === null || typeof value !== 'object') {
+    yield JSON.stringify(value) ?? 'null';
     return;
   }
   if (Array.isArray(value)) {
+    // Numbers (a vector's values), ids, or anything deep: no stored metadata inside, one stringify.
+    if (depth >= WHOLE_FROM_DEPTH || value.length === 0 || typeof value[0] !== 'object') {
+      yield JSON.stringify(value);
+      return;
+    }
     yield '[';
     for (let i = 0; i < value.length; i++) {
       if (i > 0) yield ',';
@@ -74,38 +86,26 @@ export function* jsonPieces(value: unknown, depth = 0): Generator<string> {
     yield ']';
     return;
   }
-  if (!isPlainObject(value)) {
-    yield wholeJson(value);
+  if (!isPlainObject(value) || (depth >= WHOLE_FROM_DEPTH && !holdsMetadataJson(value))) {
+    yield JSON.stringify(value);
     return;
   }
-  yield '{';
+  let text = '{';
   let first = true;
   for (const key of Object.keys(value)) {
     const item = (value as Record<string, unknown>)[key];
     if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
-    yield (first ? '' : ',') + JSON.stringify(key) + ':';
+    text += (first ? '' : ',') + JSON.stringify(key) + ':';
     first = false;
+    if (depth >= WHOLE_FROM_DEPTH && !(item instanceof MetadataJson)) {
+      text += JSON.stringify(item);
+      continue;
+    }
+    yield text;
+    text = '';
     yield* jsonPieces(item, depth + 1);
   }
-  yield '}';
-}
-
-/**
- * JSON.stringify(value) in one string, stored metadata written as its text:
- * a MetadataJson, or a plain object holding one (a hit, a stored vector).
- */
-export function wholeJson(value: unknown): string {
-  if (value instanceof MetadataJson) return value.json;
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || !isPlainObject(value) || !holdsMetadataJson(value)) {
-    return JSON.stringify(value) ?? 'null';
-  }
-  let text = '{';
-  for (const key of Object.keys(value)) {
-    const item = (value as Record<string, unknown>)[key];
-    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
-    text += (text.length > 1 ? ',' : '') + JSON.stringify(key) + ':' + wholeJson(item);
-  }
-  return text + '}';
+  yield text + '}';
 }
 
 function holdsMetadataJson(object: object): boolean {
@@ -132,21 +132,38 @@ export function answerStream(head: string, fields: Record<string, unknown>, tail
       else pushPiece();
     },
   });
-  /** Make the next piece (about PIECE_BYTES) and push it; the end after the last. */
+  /** Make the next piece (about PIECE_BYTES: text, and stored metadata's bytes as they are) and push it; the end after the last. */
   function pushPiece() {
     if (done || stream.destroyed) return;
-    while (text.length < PIECE_BYTES) {
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    while (size + text.length < PIECE_BYTES) {
       const next = pieces.next();
       if (next.done) {
         text += tail();
         done = true;
         break;
       }
-      text += next.value;
+      if (typeof next.value === 'string') {
+        text += next.value;
+        continue;
+      }
+      if (text !== '') {
+        const bytes = Buffer.from(text, 'utf8');
+        parts.push(bytes);
+        size += bytes.length;
+        text = '';
+      }
+      parts.push(next.value);
+      size += next.value.length;
     }
-    const piece = text;
-    text = '';
-    stream.push(Buffer.from(piece, 'utf8'));
+    if (text !== '') {
+      const bytes = Buffer.from(text, 'utf8');
+      parts.push(bytes);
+      size += bytes.length;
+      text = '';
+    }
+    stream.push(Buffer.concat(parts, size));
     if (done) stream.push(null);
   }
   stream.once('close', onClose);
@@ -154,7 +171,7 @@ export function answerStream(head: string, fields: Record<string, unknown>, tail
 }
 
 /** The members of an object's JSON, each after a comma (they follow the envelope's head). */
-function* membersOf(fields: Record<string, unknown>): Generator<string> {
+function* membersOf(fields: Record<string, unknown>): Generator<AnswerPiece> {
   for (const key of Object.keys(fields)) {
     const item = fields[key];
     if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;

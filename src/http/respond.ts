@@ -9,11 +9,13 @@ import { answerStream, jsonPieces } from './answer-stream.js';
 import { type Reply, stateOf } from './context.js';
 import { Timings } from './timings.js';
 
+const utf8 = new TextDecoder();
+
 /** The text of a reply: the same as JSON.stringify({ success: true, session, ...fields }), the session's JSON reused as it is. */
 export function replyJson(reply: Reply): string {
   const head = replyHead(reply);
   let rest = '';
-  for (const piece of jsonPieces(reply.fields)) rest += piece;
+  for (const piece of jsonPieces(reply.fields)) rest += typeof piece === 'string' ? piece : utf8.decode(piece);
   return rest === '{}' ? head + '}' : head + ',' + rest.slice(1);
 }
 

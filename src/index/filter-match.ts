@@ -8,7 +8,7 @@
 // Scalars at a path: each value that is a scalar, and each scalar element of
 // a value that is an array.
 
-import type { FilterNode, Metadata, RangeOp } from './filter.js';
+import type { FilterNode, Metadata, RangeOp } from './filter-types.js';
 import { isObject, isScalar, jsonEqual } from './json-value.js';
 
 export function valuesAt(object: Record<string, unknown>, path: string, out: unknown[] = []): unknown[] {

@@ -14,22 +14,12 @@
 import { SPEC_LIMITS } from '../config.js';
 import { apiError, pointer } from '../errors.js';
 import { matchNode } from './filter-match.js';
+import type { Filter, FilterNode, Metadata } from './filter-types.js';
 import { isObject } from './json-value.js';
 
 export { jsonEqual } from './json-value.js';
 
-export type Metadata = Record<string, unknown>;
-export type Filter = Record<string, unknown>;
-export type RangeOp = '$gt' | '$gte' | '$lt' | '$lte';
-
-export type FilterNode =
-  | { kind: 'and'; nodes: FilterNode[] }
-  | { kind: 'or'; nodes: FilterNode[] }
-  | { kind: 'not'; node: FilterNode }
-  /** Equality with a JSON value (scalar, object or array). */
-  | { kind: 'eq'; path: string; value: unknown }
-  | { kind: 'range'; path: string; op: RangeOp; value: number | string }
-  | { kind: 'exists'; path: string; value: boolean };
+export type { Filter, FilterNode, Metadata, RangeOp } from './filter-types.js';
 
 const FIELD_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists'];
 const LOGICAL_OPERATORS = ['$and', '$or', '$not'];

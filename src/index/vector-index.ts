@@ -282,7 +282,7 @@ export class VectorIndex {
     return { id, vector: float32ArrayToNumbers(this.kernel.readRow(row)), metadata: this.metadata.json(row) };
   }
 
-  /** The metadata of `id` as stored (JSON text; .value() parses it). */
+  /** The metadata of `id` as stored (its JSON bytes; .value() parses them). */
   getMetadata(id: string): MetadataJson | undefined {
     const row = this.rowOf.get(id);
     return row === undefined ? undefined : this.metadata.json(row);
@@ -294,7 +294,7 @@ export class VectorIndex {
     if (row === undefined) return false;
     this.version++;
     this.beforeChange(id, row);
-    this.setRowMetadata(row, metadata, isEmpty(metadata) ? null : jsonText(metadata));
+    this.metadata.set(row, metadata, isEmpty(metadata) ? null : jsonText(metadata), this.size);
     return true;
   }
 
@@ -379,7 +379,7 @@ export class VectorIndex {
       }
       this.order.write(id, this.nextSeq + i);
       rows[i] = row;
-      this.setRowMetadata(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i]);
+      this.metadata.set(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i], this.size);
     }
     // One pass over linear memory for the whole batch (views made once, not per row).
     kernel.writeRows(rows, vectors, this.nextSeq);
@@ -631,8 +631,8 @@ export class VectorIndex {
     if (seq === undefined) return;
     for (const open of this.openExports) {
       if (seq > open.position && seq <= open.upTo && !open.saved.has(seq)) {
-        // The copy's values, its id, and its metadata's text (a string of up to two bytes a character).
-        const bytes = this.kernel!.dim * 4 + TYPED_ARRAY_BYTES + rowHeapBytes(id) + METADATA_COPY_BYTES + 2 * this.metadata.jsonLength(row);
+        // The copy's values, its id, and its metadata (a view of its record, which keeps the record's bytes alive).
+        const bytes = this.kernel!.dim * 4 + TYPED_ARRAY_BYTES + rowHeapBytes(id) + METADATA_VIEW_BYTES + this.metadata.jsonLength(row);
         open.saved.set(seq, { vector: this.exportedRow(row), bytes });
         open.onCopies?.(bytes);
       }
@@ -644,11 +644,6 @@ export class VectorIndex {
     const bitmap = this.metadata.evaluate(filter, this.size);
     const count = bitmap.count();
     return count === this.size ? null : bitmap.rows(count);
-  }
-
-  /** `json`: the text of `metadata` (null for {}). */
-  private setRowMetadata(row: number, metadata: Metadata, json: JsonText | null): void {
-    this.metadata.set(row, metadata, json, this.size);
   }
 
   private removeRow(row: number): void {
@@ -750,8 +745,8 @@ export class VectorIndex {
 /** The metadata of a record given without any. */
 const NO_METADATA: Metadata = Object.freeze({});
 
-/** A MetadataJson and its string's header, beside the text. */
-const METADATA_COPY_BYTES = 64;
+/** A MetadataJson and its Uint8Array view. */
+const METADATA_VIEW_BYTES = 160;
 
 /** A stored vector's id and bookkeeping in the JS heap (its metadata aside). */
 const rowHeapBytes = (id: string) => ROW_HEAP_BYTES + stringHeapBytes(id);

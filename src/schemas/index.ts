@@ -1,5 +1,5 @@
 // All request schemas for one configuration, and the types derived from them.
-import * as v from 'valibot';
+import type * as v from 'valibot';
 import type { Config } from '../config.js';
 import { searchSchemas } from './search.js';
 import { vectorSchemas } from './vectors.js';

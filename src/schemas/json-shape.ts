@@ -3,7 +3,10 @@
 // validators, JSON.stringify and the filter matcher all recurse, and only see
 // values that passed these checks).
 
-import { isPlainRecords, PLAIN_RECORDS_DEPTH } from './checked-vectors.js';
+import { CheckedBatch } from './checked-batch.js';
+
+/** Levels of a checked batch without other fields: the array, its records, their vectors. */
+const PLAIN_BATCH_DEPTH = 3;
 
 export type JsonPath = (string | number)[];
 
@@ -17,7 +20,7 @@ interface Frame {
 
 function pathOf(frame: Frame): JsonPath {
   const path: JsonPath = [];
-  for (let f: Frame | null = frame; f && f.parent; f = f.parent) path.push(f.key);
+  for (let f: Frame | null = frame; f?.parent; f = f.parent) path.push(f.key);
   return path.reverse();
 }
 
@@ -31,10 +34,14 @@ export function firstTooDeep(value: unknown, maxDepth: number): JsonPath | null 
     if (current === null || typeof current !== 'object') continue;
     // A typed array (a vector read straight into float32) holds only numbers.
     if (ArrayBuffer.isView(current)) continue;
-    // A batch of plain records (the body reader checked each is { id: string,
-    // vector: Float32Array }) is as deep as its shape says: no walk over its
-    // thousands of records.
-    if (isPlainRecords(current) && depth - 1 + PLAIN_RECORDS_DEPTH <= maxDepth) continue;
+    // A batch the body reader checked is an array of records: without other
+    // fields, as deep as that shape says (no walk over its thousands of
+    // records); else each record as JSON.parse would make it.
+    if (current instanceof CheckedBatch) {
+      if (!current.otherFields && depth - 1 + PLAIN_BATCH_DEPTH <= maxDepth) continue;
+      for (let i = 0; i < current.records.length; i++) stack.push({ value: current.recordAt(i), depth: depth + 1, parent: frame, key: i });
+      continue;
+    }
     // Arrays by index, without an entry pair per element: a body holds
     // hundreds of thousands of vector components, and only containers matter.
     if (Array.isArray(current)) {

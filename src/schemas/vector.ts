@@ -1,14 +1,16 @@
 // The schema of a vector in a request (`vector`, `queryVector`, each of
 // `queryVectors`): a JSON array of numbers, or a base64 string of
 // little-endian float32. Published (OpenAPI) as the union of the two; valid
-// input takes the checks of checked-vectors.ts, anything else the declared
-// schema of its kind, whose issues carry their paths (e.g. /vector/3).
+// input takes the one-loop checks of checked-vectors.ts, anything else the
+// declared schema of its kind, whose issues carry their paths (e.g.
+// /vector/3). A Float32Array (what the body reader makes of either) gets the
+// same checks.
 import * as v from 'valibot';
 import { SPEC_LIMITS } from '../config.js';
 import { base64Length, BASE64_PATTERN, decodeFloat32Base64 } from './base64-float32.js';
-import { decodeValidBase64, isCheckedVector, isValidNumberVector, validComponents } from './checked-vectors.js';
+import { decodeValidBase64, isValidNumberVector, validComponents } from './checked-vectors.js';
 
-export { markCheckedBuffer, validComponents } from './checked-vectors.js';
+export { validComponents } from './checked-vectors.js';
 
 const MAX_ABS = SPEC_LIMITS.maxAbsComponent;
 const MAX_DIMS = SPEC_LIMITS.maxDimensions;
@@ -38,18 +40,24 @@ export const Base64VectorSchema = v.pipe(
 /** What is published and what reports the issues of input of no known kind. */
 const DeclaredVectorSchema = v.union([NumberVectorSchema, Base64VectorSchema]);
 
-const CheckedVectorSchema = v.custom<Float32Array>(isCheckedVector);
+const Float32VectorSchema = v.pipe(
+  v.instance(Float32Array),
+  v.check((values) => validComponents(values), `must hold 1 to ${MAX_DIMS} values, each finite and within ±${MAX_ABS}`),
+);
 const ValidNumberVectorSchema = v.custom<number[]>(isValidNumberVector);
 /** A base64 vector comes out decoded. */
 const ValidBase64VectorSchema = v.pipe(v.string(), v.transform((text) => decodeValidBase64(text) as Float32Array));
+/** Text that is not a valid base64 vector: the declared checks report it (the transform never runs). */
+const InvalidBase64VectorSchema = v.pipe(Base64VectorSchema, v.transform((text) => decodeValidBase64(text) as Float32Array));
 
-type VectorOutput = number[] | Float32Array;
+export type VectorOutput = number[] | Float32Array;
 
 function vectorSchemaFor(input: unknown): v.GenericSchema<unknown, VectorOutput> {
-  if (isCheckedVector(input)) return CheckedVectorSchema;
+  if (input instanceof Float32Array) return Float32VectorSchema;
   if (Array.isArray(input)) return isValidNumberVector(input) ? ValidNumberVectorSchema : NumberVectorSchema;
-  if (typeof input === 'string') return decodeValidBase64(input) !== null ? ValidBase64VectorSchema : Base64VectorSchema as never;
+  if (typeof input === 'string') return decodeValidBase64(input) !== null ? ValidBase64VectorSchema : InvalidBase64VectorSchema;
+  // Input of no known kind, which it refuses (it never outputs a string); also what OpenAPI publishes (getter(undefined)).
   return DeclaredVectorSchema as never;
 }
 
-export const VectorSchema = v.lazy(vectorSchemaFor) as unknown as v.GenericSchema<number[] | string, VectorOutput>;
+export const VectorSchema = v.lazy(vectorSchemaFor);

@@ -4,15 +4,31 @@ import { SPEC_LIMITS, type Config } from '../config.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, VECTOR_ENCODINGS } from '../export/format.js';
 import { exactlyOne } from './exactly-one.js';
 import { commonSchemas, DimensionsSchema, MetricSchema, VectorSchema, VectorTypeSchema } from './common.js';
-import { isPlainRecords, isValidPlainBatch } from './checked-vectors.js';
+import type { VectorOutput } from './vector.js';
+
+/** Fields that configure a new session; checked against a locked one. */
+const sessionOptions = {
+  dimensions: v.optional(DimensionsSchema),
+  metric: v.optional(MetricSchema),
+  vectorType: v.optional(VectorTypeSchema),
+};
+
+/** The entries every vector record has (a test may add more). */
+type RecordEntries = v.ObjectEntries & { id: v.GenericSchema<unknown, string>; vector: v.GenericSchema<unknown, VectorOutput> };
 
 /**
- * `schema` (the pipe of the `vectors` array) taking a batch that
- * isValidPlainBatch accepts as it is, without valibot's object pipeline per record.
+ * add-many's request for a record schema; the same with each record less the
+ * id and vector the body reader checks when it builds the batch; and the
+ * batch's length alone (checked-batch.ts, safeParseAddMany).
  */
-function withPlainRecords<S extends v.GenericSchema>(schema: S, maxIdLength: number, maxBatch: number): S {
-  const PlainBatchSchema = v.custom<v.InferOutput<S>>(isPlainRecords);
-  return v.lazy((input) => (isValidPlainBatch(input, maxIdLength, maxBatch) ? PlainBatchSchema : schema)) as unknown as S;
+export function addManySchemas<TEntries extends RecordEntries>(record: v.StrictObjectSchema<TEntries, undefined>, maxBatch: number) {
+  const batchOf = <TRecord extends v.GenericSchema>(item: TRecord) => v.pipe(v.array(item), v.minLength(1), v.maxLength(maxBatch));
+  return {
+    AddManyRequestSchema: v.strictObject({ vectors: batchOf(record), ...sessionOptions }),
+    AddManyOtherFieldsSchema: v.strictObject({ vectors: batchOf(v.omit(record, ['id', 'vector'])), ...sessionOptions }),
+    /** batchOf's bounds without a look at any record. */
+    AddManyLengthSchema: v.pipe(v.custom<unknown[]>(Array.isArray), v.minLength(1), v.maxLength(maxBatch)),
+  };
 }
 
 export const VectorEncodingSchema = v.pipe(
@@ -37,13 +53,6 @@ export function vectorSchemas(config: Config) {
     vector: VectorSchema,
     metadata: v.optional(MetadataSchema),
   });
-
-  /** Fields that configure a new session; checked against a locked one. */
-  const sessionOptions = {
-    dimensions: v.optional(DimensionsSchema),
-    metric: v.optional(MetricSchema),
-    vectorType: v.optional(VectorTypeSchema),
-  };
 
   return {
     /** A vector line of an import (add-many's record). */
@@ -91,13 +100,6 @@ export function vectorSchemas(config: Config) {
     PatchedMetadataSchema: MetadataSchema,
     SetMetadataRequestSchema: v.strictObject({ id: IdSchema, metadata: MetadataSchema }),
     AddRequestSchema: v.strictObject({ ...VectorRecordSchema.entries, ...sessionOptions }),
-    AddManyRequestSchema: v.strictObject({
-      vectors: withPlainRecords(
-        v.pipe(v.array(VectorRecordSchema), v.minLength(1), v.maxLength(config.maxAddManyBatch)),
-        config.maxIdLength,
-        config.maxAddManyBatch,
-      ),
-      ...sessionOptions,
-    }),
+    ...addManySchemas(VectorRecordSchema, config.maxAddManyBatch),
   };
 }

@@ -4,7 +4,13 @@
 // nothing past its window.
 import { request } from 'node:http';
 import { expect } from 'chai';
-import { answerStream, jsonPieces } from '../../src/http/answer-stream.js';
+import { answerStream, jsonPieces, type AnswerPiece } from '../../src/http/answer-stream.js';
+import { MetadataJson } from '../../src/index/metadata/metadata-json.js';
+
+const utf8In = new TextEncoder();
+const utf8Out = new TextDecoder();
+/** An answer's pieces as one text. */
+const joined = (pieces: Iterable<AnswerPiece>) => [...pieces].map((p) => (typeof p === 'string' ? p : utf8Out.decode(p))).join('');
 import { startApp, type LiveApp } from '../helpers/live-app.js';
 import { randomVectors, seededRng } from '../helpers/random.js';
 
@@ -49,9 +55,25 @@ describe('large answers', function () {
     };
     for (let n = 0; n < 300; n++) {
       const v = value(0);
-      expect([...jsonPieces(v)].join('')).to.equal(JSON.stringify(v));
+      expect(joined(jsonPieces(v))).to.equal(JSON.stringify(v));
     }
-    expect([...jsonPieces({ a: new Float32Array([1, 2]), b: new Date(0), c: [[{ d: [1] }]] })].join('')).to.equal(JSON.stringify({ a: new Float32Array([1, 2]), b: new Date(0), c: [[{ d: [1] }]] }));
+    expect(joined(jsonPieces({ a: new Float32Array([1, 2]), b: new Date(0), c: [[{ d: [1] }]] }))).to.equal(JSON.stringify({ a: new Float32Array([1, 2]), b: new Date(0), c: [[{ d: [1] }]] }));
+  });
+
+  it('writes stored metadata (MetadataJson) at any depth as its bytes, the same text JSON.stringify gives', () => {
+    const rng = seededRng(4);
+    const stored = (): MetadataJson => new MetadataJson(utf8In.encode(JSON.stringify({ t: 'é"\u2028'.repeat(Math.floor(rng() * 3)), n: rng() })));
+    const value = (depth: number): unknown => {
+      const r = rng();
+      if (r < 0.2) return stored();
+      if (depth > 4 || r < 0.4) return [1.5, 'x', null, true][Math.floor(rng() * 4)];
+      if (r < 0.7) return Array.from({ length: Math.floor(rng() * 4) }, () => value(depth + 1));
+      return Object.fromEntries(Array.from({ length: Math.floor(rng() * 4) }, (_, k) => [`k${k}`, value(depth + 1)]));
+    };
+    for (let n = 0; n < 300; n++) {
+      const v = { results: [[{ id: 'a', score: 1, metadata: stored() }]], other: value(0) };
+      expect(joined(jsonPieces(v))).to.equal(JSON.stringify(v));
+    }
   });
 
   it('gives each of several answer streams read at once its exact text', async () => {

@@ -7,46 +7,18 @@ import { VectorIndex, type Metadata } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { referenceMatches } from '../helpers/filter-reference.js';
 import { randomInt, seededRng, type Rng } from '../helpers/random.js';
+import { pick, randomFilter as randomFilterOf, randomMetadata as randomMetadataOf, type MetadataShape } from '../helpers/random-metadata.js';
 
-const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[randomInt(rng, xs.length)];
-const SCALARS = ['red', 'blue', 'green', 0, 1, 2, 3.5, -1, true, false, null, '1'] as const;
-const KEYS = ['color', 'n', 'flag', 'tags', 'meta'] as const;
-
-function randomValue(rng: Rng, depth = 0): unknown {
-  const r = rng();
-  if (r < 0.6 || depth > 1) return pick(rng, SCALARS);
-  if (r < 0.8) return Array.from({ length: randomInt(rng, 4) }, () => (rng() < 0.8 ? pick(rng, SCALARS) : randomMetadata(rng, depth + 1)));
-  return randomMetadata(rng, depth + 1);
-}
-
-function randomMetadata(rng: Rng, depth = 0): Metadata {
-  const out: Metadata = {};
-  for (const key of KEYS) if (rng() < 0.6) out[key] = randomValue(rng, depth);
-  if (rng() < 0.1) out['meta.color'] = pick(rng, SCALARS);
-  return out;
-}
-
-const PATHS = ['color', 'n', 'flag', 'tags', 'meta', 'meta.color', 'meta.n', 'tags.color', 'meta.meta.flag'];
-
-function randomFilter(rng: Rng, depth = 0): Record<string, unknown> {
-  const r = rng();
-  if (depth < 2 && r < 0.15) return { $or: [randomFilter(rng, depth + 1), randomFilter(rng, depth + 1)] };
-  if (depth < 2 && r < 0.25) return { $and: [randomFilter(rng, depth + 1), randomFilter(rng, depth + 1)] };
-  if (depth < 2 && r < 0.32) return { $not: randomFilter(rng, depth + 1) };
-  const path = pick(rng, PATHS);
-  const scalar = pick(rng, SCALARS);
-  const ops: (() => unknown)[] = [
-    () => scalar,
-    () => ({ $eq: scalar }),
-    () => ({ $ne: scalar }),
-    () => ({ $in: [scalar, pick(rng, SCALARS)] }),
-    () => ({ $nin: [scalar] }),
-    () => ({ [pick(rng, ['$gt', '$gte', '$lt', '$lte'])]: pick(rng, [0, 1, 2, 'blue', 'm']) }),
-    () => ({ $exists: rng() < 0.5 }),
-    () => randomValue(rng, 1), // deep equality with an object or array now and then
-  ];
-  return { [path]: pick(rng, ops)() };
-}
+const SHAPE: MetadataShape = {
+  scalars: ['red', 'blue', 'green', 0, 1, 2, 3.5, -1, true, false, null, '1'],
+  keys: ['color', 'n', 'flag', 'tags', 'meta', 'meta.color'],
+  paths: ['color', 'n', 'flag', 'tags', 'meta', 'meta.color', 'meta.n', 'tags.color', 'meta.meta.flag'],
+  bounds: [0, 1, 2, 'blue', 'm'],
+  maxDepth: 2,
+  keyChance: 0.6,
+};
+const randomMetadata = (rng: Rng) => randomMetadataOf(SHAPE, rng);
+const randomFilter = (rng: Rng) => randomFilterOf(SHAPE, rng);
 
 describe('metadata index under mutation', () => {
   it('agrees with the reference reading after every kind of change', () => {

@@ -13,9 +13,9 @@ import { VectorIndex, type Metadata } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { referenceMatches } from '../helpers/filter-reference.js';
 import { randomInt, seededRng, type Rng } from '../helpers/random.js';
+import { pick, randomFilter as randomFilterOf, randomMetadata as randomMetadataOf, type MetadataShape } from '../helpers/random-metadata.js';
 
 const CUT = SPEC_LIMITS.maxIndexedValueBytes;
-const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[randomInt(rng, xs.length)];
 
 /** Strings of CUT - 1, CUT and CUT + 1 UTF-8 bytes, in ASCII and ending in a 2-byte and a 3-byte character. */
 const EDGE_STRINGS = [-1, 0, 1].flatMap((d) => [
@@ -29,44 +29,14 @@ const STRINGS = ['', 'red', 'blue', 'ü', '中文', '😀', 'a.b', '1', 'null', 
 const SCALARS: readonly unknown[] = [...NUMBERS, ...STRINGS, true, false, null];
 const KEYS = ['color', 'n', 'tags', 'meta', 'a.b', 'ключ', '__proto__', 'text'];
 
-function randomValue(rng: Rng, depth: number): unknown {
-  const r = rng();
-  if (r < 0.6 || depth > 2) return pick(rng, SCALARS);
-  if (r < 0.8) return Array.from({ length: randomInt(rng, 4) }, () => (rng() < 0.7 ? pick(rng, SCALARS) : randomValue(rng, depth + 1)));
-  return randomMetadata(rng, depth + 1);
-}
-
-function randomMetadata(rng: Rng, depth = 0): Metadata {
-  const out: Metadata = {};
-  for (const key of KEYS) if (rng() < 0.45) out[key] = randomValue(rng, depth);
-  return out;
-}
-
 /** What a client gets back: the JSON of what it stored. */
 const asStored = (metadata: Metadata): Metadata => JSON.parse(JSON.stringify(metadata)) as Metadata;
 
 const PATHS = ['color', 'n', 'tags', 'meta', 'meta.color', 'meta.n', 'tags.color', 'a.b', 'text', 'ключ', 'meta.tags.n'];
 
-function randomFilter(rng: Rng, depth = 0): Record<string, unknown> {
-  const r = rng();
-  if (depth < 2 && r < 0.12) return { $or: [randomFilter(rng, depth + 1), randomFilter(rng, depth + 1)] };
-  if (depth < 2 && r < 0.24) return { $and: [randomFilter(rng, depth + 1), randomFilter(rng, depth + 1)] };
-  if (depth < 2 && r < 0.3) return { $not: randomFilter(rng, depth + 1) };
-  const path = pick(rng, PATHS);
-  const scalar = pick(rng, SCALARS);
-  const bound = rng() < 0.5 ? pick(rng, NUMBERS) : pick(rng, STRINGS);
-  const ops: (() => unknown)[] = [
-    () => scalar,
-    () => ({ $eq: scalar }),
-    () => ({ $ne: scalar }),
-    () => ({ $in: [scalar, pick(rng, SCALARS)] }),
-    () => ({ $nin: [scalar] }),
-    () => ({ [pick(rng, ['$gt', '$gte', '$lt', '$lte'])]: bound }),
-    () => ({ $exists: rng() < 0.5 }),
-    () => randomValue(rng, 1),
-  ];
-  return { [path]: pick(rng, ops)() };
-}
+const SHAPE: MetadataShape = { scalars: SCALARS, keys: KEYS, paths: PATHS, bounds: [...NUMBERS, ...STRINGS], maxDepth: 3, keyChance: 0.45 };
+const randomMetadata = (rng: Rng) => randomMetadataOf(SHAPE, rng);
+const randomFilter = (rng: Rng) => randomFilterOf(SHAPE, rng);
 
 describe('metadata store: random metadata through every write, against a reference', () => {
   for (const seed of [1, 2, 3]) {
@@ -182,8 +152,26 @@ describe('metadata store: memory', () => {
     expect(index.metadataBytes).to.be.at.most(3 * jsonBytes + 4 * 1024 * 1024);
     index.delete([...model.keys()]);
     expect(index.metadataStats).to.deep.equal({ jsonBytes: 0, indexEntries: 0 });
-    index.reset();
+    // With no metadata left, the store lets go of its arrays, however large they grew.
     expect(index.metadataBytes).to.equal(0);
+  });
+
+  it('hands out metadata that stays as it was when read, whatever the index does after (replace, delete, compaction, reset)', () => {
+    const index = new VectorIndex(loadKernelModule(), 1000);
+    const meta = (i: number, round: number) => ({ text: `r${round} `.repeat(200) + i, i });
+    index.upsert(Array.from({ length: 300 }, (_, i) => ({ id: `v${i}`, vector: [1, i + 1], metadata: meta(i, 0) })));
+    const held = Array.from({ length: 300 }, (_, i) => index.getMetadata(`v${i}`)!);
+    const hits = index.search([[1, 2]], { topK: 50, includeMetadata: true }).results[0];
+    for (let round = 1; round <= 6; round++) {
+      index.upsert(Array.from({ length: 300 }, (_, i) => ({ id: `v${i}`, vector: [1, i + 1], metadata: meta(i, round) })));
+    }
+    index.delete(Array.from({ length: 150 }, (_, i) => `v${i}`));
+    held.forEach((metadata, i) => {
+      expect(metadata.value()).to.deep.equal(meta(i, 0));
+    });
+    for (const hit of hits) expect(hit.metadata!.value()).to.deep.equal(meta(Number(hit.id.slice(1)), 0));
+    index.reset();
+    expect(held[7].json).to.equal(JSON.stringify(meta(7, 0)));
   });
 
   it('compacts a chunk that is half holes into the open one, keeping the bytes and entries of its rows', () => {

@@ -54,6 +54,14 @@ describe('base64 float32 vectors', () => {
     expect(v.safeParse(VectorSchema, 5).success).to.equal(false);
   });
 
+  it('VectorSchema checks a Float32Array (what the body reader makes) as it checks a number array', () => {
+    const floats = Float32Array.of(1, 2);
+    expect(v.parse(VectorSchema, floats)).to.equal(floats);
+    for (const bad of [new Float32Array(0), Float32Array.of(1, NaN), Float32Array.of(Infinity), Float32Array.of(3e38), new Float32Array(1025)]) {
+      expect(v.safeParse(VectorSchema, bad).success, String(bad.length)).to.equal(false);
+    }
+  });
+
   it('keeps the path of a bad component in a number array', () => {
     const result = v.safeParse(VectorSchema, [1, 'x', 3]);
     expect(result.success).to.equal(false);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { firstOverKeyLimit, firstTooDeep } from '../../src/schemas/json-shape.js';
-import { markPlainRecords } from '../../src/schemas/checked-vectors.js';
+import { CheckedBatch } from '../../src/schemas/checked-batch.js';
 
 function nested(levels: number): unknown {
   let value: unknown = 1;
@@ -20,15 +20,18 @@ describe('firstTooDeep', () => {
     expect(firstTooDeep(nested(5), 3)).to.deep.equal(['k', 'k', 'k']);
   });
 
-  it('gives a reader\'s plain batch the depth a walk over its records would', () => {
+  it('gives a reader\'s checked batch the depth a walk over its records would', () => {
     const records = () => [{ id: 'a', vector: Float32Array.of(1) }, { id: 'b', vector: Float32Array.of(2) }];
-    for (const marked of [false, true]) {
-      const batch = records();
-      if (marked) markPlainRecords(batch);
+    for (const checked of [false, true]) {
+      const batch = checked ? new CheckedBatch(records(), undefined) : records();
       // body 1, batch 2, record 3, vector 4
-      expect(firstTooDeep({ vectors: batch }, 4), `marked=${marked}`).to.equal(null);
-      expect(firstTooDeep({ vectors: batch }, 3), `marked=${marked}`).to.deep.equal(['vectors', 1, 'vector']);
+      expect(firstTooDeep({ vectors: batch }, 4), `checked=${checked}`).to.equal(null);
+      expect(firstTooDeep({ vectors: batch }, 3), `checked=${checked}`).to.deep.equal(['vectors', 1, 'vector']);
     }
+    // Other fields: walked as the records JSON.parse would make.
+    const withMetadata = new CheckedBatch(records(), [undefined, { metadata: { a: { b: 1 } } }]);
+    expect(firstTooDeep({ vectors: withMetadata }, 5)).to.equal(null);
+    expect(firstTooDeep({ vectors: withMetadata }, 4)).to.deep.equal(['vectors', 1, 'metadata', 'a']);
   });
 
   it('measures a million levels without recursion', () => {

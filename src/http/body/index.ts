@@ -8,7 +8,8 @@
 //                        that give the event loop back (SLICE_MS); it may decline
 //   4. parse-json.ts     everything else: strict UTF-8, then JSON.parse (400 INVALID_JSON)
 //   5. depth.ts          the nesting limit, before anything recursive runs
-//   6. validate.ts       in the route: parseBody(ctx, schema), valibot
+//   6. validate.ts       in the route: parseBody(ctx, schema), valibot; add-many
+//                        through parseAddManyBody (its CheckedBatch: schemas/checked-batch.ts)
 // Pooled buffers go back once the route is done (after `await next()`).
 import type { Middleware } from 'koa';
 import type { Context } from 'koa';
@@ -25,7 +26,7 @@ import { readVectorBodySliced } from './vector-reader.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { WasmBodyBuffer } from './wasm-body-buffer.js';
 
-export { parseBody } from './validate.js';
+export { parseAddManyBody, parseBody } from './validate.js';
 
 /** Bodies from this size take milliseconds to parse and to validate: each step gets a turn of the event loop. */
 const LARGE_BODY_BYTES = 1024 * 1024;
@@ -80,7 +81,7 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
       // A large body's last bytes, its parsing and its validation each start a turn of their own.
       const large = bytes.length >= LARGE_BODY_BYTES;
       if (large) await nextTurn();
-      const body = (options.vectors && await readVectorBodySliced(bytes, target.lease, target.wasmBuffer)) || parseJson(bytes);
+      const body = (options.vectors && await readVectorBodySliced(bytes, target.lease, target.wasmBuffer, config.maxIdLength)) || parseJson(bytes);
       if (large) await nextTurn();
       assertBodyDepth(body, BODY_FRAME_DEPTH + config.maxJsonDepth);
       ctx.request.body = body;

@@ -10,22 +10,30 @@
 // for SLICE_MS, so a 20 MB add-many does not hold the main thread for the
 // 100+ ms one pass takes. Text between those points is handled whole.
 //
+// An add-many batch (`vectors`) comes out as a CheckedBatch
+// (src/schemas/checked-batch.ts): records of a string id of 1 to maxIdLength
+// characters and a checked vector each, their other fields as JSON.parse
+// makes them, for the route to validate through the schema.
+//
 // It only takes the easy road: on anything it does not handle (non-ASCII
-// bytes, a "__proto__" key, a component out of range, malformed JSON...) it
-// declines (undefined) and the caller parses the body the ordinary way, which
-// reports whatever is wrong.
+// bytes, a "__proto__" key, a component out of range, malformed JSON, a
+// record it cannot check...) it declines (undefined) and the caller parses
+// the body the ordinary way, which reports whatever is wrong.
 import { isAscii } from 'node:buffer';
 import { endianness } from 'node:os';
-import { SPEC_LIMITS } from '../../config.js';
+import { loadConfig, SPEC_LIMITS } from '../../config.js';
 import { Slices } from '../../sessions/persistence/slices.js';
 import { base64Length } from '../../schemas/base64-float32.js';
-import { markCheckedBuffer, markPlainRecords } from '../../schemas/checked-vectors.js';
+import { CheckedBatch, type CheckedRecord } from '../../schemas/checked-batch.js';
 import type { BufferLease } from './buffer-pool.js';
 import { base64Decoder, type Base64Decoder } from './base64-decoder.js';
 import type { WasmBodyBuffer } from './wasm-body-buffer.js';
 
 const MAX_ABS = SPEC_LIMITS.maxAbsComponent;
 const MAX_DIMS = SPEC_LIMITS.maxDimensions;
+
+/** The id length limit of the default configuration (tests and benches read bodies without a config). */
+const DEFAULT_MAX_ID_LENGTH = loadConfig({}).maxIdLength;
 
 /** Strict UTF-8 of a value's bytes; a BOM is kept (and then refused by JSON.parse), as in a whole body's text. */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -75,6 +83,7 @@ class Reader {
     private readonly bytes: Buffer,
     private readonly lease: BufferLease | undefined,
     wasmBuffer: WasmBodyBuffer | undefined,
+    private readonly maxIdLength: number,
   ) {
     this.wasmBuffer = wasmBuffer?.holds(bytes) ? wasmBuffer : undefined;
   }
@@ -99,37 +108,43 @@ class Reader {
     this.pos++;
   }
 
-  /** False once a record of the batch is not exactly { id: string, vector: Float32Array } (see checked-vectors.ts). */
-  plainRecords = true;
-
   /**
-   * A record of add-many: an object read like object(field), without a
-   * closure per record; `"id"` and `"vector"` keys are matched on their
-   * bytes, not sliced into new strings.
+   * The records of add-many's `vectors`: each an object like object(field),
+   * without a closure per record (`"id"` and `"vector"` keys are matched on
+   * their bytes, not sliced into new strings), whose id and vector pass the
+   * checks of a CheckedBatch; any other field is kept apart.
    */
-  record(): Record<string, unknown> {
-    this.expect(OPEN_OBJECT);
-    const out: Record<string, unknown> = {};
-    if (this.peek() === CLOSE_OBJECT) {
-      this.pos++;
-      this.plainRecords = false;
-      return out;
-    }
-    let keys = 0;
-    for (;;) {
-      if (this.peek() !== QUOTE) throw DECLINE;
-      const key = this.key();
-      this.expect(COLON);
-      out[key] = this.field(key);
-      keys++;
-      const next = this.peek();
-      this.pos++;
-      if (next === CLOSE_OBJECT) break;
-      if (next !== COMMA) throw DECLINE;
-    }
-    // Two keys holding a string id and a Float32Array vector can only be `id` and `vector`, once each.
-    if (keys !== 2 || typeof out.id !== 'string' || !(out.vector instanceof Float32Array)) this.plainRecords = false;
-    return out;
+  *batch(): Generator<void, CheckedBatch> {
+    const records: CheckedRecord[] = [];
+    let otherFields: (Record<string, unknown> | undefined)[] | undefined;
+    const record = () => {
+      let id: unknown;
+      let vector: unknown;
+      let fields: Record<string, unknown> | undefined;
+      this.expect(OPEN_OBJECT);
+      for (;;) {
+        if (this.peek() !== QUOTE) throw DECLINE;
+        const key = this.key();
+        this.expect(COLON);
+        // A repeated key keeps its last value, as with JSON.parse.
+        if (key === 'id') id = this.field(key);
+        else if (key === 'vector') vector = this.field(key);
+        else {
+          fields ??= {};
+          fields[key] = this.field(key);
+        }
+        const next = this.peek();
+        this.pos++;
+        if (next === CLOSE_OBJECT) break;
+        if (next !== COMMA) throw DECLINE;
+      }
+      if (typeof id !== 'string' || id.length < 1 || id.length > this.maxIdLength || !(vector instanceof Float32Array)) throw DECLINE;
+      if (fields) otherFields ??= new Array(records.length).fill(undefined);
+      otherFields?.push(fields);
+      records.push({ id, vector });
+    };
+    yield* this.pausingArray(record);
+    return new CheckedBatch(records, otherFields);
   }
 
   /** A key at a quote: the common ones without a new string; "__proto__" declines. */
@@ -235,7 +250,6 @@ class Reader {
       const buffer = this.lease ? this.lease.take(floats * 4) : new ArrayBuffer(floats * 4);
       this.arena = new Float32Array(buffer, 0, floats);
       this.arenaUsed = 0;
-      markCheckedBuffer(this.arena.buffer);
     }
     const values = this.arena.subarray(this.arenaUsed, this.arenaUsed + n);
     this.arenaUsed += n;
@@ -401,12 +415,7 @@ function endOfValue(bytes: Buffer, start: number): number {
 
 /** A top-level value of the body: vectors and queryVectors with pauses between items. */
 function* topLevelValue(reader: Reader, key: string): Generator<void, unknown> {
-  if (key === 'vectors' && reader.peek() === OPEN_ARRAY) {
-    reader.plainRecords = true;
-    const records = yield* reader.pausingArray(() => reader.record());
-    if (reader.plainRecords) markPlainRecords(records);
-    return records;
-  }
+  if (key === 'vectors' && reader.peek() === OPEN_ARRAY) return yield* reader.batch();
   if (key === 'queryVectors' && reader.peek() === OPEN_ARRAY) return yield* reader.pausingArray(() => reader.vector());
   return reader.field(key);
 }
@@ -446,11 +455,11 @@ function* topLevel(reader: Reader): Generator<void, Record<string, unknown>> {
  * vectors live in it: give either back only once nothing will read
  * them. In one piece: readVectorBodySliced is the same parse in slices.
  */
-export function readVectorBody(bytes: Buffer, lease?: BufferLease, wasmBuffer?: WasmBodyBuffer): Record<string, unknown> | undefined {
+export function readVectorBody(bytes: Buffer, lease?: BufferLease, wasmBuffer?: WasmBodyBuffer, maxIdLength = DEFAULT_MAX_ID_LENGTH): Record<string, unknown> | undefined {
   // No check of the whole body for non-ASCII bytes: every string is made
   // from ASCII bytes only (string(), jsonValue()), and anywhere else such a
   // byte is not JSON structure, a digit or base64, so the reader declines.
-  const parse = parseSteps(new Reader(bytes, lease, wasmBuffer));
+  const parse = parseSteps(new Reader(bytes, lease, wasmBuffer, maxIdLength));
   for (;;) {
     const step = parse.next();
     if (step.done) return step.value;
@@ -482,8 +491,14 @@ function* parseSteps(reader: Reader): Generator<void, Record<string, unknown> | 
  * requests then run, and may use the shared base64 decoder: its pending
  * values are flushed first). The same result, or undefined, as readVectorBody.
  */
-export async function readVectorBodySliced(bytes: Buffer, lease?: BufferLease, wasmBuffer?: WasmBodyBuffer, slices = new Slices()): Promise<Record<string, unknown> | undefined> {
-  const reader = new Reader(bytes, lease, wasmBuffer);
+export async function readVectorBodySliced(
+  bytes: Buffer,
+  lease?: BufferLease,
+  wasmBuffer?: WasmBodyBuffer,
+  maxIdLength = DEFAULT_MAX_ID_LENGTH,
+  slices = new Slices(),
+): Promise<Record<string, unknown> | undefined> {
+  const reader = new Reader(bytes, lease, wasmBuffer, maxIdLength);
   const parse = parseSteps(reader);
   for (let step = parse.next(); ; step = parse.next()) {
     if (step.done) return step.value;

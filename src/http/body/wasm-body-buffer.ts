@@ -9,7 +9,6 @@
 // request that read a body into it is done.
 import { heapBaseOf, instantiateKernel, type KernelExports } from '../../kernel/kernel-module.js';
 import { align16, PAGE_BYTES } from '../../kernel/layout.js';
-import { markCheckedBuffer } from '../../schemas/checked-vectors.js';
 import { MAX_ABS_BITS } from './base64-decoder.js';
 
 /** Floats the base64 in a body of `length` bytes can decode to, at most: 3 bytes per 4 characters. */
@@ -36,8 +35,6 @@ export class WasmBodyBuffer {
     this.memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
     this.buffer = this.memory.buffer;
     this.kernel = instantiateKernel(module, this.memory);
-    // The vector schema takes views of this memory as checked: only decode() makes them.
-    markCheckedBuffer(this.buffer);
   }
 
   /** The bytes a WasmBodyBuffer needs for a body of `length` bytes and every float its base64 can hold. */

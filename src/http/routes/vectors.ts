@@ -4,7 +4,7 @@ import { pointer } from '../../errors.js';
 import type { UpsertOptions, VectorInput } from '../../index/vector-index.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';
-import { parseBody } from '../body/index.js';
+import { parseAddManyBody, parseBody } from '../body/index.js';
 import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 import { noBody } from '../body/no-body.js';
@@ -97,7 +97,7 @@ export function vectorRoutes(deps: RouteDeps): void {
   });
 
   router.post('/vectors/add-many', auth, vectorJson, async (ctx) => {
-    const { vectors, dimensions, metric, vectorType } = parseBody(ctx, schemas.AddManyRequestSchema);
+    const { vectors, dimensions, metric, vectorType } = parseAddManyBody(ctx, schemas);
     const mutation = await upsert(ctx, deps, vectors, { dimensions, metric, vectorType, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
     replyWithSession(ctx, store, { mutation });
   });

@@ -115,15 +115,6 @@ export class ByteDictionary {
     return this.keys.subarray(this.keyStart[id], this.keyStart[id] + this.keyLength[id]);
   }
 
-  clear(): void {
-    this.table = emptyTable(FIRST_SLOTS);
-    this.keyStart = new Uint32Array(16);
-    this.keyLength = new Uint32Array(16);
-    this.keys = new Uint8Array(1024);
-    this.freeIds = new Uint32Array(16);
-    this.usedSlots = this.keyTop = this.deadKeyBytes = this.freeCount = this.idTop = this.size = 0;
-  }
-
   private keyEquals(id: number, bytes: Uint8Array, length: number): boolean {
     if (this.keyLength[id] !== length) return false;
     const keys = this.keys, start = this.keyStart[id];

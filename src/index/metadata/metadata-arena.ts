@@ -61,9 +61,17 @@ export class MetadataArena {
 
   /** The row's metadata as JSON text. */
   json(row: number): string {
-    if (!this.has(row)) return '{}';
+    return this.has(row) ? utf8.decode(this.jsonBytesOf(row)) : '{}';
+  }
+
+  /**
+   * The row's JSON bytes (which it has), a view of its chunk: chunks are only
+   * appended to and never reused, so the view keeps these bytes whatever
+   * the arena does after.
+   */
+  jsonBytesOf(row: number): Uint8Array {
     const chunk = this.chunks[this.chunkOf[row]]!, at = this.offsetOf[row];
-    return utf8.decode(chunk.bytes.subarray(at, at + this.jsonLengthOf[row]));
+    return chunk.bytes.subarray(at, at + this.jsonLengthOf[row]);
   }
 
   /** The entry ids of the row (a view: read it before the next change). */

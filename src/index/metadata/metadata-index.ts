@@ -33,15 +33,16 @@ export type MetadataReader = (row: number) => Metadata;
 export class MetadataIndex {
   private readonly dictionary = new ByteDictionary();
   private readonly postings = new RowPostings();
-  /** Per entry: its kind, its path's id (value entries), and its place in its path's list of values. */
+  /**
+   * Per entry: its kind, its path's id (value entries), and its place in its
+   * path's list of values; a path entry's nextInPath is its first value.
+   */
   private kindOf = new Uint8Array(16);
   private pathOf = new Int32Array(16);
   private nextInPath = new Int32Array(16);
-  /** Per number entry: its value (ranges compare it without reading the key). */
-  private numberValue = new Float64Array(16);
   private prevInPath = new Int32Array(16);
-  /** Per path entry: its first value entry, or -1. */
-  private firstInPath = new Int32Array(16);
+  /** Per number entry: its value (a range compares it without reading the key). */
+  private numberValue = new Float64Array(16);
   /** Per entry: the last row add that listed it, so a row lists an entry once. */
   private listedBy = new Uint32Array(16);
   private rowStamp = 0;
@@ -58,8 +59,7 @@ export class MetadataIndex {
   /** Bytes of the typed arrays held. */
   get byteLength(): number {
     return this.dictionary.byteLength + this.postings.byteLength + this.key.byteLength + this.rowEntries.byteLength
-      + this.kindOf.byteLength + this.pathOf.byteLength + this.nextInPath.byteLength + this.prevInPath.byteLength + this.numberValue.byteLength
-      + this.firstInPath.byteLength + this.listedBy.byteLength;
+      + this.kindOf.byteLength + this.pathOf.byteLength + this.nextInPath.byteLength + this.prevInPath.byteLength + this.numberValue.byteLength + this.listedBy.byteLength;
   }
 
   /** Entries held (paths, values, long-string sets). */
@@ -97,20 +97,6 @@ export class MetadataIndex {
   /** Row `from` (with `entries`) is now row `to`. */
   moveRow(from: number, to: number, entries: Uint32Array, rowCount: number): void {
     for (let i = 0; i < entries.length; i++) this.postings.move(entries[i], from, to, rowCount);
-  }
-
-  clear(): void {
-    this.dictionary.clear();
-    this.postings.clear();
-    this.pathIds.clear();
-    this.kindOf = new Uint8Array(16);
-    this.pathOf = new Int32Array(16);
-    this.nextInPath = new Int32Array(16);
-    this.numberValue = new Float64Array(16);
-    this.prevInPath = new Int32Array(16);
-    this.firstInPath = new Int32Array(16);
-    this.listedBy = new Uint32Array(16);
-    this.rowStamp = 0;
   }
 
   /**
@@ -205,7 +191,7 @@ export class MetadataIndex {
       const path = this.findPath(node.path);
       if (path < 0) return true;
       const numeric = typeof node.value === 'number';
-      for (let id = this.firstInPath[path]; id >= 0; id = this.nextInPath[id]) {
+      for (let id = this.nextInPath[path]; id >= 0; id = this.nextInPath[id]) {
         const kind = this.kindOf[id];
         if (kind !== (numeric ? NUMBER : STRING)) continue;
         if (compareRange(node.op, numeric ? this.numberOf(id) : this.stringOf(id), node.value)) this.postings.orInto(id, out.words);
@@ -297,14 +283,13 @@ export class MetadataIndex {
     this.kindOf[id] = kind;
     this.pathOf[id] = path;
     if (kind === NUMBER) this.numberValue[id] = this.number[0];
-    this.firstInPath[id] = -1;
     this.prevInPath[id] = -1;
     this.nextInPath[id] = -1;
     if (kind !== PATH && kind !== LONG_STRINGS) {
-      const first = this.firstInPath[path];
+      const first = this.nextInPath[path];
       this.nextInPath[id] = first;
       if (first >= 0) this.prevInPath[first] = id;
-      this.firstInPath[path] = id;
+      this.nextInPath[path] = id;
     }
     return id;
   }
@@ -318,7 +303,7 @@ export class MetadataIndex {
     } else if (kind !== LONG_STRINGS) {
       const prev = this.prevInPath[id], next = this.nextInPath[id];
       if (prev >= 0) this.nextInPath[prev] = next;
-      else this.firstInPath[this.pathOf[id]] = next;
+      else this.nextInPath[this.pathOf[id]] = next;
       if (next >= 0) this.prevInPath[next] = prev;
     }
     this.dictionary.remove(id);
@@ -340,9 +325,8 @@ export class MetadataIndex {
     this.kindOf = grown(this.kindOf, limit);
     this.pathOf = grown(this.pathOf, limit);
     this.nextInPath = grown(this.nextInPath, limit);
-    this.numberValue = grown(this.numberValue, limit);
     this.prevInPath = grown(this.prevInPath, limit);
-    this.firstInPath = grown(this.firstInPath, limit);
+    this.numberValue = grown(this.numberValue, limit);
     this.listedBy = grown(this.listedBy, limit);
     this.postings.ensureIds(this.kindOf.length);
   }

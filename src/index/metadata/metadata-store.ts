@@ -61,7 +61,7 @@ export class MetadataStore {
       const count = this.index.addRow(row, metadata, rowCount);
       this.arena.write(row, json.text, json.bytes, this.index.entries(), count);
     }
-    this.arena.compactStep(rowCount);
+    this.settle(rowCount);
   }
 
   /** Delete the metadata of `row`, moving that of `last` (the index's last row) into it. */
@@ -75,7 +75,13 @@ export class MetadataStore {
       this.index.moveRow(last, row, this.arena.entries(last), rowCount);
       this.arena.move(last, row);
     }
-    this.arena.compactStep(rowCount - 1);
+    this.settle(rowCount - 1);
+  }
+
+  /** After a change: one compaction step, or, once no row has metadata, everything let go (arrays never shrink otherwise). */
+  private settle(rowCount: number): void {
+    if (this.indexOrNull?.entryCount === 0) this.clear();
+    else this.arena.compactStep(rowCount);
   }
 
   /** UTF-8 bytes of the row's metadata as JSON (2 for {}). */
@@ -83,9 +89,9 @@ export class MetadataStore {
     return this.arena.jsonLength(row);
   }
 
-  /** The row's metadata, copied out as JSON text. */
+  /** The row's metadata as its JSON bytes (a view that stays as it is now, whatever changes after). */
   json(row: number): MetadataJson {
-    return this.arena.has(row) ? new MetadataJson(this.arena.json(row)) : EMPTY;
+    return this.arena.has(row) ? new MetadataJson(this.arena.jsonBytesOf(row)) : EMPTY;
   }
 
   /** The row's metadata as a new object. */
@@ -104,4 +110,4 @@ export class MetadataStore {
   }
 }
 
-const EMPTY = new MetadataJson('{}');
+const EMPTY = new MetadataJson(new TextEncoder().encode('{}'));

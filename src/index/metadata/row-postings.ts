@@ -143,20 +143,6 @@ export class RowPostings {
     }
   }
 
-  /** Drop every posting. */
-  clear(): void {
-    this.kind = new Uint8Array(16);
-    this.count = new Uint32Array(16);
-    this.ref = new Uint32Array(16);
-    this.blockClass = new Uint8Array(16);
-    this.slab = new Uint32Array(64);
-    this.slabTop = 0;
-    this.freeBlocks.fill(-1);
-    this.bitmaps = [];
-    this.freeBitmapSlots = [];
-    this.bitmapBytes = 0;
-  }
-
   /** Give back the storage of a posting that lost its last row. */
   private release(id: number): void {
     if (this.kind[id] === LIST) this.free(this.ref[id], this.blockClass[id]);

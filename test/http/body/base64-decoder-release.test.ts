@@ -8,6 +8,7 @@ import vm from 'node:vm';
 import { BufferLease, BufferPool } from '../../../src/http/body/buffer-pool.js';
 import { readVectorBody } from '../../../src/http/body/vector-reader.js';
 import { encodeFloat32Base64 } from '../../../src/schemas/base64-float32.js';
+import type { CheckedBatch } from '../../../src/schemas/checked-batch.js';
 import { randomVector, seededRng } from '../../helpers/random.js';
 
 // A gc() without starting node with --expose-gc: a context made after the
@@ -47,7 +48,7 @@ function parseAndDrop(bytes: Buffer, expectParsed: boolean) {
   const lease = new WatchedLease();
   const parsed = readVectorBody(bytes, lease);
   expect(parsed !== undefined, 'parsed').to.equal(expectParsed);
-  if (parsed) expect((parsed.vectors as { vector: unknown }[])[0].vector).to.be.instanceOf(Float32Array);
+  if (parsed) expect((parsed.vectors as CheckedBatch).records[0].vector).to.be.instanceOf(Float32Array);
   expect(lease.buffers.length, 'the parser took a buffer for the vectors').to.be.greaterThan(0);
   return { body: new WeakRef(bytes), buffers: lease.buffers };
 }

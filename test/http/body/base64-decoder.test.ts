@@ -10,6 +10,7 @@ import { SPEC_LIMITS } from '../../../src/config.js';
 import { BufferLease, BufferPool } from '../../../src/http/body/buffer-pool.js';
 import { readVectorBody } from '../../../src/http/body/vector-reader.js';
 import { encodeFloat32Base64 } from '../../../src/schemas/base64-float32.js';
+import type { CheckedBatch } from '../../../src/schemas/checked-batch.js';
 import { randomVector, seededRng, type Rng } from '../../helpers/random.js';
 
 const floats = (rng: Rng, dim: number) => Float32Array.from(randomVector(rng, dim));
@@ -17,8 +18,8 @@ const floats = (rng: Rng, dim: number) => Float32Array.from(randomVector(rng, di
 /** Each record's vector as its float bits, the rest as is. */
 function bitsOf(body: Record<string, unknown> | undefined): unknown {
   if (!body) return body;
-  const records = body.vectors as Record<string, unknown>[];
-  return records.map((r) => ({ ...r, vector: Array.from(new Uint32Array(Float32Array.from(r.vector as Float32Array).buffer)) }));
+  const batch = body.vectors as CheckedBatch;
+  return batch.records.map((r) => ({ ...r, vector: Array.from(new Uint32Array(Float32Array.from(r.vector as Float32Array).buffer)) }));
 }
 
 /** An add-many body of `count` records with the given dims, each vector base64 or (when `json(i)`) numbers. */

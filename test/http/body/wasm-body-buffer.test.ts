@@ -11,6 +11,7 @@ import { WasmBodyBuffer } from '../../../src/http/body/wasm-body-buffer.js';
 import { readVectorBody } from '../../../src/http/body/vector-reader.js';
 import { loadKernelModule } from '../../../src/kernel/load-node.js';
 import { encodeFloat32Base64 } from '../../../src/schemas/base64-float32.js';
+import type { CheckedBatch } from '../../../src/schemas/checked-batch.js';
 import { randomVector, seededRng, type Rng } from '../../helpers/random.js';
 
 /** An add-many body of `count` records of the given dims, each vector base64 or (when `json(i)`) numbers. */
@@ -26,7 +27,7 @@ function batchText(rng: Rng, count: number, dimOf: (i: number) => number, json: 
 /** Each record's vector as its float bits (and whether it is a view of `space`), the rest as is. */
 function bitsOf(body: Record<string, unknown> | undefined) {
   if (!body) return body;
-  return (body.vectors as { id: string; vector: Float32Array }[]).map((r) => ({ id: r.id, vector: Array.from(new Uint32Array(Float32Array.from(r.vector).buffer)) }));
+  return (body.vectors as CheckedBatch).records.map((r) => ({ id: r.id, vector: Array.from(new Uint32Array(Float32Array.from(r.vector).buffer)) }));
 }
 
 /** The body parsed from a space (as body.ts reads a large one) and from an ordinary buffer. */
@@ -51,7 +52,7 @@ describe('WasmBodyBuffer: base64 vectors decoded in place', () => {
       const space = new WasmBodyBuffer(module, WasmBodyBuffer.bytesFor(text.length));
       const { inPlace, windowed } = bothWays(space, text);
       expect(bitsOf(inPlace)).to.deep.equal(bitsOf(windowed));
-      const records = inPlace!.vectors as { vector: Float32Array }[];
+      const { records } = inPlace!.vectors as CheckedBatch;
       records.forEach((r, i) => { expect(r.vector.buffer === space.memory.buffer, `record ${i}`).to.equal(!json[i]); });
     }), { numRuns: 50 });
   });
@@ -62,7 +63,7 @@ describe('WasmBodyBuffer: base64 vectors decoded in place', () => {
     const space = new WasmBodyBuffer(module, Math.ceil(text.length / 16) * 16 + 300 * 4);
     const { inPlace, windowed } = bothWays(space, text);
     expect(bitsOf(inPlace)).to.deep.equal(bitsOf(windowed));
-    const placed = (inPlace!.vectors as { vector: Float32Array }[]).filter((r) => r.vector.buffer === space.memory.buffer);
+    const placed = (inPlace!.vectors as CheckedBatch).records.filter((r) => r.vector.buffer === space.memory.buffer);
     expect(placed).to.have.length(3);
   });
 
