@@ -19,6 +19,7 @@ import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
 import { isWasmAllocationFailure } from '../../limits/wasm-memories.js';
 import type { Session } from '../session.js';
 import { compactEntries, rowsPerStep } from './compact.js';
+import { lockDir } from './dir-lock.js';
 import { nodeFs, readExact, readExactSync, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
 import { base64ToFloat32, CorruptLogError, encodeRecord, float32ToBase64, HEADER_BYTES, walkLog } from './records.js';
 import { Slices } from './slices.js';
@@ -106,6 +107,7 @@ export class SessionJournal {
     this.fsync = options.fsync ?? 'never';
     this.sliceMs = options.sliceMs;
     this.checkDir();
+    lockDir(this.io, dir);
   }
 
   /** Start-up check: DATA_DIR exists (or can be made) and takes a file; ConfigError otherwise. */

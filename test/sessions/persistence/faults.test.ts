@@ -182,7 +182,7 @@ describe('disk faults with DATA_DIR', () => {
     faults.write = 'short';
     const err = refused(() => store.create());
     expect(err.status).to.equal(503);
-    expect(nodeFs.readdirSync(dir)).to.deep.equal([]);
+    expect(nodeFs.readdirSync(dir), 'only the DATA_DIR lock').to.deep.equal(['tempvec.lock']);
     expect(store.size).to.equal(0);
     faults.write = null;
     const { token, session } = store.create();

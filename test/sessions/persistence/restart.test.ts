@@ -2,7 +2,7 @@
 // token; expired sessions' files are deleted; a torn or damaged log is
 // reported and handled without touching other sessions.
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashToken } from '../../../src/sessions/token.js';
@@ -114,7 +114,7 @@ describe('persistence with DATA_DIR', () => {
     expect(existsSync(logOf(idle))).to.equal(false);
     live!.store.sweep();
     expect(existsSync(logOf(other))).to.equal(false);
-    expect(readdirSync(dir)).to.deep.equal([]);
+    expect(readdirSync(dir), 'only the DATA_DIR lock').to.deep.equal(['tempvec.lock']);
   });
 
   it('deletes the file of a live session when it expires', async () => {
@@ -241,6 +241,8 @@ describe('persistence with DATA_DIR', () => {
 
   it('writes no file without DATA_DIR', async () => {
     await live!.close();
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir);
     live = await startApp({ tokenRatePerMin: 0 }, { now });
     const token = await live.newToken();
     await live.send('POST', '/vectors/add', { token, body: { id: 'a', vector: [1, 2] } });
