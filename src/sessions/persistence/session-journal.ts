@@ -49,6 +49,8 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
 const BASE64_BYTES_PER_COMPONENT = 16 / 3;
 /** Changes appended while a compaction ran are copied over without pausing once this few bytes are left. */
 const FINAL_COPY_BYTES = 256 * 1024;
+/** FSYNC=always: rounds of copying and fsyncing that tail while the event loop runs, before the last (synchronous) piece. */
+const TAIL_SYNC_ROUNDS = 4;
 
 /** What a reopen found wrong, for the operator's log. */
 export interface RestoreReport {
@@ -534,16 +536,28 @@ export class SessionJournal {
       }
       await io.fsync(target);
       await this.verify(target, size, checksum, slices);
+      if (this.fsync === 'always') {
+        // Changes an fdatasync of the old log acknowledged meanwhile must be on stable storage in
+        // the new file before it replaces the old one: copy and fsync them while the event loop runs.
+        for (let round = 0; round < TAIL_SYNC_ROUNDS && file.size > copied; round++) {
+          const piece = Buffer.allocUnsafe(file.size - copied);
+          await readExact(io, source, piece, copied);
+          await writeAll(io, target, piece, size);
+          size += piece.length;
+          copied += piece.length;
+          await io.fsync(target);
+        }
+      }
       if (file.closed) throw new Error('the session closed during compaction');
       // From here on synchronous: no append can come in between.
       const rest = file.size - copied;
-      // No fsync here (it could hold the event loop behind other I/O): under FSYNC=always the
-      // changes in this tail are acknowledged by the next fdatasync of the new file.
       if (rest > 0) {
         const piece = readExactSync(io, source, rest, copied);
         writeAllSync(io, target, piece, size);
         if (!readExactSync(io, target, rest, size).equals(piece)) throw new Error('the copied tail reads back different');
         size += rest;
+        // FSYNC=always: the last few changes, which may be acknowledged already, synced before the rename (on the event loop, but small).
+        if (this.fsync === 'always') io.fsyncSync(target);
       }
       io.closeSync(target);
       target = undefined;
