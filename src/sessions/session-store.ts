@@ -8,7 +8,7 @@ import { heapCapBytes } from '../limits/heap-limit.js';
 import { MemoryBudget } from '../limits/memory-budget.js';
 import { CorruptLogError } from './persistence/records.js';
 import type { JournalFs } from './persistence/journal-fs.js';
-import { SessionJournal, type EncodedChange } from './persistence/session-journal.js';
+import { SessionJournal, type EncodedChange, type JournalCounts } from './persistence/session-journal.js';
 import type { UpsertOptions, UpsertPlan, VectorInput } from '../index/vector-index.js';
 import { Session } from './session.js';
 import { SessionWrites } from './session-writes.js';
@@ -151,6 +151,11 @@ export class SessionStore {
       this.evict(session);
       throw diskError('the change could not be confirmed on disk; read the session back before retrying');
     });
+  }
+
+  /** What reopens cut off or set aside since the start (/metrics; zeros without DATA_DIR). */
+  journalCounts(): JournalCounts {
+    return this.log?.counts ?? { tailsCut: 0, recordsCut: 0, setAside: 0 };
   }
 
   /** Settles when the journal has no background work (compaction) under way. */
@@ -383,7 +388,10 @@ export class SessionStore {
       const { session, report } = restored;
       // Its last access on record: the log's, or a later request that was refused (the file's time).
       session.touch(Math.max(session.lastAccessedAt, lastWrite));
-      if (report.tornTail) console.warn(`tempvec: session ${session.id}: cut a torn last record (${report.tornTail}); every acknowledged change is kept`);
+      if (report.tornTail) {
+        const lost = report.cutRecords > 0 ? `${report.cutRecords} whole records after the damage were cut too (changes not yet on stable storage when the power failed; FSYNC=always acknowledges none of them)` : 'no whole record after it';
+        console.warn(`tempvec: session ${session.id}: cut the log at its first torn or damaged record (${report.tornTail}); ${lost}`);
+      }
       this.admit(session);
       return session;
     } catch (err) {

@@ -33,9 +33,11 @@ export type LogEntry =
   | { t: 'delete'; at: number; ids: string[] }
   | { t: 'clear'; at: number }
   | { t: 'reset'; at: number }
-  | { t: 'touch'; at: number };
+  | { t: 'touch'; at: number }
+  /** FSYNC=always, after each fdatasync: the log up to `back` bytes before this record is on stable storage (records.ts). */
+  | { t: 'synced'; back: number };
 export interface LogRecord { id: string; v: string; m?: Metadata }
-export type ChangeEntry = Exclude<LogEntry, { t: 'open' }>;
+export type ChangeEntry = Exclude<LogEntry, { t: 'open' | 'synced' }>;
 
 /** Records per import part: keeps each part far below the framing's size cap, however large the import. */
 export const RECORDS_PER_IMPORT_PART = 1000;
@@ -55,11 +57,24 @@ const TAIL_SYNC_ROUNDS = 4;
 /** What a reopen found wrong, for the operator's log. */
 export interface RestoreReport {
   tornTail: string | null;
+  /** Whole records after the damage, cut with it. */
+  cutRecords: number;
+}
+
+/** What reopens found, since the start (/metrics). */
+export interface JournalCounts {
+  /** Reopens that cut a torn or damaged tail off a log. */
+  tailsCut: number;
+  /** Whole records found after such damage and cut with it (FSYNC=never: changes lost to a power loss). */
+  recordsCut: number;
+  /** Logs set aside (renamed .corrupt): a record that was on stable storage is damaged. */
+  setAside: number;
 }
 
 /** One session's log file, as the journal knows it. */
 interface LogFile {
   readonly path: string;
+  readonly sessionId: string;
   /** Bytes of whole records on disk: the next append goes here, a failed one is cut back to it. */
   size: number;
   /** Cutting a failed append back failed too: the file may end in a partial record until repaired. */
@@ -98,6 +113,7 @@ export class SessionJournal {
   private readonly sliceMs: number | undefined;
   /** Compactions under way (whenIdle waits for them). */
   private readonly jobs = new Set<Promise<void>>();
+  readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0 };
 
   constructor(
     readonly dir: string,
@@ -148,7 +164,7 @@ export class SessionJournal {
 
   private track(session: Session, size: number): LogFile {
     const file: LogFile = {
-      path: this.pathOf(session.tokenHash), size, fenced: false, closed: false,
+      path: this.pathOf(session.tokenHash), sessionId: session.id, size, fenced: false, closed: false,
       persistedAccess: session.lastAccessedAt, touchTriedAt: 0, appended: 0, base: size,
       compacting: false, written: 0, synced: 0, syncing: null, generation: 0, renamed: null,
     };
@@ -201,14 +217,14 @@ export class SessionJournal {
 
   /** An add or add-many (`encoded` ahead by encodeUpsert: then only written). */
   upsert(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
-    if (encoded?.kind === 'upsert' && encodesPlan(encoded, plan)) this.appendBytes(session, encoded.at, encoded.bytes, true);
+    if (encoded?.kind === 'upsert' && encodesPlan(encoded, plan)) this.appendBytes(this.fileOf(session), encoded.at, encoded.bytes, true);
     else this.append(session, at, { ...upsertHead(plan, at), records: logRecords(plan, 0, plan.records.length) });
   }
 
   /** An import (one plan of any size) as parts that replay applies together, or not at all. */
   import(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
     // One checked write: a failure cuts every part back off, so no later import follows a partial one.
-    if (encoded?.kind === 'import' && encodesPlan(encoded, plan)) this.appendBytes(session, encoded.at, encoded.bytes, true);
+    if (encoded?.kind === 'import' && encodesPlan(encoded, plan)) this.appendBytes(this.fileOf(session), encoded.at, encoded.bytes, true);
     else this.append(session, at, ...importParts(plan, at).map(({ head, from, to }) => ({ ...head, records: logRecords(plan, from, to) }) as ChangeEntry));
   }
 
@@ -300,6 +316,7 @@ export class SessionJournal {
 
   private async syncOnce(file: LogFile): Promise<void> {
     const upTo = file.written;
+    const bytes = file.size;
     const generation = file.generation;
     await file.renamed;
     const fd = await this.io.open(file.path, 'r');
@@ -309,7 +326,17 @@ export class SessionJournal {
       await this.io.close(fd).catch(() => {});
     }
     // A compaction renamed a new file over the log meanwhile: sync again, that one.
-    if (generation === file.generation) file.synced = Math.max(file.synced, upTo);
+    if (generation !== file.generation) return;
+    file.synced = Math.max(file.synced, upTo);
+    // Say so in the log: a reopen then tells a damaged fsynced record from a power-loss tail (records.ts).
+    // Best-effort: without it, damage before this point is cut rather than set aside.
+    if (!file.closed && !file.fenced) {
+      try {
+        this.appendBytes(file, -Infinity, [encodeRecord({ t: 'synced', back: file.size - bytes } satisfies LogEntry)], false);
+      } catch {
+        // the next fdatasync writes another
+      }
+    }
   }
 
   /** The session leaves the store: nothing more is written for it (its file stays, see remove()). */
@@ -332,7 +359,7 @@ export class SessionJournal {
   /** Compact a session's log now (benches; otherwise a log is compacted as it grows). */
   async compactNow(session: Session): Promise<void> {
     const file = this.fileOf(session);
-    if (!file.compacting) this.startCompaction(session, file);
+    if (!file.compacting) this.startCompaction(file);
     await this.whenIdle();
   }
 
@@ -342,8 +369,9 @@ export class SessionJournal {
 
   /**
    * Rebuild a session from its log, in slices that give the event loop back
-   * between records. A torn tail is cut off the file and reported; a damaged
-   * record moves the file aside (`.corrupt`) and throws CorruptLogError,
+   * between records. A torn or damaged tail is cut off the file and reported
+   * (point-in-time recovery); a damaged record that was on stable storage
+   * (records.ts) moves the file aside (`.corrupt`) and throws CorruptLogError,
    * touching no other session. A log with no whole record (a session whose
    * creation failed, so never acknowledged) is deleted: null.
    */
@@ -358,7 +386,7 @@ export class SessionJournal {
       await this.io.close(fd).catch(() => {});
     }
     let session: Session | undefined;
-    let end: { validBytes: number; tornTail: string | null };
+    let end: { validBytes: number; tornTail: string | null; cutRecords: number };
     const imported = new ImportParts();
     /** Where the import whose parts are being collected starts. */
     let importStart = 0;
@@ -386,6 +414,7 @@ export class SessionJournal {
       // No memory for it now: the log is sound and stays as it is for a later reopen.
       if (isWasmAllocationFailure(err)) throw err;
       this.setAside(path);
+      this.counts.setAside++;
       throw err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${(err as Error).message}`);
     }
     if (!session) {
@@ -394,7 +423,7 @@ export class SessionJournal {
     }
     if (imported.pending) {
       // A crash in the middle of writing an import: its parts were never acknowledged.
-      end = { validBytes: importStart, tornTail: `an import cut short at byte ${importStart} (${bytes.length - importStart} bytes cut)` };
+      end = { validBytes: importStart, tornTail: `an import cut short at byte ${importStart} (${bytes.length - importStart} bytes cut)`, cutRecords: end.cutRecords };
     }
     try {
       if (end.tornTail) this.cut(path, end.validBytes);
@@ -402,8 +431,12 @@ export class SessionJournal {
       session.index.reset();
       throw err;
     }
+    if (end.tornTail) {
+      this.counts.tailsCut++;
+      this.counts.recordsCut += end.cutRecords;
+    }
     this.track(session, end.validBytes);
-    return { session, report: { tornTail: end.tornTail } };
+    return { session, report: { tornTail: end.tornTail, cutRecords: end.cutRecords } };
   }
 
   /** Cut a torn tail off (a failure throws: the session is not reopened on a log that could not be repaired). */
@@ -429,13 +462,12 @@ export class SessionJournal {
    */
   private append(session: Session, at: number, ...entries: ChangeEntry[]): void {
     const bytes = entries.length === 1 ? encodeRecord(entries[0]) : Buffer.concat(entries.map(encodeRecord));
-    this.appendBytes(session, at, [bytes], entries.some((entry) => entry.t !== 'touch'));
+    this.appendBytes(this.fileOf(session), at, [bytes], entries.some((entry) => entry.t !== 'touch'));
   }
 
-  /** Append encoded records in one checked write (a failure cuts them all back off); `change`: not just a touch. */
-  private appendBytes(session: Session, at: number, records: Buffer[], change: boolean): void {
+  /** Append encoded records in one checked write (a failure cuts them all back off); `change`: not just a touch or a sync record. */
+  private appendBytes(file: LogFile, at: number, records: Buffer[], change: boolean): void {
     const { io } = this;
-    const file = this.fileOf(session);
     if (file.closed) throw new Error('the session\'s log is closed');
     if (file.fenced) this.repair(file);
     const fd = io.openSync(file.path, 'r+');
@@ -450,7 +482,7 @@ export class SessionJournal {
         io.ftruncateSync(fd, file.size);
       } catch (undo) {
         file.fenced = true;
-        console.error(`tempvec: session ${session.id}: a failed append could not be cut back (${describe(undo)}); its changes are refused until it can`);
+        console.error(`tempvec: session ${file.sessionId}: a failed append could not be cut back (${describe(undo)}); its changes are refused until it can`);
       }
       throw err;
     } finally {
@@ -459,9 +491,10 @@ export class SessionJournal {
     file.size += bytes;
     file.appended += bytes;
     if (change) file.written++;
+    // Every write moves the file's mtime: set it back to the last access (a sync record's `at` is -Infinity).
     file.persistedAccess = Math.max(at, file.persistedAccess);
     this.stamp(file.path, file.persistedAccess);
-    if (!file.compacting && file.appended > Math.max(COMPACT_MIN_BYTES, file.base)) this.startCompaction(session, file);
+    if (!file.compacting && file.appended > Math.max(COMPACT_MIN_BYTES, file.base)) this.startCompaction(file);
   }
 
 
@@ -476,7 +509,7 @@ export class SessionJournal {
     file.fenced = false;
   }
 
-  private startCompaction(session: Session, file: LogFile): void {
+  private startCompaction(file: LogFile): void {
     file.compacting = true;
     const job = this.compact(file)
       .catch((err) => {
@@ -484,7 +517,7 @@ export class SessionJournal {
         // Tried again once the log has grown by as much again.
         file.base = file.size;
         file.appended = 0;
-        if (!file.closed) console.error(`tempvec: could not compact the log of session ${session.id}; the old log is kept: ${describe(err)}`);
+        if (!file.closed) console.error(`tempvec: could not compact the log of session ${file.sessionId}; the old log is kept: ${describe(err)}`);
       })
       .finally(() => {
         file.compacting = false;
@@ -729,6 +762,8 @@ export function applyEntry(session: Session, entry: LogEntry, imported: ImportPa
       break;
     case 'touch':
       break;
+    case 'synced':
+      return;
     default:
       throw new CorruptLogError(`unknown record type ${(entry as { t: unknown }).t}`);
   }

@@ -207,11 +207,9 @@ async function run(scenario: Scenario, points: number) {
 const SCENARIOS: { name: string; scenario: Scenario; share: number; hole?: string }[] = [
   {
     name: 'writes', scenario: { fsync: 'always', compact: false, imports: false, failSync: false }, share: 1,
-    hole: 'an unacknowledged record damaged and followed by whole ones sets the whole session aside',
   },
   {
     name: 'writes, compactions and imports', scenario: { fsync: 'always', compact: true, imports: true, failSync: false }, share: 3,
-    hole: 'an unacknowledged record damaged and followed by whole ones sets the whole session aside',
   },
   {
     name: 'writes, compactions, imports and a failed fsync', scenario: { fsync: 'always', compact: true, imports: true, failSync: true }, share: 2,
@@ -219,11 +217,9 @@ const SCENARIOS: { name: string; scenario: Scenario; share: number; hole?: strin
   },
   {
     name: 'writes', scenario: { fsync: 'never', compact: false, imports: false, failSync: false }, share: 1,
-    hole: 'a damaged record followed by whole ones sets the whole session aside',
   },
   {
     name: 'writes, compactions and imports', scenario: { fsync: 'never', compact: true, imports: true, failSync: false }, share: 3,
-    hole: 'a damaged record followed by whole ones sets the whole session aside',
   },
 ];
 const SHARES = SCENARIOS.reduce((total, { share }) => total + share, 0);
