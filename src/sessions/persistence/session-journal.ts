@@ -23,6 +23,7 @@ import { lockDir } from './dir-lock.js';
 import { nodeFs, readExact, readExactSync, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
 import { base64ToFloat32, CorruptLogError, encodeRecord, float32ToBase64, HEADER_BYTES, walkLog } from './records.js';
 import { Slices } from './slices.js';
+import { snapshotEntries } from './snapshot.js';
 
 export type LogEntry =
   | { t: 'open'; v: 1; sessionId: string; createdAt: number }
@@ -75,6 +76,8 @@ export interface JournalCounts {
 interface LogFile {
   readonly path: string;
   readonly sessionId: string;
+  /** What a rewrite from memory writes (after a failed fsync). */
+  readonly session: Session;
   /** Bytes of whole records on disk: the next append goes here, a failed one is cut back to it. */
   size: number;
   /** Cutting a failed append back failed too: the file may end in a partial record until repaired. */
@@ -88,6 +91,8 @@ interface LogFile {
   appended: number;
   base: number;
   compacting: boolean;
+  /** The compaction under way (settles, never rejects). */
+  compaction: Promise<void> | null;
   /** Changes appended, and how many of them fdatasync has confirmed (FSYNC=always). */
   written: number;
   synced: number;
@@ -96,6 +101,13 @@ interface LogFile {
   generation: number;
   /** The directory fsync that makes the last rename durable. */
   renamed: Promise<void> | null;
+  /**
+   * An fsync of the log (or of the directory after its rename) failed: the page cache may hold
+   * pages the disk never will, so nothing is appended or acknowledged until the log has been
+   * rewritten from memory and fsynced (`rewriting`).
+   */
+  broken: boolean;
+  rewriting: Promise<void> | null;
 }
 
 export interface JournalOptions {
@@ -164,9 +176,10 @@ export class SessionJournal {
 
   private track(session: Session, size: number): LogFile {
     const file: LogFile = {
-      path: this.pathOf(session.tokenHash), sessionId: session.id, size, fenced: false, closed: false,
+      path: this.pathOf(session.tokenHash), sessionId: session.id, session, size, fenced: false, closed: false,
       persistedAccess: session.lastAccessedAt, touchTriedAt: 0, appended: 0, base: size,
       compacting: false, written: 0, synced: 0, syncing: null, generation: 0, renamed: null,
+      broken: false, rewriting: null, compaction: null,
     };
     this.files.set(session, file);
     return file;
@@ -309,8 +322,14 @@ export class SessionJournal {
   private async syncThrough(file: LogFile, target: number): Promise<void> {
     while (file.synced < target) {
       if (file.closed) throw new Error('the session was closed before its changes were synced');
-      file.syncing ??= this.syncOnce(file).finally(() => (file.syncing = null));
-      await file.syncing;
+      // After a failed fsync, the changes are on stable storage once the rewrite from memory is (it rejects if that fails).
+      if (file.broken) await this.rewrite(file);
+      else {
+        file.syncing ??= this.syncOnce(file).finally(() => (file.syncing = null));
+        await file.syncing.catch((err) => {
+          if (!file.broken) throw err;
+        });
+      }
     }
   }
 
@@ -318,12 +337,22 @@ export class SessionJournal {
     const upTo = file.written;
     const bytes = file.size;
     const generation = file.generation;
-    await file.renamed;
-    const fd = await this.io.open(file.path, 'r');
     try {
-      await this.io.fdatasync(fd);
-    } finally {
-      await this.io.close(fd).catch(() => {});
+      await file.renamed;
+      const fd = await this.io.open(file.path, 'r');
+      try {
+        await this.io.fdatasync(fd);
+      } finally {
+        await this.io.close(fd).catch(() => {});
+      }
+    } catch (err) {
+      if (generation === file.generation && !file.closed) {
+        // fsyncgate: the kernel may have marked unwritten pages clean; the log no longer tells the truth.
+        console.error(`tempvec: fsync failed for the log of session ${file.sessionId} (${describe(err)}); its changes are refused until it is rewritten from memory`);
+        file.broken = true;
+        void this.rewrite(file).catch(() => {});
+      }
+      throw err;
     }
     // A compaction renamed a new file over the log meanwhile: sync again, that one.
     if (generation !== file.generation) return;
@@ -469,6 +498,10 @@ export class SessionJournal {
   private appendBytes(file: LogFile, at: number, records: Buffer[], change: boolean): void {
     const { io } = this;
     if (file.closed) throw new Error('the session\'s log is closed');
+    if (file.broken) {
+      void this.rewrite(file).catch(() => {});
+      throw new Error('an fsync of the log failed: it is being rewritten from memory, changes are refused until that is on stable storage');
+    }
     if (file.fenced) this.repair(file);
     const fd = io.openSync(file.path, 'r+');
     let bytes = 0;
@@ -509,6 +542,64 @@ export class SessionJournal {
     file.fenced = false;
   }
 
+  /** After a failed fsync: rewrite the log from memory (one attempt at a time; each call after a failure tries again). */
+  private rewrite(file: LogFile): Promise<void> {
+    if (!file.rewriting) {
+      const job = this.rewriteFromMemory(file)
+        .catch((err) => {
+          quietly(() => this.io.rmSync(`${file.path}.tmp`));
+          if (!file.closed) console.error(`tempvec: could not rewrite the log of session ${file.sessionId} from memory; its changes are still refused: ${describe(err)}`);
+          throw err;
+        })
+        .finally(() => {
+          file.rewriting = null;
+          this.jobs.delete(settled);
+        });
+      const settled = job.catch(() => {});
+      this.jobs.add(settled);
+      file.rewriting = job;
+    }
+    return file.rewriting;
+  }
+
+  /**
+   * The session as it is in memory (snapshot.ts) to a temporary file, fsynced,
+   * renamed over the log, the directory fsynced: then every change in memory
+   * is on stable storage, and the log takes appends again. Writes are refused
+   * meanwhile, so memory does not change under it.
+   */
+  private async rewriteFromMemory(file: LogFile): Promise<void> {
+    const { io } = this;
+    // A compaction under way writes the same temporary file; it gives up once it sees the log broken.
+    while (file.compaction) await file.compaction;
+    const slices = new Slices(this.sliceMs);
+    const temp = `${file.path}.tmp`;
+    const target = await io.open(temp, 'w', 0o600);
+    let size = 0;
+    try {
+      for (const entry of snapshotEntries(file.session)) {
+        const bytes = encodeRecord(entry);
+        await writeAll(io, target, bytes, size);
+        size += bytes.length;
+        if (file.closed) throw new Error('the session closed during the rewrite');
+        await slices.pause();
+      }
+      await io.fsync(target);
+    } finally {
+      await io.close(target).catch(() => {});
+    }
+    if (file.closed) throw new Error('the session closed during the rewrite');
+    io.renameSync(temp, file.path);
+    file.generation++;
+    file.fenced = false;
+    file.size = file.base = size;
+    file.appended = 0;
+    file.renamed = null;
+    await this.syncDirAsync();
+    file.broken = false;
+    file.synced = file.written;
+  }
+
   private startCompaction(file: LogFile): void {
     file.compacting = true;
     const job = this.compact(file)
@@ -521,8 +612,10 @@ export class SessionJournal {
       })
       .finally(() => {
         file.compacting = false;
+        file.compaction = null;
         this.jobs.delete(job);
       });
+    file.compaction = job;
     this.jobs.add(job);
   }
 
@@ -539,6 +632,7 @@ export class SessionJournal {
     const { io } = this;
     const slices = new Slices(this.sliceMs);
     const snapshot = file.size;
+    const generation = file.generation;
     const source = await io.open(file.path, 'r');
     const temp = `${file.path}.tmp`;
     let target: number | undefined;
@@ -582,6 +676,7 @@ export class SessionJournal {
         }
       }
       if (file.closed) throw new Error('the session closed during compaction');
+      if (file.broken || file.generation !== generation) throw new Error('an fsync failed during compaction: the log is rewritten from memory instead');
       // From here on synchronous: no append can come in between.
       const rest = file.size - copied;
       if (rest > 0) {
