@@ -346,7 +346,9 @@ export class SessionJournal {
         await this.io.close(fd).catch(() => {});
       }
     } catch (err) {
-      if (generation === file.generation && !file.closed) {
+      // A compaction renamed a new file (fsynced whole) over the log meanwhile: the old file's failure no longer matters.
+      if (generation !== file.generation) return;
+      if (!file.closed) {
         // fsyncgate: the kernel may have marked unwritten pages clean; the log no longer tells the truth.
         console.error(`tempvec: fsync failed for the log of session ${file.sessionId} (${describe(err)}); its changes are refused until it is rewritten from memory`);
         file.broken = true;
