@@ -137,7 +137,7 @@ async function workload(store: SessionStore, fs: PowerLossFs, tracked: Tracked[]
   await Promise.all([client(14), client(14), client(10)]);
 }
 
-/** Write, lose power at `crashAt` (0: after the workload), reopen, compare. */
+/** Write, lose power at `crashAt` (0: after the workload; at the latest, the first operation after the sessions are created), reopen, compare. */
 async function crashPoint(scenario: Scenario, seed: number, crashAt: number): Promise<Outcome & { steps: number; syncs: number }> {
   const random = seeded(seed);
   const config = loadConfig({}, { dataDir: DIR, sessionTtlMs: 864_000_000, fsync: scenario.fsync });
