@@ -139,6 +139,14 @@ export class PowerLossFs implements JournalFs {
   failSyncAt = 0;
   syncs = 0;
   failedSyncs = 0;
+  /**
+   * Operations that fail as a disk's can, by kind: the nth open, write, fsync, rename, ... A write
+   * fails after writing part of its bytes (ENOSPC), an fsync as a failed one, anything else with
+   * EIO before it does anything.
+   */
+  private failPlan = new Map<string, number>();
+  private seen = new Map<string, number>();
+  failedOp: string | null = null;
   /** The directory's files as the disk holds them after the crash. */
   image: Map<string, Buffer> | null = null;
   /** Called at the crash point, before anything else happens (the harness notes what was acknowledged by then). */
@@ -150,6 +158,12 @@ export class PowerLossFs implements JournalFs {
       this.names.set(name, inode);
       this.durableNames.set(name, inode);
     }
+  }
+
+  /** Make the nth operation of each kind from now on fail (failPlan). */
+  failFromNow(plan: Map<string, number>): void {
+    this.failPlan = plan;
+    this.seen.clear();
   }
 
   get crashed(): boolean {
@@ -171,13 +185,24 @@ export class PowerLossFs implements JournalFs {
     this.image = new Map([...names].map(([name, inode]) => [name, inode.afterCrash(this.random)]));
   }
 
-  private step(what: string): void {
+  /** Count an operation: throws at and after the power loss; true when it is one that fails (failPlan). */
+  private step(what: string): boolean {
     if (this.image) throw fault('EIO', `${what} after the power loss`);
     this.steps++;
     if (this.crashAt > 0 && this.steps >= this.crashAt) {
       this.crash();
       throw fault('EIO', `${what} at the power loss`);
     }
+    const nth = (this.seen.get(what) ?? 0) + 1;
+    this.seen.set(what, nth);
+    if (this.failPlan.get(what) !== nth) return false;
+    this.failedOp = this.failedOp ? `${this.failedOp}+${what}` : what;
+    return true;
+  }
+
+  /** Count an operation that, when it is the one to fail, fails before doing anything. */
+  private plainStep(what: string): void {
+    if (this.step(what)) throw fault('EIO', `${what} (injected)`);
   }
 
   private nameOf(path: string): string {
@@ -203,11 +228,11 @@ export class PowerLossFs implements JournalFs {
     this.pending.push(op);
   }
 
-  private doSync(fd: number): void {
+  private doSync(fd: number, injected: boolean): void {
     this.syncs++;
     const target = this.fds.get(fd);
     if (target === undefined) throw fault('EBADF', `fd ${fd}`);
-    const fails = this.syncs === this.failSyncAt;
+    const fails = injected || this.syncs === this.failSyncAt;
     if (target === 'dir') {
       const upTo = fails ? Math.floor(this.random() * (this.pending.length + 1)) : this.pending.length;
       for (const op of this.pending.slice(0, upTo)) applyOp(this.durableNames, op);
@@ -221,7 +246,7 @@ export class PowerLossFs implements JournalFs {
   }
 
   openSync(path: string, flags: string): number {
-    this.step('open');
+    this.plainStep('open');
     const fd = this.nextFd++;
     if (path === this.dir) {
       this.fds.set(fd, 'dir');
@@ -243,24 +268,27 @@ export class PowerLossFs implements JournalFs {
   }
 
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number {
-    this.step('write');
+    if (this.step('write')) {
+      const part = Math.floor(this.random() * length);
+      this.fileOf(fd).write(buffer, offset, part, position);
+      throw fault('ENOSPC', `write (injected, ${part} of ${length} bytes written)`);
+    }
     this.fileOf(fd).write(buffer, offset, length, position);
     return length;
   }
 
   readSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number {
-    this.step('read');
+    this.plainStep('read');
     return this.fileOf(fd).read(buffer, offset, length, position);
   }
 
   ftruncateSync(fd: number, length: number): void {
-    this.step('ftruncate');
+    this.plainStep('ftruncate');
     this.fileOf(fd).truncate(length);
   }
 
   fsyncSync(fd: number): void {
-    this.step('fsync');
-    this.doSync(fd);
+    this.doSync(fd, this.step('fsync'));
   }
 
   closeSync(fd: number): void {
@@ -268,19 +296,19 @@ export class PowerLossFs implements JournalFs {
   }
 
   renameSync(from: string, to: string): void {
-    this.step('rename');
+    this.plainStep('rename');
     const inode = this.inodeOf(from);
     this.changeDir({ kind: 'rename', from: this.nameOf(from), to: this.nameOf(to), inode });
   }
 
   rmSync(path: string): void {
-    this.step('unlink');
+    this.plainStep('unlink');
     const name = this.nameOf(path);
     if (this.names.has(name)) this.changeDir({ kind: 'unlink', name });
   }
 
   utimesSync(path: string, _atime: number, mtime: number): void {
-    this.step('utimes');
+    this.plainStep('utimes');
     this.inodeOf(path).mtimeMs = mtime * 1000;
   }
 

@@ -40,6 +40,8 @@ interface Scenario {
   compact: boolean;
   imports: boolean;
   failSync: boolean;
+  /** One operation of any kind fails (open, a short write, fsync, rename, ...) before the power loss. */
+  failOp?: boolean;
 }
 
 interface Outcome {
@@ -48,6 +50,8 @@ interface Outcome {
   /** An import's records were written but not yet confirmed by fdatasync (FSYNC=never: any time after it). */
   inImport: boolean;
   afterFailedSync: boolean;
+  /** The operation that failed before the power loss (failOp), if it came. */
+  failedOp: string | null;
   cut: number;
 }
 
@@ -76,7 +80,7 @@ function fingerprint(session: Session, t: Tracked): number {
 
 const vector = (w: number) => [w, 1, -w / 2, 0.5];
 
-async function workload(store: SessionStore, fs: PowerLossFs, tracked: Tracked[], scenario: Scenario, random: Random, flags: { importing: number }) {
+async function workload(store: SessionStore, fs: PowerLossFs, tracked: Tracked[], scenario: Scenario, random: Random, flags: { importing: number; unexpected: string[] }) {
   let counter = 0;
   const pick = <T>(items: T[]) => items[Math.floor(random() * items.length)];
 
@@ -129,13 +133,18 @@ async function workload(store: SessionStore, fs: PowerLossFs, tracked: Tracked[]
       try {
         await change(pick(tracked));
       } catch (err) {
+        // The documented answer to a disk that fails: 503, the process up.
         if (!(err instanceof ApiError)) throw err;
+        if (err.status !== 503 && !fs.crashed) flags.unexpected.push(`${err.status} ${err.code}: ${err.message}`);
       }
       if (random() < 0.3) await new Promise((resolve) => setImmediate(resolve));
     }
   }
   await Promise.all([client(14), client(14), client(10)]);
 }
+
+/** The operations a failOp scenario makes fail. */
+const FAILING = ['open', 'write', 'write+ftruncate', 'read', 'fsync', 'rename', 'unlink', 'utimes'];
 
 /** Write, lose power at `crashAt` (0: after the workload; at the latest, the first operation after the sessions are created), reopen, compare. */
 async function crashPoint(scenario: Scenario, seed: number, crashAt: number): Promise<Outcome & { steps: number; syncs: number }> {
@@ -144,17 +153,25 @@ async function crashPoint(scenario: Scenario, seed: number, crashAt: number): Pr
   const fs = new PowerLossFs(DIR, random);
   const store = new SessionStore(config, kernel, Date.now, true, { journalFs: fs });
   const tracked: Tracked[] = [0, 1].map(() => ({ token: store.create().token, model: new Map(), sum: 0, history: [0], acked: 0, ackedAtCrash: 0, importIds: 0, importing: false }));
-  const flags = { importing: 0 };
-  const outcome: Outcome = { failures: [], inCompaction: false, inImport: false, afterFailedSync: false, cut: 0 };
+  const flags = { importing: 0, unexpected: [] as string[] };
+  const outcome: Outcome = { failures: [], inCompaction: false, inImport: false, afterFailedSync: false, failedOp: null, cut: 0 };
   fs.onCrash = () => {
     for (const t of tracked) t.ackedAtCrash = t.acked;
     outcome.inCompaction = [...fs.readdirSync(DIR)].some((name) => name.endsWith('.log.tmp'));
     outcome.inImport = flags.importing > 0;
     outcome.afterFailedSync = fs.failedSyncs > 0;
+    outcome.failedOp = fs.failedOp;
   };
   if (scenario.failSync) fs.failSyncAt = 2 + Math.floor(random() * 30);
   fs.crashAt = crashAt;
+  if (scenario.failOp) {
+    // Each kind as often (a rename or an fsync is rarer than a write); a failed write whose cut-back fails too is one kind.
+    const kind = FAILING[Math.floor(random() * FAILING.length)];
+    const nth = 1 + Math.floor(random() * (['rename', 'unlink', 'fsync'].includes(kind) ? 3 : 20));
+    fs.failFromNow(kind === 'write+ftruncate' ? new Map([['write', nth], ['ftruncate', 1]]) : new Map([[kind, nth]]));
+  }
   await workload(store, fs, tracked, scenario, random, flags);
+  outcome.failures.push(...flags.unexpected);
   await store.whenIdle();
   const steps = fs.steps;
   const syncs = fs.syncs;
@@ -189,7 +206,7 @@ async function run(scenario: Scenario, points: number) {
   // A dry run (power lost after the workload) sizes the range of crash points.
   const dry = await crashPoint(scenario, 1, 0);
   const failures: string[] = [];
-  const counts = { inCompaction: 0, inImport: 0, afterFailedSync: 0, cut: 0 };
+  const counts = { inCompaction: 0, inImport: 0, afterFailedSync: 0, cut: 0, failedOps: new Map<string, number>() };
   for (let i = 0; i < points; i++) {
     const seed = 1000 + i;
     const crashAt = 1 + Math.floor(seeded(seed * 7919)() * dry.steps * 1.1);
@@ -198,6 +215,7 @@ async function run(scenario: Scenario, points: number) {
     counts.inCompaction += Number(outcome.inCompaction);
     counts.inImport += Number(outcome.inImport);
     counts.afterFailedSync += Number(outcome.afterFailedSync);
+    if (outcome.failedOp) counts.failedOps.set(outcome.failedOp, (counts.failedOps.get(outcome.failedOp) ?? 0) + 1);
     counts.cut += outcome.cut;
   }
   return { failures, counts };
@@ -214,12 +232,14 @@ const SCENARIOS: { name: string; scenario: Scenario; share: number; hole?: strin
   {
     name: 'writes, compactions, imports and a failed fsync', scenario: { fsync: 'always', compact: true, imports: true, failSync: true }, share: 2,
   },
+  { name: 'writes, compactions, imports and a failed operation', scenario: { fsync: 'always', compact: true, imports: true, failSync: false, failOp: true }, share: 2 },
   {
     name: 'writes', scenario: { fsync: 'never', compact: false, imports: false, failSync: false }, share: 1,
   },
   {
     name: 'writes, compactions and imports', scenario: { fsync: 'never', compact: true, imports: true, failSync: false }, share: 3,
   },
+  { name: 'writes, compactions, imports and a failed operation', scenario: { fsync: 'never', compact: true, imports: true, failSync: false, failOp: true }, share: 2 },
 ];
 const SHARES = SCENARIOS.reduce((total, { share }) => total + share, 0);
 
@@ -234,7 +254,7 @@ describe('power loss at random points (PowerLossFs)', function () {
     const promise = scenario.fsync === 'always' ? 'loses no acknowledged change' : 'reopens every session at a prefix of its history';
     (hole && !process.env.POWER_LOSS_HOLES ? it.skip : it)(`FSYNC=${scenario.fsync}, ${name}: ${promise} (${points} crash points)${hole ? ` [known hole: ${hole}]` : ''}`, async () => {
       const { failures, counts } = await run(scenario, points);
-      if (process.env.POWER_LOSS_POINTS) Object.assign(console, console_).log(`      ${points} crash points: ${counts.inCompaction} in a compaction or rewrite, ${counts.inImport} with an import not yet fsynced, ${counts.afterFailedSync} after a failed fsync; ${counts.cut} unacknowledged changes cut`);
+      if (process.env.POWER_LOSS_POINTS) Object.assign(console, console_).log(`      ${points} crash points: ${counts.inCompaction} in a compaction or rewrite, ${counts.inImport} with an import not yet fsynced, ${counts.afterFailedSync} after a failed fsync${counts.failedOps.size > 0 ? `, after a failed ${[...counts.failedOps].map(([op, n]) => `${op} ${n}`).join(', ')}` : ''}; ${counts.cut} unacknowledged changes cut`);
       expect(failures.slice(0, 10), `${failures.length} of ${points} crash points failed`).to.deep.equal([]);
     });
   }
