@@ -431,7 +431,7 @@ export class SessionJournal {
         }
         const entry = step.value.payload as LogEntry;
         if (entry.t === 'import' && !imported.pending) importStart = at;
-        if (session) await applySliced(session, entry, imported, slices);
+        if (session) await applyEntry(session, entry, imported, slices);
         else session = openSession(entry, make);
         if (!reserved && session.index.initialized) {
           // Room for every row the log can hold, at once: growing step by step would copy the stored rows each time.
@@ -796,33 +796,10 @@ function describe(err: unknown): string {
   return code ?? message ?? String(err);
 }
 
-/** Apply a log's entries, in order, to a new session. */
-export function replay(entries: readonly LogEntry[], make: (sessionId: string, createdAt: number) => Session): Session {
-  const [open, ...changes] = entries;
-  const session = openSession(open, make);
-  const imported = new ImportParts();
-  for (const entry of changes) applyEntry(session, entry, imported);
-  return session;
-}
-
 /** The session a log's first record opens. */
 function openSession(open: LogEntry | undefined, make: (sessionId: string, createdAt: number) => Session): Session {
   if (!open || open.t !== 'open' || open.v !== 1) throw new CorruptLogError('the log does not start with an open record');
   return make(open.sessionId, open.createdAt);
-}
-
-/** applyEntry, with a large upsert or import applied a few rows at a time, pausing in between. */
-async function applySliced(session: Session, entry: LogEntry, imported: ImportParts, slices: Slices): Promise<void> {
-  if (entry.t !== 'upsert' && entry.t !== 'import') return applyEntry(session, entry, imported);
-  const records = entry.t === 'import' ? imported.add(entry) : entry.records;
-  if (!records) return; // more parts of an import to come
-  const step = rowsPerStep(entry.dimensions);
-  for (let i = 0; i < records.length; i += step) {
-    upsertRecords(session, records.slice(i, i + step), entry);
-    await slices.pause();
-  }
-  session.markUpdated(entry.at);
-  session.touch(Math.max(session.lastAccessedAt, entry.at));
 }
 
 function upsertRecords(session: Session, records: LogRecord[], entry: Extract<LogEntry, { t: 'upsert' | 'import' }>): void {
@@ -832,19 +809,26 @@ function upsertRecords(session: Session, records: LogRecord[], entry: Extract<Lo
   );
 }
 
-/** Apply one change; the parts of an import are collected in `imported` and applied with the last one. */
-export function applyEntry(session: Session, entry: LogEntry, imported: ImportParts): void {
+/**
+ * Apply one entry of a log to the session it rebuilds (the only replay:
+ * restore's). An upsert or import goes a few rows at a time, pausing in
+ * between; the parts of an import are collected in `imported` and applied
+ * with the last one.
+ */
+async function applyEntry(session: Session, entry: LogEntry, imported: ImportParts, slices: Slices): Promise<void> {
   const { index } = session;
   switch (entry.t) {
+    case 'upsert':
     case 'import': {
-      const records = imported.add(entry);
+      const records = entry.t === 'import' ? imported.add(entry) : entry.records;
       if (!records) return; // more parts to come (or a crash cut them off: then never applied)
-      upsertRecords(session, records, entry);
+      const step = rowsPerStep(entry.dimensions);
+      for (let i = 0; i < records.length; i += step) {
+        upsertRecords(session, records.slice(i, i + step), entry);
+        await slices.pause();
+      }
       break;
     }
-    case 'upsert':
-      upsertRecords(session, entry.records, entry);
-      break;
     case 'metadata':
       index.setMetadata(entry.id, entry.metadata);
       break;
