@@ -87,25 +87,44 @@ export function wholeRecordAt(bytes: Buffer, offset: number, end: number): numbe
   return crc32(bytes.subarray(offset + HEADER_BYTES, stop)) === bytes.readUInt32LE(offset + 4) ? length : -1;
 }
 
+/** How a framing finds whole records, for the cut-or-refuse rule that every format shares. */
+export interface Framing {
+  /** Bytes of the whole, valid record at `offset` (ending by `end`), or -1. */
+  recordBytesAt(bytes: Buffer, offset: number, end: number): number;
+  /** The whole record at `offset` (`size` bytes) is a sync record: how far back from `offset` the log was on stable storage. */
+  syncedBack(bytes: Buffer, offset: number, size: number): number | null;
+}
+
+const JSON_FRAMING: Framing = {
+  recordBytesAt(bytes, offset, end) {
+    const length = wholeRecordAt(bytes, offset, end);
+    return length < 0 ? -1 : HEADER_BYTES + length;
+  },
+  syncedBack(bytes, offset, size) {
+    const payload = parseQuietly(bytes, offset, size - HEADER_BYTES) as { t?: unknown; back?: unknown } | null;
+    return payload?.t === 'synced' && typeof payload.back === 'number' ? payload.back : null;
+  },
+};
+
 /**
  * The log is cut at `offset`, where no whole record starts, unless a whole
- * "synced" record after it says `offset` was on stable storage: then an
+ * sync record after it says `offset` was on stable storage: then an
  * acknowledged record is damaged (CorruptLogError).
  */
-function damageAt(bytes: Buffer, offset: number, end: number): Omit<DecodedLog, 'records'> {
+export function damageAt(bytes: Buffer, offset: number, end: number, framing: Framing = JSON_FRAMING): Omit<DecodedLog, 'records'> {
   let cutRecords = 0;
   for (let next = offset + 1; next < end;) {
-    const length = wholeRecordAt(bytes, next, end);
-    if (length < 0) {
+    const size = framing.recordBytesAt(bytes, next, end);
+    if (size < 0) {
       next++;
       continue;
     }
     cutRecords++;
-    const payload = parseQuietly(bytes, next, length) as { t?: unknown; back?: unknown } | null;
-    if (payload?.t === 'synced' && typeof payload.back === 'number' && next - payload.back > offset) {
+    const back = framing.syncedBack(bytes, next, size);
+    if (back !== null && next - back > offset) {
       throw new CorruptLogError(`damaged record at byte ${offset}, which the sync record at byte ${next} says was on stable storage (FSYNC=always may have acknowledged it)`);
     }
-    next += HEADER_BYTES + length;
+    next += size;
   }
   const what = end - offset < HEADER_BYTES ? 'a partial record header' : 'a torn or damaged record';
   return { validBytes: offset, tornTail: `${what} at byte ${offset} (${bytes.length - offset} bytes cut, ${cutRecords} whole records after it)`, cutRecords };
