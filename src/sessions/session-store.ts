@@ -8,7 +8,7 @@ import { heapCapBytes } from '../limits/heap-limit.js';
 import { MemoryBudget } from '../limits/memory-budget.js';
 import { CorruptLogError } from './persistence/records.js';
 import type { JournalFs } from './persistence/journal-fs.js';
-import { SessionJournal, type EncodedChange } from './persistence/session-journal.js';
+import { SessionJournal, type EncodedChange, type JournalCounts } from './persistence/session-journal.js';
 import type { UpsertOptions, UpsertPlan, VectorInput } from '../index/vector-index.js';
 import { Session } from './session.js';
 import { SessionWrites } from './session-writes.js';
@@ -140,17 +140,22 @@ export class SessionStore {
 
   /**
    * FSYNC=always: settles once the session's logged changes are on stable
-   * storage; an answer that reports a change waits for this. If fdatasync
-   * fails, the session is dropped from memory (to be reopened from what its
-   * log holds) and the caller hears 503: the change may or may not survive.
+   * storage; an answer that reports a change waits for this. After a failed
+   * fdatasync that is once the log has been rewritten from memory and
+   * fsynced; if that fails too, the caller hears 503 (the change stays in
+   * memory and is written by the next rewrite, which the next change tries).
    */
   durable(session: Session): Promise<void> | undefined {
     const synced = this.log?.durable(session);
     return synced?.catch((err) => {
-      console.error(`tempvec: fdatasync failed for the log of session ${session.id}; it is reopened from disk on its next request:`, (err as Error).message ?? err);
-      this.evict(session);
+      console.error(`tempvec: the log of session ${session.id} could not be confirmed on disk:`, (err as Error).message ?? err);
       throw diskError('the change could not be confirmed on disk; read the session back before retrying');
     });
+  }
+
+  /** What reopens cut off or set aside since the start (/metrics; zeros without DATA_DIR). */
+  journalCounts(): JournalCounts {
+    return this.log?.counts ?? { tailsCut: 0, recordsCut: 0, setAside: 0 };
   }
 
   /** Settles when the journal has no background work (compaction) under way. */
@@ -383,7 +388,10 @@ export class SessionStore {
       const { session, report } = restored;
       // Its last access on record: the log's, or a later request that was refused (the file's time).
       session.touch(Math.max(session.lastAccessedAt, lastWrite));
-      if (report.tornTail) console.warn(`tempvec: session ${session.id}: cut a torn last record (${report.tornTail}); every acknowledged change is kept`);
+      if (report.tornTail) {
+        const lost = report.cutRecords > 0 ? `${report.cutRecords} whole records after the damage were cut too (changes not yet on stable storage when the power failed; FSYNC=always acknowledges none of them)` : 'no whole record after it';
+        console.warn(`tempvec: session ${session.id}: cut the log at its first torn or damaged record (${report.tornTail}); ${lost}`);
+      }
       this.admit(session);
       return session;
     } catch (err) {
@@ -401,15 +409,6 @@ export class SessionStore {
       console.error(`tempvec: the log of a session (token hash ${hash.slice(0, 12)}...) is damaged and was set aside: ${err.message}`);
       throw apiError('SESSION_EXPIRED', 'the session\'s stored data was damaged and could not be restored; request a new token with POST /token');
     }
-  }
-
-  /** Drop a live session from memory; its next request reopens it from its log. */
-  private evict(session: Session): void {
-    if (this.sessions.get(session.tokenHash) !== session) return;
-    this.sessions.delete(session.tokenHash);
-    this.log?.close(session);
-    this.dropMemory(session);
-    this.dormant.set(session.tokenHash, session.lastAccessedAt);
   }
 
   /** Free a dropped session's memory now, not when the GC finds it; after a search still running on it. */

@@ -1,12 +1,15 @@
-// An unusable DATA_DIR stops the server at start-up with a one-line message
-// and exit code 1, instead of a server whose every POST /token is 503.
+// An unusable DATA_DIR, or one another process holds, stops the server at
+// start-up with a one-line message and exit code 1, instead of a server whose
+// every POST /token is 503 or whose writes interleave with another's.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startServer } from '../helpers/server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -40,5 +43,63 @@ describe('start-up with an unusable DATA_DIR', function () {
     const { code, output } = await startWith({ DATA_DIR: dir, FSYNC: 'sometimes' });
     expect(code).to.equal(1);
     expect(output.trim()).to.equal('tempvec: cannot start: FSYNC must be one of never, always, got "sometimes"');
+  });
+
+  describe('one process per DATA_DIR', () => {
+    const lockOf = () => join(dir, 'tempvec.lock');
+    const bootId = () => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+
+    it('refuses a second process with exit 1 and leaves the first untouched', async () => {
+      const first = await startServer({ DATA_DIR: dir });
+      try {
+        const token = await (await fetch(`${first.url}/token`, { method: 'POST' })).json() as { token: string };
+        const lock = readFileSync(lockOf(), 'utf8');
+        expect(lock.split(' ')[0]).to.equal(String(first.child.pid));
+
+        const { code, output } = await startWith({ DATA_DIR: dir });
+        expect(code).to.equal(1);
+        expect(output.trim()).to.match(new RegExp(`^tempvec: cannot start: DATA_DIR ".*" is in use by process ${first.child.pid} on host \\S+ \\(lock file .*tempvec\\.lock\\); one process per DATA_DIR\\. If that process is gone, delete the lock file$`));
+
+        expect(readFileSync(lockOf(), 'utf8')).to.equal(lock);
+        const added = await fetch(`${first.url}/vectors/add`, {
+          method: 'POST', headers: { authorization: `Bearer ${token.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ id: 'a', vector: [1, 2, 3] }),
+        });
+        expect(added.status).to.equal(200);
+      } finally {
+        first.child.kill('SIGTERM');
+        expect(await first.exited).to.equal(0);
+      }
+      expect(existsSync(lockOf()), 'released on exit').to.equal(false);
+    });
+
+    it('takes over the lock of a process that is gone (SIGKILL), or of an earlier boot', async () => {
+      const first = await startServer({ DATA_DIR: dir });
+      first.child.kill('SIGKILL');
+      await first.exited;
+      expect(existsSync(lockOf()), 'left behind by SIGKILL').to.equal(true);
+      const second = await startServer({ DATA_DIR: dir });
+      expect(readFileSync(lockOf(), 'utf8').split(' ')[0]).to.equal(String(second.child.pid));
+      second.child.kill('SIGKILL');
+      await second.exited;
+
+      // A live pid (this test's own) in a lock of another boot: the pid may be another program's now.
+      writeFileSync(lockOf(), `${process.pid} ${hostname()} not-${bootId()}\n`);
+      const third = await startServer({ DATA_DIR: dir });
+      expect(readFileSync(lockOf(), 'utf8').split(' ')[0]).to.equal(String(third.child.pid));
+      third.child.kill('SIGKILL');
+      await third.exited;
+    });
+
+    it('never takes over a lock of another host, nor one being written', async () => {
+      writeFileSync(lockOf(), `${process.pid} some-other-host ${bootId()}\n`);
+      const other = await startWith({ DATA_DIR: dir });
+      expect(other.code).to.equal(1);
+      expect(other.output).to.include(`is in use by process ${process.pid} on host some-other-host`);
+      writeFileSync(lockOf(), '');
+      const writing = await startWith({ DATA_DIR: dir });
+      expect(writing.code).to.equal(1);
+      expect(writing.output).to.include('is in use by another process');
+    });
   });
 });

@@ -25,7 +25,8 @@ export function compactEntries(entries: readonly LogEntry[]): LogEntry[] {
   /** Parts of an import still being written (compaction can run between two of its appends): kept as they are. */
   let importInProgress: LogEntry[] = [];
 
-  for (const entry of changes as ChangeEntry[]) {
+  for (const entry of changes as (ChangeEntry | Extract<LogEntry, { t: 'synced' }>)[]) {
+    if (entry.t === 'synced') continue; // the compacted file is fsynced whole
     lastAccess = Math.max(lastAccess, entry.at);
     if (entry.t !== 'touch') updatedAt = entry.at;
     switch (entry.t) {

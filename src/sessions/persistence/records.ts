@@ -1,22 +1,19 @@
 // The on-disk framing of a session log: a sequence of records, each
 //   u32 payload length (LE) | u32 CRC-32 of the payload (LE) | payload (UTF-8 JSON object)
 // A record is appended whole (or the append is undone) before the change it
-// describes is acknowledged, and nothing is appended after a record that is
-// not whole. So on reading, damage is told apart like this:
-// - a torn tail is cut: the log ends in a record whose header announces more
-//   bytes than the file holds (an append cut short by a crash or a power loss),
-//   a partial header, or bytes that cannot start a record (zeros or garbage,
-//   e.g. a power-loss tail of zero blocks); trailing zero bytes are never part
-//   of a record (a payload ends with "}"). That append was never acknowledged.
-// - a damaged record is corruption: a record the file holds whole (its length
-//   fits, or the bytes after its header carry its checksum) whose checksum is
-//   wrong, or any damage followed by a whole record. It was written in full,
-//   so it may have been acknowledged: the session is set aside, not shortened.
+// describes is acknowledged. On reading, the log is kept up to the first place
+// where no whole record with a valid checksum starts (RocksDB's point-in-time
+// recovery): after a power loss, pages the OS had not written back may be
+// missing, zeroed or torn in any order, so a damaged record followed by whole
+// ones is what an unsynced tail looks like too. The one exception: under
+// FSYNC=always each fdatasync is followed by a "synced" record saying how far
+// back the log was on stable storage; a damaged record that a later whole
+// "synced" record covers was fsynced (FSYNC=always may have acknowledged it),
+// so that is damage, not a power loss: CorruptLogError, the session is set
+// aside rather than shortened.
 import { crc32 } from 'node:zlib';
 
 export const HEADER_BYTES = 8;
-/** No record is larger than a 32 MiB body can describe; a bigger length means a damaged header. */
-const MAX_PAYLOAD_BYTES = 256 * 1024 * 1024;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
@@ -34,11 +31,13 @@ export interface DecodedLog {
   validBytes: number;
   /** Why the tail was cut (null when the file ends cleanly). */
   tornTail: string | null;
+  /** Whole records found after the damage, cut with it (changes not yet written back when the power failed). */
+  cutRecords: number;
 }
 
 export class CorruptLogError extends Error {}
 
-/** Decode a whole log; throws CorruptLogError when a record that was written whole is damaged. */
+/** Decode a whole log; throws CorruptLogError when a record that was on stable storage is damaged. */
 export function decodeLog(bytes: Buffer): DecodedLog {
   const records: unknown[] = [];
   const walk = walkLog(bytes);
@@ -54,12 +53,13 @@ export function* walkLog(bytes: Buffer): Generator<{ payload: unknown; end: numb
   let offset = 0;
   while (offset < end) {
     const length = wholeRecordAt(bytes, offset, end);
-    if (length < 0) return { validBytes: offset, tornTail: tailAt(bytes, offset, end) };
+    if (length < 0) return damageAt(bytes, offset, end);
     const payload = parsePayload(bytes, offset, length);
     offset += HEADER_BYTES + length;
     yield { payload, end: offset };
   }
-  return { validBytes: offset, tornTail: offset < bytes.length ? `${bytes.length - offset} zero bytes after the last record cut` : null };
+  const zeros = bytes.length - offset;
+  return { validBytes: offset, tornTail: zeros > 0 ? `${zeros} zero bytes after the last record cut` : null, cutRecords: 0 };
 }
 
 /** The payload of the whole record at `offset`, parsed. */
@@ -87,27 +87,55 @@ export function wholeRecordAt(bytes: Buffer, offset: number, end: number): numbe
   return crc32(bytes.subarray(offset + HEADER_BYTES, stop)) === bytes.readUInt32LE(offset + 4) ? length : -1;
 }
 
+/** How a framing finds whole records, for the cut-or-refuse rule that every format shares. */
+export interface Framing {
+  /** Bytes of the whole, valid record at `offset` (ending by `end`), or -1. */
+  recordBytesAt(bytes: Buffer, offset: number, end: number): number;
+  /** The whole record at `offset` (`size` bytes) is a sync record: how far back from `offset` the log was on stable storage. */
+  syncedBack(bytes: Buffer, offset: number, size: number): number | null;
+}
+
+const JSON_FRAMING: Framing = {
+  recordBytesAt(bytes, offset, end) {
+    const length = wholeRecordAt(bytes, offset, end);
+    return length < 0 ? -1 : HEADER_BYTES + length;
+  },
+  syncedBack(bytes, offset, size) {
+    const payload = parseQuietly(bytes, offset, size - HEADER_BYTES) as { t?: unknown; back?: unknown } | null;
+    return payload?.t === 'synced' && typeof payload.back === 'number' ? payload.back : null;
+  },
+};
+
 /**
- * What is wrong at `offset`, where no whole record starts: a torn tail (its
- * description) or, when a record written whole is damaged, CorruptLogError.
+ * The log is cut at `offset`, where no whole record starts, unless a whole
+ * sync record after it says `offset` was on stable storage: then an
+ * acknowledged record is damaged (CorruptLogError).
  */
-function tailAt(bytes: Buffer, offset: number, end: number): string {
-  const cut = `at byte ${offset} (${bytes.length - offset} bytes cut)`;
-  for (let next = offset + 1; next < end; next++) {
-    if (wholeRecordAt(bytes, next, end) >= 0) throw new CorruptLogError(`damaged record at byte ${offset}, followed by a whole record at byte ${next}`);
+export function damageAt(bytes: Buffer, offset: number, end: number, framing: Framing = JSON_FRAMING): Omit<DecodedLog, 'records'> {
+  let cutRecords = 0;
+  for (let next = offset + 1; next < end;) {
+    const size = framing.recordBytesAt(bytes, next, end);
+    if (size < 0) {
+      next++;
+      continue;
+    }
+    cutRecords++;
+    const back = framing.syncedBack(bytes, next, size);
+    if (back !== null && next - back > offset) {
+      throw new CorruptLogError(`damaged record at byte ${offset}, which the sync record at byte ${next} says was on stable storage (FSYNC=always may have acknowledged it)`);
+    }
+    next += size;
   }
-  if (end - offset < HEADER_BYTES) return `partial record header ${cut}`;
-  const length = bytes.readUInt32LE(offset);
-  const payloadEnd = offset + HEADER_BYTES + length;
-  const checksum = bytes.readUInt32LE(offset + 4);
-  // The bytes after the header carry the header's checksum: the record is whole and only its length is damaged.
-  if (crc32(bytes.subarray(offset + HEADER_BYTES, end)) === checksum && end - offset > HEADER_BYTES) {
-    throw new CorruptLogError(`record at byte ${offset} has a damaged length`);
+  const what = end - offset < HEADER_BYTES ? 'a partial record header' : 'a torn or damaged record';
+  return { validBytes: offset, tornTail: `${what} at byte ${offset} (${bytes.length - offset} bytes cut, ${cutRecords} whole records after it)`, cutRecords };
+}
+
+function parseQuietly(bytes: Buffer, offset: number, length: number): unknown {
+  try {
+    return parsePayload(bytes, offset, length);
+  } catch {
+    return null;
   }
-  if (length > 0 && length <= MAX_PAYLOAD_BYTES && payloadEnd <= end) {
-    throw new CorruptLogError(`record at byte ${offset} was written whole but fails its checksum`);
-  }
-  return `${length === 0 || length > MAX_PAYLOAD_BYTES ? 'bytes that cannot start a record' : 'record cut short'} ${cut}`;
 }
 
 /** Float32 rows as base64 (exact, and a third the size of decimal JSON). */

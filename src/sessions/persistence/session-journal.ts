@@ -19,9 +19,11 @@ import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
 import { isWasmAllocationFailure } from '../../limits/wasm-memories.js';
 import type { Session } from '../session.js';
 import { compactEntries, rowsPerStep } from './compact.js';
+import { lockDir } from './dir-lock.js';
 import { nodeFs, readExact, readExactSync, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
 import { base64ToFloat32, CorruptLogError, encodeRecord, float32ToBase64, HEADER_BYTES, walkLog } from './records.js';
 import { Slices } from './slices.js';
+import { snapshotEntries } from './snapshot.js';
 
 export type LogEntry =
   | { t: 'open'; v: 1; sessionId: string; createdAt: number }
@@ -32,9 +34,11 @@ export type LogEntry =
   | { t: 'delete'; at: number; ids: string[] }
   | { t: 'clear'; at: number }
   | { t: 'reset'; at: number }
-  | { t: 'touch'; at: number };
+  | { t: 'touch'; at: number }
+  /** FSYNC=always, after each fdatasync: the log up to `back` bytes before this record is on stable storage (records.ts). */
+  | { t: 'synced'; back: number };
 export interface LogRecord { id: string; v: string; m?: Metadata }
-export type ChangeEntry = Exclude<LogEntry, { t: 'open' }>;
+export type ChangeEntry = Exclude<LogEntry, { t: 'open' | 'synced' }>;
 
 /** Records per import part: keeps each part far below the framing's size cap, however large the import. */
 export const RECORDS_PER_IMPORT_PART = 1000;
@@ -48,15 +52,32 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
 const BASE64_BYTES_PER_COMPONENT = 16 / 3;
 /** Changes appended while a compaction ran are copied over without pausing once this few bytes are left. */
 const FINAL_COPY_BYTES = 256 * 1024;
+/** FSYNC=always: rounds of copying and fsyncing that tail while the event loop runs, before the last (synchronous) piece. */
+const TAIL_SYNC_ROUNDS = 4;
 
 /** What a reopen found wrong, for the operator's log. */
 export interface RestoreReport {
   tornTail: string | null;
+  /** Whole records after the damage, cut with it. */
+  cutRecords: number;
+}
+
+/** What reopens found, since the start (/metrics). */
+export interface JournalCounts {
+  /** Reopens that cut a torn or damaged tail off a log. */
+  tailsCut: number;
+  /** Whole records found after such damage and cut with it (FSYNC=never: changes lost to a power loss). */
+  recordsCut: number;
+  /** Logs set aside (renamed .corrupt): a record that was on stable storage is damaged. */
+  setAside: number;
 }
 
 /** One session's log file, as the journal knows it. */
 interface LogFile {
   readonly path: string;
+  readonly sessionId: string;
+  /** What a rewrite from memory writes (after a failed fsync). */
+  readonly session: Session;
   /** Bytes of whole records on disk: the next append goes here, a failed one is cut back to it. */
   size: number;
   /** Cutting a failed append back failed too: the file may end in a partial record until repaired. */
@@ -70,6 +91,8 @@ interface LogFile {
   appended: number;
   base: number;
   compacting: boolean;
+  /** The compaction under way (settles, never rejects). */
+  compaction: Promise<void> | null;
   /** Changes appended, and how many of them fdatasync has confirmed (FSYNC=always). */
   written: number;
   synced: number;
@@ -78,6 +101,13 @@ interface LogFile {
   generation: number;
   /** The directory fsync that makes the last rename durable. */
   renamed: Promise<void> | null;
+  /**
+   * An fsync of the log (or of the directory after its rename) failed: the page cache may hold
+   * pages the disk never will, so nothing is appended or acknowledged until the log has been
+   * rewritten from memory and fsynced (`rewriting`).
+   */
+  broken: boolean;
+  rewriting: Promise<void> | null;
 }
 
 export interface JournalOptions {
@@ -95,6 +125,7 @@ export class SessionJournal {
   private readonly sliceMs: number | undefined;
   /** Compactions under way (whenIdle waits for them). */
   private readonly jobs = new Set<Promise<void>>();
+  readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0 };
 
   constructor(
     readonly dir: string,
@@ -106,6 +137,7 @@ export class SessionJournal {
     this.fsync = options.fsync ?? 'never';
     this.sliceMs = options.sliceMs;
     this.checkDir();
+    lockDir(this.io, dir);
   }
 
   /** Start-up check: DATA_DIR exists (or can be made) and takes a file; ConfigError otherwise. */
@@ -144,9 +176,10 @@ export class SessionJournal {
 
   private track(session: Session, size: number): LogFile {
     const file: LogFile = {
-      path: this.pathOf(session.tokenHash), size, fenced: false, closed: false,
+      path: this.pathOf(session.tokenHash), sessionId: session.id, session, size, fenced: false, closed: false,
       persistedAccess: session.lastAccessedAt, touchTriedAt: 0, appended: 0, base: size,
       compacting: false, written: 0, synced: 0, syncing: null, generation: 0, renamed: null,
+      broken: false, rewriting: null, compaction: null,
     };
     this.files.set(session, file);
     return file;
@@ -197,14 +230,14 @@ export class SessionJournal {
 
   /** An add or add-many (`encoded` ahead by encodeUpsert: then only written). */
   upsert(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
-    if (encoded?.kind === 'upsert' && encodesPlan(encoded, plan)) this.appendBytes(session, encoded.at, encoded.bytes, true);
+    if (encoded?.kind === 'upsert' && encodesPlan(encoded, plan)) this.appendBytes(this.fileOf(session), encoded.at, encoded.bytes, true);
     else this.append(session, at, { ...upsertHead(plan, at), records: logRecords(plan, 0, plan.records.length) });
   }
 
   /** An import (one plan of any size) as parts that replay applies together, or not at all. */
   import(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
     // One checked write: a failure cuts every part back off, so no later import follows a partial one.
-    if (encoded?.kind === 'import' && encodesPlan(encoded, plan)) this.appendBytes(session, encoded.at, encoded.bytes, true);
+    if (encoded?.kind === 'import' && encodesPlan(encoded, plan)) this.appendBytes(this.fileOf(session), encoded.at, encoded.bytes, true);
     else this.append(session, at, ...importParts(plan, at).map(({ head, from, to }) => ({ ...head, records: logRecords(plan, from, to) }) as ChangeEntry));
   }
 
@@ -289,23 +322,52 @@ export class SessionJournal {
   private async syncThrough(file: LogFile, target: number): Promise<void> {
     while (file.synced < target) {
       if (file.closed) throw new Error('the session was closed before its changes were synced');
-      file.syncing ??= this.syncOnce(file).finally(() => (file.syncing = null));
-      await file.syncing;
+      // After a failed fsync, the changes are on stable storage once the rewrite from memory is (it rejects if that fails).
+      if (file.broken) await this.rewrite(file);
+      else {
+        file.syncing ??= this.syncOnce(file).finally(() => (file.syncing = null));
+        await file.syncing.catch((err) => {
+          if (!file.broken) throw err;
+        });
+      }
     }
   }
 
   private async syncOnce(file: LogFile): Promise<void> {
     const upTo = file.written;
+    const bytes = file.size;
     const generation = file.generation;
-    await file.renamed;
-    const fd = await this.io.open(file.path, 'r');
     try {
-      await this.io.fdatasync(fd);
-    } finally {
-      await this.io.close(fd).catch(() => {});
+      await file.renamed;
+      const fd = await this.io.open(file.path, 'r');
+      try {
+        await this.io.fdatasync(fd);
+      } finally {
+        await this.io.close(fd).catch(() => {});
+      }
+    } catch (err) {
+      // A compaction renamed a new file (fsynced whole) over the log meanwhile: the old file's failure no longer matters.
+      if (generation !== file.generation) return;
+      if (!file.closed) {
+        // fsyncgate: the kernel may have marked unwritten pages clean; the log no longer tells the truth.
+        console.error(`tempvec: fsync failed for the log of session ${file.sessionId} (${describe(err)}); its changes are refused until it is rewritten from memory`);
+        file.broken = true;
+        void this.rewrite(file).catch(() => {});
+      }
+      throw err;
     }
     // A compaction renamed a new file over the log meanwhile: sync again, that one.
-    if (generation === file.generation) file.synced = Math.max(file.synced, upTo);
+    if (generation !== file.generation) return;
+    file.synced = Math.max(file.synced, upTo);
+    // Say so in the log: a reopen then tells a damaged fsynced record from a power-loss tail (records.ts).
+    // Best-effort: without it, damage before this point is cut rather than set aside.
+    if (!file.closed && !file.fenced) {
+      try {
+        this.appendBytes(file, -Infinity, [encodeRecord({ t: 'synced', back: file.size - bytes } satisfies LogEntry)], false);
+      } catch {
+        // the next fdatasync writes another
+      }
+    }
   }
 
   /** The session leaves the store: nothing more is written for it (its file stays, see remove()). */
@@ -328,7 +390,7 @@ export class SessionJournal {
   /** Compact a session's log now (benches; otherwise a log is compacted as it grows). */
   async compactNow(session: Session): Promise<void> {
     const file = this.fileOf(session);
-    if (!file.compacting) this.startCompaction(session, file);
+    if (!file.compacting) this.startCompaction(file);
     await this.whenIdle();
   }
 
@@ -338,8 +400,9 @@ export class SessionJournal {
 
   /**
    * Rebuild a session from its log, in slices that give the event loop back
-   * between records. A torn tail is cut off the file and reported; a damaged
-   * record moves the file aside (`.corrupt`) and throws CorruptLogError,
+   * between records. A torn or damaged tail is cut off the file and reported
+   * (point-in-time recovery); a damaged record that was on stable storage
+   * (records.ts) moves the file aside (`.corrupt`) and throws CorruptLogError,
    * touching no other session. A log with no whole record (a session whose
    * creation failed, so never acknowledged) is deleted: null.
    */
@@ -354,7 +417,7 @@ export class SessionJournal {
       await this.io.close(fd).catch(() => {});
     }
     let session: Session | undefined;
-    let end: { validBytes: number; tornTail: string | null };
+    let end: { validBytes: number; tornTail: string | null; cutRecords: number };
     const imported = new ImportParts();
     /** Where the import whose parts are being collected starts. */
     let importStart = 0;
@@ -368,7 +431,7 @@ export class SessionJournal {
         }
         const entry = step.value.payload as LogEntry;
         if (entry.t === 'import' && !imported.pending) importStart = at;
-        if (session) await applySliced(session, entry, imported, slices);
+        if (session) await applyEntry(session, entry, imported, slices);
         else session = openSession(entry, make);
         if (!reserved && session.index.initialized) {
           // Room for every row the log can hold, at once: growing step by step would copy the stored rows each time.
@@ -382,6 +445,7 @@ export class SessionJournal {
       // No memory for it now: the log is sound and stays as it is for a later reopen.
       if (isWasmAllocationFailure(err)) throw err;
       this.setAside(path);
+      this.counts.setAside++;
       throw err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${(err as Error).message}`);
     }
     if (!session) {
@@ -390,7 +454,7 @@ export class SessionJournal {
     }
     if (imported.pending) {
       // A crash in the middle of writing an import: its parts were never acknowledged.
-      end = { validBytes: importStart, tornTail: `an import cut short at byte ${importStart} (${bytes.length - importStart} bytes cut)` };
+      end = { validBytes: importStart, tornTail: `an import cut short at byte ${importStart} (${bytes.length - importStart} bytes cut)`, cutRecords: end.cutRecords };
     }
     try {
       if (end.tornTail) this.cut(path, end.validBytes);
@@ -398,8 +462,12 @@ export class SessionJournal {
       session.index.reset();
       throw err;
     }
+    if (end.tornTail) {
+      this.counts.tailsCut++;
+      this.counts.recordsCut += end.cutRecords;
+    }
     this.track(session, end.validBytes);
-    return { session, report: { tornTail: end.tornTail } };
+    return { session, report: { tornTail: end.tornTail, cutRecords: end.cutRecords } };
   }
 
   /** Cut a torn tail off (a failure throws: the session is not reopened on a log that could not be repaired). */
@@ -425,14 +493,17 @@ export class SessionJournal {
    */
   private append(session: Session, at: number, ...entries: ChangeEntry[]): void {
     const bytes = entries.length === 1 ? encodeRecord(entries[0]) : Buffer.concat(entries.map(encodeRecord));
-    this.appendBytes(session, at, [bytes], entries.some((entry) => entry.t !== 'touch'));
+    this.appendBytes(this.fileOf(session), at, [bytes], entries.some((entry) => entry.t !== 'touch'));
   }
 
-  /** Append encoded records in one checked write (a failure cuts them all back off); `change`: not just a touch. */
-  private appendBytes(session: Session, at: number, records: Buffer[], change: boolean): void {
+  /** Append encoded records in one checked write (a failure cuts them all back off); `change`: not just a touch or a sync record. */
+  private appendBytes(file: LogFile, at: number, records: Buffer[], change: boolean): void {
     const { io } = this;
-    const file = this.fileOf(session);
     if (file.closed) throw new Error('the session\'s log is closed');
+    if (file.broken) {
+      void this.rewrite(file).catch(() => {});
+      throw new Error('an fsync of the log failed: it is being rewritten from memory, changes are refused until that is on stable storage');
+    }
     if (file.fenced) this.repair(file);
     const fd = io.openSync(file.path, 'r+');
     let bytes = 0;
@@ -446,7 +517,7 @@ export class SessionJournal {
         io.ftruncateSync(fd, file.size);
       } catch (undo) {
         file.fenced = true;
-        console.error(`tempvec: session ${session.id}: a failed append could not be cut back (${describe(undo)}); its changes are refused until it can`);
+        console.error(`tempvec: session ${file.sessionId}: a failed append could not be cut back (${describe(undo)}); its changes are refused until it can`);
       }
       throw err;
     } finally {
@@ -455,9 +526,10 @@ export class SessionJournal {
     file.size += bytes;
     file.appended += bytes;
     if (change) file.written++;
+    // Every write moves the file's mtime: set it back to the last access (a sync record's `at` is -Infinity).
     file.persistedAccess = Math.max(at, file.persistedAccess);
     this.stamp(file.path, file.persistedAccess);
-    if (!file.compacting && file.appended > Math.max(COMPACT_MIN_BYTES, file.base)) this.startCompaction(session, file);
+    if (!file.compacting && file.appended > Math.max(COMPACT_MIN_BYTES, file.base)) this.startCompaction(file);
   }
 
 
@@ -472,7 +544,65 @@ export class SessionJournal {
     file.fenced = false;
   }
 
-  private startCompaction(session: Session, file: LogFile): void {
+  /** After a failed fsync: rewrite the log from memory (one attempt at a time; each call after a failure tries again). */
+  private rewrite(file: LogFile): Promise<void> {
+    if (!file.rewriting) {
+      const job = this.rewriteFromMemory(file)
+        .catch((err) => {
+          quietly(() => this.io.rmSync(`${file.path}.tmp`));
+          if (!file.closed) console.error(`tempvec: could not rewrite the log of session ${file.sessionId} from memory; its changes are still refused: ${describe(err)}`);
+          throw err;
+        })
+        .finally(() => {
+          file.rewriting = null;
+          this.jobs.delete(settled);
+        });
+      const settled = job.catch(() => {});
+      this.jobs.add(settled);
+      file.rewriting = job;
+    }
+    return file.rewriting;
+  }
+
+  /**
+   * The session as it is in memory (snapshot.ts) to a temporary file, fsynced,
+   * renamed over the log, the directory fsynced: then every change in memory
+   * is on stable storage, and the log takes appends again. Writes are refused
+   * meanwhile, so memory does not change under it.
+   */
+  private async rewriteFromMemory(file: LogFile): Promise<void> {
+    const { io } = this;
+    // A compaction under way writes the same temporary file; it gives up once it sees the log broken.
+    while (file.compaction) await file.compaction;
+    const slices = new Slices(this.sliceMs);
+    const temp = `${file.path}.tmp`;
+    const target = await io.open(temp, 'w', 0o600);
+    let size = 0;
+    try {
+      for (const entry of snapshotEntries(file.session)) {
+        const bytes = encodeRecord(entry);
+        await writeAll(io, target, bytes, size);
+        size += bytes.length;
+        if (file.closed) throw new Error('the session closed during the rewrite');
+        await slices.pause();
+      }
+      await io.fsync(target);
+    } finally {
+      await io.close(target).catch(() => {});
+    }
+    if (file.closed) throw new Error('the session closed during the rewrite');
+    io.renameSync(temp, file.path);
+    file.generation++;
+    file.fenced = false;
+    file.size = file.base = size;
+    file.appended = 0;
+    file.renamed = null;
+    await this.syncDirAsync();
+    file.broken = false;
+    file.synced = file.written;
+  }
+
+  private startCompaction(file: LogFile): void {
     file.compacting = true;
     const job = this.compact(file)
       .catch((err) => {
@@ -480,12 +610,14 @@ export class SessionJournal {
         // Tried again once the log has grown by as much again.
         file.base = file.size;
         file.appended = 0;
-        if (!file.closed) console.error(`tempvec: could not compact the log of session ${session.id}; the old log is kept: ${describe(err)}`);
+        if (!file.closed) console.error(`tempvec: could not compact the log of session ${file.sessionId}; the old log is kept: ${describe(err)}`);
       })
       .finally(() => {
         file.compacting = false;
+        file.compaction = null;
         this.jobs.delete(job);
       });
+    file.compaction = job;
     this.jobs.add(job);
   }
 
@@ -502,6 +634,7 @@ export class SessionJournal {
     const { io } = this;
     const slices = new Slices(this.sliceMs);
     const snapshot = file.size;
+    const generation = file.generation;
     const source = await io.open(file.path, 'r');
     const temp = `${file.path}.tmp`;
     let target: number | undefined;
@@ -532,16 +665,29 @@ export class SessionJournal {
       }
       await io.fsync(target);
       await this.verify(target, size, checksum, slices);
+      if (this.fsync === 'always') {
+        // Changes an fdatasync of the old log acknowledged meanwhile must be on stable storage in
+        // the new file before it replaces the old one: copy and fsync them while the event loop runs.
+        for (let round = 0; round < TAIL_SYNC_ROUNDS && file.size > copied; round++) {
+          const piece = Buffer.allocUnsafe(file.size - copied);
+          await readExact(io, source, piece, copied);
+          await writeAll(io, target, piece, size);
+          size += piece.length;
+          copied += piece.length;
+          await io.fsync(target);
+        }
+      }
       if (file.closed) throw new Error('the session closed during compaction');
+      if (file.broken || file.generation !== generation) throw new Error('an fsync failed during compaction: the log is rewritten from memory instead');
       // From here on synchronous: no append can come in between.
       const rest = file.size - copied;
-      // No fsync here (it could hold the event loop behind other I/O): under FSYNC=always the
-      // changes in this tail are acknowledged by the next fdatasync of the new file.
       if (rest > 0) {
         const piece = readExactSync(io, source, rest, copied);
         writeAllSync(io, target, piece, size);
         if (!readExactSync(io, target, rest, size).equals(piece)) throw new Error('the copied tail reads back different');
         size += rest;
+        // FSYNC=always: the last few changes, which may be acknowledged already, synced before the rename (on the event loop, but small).
+        if (this.fsync === 'always') io.fsyncSync(target);
       }
       io.closeSync(target);
       target = undefined;
@@ -650,33 +796,10 @@ function describe(err: unknown): string {
   return code ?? message ?? String(err);
 }
 
-/** Apply a log's entries, in order, to a new session. */
-export function replay(entries: readonly LogEntry[], make: (sessionId: string, createdAt: number) => Session): Session {
-  const [open, ...changes] = entries;
-  const session = openSession(open, make);
-  const imported = new ImportParts();
-  for (const entry of changes) applyEntry(session, entry, imported);
-  return session;
-}
-
 /** The session a log's first record opens. */
 function openSession(open: LogEntry | undefined, make: (sessionId: string, createdAt: number) => Session): Session {
   if (!open || open.t !== 'open' || open.v !== 1) throw new CorruptLogError('the log does not start with an open record');
   return make(open.sessionId, open.createdAt);
-}
-
-/** applyEntry, with a large upsert or import applied a few rows at a time, pausing in between. */
-async function applySliced(session: Session, entry: LogEntry, imported: ImportParts, slices: Slices): Promise<void> {
-  if (entry.t !== 'upsert' && entry.t !== 'import') return applyEntry(session, entry, imported);
-  const records = entry.t === 'import' ? imported.add(entry) : entry.records;
-  if (!records) return; // more parts of an import to come
-  const step = rowsPerStep(entry.dimensions);
-  for (let i = 0; i < records.length; i += step) {
-    upsertRecords(session, records.slice(i, i + step), entry);
-    await slices.pause();
-  }
-  session.markUpdated(entry.at);
-  session.touch(Math.max(session.lastAccessedAt, entry.at));
 }
 
 function upsertRecords(session: Session, records: LogRecord[], entry: Extract<LogEntry, { t: 'upsert' | 'import' }>): void {
@@ -686,19 +809,26 @@ function upsertRecords(session: Session, records: LogRecord[], entry: Extract<Lo
   );
 }
 
-/** Apply one change; the parts of an import are collected in `imported` and applied with the last one. */
-export function applyEntry(session: Session, entry: LogEntry, imported: ImportParts): void {
+/**
+ * Apply one entry of a log to the session it rebuilds (the only replay:
+ * restore's). An upsert or import goes a few rows at a time, pausing in
+ * between; the parts of an import are collected in `imported` and applied
+ * with the last one.
+ */
+async function applyEntry(session: Session, entry: LogEntry, imported: ImportParts, slices: Slices): Promise<void> {
   const { index } = session;
   switch (entry.t) {
+    case 'upsert':
     case 'import': {
-      const records = imported.add(entry);
+      const records = entry.t === 'import' ? imported.add(entry) : entry.records;
       if (!records) return; // more parts to come (or a crash cut them off: then never applied)
-      upsertRecords(session, records, entry);
+      const step = rowsPerStep(entry.dimensions);
+      for (let i = 0; i < records.length; i += step) {
+        upsertRecords(session, records.slice(i, i + step), entry);
+        await slices.pause();
+      }
       break;
     }
-    case 'upsert':
-      upsertRecords(session, entry.records, entry);
-      break;
     case 'metadata':
       index.setMetadata(entry.id, entry.metadata);
       break;
@@ -713,6 +843,8 @@ export function applyEntry(session: Session, entry: LogEntry, imported: ImportPa
       break;
     case 'touch':
       break;
+    case 'synced':
+      return;
     default:
       throw new CorruptLogError(`unknown record type ${(entry as { t: unknown }).t}`);
   }

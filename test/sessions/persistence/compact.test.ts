@@ -1,12 +1,13 @@
-// A compacted log replays to the same session: vectors, metadata,
+// A compacted log reopens (the replay a restart runs) to the same session: vectors, metadata,
 // configuration, timestamps and the tie-break order of search results.
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { loadKernelModule } from '../../../src/kernel/load-node.js';
 import { compactEntries } from '../../../src/sessions/persistence/compact.js';
 import { float32ToBase64 } from '../../../src/sessions/persistence/records.js';
-import { replay, type LogEntry } from '../../../src/sessions/persistence/session-journal.js';
+import type { LogEntry } from '../../../src/sessions/persistence/session-journal.js';
 import { Session } from '../../../src/sessions/session.js';
+import { restoreLog } from './restore-log.js';
 
 const IDS = ['a', 'b', 'c', 'd', 'e', '__proto__'];
 const make = (id: string, createdAt: number) => new Session('f'.repeat(64), loadKernelModule(), 1000, 60_000, createdAt, { id, createdAt });
@@ -50,22 +51,22 @@ function logs(dim: number, vectorType: 'float32' | 'int8'): fc.Arbitrary<LogEntr
 }
 
 describe('log compaction', () => {
-  it('replays to the same session as the full log', () => {
-    fc.assert(fc.property(fc.tuple(fc.integer({ min: 1, max: 3 }), fc.constantFrom('float32' as const, 'int8' as const)).chain(([dim, type]) => logs(dim, type)), (entries) => {
+  it('replays to the same session as the full log', async () => {
+    await fc.assert(fc.asyncProperty(fc.tuple(fc.integer({ min: 1, max: 3 }), fc.constantFrom('float32' as const, 'int8' as const)).chain(([dim, type]) => logs(dim, type)), async (entries) => {
       const compacted = compactEntries(entries);
       expect(compacted.length).to.be.at.most(Math.max(entries.length, 4));
-      expect(observe(replay(compacted, make))).to.deep.equal(observe(replay(entries, make)));
+      expect(observe(await restoreLog(compacted, make))).to.deep.equal(observe(await restoreLog(entries, make)));
     }), { numRuns: 150 });
   });
 
-  it('keeps an initialized but empty index locked to its dimension and metric', () => {
+  it('keeps an initialized but empty index locked to its dimension and metric', async () => {
     const v = float32ToBase64(Float32Array.from([1, 2]));
     const entries: LogEntry[] = [
       { t: 'open', v: 1, sessionId: 's', createdAt: 1 },
       { t: 'upsert', at: 2, dimensions: 2, metric: 'cosine', records: [{ id: 'a', v }] },
       { t: 'clear', at: 3 },
     ];
-    const session = replay(compactEntries(entries), make);
+    const session = await restoreLog(compactEntries(entries), make);
     expect(session.index.getConfig()).to.include({ dimensions: 2, metric: 'cosine' });
     expect(session.index.size).to.equal(0);
     expect(session.updatedAt).to.equal(3);

@@ -34,6 +34,8 @@ function faultyFs() {
     asyncWrite: null as null | 'ENOSPC' | 'short' | 'lie',
     fdatasync: false,
     fdatasyncCalls: 0,
+    /** Asynchronous fsync (a compaction's or a rewrite's file, the directory). */
+    fsync: false,
   };
   const fs: JournalFs = {
     ...nodeFs,
@@ -66,6 +68,10 @@ function faultyFs() {
       faults.fdatasyncCalls++;
       if (faults.fdatasync) throw fault('EIO');
       return nodeFs.fdatasync(fd);
+    },
+    async fsync(fd) {
+      if (faults.fsync) throw fault('EIO');
+      return nodeFs.fsync(fd);
     },
   };
   return { fs, faults };
@@ -182,7 +188,7 @@ describe('disk faults with DATA_DIR', () => {
     faults.write = 'short';
     const err = refused(() => store.create());
     expect(err.status).to.equal(503);
-    expect(nodeFs.readdirSync(dir)).to.deep.equal([]);
+    expect(nodeFs.readdirSync(dir), 'only the DATA_DIR lock').to.deep.equal(['tempvec.lock']);
     expect(store.size).to.equal(0);
     faults.write = null;
     const { token, session } = store.create();
@@ -416,23 +422,48 @@ describe('disk faults with DATA_DIR', () => {
       expectExactly(await open().authenticate(token), [...range(0, 300), ...range(1000, 1300)]);
     });
 
-    it('answers 503 when fdatasync fails and reopens the session from its log', async () => {
+    it('after a failed fdatasync, refuses changes (503) until the log is rewritten from memory and fsynced', async () => {
       const { fs, faults } = faultyFs();
       const store = open(fs, { fsync: 'always' });
       const { token, session } = store.create();
       add(store, session, range(0, 5));
       await store.durable(session);
+      // The fdatasync fails, and so does the fsync of the rewrite: the change is answered 503.
       faults.fdatasync = true;
+      faults.fsync = true;
       add(store, session, range(5, 10));
       const err = await store.durable(session)!.then(() => null, (caught) => caught);
       expect(err).to.be.instanceOf(ApiError);
       expect(err.status).to.equal(503);
-      // The old session object takes no more changes; the token reopens what the log holds.
+      // The page cache may hold what the disk does not: no change is taken until the rewrite succeeds.
       expect(refused(() => add(store, session, [99])).status).to.equal(503);
+      await store.whenIdle();
       faults.fdatasync = false;
-      const reopened = await store.authenticate(token);
-      expect(reopened).not.to.equal(session);
-      expectExactly(reopened, range(0, 10));
+      faults.fsync = false;
+      expect(refused(() => add(store, session, [99])).status, 'the rewrite this refusal started is under way').to.equal(503);
+      await store.whenIdle();
+      expect(logged.join('\n')).to.match(/fsync failed .* rewritten from memory/);
+      // Rewritten: the same session takes changes again, each confirmed by fdatasync.
+      expect(await store.authenticate(token)).to.equal(session);
+      add(store, session, [10]);
+      await store.durable(session);
+      expectExactly(session, range(0, 11));
+      expectExactly(await open().authenticate(token), range(0, 11));
+    });
+
+    it('confirms the changes a failed fdatasync left waiting once the rewrite from memory is on stable storage', async () => {
+      const { fs, faults } = faultyFs();
+      const store = open(fs, { fsync: 'always' });
+      const { token, session } = store.create();
+      add(store, session, range(0, 5));
+      faults.fdatasync = true;
+      const calls = faults.fdatasyncCalls;
+      const confirmed = store.durable(session)!;
+      while (faults.fdatasyncCalls === calls) await new Promise((resolve) => setImmediate(resolve));
+      faults.fdatasync = false;
+      await confirmed;
+      expect(readFileSync(join(dir, `${hashToken(token)}.log`)).includes('"t":"synced"'), 'the rewrite holds no sync record').to.equal(false);
+      expectExactly(await open().authenticate(token), range(0, 5));
     });
   });
 

@@ -22,14 +22,16 @@ describe('session log records', () => {
     }
   });
 
-  it('refuses a last record written whole whose bytes were garbled', () => {
+  it('cuts a last record whose bytes were garbled (a torn page), at any byte', () => {
     const whole = log({ t: 'open' });
     const last = encodeRecord({ t: 'b', pad: 'x'.repeat(20) });
     for (let flip = 0; flip < last.length; flip++) {
       for (const bit of [0x01, 0x80]) {
         const damaged = Buffer.from(last);
         damaged[flip] ^= bit;
-        expect(() => decodeLog(Buffer.concat([whole, damaged])), `byte ${flip} bit ${bit}`).to.throw(CorruptLogError);
+        const decoded = decodeLog(Buffer.concat([whole, damaged]));
+        expect(decoded.records, `byte ${flip} bit ${bit}`).to.deep.equal([{ t: 'open' }]);
+        expect(decoded.validBytes).to.equal(whole.length);
       }
     }
   });
@@ -53,17 +55,30 @@ describe('session log records', () => {
     expect(decoded.validBytes).to.equal(whole.length);
   });
 
-  it('refuses a log damaged before its last record', () => {
-    const bytes = log({ t: 'open' }, { t: 'middle', pad: 'xxxxxxxx' }, { t: 'last' });
-    const middle = encodeRecord({ t: 'open' }).length + 12;
-    for (const flip of [middle, middle + 3]) {
+  it('keeps the longest valid prefix of a log damaged before its last records, and counts the whole records cut', () => {
+    const head = log({ t: 'open' }, { t: 'first' });
+    const bytes = Buffer.concat([head, log({ t: 'middle', pad: 'xxxxxxxx' }, { t: 'last' }, { t: 'touch', at: 1 })]);
+    for (const flip of [head.length, head.length + 3, head.length + 12]) {
       const damaged = Buffer.from(bytes);
       damaged[flip] ^= 0x20;
-      expect(() => decodeLog(damaged), `byte ${flip}`).to.throw(CorruptLogError);
+      const decoded = decodeLog(damaged);
+      expect(decoded.records, `byte ${flip}`).to.deep.equal([{ t: 'open' }, { t: 'first' }]);
+      expect(decoded.validBytes).to.equal(head.length);
+      expect(decoded.cutRecords).to.equal(2);
+      expect(decoded.tornTail).to.match(/2 whole records after it/);
     }
-    const badLength = Buffer.from(bytes);
-    badLength.writeUInt32LE(0xfffffff0, 0);
-    expect(() => decodeLog(badLength)).to.throw(CorruptLogError);
+  });
+
+  it('refuses damage that a later sync record says was on stable storage (FSYNC=always acknowledged it)', () => {
+    const head = log({ t: 'open' });
+    const synced = log({ t: 'middle', pad: 'xxxxxxxx' }, { t: 'last' });
+    // The sync record covers everything before it (back 0), or everything but the last record.
+    for (const [back, refused] of [[0, true], [encodeRecord({ t: 'last' }).length, true], [synced.length, false]] as const) {
+      const bytes = Buffer.concat([head, synced, encodeRecord({ t: 'synced', back })]);
+      bytes[head.length + 12] ^= 0x20;
+      if (refused) expect(() => decodeLog(bytes), `back ${back}`).to.throw(CorruptLogError, /stable storage/);
+      else expect(decodeLog(bytes).records, `back ${back}`).to.deep.equal([{ t: 'open' }]);
+    }
   });
 
   it('keeps float32 rows exact through base64', () => {

@@ -2,7 +2,7 @@
 // token; expired sessions' files are deleted; a torn or damaged log is
 // reported and handled without touching other sessions.
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashToken } from '../../../src/sessions/token.js';
@@ -114,7 +114,7 @@ describe('persistence with DATA_DIR', () => {
     expect(existsSync(logOf(idle))).to.equal(false);
     live!.store.sweep();
     expect(existsSync(logOf(other))).to.equal(false);
-    expect(readdirSync(dir)).to.deep.equal([]);
+    expect(readdirSync(dir), 'only the DATA_DIR lock').to.deep.equal(['tempvec.lock']);
   });
 
   it('deletes the file of a live session when it expires', async () => {
@@ -154,6 +154,7 @@ describe('persistence with DATA_DIR', () => {
       console.warn = warn;
     }
     expect(warnings.join('\n')).to.match(/torn/);
+    expect(live!.store.journalCounts()).to.deep.equal({ tailsCut: 1, recordsCut: 0, setAside: 0 });
     expect(statSync(logOf(token)).size).to.be.below(sizeTorn);
     // Appends after the cut are whole records again.
     await live!.send('POST', '/vectors/add', { token, body: { id: 'e', vector: [7, 7, 7] } });
@@ -173,36 +174,60 @@ describe('persistence with DATA_DIR', () => {
     expect(statSync(logOf(token)).size).to.equal(size);
   });
 
-  it('sets a session aside when its last record, written whole, is damaged', async () => {
-    const token = await live!.newToken();
-    await populate(token);
-    await live!.close();
+  /** Flip a bit inside the payload of record `n` (0: the open record) of a session's log. */
+  function damageRecord(token: string, n: number) {
     const bytes = readFileSync(logOf(token));
-    bytes[bytes.length - 5] ^= 0x04; // a bit flip in the last acknowledged change
+    let at = 0;
+    for (let i = 0; i < n; i++) at += 8 + bytes.readUInt32LE(at);
+    bytes[at + 8 + 5] ^= 0x04;
     writeFileSync(logOf(token), bytes);
-    live = await start();
-    const res = await quietly(() => live!.send('GET', '/session', { token }));
-    expect(res.status).to.equal(401);
-    expect(res.body.error.code).to.equal('SESSION_EXPIRED');
-    expect(existsSync(logOf(token) + '.corrupt')).to.equal(true);
-  });
+  }
 
-  it('sets a damaged log aside and reports it, without touching other sessions', async () => {
+  it('FSYNC=never: keeps the longest valid prefix of a damaged log, reports the cut, touches no other session', async () => {
     const damaged = await live!.newToken();
     const healthy = await live!.newToken();
     await populate(damaged);
     await populate(healthy);
     const healthyBefore = await readAll(healthy);
     await live!.close();
-    const bytes = readFileSync(logOf(damaged));
-    bytes[40] ^= 0xff; // inside the first records, far from the end
-    writeFileSync(logOf(damaged), bytes);
+    damageRecord(damaged, 2); // the add of b after the first add-many: what follows it is cut too
+
+    const warnings: string[] = [];
+    const warn = console.warn;
+    console.warn = (message: string) => warnings.push(message);
+    try {
+      live = await start();
+      const res = await live.send('POST', '/vectors/get-many', { token: damaged, body: { ids: ['a', 'b', 'c', 'd'] } });
+      expect(res.status).to.equal(200);
+      expect(res.body.vectors.map((v: { id: string; vector: number[] }) => [v.id, v.vector])).to.deep.equal([['a', [0.1, 0.2, 0.3]], ['b', [1, 0, 0]], ['c', [0, 1, 0]]]);
+    } finally {
+      console.warn = warn;
+    }
+    expect(warnings.join('\n')).to.match(/cut the log at its first torn or damaged record .* 4 whole records after the damage were cut too/);
+    expect(existsSync(logOf(damaged) + '.corrupt')).to.equal(false);
+    expect(live!.store.journalCounts()).to.deep.equal({ tailsCut: 1, recordsCut: 4, setAside: 0 });
+    const metrics = await live!.send('GET', '/metrics');
+    expect(metrics.text).to.match(/^tempvec_log_records_cut_total 4$/m);
+    expect(await readAll(healthy)).to.deep.equal(healthyBefore);
+  });
+
+  it('FSYNC=always: sets aside a log whose acknowledged record is damaged, reports it, touches no other session', async () => {
+    await live!.close();
+    const always = () => startApp({ dataDir: dir, sessionTtlMs: TTL, tokenRatePerMin: 0, requestRatePerSec: 0, fsync: 'always' }, { now });
+    live = await always();
+    const damaged = await live.newToken();
+    const healthy = await live.newToken();
+    await populate(damaged);
+    await populate(healthy);
+    const healthyBefore = await readAll(healthy);
+    await live.close();
+    damageRecord(damaged, 3); // the add of b (after the add-many and its sync record): a later sync record says it was fsynced
 
     const errors: string[] = [];
     const error = console.error;
     console.error = (message: string) => errors.push(message);
     try {
-      live = await start();
+      live = await always();
       const res = await live.send('GET', '/session', { token: damaged });
       expect(res.status).to.equal(401);
       expect(res.body.error.code).to.equal('SESSION_EXPIRED');
@@ -210,8 +235,10 @@ describe('persistence with DATA_DIR', () => {
     } finally {
       console.error = error;
     }
-    expect(errors.join('\n')).to.match(/damaged/);
+    expect(errors.join('\n')).to.match(/damaged.*stable storage/);
     expect(existsSync(logOf(damaged) + '.corrupt')).to.equal(true);
+    expect(live.store.journalCounts()).to.deep.equal({ tailsCut: 0, recordsCut: 0, setAside: 1 });
+    expect((await live.send('GET', '/metrics')).text).to.match(/^tempvec_logs_set_aside_total 1$/m);
     expect(await readAll(healthy)).to.deep.equal(healthyBefore);
   });
 
@@ -241,6 +268,8 @@ describe('persistence with DATA_DIR', () => {
 
   it('writes no file without DATA_DIR', async () => {
     await live!.close();
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir);
     live = await startApp({ tokenRatePerMin: 0 }, { now });
     const token = await live.newToken();
     await live.send('POST', '/vectors/add', { token, body: { id: 'a', vector: [1, 2] } });
