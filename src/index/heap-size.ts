@@ -12,7 +12,7 @@
 const align8 = (bytes: number) => (bytes + 7) & ~7;
 
 /** Characters past U+00FF make V8 store a string two bytes a character. */
-const TWO_BYTE = /[^\u0000-\u00ff]/;
+const TWO_BYTE = /[\u0100-\uffff]/;
 
 /** A string: a 16-byte header and one or two bytes a character. */
 export function stringHeapBytes(text: string): number {

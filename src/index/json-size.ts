@@ -11,7 +11,7 @@ export interface JsonText {
 }
 
 const memo = new WeakMap<object, JsonText>();
-const NON_ASCII = /[^\u0000-\u007f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /** UTF-8 bytes of a well-formed string (JSON.stringify never leaves a lone surrogate). */
 export function utf8Length(text: string): number {

@@ -20,7 +20,7 @@ export function encodeCursor(epoch: string, seq: number): string {
 export function decodeCursor(cursor: string, epoch: string, maxSeq: number, path = '/cursor'): number {
   const text = fromBase64Url(cursor);
   const parts = text?.startsWith(PREFIX) ? text.slice(PREFIX.length).split('.') : null;
-  if (!parts || parts.length !== 2 || !/^[0-9a-z]{1,12}$/.test(parts[1])) {
+  if (parts?.length !== 2 || !/^[0-9a-z]{1,12}$/.test(parts[1])) {
     throw apiError('INVALID_CURSOR', 'not a cursor from POST /vectors/list', { path });
   }
   const seq = parseInt(parts[1], 36);

@@ -120,7 +120,10 @@ export class KernelPool {
     this.warm();
     return new Promise<number>((resolve, reject) => {
       let queue = this.queues.get(session);
-      if (!queue) this.queues.set(session, (queue = []));
+      if (!queue) {
+        queue = [];
+        this.queues.set(session, queue);
+      }
       queue.push({ session, memory, workArea, call, resolve, reject });
       this.held.set(session, (this.held.get(session) ?? 0) + 1);
       this.pump();

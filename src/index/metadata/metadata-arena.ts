@@ -133,7 +133,7 @@ export class MetadataArena {
     while (worst < 0 && this.halfEmpty.length > 0) {
       const index = this.halfEmpty.pop()!;
       const chunk = this.chunks[index];
-      if (chunk && chunk.queued && index !== this.open) worst = index;
+      if (chunk?.queued && index !== this.open) worst = index;
       if (chunk) chunk.queued = false;
     }
     if (worst < 0) return;

@@ -24,7 +24,8 @@ export class MetadataStore {
   constructor(private readonly maxIndexedValueBytes: number) {}
 
   private get index(): MetadataIndex {
-    return this.indexOrNull ??= new MetadataIndex(this.maxIndexedValueBytes);
+    if (this.indexOrNull === null) this.indexOrNull = new MetadataIndex(this.maxIndexedValueBytes);
+    return this.indexOrNull;
   }
 
   /** Bytes held: the arena, its row table, the dictionary and the postings (typed arrays' own lengths). */
