@@ -1,6 +1,6 @@
-// The JS heap and the memory budget. Most of what the budget counts outside
-// linear memory (ids, metadata, the value index, answers) lives in V8's heap,
-// so the heap's own limit must hold the budget, or V8 would end the process
+// The JS heap and the memory budget. Part of what the budget counts outside
+// linear memory and the metadata stores (ids, answers, parsed bodies) lives in
+// V8's heap, so the heap's own limit must hold the budget, or V8 would end the process
 // ("heap limit reached") before the budget refused anything. npm start runs
 // the server with --max-old-space-size from heapLimitMiB(config) (start.ts);
 // a server started another way caps the heap part of its budget to what its

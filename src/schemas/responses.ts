@@ -31,7 +31,7 @@ export const LimitsSchema = v.pipe(v.strictObject({
     requestsPerSecondPerToken: CountSchema,
     requestBurstPerToken: CountSchema,
   }), v.description('0 means the limit is off.')),
-  memoryBudgetBytes: v.pipe(CountSchema, v.description('Bytes callers can make the server hold: linear memories, the JS heap of stored ids and metadata, bodies and answers in flight; 0 means no budget.')),
+  memoryBudgetBytes: v.pipe(CountSchema, v.description('Bytes callers can make the server hold: linear memories, metadata stores (off the JS heap), the JS heap of stored ids, bodies and answers in flight; 0 means no budget.')),
   persistent: v.pipe(v.boolean(), v.description('Whether sessions survive a restart of the server.')),
   maxAbsComponent: v.number(),
   metrics: v.array(v.picklist(METRICS)),

@@ -337,7 +337,7 @@ export class SessionStore {
     return this.budget.linearMemoryBytes;
   }
 
-  /** Estimated JS heap of all sessions (ids, metadata, value indexes, the sessions themselves), in bytes. */
+  /** Estimated JS heap of all sessions (their ids, the sessions themselves), in bytes. */
   heapBytes(): number {
     this.settleAll();
     return this.budget.heapBytes;
