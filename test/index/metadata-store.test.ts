@@ -174,6 +174,13 @@ describe('metadata store: memory', () => {
     expect(held[7].json).to.equal(JSON.stringify(meta(7, 0)));
   });
 
+  it('holds nothing for a batch that is only planned (a refused add leaves no store behind)', () => {
+    const index = new VectorIndex(loadKernelModule(), 100);
+    const plan = index.prepareUpsert([{ id: 'a', vector: [1, 2], metadata: { tag: 'x', n: 1 } }]);
+    expect(plan.metadataBytesAdded).to.be.greaterThan(0);
+    expect(index.metadataBytes).to.equal(0);
+  });
+
   it('compacts a chunk that is half holes into the open one, keeping the bytes and entries of its rows', () => {
     const arena = new MetadataArena();
     const rows = 400;

@@ -99,39 +99,6 @@ export class MetadataIndex {
     for (let i = 0; i < entries.length; i++) this.postings.move(entries[i], from, to, rowCount);
   }
 
-  /**
-   * Entries a row with `metadata` adds at most, and the bytes of their keys at
-   * most (for the memory budget, before anything is written).
-   */
-  measure(metadata: Metadata): { entries: number; keyBytes: number } {
-    const total = { entries: 0, keyBytes: 0 };
-    this.measureObject(metadata, 0, total);
-    return total;
-  }
-
-  private measureObject(object: Record<string, unknown>, prefixLength: number, total: { entries: number; keyBytes: number }): void {
-    for (const key of Object.keys(object)) {
-      const value = object[key];
-      if (value === undefined || typeof value === 'function') continue;
-      const pathLength = prefixLength + 1 + key.length;
-      total.entries++;
-      total.keyBytes += 1 + 3 * pathLength;
-      if (value === null || typeof value !== 'object') this.measureValue(value, total);
-      else if (!Array.isArray(value)) this.measureObject(value as Record<string, unknown>, pathLength, total);
-      else {
-        for (const item of value) {
-          if (item === null || typeof item !== 'object') this.measureValue(item, total);
-          else if (!Array.isArray(item)) this.measureObject(item as Record<string, unknown>, pathLength, total);
-        }
-      }
-    }
-  }
-
-  private measureValue(value: unknown, total: { entries: number; keyBytes: number }): void {
-    total.entries++;
-    total.keyBytes += VALUE_AT + (typeof value === 'number' ? 8 : typeof value === 'string' ? Math.min(3 * value.length, this.maxValueBytes) : 0);
-  }
-
   /** Rows of [0, size) that match `node`. */
   evaluate(node: FilterNode, size: number, read: MetadataReader): RowBitmap {
     return this.rowsOf(node, size, null, read);
@@ -394,4 +361,43 @@ function reads(node: FilterNode): boolean {
 function readsLast(nodes: FilterNode[]): FilterNode[] {
   const first = nodes.filter((n) => !reads(n));
   return first.length === nodes.length ? nodes : [...first, ...nodes.filter(reads)];
+}
+
+interface EntryCount {
+  entries: number;
+  keyBytes: number;
+}
+
+/**
+ * Entries a row with `metadata` adds to an index at most, and the bytes of
+ * their keys at most (for the memory budget, before anything is written; no
+ * index is needed to tell).
+ */
+export function measureEntries(metadata: Metadata, maxValueBytes: number): EntryCount {
+  const total = { entries: 0, keyBytes: 0 };
+  measureObject(metadata, 0, maxValueBytes, total);
+  return total;
+}
+
+function measureObject(object: Record<string, unknown>, prefixLength: number, maxValueBytes: number, total: EntryCount): void {
+  for (const key of Object.keys(object)) {
+    const value = object[key];
+    if (value === undefined || typeof value === 'function') continue;
+    const pathLength = prefixLength + 1 + key.length;
+    total.entries++;
+    total.keyBytes += 1 + 3 * pathLength;
+    if (value === null || typeof value !== 'object') measureValue(value, maxValueBytes, total);
+    else if (!Array.isArray(value)) measureObject(value as Record<string, unknown>, pathLength, maxValueBytes, total);
+    else {
+      for (const item of value) {
+        if (item === null || typeof item !== 'object') measureValue(item, maxValueBytes, total);
+        else if (!Array.isArray(item)) measureObject(item as Record<string, unknown>, pathLength, maxValueBytes, total);
+      }
+    }
+  }
+}
+
+function measureValue(value: unknown, maxValueBytes: number, total: EntryCount): void {
+  total.entries++;
+  total.keyBytes += VALUE_AT + (typeof value === 'number' ? 8 : typeof value === 'string' ? Math.min(3 * value.length, maxValueBytes) : 0);
 }

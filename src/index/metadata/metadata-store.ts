@@ -7,7 +7,7 @@ import type { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter.js';
 import type { JsonText } from '../json-size.js';
 import { MetadataArena } from './metadata-arena.js';
-import { MetadataIndex } from './metadata-index.js';
+import { MetadataIndex, measureEntries } from './metadata-index.js';
 import { MetadataJson } from './metadata-json.js';
 
 /** Bytes the index may take per entry and per row listed in one, at most, with every array at its emptiest after a doubling. */
@@ -45,7 +45,7 @@ export class MetadataStore {
 
   /** Bytes a row with this metadata (`json` its text) can add at most. */
   upperBytes(metadata: Metadata, json: JsonText): number {
-    const { entries, keyBytes } = this.index.measure(metadata);
+    const { entries, keyBytes } = measureEntries(metadata, this.maxIndexedValueBytes);
     return json.bytes + 4 + entries * (ENTRY_BYTES_UPPER + ROW_ENTRY_BYTES_UPPER) + 2 * keyBytes;
   }
 
