@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
 import { heapCapBytes } from '../limits/heap-limit.js';
 import { MemoryBudget } from '../limits/memory-budget.js';
-import { CorruptLogError } from './persistence/records.js';
+import { CorruptLogError, FormatError } from './persistence/records-v2.js';
 import type { JournalFs } from './persistence/journal-fs.js';
 import { SessionJournal, type EncodedChange, type JournalCounts } from './persistence/session-journal.js';
 import type { UpsertOptions, UpsertPlan, VectorInput } from '../index/vector-index.js';
@@ -155,7 +155,7 @@ export class SessionStore {
 
   /** What reopens cut off or set aside since the start (/metrics; zeros without DATA_DIR). */
   journalCounts(): JournalCounts {
-    return this.log?.counts ?? { tailsCut: 0, recordsCut: 0, setAside: 0 };
+    return this.log?.counts ?? { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
   }
 
   /** Settles when the journal has no background work (compaction) under way. */
@@ -399,6 +399,10 @@ export class SessionStore {
         this.dormant.set(hash, now);
         console.error(`tempvec: no memory to reopen a session (token hash ${hash.slice(0, 12)}...); it stays on disk: ${(err as Error).message}`);
         throw apiError('SERVER_AT_CAPACITY', 'the server could not reserve memory to reopen this session; it is kept on disk, try again later', undefined, { 'Retry-After': String(this.retryAfterSeconds()) });
+      }
+      if (err instanceof FormatError) {
+        console.error(`tempvec: the log of a session (token hash ${hash.slice(0, 12)}...) is not a tempvec log of the version this server reads, and was set aside as .other-format: ${err.message}`);
+        throw apiError('SESSION_EXPIRED', 'the session\'s stored data is in a format this server does not read; request a new token with POST /token');
       }
       if (!(err instanceof CorruptLogError)) {
         // Unreadable for now (I/O error, no file handles): it stays on disk for a later try.

@@ -1,36 +1,75 @@
-// Session log records, version 2 (issue 25): binary. The journal does not
-// write them yet; this is the codec the next steps of the series switch it to.
+// Session log records, version 2 (issue 25): binary.
 //
 // A file starts with FILE_HEADER_BYTES: "TVECLOG\n", u32 format version, u32
 // checksum of those 12 bytes. A file without it, or of another version, is
 // not read (FormatError: the caller sets it aside and counts it).
 // A record is RECORD_HEADER_BYTES then its payload:
-//   u32 checksum of everything after it | u8 type | 3 bytes 0 | u32 payload length | u32 0 | f64 sequence
-// The checksum is CRC-32 (node:zlib's, native): Node has no native CRC-32C,
-// and a JS one would cost more than the JSON it replaces. Payloads keep
-// float32 rows 4-byte aligned when the record is (a header is 24 bytes and
-// every fixed head a multiple of 8): rows raw little-endian, ids UTF-8,
-// metadata the UTF-8 JSON bytes the metadata arena stores (0 bytes: none).
+//   u32 checksum | u8 type | 3 bytes 0 | u32 payload length | u32 header checksum | f64 sequence
+// The header checksum covers the type, length and sequence, so a reader that
+// looks for whole records after damage reads no payload a garbled length
+// names. The checksum covers the payload, then the 20 header bytes after it
+// (in that order, so bytes encoded ahead get their sequence when written
+// without reading the payload again). The sequence counts a log's records; a
+// compaction's snapshot records carry that of the last change they hold.
+// The checksum is CRC-32 (node:zlib's, native, ~1 GB/s here): Node has no
+// native CRC-32C, and a JS one runs at a fraction of that. Payloads: rows raw
+// little-endian float32, ids UTF-8, metadata the UTF-8 JSON bytes the
+// metadata arena stores (0 bytes: none), text UTF-8 (an optional section).
 // Damage is told apart from a power-loss tail as in records.ts (damageAt).
 import { crc32 } from 'node:zlib';
 import { METRICS, VECTOR_TYPES, type Metric, type VectorType } from '../../config.js';
-import { CorruptLogError, damageAt, type DecodedLog, type Framing } from './records.js';
+
+/** A log whose records cannot be read as they were written: set aside, not shortened. */
+export class CorruptLogError extends Error {}
 
 export const FILE_MAGIC = Buffer.from('TVECLOG\n', 'latin1');
 export const FORMAT_VERSION = 2;
 export const FILE_HEADER_BYTES = 16;
 export const RECORD_HEADER_BYTES = 24;
+/** An upsert's fixed head: at, dimensions, count, metric, vector type, analyzer, flags, part, parts (padded to 8). */
+const ROWS_HEAD_BYTES = 32;
+const HAS_TEXT = 1;
 
 const TYPES = ['open', 'upsert', 'import', 'metadata', 'delete', 'clear', 'reset', 'touch', 'synced'] as const;
-type RecordType = (typeof TYPES)[number];
+export type RecordType = (typeof TYPES)[number];
+/** The text analyzer of a session with text (issue 28); null: text stored, not analyzed. */
+export const ANALYZERS = ['standard', 'english'] as const;
+export type Analyzer = (typeof ANALYZERS)[number] | null;
 
-interface Rows { at: number; dimensions: number; metric: Metric; vectorType: VectorType; ids: string[]; rows: Float32Array; metadata: (Uint8Array | null)[] }
+/** What an upsert (or an import part) writes besides its rows: the session's configuration, fixed by its first add. */
+export interface RowsHead {
+  at: number;
+  dimensions: number;
+  metric: Metric;
+  vectorType: VectorType;
+  /** Sessions with text only; absent (0 on disk) reads back as null. */
+  analyzer?: Analyzer;
+}
+
+/** Rows as a record holds them: flat float32 values, ids, metadata JSON bytes (null: none), text bytes (null: no text section). */
+export interface Rows {
+  ids: string[];
+  rows: Float32Array;
+  metadata: (Uint8Array | null)[];
+  text: (Uint8Array | null)[] | null;
+}
+
+/** Rows to encode, read one at a time (a plan's, an export's, a decoded record's). */
+export interface RowSource {
+  count: number;
+  id(i: number): string;
+  vector(i: number): Float32Array;
+  /** JSON bytes, or text; null or empty: none. */
+  metadata(i: number): Uint8Array | string | null;
+  /** Absent: no text section. */
+  text?: (i: number) => Uint8Array | string | null;
+}
 
 export type RecordV2 =
   | { t: 'open'; sessionId: string; createdAt: number }
-  | ({ t: 'upsert' } & Rows)
+  | ({ t: 'upsert' } & RowsHead & Rows)
   /** One part of an import: applied only once all `parts` are read. */
-  | ({ t: 'import'; part: number; parts: number } & Rows)
+  | ({ t: 'import'; part: number; parts: number } & RowsHead & Rows)
   | { t: 'metadata'; at: number; id: string; metadata: Uint8Array }
   | { t: 'delete'; at: number; ids: string[] }
   | { t: 'clear' | 'reset' | 'touch'; at: number }
@@ -56,141 +95,178 @@ export function checkFileHeader(bytes: Buffer): void {
   if (version !== FORMAT_VERSION) throw new FormatError(`the log is format version ${version}; this server reads version ${FORMAT_VERSION}`);
 }
 
-export function encodeRecordV2(record: RecordV2, sequence: number): Buffer {
-  const payload = encodePayload(record);
-  const out = Buffer.alloc(RECORD_HEADER_BYTES + payload.length);
-  out.writeUInt8(TYPES.indexOf(record.t) + 1, 4);
-  out.writeUInt32LE(payload.length, 8);
+/** A record's header at `offset`: its type (null: not a known type) and whole size. */
+export function recordHeader(bytes: Buffer, offset: number): { type: RecordType | null; size: number } {
+  const code = bytes[offset + 4];
+  const valid = code >= 1 && code <= TYPES.length && headerChecksum(bytes, offset) === bytes.readUInt32LE(offset + 12);
+  return { type: valid ? TYPES[code - 1] : null, size: RECORD_HEADER_BYTES + bytes.readUInt32LE(offset + 8) };
+}
+
+function headerChecksum(bytes: Buffer, offset: number): number {
+  return crc32(bytes.subarray(offset + 16, offset + 24), crc32(bytes.subarray(offset + 4, offset + 12)));
+}
+
+/** Whether the record at `offset` (`size` bytes, all in `bytes`) has a valid checksum. */
+export function checksumHolds(bytes: Buffer, offset: number, size: number): boolean {
+  const payload = crc32(bytes.subarray(offset + RECORD_HEADER_BYTES, offset + size));
+  return crc32(bytes.subarray(offset + 4, offset + RECORD_HEADER_BYTES), payload) === bytes.readUInt32LE(offset);
+}
+
+/** The sync record at `offset`: how far back from it the log was on stable storage; null for any other type. */
+export function syncedBack(bytes: Buffer, offset: number): number | null {
+  return bytes[offset + 4] === TYPES.indexOf('synced') + 1 ? bytes.readDoubleLE(offset + RECORD_HEADER_BYTES) : null;
+}
+
+/**
+ * Give a record its header: type, length, `sequence` and the checksum
+ * (`payloadCrc`: the payload's CRC-32 if known, as for bytes encoded ahead).
+ */
+export function sealRecord(out: Buffer, type: RecordType, sequence: number, payloadCrc = crc32(out.subarray(RECORD_HEADER_BYTES))): Buffer {
+  out.fill(0, 0, RECORD_HEADER_BYTES);
+  out.writeUInt8(TYPES.indexOf(type) + 1, 4);
+  out.writeUInt32LE(out.length - RECORD_HEADER_BYTES, 8);
   out.writeDoubleLE(sequence, 16);
-  payload.copy(out, RECORD_HEADER_BYTES);
-  out.writeUInt32LE(crc32(out.subarray(4)), 0);
+  out.writeUInt32LE(headerChecksum(out, 0), 12);
+  out.writeUInt32LE(crc32(out.subarray(4, RECORD_HEADER_BYTES), payloadCrc), 0);
   return out;
 }
 
-const V2_FRAMING: Framing = {
-  recordBytesAt(bytes, offset, end) {
-    if (end - offset < RECORD_HEADER_BYTES) return -1;
-    const type = bytes[offset + 4];
-    const size = RECORD_HEADER_BYTES + bytes.readUInt32LE(offset + 8);
-    if (type < 1 || type > TYPES.length || offset + size > end) return -1;
-    return crc32(bytes.subarray(offset + 4, offset + size)) === bytes.readUInt32LE(offset) ? size : -1;
-  },
-  syncedBack(bytes, offset) {
-    return bytes[offset + 4] === TYPES.indexOf('synced') + 1 ? bytes.readDoubleLE(offset + RECORD_HEADER_BYTES) : null;
-  },
-};
-
-/** The records of a version 2 log (its file header checked first), each with its sequence; then where the whole records end. */
-export function* walkLogV2(bytes: Buffer): Generator<{ record: RecordV2; sequence: number; end: number }, Omit<DecodedLog, 'records'>> {
-  checkFileHeader(bytes);
-  let offset = FILE_HEADER_BYTES;
-  while (offset < bytes.length) {
-    const size = V2_FRAMING.recordBytesAt(bytes, offset, bytes.length);
-    if (size < 0) return damageAt(bytes, offset, bytes.length, V2_FRAMING);
-    const type = TYPES[bytes[offset + 4] - 1];
-    const record = decodePayload(type, bytes.subarray(offset + RECORD_HEADER_BYTES, offset + size));
-    yield { record, sequence: bytes.readDoubleLE(offset + 16), end: offset + size };
-    offset += size;
-  }
-  return { validBytes: offset, tornTail: null, cutRecords: 0 };
+/** The type of the (sealed) record `bytes`. */
+export function typeOf(bytes: Buffer): RecordType {
+  return TYPES[bytes[4] - 1];
 }
 
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
 
-/** A payload written field by field (little-endian, fixed heads padded to 8 bytes). */
-class Writer {
-  private parts: Buffer[] = [];
-  private head = Buffer.alloc(64);
-  private at = 0;
+const header = (out: Buffer, type: RecordType, sequence: number) => sealRecord(out, type, sequence);
 
-  f64(value: number): this {
-    this.head.writeDoubleLE(value, this.at);
-    this.at += 8;
-    return this;
-  }
-
-  u32(value: number): this {
-    this.head.writeUInt32LE(value, this.at);
-    this.at += 4;
-    return this;
-  }
-
-  u8(value: number): this {
-    this.head.writeUInt8(value, this.at);
-    this.at += 1;
-    return this;
-  }
-
-  /** The fixed head so far (padded to 8 bytes), then `bytes`. */
-  bytes(bytes: Uint8Array): this {
-    this.flush();
-    this.parts.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-    return this;
-  }
-
-  private flush(): void {
-    if (this.at === 0) return;
-    this.parts.push(Buffer.from(this.head.subarray(0, Math.ceil(this.at / 8) * 8)));
-    this.head = Buffer.alloc(64);
-    this.at = 0;
-  }
-
-  done(): Buffer {
-    this.flush();
-    return Buffer.concat(this.parts);
-  }
+/** Bytes of a metadata or text field as stored: `{}` and '' are none. */
+function fieldBytes(value: Uint8Array | string | null | undefined): Uint8Array | null {
+  if (value === null || value === undefined || value.length === 0) return null;
+  const bytes = typeof value === 'string' ? utf8.encode(value) : value;
+  return bytes.length === 2 && bytes[0] === 0x7b && bytes[1] === 0x7d ? null : bytes;
 }
 
-function lengths(items: Uint8Array[]): Uint8Array {
-  return new Uint8Array(Uint32Array.from(items, (item) => item.length).buffer);
-}
-
-function encodePayload(record: RecordV2): Buffer {
-  const w = new Writer();
-  switch (record.t) {
-    case 'open': {
-      const id = utf8.encode(record.sessionId);
-      return w.f64(record.createdAt).u32(id.length).bytes(id).done();
+/** An upsert or import part of `rows`, written straight into one buffer (the rows copied once). */
+export function encodeRows(head: RowsHead & { t: 'upsert' | 'import'; part?: number; parts?: number }, rows: RowSource, sequence: number): Buffer {
+  const { count } = rows;
+  const dim = head.dimensions;
+  const ids = new Array<Uint8Array>(count);
+  const metadata = new Array<Uint8Array | null>(count);
+  const text = rows.text ? new Array<Uint8Array | null>(count) : null;
+  let variable = 0;
+  for (let i = 0; i < count; i++) {
+    ids[i] = utf8.encode(rows.id(i));
+    metadata[i] = fieldBytes(rows.metadata(i));
+    variable += ids[i].length + (metadata[i]?.length ?? 0);
+    if (text) {
+      text[i] = fieldBytes(rows.text!(i));
+      variable += text[i]?.length ?? 0;
     }
+  }
+  const lengthsBytes = count * 4 * (text ? 3 : 2);
+  const out = Buffer.allocUnsafe(RECORD_HEADER_BYTES + ROWS_HEAD_BYTES + count * dim * 4 + lengthsBytes + variable);
+  out.fill(0, 0, RECORD_HEADER_BYTES + ROWS_HEAD_BYTES);
+  let at = RECORD_HEADER_BYTES;
+  out.writeDoubleLE(head.at, at);
+  out.writeUInt32LE(dim, at + 8);
+  out.writeUInt32LE(count, at + 12);
+  out.writeUInt8(METRICS.indexOf(head.metric), at + 16);
+  out.writeUInt8(VECTOR_TYPES.indexOf(head.vectorType), at + 17);
+  out.writeUInt8(head.analyzer ? ANALYZERS.indexOf(head.analyzer) + 1 : 0, at + 18);
+  out.writeUInt8(text ? HAS_TEXT : 0, at + 19);
+  out.writeUInt32LE(head.part ?? 0, at + 20);
+  out.writeUInt32LE(head.parts ?? 1, at + 24);
+  at += ROWS_HEAD_BYTES;
+  for (let i = 0; i < count; i++) {
+    const v = rows.vector(i);
+    if (v.length !== dim) throw new Error(`row ${i} has ${v.length} components, not ${dim}`);
+    out.set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), at);
+    at += v.byteLength;
+  }
+  for (const list of text ? [ids, metadata, text] : [ids, metadata]) {
+    for (const item of list) {
+      out.writeUInt32LE(item?.length ?? 0, at);
+      at += 4;
+    }
+  }
+  for (const list of text ? [ids, metadata, text] : [ids, metadata]) {
+    for (const item of list) {
+      if (!item) continue;
+      out.set(item, at);
+      at += item.length;
+    }
+  }
+  return header(out, head.t, sequence);
+}
+
+/** Any record (an upsert's rows through encodeRows). */
+export function encodeRecordV2(record: RecordV2, sequence: number): Buffer {
+  switch (record.t) {
     case 'upsert':
     case 'import': {
-      const ids = record.ids.map((id) => utf8.encode(id));
-      const metadata = record.metadata.map((m) => m ?? new Uint8Array(0));
-      w.f64(record.at).u32(record.dimensions).u32(record.ids.length)
-        .u8(METRICS.indexOf(record.metric)).u8(VECTOR_TYPES.indexOf(record.vectorType)).u8(0).u8(0)
-        .u32(record.t === 'import' ? record.part : 0).u32(record.t === 'import' ? record.parts : 1);
-      w.bytes(new Uint8Array(record.rows.buffer, record.rows.byteOffset, record.rows.byteLength));
-      w.bytes(lengths(ids)).bytes(lengths(metadata));
-      for (const id of ids) w.bytes(id);
-      for (const m of metadata) w.bytes(m);
-      return w.done();
+      const { rows, dimensions: dim } = record;
+      return encodeRows(record, {
+        count: record.ids.length,
+        id: (i) => record.ids[i],
+        vector: (i) => rows.subarray(i * dim, (i + 1) * dim),
+        metadata: (i) => record.metadata[i],
+        text: record.text ? (i) => record.text![i] : undefined,
+      }, sequence);
+    }
+    case 'open': {
+      const id = utf8.encode(record.sessionId);
+      const out = Buffer.alloc(RECORD_HEADER_BYTES + 16 + id.length);
+      out.writeDoubleLE(record.createdAt, RECORD_HEADER_BYTES);
+      out.writeUInt32LE(id.length, RECORD_HEADER_BYTES + 8);
+      out.set(id, RECORD_HEADER_BYTES + 16);
+      return header(out, record.t, sequence);
     }
     case 'metadata': {
       const id = utf8.encode(record.id);
-      return w.f64(record.at).u32(id.length).u32(record.metadata.length).bytes(id).bytes(record.metadata).done();
+      const out = Buffer.alloc(RECORD_HEADER_BYTES + 16 + id.length + record.metadata.length);
+      out.writeDoubleLE(record.at, RECORD_HEADER_BYTES);
+      out.writeUInt32LE(id.length, RECORD_HEADER_BYTES + 8);
+      out.writeUInt32LE(record.metadata.length, RECORD_HEADER_BYTES + 12);
+      out.set(id, RECORD_HEADER_BYTES + 16);
+      out.set(record.metadata, RECORD_HEADER_BYTES + 16 + id.length);
+      return header(out, record.t, sequence);
     }
     case 'delete': {
       const ids = record.ids.map((id) => utf8.encode(id));
-      w.f64(record.at).u32(ids.length).bytes(lengths(ids));
-      for (const id of ids) w.bytes(id);
-      return w.done();
+      const fixed = RECORD_HEADER_BYTES + 16 + 4 * ids.length;
+      const out = Buffer.alloc(fixed + ids.reduce((n, id) => n + id.length, 0));
+      out.writeDoubleLE(record.at, RECORD_HEADER_BYTES);
+      out.writeUInt32LE(ids.length, RECORD_HEADER_BYTES + 8);
+      let at = fixed;
+      ids.forEach((id, i) => {
+        out.writeUInt32LE(id.length, RECORD_HEADER_BYTES + 16 + 4 * i);
+        out.set(id, at);
+        at += id.length;
+      });
+      return header(out, record.t, sequence);
     }
-    case 'synced':
-      return w.f64(record.back).done();
-    default:
-      return w.f64(record.at).done();
+    case 'synced': {
+      const out = Buffer.alloc(RECORD_HEADER_BYTES + 8);
+      out.writeDoubleLE(record.back, RECORD_HEADER_BYTES);
+      return header(out, record.t, sequence);
+    }
+    default: {
+      const out = Buffer.alloc(RECORD_HEADER_BYTES + 8);
+      out.writeDoubleLE(record.at, RECORD_HEADER_BYTES);
+      return header(out, record.t, sequence);
+    }
   }
 }
 
 /** Reads a payload field by field; a field past its end is damage the checksum did not catch (a bug, or a forged file). */
 class Reader {
-  private at = 0;
-  constructor(private readonly bytes: Buffer) {}
+  constructor(private readonly bytes: Buffer, private at: number, private readonly end: number) {}
 
-  private take(n: number): number {
+  take(n: number): number {
     const at = this.at;
-    if (at + n > this.bytes.length) throw new CorruptLogError(`a record's payload ends at byte ${this.bytes.length}, before its fields do`);
+    if (n < 0 || at + n > this.end) throw new CorruptLogError(`a record's payload ends at byte ${this.end}, before its fields do`);
     this.at += n;
     return at;
   }
@@ -204,13 +280,7 @@ class Reader {
   }
 
   u8(): number {
-    return this.bytes.readUInt8(this.take(1));
-  }
-
-  /** The end of a fixed head: padding to 8 bytes. */
-  pad(): this {
-    this.take((8 - (this.at % 8)) % 8);
-    return this;
+    return this.bytes[this.take(1)];
   }
 
   slice(n: number): Buffer {
@@ -219,24 +289,37 @@ class Reader {
   }
 
   lengths(count: number): number[] {
-    const out: number[] = [];
-    for (let i = 0; i < count; i++) out.push(this.u32());
+    const out = new Array<number>(count);
+    for (let i = 0; i < count; i++) out[i] = this.u32();
     return out;
   }
 
   strings(lengths: number[]): string[] {
     return lengths.map((n) => fromUtf8.decode(this.slice(n)));
   }
+
+  /** Copies: the bytes read may be a reused buffer. */
+  fields(lengths: number[]): (Uint8Array | null)[] {
+    return lengths.map((n) => (n === 0 ? null : Uint8Array.from(this.slice(n))));
+  }
+
+  done(): void {
+    if (this.at !== this.end) throw new CorruptLogError(`a record's payload has ${this.end - this.at} bytes after its fields`);
+  }
 }
 
-function decodePayload(type: RecordType, payload: Buffer): RecordV2 {
-  const r = new Reader(payload);
+/** The whole, checked record at `offset` (`size` bytes) of `bytes`. */
+export function decodeRecord(bytes: Buffer, offset: number, size: number): RecordV2 {
+  const type = recordHeader(bytes, offset).type;
+  const r = new Reader(bytes, offset + RECORD_HEADER_BYTES, offset + size);
+  let record: RecordV2;
   switch (type) {
     case 'open': {
       const createdAt = r.f64();
       const length = r.u32();
-      r.pad();
-      return { t: 'open', createdAt, sessionId: fromUtf8.decode(r.slice(length)) };
+      r.take(4);
+      record = { t: 'open', createdAt, sessionId: fromUtf8.decode(r.slice(length)) };
+      break;
     }
     case 'upsert':
     case 'import': {
@@ -245,37 +328,56 @@ function decodePayload(type: RecordType, payload: Buffer): RecordV2 {
       const count = r.u32();
       const metric = METRICS[r.u8()];
       const vectorType = VECTOR_TYPES[r.u8()];
-      r.u8();
-      r.u8();
+      const analyzerCode = r.u8();
+      const flags = r.u8();
       const part = r.u32();
       const parts = r.u32();
-      r.pad();
-      // A copy: the file's buffer is let go once read, and its offset may not be 4-byte aligned.
+      r.take(ROWS_HEAD_BYTES - 28);
+      if (metric === undefined || vectorType === undefined || analyzerCode > ANALYZERS.length) throw new CorruptLogError('a record names an unknown metric, vector type or analyzer');
       const rows = new Float32Array(count * dimensions);
       new Uint8Array(rows.buffer).set(r.slice(rows.byteLength));
       const idLengths = r.lengths(count);
       const metadataLengths = r.lengths(count);
+      const textLengths = flags & HAS_TEXT ? r.lengths(count) : null;
       const ids = r.strings(idLengths);
-      const metadata = metadataLengths.map((n) => (n === 0 ? null : Uint8Array.from(r.slice(n))));
-      if (metric === undefined || vectorType === undefined) throw new CorruptLogError('a record names an unknown metric or vector type');
-      const rowsOf: Rows = { at, dimensions, metric, vectorType, ids, rows, metadata };
-      return type === 'import' ? { t: 'import', part, parts, ...rowsOf } : { t: 'upsert', ...rowsOf };
+      const metadata = r.fields(metadataLengths);
+      const text = textLengths ? r.fields(textLengths) : null;
+      const head: RowsHead & Rows = { at, dimensions, metric, vectorType, ids, rows, metadata, text };
+      if (analyzerCode > 0) head.analyzer = ANALYZERS[analyzerCode - 1];
+      record = type === 'import' ? { t: 'import', part, parts, ...head } : { t: 'upsert', ...head };
+      break;
     }
     case 'metadata': {
       const at = r.f64();
       const idLength = r.u32();
       const metadataLength = r.u32();
-      return { t: 'metadata', at, id: fromUtf8.decode(r.slice(idLength)), metadata: Uint8Array.from(r.slice(metadataLength)) };
+      record = { t: 'metadata', at, id: fromUtf8.decode(r.slice(idLength)), metadata: Uint8Array.from(r.slice(metadataLength)) };
+      break;
     }
     case 'delete': {
       const at = r.f64();
       const count = r.u32();
-      r.pad();
-      return { t: 'delete', at, ids: r.strings(r.lengths(count)) };
+      r.take(4);
+      record = { t: 'delete', at, ids: r.strings(r.lengths(count)) };
+      break;
     }
     case 'synced':
-      return { t: 'synced', back: r.f64() };
+      record = { t: 'synced', back: r.f64() };
+      break;
+    case 'clear':
+    case 'reset':
+    case 'touch':
+      record = { t: type, at: r.f64() };
+      break;
     default:
-      return { t: type, at: r.f64() };
+      throw new CorruptLogError(`a record of unknown type ${bytes[offset + 4]}`);
   }
+  r.done();
+  return record;
+}
+
+/** The part and parts of the whole import record at `offset`. */
+export function importPartAt(bytes: Buffer, offset: number): { part: number; parts: number } {
+  const head = offset + RECORD_HEADER_BYTES;
+  return { part: bytes.readUInt32LE(head + 20), parts: bytes.readUInt32LE(head + 24) };
 }

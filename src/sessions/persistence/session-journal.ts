@@ -13,32 +13,19 @@
 // written out in docs/operations.md (persistence).
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
-import { ConfigError, type FsyncMode, type Metric, type VectorType } from '../../config.js';
-import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
+import { ConfigError, type FsyncMode } from '../../config.js';
+import type { Metadata, UpsertPlan, VectorInput } from '../../index/vector-index.js';
 import { isWasmAllocationFailure } from '../../limits/wasm-memories.js';
 import type { Session } from '../session.js';
-import { compactEntries, rowsPerStep } from './compact.js';
 import { lockDir } from './dir-lock.js';
 import { nodeFs, readExact, readExactSync, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
-import { base64ToFloat32, CorruptLogError, encodeRecord, float32ToBase64, HEADER_BYTES, walkLog } from './records.js';
+import { CHUNK_BYTES, LogReader } from './log-reader.js';
+import { CorruptLogError, encodeRecordV2, encodeRows, fileHeader, FormatError, RECORD_HEADER_BYTES, sealRecord, typeOf, type RecordV2, type RowSource, type RowsHead } from './records-v2.js';
+import { replay } from './replay.js';
 import { Slices } from './slices.js';
-import { snapshotEntries } from './snapshot.js';
-
-export type LogEntry =
-  | { t: 'open'; v: 1; sessionId: string; createdAt: number }
-  | { t: 'upsert'; at: number; dimensions: number; metric: Metric; vectorType?: VectorType; records: LogRecord[] }
-  /** One part of an import: replayed only once all `parts` are on disk, so an import is all or nothing after a crash too. */
-  | { t: 'import'; at: number; part: number; parts: number; dimensions: number; metric: Metric; vectorType?: VectorType; records: LogRecord[] }
-  | { t: 'metadata'; at: number; id: string; metadata: Metadata }
-  | { t: 'delete'; at: number; ids: string[] }
-  | { t: 'clear'; at: number }
-  | { t: 'reset'; at: number }
-  | { t: 'touch'; at: number }
-  /** FSYNC=always, after each fdatasync: the log up to `back` bytes before this record is on stable storage (records.ts). */
-  | { t: 'synced'; back: number };
-export interface LogRecord { id: string; v: string; m?: Metadata }
-export type ChangeEntry = Exclude<LogEntry, { t: 'open' | 'synced' }>;
+import { snapshotRecords } from './snapshot.js';
 
 /** Records per import part: keeps each part far below the framing's size cap, however large the import. */
 export const RECORDS_PER_IMPORT_PART = 1000;
@@ -46,14 +33,12 @@ export const RECORDS_PER_IMPORT_PART = 1000;
 const LOG_NAME = /^([0-9a-f]{64})\.log$/;
 /** A log is compacted once it has grown by this much and by its own compacted size since the last time. */
 const COMPACT_MIN_BYTES = 1024 * 1024;
-/** Files are read and copied in pieces this large, the event loop given back between them. */
-const CHUNK_BYTES = 4 * 1024 * 1024;
-/** A float32 component takes 16/3 bytes of base64 in a log record: a log of N bytes holds at most N / (16/3 x dimensions) rows. */
-const BASE64_BYTES_PER_COMPONENT = 16 / 3;
 /** Changes appended while a compaction ran are copied over without pausing once this few bytes are left. */
 const FINAL_COPY_BYTES = 256 * 1024;
 /** FSYNC=always: rounds of copying and fsyncing that tail while the event loop runs, before the last (synchronous) piece. */
 const TAIL_SYNC_ROUNDS = 4;
+/** A compaction gives up (and is tried again later) once its export holds this many bytes of rows changed before it reached them (a clear of a large session meanwhile). */
+const COMPACTION_COPIES_MAX = 16 * 1024 * 1024;
 
 /** What a reopen found wrong, for the operator's log. */
 export interface RestoreReport {
@@ -70,6 +55,8 @@ export interface JournalCounts {
   recordsCut: number;
   /** Logs set aside (renamed .corrupt): a record that was on stable storage is damaged. */
   setAside: number;
+  /** Logs set aside (renamed .other-format): not version 2 of this format (another version, or not a tempvec log). */
+  otherFormat: number;
 }
 
 /** One session's log file, as the journal knows it. */
@@ -87,6 +74,8 @@ interface LogFile {
   /** lastAccessedAt last written, and when a touch was last tried (reads append one only now and then). */
   persistedAccess: number;
   touchTriedAt: number;
+  /** The sequence of the last record written. */
+  sequence: number;
   /** Bytes appended since the log was opened or compacted, and its size then. */
   appended: number;
   base: number;
@@ -125,7 +114,7 @@ export class SessionJournal {
   private readonly sliceMs: number | undefined;
   /** Compactions under way (whenIdle waits for them). */
   private readonly jobs = new Set<Promise<void>>();
-  readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0 };
+  readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
 
   constructor(
     readonly dir: string,
@@ -174,9 +163,9 @@ export class SessionJournal {
     return file;
   }
 
-  private track(session: Session, size: number): LogFile {
+  private track(session: Session, size: number, sequence: number): LogFile {
     const file: LogFile = {
-      path: this.pathOf(session.tokenHash), sessionId: session.id, session, size, fenced: false, closed: false,
+      path: this.pathOf(session.tokenHash), sessionId: session.id, session, size, sequence, fenced: false, closed: false,
       persistedAccess: session.lastAccessedAt, touchTriedAt: 0, appended: 0, base: size,
       compacting: false, written: 0, synced: 0, syncing: null, generation: 0, renamed: null,
       broken: false, rewriting: null, compaction: null,
@@ -208,15 +197,16 @@ export class SessionJournal {
     return found;
   }
 
-  /** A new session's log, holding its open record (fsynced with the directory under FSYNC=always). */
+  /** A new session's log: the file header and its open record, fsynced (the directory too under FSYNC=always). */
   create(session: Session): void {
     const { io } = this;
     const path = this.pathOf(session.tokenHash);
-    const bytes = encodeRecord({ t: 'open', v: 1, sessionId: session.id, createdAt: session.createdAt } satisfies LogEntry);
+    const bytes = Buffer.concat([fileHeader(), encodeRecordV2({ t: 'open', sessionId: session.id, createdAt: session.createdAt }, 1)]);
     const fd = io.openSync(path, 'wx', 0o600);
     try {
       writeAllSync(io, fd, bytes, 0);
-      if (this.fsync === 'always') io.fsyncSync(fd);
+      // Even with FSYNC=never: a log whose header does not read is then another format, never a power loss.
+      io.fsyncSync(fd);
     } catch (err) {
       closeQuietly(io, fd);
       quietly(() => io.rmSync(path)); // left behind, it holds no whole record and is dropped on reopen
@@ -224,44 +214,55 @@ export class SessionJournal {
     }
     closeQuietly(io, fd);
     if (this.fsync === 'always') this.syncDir();
-    this.track(session, bytes.length);
+    this.track(session, bytes.length, 1);
     this.stamp(path, session.lastAccessedAt);
   }
 
   /** An add or add-many (`encoded` ahead by encodeUpsert: then only written). */
   upsert(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
-    if (encoded?.kind === 'upsert' && encodesPlan(encoded, plan)) this.appendBytes(this.fileOf(session), encoded.at, encoded.bytes, true);
-    else this.append(session, at, { ...upsertHead(plan, at), records: logRecords(plan, 0, plan.records.length) });
+    const file = this.fileOf(session);
+    if (encoded?.kind === 'upsert' && encodesPlan(encoded, plan)) this.appendEncoded(file, encoded);
+    else this.appendBytes(file, at, [encodeRows({ t: 'upsert', ...planHead(plan, at) }, planRows(plan, 0, plan.records.length), file.sequence + 1)], true);
   }
 
   /** An import (one plan of any size) as parts that replay applies together, or not at all. */
   import(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
+    const file = this.fileOf(session);
     // One checked write: a failure cuts every part back off, so no later import follows a partial one.
-    if (encoded?.kind === 'import' && encodesPlan(encoded, plan)) this.appendBytes(this.fileOf(session), encoded.at, encoded.bytes, true);
-    else this.append(session, at, ...importParts(plan, at).map(({ head, from, to }) => ({ ...head, records: logRecords(plan, from, to) }) as ChangeEntry));
+    if (encoded?.kind === 'import' && encodesPlan(encoded, plan)) this.appendEncoded(file, encoded);
+    else this.appendBytes(file, at, importParts(plan, at).map((part, i) => encodeRows(part.head, part.rows, file.sequence + 1 + i)), true);
   }
 
   /**
-   * An add-many's log record, encoded as upsert() writes it, in slices that
-   * give the event loop a turn between pieces; upsert() then only writes it.
-   * `at` is when it was encoded, a few milliseconds before it is applied.
+   * An add-many's log record, encoded as upsert() writes it, ahead of its
+   * write turn; upsert() then only gives it its sequence and writes it, if
+   * the index is still at the version the plan was made at.
    */
   async encodeUpsert(plan: UpsertPlan, at: number): Promise<EncodedChange> {
-    const bytes = await encodeInSlices(upsertHead(plan, at), plan, 0, plan.records.length, new Slices(this.sliceMs));
-    return encodedChange('upsert', plan, at, bytes);
+    return encodedChange('upsert', plan, at, [encodeRows({ t: 'upsert', ...planHead(plan, at) }, planRows(plan, 0, plan.records.length), 0)]);
   }
 
-  /** An import's log records (its parts), encoded in slices as encodeUpsert does. */
+  /** An import's log records (its parts), encoded a part at a time with the event loop given back between them. */
   async encodeImport(plan: UpsertPlan, at: number): Promise<EncodedChange> {
     const slices = new Slices(this.sliceMs);
     const bytes: Buffer[] = [];
-    for (const { head, from, to } of importParts(plan, at)) bytes.push(...await encodeInSlices(head, plan, from, to, slices));
+    for (const part of importParts(plan, at)) {
+      bytes.push(encodeRows(part.head, part.rows, 0));
+      await slices.pause();
+    }
     return encodedChange('import', plan, at, bytes);
   }
 
+  /** Write records encoded ahead: each given its sequence (its payload's checksum kept from encoding). */
+  private appendEncoded(file: LogFile, encoded: EncodedChange): void {
+    encoded.bytes.forEach((bytes, i) => {
+      sealRecord(bytes, typeOf(bytes), file.sequence + 1 + i, encoded.payloadCrcs[i]);
+    });
+    this.appendBytes(file, encoded.at, encoded.bytes, true);
+  }
 
   metadata(session: Session, id: string, metadata: Metadata, at: number): void {
-    this.append(session, at, { t: 'metadata', at, id, metadata });
+    this.append(session, at, { t: 'metadata', at, id, metadata: utf8.encode(JSON.stringify(metadata)) });
   }
 
   delete(session: Session, ids: string[], at: number): void {
@@ -363,7 +364,7 @@ export class SessionJournal {
     // Best-effort: without it, damage before this point is cut rather than set aside.
     if (!file.closed && !file.fenced) {
       try {
-        this.appendBytes(file, -Infinity, [encodeRecord({ t: 'synced', back: file.size - bytes } satisfies LogEntry)], false);
+        this.appendBytes(file, -Infinity, [encodeRecordV2({ t: 'synced', back: file.size - bytes }, file.sequence + 1)], false);
       } catch {
         // the next fdatasync writes another
       }
@@ -399,62 +400,44 @@ export class SessionJournal {
   }
 
   /**
-   * Rebuild a session from its log, in slices that give the event loop back
-   * between records. A torn or damaged tail is cut off the file and reported
-   * (point-in-time recovery); a damaged record that was on stable storage
-   * (records.ts) moves the file aside (`.corrupt`) and throws CorruptLogError,
-   * touching no other session. A log with no whole record (a session whose
-   * creation failed, so never acknowledged) is deleted: null.
+   * Rebuild a session from its log (replay.ts), reading it a bounded piece at
+   * a time and giving the event loop back between steps. A torn or damaged
+   * tail is cut off the file and reported (point-in-time recovery); a
+   * damaged record that was on stable storage moves the file aside
+   * (`.corrupt`) and throws CorruptLogError, and a log of another format
+   * (`.other-format`) FormatError, touching no other session. A log with no
+   * whole record (a session whose creation failed, so never acknowledged)
+   * is deleted: null.
    */
   async restore(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<{ session: Session; report: RestoreReport } | null> {
     const path = this.pathOf(tokenHash);
     const slices = new Slices(this.sliceMs);
     const fd = await this.io.open(path, 'r');
-    let bytes: Buffer;
+    let replayed: Awaited<ReturnType<typeof replay>>;
     try {
-      bytes = await this.readSliced(fd, this.io.statSync(path).size, slices);
+      const reader = new LogReader((out, position) => this.io.read(fd, out, 0, out.length, position), this.io.statSync(path).size, CHUNK_BYTES);
+      replayed = await replay(reader, make, slices);
+    } catch (err) {
+      // No memory for it now: the log is sound and stays as it is for a later reopen.
+      if (isWasmAllocationFailure(err)) throw err;
+      if (err instanceof FormatError) {
+        this.setAside(path, 'other-format');
+        this.counts.otherFormat++;
+        throw err;
+      }
+      if (err instanceof CorruptLogError || !isIoError(err)) {
+        this.setAside(path, 'corrupt');
+        this.counts.setAside++;
+        throw err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${(err as Error).message}`);
+      }
+      throw err;
     } finally {
       await this.io.close(fd).catch(() => {});
     }
-    let session: Session | undefined;
-    let end: { validBytes: number; tornTail: string | null; cutRecords: number };
-    const imported = new ImportParts();
-    /** Where the import whose parts are being collected starts. */
-    let importStart = 0;
-    let reserved = false;
-    try {
-      const walk = walkLog(bytes);
-      for (let step = walk.next(), at = 0; ; at = step.value.end, step = walk.next()) {
-        if (step.done) {
-          end = step.value;
-          break;
-        }
-        const entry = step.value.payload as LogEntry;
-        if (entry.t === 'import' && !imported.pending) importStart = at;
-        if (session) await applyEntry(session, entry, imported, slices);
-        else session = openSession(entry, make);
-        if (!reserved && session.index.initialized) {
-          // Room for every row the log can hold, at once: growing step by step would copy the stored rows each time.
-          session.index.reserve(Math.ceil(bytes.length / (BASE64_BYTES_PER_COMPONENT * session.index.getConfig().dimensions!)));
-          reserved = true;
-        }
-        await slices.pause();
-      }
-    } catch (err) {
-      session?.index.reset();
-      // No memory for it now: the log is sound and stays as it is for a later reopen.
-      if (isWasmAllocationFailure(err)) throw err;
-      this.setAside(path);
-      this.counts.setAside++;
-      throw err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${(err as Error).message}`);
-    }
+    const { session, end, sequence } = replayed;
     if (!session) {
       this.io.rmSync(path);
       return null;
-    }
-    if (imported.pending) {
-      // A crash in the middle of writing an import: its parts were never acknowledged.
-      end = { validBytes: importStart, tornTail: `an import cut short at byte ${importStart} (${bytes.length - importStart} bytes cut)`, cutRecords: end.cutRecords };
     }
     try {
       if (end.tornTail) this.cut(path, end.validBytes);
@@ -466,7 +449,7 @@ export class SessionJournal {
       this.counts.tailsCut++;
       this.counts.recordsCut += end.cutRecords;
     }
-    this.track(session, end.validBytes);
+    this.track(session, end.validBytes, sequence);
     return { session, report: { tornTail: end.tornTail, cutRecords: end.cutRecords } };
   }
 
@@ -481,8 +464,8 @@ export class SessionJournal {
     }
   }
 
-  private setAside(path: string): void {
-    quietly(() => this.io.renameSync(path, `${path}.corrupt`));
+  private setAside(path: string, why: 'corrupt' | 'other-format'): void {
+    quietly(() => this.io.renameSync(path, `${path}.${why}`));
   }
 
   /**
@@ -491,9 +474,9 @@ export class SessionJournal {
    * never holds a partial change that later records follow; if even that
    * fails the log is fenced: no write is accepted until the cut succeeds.
    */
-  private append(session: Session, at: number, ...entries: ChangeEntry[]): void {
-    const bytes = entries.length === 1 ? encodeRecord(entries[0]) : Buffer.concat(entries.map(encodeRecord));
-    this.appendBytes(this.fileOf(session), at, [bytes], entries.some((entry) => entry.t !== 'touch'));
+  private append(session: Session, at: number, record: Exclude<RecordV2, { t: 'open' | 'synced' | 'upsert' | 'import' }>): void {
+    const file = this.fileOf(session);
+    this.appendBytes(file, at, [encodeRecordV2(record, file.sequence + 1)], record.t !== 'touch');
   }
 
   /** Append encoded records in one checked write (a failure cuts them all back off); `change`: not just a touch or a sync record. */
@@ -525,6 +508,7 @@ export class SessionJournal {
     }
     file.size += bytes;
     file.appended += bytes;
+    file.sequence += records.length;
     if (change) file.written++;
     // Every write moves the file's mtime: set it back to the last access (a sync record's `at` is -Infinity).
     file.persistedAccess = Math.max(at, file.persistedAccess);
@@ -579,8 +563,7 @@ export class SessionJournal {
     const target = await io.open(temp, 'w', 0o600);
     let size = 0;
     try {
-      for (const entry of snapshotEntries(file.session)) {
-        const bytes = encodeRecord(entry);
+      for (const bytes of snapshotRecords(snapshotState(file), file.session.index.openExport())) {
         await writeAll(io, target, bytes, size);
         size += bytes.length;
         if (file.closed) throw new Error('the session closed during the rewrite');
@@ -622,31 +605,35 @@ export class SessionJournal {
   }
 
   /**
-   * Rewrite a log as its compacted form, in slices that give the event loop
-   * back: read and compact the log as it was, write it to a temporary file
-   * (every write checked), fsync it and read it back against the checksum of
-   * what was written; then copy over what was appended meanwhile and rename
-   * the file over the log. Any failure leaves the old log as it was.
-   * Amortised: a log is rewritten only after it has grown by its own
-   * compacted size.
+   * Rewrite a log as the session is in memory (snapshot.ts), in slices that
+   * give the event loop back: on a later turn (so the change whose append
+   * started this is applied), open an export of the index and note the log's
+   * size at the same moment; write the snapshot to a temporary file (every
+   * write checked), fsync it and read it back against the checksum of what
+   * was written; then copy over what was appended to the log since that
+   * moment and rename the file over the log. Any failure leaves the old log
+   * as it was. Amortised: a log is rewritten only after it has grown by its
+   * own compacted size.
    */
   private async compact(file: LogFile): Promise<void> {
     const { io } = this;
+    await nextTurn();
+    if (file.closed || file.broken) return;
     const slices = new Slices(this.sliceMs);
-    const snapshot = file.size;
     const generation = file.generation;
     const source = await io.open(file.path, 'r');
     const temp = `${file.path}.tmp`;
     let target: number | undefined;
     try {
-      const entries = await this.readEntries(source, snapshot, slices);
-      const compacted = compactEntries(entries);
-      await slices.pause();
       target = await io.open(temp, 'w+', 0o600);
+      // The snapshot's moment: the log up to `snapshot` bytes holds what the export holds.
+      const snapshot = file.size;
+      let copies = 0;
+      const rows = file.session.index.openExport((bytes) => (copies += bytes));
       let size = 0;
       let checksum = 0;
-      for (const entry of compacted) {
-        const bytes = encodeRecord(entry);
+      for (const bytes of snapshotRecords(snapshotState(file), rows)) {
+        if (copies > COMPACTION_COPIES_MAX) throw new Error('the session changed too much under the compaction (its export kept too many copies)');
         await writeAll(io, target, bytes, size);
         checksum = crc32(bytes, checksum);
         size += bytes.length;
@@ -669,7 +656,7 @@ export class SessionJournal {
         // Changes an fdatasync of the old log acknowledged meanwhile must be on stable storage in
         // the new file before it replaces the old one: copy and fsync them while the event loop runs.
         for (let round = 0; round < TAIL_SYNC_ROUNDS && file.size > copied; round++) {
-          const piece = Buffer.allocUnsafe(file.size - copied);
+          const piece = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, file.size - copied));
           await readExact(io, source, piece, copied);
           await writeAll(io, target, piece, size);
           size += piece.length;
@@ -705,30 +692,6 @@ export class SessionJournal {
       if (target !== undefined) closeQuietly(io, target);
       await io.close(source).catch(() => {});
     }
-  }
-
-  /** The entries of the first `size` bytes of a log, read and decoded in slices. */
-  private async readEntries(fd: number, size: number, slices: Slices): Promise<LogEntry[]> {
-    const bytes = await this.readSliced(fd, size, slices);
-    const entries: LogEntry[] = [];
-    const walk = walkLog(bytes);
-    for (let step = walk.next(); ; step = walk.next()) {
-      if (step.done) {
-        if (step.value.validBytes !== size) throw new Error(`the log does not end in a whole record (${step.value.tornTail})`);
-        return entries;
-      }
-      entries.push(step.value.payload as LogEntry);
-      await slices.pause();
-    }
-  }
-
-  private async readSliced(fd: number, size: number, slices: Slices): Promise<Buffer> {
-    const bytes = Buffer.allocUnsafe(size);
-    for (let at = 0; at < size; at += CHUNK_BYTES) {
-      await readExact(this.io, fd, bytes.subarray(at, Math.min(size, at + CHUNK_BYTES)), at);
-      await slices.pause();
-    }
-    return bytes;
   }
 
   /** Read a written file back: exactly `size` bytes, with the checksum of what was written. */
@@ -796,165 +759,66 @@ function describe(err: unknown): string {
   return code ?? message ?? String(err);
 }
 
-/** The session a log's first record opens. */
-function openSession(open: LogEntry | undefined, make: (sessionId: string, createdAt: number) => Session): Session {
-  if (!open || open.t !== 'open' || open.v !== 1) throw new CorruptLogError('the log does not start with an open record');
-  return make(open.sessionId, open.createdAt);
+/** An I/O error (the log is unreadable for now and stays on disk), not a log that cannot be replayed. */
+function isIoError(err: unknown): boolean {
+  const { code } = err as { code?: unknown };
+  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code);
 }
 
-function upsertRecords(session: Session, records: LogRecord[], entry: Extract<LogEntry, { t: 'upsert' | 'import' }>): void {
-  session.index.upsert(
-    records.map((r) => ({ id: r.id, vector: base64ToFloat32(r.v), metadata: r.m })),
-    { dimensions: entry.dimensions, metric: entry.metric, vectorType: entry.vectorType },
-  );
+/** What a snapshot of the session records besides its rows, now. */
+function snapshotState(file: LogFile) {
+  const { session } = file;
+  return { sessionId: session.id, createdAt: session.createdAt, updatedAt: session.updatedAt, lastAccessedAt: session.lastAccessedAt, sequence: file.sequence };
 }
+
+const utf8 = new TextEncoder();
 
 /**
- * Apply one entry of a log to the session it rebuilds (the only replay:
- * restore's). An upsert or import goes a few rows at a time, pausing in
- * between; the parts of an import are collected in `imported` and applied
- * with the last one.
+ * A change's log records, encoded ahead of the write turn that applies it,
+ * for the plan made at index `version` from `records`: written only if the
+ * plan of the turn is made at the same version from the same records (then
+ * it is the same plan).
  */
-async function applyEntry(session: Session, entry: LogEntry, imported: ImportParts, slices: Slices): Promise<void> {
-  const { index } = session;
-  switch (entry.t) {
-    case 'upsert':
-    case 'import': {
-      const records = entry.t === 'import' ? imported.add(entry) : entry.records;
-      if (!records) return; // more parts to come (or a crash cut them off: then never applied)
-      const step = rowsPerStep(entry.dimensions);
-      for (let i = 0; i < records.length; i += step) {
-        upsertRecords(session, records.slice(i, i + step), entry);
-        await slices.pause();
-      }
-      break;
-    }
-    case 'metadata':
-      index.setMetadata(entry.id, entry.metadata);
-      break;
-    case 'delete':
-      index.delete(entry.ids);
-      break;
-    case 'clear':
-      index.clear();
-      break;
-    case 'reset':
-      index.reset();
-      break;
-    case 'touch':
-      break;
-    case 'synced':
-      return;
-    default:
-      throw new CorruptLogError(`unknown record type ${(entry as { t: unknown }).t}`);
-  }
-  if (entry.t !== 'touch') session.markUpdated(entry.at);
-  session.touch(Math.max(session.lastAccessedAt, entry.at));
-}
-
-/** Collects the parts of an import; add() returns all its records once the last part arrives. */
-export class ImportParts {
-  private records: LogRecord[] = [];
-  private expected = 0;
-
-  /** An import has some of its parts, not all. */
-  get pending(): boolean {
-    return this.expected > 0;
-  }
-
-  add(entry: Extract<LogEntry, { t: 'import' }>): LogRecord[] | null {
-    if (entry.part !== this.expected) throw new CorruptLogError(`import part ${entry.part} follows part ${this.expected - 1}`);
-    for (const record of entry.records) this.records.push(record);
-    if (entry.part + 1 < entry.parts) {
-      this.expected++;
-      return null;
-    }
-    const all = this.records;
-    this.records = [];
-    this.expected = 0;
-    return all;
-  }
-}
-
-/** An import's log records, encoded ahead of the step that applies it (SessionJournal.encodeImport), and what they describe. */
-/** A change's log records, encoded ahead of the step that applies it, and the plan they describe. */
 export interface EncodedChange {
   kind: 'upsert' | 'import';
   at: number;
-  dimensions: number;
-  metric: Metric;
-  vectorType: VectorType | undefined;
-  ids: string[];
-  vectors: Float32Array[];
-  metadata: unknown[];
-  /** The records' bytes, in order (each record's header, then its payload in pieces). */
+  version: number;
+  records: readonly VectorInput[];
+  /** The records, sealed again with their sequences when written; each payload's CRC-32 kept for that. */
   bytes: Buffer[];
+  payloadCrcs: number[];
 }
 
 function encodedChange(kind: EncodedChange['kind'], plan: UpsertPlan, at: number, bytes: Buffer[]): EncodedChange {
-  const { records } = plan;
-  return { kind, at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, ids: records.map((r) => r.id), vectors: plan.vectors, metadata: records.map((r) => r.metadata), bytes };
+  return { kind, at, version: plan.version, records: plan.records, bytes, payloadCrcs: bytes.map((b) => crc32(b.subarray(RECORD_HEADER_BYTES))) };
 }
 
-/** The fields of an upsert record before its records, in the order encodeRecord writes them. */
-function upsertHead(plan: UpsertPlan, at: number) {
-  return { t: 'upsert' as const, at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType };
+function encodesPlan(encoded: EncodedChange, plan: UpsertPlan): boolean {
+  return encoded.version === plan.version && encoded.records === plan.records;
 }
 
-/** The log records of plan rows [from, to). */
-function logRecords(plan: UpsertPlan, from: number, to: number): LogRecord[] {
-  const records: LogRecord[] = [];
-  for (let i = from; i < to; i++) records.push({ id: plan.records[i].id, v: float32ToBase64(plan.vectors[i]), m: plan.records[i].metadata });
-  return records;
+function planHead(plan: UpsertPlan, at: number): RowsHead {
+  return { at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType };
 }
 
-/** An import's parts of RECORDS_PER_IMPORT_PART: each one's fields before its records, and its rows. */
+/** Rows [from, to) of a plan, as encodeRows reads them (metadata as the JSON text the index stores). */
+function planRows(plan: UpsertPlan, from: number, to: number): RowSource {
+  return {
+    count: to - from,
+    id: (i) => plan.records[from + i].id,
+    vector: (i) => plan.vectors[from + i],
+    metadata: (i) => plan.metadataJson[from + i]?.text ?? null,
+  };
+}
+
+/** An import's parts of RECORDS_PER_IMPORT_PART rows: each one's head and rows. */
 function importParts(plan: UpsertPlan, at: number) {
   const parts = Math.max(1, Math.ceil(plan.records.length / RECORDS_PER_IMPORT_PART));
-  return Array.from({ length: parts }, (_, part) => ({
-    head: { t: 'import' as const, at, part, parts, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType },
-    from: part * RECORDS_PER_IMPORT_PART,
-    to: Math.min(plan.records.length, (part + 1) * RECORDS_PER_IMPORT_PART),
-  }));
-}
-
-/** Vector components per piece of a record encoded in slices. */
-const PIECE_FLOATS = 64 * 1024;
-
-/**
- * The bytes of encodeRecord({ ...head, records: logRecords(plan, from, to) }),
- * made a piece of rows at a time with a pause between pieces: the header,
- * then the payload's text in pieces (its checksum carried from piece to piece).
- */
-async function encodeInSlices(head: object, plan: UpsertPlan, from: number, to: number, slices: Slices): Promise<Buffer[]> {
-  // JSON.stringify of the head with empty records ends in `[]}`: the records go between.
-  const open = JSON.stringify({ ...head, records: [] });
-  const pieces = [Buffer.from(open.slice(0, -2), 'utf8')];
-  const step = Math.max(1, Math.floor(PIECE_FLOATS / plan.dimensions));
-  for (let i = from; i < to; i += step) {
-    const text = JSON.stringify(logRecords(plan, i, Math.min(to, i + step)));
-    pieces.push(Buffer.from((i > from ? ',' : '') + text.slice(1, -1), 'utf8'));
-    await slices.pause();
-  }
-  pieces.push(Buffer.from(']}', 'utf8'));
-  let checksum = 0;
-  let length = 0;
-  for (const piece of pieces) {
-    checksum = crc32(piece, checksum);
-    length += piece.length;
-  }
-  const header = Buffer.alloc(HEADER_BYTES);
-  header.writeUInt32LE(length, 0);
-  header.writeUInt32LE(checksum, 4);
-  return [header, ...pieces];
-}
-
-/** Whether `encoded` holds exactly the records `plan` applies (a plan prepared again after other changes may differ). */
-function encodesPlan(encoded: EncodedChange, plan: UpsertPlan): boolean {
-  const { records, vectors } = plan;
-  if (encoded.dimensions !== plan.dimensions || encoded.metric !== plan.metric || encoded.vectorType !== plan.vectorType || encoded.ids.length !== records.length) return false;
-  for (let i = 0; i < records.length; i++) {
-    if (encoded.ids[i] !== records[i].id || encoded.vectors[i] !== vectors[i] || encoded.metadata[i] !== records[i].metadata) return false;
-  }
-  return true;
+  return Array.from({ length: parts }, (_, part) => {
+    const from = part * RECORDS_PER_IMPORT_PART;
+    return {
+      head: { t: 'import' as const, part, parts, ...planHead(plan, at) },
+      rows: planRows(plan, from, Math.min(plan.records.length, from + RECORDS_PER_IMPORT_PART)),
+    };
+  });
 }

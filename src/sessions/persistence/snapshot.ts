@@ -1,38 +1,56 @@
-// A session as it is in memory, as log entries: what a log is rewritten to
-// after a failed fsync, when the page cache may no longer hold what the disk
-// does (PostgreSQL's "fsyncgate"), so the old log cannot be read back to make
-// it. Replaying the entries gives the same vectors, metadata, configuration,
-// timestamps and tie-break order (rows in insertion order, as compaction
-// writes them).
-import type { Session } from '../session.js';
-import { rowsPerStep } from './compact.js';
-import { float32ToBase64 } from './records.js';
-import type { LogEntry, LogRecord } from './session-journal.js';
+// A session as it is in memory, as log records: what compaction writes (then
+// the changes that arrived meanwhile), and what a log is rewritten to after a
+// failed fsync, when the page cache may no longer hold what the disk does
+// (PostgreSQL's "fsyncgate"), so the old log cannot be read back to make it.
+// Rows come from an IndexExport (a consistent view of the index at the
+// moment it was opened, read a batch at a time), metadata as the arena's
+// JSON bytes: no parse of the old log, no JS object per stored row beyond a
+// batch. Replaying the records gives the same vectors, metadata,
+// configuration, timestamps and tie-break order (rows in insertion order).
+import type { IndexExport } from '../../index/vector-index.js';
+import { rowsPerStep } from './change.js';
+import { encodeRecordV2, encodeRows, fileHeader, type RowsHead } from './records-v2.js';
 
-/** The entries one at a time (a batch of rows each), so a caller can write them in slices. */
-export function* snapshotEntries(session: Session): Generator<LogEntry> {
-  const { index } = session;
-  yield { t: 'open', v: 1, sessionId: session.id, createdAt: session.createdAt };
-  const at = session.updatedAt;
-  const { dimensions, metric, vectorType } = index.getConfig();
-  if (dimensions !== null && metric !== null) {
-    const head = { t: 'upsert' as const, at, dimensions, metric, vectorType };
-    const rows = index.openExport();
-    try {
-      for (let batch = rows.next(rowsPerStep(dimensions)); batch.length > 0; batch = rows.next(rowsPerStep(dimensions))) {
-        const records: LogRecord[] = batch.map((row) => ({ id: row.id, v: float32ToBase64(row.vector), m: row.metadata.value() }));
-        yield { ...head, records };
+/** What a snapshot records besides the rows, taken at the same moment as its export. */
+export interface SnapshotState {
+  sessionId: string;
+  createdAt: number;
+  updatedAt: number;
+  lastAccessedAt: number;
+  /** The sequence of the last record the snapshot holds the change of (every record of it carries it). */
+  sequence: number;
+}
+
+/** The snapshot's bytes, a record (a batch of rows) at a time, starting with the file header; closes `rows`. */
+export function* snapshotRecords(state: SnapshotState, rows: IndexExport): Generator<Buffer> {
+  const { sequence } = state;
+  const at = state.updatedAt;
+  try {
+    yield fileHeader();
+    yield encodeRecordV2({ t: 'open', sessionId: state.sessionId, createdAt: state.createdAt }, sequence);
+    const { dimensions, metric, vectorType } = rows.config;
+    if (dimensions !== null && metric !== null) {
+      const head: RowsHead & { t: 'upsert' } = { t: 'upsert', at, dimensions, metric, vectorType };
+      const step = rowsPerStep(dimensions);
+      for (let batch = rows.next(step); batch.length > 0; batch = rows.next(step)) {
+        yield encodeRows(head, {
+          count: batch.length,
+          id: (i) => batch[i].id,
+          vector: (i) => batch[i].vector,
+          metadata: (i) => batch[i].metadata.bytes,
+        }, sequence);
       }
-    } finally {
-      rows.close();
+      if (rows.count === 0) {
+        // Configured but empty: one vector fixes dimensions and metric, a clear removes it.
+        const one = new Float32Array(dimensions).fill(1);
+        yield encodeRows(head, { count: 1, id: () => 'configured', vector: () => one, metadata: () => null }, sequence);
+        yield encodeRecordV2({ t: 'clear', at }, sequence);
+      }
+    } else if (at > state.createdAt) {
+      yield encodeRecordV2({ t: 'reset', at }, sequence); // a no-op that keeps updatedAt
     }
-    if (index.size === 0) {
-      // Configured but empty: one vector fixes dimensions and metric, a clear removes it.
-      yield { ...head, records: [{ id: 'configured', v: float32ToBase64(new Float32Array(dimensions).fill(1)) }] };
-      yield { t: 'clear', at };
-    }
-  } else if (at > session.createdAt) {
-    yield { t: 'reset', at }; // a no-op that keeps updatedAt
+    if (state.lastAccessedAt > at) yield encodeRecordV2({ t: 'touch', at: state.lastAccessedAt }, sequence);
+  } finally {
+    rows.close();
   }
-  if (session.lastAccessedAt > at) yield { t: 'touch', at: session.lastAccessedAt };
 }

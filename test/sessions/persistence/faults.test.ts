@@ -219,15 +219,15 @@ describe('disk faults with DATA_DIR', () => {
       const store = open(fs);
       const { token, session } = store.create();
       faults.asyncWrite = kind;
-      // ~120 KB per round of the same 300 ids: compaction comes due after ~1 MiB.
-      for (let round = 0; round < 12; round++) add(store, session, range(0, 300).map((i) => i + (round % 2) * 1000));
+      // ~80 KB per round of the same 300 ids: compaction comes due after ~1 MiB.
+      for (let round = 0; round < 16; round++) add(store, session, range(0, 300).map((i) => i + (round % 2) * 1000));
       await store.whenIdle();
       expect(logged.join('\n')).to.match(/could not compact.*old log is kept/);
       const expected = [...range(0, 300), ...range(1000, 1300)];
       expectExactly(await open().authenticate(token), expected);
       // Once the disk behaves, the next compaction (after as much growth again) goes through.
       faults.asyncWrite = null;
-      for (let round = 0; round < 14; round++) add(store, session, range(0, 300).map((i) => i + (round % 2) * 1000));
+      for (let round = 0; round < 20; round++) add(store, session, range(0, 300).map((i) => i + (round % 2) * 1000));
       add(store, session, range(5000, 5010));
       await store.whenIdle();
       expected.push(...range(5000, 5010));

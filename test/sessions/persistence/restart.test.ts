@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { hashToken } from '../../../src/sessions/token.js';
 import { startApp, type LiveApp } from '../../helpers/live-app.js';
 
@@ -154,7 +155,7 @@ describe('persistence with DATA_DIR', () => {
       console.warn = warn;
     }
     expect(warnings.join('\n')).to.match(/torn/);
-    expect(live!.store.journalCounts()).to.deep.equal({ tailsCut: 1, recordsCut: 0, setAside: 0 });
+    expect(live!.store.journalCounts()).to.deep.equal({ tailsCut: 1, recordsCut: 0, setAside: 0, otherFormat: 0 });
     expect(statSync(logOf(token)).size).to.be.below(sizeTorn);
     // Appends after the cut are whole records again.
     await live!.send('POST', '/vectors/add', { token, body: { id: 'e', vector: [7, 7, 7] } });
@@ -174,12 +175,12 @@ describe('persistence with DATA_DIR', () => {
     expect(statSync(logOf(token)).size).to.equal(size);
   });
 
-  /** Flip a bit inside the payload of record `n` (0: the open record) of a session's log. */
+  /** Flip a bit inside the payload of record `n` (0: the open record) of a session's log (records-v2.ts: a 16-byte file header, 24-byte record headers). */
   function damageRecord(token: string, n: number) {
     const bytes = readFileSync(logOf(token));
-    let at = 0;
-    for (let i = 0; i < n; i++) at += 8 + bytes.readUInt32LE(at);
-    bytes[at + 8 + 5] ^= 0x04;
+    let at = 16;
+    for (let i = 0; i < n; i++) at += 24 + bytes.readUInt32LE(at + 8);
+    bytes[at + 24 + 5] ^= 0x04;
     writeFileSync(logOf(token), bytes);
   }
 
@@ -205,7 +206,7 @@ describe('persistence with DATA_DIR', () => {
     }
     expect(warnings.join('\n')).to.match(/cut the log at its first torn or damaged record .* 4 whole records after the damage were cut too/);
     expect(existsSync(logOf(damaged) + '.corrupt')).to.equal(false);
-    expect(live!.store.journalCounts()).to.deep.equal({ tailsCut: 1, recordsCut: 4, setAside: 0 });
+    expect(live!.store.journalCounts()).to.deep.equal({ tailsCut: 1, recordsCut: 4, setAside: 0, otherFormat: 0 });
     const metrics = await live!.send('GET', '/metrics');
     expect(metrics.text).to.match(/^tempvec_log_records_cut_total 4$/m);
     expect(await readAll(healthy)).to.deep.equal(healthyBefore);
@@ -237,8 +238,44 @@ describe('persistence with DATA_DIR', () => {
     }
     expect(errors.join('\n')).to.match(/damaged.*stable storage/);
     expect(existsSync(logOf(damaged) + '.corrupt')).to.equal(true);
-    expect(live.store.journalCounts()).to.deep.equal({ tailsCut: 0, recordsCut: 0, setAside: 1 });
+    expect(live.store.journalCounts()).to.deep.equal({ tailsCut: 0, recordsCut: 0, setAside: 1, otherFormat: 0 });
     expect((await live.send('GET', '/metrics')).text).to.match(/^tempvec_logs_set_aside_total 1$/m);
+    expect(await readAll(healthy)).to.deep.equal(healthyBefore);
+  });
+
+  it('sets aside a log of another format (another version, or not a tempvec log), reports and counts it, touches no other session', async () => {
+    const other = await live!.newToken();
+    const version3 = await live!.newToken();
+    const healthy = await live!.newToken();
+    for (const token of [other, version3, healthy]) await populate(token);
+    const healthyBefore = await readAll(healthy);
+    await live!.close();
+    // A log of the earlier JSON format (u32 length, u32 CRC, JSON), and one whose header names version 3.
+    writeFileSync(logOf(other), Buffer.concat([Buffer.from([40, 0, 0, 0, 1, 2, 3, 4]), Buffer.from('{"t":"open","v":1,"sessionId":"s","createdAt":1}')]));
+    const bytes = readFileSync(logOf(version3));
+    bytes.writeUInt32LE(3, 8);
+    bytes.writeUInt32LE(crc32(bytes.subarray(0, 12)), 12);
+    writeFileSync(logOf(version3), bytes);
+
+    const errors: string[] = [];
+    const error = console.error;
+    console.error = (message: string) => errors.push(message);
+    try {
+      live = await start();
+      for (const token of [other, version3]) {
+        const res = await live.send('GET', '/session', { token });
+        expect(res.status).to.equal(401);
+        expect(res.body.error.code).to.equal('SESSION_EXPIRED');
+        expect(res.body.error.message).to.match(/format/);
+        expect(existsSync(`${logOf(token)}.other-format`)).to.equal(true);
+      }
+    } finally {
+      console.error = error;
+    }
+    expect(errors.join('\n')).to.match(/not a tempvec log of the version this server reads.*header/);
+    expect(errors.join('\n')).to.match(/format version 3; this server reads version 2/);
+    expect(live!.store.journalCounts()).to.deep.equal({ tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 2 });
+    expect((await live!.send('GET', '/metrics')).text).to.match(/^tempvec_logs_other_format_total 2$/m);
     expect(await readAll(healthy)).to.deep.equal(healthyBefore);
   });
 

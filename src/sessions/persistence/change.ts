@@ -1,0 +1,77 @@
+// One definition of applying a logged change to the session it rebuilds: a
+// reopen's replay applies every record through applyChange, and a snapshot
+// (compaction, a rewrite after a failed fsync) is written as changes that
+// replay to the session as it was in memory. Rows go in steps of
+// rowsPerStep with a pause between, so a large record keeps no step long.
+import type { Metadata, VectorInput } from '../../index/vector-index.js';
+import type { Session } from '../session.js';
+import type { RecordV2, Rows, RowsHead } from './records-v2.js';
+import type { Slices } from './slices.js';
+
+export type Change = Exclude<RecordV2, { t: 'open' | 'synced' }>;
+
+/** Vector bytes per step of a replay, and per record of a snapshot. */
+const VECTOR_BYTES_PER_STEP = 512 * 1024;
+
+/** Rows of `dimensions` float32 components in one snapshot record (or one step of a replay). */
+export function rowsPerStep(dimensions: number): number {
+  return Math.max(1, Math.min(1000, Math.floor(VECTOR_BYTES_PER_STEP / (4 * dimensions))));
+}
+
+const fromUtf8 = new TextDecoder();
+
+export function parseMetadata(bytes: Uint8Array): Metadata {
+  return JSON.parse(fromUtf8.decode(bytes)) as Metadata;
+}
+
+/** Rows [from, to) of a record as the index takes them (vectors are views of the record's rows). */
+function inputs(rows: RowsHead & Rows, from: number, to: number): VectorInput[] {
+  const dim = rows.dimensions;
+  const out = new Array<VectorInput>(to - from);
+  for (let i = from; i < to; i++) {
+    const metadata = rows.metadata[i];
+    const text = rows.text?.[i];
+    out[i - from] = {
+      id: rows.ids[i],
+      vector: rows.rows.subarray(i * dim, (i + 1) * dim),
+      metadata: metadata ? parseMetadata(metadata) : undefined,
+      // Text (issue 28): carried once VectorInput takes it.
+      ...(text ? { text: fromUtf8.decode(text) } : {}),
+    };
+  }
+  return out;
+}
+
+/** Apply one change to `session` (a reopen's replay; an import's parts arrive here one at a time, once all are known to be whole). */
+export async function applyChange(session: Session, change: Change, slices: Slices): Promise<void> {
+  const { index } = session;
+  switch (change.t) {
+    case 'upsert':
+    case 'import': {
+      const { dimensions, metric, vectorType, analyzer } = change;
+      const options = { dimensions, metric, vectorType, ...(analyzer !== undefined ? { analyzer } : {}) };
+      const step = rowsPerStep(dimensions);
+      for (let i = 0; i < change.ids.length; i += step) {
+        index.upsert(inputs(change, i, Math.min(change.ids.length, i + step)), options);
+        await slices.pause();
+      }
+      break;
+    }
+    case 'metadata':
+      index.setMetadata(change.id, change.metadata.length > 0 ? parseMetadata(change.metadata) : {});
+      break;
+    case 'delete':
+      index.delete(change.ids);
+      break;
+    case 'clear':
+      index.clear();
+      break;
+    case 'reset':
+      index.reset();
+      break;
+    case 'touch':
+      break;
+  }
+  if (change.t !== 'touch') session.markUpdated(change.at);
+  session.touch(Math.max(session.lastAccessedAt, change.at));
+}
