@@ -8,9 +8,21 @@
 import { apiError } from '../errors.js';
 import { prepareImport, type ParsedImport } from '../export/import-reader.js';
 import type { Filter, Metadata, UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/vector-index.js';
-import type { EncodedChange } from './persistence/session-journal.js';
+import type { EncodedChange, SessionJournal } from './persistence/session-journal.js';
 import type { Session } from './session.js';
-import type { SessionStore } from './session-store.js';
+
+/**
+ * What the writes use of the session store, and nothing more: the memory
+ * budget's checks, the journal (DATA_DIR), the clock, and recounting a
+ * session in the budget once it changed.
+ */
+export interface WriteHost {
+  assertMemoryBudget(session: Session, bytesAfter: number, what?: 'change', heapBytes?: number, metadataBytes?: number): void;
+  assertWasmMemoryFor(session: Session): void;
+  journal(session: Session, write: (log: SessionJournal, at: number) => void): void;
+  readonly now: () => number;
+  settle(session: Session): void;
+}
 
 /** 404 VECTOR_NOT_FOUND for `id`. */
 export function vectorNotFound(id: string) {
@@ -23,7 +35,7 @@ function assertTurn(session: Session): void {
 }
 
 export class SessionWrites {
-  constructor(private readonly store: SessionStore) {}
+  constructor(private readonly store: WriteHost) {}
 
   /** Run `change` (synchronous: check, log, apply) once no search holds the session; writes go before waiting searches. */
   inTurn<T>(session: Session, change: () => T): Promise<T> {

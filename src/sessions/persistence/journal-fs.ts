@@ -86,3 +86,40 @@ export async function readExact(io: JournalFs, fd: number, out: Buffer, position
     done += n;
   }
 }
+
+export function closeQuietly(io: JournalFs, fd: number): void {
+  quietly(() => io.closeSync(fd));
+}
+
+export function quietly(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // best-effort: the caller has already decided what a failure means
+  }
+}
+
+/** An error's code, or its message, for a log line. */
+export function describe(err: unknown): string {
+  const { code, message } = err as { code?: string; message?: string };
+  return code ?? message ?? String(err);
+}
+
+/** fsync a directory, so the renames and creations in it are durable. */
+export async function syncDir(io: JournalFs, dir: string): Promise<void> {
+  const fd = await io.open(dir, 'r');
+  try {
+    await io.fsync(fd);
+  } finally {
+    await io.close(fd).catch(() => {});
+  }
+}
+
+export function syncDirSync(io: JournalFs, dir: string): void {
+  const fd = io.openSync(dir, 'r');
+  try {
+    io.fsyncSync(fd);
+  } finally {
+    closeQuietly(io, fd);
+  }
+}

@@ -29,6 +29,7 @@ export const RECORD_HEADER_BYTES = 24;
 /** An upsert's fixed head: at, dimensions, count, metric, vector type, analyzer, flags, part, parts (padded to 8). */
 const ROWS_HEAD_BYTES = 32;
 const HAS_TEXT = 1;
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 const TYPES = ['open', 'upsert', 'import', 'metadata', 'delete', 'clear', 'reset', 'touch', 'synced'] as const;
 export type RecordType = (typeof TYPES)[number];
@@ -141,63 +142,92 @@ const fromUtf8 = new TextDecoder();
 
 const header = (out: Buffer, type: RecordType, sequence: number) => sealRecord(out, type, sequence);
 
-/** Bytes of a metadata or text field as stored: `{}` and '' are none. */
-function fieldBytes(value: Uint8Array | string | null | undefined): Uint8Array | null {
+/** A metadata or text field as stored: `{}` and '' are none (null). */
+function field(value: Uint8Array | string | null | undefined): Uint8Array | string | null {
   if (value === null || value === undefined || value.length === 0) return null;
-  const bytes = typeof value === 'string' ? utf8.encode(value) : value;
-  return bytes.length === 2 && bytes[0] === 0x7b && bytes[1] === 0x7d ? null : bytes;
+  const isEmptyObject = typeof value === 'string' ? value === '{}' : value.length === 2 && value[0] === 0x7b && value[1] === 0x7d;
+  return isEmptyObject ? null : value;
 }
 
-/** An upsert or import part of `rows`, written straight into one buffer (the rows copied once). */
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/**
+ * A column of fields (ids, metadata or texts) as stored: their byte lengths,
+ * and how to write them. Strings go in one write of their concatenation
+ * (hundreds of short ones cost far more written one by one).
+ */
+class Column {
+  readonly lengths: Uint32Array;
+  readonly bytes: number;
+  private readonly joined: string | null;
+  private readonly ascii: boolean;
+
+  constructor(private readonly values: (Uint8Array | string | null)[]) {
+    this.lengths = new Uint32Array(values.length);
+    const strings = values.every((value) => typeof value !== 'object' || value === null);
+    this.joined = strings ? (values as (string | null)[]).join('') : null;
+    this.ascii = this.joined !== null && !NON_ASCII.test(this.joined);
+    let bytes = 0;
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i];
+      const n = value === null ? 0 : this.ascii || typeof value !== 'string' ? value.length : Buffer.byteLength(value, 'utf8');
+      this.lengths[i] = n;
+      bytes += n;
+    }
+    this.bytes = bytes;
+  }
+
+  write(out: Buffer, at: number): number {
+    if (this.joined !== null) return at + out.write(this.joined, at, this.bytes, this.ascii ? 'latin1' : 'utf8');
+    for (let i = 0; i < this.values.length; i++) {
+      const value = this.values[i];
+      if (value === null) continue;
+      if (typeof value === 'string') out.write(value, at, this.lengths[i], 'utf8');
+      else out.set(value, at);
+      at += this.lengths[i];
+    }
+    return at;
+  }
+}
+
+/** An upsert or import part of `rows`, written straight into one buffer (rows and strings copied once). */
 export function encodeRows(head: RowsHead & { t: 'upsert' | 'import'; part?: number; parts?: number }, rows: RowSource, sequence: number): Buffer {
   const { count } = rows;
   const dim = head.dimensions;
-  const ids = new Array<Uint8Array>(count);
-  const metadata = new Array<Uint8Array | null>(count);
-  const text = rows.text ? new Array<Uint8Array | null>(count) : null;
-  let variable = 0;
-  for (let i = 0; i < count; i++) {
-    ids[i] = utf8.encode(rows.id(i));
-    metadata[i] = fieldBytes(rows.metadata(i));
-    variable += ids[i].length + (metadata[i]?.length ?? 0);
-    if (text) {
-      text[i] = fieldBytes(rows.text!(i));
-      variable += text[i]?.length ?? 0;
-    }
-  }
-  const lengthsBytes = count * 4 * (text ? 3 : 2);
-  const out = Buffer.allocUnsafe(RECORD_HEADER_BYTES + ROWS_HEAD_BYTES + count * dim * 4 + lengthsBytes + variable);
-  out.fill(0, 0, RECORD_HEADER_BYTES + ROWS_HEAD_BYTES);
-  let at = RECORD_HEADER_BYTES;
-  out.writeDoubleLE(head.at, at);
-  out.writeUInt32LE(dim, at + 8);
-  out.writeUInt32LE(count, at + 12);
-  out.writeUInt8(METRICS.indexOf(head.metric), at + 16);
-  out.writeUInt8(VECTOR_TYPES.indexOf(head.vectorType), at + 17);
-  out.writeUInt8(head.analyzer ? ANALYZERS.indexOf(head.analyzer) + 1 : 0, at + 18);
-  out.writeUInt8(text ? HAS_TEXT : 0, at + 19);
-  out.writeUInt32LE(head.part ?? 0, at + 20);
-  out.writeUInt32LE(head.parts ?? 1, at + 24);
-  at += ROWS_HEAD_BYTES;
+  const ids = new Column(Array.from({ length: count }, (_, i) => rows.id(i)));
+  const metadata = new Column(Array.from({ length: count }, (_, i) => field(rows.metadata(i))));
+  const text = rows.text ? new Column(Array.from({ length: count }, (_, i) => field(rows.text!(i)))) : null;
+  const columns = text ? [ids, metadata, text] : [ids, metadata];
+  const rowsAt = RECORD_HEADER_BYTES + ROWS_HEAD_BYTES;
+  let size = rowsAt + count * dim * 4;
+  for (const column of columns) size += column.lengths.byteLength + column.bytes;
+  // Large enough to have its own ArrayBuffer (offset 0), so the rows (at byte 56) are float32-aligned.
+  const out = Buffer.allocUnsafeSlow(size);
+  out.fill(0, 0, rowsAt);
+  const h = RECORD_HEADER_BYTES;
+  out.writeDoubleLE(head.at, h);
+  out.writeUInt32LE(dim, h + 8);
+  out.writeUInt32LE(count, h + 12);
+  out.writeUInt8(METRICS.indexOf(head.metric), h + 16);
+  out.writeUInt8(VECTOR_TYPES.indexOf(head.vectorType), h + 17);
+  out.writeUInt8(head.analyzer ? ANALYZERS.indexOf(head.analyzer) + 1 : 0, h + 18);
+  out.writeUInt8(text ? HAS_TEXT : 0, h + 19);
+  out.writeUInt32LE(head.part ?? 0, h + 20);
+  out.writeUInt32LE(head.parts ?? 1, h + 24);
+  const values = LITTLE_ENDIAN ? new Float32Array(out.buffer, out.byteOffset + rowsAt, count * dim) : null;
   for (let i = 0; i < count; i++) {
     const v = rows.vector(i);
     if (v.length !== dim) throw new Error(`row ${i} has ${v.length} components, not ${dim}`);
-    out.set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), at);
-    at += v.byteLength;
+    if (values) values.set(v, i * dim);
+    else for (let j = 0; j < dim; j++) out.writeFloatLE(v[j], rowsAt + 4 * (i * dim + j));
   }
-  for (const list of text ? [ids, metadata, text] : [ids, metadata]) {
-    for (const item of list) {
-      out.writeUInt32LE(item?.length ?? 0, at);
-      at += 4;
-    }
+  let at = rowsAt + count * dim * 4;
+  for (const column of columns) {
+    if (LITTLE_ENDIAN) new Uint32Array(out.buffer, out.byteOffset + at, count).set(column.lengths);
+    else for (let i = 0; i < count; i++) out.writeUInt32LE(column.lengths[i], at + 4 * i);
+    at += 4 * count;
   }
-  for (const list of text ? [ids, metadata, text] : [ids, metadata]) {
-    for (const item of list) {
-      if (!item) continue;
-      out.set(item, at);
-      at += item.length;
-    }
-  }
+  for (const column of columns) at = column.write(out, at);
   return header(out, head.t, sequence);
 }
 

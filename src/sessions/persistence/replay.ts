@@ -70,7 +70,7 @@ export async function replay(reader: LogReader, make: (sessionId: string, create
 async function partialImport(reader: LogReader, offset: number): Promise<LogEnd | null> {
   for (let at = offset, expected = 0; ; expected++) {
     const raw = await reader.recordAt(at);
-    if (!raw || raw.type !== 'import') break;
+    if (raw?.type !== 'import') break;
     const { part, parts } = importPartAt(raw.bytes, raw.at);
     if (part !== expected) throw new CorruptLogError(`import part ${part} follows part ${expected - 1}`);
     if (part + 1 >= parts) return null;

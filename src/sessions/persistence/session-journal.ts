@@ -13,33 +13,22 @@
 // written out in docs/operations.md (persistence).
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { crc32 } from 'node:zlib';
 import { ConfigError, type FsyncMode } from '../../config.js';
-import type { Metadata, UpsertPlan, VectorInput } from '../../index/vector-index.js';
+import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
 import { isWasmAllocationFailure } from '../../limits/wasm-memories.js';
 import type { Session } from '../session.js';
+import { compact, rewriteFromMemory, type CompactionEnv } from './compaction.js';
 import { lockDir } from './dir-lock.js';
-import { nodeFs, readExact, readExactSync, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
+import { closeQuietly, describe, nodeFs, quietly, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
+import { LogFile, type LogHost } from './log-file.js';
 import { CHUNK_BYTES, LogReader } from './log-reader.js';
-import { CorruptLogError, encodeRecordV2, encodeRows, fileHeader, FormatError, RECORD_HEADER_BYTES, sealRecord, typeOf, type RecordV2, type RowSource, type RowsHead } from './records-v2.js';
+import { encodeImport, encodeUpsert, importRecords, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
+import { CorruptLogError, encodeRecordV2, fileHeader, FormatError, type RecordV2 } from './records-v2.js';
 import { replay } from './replay.js';
+export { RECORDS_PER_IMPORT_PART, type EncodedChange } from './plan-records.js';
 import { Slices } from './slices.js';
-import { snapshotRecords } from './snapshot.js';
-
-/** Records per import part: keeps each part far below the framing's size cap, however large the import. */
-export const RECORDS_PER_IMPORT_PART = 1000;
 
 const LOG_NAME = /^([0-9a-f]{64})\.log$/;
-/** A log is compacted once it has grown by this much and by its own compacted size since the last time. */
-const COMPACT_MIN_BYTES = 1024 * 1024;
-/** Changes appended while a compaction ran are copied over without pausing once this few bytes are left. */
-const FINAL_COPY_BYTES = 256 * 1024;
-/** FSYNC=always: rounds of copying and fsyncing that tail while the event loop runs, before the last (synchronous) piece. */
-const TAIL_SYNC_ROUNDS = 4;
-/** A compaction gives up (and is tried again later) once its export holds this many bytes of rows changed before it reached them (a clear of a large session meanwhile). */
-const COMPACTION_COPIES_MAX = 16 * 1024 * 1024;
-
 /** What a reopen found wrong, for the operator's log. */
 export interface RestoreReport {
   tornTail: string | null;
@@ -59,46 +48,6 @@ export interface JournalCounts {
   otherFormat: number;
 }
 
-/** One session's log file, as the journal knows it. */
-interface LogFile {
-  readonly path: string;
-  readonly sessionId: string;
-  /** What a rewrite from memory writes (after a failed fsync). */
-  readonly session: Session;
-  /** Bytes of whole records on disk: the next append goes here, a failed one is cut back to it. */
-  size: number;
-  /** Cutting a failed append back failed too: the file may end in a partial record until repaired. */
-  fenced: boolean;
-  /** The session left the store (expired, or dropped after a failed fsync): nothing more is written for it. */
-  closed: boolean;
-  /** lastAccessedAt last written, and when a touch was last tried (reads append one only now and then). */
-  persistedAccess: number;
-  touchTriedAt: number;
-  /** The sequence of the last record written. */
-  sequence: number;
-  /** Bytes appended since the log was opened or compacted, and its size then. */
-  appended: number;
-  base: number;
-  compacting: boolean;
-  /** The compaction under way (settles, never rejects). */
-  compaction: Promise<void> | null;
-  /** Changes appended, and how many of them fdatasync has confirmed (FSYNC=always). */
-  written: number;
-  synced: number;
-  syncing: Promise<void> | null;
-  /** Bumped when a compaction renames a new file over the log. */
-  generation: number;
-  /** The directory fsync that makes the last rename durable. */
-  renamed: Promise<void> | null;
-  /**
-   * An fsync of the log (or of the directory after its rename) failed: the page cache may hold
-   * pages the disk never will, so nothing is appended or acknowledged until the log has been
-   * rewritten from memory and fsynced (`rewriting`).
-   */
-  broken: boolean;
-  rewriting: Promise<void> | null;
-}
-
 export interface JournalOptions {
   fsync?: FsyncMode;
   /** The file operations (tests inject faults here). */
@@ -107,9 +56,9 @@ export interface JournalOptions {
   sliceMs?: number;
 }
 
-export class SessionJournal {
+export class SessionJournal implements LogHost {
   private readonly files = new WeakMap<Session, LogFile>();
-  private readonly io: JournalFs;
+  readonly io: JournalFs;
   readonly fsync: FsyncMode;
   private readonly sliceMs: number | undefined;
   /** Compactions under way (whenIdle waits for them). */
@@ -164,14 +113,13 @@ export class SessionJournal {
   }
 
   private track(session: Session, size: number, sequence: number): LogFile {
-    const file: LogFile = {
-      path: this.pathOf(session.tokenHash), sessionId: session.id, session, size, sequence, fenced: false, closed: false,
-      persistedAccess: session.lastAccessedAt, touchTriedAt: 0, appended: 0, base: size,
-      compacting: false, written: 0, synced: 0, syncing: null, generation: 0, renamed: null,
-      broken: false, rewriting: null, compaction: null,
-    };
+    const file = new LogFile(this, this.pathOf(session.tokenHash), session, size, sequence);
     this.files.set(session, file);
     return file;
+  }
+
+  private get env(): CompactionEnv {
+    return { io: this.io, dir: this.dir, fsync: this.fsync, sliceMs: this.sliceMs };
   }
 
   /** Sessions on disk: token hash -> last recorded access (the file's mtime, see stamp()). */
@@ -213,52 +161,32 @@ export class SessionJournal {
       throw err;
     }
     closeQuietly(io, fd);
-    if (this.fsync === 'always') this.syncDir();
+    if (this.fsync === 'always') syncDirSync(io, this.dir);
     this.track(session, bytes.length, 1);
     this.stamp(path, session.lastAccessedAt);
   }
 
-  /** An add or add-many (`encoded` ahead by encodeUpsert: then only written). */
+  /** An add or add-many (`encoded` ahead by encodeUpsert: then only sealed and written). */
   upsert(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
     const file = this.fileOf(session);
-    if (encoded?.kind === 'upsert' && encodesPlan(encoded, plan)) this.appendEncoded(file, encoded);
-    else this.appendBytes(file, at, [encodeRows({ t: 'upsert', ...planHead(plan, at) }, planRows(plan, 0, plan.records.length), file.sequence + 1)], true);
+    file.append(at, sealedFor(encoded, 'upsert', plan, file.sequence + 1) ?? [upsertRecord(plan, at, file.sequence + 1)], true);
   }
 
   /** An import (one plan of any size) as parts that replay applies together, or not at all. */
   import(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
     const file = this.fileOf(session);
     // One checked write: a failure cuts every part back off, so no later import follows a partial one.
-    if (encoded?.kind === 'import' && encodesPlan(encoded, plan)) this.appendEncoded(file, encoded);
-    else this.appendBytes(file, at, importParts(plan, at).map((part, i) => encodeRows(part.head, part.rows, file.sequence + 1 + i)), true);
+    file.append(at, sealedFor(encoded, 'import', plan, file.sequence + 1) ?? importRecords(plan, at, file.sequence + 1), true);
   }
 
-  /**
-   * An add-many's log record, encoded as upsert() writes it, ahead of its
-   * write turn; upsert() then only gives it its sequence and writes it, if
-   * the index is still at the version the plan was made at.
-   */
+  /** An add-many's log record, encoded ahead of its write turn (upsert() then only seals and writes it, if the plan is the same). */
   async encodeUpsert(plan: UpsertPlan, at: number): Promise<EncodedChange> {
-    return encodedChange('upsert', plan, at, [encodeRows({ t: 'upsert', ...planHead(plan, at) }, planRows(plan, 0, plan.records.length), 0)]);
+    return encodeUpsert(plan, at);
   }
 
-  /** An import's log records (its parts), encoded a part at a time with the event loop given back between them. */
+  /** An import's log records (its parts), encoded ahead in slices. */
   async encodeImport(plan: UpsertPlan, at: number): Promise<EncodedChange> {
-    const slices = new Slices(this.sliceMs);
-    const bytes: Buffer[] = [];
-    for (const part of importParts(plan, at)) {
-      bytes.push(encodeRows(part.head, part.rows, 0));
-      await slices.pause();
-    }
-    return encodedChange('import', plan, at, bytes);
-  }
-
-  /** Write records encoded ahead: each given its sequence (its payload's checksum kept from encoding). */
-  private appendEncoded(file: LogFile, encoded: EncodedChange): void {
-    encoded.bytes.forEach((bytes, i) => {
-      sealRecord(bytes, typeOf(bytes), file.sequence + 1 + i, encoded.payloadCrcs[i]);
-    });
-    this.appendBytes(file, encoded.at, encoded.bytes, true);
+    return encodeImport(plan, at, new Slices(this.sliceMs));
   }
 
   metadata(session: Session, id: string, metadata: Metadata, at: number): void {
@@ -315,66 +243,13 @@ export class SessionJournal {
    * Undefined when there is nothing to wait for.
    */
   durable(session: Session): Promise<void> | undefined {
-    const file = this.files.get(session);
-    if (this.fsync !== 'always' || !file || file.synced >= file.written) return undefined;
-    return this.syncThrough(file, file.written);
-  }
-
-  private async syncThrough(file: LogFile, target: number): Promise<void> {
-    while (file.synced < target) {
-      if (file.closed) throw new Error('the session was closed before its changes were synced');
-      // After a failed fsync, the changes are on stable storage once the rewrite from memory is (it rejects if that fails).
-      if (file.broken) await this.rewrite(file);
-      else {
-        file.syncing ??= this.syncOnce(file).finally(() => (file.syncing = null));
-        await file.syncing.catch((err) => {
-          if (!file.broken) throw err;
-        });
-      }
-    }
-  }
-
-  private async syncOnce(file: LogFile): Promise<void> {
-    const upTo = file.written;
-    const bytes = file.size;
-    const generation = file.generation;
-    try {
-      await file.renamed;
-      const fd = await this.io.open(file.path, 'r');
-      try {
-        await this.io.fdatasync(fd);
-      } finally {
-        await this.io.close(fd).catch(() => {});
-      }
-    } catch (err) {
-      // A compaction renamed a new file (fsynced whole) over the log meanwhile: the old file's failure no longer matters.
-      if (generation !== file.generation) return;
-      if (!file.closed) {
-        // fsyncgate: the kernel may have marked unwritten pages clean; the log no longer tells the truth.
-        console.error(`tempvec: fsync failed for the log of session ${file.sessionId} (${describe(err)}); its changes are refused until it is rewritten from memory`);
-        file.broken = true;
-        void this.rewrite(file).catch(() => {});
-      }
-      throw err;
-    }
-    // A compaction renamed a new file over the log meanwhile: sync again, that one.
-    if (generation !== file.generation) return;
-    file.synced = Math.max(file.synced, upTo);
-    // Say so in the log: a reopen then tells a damaged fsynced record from a power-loss tail (records.ts).
-    // Best-effort: without it, damage before this point is cut rather than set aside.
-    if (!file.closed && !file.fenced) {
-      try {
-        this.appendBytes(file, -Infinity, [encodeRecordV2({ t: 'synced', back: file.size - bytes }, file.sequence + 1)], false);
-      } catch {
-        // the next fdatasync writes another
-      }
-    }
+    return this.files.get(session)?.durable();
   }
 
   /** The session leaves the store: nothing more is written for it (its file stays, see remove()). */
   close(session: Session): void {
     const file = this.files.get(session);
-    if (file) file.closed = true;
+    file?.close();
   }
 
   /** Delete a session's log (it expired). Best-effort: a file left behind is an expired session the next start deletes. */
@@ -391,7 +266,7 @@ export class SessionJournal {
   /** Compact a session's log now (benches; otherwise a log is compacted as it grows). */
   async compactNow(session: Session): Promise<void> {
     const file = this.fileOf(session);
-    if (!file.compacting) this.startCompaction(file);
+    if (!file.compacting) this.compactionDue(file);
     await this.whenIdle();
   }
 
@@ -468,70 +343,16 @@ export class SessionJournal {
     quietly(() => this.io.renameSync(path, `${path}.${why}`));
   }
 
-  /**
-   * Append records (one change) at the end of the whole records. A failed
-   * write (full disk, I/O error, short write) is cut back off, so the log
-   * never holds a partial change that later records follow; if even that
-   * fails the log is fenced: no write is accepted until the cut succeeds.
-   */
+  /** One record of a change other than an add (or a touch) appended to the session's log. */
   private append(session: Session, at: number, record: Exclude<RecordV2, { t: 'open' | 'synced' | 'upsert' | 'import' }>): void {
     const file = this.fileOf(session);
-    this.appendBytes(file, at, [encodeRecordV2(record, file.sequence + 1)], record.t !== 'touch');
-  }
-
-  /** Append encoded records in one checked write (a failure cuts them all back off); `change`: not just a touch or a sync record. */
-  private appendBytes(file: LogFile, at: number, records: Buffer[], change: boolean): void {
-    const { io } = this;
-    if (file.closed) throw new Error('the session\'s log is closed');
-    if (file.broken) {
-      void this.rewrite(file).catch(() => {});
-      throw new Error('an fsync of the log failed: it is being rewritten from memory, changes are refused until that is on stable storage');
-    }
-    if (file.fenced) this.repair(file);
-    const fd = io.openSync(file.path, 'r+');
-    let bytes = 0;
-    try {
-      for (const record of records) {
-        writeAllSync(io, fd, record, file.size + bytes);
-        bytes += record.length;
-      }
-    } catch (err) {
-      try {
-        io.ftruncateSync(fd, file.size);
-      } catch (undo) {
-        file.fenced = true;
-        console.error(`tempvec: session ${file.sessionId}: a failed append could not be cut back (${describe(undo)}); its changes are refused until it can`);
-      }
-      throw err;
-    } finally {
-      closeQuietly(io, fd);
-    }
-    file.size += bytes;
-    file.appended += bytes;
-    file.sequence += records.length;
-    if (change) file.written++;
-    // Every write moves the file's mtime: set it back to the last access (a sync record's `at` is -Infinity).
-    file.persistedAccess = Math.max(at, file.persistedAccess);
-    this.stamp(file.path, file.persistedAccess);
-    if (!file.compacting && file.appended > Math.max(COMPACT_MIN_BYTES, file.base)) this.startCompaction(file);
-  }
-
-
-  /** Cut a fenced log back to its whole records (throws while that still fails). */
-  private repair(file: LogFile): void {
-    const fd = this.io.openSync(file.path, 'r+');
-    try {
-      this.io.ftruncateSync(fd, file.size);
-    } finally {
-      closeQuietly(this.io, fd);
-    }
-    file.fenced = false;
+    file.append(at, [encodeRecordV2(record, file.sequence + 1)], record.t !== 'touch');
   }
 
   /** After a failed fsync: rewrite the log from memory (one attempt at a time; each call after a failure tries again). */
-  private rewrite(file: LogFile): Promise<void> {
+  rewrite(file: LogFile): Promise<void> {
     if (!file.rewriting) {
-      const job = this.rewriteFromMemory(file)
+      const job = rewriteFromMemory(file, this.env)
         .catch((err) => {
           quietly(() => this.io.rmSync(`${file.path}.tmp`));
           if (!file.closed) console.error(`tempvec: could not rewrite the log of session ${file.sessionId} from memory; its changes are still refused: ${describe(err)}`);
@@ -548,46 +369,9 @@ export class SessionJournal {
     return file.rewriting;
   }
 
-  /**
-   * The session as it is in memory (snapshot.ts) to a temporary file, fsynced,
-   * renamed over the log, the directory fsynced: then every change in memory
-   * is on stable storage, and the log takes appends again. Writes are refused
-   * meanwhile, so memory does not change under it.
-   */
-  private async rewriteFromMemory(file: LogFile): Promise<void> {
-    const { io } = this;
-    // A compaction under way writes the same temporary file; it gives up once it sees the log broken.
-    while (file.compaction) await file.compaction;
-    const slices = new Slices(this.sliceMs);
-    const temp = `${file.path}.tmp`;
-    const target = await io.open(temp, 'w', 0o600);
-    let size = 0;
-    try {
-      for (const bytes of snapshotRecords(snapshotState(file), file.session.index.openExport())) {
-        await writeAll(io, target, bytes, size);
-        size += bytes.length;
-        if (file.closed) throw new Error('the session closed during the rewrite');
-        await slices.pause();
-      }
-      await io.fsync(target);
-    } finally {
-      await io.close(target).catch(() => {});
-    }
-    if (file.closed) throw new Error('the session closed during the rewrite');
-    io.renameSync(temp, file.path);
-    file.generation++;
-    file.fenced = false;
-    file.size = file.base = size;
-    file.appended = 0;
-    file.renamed = null;
-    await this.syncDirAsync();
-    file.broken = false;
-    file.synced = file.written;
-  }
-
-  private startCompaction(file: LogFile): void {
+  compactionDue(file: LogFile): void {
     file.compacting = true;
-    const job = this.compact(file)
+    const job = compact(file, this.env)
       .catch((err) => {
         quietly(() => this.io.rmSync(`${file.path}.tmp`));
         // Tried again once the log has grown by as much again.
@@ -604,128 +388,6 @@ export class SessionJournal {
     this.jobs.add(job);
   }
 
-  /**
-   * Rewrite a log as the session is in memory (snapshot.ts), in slices that
-   * give the event loop back: on a later turn (so the change whose append
-   * started this is applied), open an export of the index and note the log's
-   * size at the same moment; write the snapshot to a temporary file (every
-   * write checked), fsync it and read it back against the checksum of what
-   * was written; then copy over what was appended to the log since that
-   * moment and rename the file over the log. Any failure leaves the old log
-   * as it was. Amortised: a log is rewritten only after it has grown by its
-   * own compacted size.
-   */
-  private async compact(file: LogFile): Promise<void> {
-    const { io } = this;
-    await nextTurn();
-    if (file.closed || file.broken) return;
-    const slices = new Slices(this.sliceMs);
-    const generation = file.generation;
-    const source = await io.open(file.path, 'r');
-    const temp = `${file.path}.tmp`;
-    let target: number | undefined;
-    try {
-      target = await io.open(temp, 'w+', 0o600);
-      // The snapshot's moment: the log up to `snapshot` bytes holds what the export holds.
-      const snapshot = file.size;
-      let copies = 0;
-      const rows = file.session.index.openExport((bytes) => (copies += bytes));
-      let size = 0;
-      let checksum = 0;
-      for (const bytes of snapshotRecords(snapshotState(file), rows)) {
-        if (copies > COMPACTION_COPIES_MAX) throw new Error('the session changed too much under the compaction (its export kept too many copies)');
-        await writeAll(io, target, bytes, size);
-        checksum = crc32(bytes, checksum);
-        size += bytes.length;
-        await slices.pause();
-      }
-      // Changes appended meanwhile, copied while there are many.
-      let copied = snapshot;
-      while (file.size - copied > FINAL_COPY_BYTES) {
-        const piece = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, file.size - copied));
-        await readExact(io, source, piece, copied);
-        await writeAll(io, target, piece, size);
-        checksum = crc32(piece, checksum);
-        size += piece.length;
-        copied += piece.length;
-        await slices.pause();
-      }
-      await io.fsync(target);
-      await this.verify(target, size, checksum, slices);
-      if (this.fsync === 'always') {
-        // Changes an fdatasync of the old log acknowledged meanwhile must be on stable storage in
-        // the new file before it replaces the old one: copy and fsync them while the event loop runs.
-        for (let round = 0; round < TAIL_SYNC_ROUNDS && file.size > copied; round++) {
-          const piece = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, file.size - copied));
-          await readExact(io, source, piece, copied);
-          await writeAll(io, target, piece, size);
-          size += piece.length;
-          copied += piece.length;
-          await io.fsync(target);
-        }
-      }
-      if (file.closed) throw new Error('the session closed during compaction');
-      if (file.broken || file.generation !== generation) throw new Error('an fsync failed during compaction: the log is rewritten from memory instead');
-      // From here on synchronous: no append can come in between.
-      const rest = file.size - copied;
-      if (rest > 0) {
-        const piece = readExactSync(io, source, rest, copied);
-        writeAllSync(io, target, piece, size);
-        if (!readExactSync(io, target, rest, size).equals(piece)) throw new Error('the copied tail reads back different');
-        size += rest;
-        // FSYNC=always: the last few changes, which may be acknowledged already, synced before the rename (on the event loop, but small).
-        if (this.fsync === 'always') io.fsyncSync(target);
-      }
-      io.closeSync(target);
-      target = undefined;
-      io.renameSync(temp, file.path);
-      file.generation++; // an fdatasync of the old file no longer counts
-      file.fenced = false; // the new file ends at its last whole record
-      file.size = size;
-      file.base = size - rest;
-      file.appended = rest;
-      // The rename is durable once the directory is fsynced; fdatasyncs of the new file wait for it.
-      const renamed = this.syncDirAsync();
-      file.renamed = this.fsync === 'always' ? renamed : renamed.catch(() => {});
-      await renamed.catch((err) => console.error(`tempvec: could not fsync ${this.dir} after compacting a log: ${describe(err)}`));
-    } finally {
-      if (target !== undefined) closeQuietly(io, target);
-      await io.close(source).catch(() => {});
-    }
-  }
-
-  /** Read a written file back: exactly `size` bytes, with the checksum of what was written. */
-  private async verify(fd: number, size: number, checksum: number, slices: Slices): Promise<void> {
-    let seen = 0;
-    const piece = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size));
-    for (let at = 0; at < size; at += piece.length) {
-      const part = piece.subarray(0, Math.min(piece.length, size - at));
-      await readExact(this.io, fd, part, at);
-      seen = crc32(part, seen);
-      await slices.pause();
-    }
-    const extra = await this.io.read(fd, Buffer.allocUnsafe(1), 0, 1, size);
-    if (seen !== checksum || extra !== 0) throw new Error('the compacted log reads back different from what was written');
-  }
-
-  private async syncDirAsync(): Promise<void> {
-    const fd = await this.io.open(this.dir, 'r');
-    try {
-      await this.io.fsync(fd);
-    } finally {
-      await this.io.close(fd).catch(() => {});
-    }
-  }
-
-  private syncDir(): void {
-    const fd = this.io.openSync(this.dir, 'r');
-    try {
-      this.io.fsyncSync(fd);
-    } finally {
-      closeQuietly(this.io, fd);
-    }
-  }
-
   /** Record an access to a session that stays on disk (a reopen refused for capacity), so its expiry counts from it. */
   stampAccess(tokenHash: string, at: number): void {
     this.stamp(this.pathOf(tokenHash), at);
@@ -737,26 +399,9 @@ export class SessionJournal {
    * sessions on disk without opening their logs. Best-effort: a stale mtime
    * only makes the session expire early after a restart.
    */
-  private stamp(path: string, at: number): void {
+  stamp(path: string, at: number): void {
     quietly(() => this.io.utimesSync(path, at / 1000, at / 1000));
   }
-}
-
-function closeQuietly(io: JournalFs, fd: number): void {
-  quietly(() => io.closeSync(fd));
-}
-
-function quietly(fn: () => void): void {
-  try {
-    fn();
-  } catch {
-    // best-effort: the caller has already decided what a failure means
-  }
-}
-
-function describe(err: unknown): string {
-  const { code, message } = err as { code?: string; message?: string };
-  return code ?? message ?? String(err);
 }
 
 /** An I/O error (the log is unreadable for now and stays on disk), not a log that cannot be replayed. */
@@ -765,60 +410,4 @@ function isIoError(err: unknown): boolean {
   return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code);
 }
 
-/** What a snapshot of the session records besides its rows, now. */
-function snapshotState(file: LogFile) {
-  const { session } = file;
-  return { sessionId: session.id, createdAt: session.createdAt, updatedAt: session.updatedAt, lastAccessedAt: session.lastAccessedAt, sequence: file.sequence };
-}
-
 const utf8 = new TextEncoder();
-
-/**
- * A change's log records, encoded ahead of the write turn that applies it,
- * for the plan made at index `version` from `records`: written only if the
- * plan of the turn is made at the same version from the same records (then
- * it is the same plan).
- */
-export interface EncodedChange {
-  kind: 'upsert' | 'import';
-  at: number;
-  version: number;
-  records: readonly VectorInput[];
-  /** The records, sealed again with their sequences when written; each payload's CRC-32 kept for that. */
-  bytes: Buffer[];
-  payloadCrcs: number[];
-}
-
-function encodedChange(kind: EncodedChange['kind'], plan: UpsertPlan, at: number, bytes: Buffer[]): EncodedChange {
-  return { kind, at, version: plan.version, records: plan.records, bytes, payloadCrcs: bytes.map((b) => crc32(b.subarray(RECORD_HEADER_BYTES))) };
-}
-
-function encodesPlan(encoded: EncodedChange, plan: UpsertPlan): boolean {
-  return encoded.version === plan.version && encoded.records === plan.records;
-}
-
-function planHead(plan: UpsertPlan, at: number): RowsHead {
-  return { at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType };
-}
-
-/** Rows [from, to) of a plan, as encodeRows reads them (metadata as the JSON text the index stores). */
-function planRows(plan: UpsertPlan, from: number, to: number): RowSource {
-  return {
-    count: to - from,
-    id: (i) => plan.records[from + i].id,
-    vector: (i) => plan.vectors[from + i],
-    metadata: (i) => plan.metadataJson[from + i]?.text ?? null,
-  };
-}
-
-/** An import's parts of RECORDS_PER_IMPORT_PART rows: each one's head and rows. */
-function importParts(plan: UpsertPlan, at: number) {
-  const parts = Math.max(1, Math.ceil(plan.records.length / RECORDS_PER_IMPORT_PART));
-  return Array.from({ length: parts }, (_, part) => {
-    const from = part * RECORDS_PER_IMPORT_PART;
-    return {
-      head: { t: 'import' as const, part, parts, ...planHead(plan, at) },
-      rows: planRows(plan, from, Math.min(plan.records.length, from + RECORDS_PER_IMPORT_PART)),
-    };
-  });
-}

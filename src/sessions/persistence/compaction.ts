@@ -1,0 +1,167 @@
+// Rewriting a session's log as the session is in memory (snapshot.ts):
+// compaction (in the background, as the log grows, the changes appended
+// meanwhile copied after the snapshot) and the rewrite after a failed fsync
+// (writes refused meanwhile). Both follow the same protocol as NeDB's
+// crashSafeWriteFile: write a temporary file, fsync it, rename it over the
+// log, fsync the directory. Any failure before the rename leaves the old log
+// as it was.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { crc32 } from 'node:zlib';
+import type { FsyncMode } from '../../config.js';
+import { closeQuietly, describe, readExact, readExactSync, syncDir, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
+import type { LogFile } from './log-file.js';
+import { CHUNK_BYTES } from './log-reader.js';
+import { Slices } from './slices.js';
+import { snapshotRecords, type SnapshotState } from './snapshot.js';
+
+/** Changes appended while a compaction ran are copied over without pausing once this few bytes are left. */
+const FINAL_COPY_BYTES = 256 * 1024;
+/** FSYNC=always: rounds of copying and fsyncing that tail while the event loop runs, before the last (synchronous) piece. */
+const TAIL_SYNC_ROUNDS = 4;
+/** A compaction gives up (tried again later) once its export keeps this many bytes of rows changed before it reached them (a clear of a large session meanwhile). */
+const COPIES_MAX_BYTES = 16 * 1024 * 1024;
+
+export interface CompactionEnv {
+  io: JournalFs;
+  dir: string;
+  fsync: FsyncMode;
+  sliceMs: number | undefined;
+}
+
+/** What a snapshot of the file's session records besides its rows, now. */
+function stateOf(file: LogFile): SnapshotState {
+  const { session } = file;
+  return { sessionId: session.id, createdAt: session.createdAt, updatedAt: session.updatedAt, lastAccessedAt: session.lastAccessedAt, sequence: file.sequence };
+}
+
+/**
+ * Compact a log, in slices that give the event loop back: on a later turn
+ * (so the change whose append made it due is applied), open an export of
+ * the index and note the log's size at the same moment; write the snapshot
+ * to a temporary file (every write checked), fsync it and read it back
+ * against the checksum of what was written; copy over what was appended
+ * since that moment (FSYNC=always: fsynced again, since an fdatasync of the
+ * old log may have acknowledged it), rename the file over the log, fsync
+ * the directory.
+ */
+export async function compact(file: LogFile, env: CompactionEnv): Promise<void> {
+  const { io } = env;
+  await nextTurn();
+  if (file.closed || file.broken) return;
+  const slices = new Slices(env.sliceMs);
+  const generation = file.generation;
+  const source = await io.open(file.path, 'r');
+  const temp = `${file.path}.tmp`;
+  let target: number | undefined;
+  try {
+    target = await io.open(temp, 'w+', 0o600);
+    // The snapshot's moment: the log up to `snapshot` bytes holds what the export holds.
+    const snapshot = file.size;
+    let copies = 0;
+    const rows = file.session.index.openExport((bytes) => (copies += bytes));
+    let size = 0;
+    let checksum = 0;
+    for (const bytes of snapshotRecords(stateOf(file), rows)) {
+      if (copies > COPIES_MAX_BYTES) throw new Error('the session changed too much under the compaction (its export kept too many copies)');
+      await writeAll(io, target, bytes, size);
+      checksum = crc32(bytes, checksum);
+      size += bytes.length;
+      await slices.pause();
+    }
+    // Changes appended meanwhile, copied while there are many.
+    let copied = snapshot;
+    const copy = async (max: number) => {
+      const piece = Buffer.allocUnsafe(Math.min(max, file.size - copied));
+      await readExact(io, source, piece, copied);
+      await writeAll(io, target!, piece, size);
+      checksum = crc32(piece, checksum);
+      size += piece.length;
+      copied += piece.length;
+    };
+    while (file.size - copied > FINAL_COPY_BYTES) {
+      await copy(CHUNK_BYTES);
+      await slices.pause();
+    }
+    await io.fsync(target);
+    await verify(io, target, size, checksum, slices);
+    if (env.fsync === 'always') {
+      // Changes an fdatasync of the old log acknowledged meanwhile must be on stable storage in
+      // the new file before it replaces the old one: copy and fsync them while the event loop runs.
+      for (let round = 0; round < TAIL_SYNC_ROUNDS && file.size > copied; round++) {
+        await copy(Number.POSITIVE_INFINITY);
+        await io.fsync(target);
+      }
+    }
+    if (file.closed) throw new Error('the session closed during compaction');
+    if (file.broken || file.generation !== generation) throw new Error('an fsync failed during compaction: the log is rewritten from memory instead');
+    // From here on synchronous: no append can come in between.
+    const rest = file.size - copied;
+    if (rest > 0) {
+      const piece = readExactSync(io, source, rest, copied);
+      writeAllSync(io, target, piece, size);
+      if (!readExactSync(io, target, rest, size).equals(piece)) throw new Error('the copied tail reads back different');
+      size += rest;
+      // FSYNC=always: the last few changes, which may be acknowledged already, synced before the rename (on the event loop, but small).
+      if (env.fsync === 'always') io.fsyncSync(target);
+    }
+    io.closeSync(target);
+    target = undefined;
+    io.renameSync(temp, file.path);
+    file.replaced(size, rest);
+    // The rename is durable once the directory is fsynced; fdatasyncs of the new file wait for it.
+    const renamed = syncDir(io, env.dir);
+    file.renamed = env.fsync === 'always' ? renamed : renamed.catch(() => {});
+    await renamed.catch((err) => console.error(`tempvec: could not fsync ${env.dir} after compacting a log: ${describe(err)}`));
+  } finally {
+    if (target !== undefined) closeQuietly(io, target);
+    await io.close(source).catch(() => {});
+  }
+}
+
+/**
+ * After a failed fsync: the session as it is in memory to a temporary file,
+ * fsynced, renamed over the log, the directory fsynced; then every change in
+ * memory is on stable storage, and the log takes appends again. Writes are
+ * refused meanwhile (LogFile.broken), so memory does not change under it.
+ */
+export async function rewriteFromMemory(file: LogFile, env: CompactionEnv): Promise<void> {
+  const { io } = env;
+  // A compaction under way writes the same temporary file; it gives up once it sees the log broken.
+  while (file.compaction) await file.compaction;
+  const slices = new Slices(env.sliceMs);
+  const temp = `${file.path}.tmp`;
+  const target = await io.open(temp, 'w', 0o600);
+  let size = 0;
+  try {
+    for (const bytes of snapshotRecords(stateOf(file), file.session.index.openExport())) {
+      await writeAll(io, target, bytes, size);
+      size += bytes.length;
+      if (file.closed) throw new Error('the session closed during the rewrite');
+      await slices.pause();
+    }
+    await io.fsync(target);
+  } finally {
+    await io.close(target).catch(() => {});
+  }
+  if (file.closed) throw new Error('the session closed during the rewrite');
+  io.renameSync(temp, file.path);
+  file.replaced(size, 0);
+  file.renamed = null;
+  await syncDir(io, env.dir);
+  file.broken = false;
+  file.synced = file.written;
+}
+
+/** Read a written file back: exactly `size` bytes, with the checksum of what was written. */
+async function verify(io: JournalFs, fd: number, size: number, checksum: number, slices: Slices): Promise<void> {
+  let seen = 0;
+  const piece = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size));
+  for (let at = 0; at < size; at += piece.length) {
+    const part = piece.subarray(0, Math.min(piece.length, size - at));
+    await readExact(io, fd, part, at);
+    seen = crc32(part, seen);
+    await slices.pause();
+  }
+  const extra = await io.read(fd, Buffer.allocUnsafe(1), 0, 1, size);
+  if (seen !== checksum || extra !== 0) throw new Error('the compacted log reads back different from what was written');
+}

@@ -1,0 +1,207 @@
+// One session's log file: appends at the end of its whole records (a failed
+// one cut back off, or the file fenced until it can be), and FSYNC=always's
+// group commit (every change appended while one fdatasync runs shares the
+// next). After a failed fsync the file is "broken": nothing is appended or
+// acknowledged until the host has rewritten it from memory
+// (compaction.ts), since the page cache may hold pages the disk never will.
+import type { FsyncMode } from '../../config.js';
+import type { Session } from '../session.js';
+import { closeQuietly, describe, writeAllSync, type JournalFs } from './journal-fs.js';
+import { encodeRecordV2 } from './records-v2.js';
+
+/** A log is compacted once it has grown by this much and by its own compacted size since the last time. */
+const COMPACT_MIN_BYTES = 1024 * 1024;
+
+/** What a log file asks of the journal that holds it. */
+export interface LogHost {
+  readonly io: JournalFs;
+  readonly fsync: FsyncMode;
+  /** The log has grown by its own compacted size: compact it (in the background). */
+  compactionDue(file: LogFile): void;
+  /** After a failed fsync: rewrite the log from memory (settles once that is on stable storage). */
+  rewrite(file: LogFile): Promise<void>;
+  /** Set the file's mtime to its session's last recorded access. */
+  stamp(path: string, at: number): void;
+}
+
+export class LogFile {
+  readonly sessionId: string;
+  /** Cutting a failed append back failed too: the file may end in a partial record until repaired. */
+  fenced = false;
+  /** The session left the store (expired, or dropped after a failed fsync): nothing more is written for it. */
+  closed = false;
+  /** lastAccessedAt last written, and when a touch was last tried (reads append one only now and then). */
+  persistedAccess: number;
+  touchTriedAt = 0;
+  /** Bytes appended since the log was opened or compacted, and its size then. */
+  appended = 0;
+  base: number;
+  compacting = false;
+  /** The compaction under way (settles, never rejects). */
+  compaction: Promise<void> | null = null;
+  /** Changes appended, and how many of them fdatasync has confirmed (FSYNC=always). */
+  written = 0;
+  synced = 0;
+  private syncing: Promise<void> | null = null;
+  /** Bumped when a compaction or a rewrite renames a new file over the log. */
+  generation = 0;
+  /** The directory fsync that makes the last rename durable. */
+  renamed: Promise<void> | null = null;
+  /**
+   * An fsync of the log (or of the directory after its rename) failed: the page cache may hold
+   * pages the disk never will, so nothing is appended or acknowledged until the log has been
+   * rewritten from memory and fsynced (`rewriting`).
+   */
+  broken = false;
+  rewriting: Promise<void> | null = null;
+  /** The log, open for appends (null until the first, and after a rename over it or close()). */
+  private fd: number | null = null;
+
+  constructor(
+    private readonly host: LogHost,
+    readonly path: string,
+    /** What a compaction or a rewrite from memory writes. */
+    readonly session: Session,
+    /** Bytes of whole records on disk: the next append goes here, a failed one is cut back to it. */
+    public size: number,
+    /** The sequence of the last record written. */
+    public sequence: number,
+  ) {
+    this.sessionId = session.id;
+    this.persistedAccess = session.lastAccessedAt;
+    this.base = size;
+  }
+
+  /**
+   * Append records (one change, or a touch or sync record: `change` false)
+   * in one checked write at the end of the whole records. A failed write
+   * (full disk, I/O error, short write) is cut back off, so the log never
+   * holds a partial change that later records follow; if even that fails
+   * the log is fenced: no write is accepted until the cut succeeds.
+   */
+  append(at: number, records: Buffer[], change: boolean): void {
+    const { io } = this.host;
+    if (this.closed) throw new Error('the session\'s log is closed');
+    if (this.broken) {
+      void this.host.rewrite(this).catch(() => {});
+      throw new Error('an fsync of the log failed: it is being rewritten from memory, changes are refused until that is on stable storage');
+    }
+    if (this.fenced) this.repair();
+    this.fd ??= io.openSync(this.path, 'r+');
+    const { fd } = this;
+    let bytes = 0;
+    try {
+      for (const record of records) {
+        writeAllSync(io, fd, record, this.size + bytes);
+        bytes += record.length;
+      }
+    } catch (err) {
+      try {
+        io.ftruncateSync(fd, this.size);
+      } catch (undo) {
+        this.fenced = true;
+        console.error(`tempvec: session ${this.sessionId}: a failed append could not be cut back (${describe(undo)}); its changes are refused until it can`);
+      }
+      throw err;
+    }
+    this.size += bytes;
+    this.appended += bytes;
+    this.sequence += records.length;
+    if (change) this.written++;
+    // Every write moves the file's mtime: set it back to the last access (a sync record's `at` is -Infinity).
+    this.persistedAccess = Math.max(at, this.persistedAccess);
+    this.host.stamp(this.path, this.persistedAccess);
+    if (!this.compacting && this.appended > Math.max(COMPACT_MIN_BYTES, this.base)) this.host.compactionDue(this);
+  }
+
+  /** Cut a fenced log back to its whole records (throws while that still fails). */
+  private repair(): void {
+    this.fd ??= this.host.io.openSync(this.path, 'r+');
+    this.host.io.ftruncateSync(this.fd, this.size);
+    this.fenced = false;
+  }
+
+  /** Let go of the open file (a new one was renamed over it, or the session left). */
+  private release(): void {
+    if (this.fd !== null) closeQuietly(this.host.io, this.fd);
+    this.fd = null;
+  }
+
+  /** The session leaves the store: nothing more is written for it. */
+  close(): void {
+    this.closed = true;
+    this.release();
+  }
+
+  /** A new file renamed over the log (compaction.ts): `size` bytes of whole records, `fromTail` of them appended since its snapshot. */
+  replaced(size: number, fromTail: number): void {
+    this.release();
+    this.generation++; // an fdatasync of the old file no longer counts
+    this.fenced = false; // the new file ends at its last whole record
+    this.size = size;
+    this.base = size - fromTail;
+    this.appended = fromTail;
+  }
+
+  /**
+   * FSYNC=always: settles once every change appended so far is on stable
+   * storage (rejects if fdatasync fails); undefined when there is nothing
+   * to wait for.
+   */
+  durable(): Promise<void> | undefined {
+    if (this.host.fsync !== 'always' || this.synced >= this.written) return undefined;
+    return this.syncThrough(this.written);
+  }
+
+  private async syncThrough(target: number): Promise<void> {
+    while (this.synced < target) {
+      if (this.closed) throw new Error('the session was closed before its changes were synced');
+      // After a failed fsync, the changes are on stable storage once the rewrite from memory is (it rejects if that fails).
+      if (this.broken) await this.host.rewrite(this);
+      else {
+        this.syncing ??= this.syncOnce().finally(() => (this.syncing = null));
+        await this.syncing.catch((err) => {
+          if (!this.broken) throw err;
+        });
+      }
+    }
+  }
+
+  private async syncOnce(): Promise<void> {
+    const { io } = this.host;
+    const upTo = this.written;
+    const bytes = this.size;
+    const generation = this.generation;
+    try {
+      await this.renamed;
+      const fd = await io.open(this.path, 'r');
+      try {
+        await io.fdatasync(fd);
+      } finally {
+        await io.close(fd).catch(() => {});
+      }
+    } catch (err) {
+      // A compaction renamed a new file (fsynced whole) over the log meanwhile: the old file's failure no longer matters.
+      if (generation !== this.generation) return;
+      if (!this.closed) {
+        // fsyncgate: the kernel may have marked unwritten pages clean; the log no longer tells the truth.
+        console.error(`tempvec: fsync failed for the log of session ${this.sessionId} (${describe(err)}); its changes are refused until it is rewritten from memory`);
+        this.broken = true;
+        void this.host.rewrite(this).catch(() => {});
+      }
+      throw err;
+    }
+    // A compaction renamed a new file over the log meanwhile: sync again, that one.
+    if (generation !== this.generation) return;
+    this.synced = Math.max(this.synced, upTo);
+    // Say so in the log: a reopen then tells a damaged fsynced record from a power-loss tail (log-reader.ts).
+    // Best-effort: without it, damage before this point is cut rather than set aside.
+    if (!this.closed && !this.fenced) {
+      try {
+        this.append(-Infinity, [encodeRecordV2({ t: 'synced', back: this.size - bytes }, this.sequence + 1)], false);
+      } catch {
+        // the next fdatasync writes another
+      }
+    }
+  }
+}

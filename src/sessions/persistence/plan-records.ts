@@ -1,0 +1,91 @@
+// The log records of an add or an import, made from the plan the write turn
+// applies: rows as the plan holds them, metadata as the JSON text the index
+// stores. Bytes encoded ahead of the turn (encodeUpsert, encodeImport) are
+// written only when the turn's plan is made at the same index version from
+// the same records, so it is the same plan.
+import { crc32 } from 'node:zlib';
+import type { UpsertPlan, VectorInput } from '../../index/vector-index.js';
+import { encodeRows, RECORD_HEADER_BYTES, sealRecord, typeOf, type RowSource, type RowsHead } from './records-v2.js';
+import type { Slices } from './slices.js';
+
+/** Records per import part: keeps each part far below the framing's size cap, however large the import. */
+export const RECORDS_PER_IMPORT_PART = 1000;
+
+/** An add's record, with sequence `sequence`. */
+export function upsertRecord(plan: UpsertPlan, at: number, sequence: number): Buffer {
+  return encodeRows({ t: 'upsert', ...planHead(plan, at) }, planRows(plan, 0, plan.records.length), sequence);
+}
+
+/** An import's records (its parts), the first with sequence `sequence`. */
+export function importRecords(plan: UpsertPlan, at: number, sequence: number): Buffer[] {
+  return importParts(plan, at).map((part, i) => encodeRows(part.head, part.rows, sequence + i));
+}
+
+export async function encodeUpsert(plan: UpsertPlan, at: number): Promise<EncodedChange> {
+  return encodedChange('upsert', plan, at, [upsertRecord(plan, at, 0)]);
+}
+
+/** An import's records, a part at a time with the event loop given back between them. */
+export async function encodeImport(plan: UpsertPlan, at: number, slices: Slices): Promise<EncodedChange> {
+  const bytes: Buffer[] = [];
+  for (const part of importParts(plan, at)) {
+    bytes.push(encodeRows(part.head, part.rows, 0));
+    await slices.pause();
+  }
+  return encodedChange('import', plan, at, bytes);
+}
+
+/** The records of `encoded`, if it holds `plan`'s, sealed with sequences from `sequence` on; else null. */
+export function sealedFor(encoded: EncodedChange | undefined, kind: EncodedChange['kind'], plan: UpsertPlan, sequence: number): Buffer[] | null {
+  if (encoded?.kind !== kind || encoded.version !== plan.version || encoded.records !== plan.records) return null;
+  encoded.bytes.forEach((bytes, i) => {
+    sealRecord(bytes, typeOf(bytes), sequence + i, encoded.payloadCrcs[i]);
+  });
+  return encoded.bytes;
+}
+
+/**
+ * A change's log records, encoded ahead of the write turn that applies it,
+ * for the plan made at index `version` from `records`: written only if the
+ * plan of the turn is made at the same version from the same records (then
+ * it is the same plan).
+ */
+export interface EncodedChange {
+  kind: 'upsert' | 'import';
+  at: number;
+  version: number;
+  records: readonly VectorInput[];
+  /** The records, sealed again with their sequences when written; each payload's CRC-32 kept for that. */
+  bytes: Buffer[];
+  payloadCrcs: number[];
+}
+
+function encodedChange(kind: EncodedChange['kind'], plan: UpsertPlan, at: number, bytes: Buffer[]): EncodedChange {
+  return { kind, at, version: plan.version, records: plan.records, bytes, payloadCrcs: bytes.map((b) => crc32(b.subarray(RECORD_HEADER_BYTES))) };
+}
+
+function planHead(plan: UpsertPlan, at: number): RowsHead {
+  return { at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType };
+}
+
+/** Rows [from, to) of a plan, as encodeRows reads them (metadata as the JSON text the index stores). */
+function planRows(plan: UpsertPlan, from: number, to: number): RowSource {
+  return {
+    count: to - from,
+    id: (i) => plan.records[from + i].id,
+    vector: (i) => plan.vectors[from + i],
+    metadata: (i) => plan.metadataJson[from + i]?.text ?? null,
+  };
+}
+
+/** An import's parts of RECORDS_PER_IMPORT_PART rows: each one's head and rows. */
+function importParts(plan: UpsertPlan, at: number) {
+  const parts = Math.max(1, Math.ceil(plan.records.length / RECORDS_PER_IMPORT_PART));
+  return Array.from({ length: parts }, (_, part) => {
+    const from = part * RECORDS_PER_IMPORT_PART;
+    return {
+      head: { t: 'import' as const, part, parts, ...planHead(plan, at) },
+      rows: planRows(plan, from, Math.min(plan.records.length, from + RECORDS_PER_IMPORT_PART)),
+    };
+  });
+}
