@@ -83,6 +83,7 @@ export interface Config {
   shutdownDrainMs: number;
   maxAnswerBytes: number;
   kernelThreads: number;
+  persistenceJobs: number;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -120,6 +121,7 @@ export const CONFIG_VARIABLES = [
   ['MAX_WASM_MEMORIES', 'maxWasmMemories', 12_000, 'WebAssembly memories the process holds (V8 reserves about 10 GiB of address space for each and ran out at 13,090); a session needing one past it gets 503 `SERVER_AT_CAPACITY`'],
   ['SHUTDOWN_DRAIN_MS', 'shutdownDrainMs', 10_000, 'after SIGTERM: time answers in flight get to finish sending before the remaining connections are closed and the process exits 0'],
   ['KERNEL_THREADS', 'kernelThreads', defaultKernelThreads(), 'threads that run large searches beside the event loop (work queued per session, served in turn); 1 runs every search on the event loop'],
+  ['PERSISTENCE_JOBS', 'persistenceJobs', 2, 'with DATA_DIR: session logs reopened, compacted or rewritten at once (each holds up to about 8 MiB of buffers, counted in the memory budget); the rest wait their turn'],
   ['MAX_ANSWER_BYTES', 'maxAnswerBytes', 32 * 1024 * 1024, 'bytes of one answer of search, search-many, get-many or list (estimated before it is written; larger ones are streamed in pieces); past it 400 ANSWER_TOO_LARGE'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
@@ -197,6 +199,7 @@ export function loadConfig(
   if (!(final.kernelThreads >= 1 && final.kernelThreads <= MAX_KERNEL_THREADS)) {
     throw new ConfigError(`KERNEL_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.kernelThreads}`);
   }
+  if (final.persistenceJobs < 1) throw new ConfigError(`PERSISTENCE_JOBS must be at least 1, got ${final.persistenceJobs}`);
   if (final.instanceId !== '' && !INSTANCE_ID_PATTERN.test(final.instanceId)) {
     throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);
   }

@@ -2,11 +2,13 @@
 // hold. Stored: the sessions' linear memories, their metadata stores (arena
 // and filter index, in ArrayBuffers: counted as allocated) and the JS heap
 // their ids take (estimated per id, src/index/heap-size.ts). In flight: request bodies being read and parsed,
-// and answers being built or sent. A request that would take the total past
+// and answers being built or sent; with DATA_DIR, the buffers of session logs
+// being reopened or compacted (counted, never refused: PERSISTENCE_JOBS caps
+// them). A request that would take the total past
 // the budget is refused up front with 503 SERVER_AT_CAPACITY and Retry-After.
 import { apiError, type ErrorDetails } from '../errors.js';
 
-export type InFlightKind = 'bodies' | 'answers';
+export type InFlightKind = 'bodies' | 'answers' | 'persistence';
 
 /** Bytes held for one request until it gives them back (release() is idempotent). */
 export interface Reservation {
@@ -26,7 +28,7 @@ export class MemoryBudget {
   private linear = 0;
   private heap = 0;
   private metadata = 0;
-  private readonly inFlight: Record<InFlightKind, number> = { bodies: 0, answers: 0 };
+  private readonly inFlight: Record<InFlightKind, number> = { bodies: 0, answers: 0, persistence: 0 };
 
   /**
    * `limitBytes` 0: no budget (nothing is refused; usage is still counted).
@@ -59,7 +61,7 @@ export class MemoryBudget {
   }
 
   get usedBytes(): number {
-    return this.linear + this.heap + this.metadata + this.inFlight.bodies + this.inFlight.answers;
+    return this.linear + this.heap + this.metadata + this.inFlight.bodies + this.inFlight.answers + this.inFlight.persistence;
   }
 
   /** Throw 503 SERVER_AT_CAPACITY when `bytes` more (`heapBytes` of them JS heap) would pass the budget or the heap's cap. */
@@ -76,6 +78,11 @@ export class MemoryBudget {
   reserve(kind: InFlightKind, bytes: number, message: string): Reservation {
     if (bytes <= 0) return NOTHING;
     this.assertRoom(bytes, message);
+    return this.hold(kind, bytes);
+  }
+
+  /** Count `bytes` held (and what they grow by) without refusing them: work whose number is capped elsewhere. */
+  hold(kind: InFlightKind, bytes: number): Reservation {
     this.inFlight[kind] += bytes;
     let held = true;
     let total = bytes;
@@ -107,5 +114,10 @@ export class MemoryBudget {
       bodiesInFlightBytes: this.inFlight.bodies,
       answersInFlightBytes: this.inFlight.answers,
     };
+  }
+
+  /** Bytes held by reopens and compactions of session logs (in memoryUsedBytes; not yet a field of GET /limits). */
+  get persistenceBytes(): number {
+    return this.inFlight.persistence;
   }
 }

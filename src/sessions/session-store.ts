@@ -5,6 +5,7 @@ import { isWasmAllocationFailure, WASM_MEMORIES_OUTSIDE_SESSIONS } from '../limi
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
 import { heapCapBytes } from '../limits/heap-limit.js';
+import { JobSlots } from '../limits/job-slots.js';
 import { MemoryBudget } from '../limits/memory-budget.js';
 import { CorruptLogError, FormatError } from './persistence/records-v2.js';
 import type { JournalFs } from './persistence/journal-fs.js';
@@ -70,6 +71,7 @@ export class SessionStore {
     if (config.dataDir !== '') {
       this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {
         fsync: config.fsync, fs: options.journalFs, sliceMs: options.journalSliceMs,
+        slots: new JobSlots(config.persistenceJobs), hold: (bytes) => this.budget.hold('persistence', bytes),
       });
       if (restoreNow) this.dormant = this.log.scan();
       else this.restoring = true;

@@ -8,6 +8,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 import type { FsyncMode } from '../../config.js';
+import type { Reservation } from '../../limits/memory-budget.js';
 import { closeQuietly, describe, readExact, readExactSync, syncDir, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
 import type { LogFile } from './log-file.js';
 import { CHUNK_BYTES } from './log-reader.js';
@@ -26,7 +27,12 @@ export interface CompactionEnv {
   dir: string;
   fsync: FsyncMode;
   sliceMs: number | undefined;
+  /** Counts the job's buffers in the memory budget. */
+  hold: (bytes: number) => Reservation;
 }
+
+/** Buffers a compaction holds besides its export's copies: a piece of the tail being copied, and one read back. */
+const BUFFER_BYTES = 2 * CHUNK_BYTES;
 
 /** What a snapshot of the file's session records besides its rows, now. */
 function stateOf(file: LogFile): SnapshotState {
@@ -53,12 +59,16 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
   const source = await io.open(file.path, 'r');
   const temp = `${file.path}.tmp`;
   let target: number | undefined;
+  const held = env.hold(BUFFER_BYTES);
   try {
     target = await io.open(temp, 'w+', 0o600);
     // The snapshot's moment: the log up to `snapshot` bytes holds what the export holds.
     const snapshot = file.size;
     let copies = 0;
-    const rows = file.session.index.openExport((bytes) => (copies += bytes));
+    const rows = file.session.index.openExport((bytes) => {
+      copies += bytes;
+      held.grow(bytes);
+    });
     let size = 0;
     let checksum = 0;
     for (const bytes of snapshotRecords(stateOf(file), rows)) {
@@ -113,6 +123,7 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
     file.renamed = env.fsync === 'always' ? renamed : renamed.catch(() => {});
     await renamed.catch((err) => console.error(`tempvec: could not fsync ${env.dir} after compacting a log: ${describe(err)}`));
   } finally {
+    held.release();
     if (target !== undefined) closeQuietly(io, target);
     await io.close(source).catch(() => {});
   }
@@ -123,14 +134,15 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
  * fsynced, renamed over the log, the directory fsynced; then every change in
  * memory is on stable storage, and the log takes appends again. Writes are
  * refused meanwhile (LogFile.broken), so memory does not change under it.
+ * The caller waits for a compaction under way first (it writes the same
+ * temporary file, and gives up once it sees the log broken).
  */
 export async function rewriteFromMemory(file: LogFile, env: CompactionEnv): Promise<void> {
   const { io } = env;
-  // A compaction under way writes the same temporary file; it gives up once it sees the log broken.
-  while (file.compaction) await file.compaction;
   const slices = new Slices(env.sliceMs);
   const temp = `${file.path}.tmp`;
   const target = await io.open(temp, 'w', 0o600);
+  const held = env.hold(BUFFER_BYTES);
   let size = 0;
   try {
     for (const bytes of snapshotRecords(stateOf(file), file.session.index.openExport())) {
@@ -141,6 +153,7 @@ export async function rewriteFromMemory(file: LogFile, env: CompactionEnv): Prom
     }
     await io.fsync(target);
   } finally {
+    held.release();
     await io.close(target).catch(() => {});
   }
   if (file.closed) throw new Error('the session closed during the rewrite');

@@ -42,6 +42,13 @@ export interface RawRecord {
   size: number;
 }
 
+/** Bytes a job holds, counted in the memory budget (MemoryBudget.hold). */
+export interface Held {
+  grow(bytes: number): void;
+}
+
+const UNCOUNTED: Held = { grow() {} };
+
 export class LogReader {
   private window: Buffer;
   /** File offset of window[0], and bytes of it read. */
@@ -52,8 +59,11 @@ export class LogReader {
     private readonly readAt: ReadAt,
     readonly size: number,
     private readonly chunkBytes = CHUNK_BYTES,
+    /** Told of every change in the bytes the reader holds. */
+    private readonly held: Held = UNCOUNTED,
   ) {
     this.window = Buffer.allocUnsafe(Math.min(chunkBytes, Math.max(size, RECORD_HEADER_BYTES)));
+    held.grow(this.window.length);
   }
 
   /** Bytes held now (the memory budget counts them). */
@@ -121,7 +131,9 @@ export class LogReader {
     const want = Math.min(Math.max(n, this.chunkBytes), this.size - offset);
     // A record larger than a chunk: a buffer of its size, for it alone.
     if (want > this.window.length || (this.window.length > this.chunkBytes && want <= this.chunkBytes)) {
+      const before = this.window.length;
       this.window = Buffer.allocUnsafe(Math.max(want, Math.min(this.chunkBytes, this.size)));
+      this.held.grow(this.window.length - before);
     }
     let read = 0;
     while (read < want) {

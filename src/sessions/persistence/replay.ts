@@ -7,7 +7,7 @@
 // parts applied as they are read again.
 import type { Session } from '../session.js';
 import { applyChange, type Change } from './change.js';
-import { LogReader, type LogEnd } from './log-reader.js';
+import { LogReader, type Held, type LogEnd } from './log-reader.js';
 import { CorruptLogError, FILE_HEADER_BYTES, importPartAt } from './records-v2.js';
 import type { Slices } from './slices.js';
 
@@ -19,7 +19,8 @@ export interface Replayed {
   sequence: number;
 }
 
-export async function replay(reader: LogReader, make: (sessionId: string, createdAt: number) => Session, slices: Slices): Promise<Replayed> {
+/** `held`: told of the bytes each decoded record holds while it is applied (its rows, ids and metadata copied out of the reader). */
+export async function replay(reader: LogReader, make: (sessionId: string, createdAt: number) => Session, slices: Slices, held?: Held): Promise<Replayed> {
   if (!(await reader.checkHeader())) return { session: null, end: { validBytes: 0, tornTail: null, cutRecords: 0 }, sequence: 0 };
   let session: Session | null = null;
   let sequence = 0;
@@ -42,6 +43,8 @@ export async function replay(reader: LogReader, make: (sessionId: string, create
         raw = (await reader.recordAt(offset))!; // read again: the check moved the reader's window
       }
       const record = LogReader.decode(raw);
+      const recordBytes = raw.size;
+      held?.grow(recordBytes);
       sequence = raw.sequence;
       offset += raw.size;
       if (!session) {
@@ -52,6 +55,7 @@ export async function replay(reader: LogReader, make: (sessionId: string, create
       } else if (record.t !== 'synced') {
         await applyChange(session, record as Change, slices);
       }
+      held?.grow(-recordBytes);
       if (!reserved && session.index.initialized) {
         // Room for every row the log can hold, at once: growing step by step would copy the stored rows each time.
         session.index.reserve(Math.ceil(reader.size / (4 * session.index.getConfig().dimensions!)));

@@ -18,6 +18,8 @@ import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
 import { isWasmAllocationFailure } from '../../limits/wasm-memories.js';
 import type { Session } from '../session.js';
 import { compact, rewriteFromMemory, type CompactionEnv } from './compaction.js';
+import { JobSlots } from '../../limits/job-slots.js';
+import type { Reservation } from '../../limits/memory-budget.js';
 import { lockDir } from './dir-lock.js';
 import { closeQuietly, describe, nodeFs, quietly, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
 import { LogFile, type LogHost } from './log-file.js';
@@ -54,6 +56,10 @@ export interface JournalOptions {
   fs?: JournalFs;
   /** Longest step of a compaction or reopen between two turns of the event loop (Slices' default). */
   sliceMs?: number;
+  /** Reopens, compactions and rewrites that run at once (PERSISTENCE_JOBS); the rest wait their turn. */
+  slots?: JobSlots;
+  /** Counts the buffers of those jobs (the memory budget's persistence bytes). */
+  hold?: (bytes: number) => Reservation;
 }
 
 export class SessionJournal implements LogHost {
@@ -63,6 +69,8 @@ export class SessionJournal implements LogHost {
   private readonly sliceMs: number | undefined;
   /** Compactions under way (whenIdle waits for them). */
   private readonly jobs = new Set<Promise<void>>();
+  private readonly slots: JobSlots;
+  private readonly hold: (bytes: number) => Reservation;
   readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
 
   constructor(
@@ -74,6 +82,8 @@ export class SessionJournal implements LogHost {
     this.io = options.fs ?? nodeFs;
     this.fsync = options.fsync ?? 'never';
     this.sliceMs = options.sliceMs;
+    this.slots = options.slots ?? new JobSlots(2);
+    this.hold = options.hold ?? uncounted;
     this.checkDir();
     lockDir(this.io, dir);
   }
@@ -119,7 +129,13 @@ export class SessionJournal implements LogHost {
   }
 
   private get env(): CompactionEnv {
-    return { io: this.io, dir: this.dir, fsync: this.fsync, sliceMs: this.sliceMs };
+    return { io: this.io, dir: this.dir, fsync: this.fsync, sliceMs: this.sliceMs, hold: this.hold };
+  }
+
+  /** A rewrite from memory once its turn comes; a compaction under way (which gives up once it sees the log broken) ends first, outside any slot. */
+  private async rewriteInTurn(file: LogFile): Promise<void> {
+    while (file.compaction) await file.compaction;
+    return this.slots.run(() => rewriteFromMemory(file, this.env));
   }
 
   /** Sessions on disk: token hash -> last recorded access (the file's mtime, see stamp()). */
@@ -284,14 +300,19 @@ export class SessionJournal implements LogHost {
    * whole record (a session whose creation failed, so never acknowledged)
    * is deleted: null.
    */
-  async restore(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<{ session: Session; report: RestoreReport } | null> {
+  restore(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<{ session: Session; report: RestoreReport } | null> {
+    return this.slots.run(() => this.reopen(tokenHash, make));
+  }
+
+  private async reopen(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<{ session: Session; report: RestoreReport } | null> {
     const path = this.pathOf(tokenHash);
     const slices = new Slices(this.sliceMs);
+    const held = this.hold(0);
     const fd = await this.io.open(path, 'r');
     let replayed: Awaited<ReturnType<typeof replay>>;
     try {
-      const reader = new LogReader((out, position) => this.io.read(fd, out, 0, out.length, position), this.io.statSync(path).size, CHUNK_BYTES);
-      replayed = await replay(reader, make, slices);
+      const reader = new LogReader((out, position) => this.io.read(fd, out, 0, out.length, position), this.io.statSync(path).size, CHUNK_BYTES, held);
+      replayed = await replay(reader, make, slices, held);
     } catch (err) {
       // No memory for it now: the log is sound and stays as it is for a later reopen.
       if (isWasmAllocationFailure(err)) throw err;
@@ -307,6 +328,7 @@ export class SessionJournal implements LogHost {
       }
       throw err;
     } finally {
+      held.release();
       await this.io.close(fd).catch(() => {});
     }
     const { session, end, sequence } = replayed;
@@ -352,7 +374,7 @@ export class SessionJournal implements LogHost {
   /** After a failed fsync: rewrite the log from memory (one attempt at a time; each call after a failure tries again). */
   rewrite(file: LogFile): Promise<void> {
     if (!file.rewriting) {
-      const job = rewriteFromMemory(file, this.env)
+      const job = this.rewriteInTurn(file)
         .catch((err) => {
           quietly(() => this.io.rmSync(`${file.path}.tmp`));
           if (!file.closed) console.error(`tempvec: could not rewrite the log of session ${file.sessionId} from memory; its changes are still refused: ${describe(err)}`);
@@ -371,7 +393,7 @@ export class SessionJournal implements LogHost {
 
   compactionDue(file: LogFile): void {
     file.compacting = true;
-    const job = compact(file, this.env)
+    const job = this.slots.run(() => compact(file, this.env))
       .catch((err) => {
         quietly(() => this.io.rmSync(`${file.path}.tmp`));
         // Tried again once the log has grown by as much again.
@@ -411,3 +433,7 @@ function isIoError(err: unknown): boolean {
 }
 
 const utf8 = new TextEncoder();
+
+function uncounted(bytes: number): Reservation {
+  return { bytes, grow() {}, release() {} };
+}
