@@ -88,3 +88,12 @@ export function writeUtf8(text: string, target: Uint8Array, at: number): number 
   }
   return j;
 }
+
+/**
+ * Remember `text` (`bytes` of UTF-8) as the JSON of `value`, which JSON.parse
+ * made of that text: JSON.stringify gives it back unchanged, so a session
+ * reopened from its log stores its metadata without a second stringify.
+ */
+export function rememberJsonText(value: object, text: string, bytes: number): void {
+  memo.set(value, { text, bytes });
+}

@@ -3,6 +3,7 @@
 // (compaction, a rewrite after a failed fsync) is written as changes that
 // replay to the session as it was in memory. Rows go in steps of
 // rowsPerStep with a pause between, so a large record keeps no step long.
+import { rememberJsonText } from '../../index/json-size.js';
 import type { Metadata, VectorInput } from '../../index/vector-index.js';
 import type { Session } from '../session.js';
 import type { RecordV2, Rows, RowsHead } from './records-v2.js';
@@ -20,8 +21,12 @@ export function rowsPerStep(dimensions: number): number {
 
 const fromUtf8 = new TextDecoder();
 
+/** Metadata from its JSON bytes; the index then stores the same text without making it again. */
 export function parseMetadata(bytes: Uint8Array): Metadata {
-  return JSON.parse(fromUtf8.decode(bytes)) as Metadata;
+  const text = fromUtf8.decode(bytes);
+  const value = JSON.parse(text) as Metadata;
+  rememberJsonText(value, text, bytes.length);
+  return value;
 }
 
 /** Rows [from, to) of a record as the index takes them (vectors are views of the record's rows). */

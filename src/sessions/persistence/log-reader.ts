@@ -96,9 +96,9 @@ export class LogReader {
     return { type, sequence: this.window.readDoubleLE(at + 16), bytes: this.window, at, size };
   }
 
-  /** The record at `offset`, decoded (rows, ids and metadata copied out of the window). */
-  static decode(raw: RawRecord): RecordV2 {
-    return decodeRecord(raw.bytes, raw.at, raw.size);
+  /** The record at `offset`, decoded; `copy` false: its rows and metadata may be views of the window, valid until the reader's next read. */
+  static decode(raw: RawRecord, copy = true): RecordV2 {
+    return decodeRecord(raw.bytes, raw.at, raw.size, copy);
   }
 
   /**

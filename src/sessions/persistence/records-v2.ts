@@ -292,7 +292,7 @@ export function encodeRecordV2(record: RecordV2, sequence: number): Buffer {
 
 /** Reads a payload field by field; a field past its end is damage the checksum did not catch (a bug, or a forged file). */
 class Reader {
-  constructor(private readonly bytes: Buffer, private at: number, private readonly end: number) {}
+  constructor(private readonly bytes: Buffer, private at: number, private readonly end: number, private readonly copy: boolean) {}
 
   take(n: number): number {
     const at = this.at;
@@ -328,9 +328,24 @@ class Reader {
     return lengths.map((n) => fromUtf8.decode(this.slice(n)));
   }
 
-  /** Copies: the bytes read may be a reused buffer. */
+  /** Copies, unless the caller is done with them before the bytes read are reused. */
   fields(lengths: number[]): (Uint8Array | null)[] {
-    return lengths.map((n) => (n === 0 ? null : Uint8Array.from(this.slice(n))));
+    return lengths.map((n) => (n === 0 ? null : this.field(n)));
+  }
+
+  field(n: number): Uint8Array {
+    const bytes = this.slice(n);
+    return this.copy ? Uint8Array.from(bytes) : bytes;
+  }
+
+  /** `count` float32 values: a view when the bytes need no copy and are aligned for one, else a copy. */
+  floats(count: number): Float32Array {
+    const bytes = this.slice(count * 4);
+    if (!this.copy && LITTLE_ENDIAN && (bytes.byteOffset & 3) === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, count);
+    const out = new Float32Array(count);
+    new Uint8Array(out.buffer).set(bytes);
+    if (!LITTLE_ENDIAN) for (let i = 0; i < count; i++) out[i] = bytes.readFloatLE(4 * i);
+    return out;
   }
 
   done(): void {
@@ -339,9 +354,14 @@ class Reader {
 }
 
 /** The whole, checked record at `offset` (`size` bytes) of `bytes`. */
-export function decodeRecord(bytes: Buffer, offset: number, size: number): RecordV2 {
+/**
+ * The whole, checked record at `offset` (`size` bytes) of `bytes`. `copy`
+ * false: rows and metadata may be views of `bytes`, for a caller done with
+ * the record before those bytes are reused.
+ */
+export function decodeRecord(bytes: Buffer, offset: number, size: number, copy = true): RecordV2 {
   const type = recordHeader(bytes, offset).type;
-  const r = new Reader(bytes, offset + RECORD_HEADER_BYTES, offset + size);
+  const r = new Reader(bytes, offset + RECORD_HEADER_BYTES, offset + size, copy);
   let record: RecordV2;
   switch (type) {
     case 'open': {
@@ -364,8 +384,7 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number): Recor
       const parts = r.u32();
       r.take(ROWS_HEAD_BYTES - 28);
       if (metric === undefined || vectorType === undefined || analyzerCode > ANALYZERS.length) throw new CorruptLogError('a record names an unknown metric, vector type or analyzer');
-      const rows = new Float32Array(count * dimensions);
-      new Uint8Array(rows.buffer).set(r.slice(rows.byteLength));
+      const rows = r.floats(count * dimensions);
       const idLengths = r.lengths(count);
       const metadataLengths = r.lengths(count);
       const textLengths = flags & HAS_TEXT ? r.lengths(count) : null;
@@ -381,7 +400,7 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number): Recor
       const at = r.f64();
       const idLength = r.u32();
       const metadataLength = r.u32();
-      record = { t: 'metadata', at, id: fromUtf8.decode(r.slice(idLength)), metadata: Uint8Array.from(r.slice(metadataLength)) };
+      record = { t: 'metadata', at, id: fromUtf8.decode(r.slice(idLength)), metadata: r.field(metadataLength) };
       break;
     }
     case 'delete': {

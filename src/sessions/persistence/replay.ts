@@ -42,7 +42,8 @@ export async function replay(reader: LogReader, make: (sessionId: string, create
         }
         raw = (await reader.recordAt(offset))!; // read again: the check moved the reader's window
       }
-      const record = LogReader.decode(raw);
+      // Views of the reader's window: the record is applied before the reader reads again.
+      const record = LogReader.decode(raw, false);
       const recordBytes = raw.size;
       held?.grow(recordBytes);
       sequence = raw.sequence;
