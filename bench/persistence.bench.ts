@@ -132,6 +132,10 @@ const gc = (() => {
 })();
 
 const MiB = 2 ** 20;
+const jsMemory = () => {
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
+};
 /** About 1 KiB of metadata JSON per vector (the issue's reopen case). */
 const metadataOf = (i: number) => ({ i, group: i % 16, text: `${'lorem ipsum dolor sit amet '.repeat(37)}${i}`.slice(0, 990) });
 
@@ -192,7 +196,9 @@ async function largeSession() {
   latencies.sort((a, b) => a - b);
   const p99 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))];
 
-  // Reopen in a new store: time, the longest stall, and transient memory (RSS above the session's own).
+  // Reopen in a new store: time, the longest stall, and transient memory: the peak of the JS heap and
+  // array buffers (where the reopen's buffers live; the session's linear memory is neither) above
+  // what they hold once it is done and collected (the session's own ids, metadata store and index).
   const own = session.index.memoryBytes + session.index.metadataBytes + session.index.heapBytes;
   session.index.reset();
   neighbour.index.reset();
@@ -205,11 +211,12 @@ async function largeSession() {
     return reopened;
   }, () => {
     countedPeak = Math.max(countedPeak, reopening.budget.persistenceBytes);
-    return process.memoryUsage().rss;
+    return jsMemory();
   });
   const reopened = reopen.result;
   const reopenedOwn = reopened.index.memoryBytes + reopened.index.metadataBytes + reopened.index.heapBytes;
-  const transient = reopen.peak - reopen.base - reopenedOwn;
+  gc();
+  const transient = reopen.peak - jsMemory();
   reopened.index.reset();
 
   const rows = [
@@ -220,11 +227,11 @@ async function largeSession() {
     { goal: 'compaction: longest event-loop stall, ms', measured: fmt(compaction.stallMs, 1), target: '', ok: '' },
     { goal: 'reopen: time, s', measured: fmt(reopen.ms / 1000, 3), target: '<= 1', ok: String(reopen.ms <= 1000) },
     { goal: 'reopen: longest event-loop stall, ms', measured: fmt(reopen.stallMs, 1), target: '<= 50', ok: String(reopen.stallMs <= 50) },
-    { goal: `reopen: transient memory (peak RSS above start, less the session's own ${fmt(reopenedOwn / MiB, 0)} MiB), MiB`, measured: fmt(transient / MiB, 1), target: '<= 64', ok: String(transient <= 64 * MiB) },
+    { goal: 'reopen: transient memory (peak JS heap + array buffers above what the session holds after it), MiB', measured: fmt(transient / MiB, 1), target: '<= 64', ok: String(transient <= 64 * MiB) },
     { goal: 'reopen: its buffers as the memory budget counts them (peak), MiB', measured: fmt(countedPeak / MiB, 1), target: '', ok: '' },
   ];
   printTable(rows);
-  console.log(`(raw: ${fmt(raw / MiB, 0)} MiB of float32 rows and metadata JSON; the session's own memory before the reopen: ${fmt(own / MiB, 0)} MiB; fill took ${fmt(fill.ms / 1000, 1)} s, longest stall ${fmt(fill.stallMs, 1)} ms, including each ${batch} x ${dim} add-many call itself)`);
+  console.log(`(raw: ${fmt(raw / MiB, 0)} MiB of float32 rows and metadata JSON; the session's own memory: ${fmt(own / MiB, 0)} MiB before the reopen, ${fmt(reopenedOwn / MiB, 0)} MiB after; fill took ${fmt(fill.ms / 1000, 1)} s, longest stall ${fmt(fill.stallMs, 1)} ms, including each ${batch} x ${dim} add-many call itself)`);
   return rows;
 }
 
