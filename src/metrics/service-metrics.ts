@@ -50,6 +50,7 @@ export function serviceMetrics(config: Config, store: SessionStore): ServiceMetr
   total(registry, 'tempvec_log_records_cut_total', 'DATA_DIR: whole log records found after such damage and cut with it (with FSYNC=never, changes a power loss took).', () => store.journalCounts().recordsCut);
   total(registry, 'tempvec_logs_set_aside_total', 'DATA_DIR: session logs set aside as .corrupt (a record that was on stable storage is damaged).', () => store.journalCounts().setAside);
   total(registry, 'tempvec_logs_other_format_total', 'DATA_DIR: session logs set aside as .other-format (not version 2 of the tempvec log format), never read.', () => store.journalCounts().otherFormat);
+  gauge(registry, 'tempvec_persistence_buffer_bytes', 'DATA_DIR: buffers of session logs being reopened or compacted (PERSISTENCE_JOBS at a time), counted in the memory budget.', () => store.budget.persistenceBytes);
   gauge(registry, 'tempvec_sessions_max', 'MAX_SESSIONS.', () => config.maxSessions);
   gauge(registry, 'tempvec_vectors', 'Vectors stored in the sessions in memory.', () => store.vectorCount());
   gauge(registry, 'tempvec_linear_memory_bytes', 'Linear memory of all sessions together.', () => store.memoryBytes());

@@ -301,6 +301,7 @@ describe('persistence with DATA_DIR', () => {
     // One reopen at a time: its window (the log, read whole when it is this small) and one record; three at once would hold three logs.
     expect(most).to.be.above(0).and.at.most(2 * largest);
     expect(live!.store.budget.persistenceBytes).to.equal(0);
+    expect((await live!.send('GET', '/metrics')).text).to.match(/^tempvec_persistence_buffer_bytes 0$/m);
     expect(await Promise.all(tokens.map((token) => readAll(token)))).to.deep.equal(before);
   });
 
