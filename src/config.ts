@@ -7,6 +7,9 @@ export const METRICS = ['cosine', 'l2'] as const;
 export const VECTOR_TYPES = ['float32', 'int8'] as const;
 export type VectorType = (typeof VECTOR_TYPES)[number];
 export const BACKEND = 'wasm-simd128';
+/** How a session's texts become terms (src/index/text/analyzer.ts); fixed by the first add with text. */
+export const ANALYZERS = ['standard', 'english'] as const;
+export type AnalyzerName = (typeof ANALYZERS)[number];
 export const FSYNC_MODES = ['never', 'always'] as const;
 export type FsyncMode = (typeof FSYNC_MODES)[number];
 
@@ -38,6 +41,17 @@ export const SPEC_LIMITS = {
   minListLimit: 1,
   maxListLimit: 1000,
   defaultListLimit: 100,
+  defaultAnalyzer: 'standard' as AnalyzerName,
+  /** BM25's term-frequency saturation and length normalisation: Lucene's defaults. */
+  bm25K1: 1.2,
+  bm25B: 0.75,
+  /** UTF-8 bytes of one query text (a question, not a document). */
+  maxQueryTextBytes: 4096,
+  /** Reciprocal rank fusion: each arm adds 1 / (k + rank). */
+  defaultRrfK: 60,
+  maxRrfK: 10_000,
+  /** Linear fusion: alpha x the vector arm + (1 - alpha) x the keyword arm, both min-max normalised. */
+  defaultLinearAlpha: 0.5,
 } as const;
 
 export interface Config {
@@ -56,6 +70,7 @@ export interface Config {
   maxSearchManyBatch: number;
   maxIdLength: number;
   maxMetadataBytes: number;
+  maxTextBytes: number;
   maxBodyBytes: number;
   maxJsonDepth: number;
   maxMetadataKeys: number;
@@ -98,6 +113,7 @@ export const CONFIG_VARIABLES = [
   ['MAX_SEARCH_MANY_BATCH', 'maxSearchManyBatch', 64, 'query vectors per POST /search-many'],
   ['MAX_ID_LENGTH', 'maxIdLength', 256, 'characters in a vector id'],
   ['MAX_METADATA_BYTES', 'maxMetadataBytes', 8192, 'UTF-8 bytes of one vector\'s metadata as JSON'],
+  ['MAX_TEXT_BYTES', 'maxTextBytes', 32 * 1024, 'UTF-8 bytes of one vector\'s text (keyword search; at most 131072)'],
   ['MAX_BODY_BYTES', 'maxBodyBytes', 32 * 1024 * 1024, 'bytes of one request body'],
   ['MAX_JSON_DEPTH', 'maxJsonDepth', 8, 'nesting depth of one metadata object or filter (the object itself is 1)'],
   ['MAX_METADATA_KEYS', 'maxMetadataKeys', 256, 'keys of one vector\'s metadata, nested objects\' keys included'],
@@ -155,6 +171,9 @@ export class ConfigError extends Error {}
 /** Threads a process may start for searches (each holds an instance of the kernel per session it has served). */
 export const MAX_KERNEL_THREADS = 256;
 
+/** The largest MAX_TEXT_BYTES: a text's term counts must fit the postings' 16 bits (src/index/text/). */
+export const MAX_TEXT_BYTES_CEILING = 128 * 1024;
+
 /** What INSTANCE_ID may be: it appears in tokens, a response header and nginx's map. */
 export const INSTANCE_ID_PATTERN = /^[a-z0-9]{1,16}$/;
 
@@ -196,6 +215,9 @@ export function loadConfig(
   corsOriginList(final.corsOrigins);
   if (!(final.kernelThreads >= 1 && final.kernelThreads <= MAX_KERNEL_THREADS)) {
     throw new ConfigError(`KERNEL_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.kernelThreads}`);
+  }
+  if (!(final.maxTextBytes >= 1 && final.maxTextBytes <= MAX_TEXT_BYTES_CEILING)) {
+    throw new ConfigError(`MAX_TEXT_BYTES must be 1 to ${MAX_TEXT_BYTES_CEILING}, got ${final.maxTextBytes}`);
   }
   if (final.instanceId !== '' && !INSTANCE_ID_PATTERN.test(final.instanceId)) {
     throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);
@@ -245,6 +267,14 @@ export function publicLimits(config: Config) {
     },
     maxIdLength: config.maxIdLength,
     maxMetadataBytes: config.maxMetadataBytes,
+    maxTextBytes: config.maxTextBytes,
+    text: {
+      analyzers: [...ANALYZERS],
+      defaultAnalyzer: SPEC_LIMITS.defaultAnalyzer,
+      maxQueryTextBytes: SPEC_LIMITS.maxQueryTextBytes,
+      bm25: { k1: SPEC_LIMITS.bm25K1, b: SPEC_LIMITS.bm25B },
+      fusion: { defaultMethod: 'rrf' as const, rrfK: { min: 1, max: SPEC_LIMITS.maxRrfK, default: SPEC_LIMITS.defaultRrfK }, defaultAlpha: SPEC_LIMITS.defaultLinearAlpha },
+    },
     maxBodyBytes: config.maxBodyBytes,
     maxImportBytes: config.maxImportBytes,
     maxAnswerBytes: config.maxAnswerBytes,
@@ -286,7 +316,7 @@ export function publicLimits(config: Config) {
 export type PublicLimits = ReturnType<typeof publicLimits>;
 
 /** The request limits among a server's public ones, back as Config fields (the SDK's local index applies a server's caps with them). */
-export function requestLimitsOf(limits: Pick<PublicLimits, 'maxVectorsPerSession' | 'batch' | 'maxIdLength' | 'maxMetadataBytes' | 'maxJsonDepth' | 'maxMetadataKeys' | 'maxFilterKeys'>) {
+export function requestLimitsOf(limits: Pick<PublicLimits, 'maxVectorsPerSession' | 'batch' | 'maxIdLength' | 'maxMetadataBytes' | 'maxJsonDepth' | 'maxMetadataKeys' | 'maxFilterKeys'> & Partial<Pick<PublicLimits, 'maxTextBytes'>>) {
   return {
     maxVectorsPerSession: limits.maxVectorsPerSession,
     maxAddManyBatch: limits.batch.addMany,
@@ -298,5 +328,7 @@ export function requestLimitsOf(limits: Pick<PublicLimits, 'maxVectorsPerSession
     maxJsonDepth: limits.maxJsonDepth,
     maxMetadataKeys: limits.maxMetadataKeys,
     maxFilterKeys: limits.maxFilterKeys,
+    // A server from before keyword search has no text limit: this SDK's default then.
+    ...(limits.maxTextBytes === undefined ? {} : { maxTextBytes: limits.maxTextBytes }),
   } satisfies Partial<Config>;
 }
