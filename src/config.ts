@@ -7,6 +7,8 @@ export const METRICS = ['cosine', 'l2'] as const;
 export const VECTOR_TYPES = ['float32', 'int8'] as const;
 export type VectorType = (typeof VECTOR_TYPES)[number];
 export const BACKEND = 'wasm-simd128';
+export const ANALYZERS = ['standard', 'english'] as const;
+export type AnalyzerName = (typeof ANALYZERS)[number];
 export const FSYNC_MODES = ['never', 'always'] as const;
 export type FsyncMode = (typeof FSYNC_MODES)[number];
 
@@ -38,6 +40,16 @@ export const SPEC_LIMITS = {
   minListLimit: 1,
   maxListLimit: 1000,
   defaultListLimit: 100,
+  /** Analyzer of a session's texts until its first text fixes one. */
+  defaultAnalyzer: 'standard' as AnalyzerName,
+  /** BM25 as Lucene (>= 8) scores it: term-frequency saturation and length normalisation. */
+  bm25K1: 1.2,
+  bm25B: 0.75,
+  /** Hybrid search's fusions: RRF's k, and linear's weight of the vector arm. */
+  defaultRrfK: 60,
+  defaultLinearAlpha: 0.5,
+  /** Largest MAX_TEXT_BYTES (it bounds one text's analysis, and a term's count in it). */
+  maxTextBytesCap: 1024 * 1024,
 } as const;
 
 export interface Config {
@@ -56,6 +68,7 @@ export interface Config {
   maxSearchManyBatch: number;
   maxIdLength: number;
   maxMetadataBytes: number;
+  maxTextBytes: number;
   maxBodyBytes: number;
   maxJsonDepth: number;
   maxMetadataKeys: number;
@@ -98,6 +111,7 @@ export const CONFIG_VARIABLES = [
   ['MAX_SEARCH_MANY_BATCH', 'maxSearchManyBatch', 64, 'query vectors per POST /search-many'],
   ['MAX_ID_LENGTH', 'maxIdLength', 256, 'characters in a vector id'],
   ['MAX_METADATA_BYTES', 'maxMetadataBytes', 8192, 'UTF-8 bytes of one vector\'s metadata as JSON'],
+  ['MAX_TEXT_BYTES', 'maxTextBytes', 32_768, 'UTF-8 bytes of one vector\'s text (searched by keywords; at most 1 MiB)'],
   ['MAX_BODY_BYTES', 'maxBodyBytes', 32 * 1024 * 1024, 'bytes of one request body'],
   ['MAX_JSON_DEPTH', 'maxJsonDepth', 8, 'nesting depth of one metadata object or filter (the object itself is 1)'],
   ['MAX_METADATA_KEYS', 'maxMetadataKeys', 256, 'keys of one vector\'s metadata, nested objects\' keys included'],
@@ -196,6 +210,9 @@ export function loadConfig(
   corsOriginList(final.corsOrigins);
   if (!(final.kernelThreads >= 1 && final.kernelThreads <= MAX_KERNEL_THREADS)) {
     throw new ConfigError(`KERNEL_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.kernelThreads}`);
+  }
+  if (final.maxTextBytes > SPEC_LIMITS.maxTextBytesCap) {
+    throw new ConfigError(`MAX_TEXT_BYTES must be at most ${SPEC_LIMITS.maxTextBytesCap}, got ${final.maxTextBytes}`);
   }
   if (final.instanceId !== '' && !INSTANCE_ID_PATTERN.test(final.instanceId)) {
     throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);
