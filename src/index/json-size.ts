@@ -14,7 +14,7 @@ const memo = new WeakMap<object, JsonText>();
 const NON_ASCII = /[\u0080-\uffff]/;
 
 /** UTF-8 bytes of a well-formed string (JSON.stringify never leaves a lone surrogate). */
-function utf8Length(text: string): number {
+export function utf8Length(text: string): number {
   if (!NON_ASCII.test(text)) return text.length;
   let bytes = 0;
   for (let i = 0; i < text.length; i++) {
