@@ -41,17 +41,19 @@ export const SPEC_LIMITS = {
   minListLimit: 1,
   maxListLimit: 1000,
   defaultListLimit: 100,
+  /** Analyzer of a session's texts until its first text fixes one. */
   defaultAnalyzer: 'standard' as AnalyzerName,
-  /** BM25's term-frequency saturation and length normalisation: Lucene's defaults. */
+  /** BM25 as Lucene (>= 8) scores it: term-frequency saturation and length normalisation. */
   bm25K1: 1.2,
   bm25B: 0.75,
   /** UTF-8 bytes of one query text (a question, not a document). */
   maxQueryTextBytes: 4096,
-  /** Reciprocal rank fusion: each arm adds 1 / (k + rank). */
+  /** Hybrid search's fusions: RRF's k, and linear's weight of the vector arm. */
   defaultRrfK: 60,
   maxRrfK: 10_000,
-  /** Linear fusion: alpha x the vector arm + (1 - alpha) x the keyword arm, both min-max normalised. */
   defaultLinearAlpha: 0.5,
+  /** Largest MAX_TEXT_BYTES (it bounds one text's analysis, and a term's count in it). */
+  maxTextBytesCap: 1024 * 1024,
 } as const;
 
 export interface Config {
@@ -113,7 +115,7 @@ export const CONFIG_VARIABLES = [
   ['MAX_SEARCH_MANY_BATCH', 'maxSearchManyBatch', 64, 'query vectors per POST /search-many'],
   ['MAX_ID_LENGTH', 'maxIdLength', 256, 'characters in a vector id'],
   ['MAX_METADATA_BYTES', 'maxMetadataBytes', 8192, 'UTF-8 bytes of one vector\'s metadata as JSON'],
-  ['MAX_TEXT_BYTES', 'maxTextBytes', 32 * 1024, 'UTF-8 bytes of one vector\'s text (keyword search; at most 131072)'],
+  ['MAX_TEXT_BYTES', 'maxTextBytes', 32_768, 'UTF-8 bytes of one vector\'s text (searched by keywords; at most 1 MiB)'],
   ['MAX_BODY_BYTES', 'maxBodyBytes', 32 * 1024 * 1024, 'bytes of one request body'],
   ['MAX_JSON_DEPTH', 'maxJsonDepth', 8, 'nesting depth of one metadata object or filter (the object itself is 1)'],
   ['MAX_METADATA_KEYS', 'maxMetadataKeys', 256, 'keys of one vector\'s metadata, nested objects\' keys included'],
@@ -171,9 +173,6 @@ export class ConfigError extends Error {}
 /** Threads a process may start for searches (each holds an instance of the kernel per session it has served). */
 export const MAX_KERNEL_THREADS = 256;
 
-/** The largest MAX_TEXT_BYTES: a text's term counts must fit the postings' 16 bits (src/index/text/). */
-export const MAX_TEXT_BYTES_CEILING = 128 * 1024;
-
 /** What INSTANCE_ID may be: it appears in tokens, a response header and nginx's map. */
 export const INSTANCE_ID_PATTERN = /^[a-z0-9]{1,16}$/;
 
@@ -216,8 +215,8 @@ export function loadConfig(
   if (!(final.kernelThreads >= 1 && final.kernelThreads <= MAX_KERNEL_THREADS)) {
     throw new ConfigError(`KERNEL_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.kernelThreads}`);
   }
-  if (!(final.maxTextBytes >= 1 && final.maxTextBytes <= MAX_TEXT_BYTES_CEILING)) {
-    throw new ConfigError(`MAX_TEXT_BYTES must be 1 to ${MAX_TEXT_BYTES_CEILING}, got ${final.maxTextBytes}`);
+  if (final.maxTextBytes > SPEC_LIMITS.maxTextBytesCap) {
+    throw new ConfigError(`MAX_TEXT_BYTES must be at most ${SPEC_LIMITS.maxTextBytesCap}, got ${final.maxTextBytes}`);
   }
   if (final.instanceId !== '' && !INSTANCE_ID_PATTERN.test(final.instanceId)) {
     throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);

@@ -129,6 +129,15 @@ export class Session {
     };
   }
 
+  /**
+   * The keyword index's share of the stats (GET /session's `stats` adds these
+   * once its response schema has them): bytes of the text store off the JS
+   * heap, and the distinct terms of its index.
+   */
+  textStats() {
+    return { textBytes: this.index.textBytes, textIndexTerms: this.index.textStats.terms };
+  }
+
   /** The `usage` object: how much of the session's allowance is used. */
   usage() {
     return {
