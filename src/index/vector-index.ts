@@ -303,8 +303,8 @@ export class VectorIndex {
   }
 
   /** Bytes of texts stored (as JSON string literals), and distinct terms of the keyword index. */
-  get textStats(): { jsonBytes: number; terms: number; documents: number } {
-    return { jsonBytes: this.texts.jsonBytes, terms: this.texts.termCount, documents: this.texts.documentCount };
+  get textStats(): { jsonBytes: number; indexBytes: number; terms: number; documents: number } {
+    return { jsonBytes: this.texts.jsonBytes, indexBytes: this.texts.indexByteLength, terms: this.texts.termCount, documents: this.texts.documentCount };
   }
 
   /** UTF-8 bytes of the text of `id` as a JSON string literal (0 when it has none). */

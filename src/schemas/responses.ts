@@ -161,6 +161,7 @@ export const SessionResponseSchema = withSession(['dbOpenMs', 'statsReadMs'], {
     metadataJsonBytes: v.pipe(CountSchema, v.description('UTF-8 bytes of the metadata stored, as JSON.')),
     filterIndexEntries: v.pipe(CountSchema, v.description('Entries of the filter index: paths, scalar values at a path (strings up to maxIndexedValueBytes), long-string sets.')),
     textBytes: v.pipe(CountSchema, v.description('This session\'s text store, outside the JS heap, as allocated: text bytes, row table, keyword index dictionary and postings (counted in serverMemory.metadataBytes).')),
+    textIndexBytes: v.pipe(CountSchema, v.description('Of textBytes, the keyword index alone: term dictionary, postings, document lengths.')),
     textIndexTerms: v.pipe(CountSchema, v.description('Distinct terms of the keyword index.')),
   }),
   usage: v.strictObject({

@@ -7,6 +7,7 @@ import { ERROR_CODES } from '../errors.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import { SessionExpiredError, TempvecError } from './errors.js';
 import type { ExportSource, LocalIndex } from './local-index.js';
+import { searchBody, searchManyBody } from './search-body.js';
 import type * as t from './types.js';
 
 const isServerCode = (code: unknown): code is t.ServerErrorCode => typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
@@ -199,14 +200,6 @@ export class TempvecClient {
     const said = error.code ? `${error.code}: ${error.message ?? ''}` : `${response.status} ${response.statusText}`;
     return new TempvecError(response.status, 'HTTP_ERROR', `${response.url || this.baseUrl} answered ${said}`.trim(), error.details);
   }
-}
-
-/** A search's options as the request's fields (`text` is queryText). */
-export function searchBody({ text, ...options }: t.SearchOptions): Record<string, unknown> {
-  return text === undefined ? options : { ...options, queryText: text };
-}
-export function searchManyBody({ texts, ...options }: t.SearchManyOptions): Record<string, unknown> {
-  return texts === undefined ? options : { ...options, queryTexts: texts };
 }
 
 /** The body of an import: a LocalIndex becomes its export text. */

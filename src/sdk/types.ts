@@ -255,6 +255,7 @@ export interface SessionResponse extends WithSession {
     metadataJsonBytes: number;
     filterIndexEntries: number;
     textBytes: number;
+    textIndexBytes: number;
     textIndexTerms: number;
   };
   usage: { vectorCount: number; maxVectors: number; vectorsRemaining: number; fractionUsed: number };

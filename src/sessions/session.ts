@@ -81,6 +81,7 @@ export class Session {
         metric: config.metric,
         vectorType: config.vectorType,
         backend: BACKEND,
+        analyzer: config.analyzer,
       },
     };
   }
@@ -126,16 +127,10 @@ export class Session {
       metadataBytes: this.index.metadataBytes,
       metadataJsonBytes: this.index.metadataStats.jsonBytes,
       filterIndexEntries: this.index.metadataStats.indexEntries,
+      textBytes: this.index.textBytes,
+      textIndexBytes: this.index.textStats.indexBytes,
+      textIndexTerms: this.index.textStats.terms,
     };
-  }
-
-  /**
-   * The keyword index's share of the stats (GET /session's `stats` adds these
-   * once its response schema has them): bytes of the text store off the JS
-   * heap, and the distinct terms of its index.
-   */
-  textStats() {
-    return { textBytes: this.index.textBytes, textIndexTerms: this.index.textStats.terms };
   }
 
   /** The `usage` object: how much of the session's allowance is used. */

@@ -79,7 +79,8 @@ describe('text, keyword and hybrid search', () => {
   it('takes queryTexts in search-many, alone or one per query vector', async () => {
     const token = await sessionWith(api, DOCS);
     const alone = expectOk(await api.post('/search-many', { token, body: { queryTexts: ['banana', 'language'] } }));
-    expect(alone.results.map((list: any[]) => list.map((h) => h.id))).to.deep.equal([['banana'], ['rust', 'go']]);
+    // Go's text is the shorter: BM25 ranks it first.
+    expect(alone.results.map((list: any[]) => list.map((h) => h.id))).to.deep.equal([['banana'], ['go', 'rust']]);
     const single = expectOk(await api.post('/search', { token, body: { queryVector: [1, 0, 0], queryText: 'language' } }));
     const many = expectOk(await api.post('/search-many', { token, body: { queryVectors: [[0, 1, 0], [1, 0, 0]], queryTexts: ['fruit', 'language'] } }));
     expect(many.results[1]).to.deep.equal(single.results);
