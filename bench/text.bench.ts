@@ -112,15 +112,16 @@ const asMetadata = await (async () => {
     await server.stop();
   }
 })();
-const server = await startChildServer();
-let asText, searches, stats;
-try {
-  asText = await fill(server, true);
-  stats = (await server.get('/session', asText.token)).stats;
-  searches = await searchTimes(server, asText.token);
-} finally {
-  await server.stop();
-}
+const { asText, stats, searches } = await (async () => {
+  const server = await startChildServer();
+  try {
+    const filled = await fill(server, true);
+    const { stats } = await server.get('/session', filled.token);
+    return { asText: filled, stats, searches: await searchTimes(server, filled.token) };
+  } finally {
+    await server.stop();
+  }
+})();
 
 console.log(`${N} chunks of ~150 words (${fmt(textBytes / N, 0)} bytes of text each) with ${DIM}-d float32 vectors, ${BATCH} a batch as base64; english analyzer`);
 printTable([

@@ -3,8 +3,8 @@
 // all three is reported at the vector field, a vector with an id at the id,
 // `fusion` without both arms at `fusion`, and texts whose count differs from
 // the vectors' (or ids') at the texts. Published in OpenAPI as anyOf the
-// three `required` and not both of the first two (json-schema.ts reads the
-// fields from QUERY_FIELDS).
+// three `required`, the rest as x-checks (json-schema.ts reads the fields
+// from QUERY_FIELDS).
 import * as v from 'valibot';
 
 export const QUERY_FIELDS = Symbol('queryFields');
