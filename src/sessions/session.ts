@@ -81,6 +81,7 @@ export class Session {
         metric: config.metric,
         vectorType: config.vectorType,
         backend: BACKEND,
+        analyzer: config.analyzer,
       },
     };
   }
@@ -126,6 +127,9 @@ export class Session {
       metadataBytes: this.index.metadataBytes,
       metadataJsonBytes: this.index.metadataStats.jsonBytes,
       filterIndexEntries: this.index.metadataStats.indexEntries,
+      textBytes: this.index.textBytes,
+      textIndexBytes: this.index.textStats.indexBytes,
+      textIndexTerms: this.index.textStats.terms,
     };
   }
 

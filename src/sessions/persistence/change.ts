@@ -40,8 +40,8 @@ function inputs(rows: RowsHead & Rows, from: number, to: number): VectorInput[] 
       id: rows.ids[i],
       vector: rows.rows.subarray(i * dim, (i + 1) * dim),
       metadata: metadata ? parseMetadata(metadata) : undefined,
-      // Text (issue 28): carried once VectorInput takes it.
-      ...(text ? { text: fromUtf8.decode(text) } : {}),
+      // A text is stored as the JSON string literal the index keeps.
+      ...(text ? { text: JSON.parse(fromUtf8.decode(text)) as string } : {}),
     };
   }
   return out;
@@ -54,7 +54,7 @@ export async function applyChange(session: Session, change: Change, slices: Slic
     case 'upsert':
     case 'import': {
       const { dimensions, metric, vectorType, analyzer } = change;
-      const options = { dimensions, metric, vectorType, ...(analyzer !== undefined ? { analyzer } : {}) };
+      const options = { dimensions, metric, vectorType, ...(analyzer ? { analyzer } : {}) };
       const step = rowsPerStep(dimensions);
       for (let i = 0; i < change.ids.length; i += step) {
         index.upsert(inputs(change, i, Math.min(change.ids.length, i + step)), options);

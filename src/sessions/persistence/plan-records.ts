@@ -65,7 +65,7 @@ function encodedChange(kind: EncodedChange['kind'], plan: UpsertPlan, at: number
 }
 
 function planHead(plan: UpsertPlan, at: number): RowsHead {
-  return { at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType };
+  return { at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, analyzer: plan.analyzer };
 }
 
 /** Rows [from, to) of a plan, as encodeRows reads them (metadata as the JSON text the index stores). */
@@ -75,7 +75,14 @@ function planRows(plan: UpsertPlan, from: number, to: number): RowSource {
     id: (i) => plan.records[from + i].id,
     vector: (i) => plan.vectors[from + i],
     metadata: (i) => plan.metadataJson[from + i]?.text ?? null,
+    // A text section only when a row has a text: its JSON string literal, as the index stores it.
+    text: hasText(plan, from, to) ? (i) => plan.texts[from + i]?.literal ?? null : undefined,
   };
+}
+
+function hasText(plan: UpsertPlan, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (plan.texts[i] !== null) return true;
+  return false;
 }
 
 /** An import's parts of RECORDS_PER_IMPORT_PART rows: each one's head and rows. */

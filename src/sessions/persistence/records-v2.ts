@@ -14,10 +14,11 @@
 // The checksum is CRC-32 (node:zlib's, native, ~1 GB/s here): Node has no
 // native CRC-32C, and a JS one runs at a fraction of that. Payloads: rows raw
 // little-endian float32, ids UTF-8, metadata the UTF-8 JSON bytes the
-// metadata arena stores (0 bytes: none), text UTF-8 (an optional section).
+// metadata arena stores (0 bytes: none), and an optional text section: each
+// text as the index stores it, a JSON string literal (0 bytes: none).
 // Damage is told apart from a power-loss tail as in records.ts (damageAt).
 import { crc32 } from 'node:zlib';
-import { METRICS, VECTOR_TYPES, type Metric, type VectorType } from '../../config.js';
+import { ANALYZERS, METRICS, VECTOR_TYPES, type AnalyzerName, type Metric, type VectorType } from '../../config.js';
 
 /** A log whose records cannot be read as they were written: set aside, not shortened. */
 export class CorruptLogError extends Error {}
@@ -33,9 +34,8 @@ const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 const TYPES = ['open', 'upsert', 'import', 'metadata', 'delete', 'clear', 'reset', 'touch', 'synced'] as const;
 export type RecordType = (typeof TYPES)[number];
-/** The text analyzer of a session with text (issue 28); null: text stored, not analyzed. */
-export const ANALYZERS = ['standard', 'english'] as const;
-export type Analyzer = (typeof ANALYZERS)[number] | null;
+/** The analyzer of a session's texts (issue 28); null until a text fixes one. */
+export type Analyzer = AnalyzerName | null;
 
 /** What an upsert (or an import part) writes besides its rows: the session's configuration, fixed by its first add. */
 export interface RowsHead {

@@ -28,9 +28,9 @@ export function* snapshotRecords(state: SnapshotState, rows: IndexExport): Gener
   try {
     yield fileHeader();
     yield encodeRecordV2({ t: 'open', sessionId: state.sessionId, createdAt: state.createdAt }, sequence);
-    const { dimensions, metric, vectorType } = rows.config;
+    const { dimensions, metric, vectorType, analyzer } = rows.config;
     if (dimensions !== null && metric !== null) {
-      const head: RowsHead & { t: 'upsert' } = { t: 'upsert', at, dimensions, metric, vectorType };
+      const head: RowsHead & { t: 'upsert' } = { t: 'upsert', at, dimensions, metric, vectorType, analyzer };
       const step = rowsPerStep(dimensions);
       for (let batch = rows.next(step); batch.length > 0; batch = rows.next(step)) {
         yield encodeRows(head, {
@@ -38,6 +38,7 @@ export function* snapshotRecords(state: SnapshotState, rows: IndexExport): Gener
           id: (i) => batch[i].id,
           vector: (i) => batch[i].vector,
           metadata: (i) => batch[i].metadata.bytes,
+          text: batch.some((row) => row.text) ? (i) => batch[i].text?.bytes ?? null : undefined,
         }, sequence);
       }
       if (rows.count === 0) {

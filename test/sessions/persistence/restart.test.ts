@@ -305,6 +305,35 @@ describe('persistence with DATA_DIR', () => {
     expect(await Promise.all(tokens.map((token) => readAll(token)))).to.deep.equal(before);
   });
 
+  it('keeps texts and the analyzer through a restart and through a compaction', async () => {
+    const token = await live!.newToken();
+    const post = (path: string, body?: unknown) => live!.send('POST', path, { token, body });
+    expect((await post('/vectors/add-many', { metric: 'l2', analyzer: 'english', vectors: [
+      { id: 'a', vector: [1, 0, 0], text: 'Running dogs chase the cats', metadata: { k: 1 } },
+      { id: 'b', vector: [0, 1, 0] },
+      { id: 'c', vector: [0, 0, 1], text: 'Un café “naïve” ✓ "quoted"\n' },
+    ] })).status).to.equal(200);
+    await post('/vectors/add', { id: 'd', vector: [1, 1, 0], text: 'a dog runs' });
+    await post('/vectors/delete', { id: 'a' });
+    const texts = async () => {
+      const many = await live!.send('POST', '/vectors/get-many', { token, body: { ids: ['a', 'b', 'c', 'd'], includeText: true } });
+      const keyword = await live!.send('POST', '/search', { token, body: { queryText: 'run dog', topK: 10, includeText: true } });
+      const session = await live!.send('GET', '/session', { token });
+      return { vectors: many.body.vectors, keyword: keyword.body.results, analyzer: session.body.session.config.analyzer };
+    };
+    const before = await texts();
+    expect(before.analyzer).to.equal('english');
+    expect(before.vectors.map((v: { text: string | null }) => v.text)).to.deep.equal([null, 'Un café “naïve” ✓ "quoted"\n', 'a dog runs']);
+    expect(before.keyword.map((r: { id: string }) => r.id)).to.deep.equal(['d']);
+    await restart();
+    expect(await texts()).to.deep.equal(before);
+    // Compacted: the log is rewritten from memory, texts as the index stores them.
+    const session = await live!.store.authenticate(token);
+    await live!.store.compactLog(session);
+    await restart();
+    expect(await texts()).to.deep.equal(before);
+  });
+
   it('compacts a log that keeps growing, and restores from the compacted log', async () => {
     const token = await live!.newToken();
     const ids = Array.from({ length: 100 }, (_, i) => `v${i}`);
