@@ -20,7 +20,7 @@ const FINAL_COPY_BYTES = 256 * 1024;
 /** FSYNC=always: rounds of copying and fsyncing that tail while the event loop runs, before the last (synchronous) piece. */
 const TAIL_SYNC_ROUNDS = 4;
 /** A compaction gives up (tried again later) once its export keeps this many bytes of rows changed before it reached them (a clear of a large session meanwhile). */
-const COPIES_MAX_BYTES = 16 * 1024 * 1024;
+export const COPIES_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface CompactionEnv {
   io: JournalFs;
@@ -29,6 +29,8 @@ export interface CompactionEnv {
   sliceMs: number | undefined;
   /** Counts the job's buffers in the memory budget. */
   hold: (bytes: number) => Reservation;
+  /** COPIES_MAX_BYTES (tests lower it). */
+  copiesMaxBytes: number;
 }
 
 /** Buffers a compaction holds besides its export's copies: a piece of the tail being copied, and one read back. */
@@ -65,14 +67,16 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
     // The snapshot's moment: the log up to `snapshot` bytes holds what the export holds.
     const snapshot = file.size;
     let copies = 0;
+    let tooMany = false;
     const rows = file.session.index.openExport((bytes) => {
       copies += bytes;
       held.grow(bytes);
+      if (copies > env.copiesMaxBytes) tooMany = true;
     });
     let size = 0;
     let checksum = 0;
     for (const bytes of snapshotRecords(stateOf(file), rows)) {
-      if (copies > COPIES_MAX_BYTES) throw new Error('the session changed too much under the compaction (its export kept too many copies)');
+      if (tooMany) throw new Error('the session changed too much under the compaction (its export kept too many copies)');
       await writeAll(io, target, bytes, size);
       checksum = crc32(bytes, checksum);
       size += bytes.length;

@@ -11,15 +11,22 @@
 // FSYNC=always acknowledges a change only after fdatasync: one per session
 // for every batch of changes waiting (group commit). What survives what is
 // written out in docs/operations.md (persistence).
+//
+// The layers, each in its file: records-v2.ts (the binary format),
+// log-reader.ts (reading a log in bounded pieces; the cut-or-refuse rule),
+// log-file.ts (one log: append, fence, repair, group commit), snapshot.ts
+// and compaction.ts (the session from memory to a new file, renamed over the
+// log), replay.ts and change.ts (a reopen), plan-records.ts (an add's
+// records from its plan). This file ties them to the sessions.
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, type FsyncMode } from '../../config.js';
 import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
 import { isWasmAllocationFailure } from '../../limits/wasm-memories.js';
 import type { Session } from '../session.js';
-import { compact, rewriteFromMemory, type CompactionEnv } from './compaction.js';
 import { JobSlots } from '../../limits/job-slots.js';
 import type { Reservation } from '../../limits/memory-budget.js';
+import { compact, COPIES_MAX_BYTES, rewriteFromMemory, type CompactionEnv } from './compaction.js';
 import { lockDir } from './dir-lock.js';
 import { closeQuietly, describe, nodeFs, quietly, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
 import { LogFile, type LogHost } from './log-file.js';
@@ -60,6 +67,8 @@ export interface JournalOptions {
   slots?: JobSlots;
   /** Counts the buffers of those jobs (the memory budget's persistence bytes). */
   hold?: (bytes: number) => Reservation;
+  /** A compaction gives up once its export keeps this many bytes of copies (COPIES_MAX_BYTES; tests lower it). */
+  compactionCopiesMaxBytes?: number;
 }
 
 export class SessionJournal implements LogHost {
@@ -71,6 +80,7 @@ export class SessionJournal implements LogHost {
   private readonly jobs = new Set<Promise<void>>();
   private readonly slots: JobSlots;
   private readonly hold: (bytes: number) => Reservation;
+  private readonly copiesMaxBytes: number;
   readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
 
   constructor(
@@ -84,6 +94,7 @@ export class SessionJournal implements LogHost {
     this.sliceMs = options.sliceMs;
     this.slots = options.slots ?? new JobSlots(2);
     this.hold = options.hold ?? uncounted;
+    this.copiesMaxBytes = options.compactionCopiesMaxBytes ?? COPIES_MAX_BYTES;
     this.checkDir();
     lockDir(this.io, dir);
   }
@@ -129,7 +140,7 @@ export class SessionJournal implements LogHost {
   }
 
   private get env(): CompactionEnv {
-    return { io: this.io, dir: this.dir, fsync: this.fsync, sliceMs: this.sliceMs, hold: this.hold };
+    return { io: this.io, dir: this.dir, fsync: this.fsync, sliceMs: this.sliceMs, hold: this.hold, copiesMaxBytes: this.copiesMaxBytes };
   }
 
   /** A rewrite from memory once its turn comes; a compaction under way (which gives up once it sees the log broken) ends first, outside any slot. */

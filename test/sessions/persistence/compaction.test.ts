@@ -1,0 +1,97 @@
+// Compaction from memory while the session changes under it: the export it
+// writes stays the session as it was at the snapshot's moment, the changes
+// appended since are copied after it, and a compaction whose export would
+// keep too many copies of changed rows gives up and keeps the old log.
+import { expect } from 'chai';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadKernelModule } from '../../../src/kernel/load-node.js';
+import { nodeFs, type JournalFs } from '../../../src/sessions/persistence/journal-fs.js';
+import { SessionJournal } from '../../../src/sessions/persistence/session-journal.js';
+import { Session } from '../../../src/sessions/session.js';
+
+const kernel = loadKernelModule();
+/** 128 rows a snapshot record (rowsPerStep), so the export is read over many turns. */
+const DIM = 1024;
+const HASH = 'a'.repeat(64);
+const vectorOf = (i: number) => Float32Array.from({ length: DIM }, (_, j) => ((i * 13 + j * 7) % 41) / 8 - 2);
+const make = (id: string, createdAt: number) => new Session(HASH, kernel, 10_000, 600_000, createdAt, { id, createdAt });
+
+describe('compaction from memory', () => {
+  let dir: string;
+  const console_ = { error: console.error };
+  let logged: string[];
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tempvec-compaction-'));
+    logged = [];
+    console.error = (...args: unknown[]) => logged.push(args.join(' '));
+  });
+  afterEach(() => {
+    Object.assign(console, console_);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /**
+   * A journal over the real file system whose compaction calls `during` as it
+   * writes its third record (the snapshot's moment is then past, most of the
+   * export not yet read), and a session of `rows` rows logged through it.
+   */
+  function setUp(rows: number, during: (journal: SessionJournal, session: Session) => void, copiesMaxBytes?: number) {
+    let temp = -1;
+    let writes = 0;
+    const fs: JournalFs = {
+      ...nodeFs,
+      open: async (path, flags, mode) => {
+        const fd = await nodeFs.open(path, flags, mode);
+        if (path.endsWith('.tmp')) temp = fd;
+        return fd;
+      },
+      write: async (fd, buffer, offset, length, position) => {
+        if (fd === temp && ++writes === 3) during(journal, session);
+        return nodeFs.write(fd, buffer, offset, length, position);
+      },
+    };
+    const journal = new SessionJournal(dir, 60_000, { fs, compactionCopiesMaxBytes: copiesMaxBytes });
+    const session = make('s', 1_000);
+    journal.create(session);
+    for (let from = 0; from < rows; from += 500) {
+      const plan = session.index.prepareUpsert(Array.from({ length: 500 }, (_, i) => ({ id: `v${from + i}`, vector: vectorOf(from + i), metadata: { i: from + i } })), { metric: 'l2' });
+      session.index.applyUpsert(plan, () => journal.upsert(session, plan, 2_000));
+    }
+    return { journal, session };
+  }
+
+  /** Delete v1000 to v2999, logged then applied as a route does. */
+  function deleteRows(journal: SessionJournal, session: Session) {
+    const ids = Array.from({ length: 2000 }, (_, i) => `v${1000 + i}`);
+    journal.delete(session, ids, 3_000);
+    session.index.delete(ids);
+  }
+
+  async function reopen(): Promise<Session> {
+    const restored = await new SessionJournal(dir, 60_000).restore(HASH, make);
+    return restored!.session;
+  }
+
+  it('writes the session as it was at its moment, then the changes made while it ran', async () => {
+    const { journal, session } = setUp(3000, deleteRows);
+    await journal.compactNow(session);
+    expect(logged.join('\n')).to.equal('');
+    const reopened = await reopen();
+    expect(reopened.index.size).to.equal(1000);
+    expect(Array.from(reopened.index.get('v999')!.vector)).to.deep.equal(Array.from(vectorOf(999)));
+    expect(reopened.index.has('v1000')).to.equal(false);
+    expect(reopened.index.getMetadata('v5')!.value()).to.deep.equal({ i: 5 });
+  });
+
+  it('gives up, keeping the old log, once its export would keep too many copies of rows changed under it', async () => {
+    const { journal, session } = setUp(3000, deleteRows, 1024 * 1024);
+    await journal.compactNow(session);
+    expect(logged.join('\n')).to.match(/could not compact.*old log is kept.*changed too much/);
+    expect(existsSync(join(dir, `${HASH}.log.tmp`))).to.equal(false);
+    const reopened = await reopen();
+    expect(reopened.index.size).to.equal(1000);
+    expect(reopened.index.has('v2999')).to.equal(false);
+  });
+});
