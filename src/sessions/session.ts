@@ -143,4 +143,3 @@ export class Session {
     };
   }
 }
-export type SessionView = ReturnType<Session['view']>;

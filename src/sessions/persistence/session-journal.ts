@@ -34,7 +34,7 @@ import { CHUNK_BYTES, LogReader } from './log-reader.js';
 import { encodeImport, encodeUpsert, importRecords, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
 import { CorruptLogError, encodeRecordV2, fileHeader, FormatError, type RecordV2 } from './records-v2.js';
 import { replay } from './replay.js';
-export { RECORDS_PER_IMPORT_PART, type EncodedChange } from './plan-records.js';
+export type { EncodedChange } from './plan-records.js';
 import { Slices } from './slices.js';
 
 const LOG_NAME = /^([0-9a-f]{64})\.log$/;
