@@ -22,6 +22,8 @@ export interface LogHost {
   rewrite(file: LogFile): Promise<void>;
   /** Set the file's mtime to its session's last recorded access. */
   stamp(path: string, at: number): void;
+  /** The file was opened, or used while open: the host closes the least recently used past its cap. */
+  used(file: LogFile): void;
 }
 
 export class LogFile {
@@ -87,8 +89,7 @@ export class LogFile {
       throw new Error('an fsync of the log failed: it is being rewritten from memory, changes are refused until that is on stable storage');
     }
     if (this.fenced) this.repair();
-    this.fd ??= io.openSync(this.path, 'r+');
-    const { fd } = this;
+    const fd = this.open();
     let bytes = 0;
     try {
       for (const record of records) {
@@ -116,13 +117,19 @@ export class LogFile {
 
   /** Cut a fenced log back to its whole records (throws while that still fails). */
   private repair(): void {
-    this.fd ??= this.host.io.openSync(this.path, 'r+');
-    this.host.io.ftruncateSync(this.fd, this.size);
+    this.host.io.ftruncateSync(this.open(), this.size);
     this.fenced = false;
   }
 
-  /** Let go of the open file (a new one was renamed over it, or the session left). */
-  private release(): void {
+  /** The log, open for appends (kept open between them; the host caps how many logs stay open). */
+  private open(): number {
+    this.fd ??= this.host.io.openSync(this.path, 'r+');
+    this.host.used(this);
+    return this.fd;
+  }
+
+  /** Let go of the open file (a new one was renamed over it, the session left, or too many logs are open). */
+  release(): void {
     if (this.fd !== null) closeQuietly(this.host.io, this.fd);
     this.fd = null;
   }
