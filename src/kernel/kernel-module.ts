@@ -1,10 +1,13 @@
-// The raw exports of build/kernel.wasm (see assembly/index.ts) and how one
+// The raw exports of the kernel builds (see assembly/index.ts) and how one
 // session's instance is made over its own memory.
 
+import type { Backend } from '../config.js';
 import { align16 } from './layout.js';
 
 export interface KernelExports {
   heapBase(): number;
+  /** 1 in the relaxed-SIMD build, 0 in the simd128 build. */
+  RELAXED_SIMD: WebAssembly.Global;
   search(
     vectors: number, invNorms: number, seqs: number, dim: number,
     rowList: number, count: number,
@@ -68,14 +71,22 @@ export function instantiateKernel(module: WebAssembly.Module, memory: WebAssembl
   return instance.exports as unknown as KernelExports;
 }
 
-const heapBases = new WeakMap<WebAssembly.Module, number>();
+/** What every instance of a module shares, asked once of one throwaway instance. */
+const facts = new WeakMap<WebAssembly.Module, { heapBase: number; backend: Backend }>();
 
-/** First 16-byte-aligned byte past the module's static data: the same for every instance, so one throwaway instance is asked, once. */
-export function heapBaseOf(module: WebAssembly.Module): number {
-  let base = heapBases.get(module);
-  if (base === undefined) {
-    base = align16(instantiateKernel(module, memoryFor(module)).heapBase());
-    heapBases.set(module, base);
+function factsOf(module: WebAssembly.Module) {
+  let known = facts.get(module);
+  if (known === undefined) {
+    const kernel = instantiateKernel(module, memoryFor(module));
+    // A kernel from before the relaxed build exports no RELAXED_SIMD: it is simd128.
+    known = { heapBase: align16(kernel.heapBase()), backend: kernel.RELAXED_SIMD?.value === 1 ? 'wasm-relaxed-simd' : 'wasm-simd128' };
+    facts.set(module, known);
   }
-  return base;
+  return known;
 }
+
+/** First 16-byte-aligned byte past the module's static data. */
+export const heapBaseOf = (module: WebAssembly.Module): number => factsOf(module).heapBase;
+
+/** The build `module` is (its RELAXED_SIMD export). */
+export const backendOf = (module: WebAssembly.Module): Backend => factsOf(module).backend;

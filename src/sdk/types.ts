@@ -5,7 +5,7 @@
 
 export type Metric = 'cosine' | 'l2';
 /** The kernel the server and LocalIndex run. */
-export type Backend = 'wasm-simd128';
+export type Backend = 'wasm-simd128' | 'wasm-relaxed-simd';
 
 /** Every code the server answers with (src/errors.ts; types-check.ts keeps them equal). */
 export type ServerErrorCode =

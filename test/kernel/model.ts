@@ -12,8 +12,8 @@ export class KernelModel {
   private nextSeq = 0;
   private nextId = 0;
 
-  constructor(readonly dim: number, readonly metric: Metric, maxCapacity = 100_000) {
-    this.kernel = new KernelInstance(loadKernelModule(), dim, metric, maxCapacity);
+  constructor(readonly dim: number, readonly metric: Metric, maxCapacity = 100_000, module = loadKernelModule()) {
+    this.kernel = new KernelInstance(module, dim, metric, maxCapacity);
   }
 
   add(values: number[]): string {
