@@ -32,7 +32,7 @@ const RELAXED = 'wasm-relaxed-simd';
 function filled(module: WebAssembly.Module, data: Float32Array): KernelInstance {
   const kernel = new KernelInstance(module, DIM, 'cosine', N);
   kernel.ensureCapacity(N);
-  for (let r = 0; r < N; r++) kernel.writeRow(r, rowOf(data, DIM, r), r);
+  for (let r = 0; r < N; r++) kernel.writeRows([r], [rowOf(data, DIM, r)], r);
   return kernel;
 }
 

@@ -21,7 +21,7 @@ export class KernelModel {
     const row = this.rows.length;
     this.kernel.ensureCapacity(row + 1);
     const stored = Float32Array.from(values);
-    this.kernel.writeRow(row, stored, this.nextSeq);
+    this.kernel.writeRows([row], [stored], this.nextSeq);
     this.rows.push({ id, vector: stored, seq: this.nextSeq++ });
     return id;
   }
@@ -29,7 +29,7 @@ export class KernelModel {
   /** Overwrite row `row` in place; it counts as a new insertion for ties. */
   replace(row: number, values: number[]): void {
     const stored = Float32Array.from(values);
-    this.kernel.writeRow(row, stored, this.nextSeq);
+    this.kernel.writeRows([row], [stored], this.nextSeq);
     this.rows[row] = { id: this.rows[row].id, vector: stored, seq: this.nextSeq++ };
   }
 

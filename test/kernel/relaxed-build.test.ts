@@ -23,7 +23,7 @@ const skipped = runs ? '' : ` (skipped: Node ${process.version} does not run rel
 function filled(module: WebAssembly.Module, dim: number, metric: Metric, rows: number[][]): KernelInstance {
   const kernel = new KernelInstance(module, dim, metric, rows.length);
   kernel.ensureCapacity(rows.length);
-  rows.forEach((row, r) => { kernel.writeRow(r, Float32Array.from(row), r); });
+  rows.forEach((row, r) => { kernel.writeRows([r], [Float32Array.from(row)], r); });
   return kernel;
 }
 
