@@ -3,7 +3,7 @@
 // simd128 build, and search against search-many within it. Only where the
 // engine runs relaxed SIMD (Node 22 and later; skipped on Node 20).
 import { expect } from 'chai';
-import type { Metric } from '../../src/config.js';
+import type { Metric, VectorType } from '../../src/config.js';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { backendOf } from '../../src/kernel/kernel-module.js';
 import { KernelPool } from '../../src/kernel/kernel-pool.js';
@@ -20,8 +20,8 @@ const METRICS: Metric[] = ['cosine', 'l2'];
 const runs = relaxedSimdSupported();
 const skipped = runs ? '' : ` (skipped: Node ${process.version} does not run relaxed SIMD)`;
 
-function filled(module: WebAssembly.Module, dim: number, metric: Metric, rows: number[][]): KernelInstance {
-  const kernel = new KernelInstance(module, dim, metric, rows.length);
+function filled(module: WebAssembly.Module, dim: number, metric: Metric, rows: number[][], vectorType: VectorType = 'float32'): KernelInstance {
+  const kernel = new KernelInstance(module, dim, metric, rows.length, vectorType);
   kernel.ensureCapacity(rows.length);
   rows.forEach((row, r) => { kernel.writeRows([r], [Float32Array.from(row)], r); });
   return kernel;
@@ -73,6 +73,28 @@ describe(`the relaxed-SIMD kernel build${skipped}`, function () {
           if (p !== r) expect(close(referenceScore(metric, query, rows[p]), referenceScore(metric, query, rows[r])), `${metric} ${dim}: rank ${at} rows ${p} and ${r}`).to.equal(true);
         }
       }
+    }
+  });
+
+  it('int8: the simd128 build\'s ids after the float32 re-rank, scores within the bound; inline and 2 threads bit for bit', async () => {
+    const pool = new KernelPool(2, loadSharedKernelModule(RELAXED));
+    try {
+      for (const metric of METRICS) {
+        const dim = 96;
+        const rng = seededRng(metric === 'l2' ? 5 : 6);
+        const rows = randomVectors(rng, 4000, dim);
+        const queries = Float32Array.from(randomVectors(rng, 6, dim).flat());
+        const [plain, relaxed] = [loadKernelModule(), loadKernelModule(RELAXED)].map((m) => filled(m, dim, metric, rows, 'int8').searchInt8(queries, 6, 10, 100, rows.length));
+        expect(Array.from(relaxed.rows), metric).to.deep.equal(Array.from(plain.rows));
+        relaxed.scores.forEach((score, i) => { expect(Math.abs(score - plain.scores[i])).to.be.at.most(BUILDS_SCORE_BOUND * Math.max(1, Math.abs(plain.scores[i]))); });
+        const shared = filled(loadSharedKernelModule(RELAXED), dim, metric, rows, 'int8');
+        const onPool = await shared.searchInt8OnPool(pool, queries, 6, 10, 100, rows.length, null, null, 50_000);
+        pool.release(shared.id);
+        expect(Array.from(onPool.rows)).to.deep.equal(Array.from(relaxed.rows));
+        expect(Array.from(onPool.scores)).to.deep.equal(Array.from(relaxed.scores));
+      }
+    } finally {
+      await pool.close();
     }
   });
 
