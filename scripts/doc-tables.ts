@@ -31,6 +31,8 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   INVALID_IMPORT: '`POST /vectors/import` got a body that is not a tempvec export: no header line, a header of another format or version, or fewer or more vector lines than the header\'s `count` (a truncated body); nothing is imported; `details`: `{ path, line }`',
   METRIC_LOCKED: '`metric` differs from the metric of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',
   VECTOR_TYPE_LOCKED: '`vectorType` differs from the storage type of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',
+  ANALYZER_LOCKED: '`analyzer` differs from the analyzer the session\'s first text fixed (reset the index to change it); `details`: `{ path, expected, actual }`',
+  QUERY_TEXT_EMPTY: 'a query text has no terms under the session\'s analyzer (empty, punctuation, or only stop words); `details`: `{ path, analyzer }`',
   CAPACITY_EXCEEDED: 'an add would take the session past `maxVectors`; nothing of that request is stored; `details`: `{ maxVectors, vectorCount, adding }`',
   VECTOR_NOT_FOUND: '`/vectors/get` or a `/vectors/metadata/*` route names an id that is not stored; `details`: `{ path: "/id", id }`',
   NOT_FOUND: 'no such route',

@@ -7,6 +7,9 @@ export type Metric = 'cosine' | 'l2';
 export const METRICS = ['cosine', 'l2'] as const;
 export const VECTOR_TYPES = ['float32', 'int8'] as const;
 export type VectorType = (typeof VECTOR_TYPES)[number];
+/** How a session's texts become terms (src/index/text/analyzer.ts); fixed by the first add with text. */
+export const ANALYZERS = ['standard', 'english'] as const;
+export type AnalyzerName = (typeof ANALYZERS)[number];
 /** KERNEL_BUILD: which kernel build answers searches. */
 export const KERNEL_BUILDS = ['auto', 'simd128', 'relaxed'] as const;
 export type KernelBuild = (typeof KERNEL_BUILDS)[number];
@@ -44,6 +47,19 @@ export const SPEC_LIMITS = {
   minListLimit: 1,
   maxListLimit: 1000,
   defaultListLimit: 100,
+  /** Analyzer of a session's texts until its first text fixes one. */
+  defaultAnalyzer: 'standard' as AnalyzerName,
+  /** BM25 as Lucene (>= 8) scores it: term-frequency saturation and length normalisation. */
+  bm25K1: 1.2,
+  bm25B: 0.75,
+  /** UTF-8 bytes of one query text (a question, not a document). */
+  maxQueryTextBytes: 4096,
+  /** Hybrid search's fusions: RRF's k, and linear's weight of the vector arm. */
+  defaultRrfK: 60,
+  maxRrfK: 10_000,
+  defaultLinearAlpha: 0.5,
+  /** Largest MAX_TEXT_BYTES (it bounds one text's analysis, and a term's count in it). */
+  maxTextBytesCap: 1024 * 1024,
 } as const;
 
 export interface Config {
@@ -62,6 +78,7 @@ export interface Config {
   maxSearchManyBatch: number;
   maxIdLength: number;
   maxMetadataBytes: number;
+  maxTextBytes: number;
   maxBodyBytes: number;
   maxJsonDepth: number;
   maxMetadataKeys: number;
@@ -105,6 +122,7 @@ export const CONFIG_VARIABLES = [
   ['MAX_SEARCH_MANY_BATCH', 'maxSearchManyBatch', 64, 'query vectors per POST /search-many'],
   ['MAX_ID_LENGTH', 'maxIdLength', 256, 'characters in a vector id'],
   ['MAX_METADATA_BYTES', 'maxMetadataBytes', 8192, 'UTF-8 bytes of one vector\'s metadata as JSON'],
+  ['MAX_TEXT_BYTES', 'maxTextBytes', 32_768, 'UTF-8 bytes of one vector\'s text (searched by keywords; at most 1 MiB)'],
   ['MAX_BODY_BYTES', 'maxBodyBytes', 32 * 1024 * 1024, 'bytes of one request body'],
   ['MAX_JSON_DEPTH', 'maxJsonDepth', 8, 'nesting depth of one metadata object or filter (the object itself is 1)'],
   ['MAX_METADATA_KEYS', 'maxMetadataKeys', 256, 'keys of one vector\'s metadata, nested objects\' keys included'],
@@ -206,6 +224,9 @@ export function loadConfig(
     throw new ConfigError(`KERNEL_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.kernelThreads}`);
   }
   checkKernelBuild(final.kernelBuild);
+  if (final.maxTextBytes > SPEC_LIMITS.maxTextBytesCap) {
+    throw new ConfigError(`MAX_TEXT_BYTES must be at most ${SPEC_LIMITS.maxTextBytesCap}, got ${final.maxTextBytes}`);
+  }
   if (final.instanceId !== '' && !INSTANCE_ID_PATTERN.test(final.instanceId)) {
     throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);
   }
@@ -275,6 +296,14 @@ export function publicLimits(config: Config) {
     },
     maxIdLength: config.maxIdLength,
     maxMetadataBytes: config.maxMetadataBytes,
+    maxTextBytes: config.maxTextBytes,
+    text: {
+      analyzers: [...ANALYZERS],
+      defaultAnalyzer: SPEC_LIMITS.defaultAnalyzer,
+      maxQueryTextBytes: SPEC_LIMITS.maxQueryTextBytes,
+      bm25: { k1: SPEC_LIMITS.bm25K1, b: SPEC_LIMITS.bm25B },
+      fusion: { defaultMethod: 'rrf' as const, rrfK: { min: 1, max: SPEC_LIMITS.maxRrfK, default: SPEC_LIMITS.defaultRrfK }, defaultAlpha: SPEC_LIMITS.defaultLinearAlpha },
+    },
     maxBodyBytes: config.maxBodyBytes,
     maxImportBytes: config.maxImportBytes,
     maxAnswerBytes: config.maxAnswerBytes,
@@ -316,7 +345,7 @@ export function publicLimits(config: Config) {
 export type PublicLimits = ReturnType<typeof publicLimits>;
 
 /** The request limits among a server's public ones, back as Config fields (the SDK's local index applies a server's caps with them). */
-export function requestLimitsOf(limits: Pick<PublicLimits, 'maxVectorsPerSession' | 'batch' | 'maxIdLength' | 'maxMetadataBytes' | 'maxJsonDepth' | 'maxMetadataKeys' | 'maxFilterKeys'>) {
+export function requestLimitsOf(limits: Pick<PublicLimits, 'maxVectorsPerSession' | 'batch' | 'maxIdLength' | 'maxMetadataBytes' | 'maxJsonDepth' | 'maxMetadataKeys' | 'maxFilterKeys'> & Partial<Pick<PublicLimits, 'maxTextBytes'>>) {
   return {
     maxVectorsPerSession: limits.maxVectorsPerSession,
     maxAddManyBatch: limits.batch.addMany,
@@ -328,5 +357,7 @@ export function requestLimitsOf(limits: Pick<PublicLimits, 'maxVectorsPerSession
     maxJsonDepth: limits.maxJsonDepth,
     maxMetadataKeys: limits.maxMetadataKeys,
     maxFilterKeys: limits.maxFilterKeys,
+    // A server from before keyword search has no text limit: this SDK's default then.
+    ...(limits.maxTextBytes === undefined ? {} : { maxTextBytes: limits.maxTextBytes }),
   } satisfies Partial<Config>;
 }

@@ -7,44 +7,56 @@
 // before it writes anything, so a failed call leaves the index unchanged.
 // Environment-free: the server and the browser SDK share it.
 
-import { SPEC_LIMITS, type Metric, type VectorType } from '../config.js';
+import { SPEC_LIMITS, type AnalyzerName, type Metric, type VectorType } from '../config.js';
 import { apiError, pointer } from '../errors.js';
 import { KernelInstance, inverseNorm, type MemoryGuard, type SearchHits } from '../kernel/kernel-instance.js';
 import type { KernelPool } from '../kernel/kernel-pool.js';
 import { float32ArrayToNumbers } from './float32.js';
+import type { RowBitmap } from './bitmap.js';
 import { parseFilter, type Filter, type FilterNode, type Metadata } from './filter.js';
 import { ROW_HEAP_BYTES, stringHeapBytes } from './heap-size.js';
 import { InsertionOrder } from './insertion-order.js';
-import { jsonText, type JsonText } from './json-size.js';
+import { jsonText, utf8Length, type JsonText } from './json-size.js';
 import { decodeCursor, encodeCursor, newEpoch } from './list-cursor.js';
-import { MetadataJson } from './metadata/metadata-json.js';
+import { JsonBytes, MetadataJson, type TextJson } from './metadata/metadata-json.js';
 import { MetadataStore } from './metadata/metadata-store.js';
+import { analyze } from './text/analyzer.js';
+import { fuse, type ArmHit, type Fusion } from './text/fusion.js';
+import { TextStore, type PreparedText } from './text/text-store.js';
 
-export type { Filter, MemoryGuard, Metadata };
-export { MetadataJson };
+export type { AnalyzerName, Filter, Fusion, MemoryGuard, Metadata, TextJson };
+export { JsonBytes, MetadataJson };
 
 export interface IndexConfig {
   dimensions: number | null;
   metric: Metric | null;
   vectorType: VectorType;
+  /** The analyzer of the texts, fixed by the first add that carries one (null until then). */
+  analyzer: AnalyzerName | null;
 }
 
 export interface VectorInput {
   id: string;
   vector: ArrayLike<number>;
   metadata?: Metadata;
+  /** Text searched by keywords (BM25); at most maxTextBytes of UTF-8. */
+  text?: string;
 }
 
 export interface StoredVector {
   id: string;
   vector: number[];
   metadata: MetadataJson;
+  /** Present when the vector has a text. */
+  text?: TextJson;
 }
 
 export interface UpsertOptions {
   dimensions?: number;
   metric?: Metric;
   vectorType?: VectorType;
+  /** The analyzer of the session's texts; fixed by the first add with a text (default standard). */
+  analyzer?: AnalyzerName;
   /** JSON Pointer of record i in the request, for error details. */
   pathOf?: (i: number) => string;
 }
@@ -67,6 +79,12 @@ export interface UpsertPlan {
   readonly heapBytesAdded: number;
   /** The most bytes the metadata store can grow by: the records' bytes, and every entry new to the filter index. */
   readonly metadataBytesAdded: number;
+  /** Each record's text, checked and analysed; null for none. */
+  readonly texts: (PreparedText | null)[];
+  /** The analyzer the session has once the plan is applied. */
+  readonly analyzer: AnalyzerName | null;
+  /** The most bytes the text store (texts, dictionary, postings) can grow by. */
+  readonly textBytesAdded: number;
 }
 
 export interface UpsertResult {
@@ -79,10 +97,23 @@ export interface SearchOptions {
   candidatePool?: number;
   filter?: Filter;
   includeMetadata?: boolean;
-  /** Leave out results worse than this: cosine keeps score >= it, l2 keeps distance <= it. */
+  /**
+   * Leave out results worse than this: cosine keeps score >= it, l2 keeps
+   * distance <= it; a keyword search keeps BM25 >= it, a hybrid one the fused score >= it.
+   */
   scoreThreshold?: number;
   /** JSON Pointer of query j in the request, for error details. */
   pathOf?: (j: number) => string;
+  /**
+   * Keyword queries (BM25 over the texts): alone (no query vectors), one
+   * search per text; beside query vectors, one per vector, fused with it (hybrid).
+   */
+  queryTexts?: string[];
+  /** How a hybrid search fuses its arms (both required): rrf (default, k 60) or linear (alpha 0.5). */
+  fusion?: Fusion;
+  includeText?: boolean;
+  /** JSON Pointer of query text j in the request, for error details. */
+  textPathOf?: (j: number) => string;
 }
 
 export interface ListOptions {
@@ -93,12 +124,15 @@ export interface ListOptions {
   cursor?: string;
   includeVectors?: boolean;
   includeMetadata?: boolean;
+  includeText?: boolean;
 }
 
 export interface ListedVector {
   id: string;
   vector?: Float32Array;
   metadata?: MetadataJson;
+  /** With includeText: the text, or null for none. */
+  text?: TextJson | null;
 }
 
 export interface ListPage {
@@ -112,6 +146,8 @@ export interface ExportedVector {
   id: string;
   vector: Float32Array;
   metadata: MetadataJson;
+  /** Present when the vector has a text. */
+  text?: TextJson;
 }
 
 /**
@@ -143,8 +179,16 @@ const TYPED_ARRAY_BYTES = 96;
 
 export interface SearchHit {
   id: string;
+  /** Vector search: similarity or distance; keyword: BM25; hybrid: the fused score. */
   score: number;
   metadata?: MetadataJson;
+  /** With includeText: the text, or null for none. */
+  text?: TextJson | null;
+  /** Hybrid only: each arm's score and 1-based rank, null where that arm did not rank the vector. */
+  vectorScore?: number | null;
+  vectorRank?: number | null;
+  textScore?: number | null;
+  textRank?: number | null;
 }
 
 export interface SearchStats {
@@ -159,8 +203,10 @@ export interface SearchStats {
   candidatePool: number;
   /** Vectors that passed the filter (all vectors without one). */
   matched: number;
-  /** Vectors the kernel scored per query. */
+  /** Vectors the kernel scored per query (0 for a keyword search). */
   scanned: number;
+  /** When texts were searched: documents holding a query term that passed the filter (summed over the queries). */
+  textMatched?: number;
 }
 
 /** A search ready to run (VectorIndex.planSearch). */
@@ -178,17 +224,21 @@ export interface SearchOutput {
   stats: SearchStats;
   /** UTF-8 bytes of the hits' metadata as JSON, when included (to size the answer before writing it). */
   metadataJsonBytes: number;
+  /** UTF-8 bytes of the hits' texts as JSON string literals, when included. */
+  textJsonBytes: number;
 }
 
 export class VectorIndex {
   private kernel: KernelInstance | null = null;
-  private config: IndexConfig = { dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType };
+  private config: IndexConfig = NEW_CONFIG;
   private readonly rowOf = new Map<string, number>();
   private idOf: string[] = [];
   /** Estimated JS heap of the rows: ids and their bookkeeping (rowHeapBytes). */
   private rowsHeap = 0;
   /** Each row's metadata as bytes, and the filter index over them, outside the JS heap. */
   private readonly metadata = new MetadataStore(SPEC_LIMITS.maxIndexedValueBytes);
+  /** Each row's text as bytes, and the inverted index over them, outside the JS heap. */
+  private readonly texts = new TextStore();
   /** Insertion order (the seq of every write) for listing and export. */
   private readonly order = new InsertionOrder();
   private readonly openExports = new Set<OpenExport>();
@@ -210,6 +260,8 @@ export class VectorIndex {
   constructor(
     private readonly module: WebAssembly.Module,
     readonly maxVectors: number,
+    /** UTF-8 bytes of the longest text a vector may have (MAX_TEXT_BYTES). */
+    public maxTextBytes: number = DEFAULT_MAX_TEXT_BYTES,
   ) {}
 
   get size(): number {
@@ -243,6 +295,22 @@ export class VectorIndex {
   /** Bytes of metadata JSON stored, and entries of the filter index. */
   get metadataStats(): { jsonBytes: number; indexEntries: number } {
     return { jsonBytes: this.metadata.jsonBytes, indexEntries: this.metadata.entryCount };
+  }
+
+  /** Bytes the text store holds (texts, row table, dictionary, postings, per-document arrays), as allocated. */
+  get textBytes(): number {
+    return this.texts.byteLength;
+  }
+
+  /** Bytes of texts stored (as JSON string literals), and distinct terms of the keyword index. */
+  get textStats(): { jsonBytes: number; indexBytes: number; terms: number; documents: number } {
+    return { jsonBytes: this.texts.jsonBytes, indexBytes: this.texts.indexByteLength, terms: this.texts.termCount, documents: this.texts.documentCount };
+  }
+
+  /** UTF-8 bytes of the text of `id` as a JSON string literal (0 when it has none). */
+  textJsonBytes(id: string): number {
+    const row = this.rowOf.get(id);
+    return row === undefined ? 0 : this.texts.jsonLength(row);
   }
 
   /** UTF-8 bytes of the metadata of `id` as JSON (0 when there is no such vector). */
@@ -279,7 +347,10 @@ export class VectorIndex {
   get(id: string): StoredVector | undefined {
     const row = this.rowOf.get(id);
     if (row === undefined || !this.kernel) return undefined;
-    return { id, vector: float32ArrayToNumbers(this.kernel.readRow(row)), metadata: this.metadata.json(row) };
+    const stored: StoredVector = { id, vector: float32ArrayToNumbers(this.kernel.readRow(row)), metadata: this.metadata.json(row) };
+    const text = this.texts.json(row);
+    if (text) stored.text = text;
+    return stored;
   }
 
   /** The metadata of `id` as stored (its JSON bytes; .value() parses them). */
@@ -315,6 +386,7 @@ export class VectorIndex {
   prepareUpsert(records: VectorInput[], options: UpsertOptions = {}): UpsertPlan {
     const pathOf = options.pathOf ?? ((i: number) => pointer('vectors', i));
     const { dimensions, metric, vectorType, vectors } = this.validateUpsert(records, options, pathOf);
+    const { texts, analyzer, textBytesAdded } = this.prepareTexts(records, options, pathOf);
     const newIds = new Set<string>();
     const metadataJson = new Array<JsonText | null>(records.length);
     let heapBytesAdded = 0, metadataBytesAdded = 0;
@@ -337,7 +409,41 @@ export class VectorIndex {
     }
     return {
       records, vectors, dimensions, metric, vectorType, rowsNeeded: this.size + newIds.size, version: this.version, metadataJson, heapBytesAdded, metadataBytesAdded,
+      texts, analyzer, textBytesAdded,
     };
+  }
+
+  /** Check and analyse the records' texts (the analyzer locked, the size limit); the store's growth bound. */
+  private prepareTexts(records: VectorInput[], options: UpsertOptions, pathOf: (i: number) => string) {
+    const locked = this.config.analyzer;
+    if (options.analyzer !== undefined && locked !== null && options.analyzer !== locked) {
+      throw apiError('ANALYZER_LOCKED', `the session analyzer is ${locked}; reset the index to change it`, {
+        path: '/analyzer', expected: locked, actual: options.analyzer,
+      });
+    }
+    const texts = new Array<PreparedText | null>(records.length);
+    let analyzer = locked, textBytesAdded = 0;
+    for (let i = 0; i < records.length; i++) {
+      const { text } = records[i];
+      if (text === undefined) {
+        texts[i] = null;
+        continue;
+      }
+      if (typeof text !== 'string') throw apiError('VALIDATION_ERROR', 'text must be a string', { path: pathOf(i) + '/text' });
+      const bytes = utf8Length(text);
+      if (bytes > this.maxTextBytes) {
+        throw apiError('VALIDATION_ERROR', `text is ${bytes} bytes of UTF-8; the limit is MAX_TEXT_BYTES=${this.maxTextBytes}`, {
+          path: pathOf(i) + '/text', limit: this.maxTextBytes, actual: bytes,
+        });
+      }
+      analyzer ??= options.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
+      const literal = JSON.stringify(text);
+      const prepared: PreparedText = { literal, literalBytes: utf8Length(literal), terms: analyze(analyzer, text) };
+      texts[i] = prepared;
+      textBytesAdded += TextStore.upperBytes(prepared);
+    }
+    if (textBytesAdded > 0) textBytesAdded += TextStore.changeBytesUpper;
+    return { texts, analyzer, textBytesAdded };
   }
 
   /** Whether nothing changed the index since `plan` was prepared (applyUpsert takes only such a plan). */
@@ -358,7 +464,8 @@ export class VectorIndex {
     kernel.ensureCapacity(plan.rowsNeeded);
     grown?.();
     this.kernel = kernel;
-    this.config = { ...this.config, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType };
+    this.config = { ...this.config, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, analyzer: plan.analyzer };
+    if (plan.analyzer !== null) this.texts.analyzer = plan.analyzer;
     this.version++;
 
     const result: UpsertResult = { added: 0, replaced: 0 };
@@ -380,6 +487,7 @@ export class VectorIndex {
       this.order.write(id, this.nextSeq + i);
       rows[i] = row;
       this.metadata.set(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i], this.size);
+      this.texts.set(row, plan.texts[i], this.nextSeq + i, this.size);
     }
     // One pass over linear memory for the whole batch (views made once, not per row).
     kernel.writeRows(rows, vectors, this.nextSeq);
@@ -414,6 +522,7 @@ export class VectorIndex {
     this.idOf = [];
     this.rowsHeap = 0;
     this.metadata.clear();
+    this.texts.clear();
     return removed;
   }
 
@@ -422,12 +531,17 @@ export class VectorIndex {
     const removed = this.clear();
     if (this.kernel) this.kernelDropped?.(this.kernel.id);
     this.kernel = null;
-    this.config = { dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType };
+    this.config = NEW_CONFIG;
+    this.texts.analyzer = SPEC_LIMITS.defaultAnalyzer;
     return removed;
   }
 
-  /** Exact k-nearest search for each query. An index with no vectors returns empty lists. */
-  search(queries: ArrayLike<number>[], options: SearchOptions = {}): SearchOutput {
+  /**
+   * Exact k-nearest search for each query; with queryTexts, a keyword
+   * (queries null or empty) or hybrid search (planSearch). An index with no
+   * vectors returns empty lists.
+   */
+  search(queries: ArrayLike<number>[] | null, options: SearchOptions = {}): SearchOutput {
     const plan = this.planSearch(queries, options);
     return 'results' in plan ? plan : plan.run();
   }
@@ -436,8 +550,19 @@ export class VectorIndex {
    * search(), checked and laid out but not yet run: its answer when there is
    * nothing to scan, else a SearchPlan to run here or on a kernel pool. Run
    * it before the index changes (the caller keeps writes away meanwhile).
+   * With queryTexts and no query vectors, a keyword search, answered at once;
+   * with both, one text per vector, a hybrid search whose vector arm is the plan's.
    */
-  planSearch(queries: ArrayLike<number>[], options: SearchOptions = {}): SearchOutput | SearchPlan {
+  planSearch(queries: ArrayLike<number>[] | null, options: SearchOptions = {}): SearchOutput | SearchPlan {
+    const texts = options.queryTexts;
+    const vectorCount = queries?.length ?? 0;
+    if (options.fusion !== undefined && (texts === undefined || vectorCount === 0)) throw fusionWithoutBothArms();
+    if (texts === undefined) return this.planVectorSearch(queries ?? [], options);
+    if (vectorCount === 0) return this.keywordSearch(texts, options);
+    return this.planHybridSearch(queries!, texts, options, null);
+  }
+
+  private planVectorSearch(queries: ArrayLike<number>[], options: SearchOptions): SearchOutput | SearchPlan {
     const topK = options.topK ?? SPEC_LIMITS.defaultTopK;
     const candidatePool = Math.max(options.candidatePool ?? SPEC_LIMITS.defaultCandidatePool, topK);
     const pathOf = options.pathOf ?? ((j: number) => pointer('queryVectors', j));
@@ -451,7 +576,7 @@ export class VectorIndex {
       // Nothing to find, but the queries must still agree with the session
       // (or, before the first add, with each other).
       this.toFloat32Queries(queries, kernel?.dim ?? queries[0]?.length ?? 0, pathOf);
-      return { results: queries.map(() => []), stats, metadataJsonBytes: 0 };
+      return { results: queries.map(() => []), stats, metadataJsonBytes: 0, textJsonBytes: 0 };
     }
     const packed = this.toFloat32Queries(queries, kernel.dim, pathOf);
     const rowList = filter ? this.rowsMatching(filter) : null;
@@ -474,7 +599,7 @@ export class VectorIndex {
 
   /** The hits as results: ids, scores, metadata, cut at the threshold. */
   private searchOutput(hits: SearchHits, queryCount: number, options: SearchOptions, stats: SearchStats): SearchOutput {
-    let metadataJsonBytes = 0;
+    const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
     const threshold = options.scoreThreshold;
     const cosine = this.config.metric === 'cosine';
     const results: SearchHit[][] = [];
@@ -484,18 +609,130 @@ export class VectorIndex {
         const score = hits.scores[j * hits.perQuery + i];
         // Results come best first: the first one past the threshold ends the list.
         if (threshold !== undefined && (cosine ? !(score >= threshold) : !(score <= threshold))) break;
-        const row = hits.rows[j * hits.perQuery + i];
-        const hit: SearchHit = { id: this.idOf[row], score };
-        if (options.includeMetadata) {
-          hit.metadata = this.metadata.json(row);
-          metadataJsonBytes += this.metadata.jsonLength(row);
-        }
-        list.push(hit);
+        list.push(this.hit(hits.rows[j * hits.perQuery + i], score, options, sizes));
       }
       results.push(list);
     }
-    return { results, stats, metadataJsonBytes };
+    return { results, stats, ...sizes };
   }
+
+  /** The hit of `row`, with its metadata and text as asked (their bytes added to `sizes`). */
+  private hit(row: number, score: number, options: SearchOptions, sizes: AnswerSizes): SearchHit {
+    const hit: SearchHit = { id: this.idOf[row], score };
+    if (options.includeMetadata) {
+      hit.metadata = this.metadata.json(row);
+      sizes.metadataJsonBytes += this.metadata.jsonLength(row);
+    }
+    if (options.includeText) {
+      hit.text = this.texts.json(row);
+      sizes.textJsonBytes += this.texts.jsonLength(row);
+    }
+    return hit;
+  }
+
+  /** Each query text's distinct terms under the session's analyzer (standard before any text); QUERY_TEXT_EMPTY for one without. */
+  private queryTerms(texts: string[], options: SearchOptions): string[][] {
+    const pathOf = options.textPathOf ?? ((j: number) => pointer('queryTexts', j));
+    const analyzer = this.config.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
+    return texts.map((text, j) => {
+      const terms = [...new Set(analyze(analyzer, text))];
+      if (terms.length === 0) {
+        throw apiError('QUERY_TEXT_EMPTY', `the query text has no terms under the ${analyzer} analyzer (it is empty, punctuation, or only stop words)`, {
+          path: pathOf(j), analyzer,
+        });
+      }
+      return terms;
+    });
+  }
+
+  /** The filter's rows as a bitmap, or null for every row. */
+  private filterBitmap(filter: FilterNode | null): RowBitmap | null {
+    return filter && this.size > 0 ? this.metadata.evaluate(filter, this.size) : null;
+  }
+
+  /** The BM25 best `k` of one query's terms (BM25 >= threshold), the row `exclude` left out. */
+  private textArm(terms: string[], k: number, bitmap: RowBitmap | null, threshold: number | undefined, exclude: number): { hits: ArmHit[]; matched: number } {
+    if (this.size === 0) return { hits: [], matched: 0 };
+    const found = this.texts.search(terms, this.size, k, BM25, bitmap, threshold, exclude);
+    const hits = new Array<ArmHit>(found.rows.length);
+    for (let i = 0; i < hits.length; i++) hits[i] = { row: found.rows[i], score: found.scores[i] };
+    return { hits, matched: found.matched };
+  }
+
+  /** Keyword search: the BM25 topK of each text, filtered first. */
+  private keywordSearch(texts: string[], options: SearchOptions): SearchOutput {
+    const topK = options.topK ?? SPEC_LIMITS.defaultTopK;
+    const candidatePool = Math.max(options.candidatePool ?? SPEC_LIMITS.defaultCandidatePool, topK);
+    const filter = options.filter ? parseFilter(options.filter) : null;
+    const terms = this.queryTerms(texts, options);
+    const bitmap = this.filterBitmap(filter);
+    const stats: SearchStats = {
+      exact: true, metric: this.config.metric, topK, candidatePool, matched: bitmap ? bitmap.count() : this.size, scanned: 0, textMatched: 0,
+    };
+    const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
+    const results = terms.map((queryTerms) => {
+      const { hits, matched } = this.textArm(queryTerms, topK, bitmap, options.scoreThreshold, -1);
+      stats.textMatched! += matched;
+      return hits.map(({ row, score }) => this.hit(row, score, options, sizes));
+    });
+    return { results, stats, ...sizes };
+  }
+
+  /**
+   * Hybrid search: per query, the vector arm's and the text arm's best
+   * candidatePool (at least topK), fused; scoreThreshold applies to the
+   * fused score. `own`: per query, a row left out of both arms (a query by id).
+   */
+  private planHybridSearch(queries: ArrayLike<number>[], texts: string[], options: SearchOptions, own: number[] | null): SearchOutput | SearchPlan {
+    if (texts.length !== queries.length) {
+      throw apiError('VALIDATION_ERROR', `a hybrid search takes one query text per query vector: ${queries.length} vectors, ${texts.length} texts`, {
+        path: '/queryTexts', expected: queries.length, actual: texts.length,
+      });
+    }
+    const topK = options.topK ?? SPEC_LIMITS.defaultTopK;
+    const candidatePool = Math.max(options.candidatePool ?? SPEC_LIMITS.defaultCandidatePool, topK);
+    const fusion = options.fusion ?? DEFAULT_FUSION;
+    const filter = options.filter ? parseFilter(options.filter) : null;
+    const terms = this.queryTerms(texts, options);
+    // The vector arm: the candidatePool best (one more to drop a query's own vector), unthresholded.
+    const extra = own ? 1 : 0;
+    const vectorPlan = this.planVectorSearch(queries, {
+      topK: candidatePool + extra, candidatePool: candidatePool + extra, filter: options.filter, pathOf: options.pathOf,
+    });
+    const finish = (vectorOut: SearchOutput): SearchOutput => {
+      const bitmap = this.filterBitmap(filter);
+      const stats: SearchStats = { ...vectorOut.stats, topK, candidatePool, textMatched: 0 };
+      const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
+      const lowerIsBetter = this.config.metric === 'l2';
+      const seqOf = (row: number) => this.order.seqOf(this.idOf[row])!;
+      const threshold = options.scoreThreshold;
+      const results = terms.map((queryTerms, j) => {
+        const exclude = own ? own[j] : -1;
+        const vectorHits: ArmHit[] = [];
+        for (const { id, score } of vectorOut.results[j]) {
+          const row = this.rowOf.get(id)!;
+          if (row !== exclude && vectorHits.length < candidatePool) vectorHits.push({ row, score });
+        }
+        const text = this.textArm(queryTerms, candidatePool, bitmap, undefined, exclude);
+        stats.textMatched! += text.matched;
+        const list: SearchHit[] = [];
+        for (const fused of fuse(vectorHits, text.hits, fusion, lowerIsBetter, seqOf)) {
+          if (list.length === topK || (threshold !== undefined && !(fused.score >= threshold))) break;
+          const hit = this.hit(fused.row, fused.score, options, sizes);
+          hit.vectorScore = fused.vectorScore;
+          hit.vectorRank = fused.vectorRank;
+          hit.textScore = fused.textScore;
+          hit.textRank = fused.textRank;
+          list.push(hit);
+        }
+        return list;
+      });
+      return { results, stats, ...sizes };
+    };
+    if ('results' in vectorPlan) return finish(vectorPlan);
+    return { work: vectorPlan.work, run: () => finish(vectorPlan.run()), runOn: async (pool) => finish(await vectorPlan.runOn(pool)) };
+  }
+
 
   /**
    * Search with stored vectors as the queries, each left out of its own
@@ -524,8 +761,13 @@ export class VectorIndex {
         if (own >= 0) list.splice(own, 1);
         return list.slice(0, topK);
       });
-      return { results, stats: { ...out.stats, topK }, metadataJsonBytes: out.metadataJsonBytes };
+      return { results, stats: { ...out.stats, topK }, metadataJsonBytes: out.metadataJsonBytes, textJsonBytes: out.textJsonBytes };
     };
+    if (options.queryTexts !== undefined) {
+      const own = ids.map((id) => this.rowOf.get(id)!);
+      return this.planHybridSearch(queries, options.queryTexts, { ...options, pathOf }, own);
+    }
+    if (options.fusion !== undefined) throw fusionWithoutBothArms();
     const plan = this.planSearch(queries, { ...options, topK: topK + 1, candidatePool, pathOf });
     if ('results' in plan) return withoutOwn(plan);
     return { work: plan.work, run: () => withoutOwn(plan.run()), runOn: async (pool) => withoutOwn(await plan.runOn(pool)) };
@@ -571,6 +813,7 @@ export class VectorIndex {
       const listed: ListedVector = { id };
       if (options.includeVectors) listed.vector = this.kernel!.readRow(row);
       if (options.includeMetadata) listed.metadata = this.metadata.json(row);
+      if (options.includeText) listed.text = this.texts.json(row);
       vectors.push(listed);
       last = seq;
       return true;
@@ -621,7 +864,10 @@ export class VectorIndex {
   }
 
   private exportedRow(row: number): ExportedVector {
-    return { id: this.idOf[row], vector: this.kernel!.readRow(row), metadata: this.metadata.json(row) };
+    const exported: ExportedVector = { id: this.idOf[row], vector: this.kernel!.readRow(row), metadata: this.metadata.json(row) };
+    const text = this.texts.json(row);
+    if (text) exported.text = text;
+    return exported;
   }
 
   /** Before the vector `id` (at `row`) changes: open exports yet to reach its current version keep a copy. */
@@ -632,7 +878,8 @@ export class VectorIndex {
     for (const open of this.openExports) {
       if (seq > open.position && seq <= open.upTo && !open.saved.has(seq)) {
         // The copy's values, its id, and its metadata (a view of its record, which keeps the record's bytes alive).
-        const bytes = this.kernel!.dim * 4 + TYPED_ARRAY_BYTES + rowHeapBytes(id) + METADATA_VIEW_BYTES + this.metadata.jsonLength(row);
+        const textBytes = this.texts.has(row) ? METADATA_VIEW_BYTES + this.texts.jsonLength(row) : 0;
+        const bytes = this.kernel!.dim * 4 + TYPED_ARRAY_BYTES + rowHeapBytes(id) + METADATA_VIEW_BYTES + this.metadata.jsonLength(row) + textBytes;
         open.saved.set(seq, { vector: this.exportedRow(row), bytes });
         open.onCopies?.(bytes);
       }
@@ -654,6 +901,7 @@ export class VectorIndex {
     this.rowOf.delete(this.idOf[row]);
     this.rowsHeap -= rowHeapBytes(this.idOf[row]);
     this.metadata.remove(row, last);
+    this.texts.remove(row, last);
     if (row !== last) {
       this.kernel!.moveRow(last, row);
       const movedId = this.idOf[last];
@@ -740,6 +988,25 @@ export class VectorIndex {
     }
     return packed;
   }
+}
+
+/** The configuration of a new (or reset) index. */
+const NEW_CONFIG: IndexConfig = Object.freeze({ dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType, analyzer: null });
+
+/** MAX_TEXT_BYTES's default (config.ts), for an index made without one. */
+const DEFAULT_MAX_TEXT_BYTES = 32_768;
+
+/** Bytes of the metadata and texts of an answer's hits. */
+interface AnswerSizes {
+  metadataJsonBytes: number;
+  textJsonBytes: number;
+}
+
+const BM25 = { k1: SPEC_LIMITS.bm25K1, b: SPEC_LIMITS.bm25B };
+const DEFAULT_FUSION: Fusion = { method: 'rrf', k: SPEC_LIMITS.defaultRrfK };
+
+function fusionWithoutBothArms() {
+  return apiError('VALIDATION_ERROR', 'fusion applies to a hybrid search: give both query vectors (or ids) and query texts', { path: '/fusion' });
 }
 
 /** The metadata of a record given without any. */

@@ -43,9 +43,9 @@ export interface Operation {
 const AUTH: ErrorCode[] = ['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED', 'RATE_LIMITED', 'INSTANCE_UNAVAILABLE'];
 const BODY: ErrorCode[] = ['UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'VALIDATION_ERROR'];
 /** SERVER_AT_CAPACITY: the server's memory budget would be passed. */
-const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'CAPACITY_EXCEEDED', 'SERVER_AT_CAPACITY'];
+const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'ANALYZER_LOCKED', 'CAPACITY_EXCEEDED', 'SERVER_AT_CAPACITY'];
 /** SERVER_AT_CAPACITY: the search's working memory, or its answer in flight, would pass the memory budget; ANSWER_TOO_LARGE: past MAX_ANSWER_BYTES. */
-const SEARCH: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'SERVER_AT_CAPACITY', 'ANSWER_TOO_LARGE'];
+const SEARCH: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'QUERY_TEXT_EMPTY', 'SERVER_AT_CAPACITY', 'ANSWER_TOO_LARGE'];
 /** Reads whose answer may be large: MAX_ANSWER_BYTES, and the memory budget while it is sent. */
 const LARGE_READ: ErrorCode[] = ['ANSWER_TOO_LARGE', 'SERVER_AT_CAPACITY'];
 

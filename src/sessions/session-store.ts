@@ -186,6 +186,7 @@ export class SessionStore {
     this.budget.assertRoom(SESSION_HEAP_BYTES, 'the server\'s memory budget is used up; no session was created, try again later', {}, SESSION_HEAP_BYTES);
     const token = newToken(this.config.instanceId);
     const session = new Session(hashToken(token), this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, this.now());
+    session.index.maxTextBytes = this.config.maxTextBytes;
     this.journal(session, (log) => log.create(session));
     this.admit(session);
     return { token, session };
@@ -283,7 +284,7 @@ export class SessionStore {
   settle(session: Session): void {
     const live = this.sessions.get(session.tokenHash) === session;
     const now = live
-      ? { linear: session.index.memoryBytes, heap: SESSION_HEAP_BYTES + session.index.heapBytes, metadata: session.index.metadataBytes }
+      ? { linear: session.index.memoryBytes, heap: SESSION_HEAP_BYTES + session.index.heapBytes, metadata: session.index.metadataBytes + session.index.textBytes }
       : { linear: 0, heap: 0, metadata: 0 };
     const was = this.counted.get(session) ?? { linear: 0, heap: 0, metadata: 0 };
     this.budget.adjustStored(now.linear - was.linear, now.heap - was.heap, now.metadata - was.metadata);
@@ -382,8 +383,11 @@ export class SessionStore {
     }
     this.dormant.delete(hash);
     try {
-      const restored = await this.log.restore(hash, (id, createdAt) =>
-        new Session(hash, this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, now, { id, createdAt }));
+      const restored = await this.log.restore(hash, (id, createdAt) => {
+        const session = new Session(hash, this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, now, { id, createdAt });
+        session.index.maxTextBytes = this.config.maxTextBytes;
+        return session;
+      });
       if (!restored) return undefined; // its creation failed: it was never acknowledged
       const { session, report } = restored;
       // Its last access on record: the log's, or a later request that was refused (the file's time).

@@ -34,7 +34,7 @@ export class SessionWrites {
   prepareUpsert(session: Session, records: VectorInput[], options: UpsertOptions): UpsertPlan {
     assertTurn(session);
     const plan = session.index.prepareUpsert(records, options);
-    this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded, plan.metadataBytesAdded);
+    this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded, plan.metadataBytesAdded + plan.textBytesAdded);
     this.store.assertWasmMemoryFor(session);
     return plan;
   }
@@ -92,7 +92,7 @@ export class SessionWrites {
   prepareImport(session: Session, parsed: ParsedImport): UpsertPlan | null {
     assertTurn(session);
     const plan = prepareImport(session.index, parsed);
-    if (plan) this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded, plan.metadataBytesAdded);
+    if (plan) this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded, plan.metadataBytesAdded + plan.textBytesAdded);
     if (plan) this.store.assertWasmMemoryFor(session);
     return plan;
   }

@@ -85,6 +85,7 @@ export class Session {
         metric: config.metric,
         vectorType: config.vectorType,
         backend: this.backend,
+        analyzer: config.analyzer,
       },
     };
   }
@@ -130,6 +131,9 @@ export class Session {
       metadataBytes: this.index.metadataBytes,
       metadataJsonBytes: this.index.metadataStats.jsonBytes,
       filterIndexEntries: this.index.metadataStats.indexEntries,
+      textBytes: this.index.textBytes,
+      textIndexBytes: this.index.textStats.indexBytes,
+      textIndexTerms: this.index.textStats.terms,
     };
   }
 

@@ -41,7 +41,7 @@ describe('SDK client (GET /sdk.js in Node)', () => {
     expect(res.headers.get('content-type')).to.match(/^text\/javascript/);
     expect(res.headers.get('etag')).to.match(/^"[\w-]+"$/);
     const source = await res.text();
-    expect(source).to.not.match(/from\s*["']node:|require\(/);
+    expect(source).to.not.match(/from\s*["']node:|\brequire\(/);
     const types = await fetch(`${live.url}/sdk.d.ts`);
     expect(await types.text()).to.include('export declare class TempvecClient');
   });

@@ -2,7 +2,7 @@
 // its rows, entries and bytes in typed arrays, so the JS heap holds a few
 // objects per session however many values it stores.
 
-type Typed = Uint8Array | Uint32Array | Int32Array | Float64Array;
+type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
 
 /** `array`, or a copy at least `needed` long (doubled), its contents kept. */
 export function grown<T extends Typed>(array: T, needed: number, fill?: number): T {

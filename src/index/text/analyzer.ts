@@ -1,0 +1,243 @@
+// The analyzers: text to the terms the inverted index keys. Environment-free
+// (the browser SDK bundles it) and the same tokens in every engine we run in:
+// nothing here reads an ICU dictionary, whose content differs by version.
+//
+// standard:
+//   1. NFKC, lower case (String#toLowerCase: no full case folding, so "ß"
+//      stays "ß"), U+2019 as an apostrophe, the colon and variation
+//      selectors as spaces / nothing; then diacritics folded (NFD, the
+//      combining marks U+0300-U+036F dropped, NFC): "Été" -> "ete".
+//   2. Words by Unicode word segmentation (UAX #29, Intl.Segmenter), as
+//      Lucene's StandardTokenizer: hyphens split ("wi-fi" -> "wi", "fi"),
+//      apostrophes and dots between letters join ("don't", "u.s.a"),
+//      numbers keep their separators ("3.14", "1,000"), "_" joins. A colon
+//      always splits (UAX #29 lets it join letters, which ICU versions do
+//      differently). A word of underscores alone is no token.
+//   3. Scripts written without spaces, which ICU splits with a dictionary:
+//      Han, Hiragana, Katakana, Hangul (Lucene's CJKBigramFilter) and Thai,
+//      Lao, Khmer, Myanmar and the other Southeast Asian scripts: a run of
+//      them becomes overlapping bigrams of code points ("東京都" -> "東京",
+//      "京都"); a run of one is a unigram.
+//   4. Emoji (Extended_Pictographic, regional-indicator flags) are tokens,
+//      as in Lucene's StandardTokenizer; a ZWJ sequence is one token.
+//   5. A token longer than 255 code units is cut into pieces of 255 (Lucene).
+// english: standard, then a trailing "'s" dropped (EnglishPossessiveFilter),
+//   Lucene's English stop words dropped, and Porter2 stemming of words of
+//   ASCII letters and apostrophes.
+//
+// Intl.Segmenter costs about 1.5 us a word, so text is split at whitespace
+// (always a word boundary) and a piece of ASCII goes through asciiWords, a
+// transcription of UAX #29's rules for ASCII that a randomized test proves
+// equal to the segmenter's.
+
+import { stem } from 'porter2';
+import type { AnalyzerName } from '../../config.js';
+
+export { ANALYZERS, type AnalyzerName } from '../../config.js';
+
+/** Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET. */
+export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set([
+  'a', 'an', 'and', 'are', 'as', 'at', 'be', 'but', 'by', 'for', 'if', 'in', 'into', 'is', 'it', 'no', 'not', 'of',
+  'on', 'or', 'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with',
+]);
+
+/** Lucene's StandardTokenizer.DEFAULT_MAX_TOKEN_LENGTH. */
+export const MAX_TOKEN_CHARS = 255;
+
+/** The terms of `text` under analyzer `name`, in order, repeats kept. */
+export function analyze(name: AnalyzerName, text: string): string[] {
+  const out: string[] = [];
+  standardTokens(text, out);
+  return name === 'english' ? english(out) : out;
+}
+
+/** standard's tokens by the segmenter alone (no split at whitespace, no ASCII fast path), for the test that proves them equal. */
+export function segmenterWords(text: string): string[] {
+  const out: string[] = [];
+  segmentedWords(normalized(text), out);
+  return cutLong(out, 0);
+}
+
+/** The ASCII fast path alone: the words of an ASCII `text` (lower case, no colon: normalized). */
+export function asciiWords(text: string, out: string[] = []): string[] {
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    let cls = asciiClass(text.charCodeAt(i));
+    if (cls > UNDERSCORE) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let alnum = cls !== UNDERSCORE;
+    i++;
+    while (i < n) {
+      const next = asciiClass(text.charCodeAt(i));
+      if (next <= UNDERSCORE) {
+        // WB5, WB8-10, WB13a/b: letters, digits and "_" join in any order.
+        if (next !== UNDERSCORE) alnum = true;
+        cls = next;
+        i++;
+        continue;
+      }
+      if (i + 1 >= n || (next !== MID_NUM_LET && next !== MID_NUM)) break;
+      const after = asciiClass(text.charCodeAt(i + 1));
+      // WB6/7: letter (. or ') letter; WB11/12: digit (. ' , ;) digit.
+      const joins = (cls === LETTER && next === MID_NUM_LET && after === LETTER) || (cls === DIGIT && after === DIGIT);
+      if (!joins) break;
+      cls = after;
+      i += 2;
+    }
+    if (alnum) out.push(text.slice(start, i));
+  }
+  return out;
+}
+
+const LETTER = 0, DIGIT = 1, UNDERSCORE = 2, MID_NUM_LET = 3, MID_NUM = 4, OTHER = 5;
+
+function asciiClass(c: number): number {
+  if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a)) return LETTER;
+  if (c >= 0x30 && c <= 0x39) return DIGIT;
+  if (c === 0x5f) return UNDERSCORE;
+  if (c === 0x2e || c === 0x27) return MID_NUM_LET;
+  if (c === 0x2c || c === 0x3b) return MID_NUM;
+  return OTHER;
+}
+
+const NON_ASCII = /[\u0080-\uffff]/;
+const WHITESPACE = /[\t\n\v\f\r ]+/;
+const COLON = /:/g;
+/** After NFKC: the right single quotation mark (an apostrophe), variation selectors (dropped). */
+const QUOTE = /\u2019/g;
+const VARIATION_SELECTORS = /[\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/gu;
+const DIACRITICS = /[\u0300-\u036f]/g;
+const LETTER_OR_NUMBER = /[\p{L}\p{N}]/u;
+const EMOJI = /[\p{Extended_Pictographic}\u{1f1e6}-\u{1f1ff}]/u;
+
+function normalized(text: string): string {
+  if (!NON_ASCII.test(text)) return text.toLowerCase().replace(COLON, ' ');
+  const folded = text.normalize('NFKC').toLowerCase().replace(QUOTE, '\'').replace(COLON, ' ').replace(VARIATION_SELECTORS, '');
+  return folded.normalize('NFD').replace(DIACRITICS, '').normalize('NFC');
+}
+
+function standardTokens(text: string, out: string[]): void {
+  const start = out.length;
+  const folded = normalized(text);
+  if (!NON_ASCII.test(folded)) {
+    asciiWords(folded, out);
+  } else {
+    for (const piece of folded.split(WHITESPACE)) {
+      if (NON_ASCII.test(piece)) segmentedWords(piece, out);
+      else asciiWords(piece, out);
+    }
+  }
+  cutLong(out, start);
+}
+
+/** out, its tokens from `start` longer than MAX_TOKEN_CHARS cut into pieces. */
+function cutLong(out: string[], start: number): string[] {
+  for (let i = start; i < out.length; i++) {
+    if (out[i].length > MAX_TOKEN_CHARS) out.splice(i, 1, ...pieces(out[i]));
+  }
+  return out;
+}
+
+/** A long token cut into pieces of at most MAX_TOKEN_CHARS code units, never inside a surrogate pair. */
+function pieces(token: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < token.length;) {
+    let end = Math.min(token.length, i + MAX_TOKEN_CHARS);
+    const last = token.charCodeAt(end - 1);
+    if (end < token.length && last >= 0xd800 && last < 0xdc00) end--;
+    out.push(token.slice(i, end));
+    i = end;
+  }
+  return out;
+}
+
+let segmenter: Intl.Segmenter | null = null;
+
+/** Words of normalized `text`: bigram-script runs as bigrams, the rest by Intl.Segmenter. */
+function segmentedWords(text: string, out: string[]): void {
+  let runStart = 0, bigramRun = false;
+  let i = 0;
+  const flush = (end: number) => {
+    if (end <= runStart) return;
+    const run = text.slice(runStart, end);
+    if (bigramRun) bigrams(run, out);
+    else segmenterPass(run, out);
+  };
+  while (i < text.length) {
+    const code = text.codePointAt(i)!;
+    const isBigram = isBigramScript(code);
+    if (isBigram !== bigramRun) {
+      flush(i);
+      runStart = i;
+      bigramRun = isBigram;
+    }
+    i += code > 0xffff ? 2 : 1;
+  }
+  flush(text.length);
+}
+
+function segmenterPass(text: string, out: string[]): void {
+  segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
+  for (const { segment, isWordLike } of segmenter.segment(text)) {
+    if (isWordLike ? LETTER_OR_NUMBER.test(segment) : EMOJI.test(segment)) out.push(segment);
+  }
+}
+
+function bigrams(run: string, out: string[]): void {
+  const chars = Array.from(run);
+  if (chars.length === 1) out.push(chars[0]);
+  for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i] + chars[i + 1]);
+}
+
+/**
+ * Code points of the scripts bigrammed, as fixed ranges (not \p{Script}, whose
+ * data moves with the engine's Unicode version): Hangul Jamo, Thai, Lao,
+ * Myanmar, Khmer, Tai Le, New Tai Lue, Khmer Symbols, Tai Tham, CJK radicals
+ * to Hangul (U+2E80-U+D7FF, punctuation U+3000-U+303F and the other symbol
+ * blocks aside), compatibility ideographs, Myanmar and Tai Viet extensions,
+ * Ahom, and the ideographs of planes 2 and 3.
+ */
+function isBigramScript(c: number): boolean {
+  if (c < 0x0e00) return false;
+  if (c < 0x3000) {
+    return c <= 0x0eff || (c >= 0x1000 && c <= 0x109f) || (c >= 0x1100 && c <= 0x11ff) || (c >= 0x1780 && c <= 0x17ff)
+      || (c >= 0x1950 && c <= 0x1aaf) || (c >= 0x2e80 && c <= 0x2fdf);
+  }
+  if (c < 0xa000) {
+    return (c >= 0x3005 && c <= 0x3007) || (c >= 0x3021 && c <= 0x3029) || (c >= 0x3031 && c <= 0x3035) || (c >= 0x3038 && c <= 0x303c)
+      || (c >= 0x3041 && c <= 0x30ff && c !== 0x30fb) || (c >= 0x3131 && c <= 0x318e) || (c >= 0x31f0 && c <= 0x31ff)
+      || (c >= 0x3400 && c <= 0x4dbf) || c >= 0x4e00;
+  }
+  return (c >= 0xa960 && c <= 0xa97f) || (c >= 0xa9e0 && c <= 0xa9ff) || (c >= 0xaa60 && c <= 0xaadf) || (c >= 0xac00 && c <= 0xd7ff)
+    || (c >= 0xf900 && c <= 0xfaff) || (c >= 0x11700 && c <= 0x1174f) || (c >= 0x20000 && c <= 0x323af);
+}
+
+const STEMMABLE = /^[a-z']+$/;
+
+/** Stems of recent words (a stem costs ~300 ns; most words of a text are common ones), emptied when full. */
+const stems = new Map<string, string>();
+const MAX_STEMS = 16_384;
+
+function stemOf(word: string): string {
+  let out = stems.get(word);
+  if (out === undefined) {
+    if (stems.size === MAX_STEMS) stems.clear();
+    out = STEMMABLE.test(word) ? stem(word) : word;
+    stems.set(word, out);
+  }
+  return out;
+}
+
+function english(tokens: string[]): string[] {
+  const out: string[] = [];
+  for (let token of tokens) {
+    if (token.endsWith('\'s')) token = token.slice(0, -2);
+    if (token === '' || ENGLISH_STOP_WORDS.has(token)) continue;
+    out.push(stemOf(token));
+  }
+  return out;
+}

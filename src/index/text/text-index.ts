@@ -1,0 +1,349 @@
+// The inverted index of a VectorIndex's texts, all in typed arrays: a term
+// dictionary (ByteDictionary, keyed by the term's UTF-8 bytes) and, per term,
+// a posting list of (document id, term count) pairs, varint-coded in byte
+// slices (PostingPool). Per document: its row, its length in terms, and the
+// seq of its write (ties go by insertion order).
+//
+// Document ids, not rows, are what the postings hold, so a delete's move of
+// the last row into the hole changes two words, not every posting of the
+// moved text. A deleted document's postings stay behind, dead (its row reads
+// -1), while df, N and the total length drop at once; once the dead entries
+// outnumber the live ones, compact() rewrites every posting list without
+// them and numbers the documents as their rows again.
+//
+// BM25 as Lucene >= 8 scores it (BM25Similarity, no (k1 + 1) factor):
+//   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
+//   score(d) = sum over distinct query terms t in d of
+//              idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))
+// N: documents with at least one term; avgdl: their mean length; dl and tf
+// exact (Lucene rounds dl into a byte; we do not). Every document holding a
+// query term is scored, in float64.
+
+import type { RowBitmap } from '../bitmap.js';
+import { writeUtf8 } from '../json-size.js';
+import { ByteDictionary, hashBytes } from '../metadata/byte-dictionary.js';
+import { grown } from '../metadata/typed-arrays.js';
+import { PostingPool } from './posting-pool.js';
+
+/** A document's ranked hits, best first: rows and BM25 scores, and how many documents matched. */
+export interface TextHits {
+  rows: Int32Array;
+  scores: Float64Array;
+  /** Documents holding at least one query term that passed the filter. */
+  matched: number;
+}
+
+export interface Bm25Parameters {
+  k1: number;
+  b: number;
+}
+
+/** Dead postings tolerated before a compaction, beyond as many as there are live ones. */
+const COMPACT_SLACK = 64 * 1024;
+const NO_DOC = -1;
+/** Above any term count: a text holds at most maxTextBytesCap (2^20) bytes, and a term takes at least one of them (or NFKC's expansion of one). */
+const TF_LIMIT = 2 ** 22;
+
+export class TextIndex {
+  private readonly dictionary = new ByteDictionary();
+  /** Per term: live documents holding it, and postings in its list (dead ones too). */
+  private df = new Uint32Array(16);
+  private entryCount = new Uint32Array(16);
+  /** Per term: the last add or remove that listed it (each lists a term once), and its count in the text being added. */
+  private listedBy = new Uint32Array(16);
+  private countIn = new Uint32Array(16);
+  private stamp = 0;
+  /** The distinct terms of the text being added. */
+  private textTerms = new Int32Array(64);
+  private postings = new PostingPool();
+  /** Per document: its row (-1 once deleted), its length in terms, its write's seq. */
+  private rowOfDoc = new Int32Array(16);
+  private lengthOf = new Uint32Array(16);
+  private seqOf = new Float64Array(16);
+  private docTop = 0;
+  /** Per row: its document, or -1 (no text, or a text without terms). */
+  private docOfRow = new Int32Array(16).fill(NO_DOC);
+  private key = new Uint8Array(1024);
+  /** Search scratch: a score per row, and the rows touched. */
+  private scores = new Float64Array(0);
+  private touched = new Int32Array(0);
+  /** Documents with at least one term (BM25's N), and the sum of their lengths. */
+  docCount = 0;
+  totalLength = 0;
+  private liveEntries = 0;
+  private deadEntries = 0;
+  /** Postings of the lists of terms gone (bytes of the pool no list reads). */
+  private deadListEntries = 0;
+
+  /** `compactSlack`: dead postings (or document ids) tolerated beyond as many live ones (tests make it 0). */
+  constructor(private readonly compactSlack = COMPACT_SLACK) {}
+
+  /** Bytes of the typed arrays held. */
+  get byteLength(): number {
+    return this.dictionary.byteLength + this.df.byteLength + this.entryCount.byteLength + this.listedBy.byteLength + this.countIn.byteLength
+      + this.textTerms.byteLength + this.postings.byteLength + this.rowOfDoc.byteLength + this.lengthOf.byteLength + this.seqOf.byteLength + this.docOfRow.byteLength + this.key.byteLength
+      + this.scores.byteLength + this.touched.byteLength;
+  }
+
+  /** Distinct terms held. */
+  get termCount(): number {
+    return this.dictionary.size;
+  }
+
+  /** Whether `row` has a document (a text with at least one term). */
+  has(row: number): boolean {
+    return row < this.docOfRow.length && this.docOfRow[row] !== NO_DOC;
+  }
+
+  /** Index `terms` (a text's, in order, repeats kept) as the document of `row` (which has none), written at `seq`. */
+  add(row: number, terms: readonly string[], seq: number): void {
+    if (terms.length === 0) return;
+    const doc = this.docTop++;
+    if (doc >= this.rowOfDoc.length) {
+      this.rowOfDoc = grown(this.rowOfDoc, doc + 1);
+      this.lengthOf = grown(this.lengthOf, doc + 1);
+      this.seqOf = grown(this.seqOf, doc + 1);
+    }
+    this.ensureRows(row + 1);
+    this.rowOfDoc[doc] = row;
+    this.lengthOf[doc] = terms.length;
+    this.seqOf[doc] = seq;
+    this.docOfRow[row] = doc;
+    this.docCount++;
+    this.totalLength += terms.length;
+    const stamp = this.nextStamp();
+    let distinct = 0;
+    for (const term of terms) {
+      const length = this.encode(term);
+      const hash = hashBytes(this.key, length);
+      let id = this.dictionary.find(this.key, length, hash);
+      if (id < 0) {
+        id = this.dictionary.add(this.key, length, hash);
+        this.ensureTerms(this.dictionary.idLimit);
+        this.df[id] = 0;
+        this.entryCount[id] = 0;
+        this.postings.start(id);
+      }
+      if (this.listedBy[id] === stamp) {
+        this.countIn[id]++;
+        continue;
+      }
+      this.listedBy[id] = stamp;
+      this.countIn[id] = 1;
+      if (distinct === this.textTerms.length) this.textTerms = grown(this.textTerms, distinct + 1);
+      this.textTerms[distinct++] = id;
+    }
+    for (let i = 0; i < distinct; i++) {
+      const id = this.textTerms[i];
+      this.postings.append(id, doc, this.countIn[id]);
+      this.entryCount[id]++;
+      this.df[id]++;
+    }
+    this.liveEntries += distinct;
+  }
+
+  /** Drop the document of `row`; `terms` are its text's terms, analysed again (the index keeps no forward list). */
+  remove(row: number, terms: readonly string[]): void {
+    if (!this.has(row)) return;
+    const doc = this.docOfRow[row];
+    this.docOfRow[row] = NO_DOC;
+    this.rowOfDoc[doc] = NO_DOC;
+    this.docCount--;
+    this.totalLength -= this.lengthOf[doc];
+    const stamp = this.nextStamp();
+    for (const term of terms) {
+      const length = this.encode(term);
+      const id = this.dictionary.find(this.key, length, hashBytes(this.key, length));
+      if (id < 0 || this.listedBy[id] === stamp) continue;
+      this.listedBy[id] = stamp;
+      this.liveEntries--;
+      if (--this.df[id] > 0) {
+        this.deadEntries++;
+        continue;
+      }
+      // Its last live document gone: the term goes now (its list's bytes stay until a compaction).
+      this.deadEntries -= this.entryCount[id] - 1;
+      this.deadListEntries += this.entryCount[id];
+      this.entryCount[id] = 0;
+      this.dictionary.remove(id);
+    }
+  }
+
+  /** The document of row `from` is now that of row `to` (a delete moved the last row into a hole; `to` has none). */
+  move(from: number, to: number): void {
+    if (!this.has(from)) return;
+    const doc = this.docOfRow[from];
+    this.docOfRow[from] = NO_DOC;
+    this.ensureRows(to + 1);
+    this.docOfRow[to] = doc;
+    this.rowOfDoc[doc] = to;
+  }
+
+  /** After a change to an index of `rowCount` rows: compact when dead postings or document ids outnumber live ones. */
+  settle(rowCount: number): void {
+    if (this.docCount === 0 && this.docTop > 0) this.clear();
+    else if (this.deadEntries + this.deadListEntries > this.liveEntries + this.compactSlack || this.docTop > 2 * this.docCount + this.compactSlack) this.compact(rowCount);
+  }
+
+  clear(): void {
+    Object.assign(this, new TextIndex(this.compactSlack));
+  }
+
+  /**
+   * The BM25 top `k` among the documents holding one of `terms` (distinct;
+   * unknown ones add nothing) and, with a filter, in `filter`; scores below
+   * `threshold` left out, and the row `exclude`; ties by the seq of the
+   * write, earlier first. `rowCount`: rows of the index.
+   */
+  search(terms: readonly string[], rowCount: number, k: number, params: Bm25Parameters, filter: RowBitmap | null, threshold = -Infinity, exclude = -1): TextHits {
+    if (this.scores.length < rowCount) {
+      this.scores = new Float64Array(Math.max(rowCount, 2 * this.scores.length));
+      this.touched = new Int32Array(this.scores.length);
+    }
+    const scores = this.scores, touched = this.touched, rowOfDoc = this.rowOfDoc, lengthOf = this.lengthOf;
+    const n = this.docCount, avgdl = this.totalLength / n;
+    // tf + k1 * (1 - b + b * dl / avgdl) = tf + base + perLength * dl
+    const base = params.k1 * (1 - params.b), perLength = params.k1 * params.b / avgdl;
+    let matched = 0;
+    const words = filter?.words;
+    for (const term of terms) {
+      const length = this.encode(term);
+      const id = this.dictionary.find(this.key, length, hashBytes(this.key, length));
+      if (id < 0) continue;
+      const df = this.df[id];
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      this.postings.forEach(id, (doc, tf) => {
+        const row = rowOfDoc[doc];
+        if (row < 0 || row === exclude || (words !== undefined && (words[row >>> 5] & (1 << (row & 31))) === 0)) return;
+        if (scores[row] === 0) touched[matched++] = row;
+        scores[row] += idf * tf / (tf + base + perLength * lengthOf[doc]);
+      });
+    }
+    const hits = this.best(matched, k, threshold);
+    for (let i = 0; i < matched; i++) scores[touched[i]] = 0;
+    return { ...hits, matched };
+  }
+
+  /** The best `k` of the touched rows (scores at or above `threshold`), best first. */
+  private best(matched: number, k: number, threshold: number): { rows: Int32Array; scores: Float64Array } {
+    const scores = this.scores, touched = this.touched;
+    // A heap of the best so far, its worst on top: worse = lower score, or the same score written later.
+    const heap = new Int32Array(Math.min(k, matched));
+    let size = 0;
+    const worse = (a: number, b: number) => scores[a] < scores[b] || (scores[a] === scores[b] && this.seqOfRow(a) > this.seqOfRow(b));
+    const siftDown = (from: number) => {
+      let i = from;
+      for (;;) {
+        const l = 2 * i + 1, r = l + 1;
+        let top = i;
+        if (l < size && worse(heap[l], heap[top])) top = l;
+        if (r < size && worse(heap[r], heap[top])) top = r;
+        if (top === i) return;
+        [heap[i], heap[top]] = [heap[top], heap[i]];
+        i = top;
+      }
+    };
+    for (let t = 0; t < matched; t++) {
+      const row = touched[t];
+      if (!(scores[row] >= threshold)) continue;
+      if (size < heap.length) {
+        let i = size++;
+        heap[i] = row;
+        while (i > 0) {
+          const parent = (i - 1) >>> 1;
+          if (!worse(heap[i], heap[parent])) break;
+          [heap[i], heap[parent]] = [heap[parent], heap[i]];
+          i = parent;
+        }
+      } else if (size > 0 && worse(heap[0], row)) {
+        heap[0] = row;
+        siftDown(0);
+      }
+    }
+    const rows = new Int32Array(size), out = new Float64Array(size);
+    for (let i = size - 1; i >= 0; i--) {
+      rows[i] = heap[0];
+      out[i] = scores[heap[0]];
+      heap[0] = heap[--size];
+      siftDown(0);
+    }
+    return { rows, scores: out };
+  }
+
+  /** The seq of the write of the document at `row` (which has one). */
+  seqOfRow(row: number): number {
+    return this.seqOf[this.docOfRow[row]];
+  }
+
+  /** Document frequency of `term` (0 when no document holds it). */
+  documentFrequency(term: string): number {
+    const length = this.encode(term);
+    const id = this.dictionary.find(this.key, length, hashBytes(this.key, length));
+    return id < 0 ? 0 : this.df[id];
+  }
+
+  /** Every posting list rewritten without dead entries, documents numbered as their rows. */
+  private compact(rowCount: number): void {
+    const postings = new PostingPool();
+    let pairs = new Float64Array(64);
+    const limit = this.dictionary.idLimit;
+    for (let id = 0; id < limit; id++) {
+      if (this.df[id] === 0) continue;
+      // The live postings as row * TF_LIMIT + tf, sorted: the new list is in row order.
+      let n = 0;
+      if (pairs.length < this.entryCount[id]) pairs = new Float64Array(2 * this.entryCount[id]);
+      this.postings.forEach(id, (doc, tf) => {
+        const row = this.rowOfDoc[doc];
+        if (row >= 0) pairs[n++] = row * TF_LIMIT + tf;
+      });
+      const sorted = pairs.subarray(0, n).sort();
+      postings.start(id);
+      for (let i = 0; i < n; i++) postings.append(id, Math.floor(sorted[i] / TF_LIMIT), sorted[i] % TF_LIMIT);
+      this.entryCount[id] = n;
+    }
+    const lengthOf = new Uint32Array(Math.max(16, rowCount)), seqOf = new Float64Array(lengthOf.length);
+    const rowOfDoc = new Int32Array(lengthOf.length).fill(NO_DOC);
+    for (let row = 0; row < rowCount; row++) {
+      const doc = this.docOfRow[row];
+      if (doc === NO_DOC) continue;
+      lengthOf[row] = this.lengthOf[doc];
+      seqOf[row] = this.seqOf[doc];
+      rowOfDoc[row] = row;
+      this.docOfRow[row] = row;
+    }
+    this.postings = postings;
+    this.lengthOf = lengthOf;
+    this.seqOf = seqOf;
+    this.rowOfDoc = rowOfDoc;
+    this.docTop = rowCount;
+    this.deadEntries = 0;
+    this.deadListEntries = 0;
+  }
+
+  /** A stamp no term holds yet in listedBy. */
+  private nextStamp(): number {
+    if (++this.stamp === 0xffffffff) {
+      this.listedBy.fill(0);
+      this.stamp = 1;
+    }
+    return this.stamp;
+  }
+
+  /** The UTF-8 bytes of `term` into `key`; their length. */
+  private encode(term: string): number {
+    if (this.key.length < term.length * 3) this.key = new Uint8Array(term.length * 3);
+    return writeUtf8(term, this.key, 0);
+  }
+
+  private ensureTerms(limit: number): void {
+    if (limit <= this.df.length) return;
+    this.df = grown(this.df, limit);
+    this.entryCount = grown(this.entryCount, limit);
+    this.listedBy = grown(this.listedBy, limit);
+    this.countIn = grown(this.countIn, limit);
+  }
+
+  private ensureRows(rows: number): void {
+    if (rows > this.docOfRow.length) this.docOfRow = grown(this.docOfRow, rows, NO_DOC);
+  }
+}

@@ -1,0 +1,139 @@
+// The texts of a VectorIndex's rows: each text's JSON string literal as
+// bytes (a MetadataArena record without entries, so answers write it as it
+// is) and the inverted index over its terms (TextIndex), kept in step. Rows
+// are the index's dense rows; deleting row r moves the last row into r.
+
+import { JsonBytes, type TextJson } from '../metadata/metadata-json.js';
+import { MetadataArena } from '../metadata/metadata-arena.js';
+import { analyze, type AnalyzerName } from './analyzer.js';
+import { TextIndex, type TextHits } from './text-index.js';
+
+/** A text checked and analysed by a plan, ready to write. */
+export interface PreparedText {
+  /** JSON.stringify(text). */
+  readonly literal: string;
+  /** UTF-8 bytes of the literal. */
+  readonly literalBytes: number;
+  readonly terms: readonly string[];
+}
+
+/** Bytes a term can add at most, beside twice its bytes: its slots in the dictionary and the per-term arrays, each at its emptiest after a doubling. */
+const TERM_BYTES_UPPER = 112;
+/** Bytes a posting (4 + 2) can take at most: its block and the slab each at their emptiest after a doubling. */
+const POSTING_BYTES_UPPER = 24;
+/** A document's row-table and per-document entries (arena 16, index 20), doubled. */
+const DOCUMENT_BYTES_UPPER = 72;
+/** The largest chunk the arena opens for small records. */
+const CHUNK_BYTES_UPPER = 1024 * 1024;
+const NO_ENTRIES = new Uint32Array(0);
+
+export class TextStore {
+  private readonly arena = new MetadataArena();
+  /** Made by the first text, so a session without any holds nothing here. */
+  private indexOrNull: TextIndex | null = null;
+  /** The analyzer of the texts stored (the session's, once locked). */
+  analyzer: AnalyzerName = 'standard';
+
+  private get index(): TextIndex {
+    if (this.indexOrNull === null) this.indexOrNull = new TextIndex();
+    return this.indexOrNull;
+  }
+
+  /** Bytes held: the arena and its row table, the dictionary, the postings, the per-document arrays. */
+  get byteLength(): number {
+    return this.arena.byteLength + (this.indexOrNull?.byteLength ?? 0);
+  }
+
+  /** Bytes of the inverted index alone: dictionary, postings, per-document arrays. */
+  get indexByteLength(): number {
+    return this.indexOrNull?.byteLength ?? 0;
+  }
+
+  /** Distinct terms of the index. */
+  get termCount(): number {
+    return this.indexOrNull?.termCount ?? 0;
+  }
+
+  /** Texts with at least one term (BM25's N). */
+  get documentCount(): number {
+    return this.indexOrNull?.docCount ?? 0;
+  }
+
+  /** TextIndex.search, nothing before the first text. */
+  search(...args: Parameters<TextIndex['search']>): TextHits {
+    return this.indexOrNull?.search(...args) ?? { rows: new Int32Array(0), scores: new Float64Array(0), matched: 0 };
+  }
+
+  /** UTF-8 bytes of the stored texts as JSON string literals. */
+  get jsonBytes(): number {
+    return this.arena.jsonBytes;
+  }
+
+  has(row: number): boolean {
+    return this.arena.has(row);
+  }
+
+  /** UTF-8 bytes of the row's text as a JSON string literal (0 without one). */
+  jsonLength(row: number): number {
+    return this.arena.has(row) ? this.arena.jsonBytesOf(row).length : 0;
+  }
+
+  /** The row's text as its JSON bytes (a view that stays as it is now), or null. */
+  json(row: number): TextJson | null {
+    return this.arena.has(row) ? new JsonBytes<string>(this.arena.jsonBytesOf(row)) : null;
+  }
+
+  /** The most bytes writing `text` can add. */
+  static upperBytes(text: PreparedText): number {
+    let termBytes = 0;
+    for (const term of text.terms) termBytes += term.length * 3;
+    return text.literalBytes + DOCUMENT_BYTES_UPPER + text.terms.length * (TERM_BYTES_UPPER + POSTING_BYTES_UPPER) + 2 * termBytes;
+  }
+
+  /** Bytes a change can add however small, besides upperBytes: a new chunk of the arena. */
+  static readonly changeBytesUpper = CHUNK_BYTES_UPPER;
+
+  /** Analyse `text` with the store's analyzer. */
+  terms(text: string): string[] {
+    return analyze(this.analyzer, text);
+  }
+
+  /** Replace the text of `row` with `text` (null: none), written at `seq`. `rowCount`: rows of the index. */
+  set(row: number, text: PreparedText | null, seq: number, rowCount: number): void {
+    this.drop(row);
+    if (text !== null) {
+      this.arena.write(row, text.literal, text.literalBytes, NO_ENTRIES, 0);
+      this.index.add(row, text.terms, seq);
+    }
+    this.settle(rowCount);
+  }
+
+  /** Delete the text of `row`, moving that of `last` (the index's last row) into it. */
+  remove(row: number, last: number): void {
+    this.drop(row);
+    if (row !== last && this.arena.has(last)) {
+      this.arena.move(last, row);
+      this.indexOrNull?.move(last, row);
+    }
+    this.settle(last);
+  }
+
+  clear(): void {
+    this.arena.clear();
+    this.indexOrNull = null;
+  }
+
+  private drop(row: number): void {
+    if (!this.arena.has(row)) return;
+    if (this.indexOrNull?.has(row)) this.index.remove(row, this.terms(JSON.parse(this.arena.json(row)) as string));
+    this.arena.free(row);
+  }
+
+  private settle(rowCount: number): void {
+    if (this.arena.jsonBytes === 0) this.clear();
+    else {
+      this.arena.compactStep(rowCount);
+      this.indexOrNull?.settle(rowCount);
+    }
+  }
+}
