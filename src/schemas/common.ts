@@ -35,7 +35,7 @@ export const DimensionsSchema = v.pipe(
   v.description('Vector length; fixed by the first add until POST /index/reset.'),
 );
 
-export { ComponentSchema, VectorSchema } from './vector.js';
+export { VectorSchema } from './vector.js';
 
 /** valibot path items for an issue inside a checked object, so the error names the offending field. */
 function pathItems(input: unknown, path: JsonPath) {

@@ -222,5 +222,3 @@ export const PatchMetadataResponseSchema = withSession(['dbOpenMs', 'patchMetada
 });
 export const ImportResponseSchema = withSession(['dbOpenMs', 'importReadMs', 'capacityCheckMs', 'importEncodeMs', 'importMs'], { mutation: UpsertMutationSchema });
 
-export type SessionView = v.InferOutput<typeof SessionSchema>;
-export type SearchHit = v.InferOutput<typeof SearchHitSchema>;

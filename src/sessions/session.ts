@@ -147,4 +147,3 @@ export class Session {
     };
   }
 }
-export type SessionView = ReturnType<Session['view']>;
