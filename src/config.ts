@@ -1,15 +1,21 @@
 // Every limit and default of the service, read from the environment once.
 // GET /limits, request validation, the OpenAPI document and the README table
 // all read this module, so a limit is written down in exactly one place.
+import { relaxedSimdSupported } from './kernel/relaxed-simd.js';
 
 export type Metric = 'cosine' | 'l2';
 export const METRICS = ['cosine', 'l2'] as const;
 export const VECTOR_TYPES = ['float32', 'int8'] as const;
 export type VectorType = (typeof VECTOR_TYPES)[number];
-export const BACKEND = 'wasm-simd128';
 /** How a session's texts become terms (src/index/text/analyzer.ts); fixed by the first add with text. */
 export const ANALYZERS = ['standard', 'english'] as const;
 export type AnalyzerName = (typeof ANALYZERS)[number];
+/** KERNEL_BUILD: which kernel build answers searches. */
+export const KERNEL_BUILDS = ['auto', 'simd128', 'relaxed'] as const;
+export type KernelBuild = (typeof KERNEL_BUILDS)[number];
+/** The builds as sessions, /limits and LocalIndex name them. */
+export const BACKENDS = ['wasm-simd128', 'wasm-relaxed-simd'] as const;
+export type Backend = (typeof BACKENDS)[number];
 export const FSYNC_MODES = ['never', 'always'] as const;
 export type FsyncMode = (typeof FSYNC_MODES)[number];
 
@@ -101,6 +107,7 @@ export interface Config {
   maxAnswerBytes: number;
   kernelThreads: number;
   persistenceJobs: number;
+  kernelBuild: KernelBuild;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -140,6 +147,7 @@ export const CONFIG_VARIABLES = [
   ['SHUTDOWN_DRAIN_MS', 'shutdownDrainMs', 10_000, 'after SIGTERM: time answers in flight get to finish sending before the remaining connections are closed and the process exits 0'],
   ['KERNEL_THREADS', 'kernelThreads', defaultKernelThreads(), 'threads that run large searches beside the event loop (work queued per session, served in turn); 1 runs every search on the event loop'],
   ['PERSISTENCE_JOBS', 'persistenceJobs', 2, 'with DATA_DIR: session logs reopened, compacted or rewritten at once (each holds up to about 8 MiB of buffers, counted in the memory budget); the rest wait their turn'],
+  ['KERNEL_BUILD', 'kernelBuild', 'auto', 'the kernel build that answers searches (/limits `backend`): `simd128` runs everywhere; `relaxed` fuses each multiply-add (relaxed SIMD: Node 22 or later, Node 20 only with `--experimental-wasm-relaxed-simd`; elsewhere the server refuses to start); `auto` is `simd128`, as the relaxed build measured slower on AMD Zen (docs/performance.md)'],
   ['MAX_ANSWER_BYTES', 'maxAnswerBytes', 32 * 1024 * 1024, 'bytes of one answer of search, search-many, get-many or list (estimated before it is written; larger ones are streamed in pieces); past it 400 ANSWER_TOO_LARGE'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
@@ -218,6 +226,7 @@ export function loadConfig(
     throw new ConfigError(`KERNEL_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.kernelThreads}`);
   }
   if (final.persistenceJobs < 1) throw new ConfigError(`PERSISTENCE_JOBS must be at least 1, got ${final.persistenceJobs}`);
+  checkKernelBuild(final.kernelBuild);
   if (final.maxTextBytes > SPEC_LIMITS.maxTextBytesCap) {
     throw new ConfigError(`MAX_TEXT_BYTES must be at most ${SPEC_LIMITS.maxTextBytesCap}, got ${final.maxTextBytes}`);
   }
@@ -225,6 +234,27 @@ export function loadConfig(
     throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);
   }
   return Object.freeze(final);
+}
+
+/**
+ * The build KERNEL_BUILD runs. `auto` is simd128 on every engine: on the CPU
+ * measured (AMD EPYC, Zen) the fused multiply-add made search-many slower
+ * (1.03 to 1.18x) and one query no faster (0.93 to 1.07x; docs/performance.md).
+ * The choice depends on no timing, so scores never change between restarts.
+ */
+export function backendFor(kernelBuild: KernelBuild): Backend {
+  return kernelBuild === 'relaxed' ? 'wasm-relaxed-simd' : 'wasm-simd128';
+}
+
+/** A KERNEL_BUILD this engine can run, or ConfigError. */
+function checkKernelBuild(kernelBuild: string): void {
+  if (!(KERNEL_BUILDS as readonly string[]).includes(kernelBuild)) {
+    throw new ConfigError(`KERNEL_BUILD must be one of ${KERNEL_BUILDS.join(', ')}, got "${kernelBuild}"`);
+  }
+  if (kernelBuild === 'relaxed' && !relaxedSimdSupported()) {
+    const engine = (globalThis as { process?: { version?: string } }).process?.version;
+    throw new ConfigError(`KERNEL_BUILD=relaxed: this engine${engine ? ` (Node ${engine})` : ''} does not run WebAssembly relaxed SIMD; use Node 22 or later (Node 20: node --experimental-wasm-relaxed-simd), or KERNEL_BUILD=auto`);
+  }
 }
 
 /**
@@ -297,7 +327,7 @@ export function publicLimits(config: Config) {
     metrics: [...METRICS],
     vectorTypes: [...VECTOR_TYPES],
     defaultMetric: SPEC_LIMITS.defaultMetric,
-    backend: BACKEND,
+    backend: backendFor(config.kernelBuild),
     corsOrigins: corsOriginList(config.corsOrigins),
     admission: {
       maxConnections: config.maxConnections,

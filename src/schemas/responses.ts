@@ -2,7 +2,7 @@
 // these (src/openapi/), and the conformance test checks every real response
 // against what the document declares.
 import * as v from 'valibot';
-import { ANALYZERS, BACKEND, METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../config.js';
+import { ANALYZERS, BACKENDS, METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../config.js';
 import { CountSchema, JsonObjectSchema, metricsSchema, SessionSchema } from './envelope.js';
 
 const IdSchema = v.string();
@@ -46,7 +46,7 @@ export const LimitsSchema = v.pipe(v.strictObject({
   metrics: v.array(v.picklist(METRICS)),
   vectorTypes: v.array(v.picklist(VECTOR_TYPES)),
   defaultMetric: v.picklist(METRICS),
-  backend: v.literal(BACKEND),
+  backend: v.pipe(v.picklist(BACKENDS), v.description('The kernel build that answers searches (KERNEL_BUILD).')),
   corsOrigins: v.pipe(v.array(v.string()), v.description('Origins whose web pages may call the service (CORS_ORIGINS); ["*"]: any.')),
   admission: v.pipe(v.strictObject({
     maxConnections: CountSchema,

@@ -10,6 +10,8 @@ import { ApiError, pointer } from '../errors.js';
 import { exportText } from '../export/format.js';
 import { ImportReader, prepareImport } from '../export/import-reader.js';
 import { VectorIndex, type ListedVector, type SearchHit } from '../index/vector-index.js';
+import { backendOf } from '../kernel/kernel-module.js';
+import { relaxedSimdSupported } from '../kernel/relaxed-simd.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import { requestSchemas, type RequestSchemas } from '../schemas/index.js';
 import { patchedMetadata } from '../schemas/patched-metadata.js';
@@ -53,6 +55,8 @@ export class LocalIndex {
     private readonly index: VectorIndex,
     readonly kernelSource: KernelSource,
     private readonly schemas: RequestSchemas,
+    /** The kernel build it runs: the server's, or wasm-simd128 where this engine cannot run the relaxed one (docs/api.md). */
+    readonly backend: t.Backend,
   ) {}
 
   /** Load the kernel and make an empty index. */
@@ -62,13 +66,13 @@ export class LocalIndex {
     const schemas = options.limits ? requestSchemas(config) : defaultSchemas;
     const index = new VectorIndex(module, options.maxVectors ?? config.maxVectorsPerSession);
     index.maxTextBytes = config.maxTextBytes;
-    return new LocalIndex(index, source, schemas);
+    return new LocalIndex(index, source, schemas, backendOf(module));
   }
 
   get size(): number { return this.index.size; }
   get maxVectors(): number { return this.index.maxVectors; }
   get config(): t.SessionConfig & { initialized: boolean } {
-    return { ...this.index.getConfig(), backend: 'wasm-simd128', initialized: this.index.initialized };
+    return { ...this.index.getConfig(), backend: this.backend, initialized: this.index.initialized };
   }
 
   has(id: string): boolean { return this.index.has(id); }
@@ -283,17 +287,40 @@ function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOut
 /** What to pass when the kernel cannot be found where this module is. */
 const KERNEL_HINT = 'pass LocalIndex.load({ wasmUrl: \'<server>/kernel.wasm\' }) or { wasm: <its bytes or a WebAssembly.Module> }';
 
-/** Any failure to get or compile the kernel is KERNEL_UNAVAILABLE, saying where it looked and what to pass. */
+/** The simd128 build, which the server serves beside /kernel.wasm for engines without relaxed SIMD. */
+const SIMD128_KERNEL = './kernel.simd128.wasm';
+
+/**
+ * Any failure to get or compile the kernel is KERNEL_UNAVAILABLE, saying where
+ * it looked and what to pass. A kernel this engine cannot compile, where the
+ * engine lacks relaxed SIMD, is the relaxed build: the simd128 build beside it
+ * is loaded instead.
+ */
 async function loadKernel(options: LocalIndexOptions): Promise<{ module: WebAssembly.Module; source: KernelSource }> {
   let where = 'the given bytes';
+  const lacksRelaxedSimd = (err: unknown) => err instanceof WebAssembly.CompileError && !relaxedSimdSupported();
   try {
     const { wasm } = options;
     if (wasm instanceof WebAssembly.Module) return { module: wasm, source: 'module' };
-    if (wasm) return { module: await WebAssembly.compile(wasm as BufferSource), source: 'bytes' };
+    if (wasm) {
+      try {
+        return { module: await WebAssembly.compile(wasm as BufferSource), source: 'bytes' };
+      } catch (err) {
+        if (lacksRelaxedSimd(err)) throw new Error(`${(err as Error).message}: this engine lacks relaxed SIMD, pass the simd128 build (/kernel.simd128.wasm)`, { cause: err });
+        throw err;
+      }
+    }
     where = String(options.wasmUrl ?? `./kernel.wasm beside ${import.meta.url}`);
     const url = new URL(options.wasmUrl ?? './kernel.wasm', import.meta.url);
     where = url.href;
-    return await fetchKernel(url);
+    try {
+      return await fetchKernel(url);
+    } catch (err) {
+      if (!lacksRelaxedSimd(err)) throw err;
+      const simd128 = new URL(SIMD128_KERNEL, url);
+      where = `${url.href}, which needs relaxed SIMD, then ${simd128.href}`;
+      return await fetchKernel(simd128);
+    }
   } catch (err) {
     if (err instanceof TempvecError) throw err;
     const why = (err as { code?: string })?.code ?? (err as Error)?.message ?? String(err);

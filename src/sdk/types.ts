@@ -7,7 +7,7 @@ export type Metric = 'cosine' | 'l2';
 /** How texts become terms for keyword search (fixed by a session's first add with text). */
 export type Analyzer = 'standard' | 'english';
 /** The kernel the server and LocalIndex run. */
-export type Backend = 'wasm-simd128';
+export type Backend = 'wasm-simd128' | 'wasm-relaxed-simd';
 
 /** Every code the server answers with (src/errors.ts; types-check.ts keeps them equal). */
 export type ServerErrorCode =

@@ -63,7 +63,7 @@ describe('GET /openapi.json', () => {
 
   it('requires the bearer scheme exactly on the routes that need a token', async () => {
     expect(doc.components.securitySchemes.bearerAuth).to.include({ type: 'http', scheme: 'bearer' });
-    const open = ['get /', 'get /openapi.json', 'get /limits', 'get /sdk.js', 'get /sdk.d.ts', 'get /kernel.wasm', 'post /token', 'get /healthz', 'get /readyz', 'get /metrics'];
+    const open = ['get /', 'get /openapi.json', 'get /limits', 'get /sdk.js', 'get /sdk.d.ts', 'get /kernel.wasm', 'get /kernel.simd128.wasm', 'post /token', 'get /healthz', 'get /readyz', 'get /metrics'];
     for (const [path, ops] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) {
         const expected = open.includes(`${method} ${path}`) ? [] : [{ bearerAuth: [] }];

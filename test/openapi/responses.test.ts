@@ -41,6 +41,7 @@ const SUCCESS: Case[] = [
   ['GET', '/sdk.js'],
   ['GET', '/sdk.d.ts'],
   ['GET', '/kernel.wasm'],
+  ['GET', '/kernel.simd128.wasm'],
   ['GET', '/healthz'],
   ['GET', '/readyz'],
   ['GET', '/metrics'],
