@@ -20,7 +20,7 @@ import { jsonText, utf8Length, type JsonText } from './json-size.js';
 import { decodeCursor, encodeCursor, newEpoch } from './list-cursor.js';
 import { JsonBytes, MetadataJson, type TextJson } from './metadata/metadata-json.js';
 import { MetadataStore } from './metadata/metadata-store.js';
-import { analyze } from './text/analyzer.js';
+import { analyze, termBytes } from './text/analyzer.js';
 import { fuse, type ArmHit, type Fusion } from './text/fusion.js';
 import { TextStore, type PreparedText } from './text/text-store.js';
 
@@ -438,7 +438,7 @@ export class VectorIndex {
       }
       analyzer ??= options.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
       const literal = JSON.stringify(text);
-      const prepared: PreparedText = { literal, literalBytes: utf8Length(literal), terms: analyze(analyzer, text) };
+      const prepared: PreparedText = { literal, literalBytes: utf8Length(literal), terms: termBytes(analyzer, text) };
       texts[i] = prepared;
       textBytesAdded += TextStore.upperBytes(prepared);
     }

@@ -60,6 +60,44 @@ export function segmenterWords(text: string): string[] {
 
 /** The ASCII fast path alone: the words of an ASCII `text` (lower case, no colon: normalized). */
 export function asciiWords(text: string, out: string[] = []): string[] {
+  scanAscii(text, (start, end) => {
+    out.push(text.slice(start, end));
+  });
+  return out;
+}
+
+/**
+ * A text's terms under `name` as UTF-8, joined by "\n" (no term holds
+ * whitespace), and how many: what the inverted index reads. Standard ASCII
+ * text goes from its characters to these bytes with no string per term.
+ */
+export function termBytes(name: AnalyzerName, text: string): { bytes: Uint8Array; count: number } {
+  if (name === 'standard') {
+    const folded = normalized(text);
+    if (!NON_ASCII.test(folded)) return asciiTermBytes(folded);
+  }
+  const terms = analyze(name, text);
+  return { bytes: utf8Out.encode(terms.join('\n')), count: terms.length };
+}
+
+const utf8Out = new TextEncoder();
+
+function asciiTermBytes(text: string): { bytes: Uint8Array; count: number } {
+  // Terms and separators take at most the text's length, plus a separator per cut of a long term.
+  const bytes = new Uint8Array(text.length + Math.ceil(text.length / MAX_TOKEN_CHARS) + 1);
+  let at = 0, count = 0;
+  scanAscii(text, (start, end) => {
+    for (let from = start; from < end; from += MAX_TOKEN_CHARS) {
+      if (count > 0) bytes[at++] = 0x0a;
+      for (let i = from, stop = Math.min(end, from + MAX_TOKEN_CHARS); i < stop; i++) bytes[at++] = text.charCodeAt(i);
+      count++;
+    }
+  });
+  return { bytes: bytes.subarray(0, at), count };
+}
+
+/** Call `word` with the bounds of each word of an ASCII `text` (normalized), in order. */
+function scanAscii(text: string, word: (start: number, end: number) => void): void {
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -88,21 +126,21 @@ export function asciiWords(text: string, out: string[] = []): string[] {
       cls = after;
       i += 2;
     }
-    if (alnum) out.push(text.slice(start, i));
+    if (alnum) word(start, i);
   }
-  return out;
 }
 
 const LETTER = 0, DIGIT = 1, UNDERSCORE = 2, MID_NUM_LET = 3, MID_NUM = 4, OTHER = 5;
 
-function asciiClass(c: number): number {
-  if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a)) return LETTER;
-  if (c >= 0x30 && c <= 0x39) return DIGIT;
-  if (c === 0x5f) return UNDERSCORE;
-  if (c === 0x2e || c === 0x27) return MID_NUM_LET;
-  if (c === 0x2c || c === 0x3b) return MID_NUM;
-  return OTHER;
-}
+/** The UAX #29 class of each ASCII code (letters of both cases, as a lookup: the scan's inner loop). */
+const ASCII_CLASS = new Uint8Array(128).fill(OTHER);
+for (let c = 0; c < 26; c++) ASCII_CLASS[0x61 + c] = ASCII_CLASS[0x41 + c] = LETTER;
+for (let c = 0x30; c <= 0x39; c++) ASCII_CLASS[c] = DIGIT;
+ASCII_CLASS[0x5f] = UNDERSCORE;
+ASCII_CLASS[0x2e] = ASCII_CLASS[0x27] = MID_NUM_LET;
+ASCII_CLASS[0x2c] = ASCII_CLASS[0x3b] = MID_NUM;
+
+const asciiClass = (c: number) => ASCII_CLASS[c];
 
 const NON_ASCII = /[\u0080-\uffff]/;
 const WHITESPACE = /[\t\n\v\f\r ]+/;

@@ -20,7 +20,6 @@
 // query term is scored, in float64.
 
 import type { RowBitmap } from '../bitmap.js';
-import { writeUtf8 } from '../json-size.js';
 import { ByteDictionary, hashBytes } from '../metadata/byte-dictionary.js';
 import { grown } from '../metadata/typed-arrays.js';
 import { PostingPool } from './posting-pool.js';
@@ -32,6 +31,20 @@ export interface TextHits {
   /** Documents holding at least one query term that passed the filter. */
   matched: number;
 }
+
+/**
+ * A text's terms in order (repeats kept) as UTF-8 joined by "\n" (no term
+ * holds whitespace), and how many (analyzer.ts termBytes): a batch's texts
+ * wait for their write as bytes, not as arrays of strings (which would
+ * outlive the young generation and slow every collection).
+ */
+export interface JoinedTerms {
+  readonly bytes: Uint8Array;
+  readonly count: number;
+}
+
+const utf8 = new TextEncoder();
+const NEWLINE = 0x0a;
 
 export interface Bm25Parameters {
   k1: number;
@@ -96,8 +109,8 @@ export class TextIndex {
   }
 
   /** Index `terms` (a text's, in order, repeats kept) as the document of `row` (which has none), written at `seq`. */
-  add(row: number, terms: readonly string[], seq: number): void {
-    if (terms.length === 0) return;
+  add(row: number, terms: JoinedTerms, seq: number): void {
+    if (terms.count === 0) return;
     const doc = this.docTop++;
     if (doc >= this.rowOfDoc.length) {
       this.rowOfDoc = grown(this.rowOfDoc, doc + 1);
@@ -106,15 +119,17 @@ export class TextIndex {
     }
     this.ensureRows(row + 1);
     this.rowOfDoc[doc] = row;
-    this.lengthOf[doc] = terms.length;
+    this.lengthOf[doc] = terms.count;
     this.seqOf[doc] = seq;
     this.docOfRow[row] = doc;
     this.docCount++;
-    this.totalLength += terms.length;
+    this.totalLength += terms.count;
     const stamp = this.nextStamp();
     let distinct = 0;
-    for (const term of terms) {
-      const length = this.encode(term);
+    const bytes = terms.bytes;
+    for (let start = 0, end = 0; start < bytes.length; start = end + 1) {
+      end = this.nextTerm(bytes, start);
+      const length = end - start;
       const hash = hashBytes(this.key, length);
       let id = this.dictionary.find(this.key, length, hash);
       if (id < 0) {
@@ -143,7 +158,7 @@ export class TextIndex {
   }
 
   /** Drop the document of `row`; `terms` are its text's terms, analysed again (the index keeps no forward list). */
-  remove(row: number, terms: readonly string[]): void {
+  remove(row: number, terms: JoinedTerms): void {
     if (!this.has(row)) return;
     const doc = this.docOfRow[row];
     this.docOfRow[row] = NO_DOC;
@@ -151,8 +166,10 @@ export class TextIndex {
     this.docCount--;
     this.totalLength -= this.lengthOf[doc];
     const stamp = this.nextStamp();
-    for (const term of terms) {
-      const length = this.encode(term);
+    const bytes = terms.bytes;
+    for (let start = 0, end = 0; start < bytes.length; start = end + 1) {
+      end = this.nextTerm(bytes, start);
+      const length = end - start;
       const id = this.dictionary.find(this.key, length, hashBytes(this.key, length));
       if (id < 0 || this.listedBy[id] === stamp) continue;
       this.listedBy[id] = stamp;
@@ -332,7 +349,17 @@ export class TextIndex {
   /** The UTF-8 bytes of `term` into `key`; their length. */
   private encode(term: string): number {
     if (this.key.length < term.length * 3) this.key = new Uint8Array(term.length * 3);
-    return writeUtf8(term, this.key, 0);
+    return utf8.encodeInto(term, this.key).written;
+  }
+
+  /** Copy the term of `from` (joined terms) starting at `start` into `key`; where it ends (a newline, or the end). */
+  private nextTerm(from: Uint8Array, start: number): number {
+    let end = start;
+    while (end < from.length && from[end] !== NEWLINE) end++;
+    if (this.key.length < end - start) this.key = new Uint8Array(2 * (end - start));
+    const key = this.key;
+    for (let i = start; i < end; i++) key[i - start] = from[i];
+    return end;
   }
 
   private ensureTerms(limit: number): void {
