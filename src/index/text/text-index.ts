@@ -46,6 +46,13 @@ export interface JoinedTerms {
 const utf8 = new TextEncoder();
 const NEWLINE = 0x0a;
 
+/** Where the term of joined terms `bytes` starting at `start` ends (a newline, or the end). */
+function termEnd(bytes: Uint8Array, start: number): number {
+  let end = start;
+  while (end < bytes.length && bytes[end] !== NEWLINE) end++;
+  return end;
+}
+
 export interface Bm25Parameters {
   k1: number;
   b: number;
@@ -128,12 +135,12 @@ export class TextIndex {
     let distinct = 0;
     const bytes = terms.bytes;
     for (let start = 0, end = 0; start < bytes.length; start = end + 1) {
-      end = this.nextTerm(bytes, start);
+      end = termEnd(bytes, start);
       const length = end - start;
-      const hash = hashBytes(this.key, length);
-      let id = this.dictionary.find(this.key, length, hash);
+      const hash = hashBytes(bytes, length, start);
+      let id = this.dictionary.find(bytes, length, hash, start);
       if (id < 0) {
-        id = this.dictionary.add(this.key, length, hash);
+        id = this.dictionary.add(bytes, length, hash, start);
         this.ensureTerms(this.dictionary.idLimit);
         this.df[id] = 0;
         this.entryCount[id] = 0;
@@ -168,9 +175,9 @@ export class TextIndex {
     const stamp = this.nextStamp();
     const bytes = terms.bytes;
     for (let start = 0, end = 0; start < bytes.length; start = end + 1) {
-      end = this.nextTerm(bytes, start);
+      end = termEnd(bytes, start);
       const length = end - start;
-      const id = this.dictionary.find(this.key, length, hashBytes(this.key, length));
+      const id = this.dictionary.find(bytes, length, hashBytes(bytes, length, start), start);
       if (id < 0 || this.listedBy[id] === stamp) continue;
       this.listedBy[id] = stamp;
       this.liveEntries--;
@@ -352,15 +359,7 @@ export class TextIndex {
     return utf8.encodeInto(term, this.key).written;
   }
 
-  /** Copy the term of `from` (joined terms) starting at `start` into `key`; where it ends (a newline, or the end). */
-  private nextTerm(from: Uint8Array, start: number): number {
-    let end = start;
-    while (end < from.length && from[end] !== NEWLINE) end++;
-    if (this.key.length < end - start) this.key = new Uint8Array(2 * (end - start));
-    const key = this.key;
-    for (let i = start; i < end; i++) key[i - start] = from[i];
-    return end;
-  }
+
 
   private ensureTerms(limit: number): void {
     if (limit <= this.df.length) return;
