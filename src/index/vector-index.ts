@@ -437,8 +437,10 @@ export class VectorIndex {
         });
       }
       analyzer ??= options.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
+      // UTF-8 is as long as UTF-16 only for ASCII: then the literal is ASCII too, and the analyzer can skip its checks.
+      const ascii = bytes === text.length;
       const literal = JSON.stringify(text);
-      const prepared: PreparedText = { literal, literalBytes: utf8Length(literal), terms: termBytes(analyzer, text) };
+      const prepared: PreparedText = { literal, literalBytes: ascii ? literal.length : utf8Length(literal), terms: termBytes(analyzer, text, ascii) };
       texts[i] = prepared;
       textBytesAdded += TextStore.upperBytes(prepared);
     }

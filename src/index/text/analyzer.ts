@@ -67,24 +67,57 @@ export function asciiWords(text: string, out: string[] = []): string[] {
 }
 
 /**
+ * Byte ranges of 64 KiB chunks, never handed out twice: a batch's term bytes
+ * take an ArrayBuffer a chunk, not one a text (each of which costs the
+ * collector); a chunk lives while a range of it is held.
+ */
+class ByteChunks {
+  private chunk = new Uint8Array(0);
+  private used = 0;
+
+  /** `length` bytes, zeroed. */
+  take(length: number): Uint8Array {
+    if (this.used + length > this.chunk.length) {
+      this.chunk = new Uint8Array(Math.max(CHUNK_BYTES, length));
+      this.used = 0;
+    }
+    this.used += length;
+    return this.chunk.subarray(this.used - length, this.used);
+  }
+
+  /** Of the range take() gave last (`taken` bytes), keep the first `kept`; the rest goes back. */
+  keep(taken: Uint8Array, kept: number): Uint8Array {
+    this.used -= taken.length - kept;
+    return taken.subarray(0, kept);
+  }
+}
+
+const CHUNK_BYTES = 64 * 1024;
+const chunks = new ByteChunks();
+
+/**
  * A text's terms under `name` as UTF-8, joined by "\n" (no term holds
  * whitespace), and how many: what the inverted index reads. Standard ASCII
  * text goes from its characters to these bytes with no string per term.
+ * `ascii`: the caller knows `text` is ASCII.
  */
-export function termBytes(name: AnalyzerName, text: string): { bytes: Uint8Array; count: number } {
+export function termBytes(name: AnalyzerName, text: string, ascii = !NON_ASCII.test(text)): { bytes: Uint8Array; count: number } {
+  if (name === 'standard' && ascii) return asciiTermBytes(asciiNormalized(text));
   if (name === 'standard') {
     const folded = normalized(text);
     if (!NON_ASCII.test(folded)) return asciiTermBytes(folded);
   }
   const terms = analyze(name, text);
-  return { bytes: utf8Out.encode(terms.join('\n')), count: terms.length };
+  const joined = terms.join('\n');
+  const taken = chunks.take(3 * joined.length);
+  return { bytes: chunks.keep(taken, utf8Out.encodeInto(joined, taken).written), count: terms.length };
 }
 
 const utf8Out = new TextEncoder();
 
 function asciiTermBytes(text: string): { bytes: Uint8Array; count: number } {
   // Terms and separators take at most the text's length, plus a separator per cut of a long term.
-  const bytes = new Uint8Array(text.length + Math.ceil(text.length / MAX_TOKEN_CHARS) + 1);
+  const bytes = chunks.take(text.length + Math.ceil(text.length / MAX_TOKEN_CHARS) + 1);
   let at = 0, count = 0;
   scanAscii(text, (start, end) => {
     for (let from = start; from < end; from += MAX_TOKEN_CHARS) {
@@ -93,7 +126,7 @@ function asciiTermBytes(text: string): { bytes: Uint8Array; count: number } {
       count++;
     }
   });
-  return { bytes: bytes.subarray(0, at), count };
+  return { bytes: chunks.keep(bytes, at), count };
 }
 
 /** Call `word` with the bounds of each word of an ASCII `text` (normalized), in order. */
@@ -152,8 +185,10 @@ const DIACRITICS = /[\u0300-\u036f]/g;
 const LETTER_OR_NUMBER = /[\p{L}\p{N}]/u;
 const EMOJI = /[\p{Extended_Pictographic}\u{1f1e6}-\u{1f1ff}]/u;
 
+const asciiNormalized = (text: string) => text.toLowerCase().replace(COLON, ' ');
+
 function normalized(text: string): string {
-  if (!NON_ASCII.test(text)) return text.toLowerCase().replace(COLON, ' ');
+  if (!NON_ASCII.test(text)) return asciiNormalized(text);
   const folded = text.normalize('NFKC').toLowerCase().replace(QUOTE, '\'').replace(COLON, ' ').replace(VARIATION_SELECTORS, '');
   return folded.normalize('NFD').replace(DIACRITICS, '').normalize('NFC');
 }
