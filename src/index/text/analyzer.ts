@@ -102,11 +102,8 @@ const chunks = new ByteChunks();
  * `ascii`: the caller knows `text` is ASCII.
  */
 export function termBytes(name: AnalyzerName, text: string, ascii = !NON_ASCII.test(text)): { bytes: Uint8Array; count: number } {
-  if (name === 'standard' && ascii) return asciiTermBytes(asciiNormalized(text));
-  if (name === 'standard') {
-    const folded = normalized(text);
-    if (!NON_ASCII.test(folded)) return asciiTermBytes(folded);
-  }
+  const folded = ascii ? asciiNormalized(text) : normalized(text);
+  if (ascii || !NON_ASCII.test(folded)) return asciiTermBytes(folded, name === 'english');
   const terms = analyze(name, text);
   const joined = terms.join('\n');
   const taken = chunks.take(3 * joined.length);
@@ -115,14 +112,19 @@ export function termBytes(name: AnalyzerName, text: string, ascii = !NON_ASCII.t
 
 const utf8Out = new TextEncoder();
 
-function asciiTermBytes(text: string): { bytes: Uint8Array; count: number } {
+/** termBytes of a normalized ASCII `text`; `english`: each piece through englishTerm (whose stems are never longer). */
+function asciiTermBytes(text: string, english: boolean): { bytes: Uint8Array; count: number } {
   // Terms and separators take at most the text's length, plus a separator per cut of a long term.
   const bytes = chunks.take(text.length + Math.ceil(text.length / MAX_TOKEN_CHARS) + 1);
   let at = 0, count = 0;
   scanAscii(text, (start, end) => {
     for (let from = start; from < end; from += MAX_TOKEN_CHARS) {
+      const stop = Math.min(end, from + MAX_TOKEN_CHARS);
+      const term = english ? englishTerm(text.slice(from, stop)) : null;
+      if (term === '') continue;
       if (count > 0) bytes[at++] = 0x0a;
-      for (let i = from, stop = Math.min(end, from + MAX_TOKEN_CHARS); i < stop; i++) bytes[at++] = text.charCodeAt(i);
+      if (term === null) for (let i = from; i < stop; i++) bytes[at++] = text.charCodeAt(i);
+      else for (let i = 0; i < term.length; i++) bytes[at++] = term.charCodeAt(i);
       count++;
     }
   });
@@ -305,12 +307,17 @@ function stemOf(word: string): string {
   return out;
 }
 
+/** A standard token under english: its stem, or '' for none (a stop word). */
+function englishTerm(token: string): string {
+  const word = token.endsWith('\'s') ? token.slice(0, -2) : token;
+  return word === '' || ENGLISH_STOP_WORDS.has(word) ? '' : stemOf(word);
+}
+
 function english(tokens: string[]): string[] {
   const out: string[] = [];
-  for (let token of tokens) {
-    if (token.endsWith('\'s')) token = token.slice(0, -2);
-    if (token === '' || ENGLISH_STOP_WORDS.has(token)) continue;
-    out.push(stemOf(token));
+  for (const token of tokens) {
+    const term = englishTerm(token);
+    if (term !== '') out.push(term);
   }
   return out;
 }
