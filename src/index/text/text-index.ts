@@ -9,7 +9,7 @@
 // moved text. A deleted document's postings stay behind, dead (its row reads
 // -1), while df, N and the total length drop at once; once the dead entries
 // outnumber the live ones, compact() rewrites every posting list without
-// them and numbers the documents as their rows again.
+// them and numbers the live documents from 0 again.
 //
 // BM25 as Lucene >= 8 scores it (BM25Similarity, no (k1 + 1) factor):
 //   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
@@ -61,8 +61,6 @@ export interface Bm25Parameters {
 /** Dead postings tolerated before a compaction, beyond as many as there are live ones. */
 const COMPACT_SLACK = 64 * 1024;
 const NO_DOC = -1;
-/** Above any term count: a text holds at most maxTextBytesCap (2^20) bytes, and a term takes at least one of them (or NFKC's expansion of one). */
-const TF_LIMIT = 2 ** 22;
 
 export class TextIndex {
   private readonly dictionary = new ByteDictionary();
@@ -306,40 +304,40 @@ export class TextIndex {
     return id < 0 ? 0 : this.df[id];
   }
 
-  /** Every posting list rewritten without dead entries, documents numbered as their rows. */
+  /**
+   * Every posting list rewritten without dead entries, the live documents
+   * numbered 0, 1, ... in their old order (so each list stays ascending, no
+   * sort), and the per-document arrays cut to them.
+   */
   private compact(rowCount: number): void {
+    const renumbered = new Int32Array(this.docTop);
+    let live = 0;
+    for (let doc = 0; doc < this.docTop; doc++) renumbered[doc] = this.rowOfDoc[doc] >= 0 ? live++ : NO_DOC;
     const postings = new PostingPool();
-    let pairs = new Float64Array(64);
     const limit = this.dictionary.idLimit;
     for (let id = 0; id < limit; id++) {
       if (this.df[id] === 0) continue;
-      // The live postings as row * TF_LIMIT + tf, sorted: the new list is in row order.
-      let n = 0;
-      if (pairs.length < this.entryCount[id]) pairs = new Float64Array(2 * this.entryCount[id]);
-      this.postings.forEach(id, (doc, tf) => {
-        const row = this.rowOfDoc[doc];
-        if (row >= 0) pairs[n++] = row * TF_LIMIT + tf;
-      });
-      const sorted = pairs.subarray(0, n).sort();
       postings.start(id);
-      for (let i = 0; i < n; i++) postings.append(id, Math.floor(sorted[i] / TF_LIMIT), sorted[i] % TF_LIMIT);
-      this.entryCount[id] = n;
+      this.postings.forEach(id, (doc, tf) => {
+        if (renumbered[doc] >= 0) postings.append(id, renumbered[doc], tf);
+      });
+      this.entryCount[id] = this.df[id];
     }
-    const lengthOf = new Uint32Array(Math.max(16, rowCount)), seqOf = new Float64Array(lengthOf.length);
-    const rowOfDoc = new Int32Array(lengthOf.length).fill(NO_DOC);
-    for (let row = 0; row < rowCount; row++) {
-      const doc = this.docOfRow[row];
-      if (doc === NO_DOC) continue;
-      lengthOf[row] = this.lengthOf[doc];
-      seqOf[row] = this.seqOf[doc];
-      rowOfDoc[row] = row;
-      this.docOfRow[row] = row;
+    const size = Math.max(16, live);
+    const lengthOf = new Uint32Array(size), seqOf = new Float64Array(size), rowOfDoc = new Int32Array(size);
+    for (let doc = 0; doc < this.docTop; doc++) {
+      const to = renumbered[doc];
+      if (to < 0) continue;
+      lengthOf[to] = this.lengthOf[doc];
+      seqOf[to] = this.seqOf[doc];
+      rowOfDoc[to] = this.rowOfDoc[doc];
     }
+    for (let row = 0; row < rowCount; row++) if (this.docOfRow[row] !== NO_DOC) this.docOfRow[row] = renumbered[this.docOfRow[row]];
     this.postings = postings;
     this.lengthOf = lengthOf;
     this.seqOf = seqOf;
     this.rowOfDoc = rowOfDoc;
-    this.docTop = rowCount;
+    this.docTop = live;
     this.deadEntries = 0;
     this.deadListEntries = 0;
   }
