@@ -437,10 +437,13 @@ export class VectorIndex {
         });
       }
       analyzer ??= options.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
-      // UTF-8 is as long as UTF-16 only for ASCII: then the literal is ASCII too, and the analyzer can skip its checks.
+      // UTF-8 is as long as UTF-16 only for ASCII: then the analyzer skips its checks, and the literal is
+      // the text between quotes unless it holds a character JSON escapes (made only then).
       const ascii = bytes === text.length;
-      const literal = JSON.stringify(text);
-      const prepared: PreparedText = { literal, literalBytes: ascii ? literal.length : utf8Length(literal), terms: termBytes(analyzer, text, ascii) };
+      const quoted = ascii && !JSON_ESCAPED.test(text);
+      const literal = quoted ? text : JSON.stringify(text);
+      const literalBytes = quoted ? text.length + 2 : ascii ? literal.length : utf8Length(literal);
+      const prepared: PreparedText = { literal, quoted, literalBytes, terms: termBytes(analyzer, text, ascii) };
       texts[i] = prepared;
       textBytesAdded += TextStore.upperBytes(prepared);
     }
@@ -994,6 +997,9 @@ export class VectorIndex {
 
 /** The configuration of a new (or reset) index. */
 const NEW_CONFIG: IndexConfig = Object.freeze({ dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType, analyzer: null });
+
+/** In ASCII text, what JSON.stringify escapes: anything but space to DEL, less the quote and the backslash. */
+const JSON_ESCAPED = /[^ !#-[\]-\u007f]/;
 
 /** MAX_TEXT_BYTES's default (config.ts), for an index made without one. */
 const DEFAULT_MAX_TEXT_BYTES = 32_768;

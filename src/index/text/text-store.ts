@@ -10,8 +10,9 @@ import { TextIndex, type JoinedTerms, type TextHits } from './text-index.js';
 
 /** A text checked and analysed by a plan, ready to write. */
 export interface PreparedText {
-  /** JSON.stringify(text). */
+  /** JSON.stringify(text), or, when `quoted`, the text itself (a literal once between quotes: nothing to escape). */
   readonly literal: string;
+  readonly quoted: boolean;
   /** UTF-8 bytes of the literal. */
   readonly literalBytes: number;
   readonly terms: JoinedTerms;
@@ -95,7 +96,7 @@ export class TextStore {
   set(row: number, text: PreparedText | null, seq: number, rowCount: number): void {
     this.drop(row);
     if (text !== null) {
-      this.arena.write(row, text.literal, text.literalBytes, NO_ENTRIES, 0);
+      this.arena.write(row, text.literal, text.literalBytes, NO_ENTRIES, 0, text.quoted);
       this.index.add(row, text.terms, seq);
     }
     this.settle(rowCount);
