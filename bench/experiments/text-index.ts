@@ -6,7 +6,8 @@
 //   - the text store's bytes (postings, dictionary, per-document arrays) over
 //     the text's UTF-8 bytes;
 //   - a 3-term keyword query's time (p50, p99) over 300 queries of words of
-//     mixed frequency, standard and english;
+//     mixed frequency, standard and english; a vector query's (topK 10) and
+//     a hybrid one's (candidatePool 100, rrf), on this thread;
 //   - the fill: 50k added in batches of 1000 with `text`, against the same
 //     text as a metadata value, alternating, in one process.
 // The lead's bench:text measures the same goals end to end (384-d, HTTP).
@@ -103,12 +104,18 @@ for (const analyzer of ['standard', 'english'] as AnalyzerName[]) {
     const pick = (lo: number, hi: number) => words[COMMON.length + lo + Math.floor(queryNext() * (hi - lo))];
     return `${pick(0, 500)} ${pick(500, 5000)} ${pick(5000, 20_000)}`;
   });
-  for (const q of queries.slice(0, 20)) index!.search(null, { queryTexts: [q] });
-  const times = queries.map((q) => {
-    const t = performance.now();
-    index!.search(null, { queryTexts: [q] });
-    return performance.now() - t;
-  }).sort((a, b) => a - b);
+  const queryVectors = queries.map(() => Float32Array.from({ length: DIM }, () => queryNext() * 2 - 1));
+  const timed = (run: (i: number) => unknown) => {
+    for (let i = 0; i < 20; i++) run(i);
+    return queries.map((_, i) => {
+      const t = performance.now();
+      run(i);
+      return performance.now() - t;
+    }).sort((a, b) => a - b);
+  };
+  const times = timed((i) => index!.search(null, { queryTexts: [queries[i]] }));
+  const vectorTimes = timed((i) => index!.search([queryVectors[i]]));
+  const hybridTimes = timed((i) => index!.search([queryVectors[i]], { queryTexts: [queries[i]] }));
   const stats = index!.textStats;
   rows.push({
     analyzer,
@@ -120,6 +127,9 @@ for (const analyzer of ['standard', 'english'] as AnalyzerName[]) {
     terms: stats.terms,
     'query p50 ms': fmt(median(times), 3),
     'query p99 ms': fmt(times[Math.floor(times.length * 0.99)], 3),
+    'vector p50 ms': fmt(median(vectorTimes), 3),
+    'hybrid p50 ms': fmt(median(hybridTimes), 3),
+    'hybrid/(vector+keyword)': fmt(median(hybridTimes) / (median(vectorTimes) + median(times)), 2),
     'fill text ms': fmt(median(fills.text), 0),
     'fill metadata ms': fmt(median(fills.metadata), 0),
     'text/metadata': fmt(median(fills.text) / median(fills.metadata), 2),

@@ -248,46 +248,52 @@ export class TextIndex {
 
   /** The best `k` of the touched rows (scores at or above `threshold`), best first. */
   private best(matched: number, k: number, threshold: number): { rows: Int32Array; scores: Float64Array } {
-    const scores = this.scores, touched = this.touched;
+    const scores = this.scores, touched = this.touched, seqOf = this.seqOf, docOfRow = this.docOfRow;
     // A heap of the best so far, its worst on top: worse = lower score, or the same score written later.
     const heap = new Int32Array(Math.min(k, matched));
     let size = 0;
-    const worse = (a: number, b: number) => scores[a] < scores[b] || (scores[a] === scores[b] && this.seqOfRow(a) > this.seqOfRow(b));
-    const siftDown = (from: number) => {
-      let i = from;
-      for (;;) {
+    const worse = (a: number, b: number) => scores[a] < scores[b] || (scores[a] === scores[b] && seqOf[docOfRow[a]] > seqOf[docOfRow[b]]);
+    const siftDown = () => {
+      for (let i = 0; ;) {
         const l = 2 * i + 1, r = l + 1;
         let top = i;
         if (l < size && worse(heap[l], heap[top])) top = l;
         if (r < size && worse(heap[r], heap[top])) top = r;
         if (top === i) return;
-        [heap[i], heap[top]] = [heap[top], heap[i]];
+        const held = heap[i];
+        heap[i] = heap[top];
+        heap[top] = held;
         i = top;
       }
     };
     for (let t = 0; t < matched; t++) {
-      const row = touched[t];
-      if (!(scores[row] >= threshold)) continue;
+      const row = touched[t], score = scores[row];
+      if (!(score >= threshold)) continue;
       if (size < heap.length) {
         let i = size++;
         heap[i] = row;
         while (i > 0) {
           const parent = (i - 1) >>> 1;
           if (!worse(heap[i], heap[parent])) break;
-          [heap[i], heap[parent]] = [heap[parent], heap[i]];
+          const held = heap[i];
+          heap[i] = heap[parent];
+          heap[parent] = held;
           i = parent;
         }
-      } else if (size > 0 && worse(heap[0], row)) {
-        heap[0] = row;
-        siftDown(0);
+        continue;
       }
+      // Most rows lose to the worst kept at once: compare the scores before anything else.
+      const least = scores[heap[0]];
+      if (score < least || (score === least && !worse(heap[0], row))) continue;
+      heap[0] = row;
+      siftDown();
     }
     const rows = new Int32Array(size), out = new Float64Array(size);
     for (let i = size - 1; i >= 0; i--) {
       rows[i] = heap[0];
       out[i] = scores[heap[0]];
       heap[0] = heap[--size];
-      siftDown(0);
+      siftDown();
     }
     return { rows, scores: out };
   }
