@@ -18,9 +18,6 @@ const SLICE_BYTES = [8, 16, 32, 64, 128, 256, 512];
 const LAST_LEVEL = SLICE_BYTES.length - 1;
 const LINK_BYTES = 4;
 
-/** Called per posting of a list: its document and the term's count there. */
-export type PostingVisitor = (doc: number, tf: number) => void;
-
 export class PostingPool {
   private blocks: Uint8Array[] = [];
   /** Bytes used in the last block. */
@@ -63,15 +60,19 @@ export class PostingPool {
     if (tf !== 1) this.writeVarint(id, tf);
   }
 
-  /** Visit the postings of list `id` in order. */
-  forEach(id: number, visit: PostingVisitor): void {
+  /**
+   * The postings of list `id`, in order, into `docs` and `tfs` (each at
+   * least as long as the list); how many. One loop, no call per posting:
+   * keyword search reads every posting of its terms through here.
+   */
+  read(id: number, docs: Uint32Array, tfs: Uint32Array): number {
     const stop = this.writeAt[id];
     let slice = this.head[id], level = 0;
     let bytes = this.blocks[slice >>> BLOCK_BITS];
     let base = slice - (slice & OFFSET_MASK);
     let at = (slice & OFFSET_MASK) + LINK_BYTES, end = (slice & OFFSET_MASK) + SLICE_BYTES[0];
     // Byte by byte: a varint is done at a byte below 0x80; after a doc gap flagged tf > 1 comes the tf's varint.
-    let doc = 0, value = 0, shift = 1, tfNext = false;
+    let n = 0, doc = 0, value = 0, shift = 1, tfNext = false;
     while (base + at !== stop) {
       if (at === end) {
         const link = at - SLICE_BYTES[level];
@@ -87,16 +88,18 @@ export class PostingPool {
       shift *= 128;
       if (byte >= 0x80) continue;
       if (tfNext) {
-        visit(doc, value);
+        tfs[n++] = value;
         tfNext = false;
       } else {
         doc += Math.floor(value / 2);
-        if (value % 2 === 1) visit(doc, 1);
+        docs[n] = doc;
+        if (value % 2 === 1) tfs[n++] = 1;
         else tfNext = true;
       }
       value = 0;
       shift = 1;
     }
+    return n;
   }
 
   private writeVarint(id: number, value: number): void {

@@ -85,6 +85,9 @@ export class TextIndex {
   /** Search scratch: a score per row, and the rows touched. */
   private scores = new Float64Array(0);
   private touched = new Int32Array(0);
+  /** A posting list read out (search, compaction). */
+  private listDocs = new Uint32Array(0);
+  private listTfs = new Uint32Array(0);
   /** Documents with at least one term (BM25's N), and the sum of their lengths. */
   docCount = 0;
   totalLength = 0;
@@ -100,7 +103,7 @@ export class TextIndex {
   get byteLength(): number {
     return this.dictionary.byteLength + this.df.byteLength + this.entryCount.byteLength + this.listedBy.byteLength + this.countIn.byteLength
       + this.textTerms.byteLength + this.postings.byteLength + this.rowOfDoc.byteLength + this.lengthOf.byteLength + this.seqOf.byteLength + this.docOfRow.byteLength + this.key.byteLength
-      + this.scores.byteLength + this.touched.byteLength;
+      + this.scores.byteLength + this.touched.byteLength + this.listDocs.byteLength + this.listTfs.byteLength;
   }
 
   /** Distinct terms held. */
@@ -234,12 +237,14 @@ export class TextIndex {
       if (id < 0) continue;
       const df = this.df[id];
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      this.postings.forEach(id, (doc, tf) => {
-        const row = rowOfDoc[doc];
-        if (row < 0 || row === exclude || (words !== undefined && (words[row >>> 5] & (1 << (row & 31))) === 0)) return;
+      const count = this.readList(id), docs = this.listDocs, tfs = this.listTfs;
+      for (let i = 0; i < count; i++) {
+        const doc = docs[i], row = rowOfDoc[doc];
+        if (row < 0 || row === exclude || (words !== undefined && (words[row >>> 5] & (1 << (row & 31))) === 0)) continue;
+        const tf = tfs[i];
         if (scores[row] === 0) touched[matched++] = row;
         scores[row] += idf * tf / (tf + base + perLength * lengthOf[doc]);
-      });
+      }
     }
     const hits = this.best(matched, k, threshold);
     for (let i = 0; i < matched; i++) scores[touched[i]] = 0;
@@ -324,9 +329,8 @@ export class TextIndex {
     for (let id = 0; id < limit; id++) {
       if (this.df[id] === 0) continue;
       postings.start(id);
-      this.postings.forEach(id, (doc, tf) => {
-        if (renumbered[doc] >= 0) postings.append(id, renumbered[doc], tf);
-      });
+      const count = this.readList(id), docs = this.listDocs, tfs = this.listTfs;
+      for (let i = 0; i < count; i++) if (renumbered[docs[i]] >= 0) postings.append(id, renumbered[docs[i]], tfs[i]);
       this.entryCount[id] = this.df[id];
     }
     const size = Math.max(16, live);
@@ -346,6 +350,15 @@ export class TextIndex {
     this.docTop = live;
     this.deadEntries = 0;
     this.deadListEntries = 0;
+  }
+
+  /** The postings of term `id` into listDocs and listTfs; how many. */
+  private readList(id: number): number {
+    if (this.listDocs.length < this.entryCount[id]) {
+      this.listDocs = new Uint32Array(Math.max(this.entryCount[id], 2 * this.listDocs.length));
+      this.listTfs = new Uint32Array(this.listDocs.length);
+    }
+    return this.postings.read(id, this.listDocs, this.listTfs);
   }
 
   /** A stamp no term holds yet in listedBy. */

@@ -26,23 +26,22 @@ describe('PostingPool', () => {
       last[id] = doc;
     }
     expect(pool.byteLength).to.be.above(32 * 1024);
+    const docs = new Uint32Array(60_000), tfs = new Uint32Array(60_000);
     for (let id = 0; id < 200; id++) {
-      const read: [number, number][] = [];
-      pool.forEach(id, (doc, tf) => read.push([doc, tf]));
-      expect(read, `list ${id}`).to.deep.equal(lists[id]);
+      const n = pool.read(id, docs, tfs);
+      expect(Array.from({ length: n }, (_, i) => [docs[i], tfs[i]]), `list ${id}`).to.deep.equal(lists[id]);
     }
   });
 
   it('reads an empty list as nothing, and a list started again from its new start', () => {
     const pool = new PostingPool();
     pool.start(0);
-    const seen: number[] = [];
-    pool.forEach(0, (doc) => seen.push(doc));
-    expect(seen).to.deep.equal([]);
+    const docs = new Uint32Array(4), tfs = new Uint32Array(4);
+    expect(pool.read(0, docs, tfs)).to.equal(0);
     pool.append(0, 5, 1);
     pool.start(0);
     pool.append(0, 7, 3);
-    pool.forEach(0, (doc, tf) => seen.push(doc, tf));
-    expect(seen).to.deep.equal([7, 3]);
+    expect(pool.read(0, docs, tfs)).to.equal(1);
+    expect([docs[0], tfs[0]]).to.deep.equal([7, 3]);
   });
 });
