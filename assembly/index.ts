@@ -24,6 +24,9 @@ export { decodeFloat32Base64, BASE64_BAD_TEXT, BASE64_OUT_OF_RANGE } from "./bas
 export { storeInverseNorms } from "./norms";
 export { setWorkArea, WORK_AREA_BYTES } from "./work-area";
 
+/** 1 in the relaxed-SIMD build (simd.ts's madd fused), 0 in the simd128 build: the binding tells them apart by it. */
+export const RELAXED_SIMD: i32 = ASC_FEATURE_RELAXED_SIMD ? 1 : 0;
+
 /** First byte the binding may use: static data of this module ends here. */
 export function heapBase(): usize {
   return __heap_base;

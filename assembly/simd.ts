@@ -19,9 +19,10 @@
 /**
  * acc + a * b in every lane: a multiply, then an add (two roundings). Every
  * float32 scan sums through here, so a query gets the same key on every
- * path (single, tile, bounded l2). Built with --enable relaxed-simd (only the
- * relaxed-madd experiment does) it is relaxed_madd, fused where V8 has FMA3:
- * 12% slower at search-many here, so no service build is (docs/experiments.md).
+ * path (single, tile, bounded l2). In the relaxed build (--enable
+ * relaxed-simd: build/kernel.relaxed.wasm, KERNEL_BUILD=relaxed) it is
+ * relaxed_madd, one rounding where V8 has FMA3; docs/performance.md has both
+ * builds' figures.
  */
 @inline function madd(a: v128, b: v128, acc: v128): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, acc);

@@ -24,7 +24,7 @@ function filled(module: WebAssembly.Module, data: Float32Array, dim: number): Ke
   const n = data.length / dim;
   const kernel = new KernelInstance(module, dim, 'cosine', n);
   kernel.ensureCapacity(n);
-  for (let r = 0; r < n; r++) kernel.writeRow(r, rowOf(data, dim, r), r);
+  for (let r = 0; r < n; r++) kernel.writeRows([r], [rowOf(data, dim, r)], r);
   return kernel;
 }
 

@@ -29,7 +29,7 @@ export interface BuildStep {
 
 /** In the order they run (nothing depends on another's output, but the kernel is the slowest to fail). */
 export const STEPS: readonly BuildStep[] = [
-  { name: 'kernel', inputs: ['assembly', 'asconfig.json', 'package-lock.json'], outputs: ['build/kernel.wasm', 'build/kernel.shared.wasm', 'build/kernel.bench.wasm'] },
+  { name: 'kernel', inputs: ['assembly', 'asconfig.json', 'package-lock.json'], outputs: ['build/kernel.wasm', 'build/kernel.d.ts', 'build/kernel.shared.wasm', 'build/kernel.relaxed.wasm', 'build/kernel.relaxed.shared.wasm', 'build/kernel.bench.wasm'] },
   { name: 'sdk', inputs: ['src', 'package-lock.json'], outputs: ['build/sdk.js', 'build/sdk.d.ts'] },
   { name: 'server', inputs: ['src', 'tsconfig.json', 'package-lock.json'], outputs: ['dist/server.js', 'dist/start.js'] },
 ];

@@ -1,14 +1,21 @@
 // Every limit and default of the service, read from the environment once.
 // GET /limits, request validation, the OpenAPI document and the README table
 // all read this module, so a limit is written down in exactly one place.
+import { relaxedSimdSupported } from './kernel/relaxed-simd.js';
 
 export type Metric = 'cosine' | 'l2';
 export const METRICS = ['cosine', 'l2'] as const;
 export const VECTOR_TYPES = ['float32', 'int8'] as const;
 export type VectorType = (typeof VECTOR_TYPES)[number];
-export const BACKEND = 'wasm-simd128';
+/** How a session's texts become terms (src/index/text/analyzer.ts); fixed by the first add with text. */
 export const ANALYZERS = ['standard', 'english'] as const;
 export type AnalyzerName = (typeof ANALYZERS)[number];
+/** KERNEL_BUILD: which kernel build answers searches. */
+export const KERNEL_BUILDS = ['auto', 'simd128', 'relaxed'] as const;
+export type KernelBuild = (typeof KERNEL_BUILDS)[number];
+/** The builds as sessions, /limits and LocalIndex name them. */
+export const BACKENDS = ['wasm-simd128', 'wasm-relaxed-simd'] as const;
+export type Backend = (typeof BACKENDS)[number];
 export const FSYNC_MODES = ['never', 'always'] as const;
 export type FsyncMode = (typeof FSYNC_MODES)[number];
 
@@ -45,8 +52,11 @@ export const SPEC_LIMITS = {
   /** BM25 as Lucene (>= 8) scores it: term-frequency saturation and length normalisation. */
   bm25K1: 1.2,
   bm25B: 0.75,
+  /** UTF-8 bytes of one query text (a question, not a document). */
+  maxQueryTextBytes: 4096,
   /** Hybrid search's fusions: RRF's k, and linear's weight of the vector arm. */
   defaultRrfK: 60,
+  maxRrfK: 10_000,
   defaultLinearAlpha: 0.5,
   /** Largest MAX_TEXT_BYTES (it bounds one text's analysis, and a term's count in it). */
   maxTextBytesCap: 1024 * 1024,
@@ -96,6 +106,7 @@ export interface Config {
   shutdownDrainMs: number;
   maxAnswerBytes: number;
   kernelThreads: number;
+  kernelBuild: KernelBuild;
 }
 
 /** name in the environment, default, one-line description (README table). */
@@ -134,6 +145,7 @@ export const CONFIG_VARIABLES = [
   ['MAX_WASM_MEMORIES', 'maxWasmMemories', 12_000, 'WebAssembly memories the process holds (V8 reserves about 10 GiB of address space for each and ran out at 13,090); a session needing one past it gets 503 `SERVER_AT_CAPACITY`'],
   ['SHUTDOWN_DRAIN_MS', 'shutdownDrainMs', 10_000, 'after SIGTERM: time answers in flight get to finish sending before the remaining connections are closed and the process exits 0'],
   ['KERNEL_THREADS', 'kernelThreads', defaultKernelThreads(), 'threads that run large searches beside the event loop (work queued per session, served in turn); 1 runs every search on the event loop'],
+  ['KERNEL_BUILD', 'kernelBuild', 'auto', 'the kernel build that answers searches (/limits `backend`): `simd128` runs everywhere; `relaxed` fuses each multiply-add (relaxed SIMD: Node 22 or later, Node 20 only with `--experimental-wasm-relaxed-simd`; elsewhere the server refuses to start); `auto` is `simd128`, as the relaxed build measured slower on AMD Zen (docs/performance.md)'],
   ['MAX_ANSWER_BYTES', 'maxAnswerBytes', 32 * 1024 * 1024, 'bytes of one answer of search, search-many, get-many or list (estimated before it is written; larger ones are streamed in pieces); past it 400 ANSWER_TOO_LARGE'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
@@ -211,6 +223,7 @@ export function loadConfig(
   if (!(final.kernelThreads >= 1 && final.kernelThreads <= MAX_KERNEL_THREADS)) {
     throw new ConfigError(`KERNEL_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.kernelThreads}`);
   }
+  checkKernelBuild(final.kernelBuild);
   if (final.maxTextBytes > SPEC_LIMITS.maxTextBytesCap) {
     throw new ConfigError(`MAX_TEXT_BYTES must be at most ${SPEC_LIMITS.maxTextBytesCap}, got ${final.maxTextBytes}`);
   }
@@ -218,6 +231,27 @@ export function loadConfig(
     throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);
   }
   return Object.freeze(final);
+}
+
+/**
+ * The build KERNEL_BUILD runs. `auto` is simd128 on every engine: on the CPU
+ * measured (AMD EPYC, Zen) the fused multiply-add made search-many slower
+ * (1.03 to 1.18x) and one query no faster (0.93 to 1.07x; docs/performance.md).
+ * The choice depends on no timing, so scores never change between restarts.
+ */
+export function backendFor(kernelBuild: KernelBuild): Backend {
+  return kernelBuild === 'relaxed' ? 'wasm-relaxed-simd' : 'wasm-simd128';
+}
+
+/** A KERNEL_BUILD this engine can run, or ConfigError. */
+function checkKernelBuild(kernelBuild: string): void {
+  if (!(KERNEL_BUILDS as readonly string[]).includes(kernelBuild)) {
+    throw new ConfigError(`KERNEL_BUILD must be one of ${KERNEL_BUILDS.join(', ')}, got "${kernelBuild}"`);
+  }
+  if (kernelBuild === 'relaxed' && !relaxedSimdSupported()) {
+    const engine = (globalThis as { process?: { version?: string } }).process?.version;
+    throw new ConfigError(`KERNEL_BUILD=relaxed: this engine${engine ? ` (Node ${engine})` : ''} does not run WebAssembly relaxed SIMD; use Node 22 or later (Node 20: node --experimental-wasm-relaxed-simd), or KERNEL_BUILD=auto`);
+  }
 }
 
 /**
@@ -262,6 +296,14 @@ export function publicLimits(config: Config) {
     },
     maxIdLength: config.maxIdLength,
     maxMetadataBytes: config.maxMetadataBytes,
+    maxTextBytes: config.maxTextBytes,
+    text: {
+      analyzers: [...ANALYZERS],
+      defaultAnalyzer: SPEC_LIMITS.defaultAnalyzer,
+      maxQueryTextBytes: SPEC_LIMITS.maxQueryTextBytes,
+      bm25: { k1: SPEC_LIMITS.bm25K1, b: SPEC_LIMITS.bm25B },
+      fusion: { defaultMethod: 'rrf' as const, rrfK: { min: 1, max: SPEC_LIMITS.maxRrfK, default: SPEC_LIMITS.defaultRrfK }, defaultAlpha: SPEC_LIMITS.defaultLinearAlpha },
+    },
     maxBodyBytes: config.maxBodyBytes,
     maxImportBytes: config.maxImportBytes,
     maxAnswerBytes: config.maxAnswerBytes,
@@ -282,7 +324,7 @@ export function publicLimits(config: Config) {
     metrics: [...METRICS],
     vectorTypes: [...VECTOR_TYPES],
     defaultMetric: SPEC_LIMITS.defaultMetric,
-    backend: BACKEND,
+    backend: backendFor(config.kernelBuild),
     corsOrigins: corsOriginList(config.corsOrigins),
     admission: {
       maxConnections: config.maxConnections,
@@ -303,7 +345,7 @@ export function publicLimits(config: Config) {
 export type PublicLimits = ReturnType<typeof publicLimits>;
 
 /** The request limits among a server's public ones, back as Config fields (the SDK's local index applies a server's caps with them). */
-export function requestLimitsOf(limits: Pick<PublicLimits, 'maxVectorsPerSession' | 'batch' | 'maxIdLength' | 'maxMetadataBytes' | 'maxJsonDepth' | 'maxMetadataKeys' | 'maxFilterKeys'>) {
+export function requestLimitsOf(limits: Pick<PublicLimits, 'maxVectorsPerSession' | 'batch' | 'maxIdLength' | 'maxMetadataBytes' | 'maxJsonDepth' | 'maxMetadataKeys' | 'maxFilterKeys'> & Partial<Pick<PublicLimits, 'maxTextBytes'>>) {
   return {
     maxVectorsPerSession: limits.maxVectorsPerSession,
     maxAddManyBatch: limits.batch.addMany,
@@ -315,5 +357,7 @@ export function requestLimitsOf(limits: Pick<PublicLimits, 'maxVectorsPerSession
     maxJsonDepth: limits.maxJsonDepth,
     maxMetadataKeys: limits.maxMetadataKeys,
     maxFilterKeys: limits.maxFilterKeys,
+    // A server from before keyword search has no text limit: this SDK's default then.
+    ...(limits.maxTextBytes === undefined ? {} : { maxTextBytes: limits.maxTextBytes }),
   } satisfies Partial<Config>;
 }

@@ -1,7 +1,7 @@
-// npm run bench:experiment -- relaxed-madd [--quick]: the kernel built with
-// relaxed SIMD (asc --enable relaxed-simd: simd.ts's madd becomes
+// npm run bench:experiment -- relaxed-madd [--quick]: the relaxed kernel build
+// (build/kernel.relaxed.wasm, KERNEL_BUILD=relaxed: simd.ts's madd is
 // f32x4.relaxed_madd, a fused multiply-add where V8 has FMA3) against the
-// build the service runs, on the same rows, rounds interleaved: search-many
+// simd128 build (KERNEL_BUILD=auto), on the same rows, rounds interleaved: search-many
 // of 64 and one query on 100k x 384 (cosine, top 10), inline and on a pool of
 // 2 threads (each build's shared twin). Ids must be equal before timing
 // counts; the largest score difference between the builds is printed, with
@@ -9,43 +9,35 @@
 // in L1 (relaxed-madd/probe.ts) and per cycle of the clock /proc/cpuinfo names
 // (4-lane FMA's peak: 16 flops a cycle; a boost clock above it shows as more).
 // Needs an engine that validates relaxed SIMD (Node 24; Node 20 only with
-// --experimental-wasm-relaxed-simd). Findings: docs/experiments.md.
+// --experimental-wasm-relaxed-simd). Findings: docs/experiments.md; the
+// choice of KERNEL_BUILD=auto they support: docs/performance.md.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
-import { markSharedBuild } from '../../src/kernel/kernel-module.js';
 import { KernelPool } from '../../src/kernel/kernel-pool.js';
 import { loadKernelModule, loadSharedKernelModule } from '../../src/kernel/load-node.js';
+import { relaxedSimdSupported } from '../../src/kernel/relaxed-simd.js';
 import { rowOf, uniformVectors } from '../lib/data.js';
 import { fmt, interleaveTimed, printTable, quick, timeCalls, writeResults } from '../lib/measure.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const N = quick ? 10_000 : 100_000, DIM = 384, K = 10, MANY = 64, THREADS = 2;
 
-/** assembly/index.ts built with relaxed SIMD, as the release and shared targets are built (asconfig.json). */
-function relaxedBuild(shared: boolean): WebAssembly.Module {
-  const out = `${root}bench/results/kernel.relaxed${shared ? '.shared' : ''}.wasm`;
-  mkdirSync(`${root}bench/results`, { recursive: true });
-  const features = shared ? ['--enable', 'simd,threads,relaxed-simd', '--sharedMemory', '--initialMemory', '1', '--maximumMemory', '65536'] : ['--enable', 'simd,relaxed-simd'];
-  execFileSync(process.execPath, [`${root}node_modules/assemblyscript/bin/asc.js`, `${root}assembly/index.ts`, '-O3', '--converge', '--noAssert',
-    '--runtime', 'stub', '--importMemory', '--zeroFilledMemory', ...features, '-o', out], { stdio: 'inherit' });
-  const bytes = readFileSync(out);
-  if (!WebAssembly.validate(bytes)) {
-    console.error(`this engine (Node ${process.version}) does not validate relaxed SIMD: run under Node 24, or Node 20 with --experimental-wasm-relaxed-simd`);
-    process.exit(1);
-  }
-  const module = new WebAssembly.Module(bytes);
-  return shared ? markSharedBuild(module) : module;
+if (!relaxedSimdSupported()) {
+  console.error(`this engine (Node ${process.version}) does not validate relaxed SIMD: run under Node 24, or Node 20 with --experimental-wasm-relaxed-simd`);
+  process.exit(1);
 }
+const RELAXED = 'wasm-relaxed-simd';
 
 function filled(module: WebAssembly.Module, data: Float32Array): KernelInstance {
   const kernel = new KernelInstance(module, DIM, 'cosine', N);
   kernel.ensureCapacity(N);
-  for (let r = 0; r < N; r++) kernel.writeRow(r, rowOf(data, DIM, r), r);
+  for (let r = 0; r < N; r++) kernel.writeRows([r], [rowOf(data, DIM, r)], r);
   return kernel;
 }
 
 // Multiply-adds per second with the rows in L1 (the tile loop's shape) and in registers, each way.
+mkdirSync(`${root}bench/results`, { recursive: true });
 const probeOut = `${root}bench/results/relaxed-probe.wasm`;
 execFileSync(process.execPath, [`${root}node_modules/assemblyscript/bin/asc.js`, `${root}bench/experiments/relaxed-madd/probe.ts`,
   '-O3', '--enable', 'simd,relaxed-simd', '--runtime', 'stub', '--noAssert', '--importMemory', '-o', probeOut], { stdio: 'inherit' });
@@ -73,7 +65,7 @@ const queries = uniformVectors(MANY, DIM, 684);
 const one = queries.subarray(0, DIM);
 const builds = {
   simd128: { inline: filled(loadKernelModule(), data), shared: filled(loadSharedKernelModule(), data), pool: new KernelPool(THREADS, loadSharedKernelModule()) },
-  relaxed: { inline: filled(relaxedBuild(false), data), shared: filled(relaxedBuild(true), data), pool: new KernelPool(THREADS, relaxedBuild(true)) },
+  relaxed: { inline: filled(loadKernelModule(RELAXED), data), shared: filled(loadSharedKernelModule(RELAXED), data), pool: new KernelPool(THREADS, loadSharedKernelModule(RELAXED)) },
 };
 
 const want = builds.simd128.inline.search(queries, MANY, K, N);
@@ -115,5 +107,6 @@ const rows = [
 ];
 printTable(rows);
 printTable(probes.map((p) => ({ ...p, 'G multiply-adds/s': fmt(p['G multiply-adds/s'], 2), 'GFLOP/s': fmt(p['G multiply-adds/s'] * 8, 1), [`per ${mhz} MHz cycle`]: fmt(p['G multiply-adds/s'] * 8e3 / mhz, 1) })));
-console.log(`largest score difference between the builds: ${largest.toExponential(2)}; clock ${mhz} MHz; Node ${process.version}`);
-console.log(`results: ${writeResults('relaxed-madd', { node: process.version, mhz, largestScoreDifference: largest, rows, probes })}`);
+const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+console.log(`largest score difference between the builds: ${largest.toExponential(2)}; clock ${mhz} MHz; Node ${process.version}; load average ${load}`);
+console.log(`results: ${writeResults('relaxed-madd', { node: process.version, mhz, load, largestScoreDifference: largest, rows, probes })}`);

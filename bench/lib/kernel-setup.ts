@@ -9,6 +9,6 @@ export function filledKernel(data: Float32Array, dim: number, metric: Metric, ve
   const count = data.length / dim;
   const kernel = new KernelInstance(module, dim, metric, count, vectorType);
   kernel.ensureCapacity(count);
-  for (let r = 0; r < count; r++) kernel.writeRow(r, rowOf(data, dim, r), r);
+  for (let r = 0; r < count; r++) kernel.writeRows([r], [rowOf(data, dim, r)], r);
   return kernel;
 }

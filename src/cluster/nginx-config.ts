@@ -31,7 +31,7 @@ export interface ServerOptions extends ProxyOptions {
 }
 
 /** Unauthenticated routes, served by any instance (with or without a token in the request). */
-export const ANY_INSTANCE_PATHS = ['/', '/token', '/limits', '/openapi.json', '/sdk.js', '/sdk.d.ts', '/kernel.wasm', '/healthz', '/readyz', '/metrics'];
+export const ANY_INSTANCE_PATHS = ['/', '/token', '/limits', '/openapi.json', '/sdk.js', '/sdk.d.ts', '/kernel.wasm', '/kernel.simd128.wasm', '/healthz', '/readyz', '/metrics'];
 
 /** `requestLatencyMs` of an answer nginx makes itself: $request_time is seconds ("0.002"), and "0.002e3" is JSON for 2. */
 // biome-ignore lint/suspicious/noTemplateCurlyInString: ${request_time} is nginx's variable, for nginx to fill in.

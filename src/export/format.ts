@@ -1,13 +1,13 @@
 // The export format (NDJSON, application/x-ndjson): a header line describing
 // the index, then one line per vector in add-many's record shape, in
-// insertion order:
-//   {"format":"tempvec-export","version":1,"dimensions":384,"metric":"cosine","vectorType":"float32","count":2}
-//   {"id":"a","vector":[0.5,-1],"metadata":{}}
+// insertion order (`text` only on a vector that has one):
+//   {"format":"tempvec-export","version":1,"dimensions":384,"metric":"cosine","vectorType":"float32","analyzer":"standard","count":2}
+//   {"id":"a","vector":[0.5,-1],"metadata":{},"text":"a chunk"}
 // Vectors are JSON numbers (each float32's exact value, printed as a double,
 // so it reads back bit for bit) or base64 of little-endian float32 (about 6
 // times faster to export and a quarter of the size, bench:ingest). Environment-free: the
 // server and the SDK's LocalIndex write and read the same text.
-import type { Metric, VectorType } from '../config.js';
+import type { AnalyzerName, Metric, VectorType } from '../config.js';
 import type { ExportedVector, IndexConfig, IndexExport } from '../index/vector-index.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 
@@ -24,12 +24,15 @@ export interface ExportHeader {
   dimensions: number | null;
   metric: Metric | null;
   vectorType: VectorType;
+  /** The texts' analyzer; null (or absent, from a server before keyword search) for a session without text. */
+  analyzer?: AnalyzerName | null;
   /** Vector lines that follow: an import refuses a body with more or fewer. */
   count: number;
 }
 
 export function exportHeader(config: Readonly<IndexConfig>, count: number): ExportHeader {
-  return { format: EXPORT_FORMAT, version: EXPORT_VERSION, dimensions: config.dimensions, metric: config.metric, vectorType: config.vectorType, count };
+  const { dimensions, metric, vectorType, analyzer } = config;
+  return { format: EXPORT_FORMAT, version: EXPORT_VERSION, dimensions, metric, vectorType, analyzer, count };
 }
 
 export function headerLine(header: ExportHeader): string {
@@ -40,7 +43,8 @@ export function headerLine(header: ExportHeader): string {
 export function recordLine(record: ExportedVector, encoding: VectorEncoding): string {
   // Pieced together rather than one JSON.stringify: base64 needs no escaping, and is the bulk of the line.
   const vector = encoding === 'base64' ? '"' + encodeFloat32Base64(record.vector) + '"' : JSON.stringify(Array.from(record.vector));
-  return '{"id":' + JSON.stringify(record.id) + ',"vector":' + vector + ',"metadata":' + record.metadata.json + '}\n';
+  const text = record.text ? ',"text":' + record.text.json : '';
+  return '{"id":' + JSON.stringify(record.id) + ',"vector":' + vector + ',"metadata":' + record.metadata.json + text + '}\n';
 }
 
 /** Lines of many vectors, as one string (a chunk of a streamed export). */

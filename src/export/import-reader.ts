@@ -102,6 +102,7 @@ export function prepareImport(index: VectorIndex, parsed: ParsedImport): UpsertP
 /** The upsert options of an import: its header configures a new session and is checked against a locked one, as add-many's fields are. */
 export function importOptions(parsed: ParsedImport): UpsertOptions {
   const { header } = parsed;
-  if (header.dimensions === null) return { pathOf: parsed.pathOf };
-  return { dimensions: header.dimensions, metric: header.metric ?? undefined, vectorType: header.vectorType, pathOf: parsed.pathOf };
+  const analyzer = header.analyzer ?? undefined;
+  if (header.dimensions === null) return { analyzer, pathOf: parsed.pathOf };
+  return { dimensions: header.dimensions, metric: header.metric ?? undefined, vectorType: header.vectorType, analyzer, pathOf: parsed.pathOf };
 }

@@ -1,5 +1,5 @@
 // What an answer will weigh, estimated before it is written (from the bytes
-// each row's metadata takes as JSON, kept by the index), and MAX_ANSWER_BYTES.
+// each row's metadata and text take as JSON, kept by the index), and MAX_ANSWER_BYTES.
 // An estimate errs high: a score or a vector value is counted at the longest
 // a number takes as JSON.
 import type { Config } from '../config.js';
@@ -8,26 +8,31 @@ import type { SearchHit } from '../index/vector-index.js';
 
 /** The longest JSON of a float32 value as a double (e.g. -1.1754943508222875e-38) and a comma. */
 export const NUMBER_BYTES = 25;
-/** `{"id":,"score":,"metadata":}` and the comma after a hit or a vector. */
-const ITEM_FRAME_BYTES = 32;
+/** `{"id":,"score":,"metadata":,"text":null}` and the comma after a hit or a vector. */
+const ITEM_FRAME_BYTES = 48;
+/** A hybrid hit's `"vectorScore":,"vectorRank":,"textScore":,"textRank":` around their numbers. */
+const ARM_FIELDS_BYTES = 4 * NUMBER_BYTES + 56;
 /** The envelope around the items: success, session, stats, notFound, metrics. */
 export const ENVELOPE_BYTES = 2048;
 
 const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
-/** Bytes of hits as JSON, `metadataJsonBytes` being their metadata's (SearchOutput). */
-export function hitsBytes(results: SearchHit[][], metadataJsonBytes: number): number {
-  let bytes = ENVELOPE_BYTES + metadataJsonBytes;
+/** Bytes of hits as JSON, `jsonBytes` being their metadata's and texts' (SearchOutput). */
+export function hitsBytes(results: SearchHit[][], jsonBytes: number): number {
+  let bytes = ENVELOPE_BYTES + jsonBytes;
   for (const list of results) {
     bytes += 2;
-    for (const hit of list) bytes += ITEM_FRAME_BYTES + NUMBER_BYTES + utf8Bytes(JSON.stringify(hit.id));
+    for (const hit of list) {
+      bytes += ITEM_FRAME_BYTES + NUMBER_BYTES + utf8Bytes(JSON.stringify(hit.id));
+      if (hit.vectorRank !== undefined) bytes += ARM_FIELDS_BYTES;
+    }
   }
   return bytes;
 }
 
-/** Bytes of one stored vector as JSON: its id, `values` numbers (0 without the vector), its metadata's JSON bytes. */
-export function vectorBytes(id: string, values: number, metadataJsonBytes: number): number {
-  return ITEM_FRAME_BYTES + utf8Bytes(JSON.stringify(id)) + values * NUMBER_BYTES + metadataJsonBytes;
+/** Bytes of one stored vector as JSON: its id, `values` numbers (0 without the vector), its metadata's and text's JSON bytes. */
+export function vectorBytes(id: string, values: number, jsonBytes: number): number {
+  return ITEM_FRAME_BYTES + utf8Bytes(JSON.stringify(id)) + values * NUMBER_BYTES + jsonBytes;
 }
 
 /** 400 ANSWER_TOO_LARGE when `bytes` pass MAX_ANSWER_BYTES; `smaller` says how to ask for less. */

@@ -4,7 +4,7 @@
 // from it (npm run docs), and a test fails when they differ.
 import Router, { type RouterContext } from '@koa/router';
 import Koa, { type DefaultState, type Middleware } from 'koa';
-import { loadConfig, type Config } from '../config.js';
+import { backendFor, loadConfig, type Config } from '../config.js';
 import { KernelPool } from '../kernel/kernel-pool.js';
 import { loadKernelModule, loadSharedKernelModule } from '../kernel/load-node.js';
 import { requestSchemas } from '../schemas/index.js';
@@ -113,8 +113,9 @@ export interface AppOptions {
 export function createApp(options: AppOptions = {}) {
   const config = options.config ?? loadConfig();
   // More than one kernel thread: session memories are shared, so the pool's threads can read them.
-  const pool = config.kernelThreads > 1 ? new KernelPool(config.kernelThreads, loadSharedKernelModule()) : null;
-  const store = new SessionStore(config, pool ? loadSharedKernelModule() : loadKernelModule(), options.now, !options.deferRestore, { pool });
+  const backend = backendFor(config.kernelBuild);
+  const pool = config.kernelThreads > 1 ? new KernelPool(config.kernelThreads, loadSharedKernelModule(backend)) : null;
+  const store = new SessionStore(config, pool ? loadSharedKernelModule(backend) : loadKernelModule(backend), options.now, !options.deferRestore, { pool });
   const readiness = new Readiness(store);
   const metrics = serviceMetrics(config, store);
   const router = new Router();

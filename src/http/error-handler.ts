@@ -2,7 +2,7 @@
 // as { success: false, error: { code, message, details? } }; an unknown error
 // is logged and answered 500 INTERNAL_ERROR without its internals.
 import type { Middleware } from 'koa';
-import { ApiError, apiError, ERROR_CODES } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { isWasmAllocationFailure } from '../limits/wasm-memories.js';
 
 function toApiError(err: unknown): ApiError {
@@ -46,4 +46,3 @@ export function errorHandler(): Middleware {
   };
 }
 
-export { ERROR_CODES };

@@ -17,9 +17,7 @@ import { matchNode } from './filter-match.js';
 import type { Filter, FilterNode, Metadata } from './filter-types.js';
 import { isObject } from './json-value.js';
 
-export { jsonEqual } from './json-value.js';
-
-export type { Filter, FilterNode, Metadata, RangeOp } from './filter-types.js';
+export type { Filter, FilterNode, Metadata } from './filter-types.js';
 
 const FIELD_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists'];
 const LOGICAL_OPERATORS = ['$and', '$or', '$not'];

@@ -12,8 +12,9 @@ export interface JsonText {
 
 const memo = new WeakMap<object, JsonText>();
 const NON_ASCII = /[\u0080-\uffff]/;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c < 0xe000;
 
-/** UTF-8 bytes of a well-formed string (JSON.stringify never leaves a lone surrogate). */
+/** UTF-8 bytes of a string as TextEncoder writes it (a lone surrogate becomes U+FFFD, 3 bytes). */
 export function utf8Length(text: string): number {
   if (!NON_ASCII.test(text)) return text.length;
   let bytes = 0;
@@ -21,7 +22,7 @@ export function utf8Length(text: string): number {
     const c = text.charCodeAt(i);
     if (c < 0x80) bytes += 1;
     else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c < 0xdc00) {
+    else if (c >= 0xd800 && c < 0xdc00 && isLowSurrogate(text.charCodeAt(i + 1))) {
       bytes += 4; // a surrogate pair: one code point past U+FFFF
       i++;
     } else bytes += 3;
@@ -45,7 +46,6 @@ export function jsonByteLength(value: unknown): number {
   return utf8Length(JSON.stringify(value) ?? '');
 }
 
-const isLowSurrogate = (c: number) => c >= 0xdc00 && c < 0xe000;
 const SURROGATE = /[\ud800-\udfff]/;
 
 /** Whether `text` holds a surrogate that is not half of a pair (UTF-8 cannot hold it; JSON escapes it). */

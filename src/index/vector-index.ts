@@ -18,14 +18,14 @@ import { ROW_HEAP_BYTES, stringHeapBytes } from './heap-size.js';
 import { InsertionOrder } from './insertion-order.js';
 import { jsonText, utf8Length, type JsonText } from './json-size.js';
 import { decodeCursor, encodeCursor, newEpoch } from './list-cursor.js';
-import { JsonBytes, MetadataJson, type TextJson } from './metadata/metadata-json.js';
+import { MetadataJson, type TextJson } from './metadata/metadata-json.js';
 import { MetadataStore } from './metadata/metadata-store.js';
 import { analyze, termBytes } from './text/analyzer.js';
 import { fuse, type ArmHit, type Fusion } from './text/fusion.js';
 import { TextStore, type PreparedText } from './text/text-store.js';
 
 export type { AnalyzerName, Filter, Fusion, MemoryGuard, Metadata, TextJson };
-export { JsonBytes, MetadataJson };
+export { MetadataJson };
 
 export interface IndexConfig {
   dimensions: number | null;
@@ -303,8 +303,8 @@ export class VectorIndex {
   }
 
   /** Bytes of texts stored (as JSON string literals), and distinct terms of the keyword index. */
-  get textStats(): { jsonBytes: number; terms: number; documents: number } {
-    return { jsonBytes: this.texts.jsonBytes, terms: this.texts.termCount, documents: this.texts.documentCount };
+  get textStats(): { jsonBytes: number; indexBytes: number; terms: number; documents: number } {
+    return { jsonBytes: this.texts.jsonBytes, indexBytes: this.texts.indexByteLength, terms: this.texts.termCount, documents: this.texts.documentCount };
   }
 
   /** UTF-8 bytes of the text of `id` as a JSON string literal (0 when it has none). */

@@ -133,24 +133,7 @@ export class KernelInstance {
     this.layout = next;
   }
 
-  /** Store `values` (length dim) as row `row` with insertion sequence `seq`. */
-  writeRow(row: number, values: Float32Array, seq: number): void {
-    this.checkRow(row);
-    if (values.length !== this.dim) throw new RangeError(`row of ${values.length} values, expected ${this.dim}`);
-    const { vectors, invNorms, seqs } = this.layout;
-    const buffer = this.memory.buffer;
-    new Float32Array(buffer, vectors + row * this.dim * 4, this.dim).set(values);
-    this.kernel.storeInverseNorms(vectors, this.dim, row, 1, invNorms);
-    new Uint32Array(buffer, seqs, this.layout.capacity)[row] = seq;
-    if (this.codeStride > 0) {
-      const { codes, scales, sqNorms, capacity } = this.layout;
-      const rowCodes = new Int8Array(buffer, codes + row * this.codeStride, this.codeStride);
-      new Float32Array(buffer, scales, capacity)[row] = quantizeInto(values, rowCodes);
-      new Float32Array(buffer, sqNorms, capacity)[row] = sumOfSquares(values);
-    }
-  }
-
-  /** writeRow for a batch: `values[i]` becomes row `rows[i]` with sequence `firstSeq + i`; views are made once. */
+  /** Store `values[i]` (length dim) as row `rows[i]` with insertion sequence `firstSeq + i`; views are made once. */
   writeRows(rows: ArrayLike<number>, values: Float32Array[], firstSeq: number): void {
     if (rows.length !== values.length) throw new RangeError('rows and values differ in length');
     for (let i = 0; i < rows.length; i++) {

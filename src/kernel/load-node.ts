@@ -1,11 +1,15 @@
 // Node side: compile each kernel build once per process. Sessions instantiate
 // the compiled module over their own memories.
 import { readFileSync } from 'node:fs';
+import type { Backend } from '../config.js';
 import { markSharedBuild } from './kernel-module.js';
 
-/** Path of the kernel file; the same bytes are served to browsers. */
-export const KERNEL_WASM_URL = new URL('../../build/kernel.wasm', import.meta.url);
-const SHARED_KERNEL_WASM_URL = new URL('../../build/kernel.shared.wasm', import.meta.url);
+/** The file of each build (scripts/build.ts makes them), from the repository root; the plain ones are served to pages too. */
+export const KERNEL_FILES: Readonly<Record<Backend, { plain: string; shared: string }>> = {
+  'wasm-simd128': { plain: 'build/kernel.wasm', shared: 'build/kernel.shared.wasm' },
+  'wasm-relaxed-simd': { plain: 'build/kernel.relaxed.wasm', shared: 'build/kernel.relaxed.shared.wasm' },
+};
+const fileUrl = (path: string) => new URL(`../../${path}`, import.meta.url);
 
 const compiled = new Map<string, WebAssembly.Module>();
 
@@ -25,11 +29,11 @@ export function compileKernelFile(url: URL, buildCommand = 'npm run build'): Web
   return module;
 }
 
-export function loadKernelModule(): WebAssembly.Module {
-  return compileKernelFile(KERNEL_WASM_URL);
+export function loadKernelModule(backend: Backend = 'wasm-simd128'): WebAssembly.Module {
+  return compileKernelFile(fileUrl(KERNEL_FILES[backend].plain));
 }
 
-/** The kernel built for a shared, imported memory (build/kernel.shared.wasm), for the kernel pool. */
-export function loadSharedKernelModule(): WebAssembly.Module {
-  return markSharedBuild(compileKernelFile(SHARED_KERNEL_WASM_URL));
+/** The kernel built for a shared, imported memory (build/kernel.shared.wasm or its relaxed twin), for the kernel pool. */
+export function loadSharedKernelModule(backend: Backend = 'wasm-simd128'): WebAssembly.Module {
+  return markSharedBuild(compileKernelFile(fileUrl(KERNEL_FILES[backend].shared)));
 }

@@ -1,15 +1,20 @@
 // TempvecVectorStore: a LangChain.js VectorStore over one tempvec session
 // (entry `tempvec/langchain`; @langchain/core is an optional peer dependency,
 // imported by this folder only, so neither the server nor /sdk.js load it).
-// A document's text is stored in its vector's metadata under `textKey`, its
-// id as the vector id; filters are tempvec's filter language, as in /search.
-import type { Callbacks } from '@langchain/core/callbacks/manager';
+// A document's text is stored as its vector's `text` (indexed for keyword
+// search, not held to the metadata limit), its id as the vector id; filters
+// are tempvec's filter language, as in /search. Beside similarity and MMR,
+// the store searches by keywords (BM25) and hybrid (both, fused), and
+// asRetriever({ searchType: 'hybrid' }) retrieves that way.
+import type { CallbackManagerForRetrieverRun, Callbacks } from '@langchain/core/callbacks/manager';
 import { Document, type DocumentInterface } from '@langchain/core/documents';
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import { maximalMarginalRelevance } from '@langchain/core/utils/math';
-import { VectorStore, type MaxMarginalRelevanceSearchOptions } from '@langchain/core/vectorstores';
+import type { BaseRetrieverInput } from '@langchain/core/retrievers';
+import { VectorStore, VectorStoreRetriever, type MaxMarginalRelevanceSearchOptions } from '@langchain/core/vectorstores';
 import { TempvecClient } from '../sdk/client.js';
-import type { Limits, Metadata, Metric, VectorRecord, VectorType } from '../sdk/types.js';
+import { TempvecError } from '../sdk/errors.js';
+import type { Analyzer, Fusion, Limits, Metadata, Metric, SearchHit, VectorRecord, VectorType } from '../sdk/types.js';
 
 /** tempvec's filter: metadata keys (dotted paths) and values or operators ($eq ... $exists, $and, $or, $not). */
 export type TempvecFilter = Metadata;
@@ -24,15 +29,27 @@ export interface TempvecVectorStoreArgs {
   /** Fixed by the first add: cosine (default; scores are similarities, higher first) or l2 (distances, lower first). */
   metric?: Metric;
   vectorType?: VectorType;
-  /** Metadata key that holds the document text (default "pageContent"). */
-  textKey?: string;
+  /** How texts become terms for keyword and hybrid search, fixed by the first add: standard (default) or english (stop words, stems). */
+  analyzer?: Analyzer;
 }
+
+/** Options of a hybrid search: how to fuse (rrf, k 60, by default) and how many candidates each arm brings. */
+export interface TempvecHybridSearchOptions {
+  filter?: TempvecFilter;
+  fusion?: Fusion;
+  candidatePool?: number;
+}
+
+/** asHybridRetriever's fields: hybrid (vector and keyword, fused) or keyword (BM25) search. */
+export type TempvecRetrieverInput = BaseRetrieverInput & TempvecHybridSearchOptions & {
+  searchType: 'keyword' | 'hybrid';
+  k?: number;
+};
 
 export class TempvecVectorStore extends VectorStore {
   declare FilterType: TempvecFilter;
   readonly client: TempvecClient;
-  readonly textKey: string;
-  private readonly sessionOptions: { metric?: Metric; vectorType?: VectorType };
+  private readonly sessionOptions: { metric?: Metric; vectorType?: VectorType; analyzer?: Analyzer };
   private limitsOnce: Promise<Limits> | undefined;
 
   _vectorstoreType(): string {
@@ -42,8 +59,7 @@ export class TempvecVectorStore extends VectorStore {
   constructor(embeddings: EmbeddingsInterface, args: TempvecVectorStoreArgs = {}) {
     super(embeddings, args);
     this.client = args.client ?? new TempvecClient({ baseUrl: args.baseUrl, token: args.token });
-    this.textKey = args.textKey ?? 'pageContent';
-    this.sessionOptions = { metric: args.metric, vectorType: args.vectorType };
+    this.sessionOptions = { metric: args.metric, vectorType: args.vectorType, analyzer: args.analyzer };
   }
 
   /** Store vectors with their documents; ids from options.ids, else each document's id, else new UUIDs. */
@@ -54,7 +70,8 @@ export class TempvecVectorStore extends VectorStore {
     const records: VectorRecord[] = documents.map((doc, i) => ({
       id: ids[i],
       vector: Float32Array.from(vectors[i]),
-      metadata: { ...doc.metadata, [this.textKey]: doc.pageContent },
+      metadata: doc.metadata,
+      text: doc.pageContent,
     }));
     const batch = (await this.limits()).batch.addMany;
     for (let i = 0; i < records.length; i += batch) await this.client.addMany(records.slice(i, i + batch), this.sessionOptions);
@@ -69,8 +86,43 @@ export class TempvecVectorStore extends VectorStore {
 
   /** The k nearest documents with their scores (cosine similarity, or l2 distance), exact, filtered first. */
   async similaritySearchVectorWithScore(query: number[], k: number, filter?: TempvecFilter): Promise<[DocumentInterface, number][]> {
-    const { results } = await this.client.search(Float32Array.from(query), { topK: k, includeMetadata: true, ...(filter ? { filter } : {}) });
-    return results.map((hit) => [this.toDocument(hit.id, hit.metadata), hit.score]);
+    const { results } = await this.client.search(Float32Array.from(query), { topK: k, ...INCLUDE, ...(filter ? { filter } : {}) });
+    return results.map((hit) => [toDocument(hit), hit.score]);
+  }
+
+  /** The k documents whose text best matches `query` by BM25 (keyword search), with their scores; filtered first. */
+  async keywordSearchWithScore(query: string, k = 4, filter?: TempvecFilter): Promise<[DocumentInterface, number][]> {
+    const { results } = await this.client.searchText(query, { topK: k, ...INCLUDE, ...(filter ? { filter } : {}) });
+    return results.map((hit) => [toDocument(hit), hit.score]);
+  }
+
+  /**
+   * Hybrid search: the query embedded and ranked by vector similarity, and
+   * by BM25 over the texts, the two rankings fused (reciprocal rank fusion
+   * by default); each score is the fused one. A query with no terms (only
+   * stop words under the english analyzer) is ranked by similarity alone.
+   */
+  async hybridSearchWithScore(query: string, k = 4, options: TempvecHybridSearchOptions = {}): Promise<[DocumentInterface, number][]> {
+    const { filter, fusion, candidatePool } = options;
+    const vector = Float32Array.from(await this.embeddings.embedQuery(query));
+    const common = { topK: k, ...INCLUDE, ...(filter ? { filter } : {}), ...(candidatePool ? { candidatePool } : {}) };
+    try {
+      const { results } = await this.client.search(vector, { ...common, text: query, ...(fusion ? { fusion } : {}) });
+      return results.map((hit) => [toDocument(hit), hit.score]);
+    } catch (err) {
+      if (!(err instanceof TempvecError && err.code === 'QUERY_TEXT_EMPTY')) throw err;
+      const { results } = await this.client.search(vector, common);
+      return results.map((hit) => [toDocument(hit), hit.score]);
+    }
+  }
+
+  /**
+   * A retriever by hybrid search (`searchType: 'hybrid'`, the default) or by
+   * keywords alone (`'keyword'`): `store.asHybridRetriever({ k: 8 })`. It is
+   * a VectorStoreRetriever, so it goes wherever asRetriever()'s does.
+   */
+  asHybridRetriever(fields: Partial<TempvecRetrieverInput> = {}): TempvecRetriever<this> {
+    return new TempvecRetriever<this>({ ...fields, searchType: fields.searchType ?? 'hybrid', vectorStore: this });
   }
 
   /** Delete documents by id (ids not stored are ignored). */
@@ -87,13 +139,13 @@ export class TempvecVectorStore extends VectorStore {
   async maxMarginalRelevanceSearch(query: string, options: MaxMarginalRelevanceSearchOptions<TempvecFilter>, _callbacks?: Callbacks): Promise<DocumentInterface[]> {
     const queryVector = await this.embeddings.embedQuery(query);
     const { results } = await this.client.search(Float32Array.from(queryVector), {
-      topK: options.fetchK ?? 20, includeMetadata: true, ...(options.filter ? { filter: options.filter } : {}),
+      topK: options.fetchK ?? 20, ...INCLUDE, ...(options.filter ? { filter: options.filter } : {}),
     });
     if (results.length === 0) return [];
     const { vectors } = await this.client.getMany(results.map((hit) => hit.id));
     const byId = new Map(vectors.map((stored) => [stored.id, stored.vector]));
     const chosen = maximalMarginalRelevance(queryVector, results.map((hit) => byId.get(hit.id) ?? []), options.lambda ?? 0.5, options.k);
-    return chosen.map((i) => this.toDocument(results[i].id, results[i].metadata));
+    return chosen.map((i) => toDocument(results[i]));
   }
 
   static async fromTexts(texts: string[], metadatas: object[] | object, embeddings: EmbeddingsInterface, args: TempvecVectorStoreArgs = {}): Promise<TempvecVectorStore> {
@@ -107,15 +159,37 @@ export class TempvecVectorStore extends VectorStore {
     return store;
   }
 
-  /** A stored vector back as a Document: its text out of the metadata. */
-  private toDocument(id: string, stored: Metadata = {}): Document {
-    const { [this.textKey]: text, ...metadata } = stored;
-    return new Document({ id, pageContent: typeof text === 'string' ? text : '', metadata });
-  }
-
   /** The server's batch caps, asked once. */
   private limits(): Promise<Limits> {
     this.limitsOnce ??= this.client.limits().then((answer) => answer.limits);
     return this.limitsOnce;
+  }
+}
+
+/** What every search of the store asks back: a Document needs both. */
+const INCLUDE = { includeMetadata: true, includeText: true } as const;
+
+/** A hit back as a Document. */
+function toDocument(hit: SearchHit): Document {
+  return new Document({ id: hit.id, pageContent: hit.text ?? '', metadata: hit.metadata ?? {} });
+}
+
+/** The retriever of asRetriever({ searchType: 'keyword' | 'hybrid' }). */
+export class TempvecRetriever<V extends TempvecVectorStore> extends VectorStoreRetriever<V> {
+  declare searchType: 'keyword' | 'hybrid';
+  private readonly hybrid: TempvecHybridSearchOptions;
+
+  constructor(fields: TempvecRetrieverInput & { vectorStore: V }) {
+    const { searchType, fusion, candidatePool, ...rest } = fields;
+    super({ ...rest, searchType: 'similarity' });
+    this.searchType = searchType;
+    this.hybrid = { filter: fields.filter, fusion, candidatePool };
+  }
+
+  async _getRelevantDocuments(query: string, _runManager?: CallbackManagerForRetrieverRun): Promise<DocumentInterface[]> {
+    const hits = this.searchType === 'keyword'
+      ? await this.vectorStore.keywordSearchWithScore(query, this.k, this.filter)
+      : await this.vectorStore.hybridSearchWithScore(query, this.k, this.hybrid);
+    return hits.map(([doc]) => doc);
   }
 }

@@ -221,4 +221,3 @@ export function openApiDocument(config: Config, info: DocumentInfo) {
     },
   };
 }
-export type OpenApiDocument = ReturnType<typeof openApiDocument>;

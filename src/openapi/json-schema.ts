@@ -13,6 +13,7 @@ import { toJsonSchema, type ConversionConfig, type JsonSchema } from '@valibot/t
 import type * as v from 'valibot';
 import { isPlainObject } from '../schemas/common.js';
 import { EXACTLY_ONE } from '../schemas/exactly-one.js';
+import { QUERY_FIELDS } from '../schemas/query-fields.js';
 
 // additionalProperties: {} says "any keys, any JSON values", so generated clients type it as an open record.
 const CUSTOM_SCHEMAS = new Map<unknown, JsonSchema>([[isPlainObject, { type: 'object', additionalProperties: {} }]]);
@@ -42,6 +43,12 @@ function conversion(definitions: Record<string, v.GenericSchema>): ConversionCon
       if (valibotAction.type === 'finite') return jsonSchema;
       const alternatives = (valibotAction as { [EXACTLY_ONE]?: string[] })[EXACTLY_ONE];
       if (alternatives) return { ...jsonSchema, oneOf: alternatives.map((field) => ({ required: [field] })) };
+      const queries = (valibotAction as { [QUERY_FIELDS]?: string[] })[QUERY_FIELDS];
+      if (queries) {
+        const [vector, id] = queries;
+        const checks = [`${vector} or ${id}, not both`, `fusion only with ${queries[2]} and ${vector} or ${id}`, `as many ${queries[2]} as ${vector} or ${id} when both are given`];
+        return { ...jsonSchema, anyOf: queries.map((field) => ({ required: [field] })), 'x-checks': checks };
+      }
       if (valibotAction.type !== 'check' && valibotAction.type !== 'raw_check') return undefined;
       const message = (valibotAction as unknown as { message?: unknown }).message;
       const said = typeof message === 'string' ? message : 'checked by the server (see the description)';

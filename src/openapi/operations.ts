@@ -43,9 +43,9 @@ export interface Operation {
 const AUTH: ErrorCode[] = ['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED', 'RATE_LIMITED', 'INSTANCE_UNAVAILABLE'];
 const BODY: ErrorCode[] = ['UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'VALIDATION_ERROR'];
 /** SERVER_AT_CAPACITY: the server's memory budget would be passed. */
-const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'CAPACITY_EXCEEDED', 'SERVER_AT_CAPACITY'];
+const WRITE: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'ANALYZER_LOCKED', 'CAPACITY_EXCEEDED', 'SERVER_AT_CAPACITY'];
 /** SERVER_AT_CAPACITY: the search's working memory, or its answer in flight, would pass the memory budget; ANSWER_TOO_LARGE: past MAX_ANSWER_BYTES. */
-const SEARCH: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'SERVER_AT_CAPACITY', 'ANSWER_TOO_LARGE'];
+const SEARCH: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'QUERY_TEXT_EMPTY', 'SERVER_AT_CAPACITY', 'ANSWER_TOO_LARGE'];
 /** Reads whose answer may be large: MAX_ANSWER_BYTES, and the memory budget while it is sent. */
 const LARGE_READ: ErrorCode[] = ['ANSWER_TOO_LARGE', 'SERVER_AT_CAPACITY'];
 
@@ -77,7 +77,8 @@ export function operations(s: RequestSchemas): Operation[] {
     { method: 'get', path: '/limits', operationId: 'limits', summary: 'The live public limits and server usage.', tag: 'service', auth: false, status: 200, responses: json(r.LimitsResponseSchema), errors: [] },
     { method: 'get', path: '/sdk.js', operationId: 'sdk', summary: 'The client SDK: one ES module for browsers and Node 20.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('text/javascript', 'ES module source.'), errors: [] },
     { method: 'get', path: '/sdk.d.ts', operationId: 'sdkTypes', summary: 'TypeScript declarations of /sdk.js.', tag: 'assets', auth: false, status: 200, etag: true, responses: text('application/typescript', 'TypeScript declarations.'), errors: [] },
-    { method: 'get', path: '/kernel.wasm', operationId: 'kernel', summary: 'The WebAssembly search kernel the server runs, for the SDK\'s local index.', tag: 'assets', auth: false, status: 200, etag: true, responses: [{ mediaType: 'application/wasm', schema: v.pipe(v.string(), v.description('WebAssembly binary.')) }], errors: [] },
+    { method: 'get', path: '/kernel.wasm', operationId: 'kernel', summary: 'The WebAssembly search kernel the server runs (its build is /limits `backend`), for the SDK\'s local index.', tag: 'assets', auth: false, status: 200, etag: true, responses: [{ mediaType: 'application/wasm', schema: v.pipe(v.string(), v.description('WebAssembly binary.')) }], errors: [] },
+    { method: 'get', path: '/kernel.simd128.wasm', operationId: 'kernelSimd128', summary: 'The simd128 build of the kernel, for pages whose engine cannot run /kernel.wasm (the relaxed-SIMD build).', tag: 'assets', auth: false, status: 200, etag: true, responses: [{ mediaType: 'application/wasm', schema: v.pipe(v.string(), v.description('WebAssembly binary.')) }], errors: [] },
     { method: 'post', path: '/token', operationId: 'createToken', summary: 'Create an anonymous token, its session and an empty index.', tag: 'session', auth: false, rateLimited: true, status: 201, responses: json(r.TokenResponseSchema), errors: ['VALIDATION_ERROR', 'RATE_LIMITED', 'SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE'] },
     { method: 'get', path: '/healthz', operationId: 'health', summary: 'Liveness: the process answers.', tag: 'service', auth: false, status: 200, responses: json(r.HealthResponseSchema), errors: [] },
     { method: 'get', path: '/readyz', operationId: 'ready', summary: 'Readiness: kernel compiled, sessions on disk restored, not shutting down; 503 INSTANCE_UNAVAILABLE otherwise.', tag: 'service', auth: false, status: 200, responses: json(r.ReadyResponseSchema), errors: ['INSTANCE_UNAVAILABLE'] },

@@ -6,7 +6,7 @@
 // safeParseAddMany validates the rest through the add-many schemas
 // (vectors.ts), so a field added to the record schema is checked on both paths.
 import * as v from 'valibot';
-import type { Metric, VectorType } from '../config.js';
+import type { AnalyzerName, Metric, VectorType } from '../config.js';
 import type { VectorOutput } from './vector.js';
 
 /** What the reader checked of a record. */
@@ -42,11 +42,13 @@ interface SessionOptionsOutput {
   dimensions?: number;
   metric?: Metric;
   vectorType?: VectorType;
+  analyzer?: AnalyzerName;
 }
 interface RecordOutput {
   id: string;
   vector: VectorOutput;
   metadata?: Record<string, unknown>;
+  text?: string;
 }
 export interface AddManyOutput extends SessionOptionsOutput {
   vectors: RecordOutput[];

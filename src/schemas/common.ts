@@ -1,8 +1,8 @@
 // Building blocks shared by the request schemas. Bounds come from the config
 // (src/config.ts), so validation and the OpenAPI document publish the same numbers.
 import * as v from 'valibot';
-import { METRICS, SPEC_LIMITS, VECTOR_TYPES, type Config } from '../config.js';
-import { jsonByteLength } from '../index/json-size.js';
+import { ANALYZERS, METRICS, SPEC_LIMITS, VECTOR_TYPES, type Config } from '../config.js';
+import { jsonByteLength, utf8Length } from '../index/json-size.js';
 import { firstOverKeyLimit, firstTooDeep, type JsonPath } from './json-shape.js';
 
 export { jsonByteLength };
@@ -17,6 +17,16 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 export const MetricSchema = v.pipe(v.picklist(METRICS), v.description('Similarity metric; fixed by the first add until POST /index/reset.'));
 export const VectorTypeSchema = v.pipe(v.picklist(VECTOR_TYPES), v.description('Storage of the vectors; fixed by the first add until POST /index/reset. float32: exact search. int8: float32 originals (get stays exact) plus int8 codes (one scale per vector) scanned first; the candidatePool best are re-ranked exactly in float32, so scores are exact and the result may miss a neighbour outside the pool.'));
 
+export const AnalyzerSchema = v.pipe(v.picklist(ANALYZERS), v.description('How texts become terms for keyword search; fixed by the first add that carries text, until POST /index/reset. standard: Unicode words, NFKC, lower case, diacritics folded, CJK as character bigrams. english: standard, less English stop words, Porter2 stems.'));
+
+/** A string of at most `maxBytes` UTF-8 bytes. */
+export function utf8StringSchema(maxBytes: number, what: string) {
+  return v.pipe(
+    v.string(),
+    v.check((text) => utf8Length(text) <= maxBytes, `${what} must be at most ${maxBytes} bytes as UTF-8`),
+  );
+}
+
 export const DimensionsSchema = v.pipe(
   v.number(),
   v.integer(),
@@ -25,7 +35,7 @@ export const DimensionsSchema = v.pipe(
   v.description('Vector length; fixed by the first add until POST /index/reset.'),
 );
 
-export { ComponentSchema, VectorSchema } from './vector.js';
+export { VectorSchema } from './vector.js';
 
 /** valibot path items for an issue inside a checked object, so the error names the offending field. */
 function pathItems(input: unknown, path: JsonPath) {
@@ -75,5 +85,9 @@ export function commonSchemas(config: Config) {
       + 'with its JSON Pointer in details.path.',
     ),
   );
-  return { IdSchema, MetadataSchema, FilterSchema };
+  const TextSchema = v.pipe(
+    utf8StringSchema(config.maxTextBytes, 'text'),
+    v.description(`The vector's text (a chunk of a document): indexed for keyword search (BM25) by the session's analyzer, and returned with includeText. At most ${config.maxTextBytes} bytes as UTF-8.`),
+  );
+  return { IdSchema, MetadataSchema, FilterSchema, TextSchema };
 }

@@ -3,7 +3,7 @@
 // OpenAPI document), so a field a route starts sending without a schema here
 // fails the conformance test (test/openapi/responses.test.ts).
 import * as v from 'valibot';
-import { BACKEND, METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../config.js';
+import { ANALYZERS, BACKENDS, METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../config.js';
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
 
 export const CountSchema = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -28,7 +28,8 @@ export const SessionSchema = v.pipe(
       dimensions: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(SPEC_LIMITS.maxDimensions))),
       metric: v.nullable(v.picklist(METRICS)),
       vectorType: v.picklist(VECTOR_TYPES),
-      backend: v.literal(BACKEND),
+      backend: v.pipe(v.picklist(BACKENDS), v.description('The kernel build that answers this session\'s searches (KERNEL_BUILD).')),
+      analyzer: v.pipe(v.nullable(v.picklist(ANALYZERS)), v.description('How texts become terms for keyword search; null until the first add that carries text, and again after POST /index/reset.')),
     }),
   }),
   v.description('The session of the token, after any change the request made.'),

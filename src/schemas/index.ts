@@ -1,5 +1,4 @@
-// All request schemas for one configuration, and the types derived from them.
-import type * as v from 'valibot';
+// All request schemas for one configuration.
 import type { Config } from '../config.js';
 import { searchSchemas } from './search.js';
 import { vectorSchemas } from './vectors.js';
@@ -9,7 +8,3 @@ export function requestSchemas(config: Config) {
 }
 export type RequestSchemas = ReturnType<typeof requestSchemas>;
 
-export type AddRequest = v.InferOutput<RequestSchemas['AddRequestSchema']>;
-export type AddManyRequest = v.InferOutput<RequestSchemas['AddManyRequestSchema']>;
-export type SearchRequest = v.InferOutput<RequestSchemas['SearchRequestSchema']>;
-export type SearchManyRequest = v.InferOutput<RequestSchemas['SearchManyRequestSchema']>;

@@ -2,10 +2,11 @@
 // these (src/openapi/), and the conformance test checks every real response
 // against what the document declares.
 import * as v from 'valibot';
-import { BACKEND, METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../config.js';
+import { ANALYZERS, BACKENDS, METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../config.js';
 import { CountSchema, JsonObjectSchema, metricsSchema, SessionSchema } from './envelope.js';
 
 const IdSchema = v.string();
+const TextSchema = v.pipe(v.nullable(v.string()), v.description('The vector\'s text (with includeText); null for a vector without one.'));
 const BoundsSchema = v.strictObject({ min: CountSchema, max: CountSchema, default: CountSchema });
 
 export const LimitsSchema = v.pipe(v.strictObject({
@@ -18,6 +19,14 @@ export const LimitsSchema = v.pipe(v.strictObject({
   batch: v.strictObject({ addMany: CountSchema, getMany: CountSchema, deleteMany: CountSchema, searchMany: CountSchema }),
   maxIdLength: CountSchema,
   maxMetadataBytes: CountSchema,
+  maxTextBytes: v.pipe(CountSchema, v.description('UTF-8 bytes of one vector\'s text.')),
+  text: v.pipe(v.strictObject({
+    analyzers: v.array(v.picklist(ANALYZERS)),
+    defaultAnalyzer: v.picklist(ANALYZERS),
+    maxQueryTextBytes: CountSchema,
+    bm25: v.strictObject({ k1: v.number(), b: v.number() }),
+    fusion: v.strictObject({ defaultMethod: v.literal('rrf'), rrfK: BoundsSchema, defaultAlpha: v.number() }),
+  }), v.description('Keyword and hybrid search: the analyzers, the query text limit, BM25\'s parameters (Lucene\'s IDF) and the fusion defaults.')),
   maxBodyBytes: CountSchema,
   maxImportBytes: v.pipe(CountSchema, v.description('Bytes of one POST /vectors/import body.')),
   maxAnswerBytes: v.pipe(CountSchema, v.description('Bytes of one answer of search, search-many, get-many or list; past it 400 ANSWER_TOO_LARGE.')),
@@ -31,13 +40,13 @@ export const LimitsSchema = v.pipe(v.strictObject({
     requestsPerSecondPerToken: CountSchema,
     requestBurstPerToken: CountSchema,
   }), v.description('0 means the limit is off.')),
-  memoryBudgetBytes: v.pipe(CountSchema, v.description('Bytes callers can make the server hold: linear memories, metadata stores (off the JS heap), the JS heap of stored ids, bodies and answers in flight; 0 means no budget.')),
+  memoryBudgetBytes: v.pipe(CountSchema, v.description('Bytes callers can make the server hold: linear memories, metadata and text stores (off the JS heap), the JS heap of stored ids, bodies and answers in flight; 0 means no budget.')),
   persistent: v.pipe(v.boolean(), v.description('Whether sessions survive a restart of the server.')),
   maxAbsComponent: v.number(),
   metrics: v.array(v.picklist(METRICS)),
   vectorTypes: v.array(v.picklist(VECTOR_TYPES)),
   defaultMetric: v.picklist(METRICS),
-  backend: v.literal(BACKEND),
+  backend: v.pipe(v.picklist(BACKENDS), v.description('The kernel build that answers searches (KERNEL_BUILD).')),
   corsOrigins: v.pipe(v.array(v.string()), v.description('Origins whose web pages may call the service (CORS_ORIGINS); ["*"]: any.')),
   admission: v.pipe(v.strictObject({
     maxConnections: CountSchema,
@@ -59,12 +68,20 @@ export const StoredVectorSchema = v.strictObject({
   id: IdSchema,
   vector: v.pipe(v.array(v.number()), v.description('Components as stored (float32), printed as the shortest decimal that rounds to them.')),
   metadata: JsonObjectSchema,
+  text: v.optional(TextSchema),
 });
+
+const RankSchema = v.pipe(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))), v.description('1-based rank in that arm\'s candidates; null when the arm did not rank this vector.'));
 
 export const SearchHitSchema = v.strictObject({
   id: IdSchema,
-  score: v.pipe(v.number(), v.description('Cosine similarity (higher is nearer) or Euclidean distance for l2 (lower is nearer).')),
+  score: v.pipe(v.number(), v.description('Vector search: cosine similarity (higher is nearer) or Euclidean distance for l2 (lower is nearer). Keyword search: BM25. Hybrid search: the fused score (higher is better).')),
   metadata: v.optional(JsonObjectSchema),
+  text: v.optional(TextSchema),
+  vectorScore: v.optional(v.pipe(v.nullable(v.number()), v.description('Hybrid search: the vector arm\'s score (cosine or l2 distance); null when that arm did not rank this vector.'))),
+  vectorRank: v.optional(RankSchema),
+  textScore: v.optional(v.pipe(v.nullable(v.number()), v.description('Hybrid search: the BM25 score; null when the keyword arm did not rank this vector.'))),
+  textRank: v.optional(RankSchema),
 });
 
 export const SearchStatsSchema = v.strictObject({
@@ -74,6 +91,7 @@ export const SearchStatsSchema = v.strictObject({
   candidatePool: v.pipe(CountSchema, v.maxValue(SPEC_LIMITS.maxCandidatePool)),
   matched: CountSchema,
   scanned: CountSchema,
+  textMatched: v.optional(v.pipe(CountSchema, v.description('Keyword and hybrid search: vectors whose text holds at least one query term and that passed the filter (per query; the largest for search-many).'))),
 });
 
 const UpsertMutationSchema = v.strictObject({ added: CountSchema, replaced: CountSchema });
@@ -103,7 +121,7 @@ const MemoryUsageSchema = v.pipe(v.strictObject({
   memoryUsedBytes: v.pipe(CountSchema, v.description('The sum of the five below.')),
   linearMemoryBytes: v.pipe(CountSchema, v.description('Linear memory of all sessions.')),
   heapBytes: v.pipe(CountSchema, v.description('Estimated JS heap of the sessions: their ids (bounded per vector by MAX_ID_LENGTH).')),
-  metadataBytes: v.pipe(CountSchema, v.description('Metadata stores of the sessions, outside the JS heap: metadata bytes, row tables, filter index dictionaries and postings, as allocated.')),
+  metadataBytes: v.pipe(CountSchema, v.description('Metadata and text stores of the sessions, outside the JS heap: metadata and text bytes, row tables, filter and keyword index dictionaries and postings, as allocated.')),
   bodiesInFlightBytes: v.pipe(CountSchema, v.description('Request bodies being read and parsed.')),
   answersInFlightBytes: v.pipe(CountSchema, v.description('Answers being built or sent.')),
 }), v.description('What the server\'s memory budget counts now.'));
@@ -142,6 +160,9 @@ export const SessionResponseSchema = withSession(['dbOpenMs', 'statsReadMs'], {
     metadataBytes: v.pipe(CountSchema, v.description('This session\'s metadata store, outside the JS heap, as allocated: metadata bytes (with room and holes a compaction reclaims), row table, filter index dictionary and postings.')),
     metadataJsonBytes: v.pipe(CountSchema, v.description('UTF-8 bytes of the metadata stored, as JSON.')),
     filterIndexEntries: v.pipe(CountSchema, v.description('Entries of the filter index: paths, scalar values at a path (strings up to maxIndexedValueBytes), long-string sets.')),
+    textBytes: v.pipe(CountSchema, v.description('This session\'s text store, outside the JS heap, as allocated: text bytes, row table, keyword index dictionary and postings (counted in serverMemory.metadataBytes).')),
+    textIndexBytes: v.pipe(CountSchema, v.description('Of textBytes, the keyword index alone: term dictionary, postings, document lengths.')),
+    textIndexTerms: v.pipe(CountSchema, v.description('Distinct terms of the keyword index.')),
   }),
   usage: v.strictObject({
     vectorCount: CountSchema, maxVectors: CountSchema, vectorsRemaining: CountSchema,
@@ -190,6 +211,7 @@ export const ListedVectorSchema = v.strictObject({
     v.pipe(v.string(), v.description('Base64 of little-endian float32 (vectorEncoding: base64).')),
   ])),
   metadata: v.optional(JsonObjectSchema),
+  text: v.optional(TextSchema),
 });
 export const ListResponseSchema = withSession(['dbOpenMs', 'listMs', 'resultCount'], {
   vectors: v.pipe(v.array(ListedVectorSchema), v.description('In insertion order (a replaced vector counts as inserted when replaced).')),
@@ -200,5 +222,3 @@ export const PatchMetadataResponseSchema = withSession(['dbOpenMs', 'patchMetada
 });
 export const ImportResponseSchema = withSession(['dbOpenMs', 'importReadMs', 'capacityCheckMs', 'importEncodeMs', 'importMs'], { mutation: UpsertMutationSchema });
 
-export type SessionView = v.InferOutput<typeof SessionSchema>;
-export type SearchHit = v.InferOutput<typeof SearchHitSchema>;

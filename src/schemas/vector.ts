@@ -10,8 +10,6 @@ import { SPEC_LIMITS } from '../config.js';
 import { base64Length, BASE64_PATTERN, decodeFloat32Base64 } from './base64-float32.js';
 import { decodeValidBase64, isValidNumberVector, validComponents } from './checked-vectors.js';
 
-export { validComponents } from './checked-vectors.js';
-
 const MAX_ABS = SPEC_LIMITS.maxAbsComponent;
 const MAX_DIMS = SPEC_LIMITS.maxDimensions;
 

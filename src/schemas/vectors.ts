@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { SPEC_LIMITS, type Config } from '../config.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, VECTOR_ENCODINGS } from '../export/format.js';
 import { exactlyOne } from './exactly-one.js';
-import { commonSchemas, DimensionsSchema, MetricSchema, VectorSchema, VectorTypeSchema } from './common.js';
+import { AnalyzerSchema, commonSchemas, DimensionsSchema, MetricSchema, VectorSchema, VectorTypeSchema } from './common.js';
 import type { VectorOutput } from './vector.js';
 
 /** Fields that configure a new session; checked against a locked one. */
@@ -11,7 +11,10 @@ const sessionOptions = {
   dimensions: v.optional(DimensionsSchema),
   metric: v.optional(MetricSchema),
   vectorType: v.optional(VectorTypeSchema),
+  analyzer: v.optional(AnalyzerSchema),
 };
+
+const IncludeTextSchema = v.optional(v.pipe(v.boolean(), v.description('Return each vector\'s text (null for a vector without one).')), false);
 
 /** The entries every vector record has (a test may add more). */
 type RecordEntries = v.ObjectEntries & { id: v.GenericSchema<unknown, string>; vector: v.GenericSchema<unknown, VectorOutput> };
@@ -37,7 +40,7 @@ export const VectorEncodingSchema = v.pipe(
 );
 
 export function vectorSchemas(config: Config) {
-  const { IdSchema, MetadataSchema, FilterSchema } = commonSchemas(config);
+  const { IdSchema, MetadataSchema, FilterSchema, TextSchema } = commonSchemas(config);
   const NonEmptyFilterSchema = v.pipe(
     FilterSchema,
     v.check((filter) => Object.keys(filter).length > 0, 'must not be empty (POST /vectors/clear removes every vector)'),
@@ -47,11 +50,13 @@ export function vectorSchemas(config: Config) {
   const IdsRequestSchema = (cap: number) => v.strictObject({
     ids: v.pipe(v.array(IdSchema), v.minLength(1), v.maxLength(cap)),
   });
+  const ReadRequestSchema = v.strictObject({ id: IdSchema, includeText: IncludeTextSchema });
 
   const VectorRecordSchema = v.strictObject({
     id: IdSchema,
     vector: VectorSchema,
     metadata: v.optional(MetadataSchema),
+    text: v.optional(TextSchema),
   });
 
   return {
@@ -64,14 +69,15 @@ export function vectorSchemas(config: Config) {
       dimensions: v.nullable(DimensionsSchema),
       metric: v.nullable(MetricSchema),
       vectorType: VectorTypeSchema,
+      analyzer: v.optional(v.nullable(AnalyzerSchema)),
       count: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(config.maxVectorsPerSession)),
     }),
     HasRequestSchema: IdRequestSchema,
-    GetRequestSchema: IdRequestSchema,
+    GetRequestSchema: ReadRequestSchema,
     DeleteRequestSchema: IdRequestSchema,
     GetMetadataRequestSchema: IdRequestSchema,
     DeleteMetadataRequestSchema: IdRequestSchema,
-    GetManyRequestSchema: IdsRequestSchema(config.maxGetManyBatch),
+    GetManyRequestSchema: v.strictObject({ ...IdsRequestSchema(config.maxGetManyBatch).entries, includeText: IncludeTextSchema }),
     DeleteManyRequestSchema: v.pipe(
       v.strictObject({
         ids: v.optional(IdsRequestSchema(config.maxDeleteManyBatch).entries.ids),
@@ -90,6 +96,7 @@ export function vectorSchemas(config: Config) {
       cursor: v.optional(v.pipe(v.string(), v.maxLength(128), v.description('nextCursor of the previous page (opaque); none starts at the first vector.'))),
       includeVectors: v.optional(v.boolean(), false),
       includeMetadata: v.optional(v.boolean(), false),
+      includeText: IncludeTextSchema,
       vectorEncoding: v.optional(VectorEncodingSchema, 'numbers'),
     }),
     PatchMetadataRequestSchema: v.strictObject({

@@ -7,6 +7,7 @@ import { ERROR_CODES } from '../errors.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import { SessionExpiredError, TempvecError } from './errors.js';
 import type { ExportSource, LocalIndex } from './local-index.js';
+import { searchBody, searchManyBody } from './search-body.js';
 import type * as t from './types.js';
 
 const isServerCode = (code: unknown): code is t.ServerErrorCode => typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
@@ -66,8 +67,8 @@ export class TempvecClient {
   getSession() { return this.request<t.SessionResponse>('GET', '/session'); }
   resetIndex() { return this.request<t.ResetResponse>('POST', '/index/reset'); }
   has(id: string) { return this.request<t.HasResponse>('POST', '/vectors/has', { id }); }
-  get(id: string) { return this.request<t.GetResponse>('POST', '/vectors/get', { id }); }
-  getMany(ids: string[]) { return this.request<t.GetManyResponse>('POST', '/vectors/get-many', { ids }); }
+  get(id: string, options: t.ReadOptions = {}) { return this.request<t.GetResponse>('POST', '/vectors/get', { ...options, id }); }
+  getMany(ids: string[], options: t.ReadOptions = {}) { return this.request<t.GetManyResponse>('POST', '/vectors/get-many', { ...options, ids }); }
   getMetadata(id: string) { return this.request<t.MetadataResponse>('POST', '/vectors/metadata/get', { id }); }
   setMetadata(id: string, metadata: t.Metadata) {
     return this.request<t.SetMetadataResponse>('POST', '/vectors/metadata/set', { id, metadata });
@@ -90,12 +91,20 @@ export class TempvecClient {
   patchMetadata(id: string, patch: t.Metadata) {
     return this.request<t.SetMetadataResponse>('POST', '/vectors/metadata/patch', { id, patch });
   }
-  /** Search with the stored vector `id` as the query (left out of its own results). */
+  /** Search with the stored vector `id` as the query (left out of its own results); `text` makes it hybrid. */
   searchById(id: string, options: t.SearchOptions = {}) {
-    return this.request<t.SearchResponse>('POST', '/search', { ...options, queryId: id });
+    return this.request<t.SearchResponse>('POST', '/search', { ...searchBody(options), queryId: id });
   }
-  searchManyByIds(ids: string[], options: t.SearchOptions = {}) {
-    return this.request<t.SearchManyResponse>('POST', '/search-many', { ...options, queryIds: ids });
+  searchManyByIds(ids: string[], options: t.SearchManyOptions = {}) {
+    return this.request<t.SearchManyResponse>('POST', '/search-many', { ...searchManyBody(options), queryIds: ids });
+  }
+  /** Keyword search: the vectors whose texts best match `text` by BM25. */
+  searchText(text: string, options: t.TextSearchOptions = {}) {
+    return this.request<t.SearchResponse>('POST', '/search', { ...options, queryText: text });
+  }
+  /** One keyword search per text. */
+  searchManyTexts(texts: string[], options: t.TextSearchOptions = {}) {
+    return this.request<t.SearchManyResponse>('POST', '/search-many', { ...options, queryTexts: texts });
   }
 
   /** GET /vectors/export: the session as NDJSON, streamed (read response.body, or pass it to LocalIndex.fromExport). */
@@ -125,11 +134,13 @@ export class TempvecClient {
     return this.answer<t.ImportResponse>(response);
   }
   clear() { return this.request<t.ClearResponse>('POST', '/vectors/clear'); }
+  /** The nearest vectors to `queryVector`; with `text`, a hybrid search fusing them with the BM25 ranking of the text. */
   search(queryVector: t.Vector, options: t.SearchOptions = {}) {
-    return this.request<t.SearchResponse>('POST', '/search', { ...options, queryVector: toWire(queryVector) });
+    return this.request<t.SearchResponse>('POST', '/search', { ...searchBody(options), queryVector: toWire(queryVector) });
   }
-  searchMany(queryVectors: t.Vector[], options: t.SearchOptions = {}) {
-    return this.request<t.SearchManyResponse>('POST', '/search-many', { ...options, queryVectors: queryVectors.map(toWire) });
+  /** One search per query vector; with `texts` (one per vector), hybrid searches. */
+  searchMany(queryVectors: t.Vector[], options: t.SearchManyOptions = {}) {
+    return this.request<t.SearchManyResponse>('POST', '/search-many', { ...searchManyBody(options), queryVectors: queryVectors.map(toWire) });
   }
 
   /** The token, fetched once even when several calls start together. */

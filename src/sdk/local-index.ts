@@ -10,10 +10,13 @@ import { ApiError, pointer } from '../errors.js';
 import { exportText } from '../export/format.js';
 import { ImportReader, prepareImport } from '../export/import-reader.js';
 import { VectorIndex, type ListedVector, type SearchHit } from '../index/vector-index.js';
+import { backendOf } from '../kernel/kernel-module.js';
+import { relaxedSimdSupported } from '../kernel/relaxed-simd.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import { requestSchemas, type RequestSchemas } from '../schemas/index.js';
 import { patchedMetadata } from '../schemas/patched-metadata.js';
 import { requestError } from '../schemas/request-error.js';
+import { searchBody, searchManyBody } from './search-body.js';
 import { TempvecError } from './errors.js';
 import type * as t from './types.js';
 
@@ -52,6 +55,8 @@ export class LocalIndex {
     private readonly index: VectorIndex,
     readonly kernelSource: KernelSource,
     private readonly schemas: RequestSchemas,
+    /** The kernel build it runs: the server's, or wasm-simd128 where this engine cannot run the relaxed one (docs/api.md). */
+    readonly backend: t.Backend,
   ) {}
 
   /** Load the kernel and make an empty index. */
@@ -59,31 +64,38 @@ export class LocalIndex {
     const { module, source } = await loadKernel(options);
     const config = options.limits ? { ...defaults, ...requestLimitsOf(options.limits) } : defaults;
     const schemas = options.limits ? requestSchemas(config) : defaultSchemas;
-    return new LocalIndex(new VectorIndex(module, options.maxVectors ?? config.maxVectorsPerSession), source, schemas);
+    const index = new VectorIndex(module, options.maxVectors ?? config.maxVectorsPerSession);
+    index.maxTextBytes = config.maxTextBytes;
+    return new LocalIndex(index, source, schemas, backendOf(module));
   }
 
   get size(): number { return this.index.size; }
   get maxVectors(): number { return this.index.maxVectors; }
   get config(): t.SessionConfig & { initialized: boolean } {
-    return { ...this.index.getConfig(), backend: 'wasm-simd128', initialized: this.index.initialized };
+    return { ...this.index.getConfig(), backend: this.backend, initialized: this.index.initialized };
   }
 
   has(id: string): boolean { return this.index.has(id); }
-  get(id: string): t.StoredVector | undefined {
+  /** A stored vector; with includeText its text too (null for none), as POST /vectors/get. */
+  get(id: string, options: t.ReadOptions = {}): t.StoredVector | undefined {
     const stored = this.index.get(id);
-    return stored && { ...stored, metadata: stored.metadata.value() };
+    if (!stored) return undefined;
+    const { text, ...rest } = stored;
+    const out: t.StoredVector = { ...rest, metadata: stored.metadata.value() };
+    if (options.includeText) out.text = text?.value() ?? null;
+    return out;
   }
 
   /** Add or replace vectors, all or nothing; the first add fixes dimensions and metric, as on the server. */
   addMany(records: t.VectorRecord[], options: t.SessionOptions = {}): { added: number; replaced: number } {
     const body = parse(this.schemas.AddManyRequestSchema, { ...options, vectors: records.map((r) => ({ ...r, vector: Array.from(r.vector) })) });
-    return run(() => this.index.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric, vectorType: body.vectorType }));
+    return run(() => this.index.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric, vectorType: body.vectorType, analyzer: body.analyzer }));
   }
 
   /** One vector; errors point at /vector as the server's POST /vectors/add does. */
   add(record: t.VectorRecord, options: t.SessionOptions = {}): { added: number; replaced: number } {
-    const { id, vector, metadata, dimensions, metric, vectorType } = parse(this.schemas.AddRequestSchema, { ...options, ...record, vector: Array.from(record.vector) });
-    return run(() => this.index.upsert([{ id, vector, metadata }], { dimensions, metric, vectorType, pathOf: () => '' }));
+    const { id, vector, metadata, text, dimensions, metric, vectorType, analyzer } = parse(this.schemas.AddRequestSchema, { ...options, ...record, vector: Array.from(record.vector) });
+    return run(() => this.index.upsert([{ id, vector, metadata, text }], { dimensions, metric, vectorType, analyzer, pathOf: () => '' }));
   }
 
   /** One id as POST /vectors/delete, a list as /vectors/delete-many (within its batch cap). */
@@ -125,28 +137,51 @@ export class LocalIndex {
     return metadata;
   }
 
+  /** The nearest vectors to `queryVector`; with `text`, a hybrid search, as the client's search. */
   search(queryVector: t.Vector, options: t.SearchOptions = {}): LocalSearchResult {
-    const { queryVector: query, queryId: _, ...rest } = parse(this.schemas.SearchRequestSchema, { ...options, queryVector: Array.from(queryVector) });
-    const out = run(() => this.index.search([query!], { ...rest, pathOf: () => pointer('queryVector') }));
-    return { results: plainHits(out.results[0]), stats: out.stats };
+    return this.searchOne({ ...searchBody(options), queryVector: Array.from(queryVector) });
   }
 
   /** Search with the stored vector `id` as the query; `id` itself is left out of the results. */
   searchById(id: string, options: t.SearchOptions = {}): LocalSearchResult {
-    const { queryId, queryVector: _, ...rest } = parse(this.schemas.SearchRequestSchema, { ...options, queryId: id });
-    const out = run(() => this.index.searchByIds([queryId!], { ...rest, pathOf: () => pointer('queryId') }));
+    return this.searchOne({ ...searchBody(options), queryId: id });
+  }
+
+  /** Keyword search: the vectors whose texts best match `text` by BM25. */
+  searchText(text: string, options: t.TextSearchOptions = {}): LocalSearchResult {
+    return this.searchOne({ ...options, queryText: text });
+  }
+
+  searchMany(queryVectors: t.Vector[], options: t.SearchManyOptions = {}): LocalSearchManyResult {
+    return this.searchBatch({ ...searchManyBody(options), queryVectors: queryVectors.map((q) => Array.from(q)) });
+  }
+
+  searchManyByIds(ids: string[], options: t.SearchManyOptions = {}): LocalSearchManyResult {
+    return this.searchBatch({ ...searchManyBody(options), queryIds: ids });
+  }
+
+  /** One keyword search per text. */
+  searchManyTexts(texts: string[], options: t.TextSearchOptions = {}): LocalSearchManyResult {
+    return this.searchBatch({ ...options, queryTexts: texts });
+  }
+
+  /** A body of POST /search, checked by its schema and answered as the route answers it. */
+  private searchOne(body: Record<string, unknown>): LocalSearchResult {
+    const { queryVector, queryId, queryText, ...rest } = parse(this.schemas.SearchRequestSchema, body);
+    const texts = queryText === undefined ? {} : { queryTexts: [queryText], textPathOf: () => pointer('queryText') };
+    const out = run(() => (queryId !== undefined
+      ? this.index.searchByIds([queryId], { ...rest, ...texts, pathOf: () => pointer('queryId') })
+      : this.index.search(queryVector === undefined ? null : [queryVector], { ...rest, ...texts, pathOf: () => pointer('queryVector') })));
     return { results: plainHits(out.results[0]), stats: out.stats };
   }
 
-  searchMany(queryVectors: t.Vector[], options: t.SearchOptions = {}): LocalSearchManyResult {
-    const { queryVectors: queries, queryIds: _, ...rest } = parse(this.schemas.SearchManyRequestSchema, { ...options, queryVectors: queryVectors.map((q) => Array.from(q)) });
-    const out = run(() => this.index.search(queries!, { ...rest, pathOf: (j) => pointer('queryVectors', j) }));
-    return { results: out.results.map(plainHits), stats: out.stats };
-  }
-
-  searchManyByIds(ids: string[], options: t.SearchOptions = {}): LocalSearchManyResult {
-    const { queryIds, queryVectors: _, ...rest } = parse(this.schemas.SearchManyRequestSchema, { ...options, queryIds: ids });
-    const out = run(() => this.index.searchByIds(queryIds!, { ...rest, pathOf: (j) => pointer('queryIds', j) }));
+  /** A body of POST /search-many, likewise. */
+  private searchBatch(body: Record<string, unknown>): LocalSearchManyResult {
+    const { queryVectors, queryIds, queryTexts, ...rest } = parse(this.schemas.SearchManyRequestSchema, body);
+    const texts = queryTexts === undefined ? {} : { queryTexts, textPathOf: (j: number) => pointer('queryTexts', j) };
+    const out = run(() => (queryIds !== undefined
+      ? this.index.searchByIds(queryIds, { ...rest, ...texts, pathOf: (j) => pointer('queryIds', j) })
+      : this.index.search(queryVectors ?? null, { ...rest, ...texts, pathOf: (j) => pointer('queryVectors', j) })));
     return { results: out.results.map(plainHits), stats: out.stats };
   }
 
@@ -217,12 +252,18 @@ function listedVector(listed: ListedVector, encoding: t.VectorEncoding): t.Liste
   const out: t.ListedVector = { id: listed.id };
   if (listed.vector) out.vector = encoding === 'base64' ? encodeFloat32Base64(listed.vector) : Array.from(listed.vector);
   if (listed.metadata) out.metadata = listed.metadata.value();
+  if (listed.text !== undefined) out.text = listed.text?.value() ?? null;
   return out;
 }
 
-/** Hits with their metadata as objects (the index hands out its stored JSON text). */
+/** Hits as the server answers them: metadata and text as values (the index hands out its stored JSON), fields in the same order. */
 const plainHits = (hits: SearchHit[]): t.SearchHit[] =>
-  hits.map((hit) => (hit.metadata ? { id: hit.id, score: hit.score, metadata: hit.metadata.value() } : { id: hit.id, score: hit.score }));
+  hits.map(({ metadata, text, ...hit }) => {
+    const out: t.SearchHit = { ...hit };
+    if (metadata) out.metadata = metadata.value();
+    if (text !== undefined) out.text = text?.value() ?? null;
+    return out;
+  });
 
 const toSdkError = (err: ApiError) => new TempvecError(err.status, err.code, err.message, err.details);
 
@@ -246,17 +287,40 @@ function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOut
 /** What to pass when the kernel cannot be found where this module is. */
 const KERNEL_HINT = 'pass LocalIndex.load({ wasmUrl: \'<server>/kernel.wasm\' }) or { wasm: <its bytes or a WebAssembly.Module> }';
 
-/** Any failure to get or compile the kernel is KERNEL_UNAVAILABLE, saying where it looked and what to pass. */
+/** The simd128 build, which the server serves beside /kernel.wasm for engines without relaxed SIMD. */
+const SIMD128_KERNEL = './kernel.simd128.wasm';
+
+/**
+ * Any failure to get or compile the kernel is KERNEL_UNAVAILABLE, saying where
+ * it looked and what to pass. A kernel this engine cannot compile, where the
+ * engine lacks relaxed SIMD, is the relaxed build: the simd128 build beside it
+ * is loaded instead.
+ */
 async function loadKernel(options: LocalIndexOptions): Promise<{ module: WebAssembly.Module; source: KernelSource }> {
   let where = 'the given bytes';
+  const lacksRelaxedSimd = (err: unknown) => err instanceof WebAssembly.CompileError && !relaxedSimdSupported();
   try {
     const { wasm } = options;
     if (wasm instanceof WebAssembly.Module) return { module: wasm, source: 'module' };
-    if (wasm) return { module: await WebAssembly.compile(wasm as BufferSource), source: 'bytes' };
+    if (wasm) {
+      try {
+        return { module: await WebAssembly.compile(wasm as BufferSource), source: 'bytes' };
+      } catch (err) {
+        if (lacksRelaxedSimd(err)) throw new Error(`${(err as Error).message}: this engine lacks relaxed SIMD, pass the simd128 build (/kernel.simd128.wasm)`, { cause: err });
+        throw err;
+      }
+    }
     where = String(options.wasmUrl ?? `./kernel.wasm beside ${import.meta.url}`);
     const url = new URL(options.wasmUrl ?? './kernel.wasm', import.meta.url);
     where = url.href;
-    return await fetchKernel(url);
+    try {
+      return await fetchKernel(url);
+    } catch (err) {
+      if (!lacksRelaxedSimd(err)) throw err;
+      const simd128 = new URL(SIMD128_KERNEL, url);
+      where = `${url.href}, which needs relaxed SIMD, then ${simd128.href}`;
+      return await fetchKernel(simd128);
+    }
   } catch (err) {
     if (err instanceof TempvecError) throw err;
     const why = (err as { code?: string })?.code ?? (err as Error)?.message ?? String(err);

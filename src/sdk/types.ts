@@ -4,8 +4,10 @@
 // against (src/schemas/responses.ts).
 
 export type Metric = 'cosine' | 'l2';
+/** How texts become terms for keyword search (fixed by a session's first add with text). */
+export type Analyzer = 'standard' | 'english';
 /** The kernel the server and LocalIndex run. */
-export type Backend = 'wasm-simd128';
+export type Backend = 'wasm-simd128' | 'wasm-relaxed-simd';
 
 /** Every code the server answers with (src/errors.ts; types-check.ts keeps them equal). */
 export type ServerErrorCode =
@@ -32,6 +34,8 @@ export interface SessionConfig {
   metric: Metric | null;
   vectorType: VectorType;
   backend: Backend;
+  /** null until the first add with text. */
+  analyzer: Analyzer | null;
 }
 
 export interface Session {
@@ -63,6 +67,15 @@ export interface Limits {
   batch: { addMany: number; getMany: number; deleteMany: number; searchMany: number };
   maxIdLength: number;
   maxMetadataBytes: number;
+  maxTextBytes: number;
+  /** Keyword and hybrid search: analyzers, query text limit, BM25 parameters, fusion defaults. */
+  text: {
+    analyzers: Analyzer[];
+    defaultAnalyzer: Analyzer;
+    maxQueryTextBytes: number;
+    bm25: { k1: number; b: number };
+    fusion: { defaultMethod: 'rrf'; rrfK: Bounds; defaultAlpha: number };
+  };
   maxBodyBytes: number;
   maxImportBytes: number;
   maxAnswerBytes: number;
@@ -98,13 +111,25 @@ export interface StoredVector {
   id: string;
   vector: number[];
   metadata: Metadata;
+  /** With includeText: the vector's text, null when it has none. */
+  text?: string | null;
 }
 
 export interface SearchHit {
   id: string;
-  /** Cosine similarity (higher is nearer), or Euclidean distance for l2 (lower is nearer). */
+  /**
+   * Vector search: cosine similarity (higher is nearer), or Euclidean distance for l2 (lower is nearer).
+   * Keyword search: BM25. Hybrid search: the fused score (higher is better).
+   */
   score: number;
   metadata?: Metadata;
+  /** With includeText: the vector's text, null when it has none. */
+  text?: string | null;
+  /** Hybrid search: each arm's score and 1-based rank; null where that arm did not rank the vector. */
+  vectorScore?: number | null;
+  vectorRank?: number | null;
+  textScore?: number | null;
+  textRank?: number | null;
 }
 
 export interface SearchStats {
@@ -114,16 +139,33 @@ export interface SearchStats {
   candidatePool: number;
   matched: number;
   scanned: number;
+  /** Keyword and hybrid search: vectors whose text holds a query term, among those the filter passed. */
+  textMatched?: number;
 }
+
+/** How a hybrid search fuses its vector and keyword rankings; rrf (k 60) by default. */
+export type Fusion = { method: 'rrf'; k?: number } | { method: 'linear'; alpha?: number };
 
 export interface SearchOptions {
   topK?: number;
   candidatePool?: number;
   includeMetadata?: boolean;
+  includeText?: boolean;
   filter?: Metadata;
-  /** Leave out results worse than this (cosine: score below it; l2: distance above it). */
+  /** Leave out results worse than this (cosine: score below it; l2: distance above it; BM25 or fused score below it). */
   scoreThreshold?: number;
+  /** Hybrid search: fuse the vector ranking with the BM25 ranking of this query text. */
+  text?: string;
+  fusion?: Fusion;
 }
+
+/** Options of a batch of searches: `texts` (one per query) make them hybrid. */
+export interface SearchManyOptions extends Omit<SearchOptions, 'text'> {
+  texts?: string[];
+}
+
+/** Options of a keyword search (no query vector). */
+export type TextSearchOptions = Omit<SearchOptions, 'text' | 'fusion'>;
 
 export type VectorEncoding = 'numbers' | 'base64';
 
@@ -135,6 +177,7 @@ export interface ListOptions {
   cursor?: string;
   includeVectors?: boolean;
   includeMetadata?: boolean;
+  includeText?: boolean;
   vectorEncoding?: VectorEncoding;
 }
 
@@ -143,12 +186,20 @@ export interface ListedVector {
   /** number[] or, with vectorEncoding base64, a base64 string. */
   vector?: number[] | string;
   metadata?: Metadata;
+  text?: string | null;
 }
 
 export interface VectorRecord {
   id: string;
   vector: Vector;
   metadata?: Metadata;
+  /** The chunk's text: indexed for keyword search, returned with includeText. */
+  text?: string;
+}
+
+/** Options of get and getMany. */
+export interface ReadOptions {
+  includeText?: boolean;
 }
 
 /** Fix the session's configuration on its first add (checked against it afterwards). */
@@ -156,6 +207,8 @@ export interface SessionOptions {
   dimensions?: number;
   metric?: Metric;
   vectorType?: VectorType;
+  /** Fixed by the first add that carries text. */
+  analyzer?: Analyzer;
 }
 
 /** Fields every success response has. */
@@ -201,6 +254,9 @@ export interface SessionResponse extends WithSession {
     metadataBytes: number;
     metadataJsonBytes: number;
     filterIndexEntries: number;
+    textBytes: number;
+    textIndexBytes: number;
+    textIndexTerms: number;
   };
   usage: { vectorCount: number; maxVectors: number; vectorsRemaining: number; fractionUsed: number };
   serverMemory: MemoryUsage;

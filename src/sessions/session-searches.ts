@@ -14,8 +14,8 @@ export class SessionSearches {
    */
   constructor(readonly pool: KernelPool | null, private readonly settle: (session: Session) => void) {}
 
-  /** The k nearest of the session's vectors to each query (VectorIndex.search). */
-  search(session: Session, queries: ArrayLike<number>[], options: SearchOptions): Promise<SearchOutput> {
+  /** The k nearest of the session's vectors to each query, or the best by keywords, or both fused (VectorIndex.search). */
+  search(session: Session, queries: ArrayLike<number>[] | null, options: SearchOptions): Promise<SearchOutput> {
     return session.gate.search(() => this.run(session, session.index.planSearch(queries, options)));
   }
 

@@ -1,7 +1,8 @@
 // One anonymous caller's session: its timestamps and its index.
 import { v4 as uuidv4 } from 'uuid';
-import { BACKEND } from '../config.js';
+import type { Backend } from '../config.js';
 import { VectorIndex } from '../index/vector-index.js';
+import { backendOf } from '../kernel/kernel-module.js';
 import { SessionGate } from './session-gate.js';
 
 /** ISO form of a timestamp, recomputed only when the timestamp changes (every response shows four). */
@@ -24,6 +25,8 @@ export class Session {
   updatedAt: number;
   lastAccessedAt: number;
   readonly index: VectorIndex;
+  /** The kernel build that answers its searches. */
+  readonly backend: Backend;
   /** The order of its writes and searches (session-gate.ts). */
   readonly gate = new SessionGate();
   private readonly iso = { created: new IsoDate(), updated: new IsoDate(), accessed: new IsoDate(), expires: new IsoDate() };
@@ -41,6 +44,7 @@ export class Session {
     this.createdAt = restored?.createdAt ?? now;
     this.updatedAt = this.lastAccessedAt = this.createdAt;
     this.index = new VectorIndex(kernelModule, maxVectors);
+    this.backend = backendOf(kernelModule);
   }
 
   get expiresAt(): number {
@@ -80,7 +84,8 @@ export class Session {
         dimensions: config.dimensions,
         metric: config.metric,
         vectorType: config.vectorType,
-        backend: BACKEND,
+        backend: this.backend,
+        analyzer: config.analyzer,
       },
     };
   }
@@ -126,16 +131,10 @@ export class Session {
       metadataBytes: this.index.metadataBytes,
       metadataJsonBytes: this.index.metadataStats.jsonBytes,
       filterIndexEntries: this.index.metadataStats.indexEntries,
+      textBytes: this.index.textBytes,
+      textIndexBytes: this.index.textStats.indexBytes,
+      textIndexTerms: this.index.textStats.terms,
     };
-  }
-
-  /**
-   * The keyword index's share of the stats (GET /session's `stats` adds these
-   * once its response schema has them): bytes of the text store off the JS
-   * heap, and the distinct terms of its index.
-   */
-  textStats() {
-    return { textBytes: this.index.textBytes, textIndexTerms: this.index.textStats.terms };
   }
 
   /** The `usage` object: how much of the session's allowance is used. */
@@ -148,4 +147,3 @@ export class Session {
     };
   }
 }
-export type SessionView = ReturnType<Session['view']>;

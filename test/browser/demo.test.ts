@@ -88,6 +88,27 @@ describe('demo page (Chromium)', function () {
     expect(timings).to.include('local matches serveryes');
   });
 
+  it('searches by keywords and hybrid, and the page\'s own index answers the same', async () => {
+    await demo.page.selectOption('#mode', 'keyword');
+    await demo.page.fill('#text', 'banana');
+    await click('search');
+    const rows = await demo.page.$$eval('#results tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent ?? '')));
+    expect(rows).to.have.length(12);
+    expect(rows.every((r) => /\bbanana\b/.test(r[4]))).to.equal(true);
+    expect(await demo.page.textContent('#timings')).to.include('local matches serveryes');
+    expect(await demo.page.textContent('#status')).to.match(/best BM25 matches of "banana"/);
+
+    await demo.page.selectOption('#mode', 'hybrid');
+    await demo.page.fill('#query', 'p5');
+    await demo.page.fill('#text', 'rocket orbit');
+    await click('search');
+    const hybrid = await demo.page.$$eval('#results tbody tr', (trs) => trs.map((tr) => tr.children[3].textContent ?? ''));
+    expect(hybrid).to.have.length(12);
+    expect(hybrid.every((score) => /\(vector #(\d+|-), keywords #(\d+|-)\)/.test(score))).to.equal(true);
+    expect(await demo.page.textContent('#timings')).to.include('local matches serveryes');
+    await demo.page.selectOption('#mode', 'vector');
+  });
+
   it('had no console errors or CSP violations under its own policy', async () => {
     const res = await demo.live.send('GET', '/', { headers: { accept: 'text/html' } });
     expect(res.headers.get('content-security-policy')).to.include("frame-ancestors 'none'");

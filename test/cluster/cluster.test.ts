@@ -68,7 +68,7 @@ describe('cluster: 3 instances behind nginx', function () {
     expectOk(await c.request('POST', '/vectors/add-many', { token, body: { vectors: [{ id: 'a', vector: [1, 0], metadata: { k: 1 } }, { id: 'b', vector: [0, 1] }] } }));
     const ndjson = '{"format":"tempvec-export","version":1,"dimensions":2,"metric":"cosine","vectorType":"float32","count":1}\n{"id":"e","vector":[1,2]}\n';
     const cases: [string, string, unknown?, Record<string, string>?][] = [
-      ['GET', '/'], ['GET', '/openapi.json'], ['GET', '/limits'], ['GET', '/sdk.js'], ['GET', '/sdk.d.ts'], ['GET', '/kernel.wasm'],
+      ['GET', '/'], ['GET', '/openapi.json'], ['GET', '/limits'], ['GET', '/sdk.js'], ['GET', '/sdk.d.ts'], ['GET', '/kernel.wasm'], ['GET', '/kernel.simd128.wasm'],
       ['GET', '/healthz'], ['GET', '/readyz'], ['GET', '/metrics'], ['POST', '/token'], ['GET', '/session'],
       ['POST', '/vectors/has', { id: 'a' }], ['POST', '/vectors/get', { id: 'a' }], ['POST', '/vectors/get-many', { ids: ['a', 'z'] }],
       ['POST', '/vectors/metadata/get', { id: 'a' }], ['POST', '/vectors/metadata/set', { id: 'a', metadata: { k: 2 } }],

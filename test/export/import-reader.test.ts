@@ -51,7 +51,7 @@ describe('export text and ImportReader', () => {
       const source = filled(3);
       const text = exportText(source.openExport(), encoding);
       const lines = text.trim().split('\n');
-      expect(JSON.parse(lines[0])).to.deep.equal({ format: 'tempvec-export', version: 1, dimensions: 5, metric: 'l2', vectorType: 'int8', count: 119 });
+      expect(JSON.parse(lines[0])).to.deep.equal({ format: 'tempvec-export', version: 1, dimensions: 5, metric: 'l2', vectorType: 'int8', analyzer: null, count: 119 });
       const target = newIndex();
       expect(importInto(target, text)).to.deep.equal({ added: 119, replaced: 0 });
       expect(target.getConfig()).to.deep.equal(source.getConfig());

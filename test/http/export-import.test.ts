@@ -49,7 +49,7 @@ describe('GET /vectors/export and POST /vectors/import', () => {
       expect(exported.headers.get('content-type')).to.match(/^application\/x-ndjson/);
       expect(exported.headers.get('server-timing')).to.match(/exportOpen;dur=/);
       const lines = exported.text.trim().split('\n');
-      expect(JSON.parse(lines[0])).to.deep.equal({ format: 'tempvec-export', version: 1, dimensions: 16, metric: 'l2', vectorType: 'int8', count: 1174 });
+      expect(JSON.parse(lines[0])).to.deep.equal({ format: 'tempvec-export', version: 1, dimensions: 16, metric: 'l2', vectorType: 'int8', analyzer: null, count: 1174 });
       expect(lines).to.have.length(1175);
 
       const target = await api.token();

@@ -21,13 +21,13 @@ export function expectSessionShape(session: any): void {
   expect(session.initialized).to.be.a('boolean');
   expect(session.vectorCount).to.be.a('number');
   expect(session.maxVectors).to.be.a('number');
-  expect(session.config).to.have.all.keys('dimensions', 'metric', 'vectorType', 'backend');
+  expect(session.config).to.have.all.keys('dimensions', 'metric', 'vectorType', 'backend', 'analyzer');
   expect(session.config.vectorType).to.equal('float32');
   expect(session.config.backend).to.equal('wasm-simd128');
 }
 
 /** A new token whose session holds `vectors` (added with add-many and `options`). */
-export async function sessionWith(api: TestServer, vectors: { id: string; vector: number[]; metadata?: object }[], options: object = {}): Promise<string> {
+export async function sessionWith(api: TestServer, vectors: { id: string; vector: number[]; metadata?: object; text?: string }[], options: object = {}): Promise<string> {
   const token = await api.token();
   if (vectors.length > 0) expectOk(await api.post('/vectors/add-many', { token, body: { vectors, ...options } }));
   return token;

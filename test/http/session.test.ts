@@ -22,7 +22,7 @@ describe('GET /session', () => {
     });
     expect(body.stats).to.deep.equal({
       vectorCount: 0, dimensions: null, metric: null, vectorType: 'float32', vectorBytes: 0, codeBytes: 0, rowCapacity: 0, linearMemoryBytes: 0, linearMemoryUsedBytes: 0, heapBytes: 0,
-      metadataBytes: 0, metadataJsonBytes: 0, filterIndexEntries: 0,
+      metadataBytes: 0, metadataJsonBytes: 0, filterIndexEntries: 0, textBytes: 0, textIndexBytes: 0, textIndexTerms: 0,
     });
     expect(body.serverMemory).to.include({ memoryBudgetBytes: api.config.memoryBudgetBytes, linearMemoryBytes: 0 });
     expect(body.serverMemory.heapBytes).to.be.greaterThan(0);

@@ -35,7 +35,7 @@ describe('int8 first stage: 4-row steps and their tails', () => {
           const kernel = new KernelInstance(loadKernelModule(), dim, metric, n, 'int8');
           kernel.ensureCapacity(n);
           const rows = Array.from({ length: n }, () => Float32Array.from(randomVector(rng, dim)));
-          rows.forEach((v, r) => { kernel.writeRow(r, v, r); });
+          rows.forEach((v, r) => { kernel.writeRows([r], [v], r); });
           const query = Float32Array.from(randomVector(rng, dim));
           const keys = approximateKeys(metric, rows, query, dim);
           const all = Array.from({ length: n }, (_, r) => r);
@@ -68,7 +68,7 @@ describe('int8 first stage: 4-row steps and their tails', () => {
     expect(new RawKernel(rows, 4, 9, undefined, true).firstStage(Float32Array.from([1, 0, 0, 0]), 0)).to.have.length(0);
     const kernel = new KernelInstance(loadKernelModule(), 4, 'cosine', 9, 'int8');
     kernel.ensureCapacity(9);
-    for (let r = 0; r < 9; r++) kernel.writeRow(r, rows.subarray(r * 4, r * 4 + 4), r);
+    for (let r = 0; r < 9; r++) kernel.writeRows([r], [rows.subarray(r * 4, r * 4 + 4)], r);
     expect(() => kernel.searchInt8(Float32Array.from([1, 0, 0, 0]), 1, 0, 0, 9)).to.throw(RangeError);
   });
 
@@ -78,7 +78,7 @@ describe('int8 first stage: 4-row steps and their tails', () => {
       kernel.ensureCapacity(n);
       const same = Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
       const seqOf = (r: number) => (r * 389) % n; // scrambled: row order is not insertion order
-      for (let r = 0; r < n; r++) kernel.writeRow(r, same, seqOf(r));
+      for (let r = 0; r < n; r++) kernel.writeRows([r], [same], seqOf(r));
       const byAge = Array.from({ length: n }, (_, r) => r).sort((a, b) => seqOf(a) - seqOf(b));
       for (const pool of [1, 2, 3, Math.floor(n / 2), n - 1]) {
         const got = Array.from(firstStagePool(kernel, same, pool, n)).sort((a, b) => a - b);

@@ -16,7 +16,7 @@ function filled(metric: Metric, dim: number, n: number, seed: number) {
   for (let r = 0; r < n; r++) {
     kernel.ensureCapacity(r + 1); // grow step by step: every region is moved many times
     rows.push(Float32Array.from(randomVector(rng, dim)));
-    kernel.writeRow(r, rows[r], r);
+    kernel.writeRows([r], [rows[r]], r);
   }
   return { kernel, rows, rng };
 }
@@ -119,7 +119,7 @@ describe('int8 kernel', () => {
     const near = Float32Array.from([0, 0, 0, 0, 0, 0, 0, 1]);
     // Sequences in a scrambled order; every 100th row is nearer than the crowd.
     const seqOf = (r: number) => (r * 1237) % 3000;
-    for (let r = 0; r < 3000; r++) kernel.writeRow(r, r % 100 === 0 ? near : same, seqOf(r));
+    for (let r = 0; r < 3000; r++) kernel.writeRows([r], [r % 100 === 0 ? near : same], seqOf(r));
     const crowd = Array.from({ length: 3000 }, (_, r) => r).filter((r) => r % 100 !== 0).sort((a, b) => seqOf(a) - seqOf(b));
     for (const pool of [1, 30, 31, 64, 1000, 2000, 2999]) {
       const got = Array.from(firstStagePool(kernel, near, pool, 3000));
@@ -136,7 +136,7 @@ describe('int8 kernel', () => {
     kernel.ensureCapacity(1000);
     const same = Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
     // Rows written in reverse sequence order: row r has sequence 999 - r.
-    for (let r = 0; r < 1000; r++) kernel.writeRow(r, same, 999 - r);
+    for (let r = 0; r < 1000; r++) kernel.writeRows([r], [same], 999 - r);
     const got = Array.from(firstStagePool(kernel, Float32Array.from([0, 0, 0, 0, 0, 0, 0, 1]), 50, 1000)).sort((a, b) => a - b);
     expect(got).to.deep.equal(Array.from({ length: 50 }, (_, i) => 950 + i));
   });

@@ -45,8 +45,8 @@ describe('kernel bounds checks', () => {
     const model = new KernelModel(4, 'cosine');
     model.add([1, 2, 3, 4]);
     const { kernel } = model;
-    expect(() => kernel.writeRow(kernel.capacity, new Float32Array(4), 0)).to.throw(RangeError);
-    expect(() => kernel.writeRow(0, new Float32Array(3), 0)).to.throw(RangeError);
+    expect(() => kernel.writeRows([kernel.capacity], [new Float32Array(4)], 0)).to.throw(RangeError);
+    expect(() => kernel.writeRows([0], [new Float32Array(3)], 0)).to.throw(RangeError);
     expect(() => kernel.readRow(-1)).to.throw(RangeError);
     expect(() => kernel.moveRow(0, kernel.capacity)).to.throw(RangeError);
     expect(() => kernel.search(new Float32Array(5), 1, 1, 1)).to.throw(RangeError);

@@ -12,8 +12,8 @@ export class KernelModel {
   private nextSeq = 0;
   private nextId = 0;
 
-  constructor(readonly dim: number, readonly metric: Metric, maxCapacity = 100_000) {
-    this.kernel = new KernelInstance(loadKernelModule(), dim, metric, maxCapacity);
+  constructor(readonly dim: number, readonly metric: Metric, maxCapacity = 100_000, module = loadKernelModule()) {
+    this.kernel = new KernelInstance(module, dim, metric, maxCapacity);
   }
 
   add(values: number[]): string {
@@ -21,7 +21,7 @@ export class KernelModel {
     const row = this.rows.length;
     this.kernel.ensureCapacity(row + 1);
     const stored = Float32Array.from(values);
-    this.kernel.writeRow(row, stored, this.nextSeq);
+    this.kernel.writeRows([row], [stored], this.nextSeq);
     this.rows.push({ id, vector: stored, seq: this.nextSeq++ });
     return id;
   }
@@ -29,7 +29,7 @@ export class KernelModel {
   /** Overwrite row `row` in place; it counts as a new insertion for ties. */
   replace(row: number, values: number[]): void {
     const stored = Float32Array.from(values);
-    this.kernel.writeRow(row, stored, this.nextSeq);
+    this.kernel.writeRows([row], [stored], this.nextSeq);
     this.rows[row] = { id: this.rows[row].id, vector: stored, seq: this.nextSeq++ };
   }
 

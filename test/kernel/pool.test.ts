@@ -12,7 +12,7 @@ import { scaled } from '../helpers/scale.js';
 function filled(module: WebAssembly.Module, dim: number, metric: Metric, rows: Float32Array[], seqs: number[], vectorType: VectorType = 'float32'): KernelInstance {
   const kernel = new KernelInstance(module, dim, metric, Math.max(1, rows.length), vectorType);
   kernel.ensureCapacity(rows.length);
-  rows.forEach((row, r) => { kernel.writeRow(r, row, seqs[r]); });
+  rows.forEach((row, r) => { kernel.writeRows([r], [row], seqs[r]); });
   return kernel;
 }
 

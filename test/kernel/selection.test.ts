@@ -23,7 +23,7 @@ function integerRows(rng: Rng, n: number, spread: number): Float32Array[] {
 function loaded(metric: Metric, rows: Float32Array[], seqs: number[], vectorType: 'float32' | 'int8'): KernelInstance {
   const kernel = new KernelInstance(loadKernelModule(), DIM, metric, Math.max(1, rows.length), vectorType);
   kernel.ensureCapacity(rows.length);
-  rows.forEach((v, r) => { kernel.writeRow(r, v, seqs[r]); });
+  rows.forEach((v, r) => { kernel.writeRows([r], [v], seqs[r]); });
   return kernel;
 }
 

@@ -1,4 +1,4 @@
-// KernelInstance.writeRows (a batch in one pass) against writeRow row by row,
+// KernelInstance.writeRows of a batch in one pass against one call per row,
 // inverseNorm (four running sums) against the plain sequential sum, and the
 // kernel's storeInverseNorms (the stored rows' norms) against both.
 import { expect } from 'chai';
@@ -17,7 +17,7 @@ function sequentialInverseNorm(values: Float32Array): number {
 
 describe('kernel batch writes', () => {
   for (const vectorType of ['float32', 'int8'] as VectorType[]) {
-    it(`${vectorType}: writeRows stores what writeRow stores, repeats last-wins`, () => {
+    it(`${vectorType}: a batch stores what one row at a time stores, repeats last-wins`, () => {
       const rng = seededRng(11);
       const dim = 13;
       const one = new KernelInstance(loadKernelModule(), dim, 'cosine', 1000, vectorType);
@@ -26,7 +26,7 @@ describe('kernel batch writes', () => {
       batch.ensureCapacity(50);
       const rows = [7, 0, 49, 7, 3, 12];
       const values = rows.map(() => Float32Array.from(randomVector(rng, dim)));
-      rows.forEach((row, i) => { one.writeRow(row, values[i], 100 + i); });
+      rows.forEach((row, i) => { one.writeRows([row], [values[i]], 100 + i); });
       batch.writeRows(rows, values, 100);
       for (const row of new Set(rows)) expect(Array.from(batch.readRow(row))).to.deep.equal(Array.from(one.readRow(row)));
       // Norms, sequences (and int8 codes) are compared through the search results they produce.
@@ -45,7 +45,7 @@ describe('kernel batch writes', () => {
   it('writeRows checks every row and length before writing any', () => {
     const kernel = new KernelInstance(loadKernelModule(), 2, 'l2', 10);
     kernel.ensureCapacity(4);
-    kernel.writeRow(0, Float32Array.of(1, 2), 0);
+    kernel.writeRows([0], [Float32Array.of(1, 2)], 0);
     expect(() => kernel.writeRows([0, kernel.capacity], [Float32Array.of(5, 5), Float32Array.of(6, 6)], 1)).to.throw(RangeError);
     expect(() => kernel.writeRows([0, 1], [Float32Array.of(5, 5), Float32Array.of(6)], 1)).to.throw(RangeError);
     expect(() => kernel.writeRows([0], [], 1)).to.throw(RangeError);

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Document } from '@langchain/core/documents';
 import { SyntheticEmbeddings } from '@langchain/core/utils/testing';
 import { TempvecVectorStore } from 'tempvec/langchain';
+import { referenceBm25, referenceFuse } from '../helpers/bm25-reference.js';
 import { useServer } from '../helpers/http.js';
 
 const embeddings = new SyntheticEmbeddings({ vectorSize: 16 });
@@ -112,6 +113,40 @@ describe('TempvecVectorStore (LangChain.js, tempvec/langchain)', function () {
     const ids = await vs.addDocuments([new Document({ pageContent: 'gamma rays' })], { ids: ['g'] });
     expect(ids).to.deep.equal(['g']);
     expect((await vs.client.getSession()).session.vectorCount).to.equal(3);
+  });
+
+  it('stores pageContent as the vector\'s text, so a chunk is not held to the metadata limit', async () => {
+    const long = 'chunk '.repeat(3000).trim(); // 18 KB: more than MAX_METADATA_BYTES (8 KB)
+    const vs = await TempvecVectorStore.fromDocuments([new Document({ id: 'long', pageContent: long, metadata: { page: 1 } })], embeddings, { baseUrl: api.base });
+    const { vector } = await vs.client.get('long', { includeText: true });
+    expect(vector.text).to.equal(long);
+    expect(vector.metadata).to.deep.equal({ page: 1 });
+    const [doc] = await vs.similaritySearch(long, 1);
+    expect(doc.pageContent).to.equal(long);
+  });
+
+  it('searches by keywords (BM25) and hybrid (RRF of cosine and BM25), as plain references rank them', async () => {
+    const vs = await TempvecVectorStore.fromDocuments(DOCS, embeddings, { baseUrl: api.base, analyzer: 'english' });
+    const textDocs = DOCS.map((d, seq) => ({ id: d.id!, text: d.pageContent, seq }));
+    const keyword = await vs.keywordSearchWithScore('fruit from trees', 10);
+    const bm25 = referenceBm25(textDocs, 'english', 'fruit from trees');
+    expect(keyword.map(([d]) => d.id)).to.deep.equal(bm25.map((h) => h.id));
+    keyword.forEach(([, score], i) => { expect(score).to.be.closeTo(bm25[i].score, 1e-6); });
+    expect(keyword[0][0].pageContent).to.equal(DOCS.find((d) => d.id === keyword[0][0].id)!.pageContent);
+    const query = 'a compiled language with channels';
+    const hybrid = await vs.hybridSearchWithScore(query, 4);
+    const fused = referenceFuse(await reference(query), referenceBm25(textDocs, 'english', query), { method: 'rrf' }, false, (id) => DOCS.findIndex((d) => d.id === id));
+    expect(hybrid.map(([d]) => d.id)).to.deep.equal(fused.slice(0, 4).map((h) => h.id));
+    hybrid.forEach(([, score], i) => { expect(score).to.be.closeTo(fused[i].score, 1e-12); });
+    const retrieved = await vs.asHybridRetriever({ k: 2 }).invoke(query);
+    expect(retrieved.map((d) => d.id)).to.deep.equal(fused.slice(0, 2).map((h) => h.id));
+    const filtered = await vs.asHybridRetriever({ k: 5, filter: { topic: 'fruit' }, fusion: { method: 'linear', alpha: 0.5 } }).invoke(query);
+    expect(filtered.map((d) => d.metadata.topic)).to.deep.equal(['fruit', 'fruit', 'fruit']);
+    const byKeywords = await vs.asHybridRetriever({ searchType: 'keyword', k: 1 }).invoke('goroutines');
+    expect(byKeywords.map((d) => d.id)).to.deep.equal(['go']);
+    // Only stop words under the english analyzer: ranked by similarity alone.
+    const stopWords = await vs.hybridSearchWithScore('what is it', 3);
+    expect(stopWords.map(([d]) => d.id)).to.deep.equal((await reference('what is it')).slice(0, 3).map((e) => e.id));
   });
 
   it('the server and /sdk.js do not import @langchain/core', () => {

@@ -63,7 +63,7 @@ describe('GET /openapi.json', () => {
 
   it('requires the bearer scheme exactly on the routes that need a token', async () => {
     expect(doc.components.securitySchemes.bearerAuth).to.include({ type: 'http', scheme: 'bearer' });
-    const open = ['get /', 'get /openapi.json', 'get /limits', 'get /sdk.js', 'get /sdk.d.ts', 'get /kernel.wasm', 'post /token', 'get /healthz', 'get /readyz', 'get /metrics'];
+    const open = ['get /', 'get /openapi.json', 'get /limits', 'get /sdk.js', 'get /sdk.d.ts', 'get /kernel.wasm', 'get /kernel.simd128.wasm', 'post /token', 'get /healthz', 'get /readyz', 'get /metrics'];
     for (const [path, ops] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) {
         const expected = open.includes(`${method} ${path}`) ? [] : [{ bearerAuth: [] }];
@@ -84,7 +84,9 @@ describe('GET /openapi.json', () => {
     expect(body('/vectors/add').properties.dimensions).to.include({ type: 'integer', minimum: 1, maximum: 1024 });
     expect(body('/search').properties.topK).to.include({ type: 'integer', minimum: 1, maximum: 100, default: 10 });
     expect(body('/search').properties.candidatePool).to.include({ minimum: 1, maximum: 2048 });
-    expect(body('/search').oneOf).to.deep.equal([{ required: ['queryVector'] }, { required: ['queryId'] }]);
+    expect(body('/search').anyOf).to.deep.equal([{ required: ['queryVector'] }, { required: ['queryId'] }, { required: ['queryText'] }]);
+    expect(body('/search')['x-checks']).to.include('queryVector or queryId, not both');
+    expect(body('/search-many').anyOf).to.deep.equal([{ required: ['queryVectors'] }, { required: ['queryIds'] }, { required: ['queryTexts'] }]);
     expect(body('/vectors/delete-many').oneOf).to.deep.equal([{ required: ['ids'] }, { required: ['filter'] }]);
     expect(body('/vectors/list').properties.limit).to.include({ minimum: 1, maximum: 1000, default: 100 });
   });
@@ -126,7 +128,8 @@ describe('GET /openapi.json', () => {
     const codes = (path: string, method: string, status: string) =>
       doc.paths[path][method].responses[status].content['application/json'].schema.allOf[1].properties.error.properties.code.enum;
     expect(codes('/vectors/get', 'post', '404')).to.deep.equal(['VECTOR_NOT_FOUND']);
-    expect(codes('/vectors/add', 'post', '409')).to.deep.equal(['METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'CAPACITY_EXCEEDED']);
+    expect(codes('/vectors/add', 'post', '409')).to.deep.equal(['METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'ANALYZER_LOCKED', 'CAPACITY_EXCEEDED']);
+    expect(codes('/search', 'post', '400')).to.include('QUERY_TEXT_EMPTY');
     expect(codes('/session', 'get', '401')).to.deep.equal(['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED']);
     expect(doc.paths['/session'].get.responses).to.not.have.property('400');
     expect(codes('/token', 'post', '503')).to.deep.equal(['SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE']);

@@ -101,10 +101,10 @@ describe('SDK LocalIndex limits (in Node, from the bundle)', () => {
   it('reads a server\'s request limits back from what GET /limits publishes', () => {
     const config = loadConfig({}, {
       maxVectorsPerSession: 7, maxAddManyBatch: 11, maxGetManyBatch: 13, maxDeleteManyBatch: 17, maxSearchManyBatch: 19,
-      maxIdLength: 23, maxMetadataBytes: 29, maxJsonDepth: 3, maxMetadataKeys: 31, maxFilterKeys: 37,
+      maxIdLength: 23, maxMetadataBytes: 29, maxJsonDepth: 3, maxMetadataKeys: 31, maxFilterKeys: 37, maxTextBytes: 41,
     });
     const back = requestLimitsOf(publicLimits(config));
     for (const [key, value] of Object.entries(back)) expect(value, key).to.equal(config[key as keyof typeof config]);
-    expect(Object.keys(back)).to.have.length(10);
+    expect(Object.keys(back)).to.have.length(11);
   });
 });

@@ -4,6 +4,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Context } from 'koa';
+import { backendFor } from '../../config.js';
+import { KERNEL_FILES } from '../../kernel/load-node.js';
 import { openApiDocument } from '../../openapi/document.js';
 import type { RouteDeps } from '../context.js';
 import { ASSET_HEADERS, pageHeaders } from '../security-headers.js';
@@ -58,13 +60,16 @@ export function assetRoutes({ router, config }: RouteDeps): void {
   const notBuilt = 'the tempvec SDK is not built: run npm run build';
   const sdk = buildFile('build/sdk.js', 'text/javascript; charset=utf-8', `throw new Error(${JSON.stringify(notBuilt)});\n`);
   const sdkTypes = buildFile('build/sdk.d.ts', 'application/typescript; charset=utf-8', `// ${notBuilt}\n`);
-  const kernel = buildFile('build/kernel.wasm', 'application/wasm', '');
+  // The build the server runs, and the simd128 build for pages that cannot run the relaxed one (LocalIndex falls back to it).
+  const kernel = buildFile(KERNEL_FILES[backendFor(config.kernelBuild)].plain, 'application/wasm', '');
+  const simd128Kernel = buildFile(KERNEL_FILES['wasm-simd128'].plain, 'application/wasm', '');
   // Built on first request: most apps (the tests') never serve it.
   let openapi: Asset | undefined;
 
   router.get('/sdk.js', (ctx) => sendAsset(ctx, sdk));
   router.get('/sdk.d.ts', (ctx) => sendAsset(ctx, sdkTypes));
   router.get('/kernel.wasm', (ctx) => sendAsset(ctx, kernel));
+  router.get('/kernel.simd128.wasm', (ctx) => sendAsset(ctx, simd128Kernel));
   router.get('/openapi.json', (ctx) => {
     openapi ??= asset(JSON.stringify(openApiDocument(config, packageInfo)), 'application/json; charset=utf-8');
     sendAsset(ctx, openapi);

@@ -7,10 +7,11 @@ import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 /** A listed vector as JSON: its float32 values as numbers (exact) or base64. */
-function wireVector({ id, vector, metadata }: ListedVector, encoding: VectorEncoding) {
-  const out: { id: string; vector?: number[] | string; metadata?: unknown } = { id };
+function wireVector({ id, vector, metadata, text }: ListedVector, encoding: VectorEncoding) {
+  const out: { id: string; vector?: number[] | string; metadata?: unknown; text?: unknown } = { id };
   if (vector) out.vector = encoding === 'base64' ? encodeFloat32Base64(vector) : Array.from(vector);
   if (metadata) out.metadata = metadata;
+  if (text !== undefined) out.text = text;
   return out;
 }
 
@@ -29,10 +30,10 @@ export function listingRoutes({ router, config, store, schemas, auth, json }: Ro
     const page = session.index.list(options);
     // Sized before the vectors are made JSON (base64 takes about a third of the numbers' estimate).
     let answerBytes = ENVELOPE_BYTES;
-    for (const { id, vector, metadata } of page.vectors) {
-      answerBytes += vectorBytes(id, vector?.length ?? 0, metadata ? session.index.metadataJsonBytes(id) : 0);
+    for (const { id, vector, metadata, text } of page.vectors) {
+      answerBytes += vectorBytes(id, vector?.length ?? 0, (metadata ? session.index.metadataJsonBytes(id) : 0) + (text ? session.index.textJsonBytes(id) : 0));
     }
-    assertAnswerSize(config, answerBytes, 'ask for a lower limit, or without includeVectors or includeMetadata');
+    assertAnswerSize(config, answerBytes, 'ask for a lower limit, or without includeVectors, includeMetadata or includeText');
     const vectors = page.vectors.map((listed) => wireVector(listed, vectorEncoding));
     timings.set('listMs', Math.round((performance.now() - started) * 1000) / 1000);
     timings.set('resultCount', vectors.length);

@@ -1,7 +1,7 @@
 // /vectors/*: add, read, change metadata, delete. Changes go through store.writes.
 import type { Context } from 'koa';
 import { pointer } from '../../errors.js';
-import type { UpsertOptions, VectorInput } from '../../index/vector-index.js';
+import type { StoredVector, UpsertOptions, VectorInput } from '../../index/vector-index.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';
 import { parseAddManyBody, parseBody } from '../body/index.js';
@@ -21,6 +21,11 @@ async function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], opt
   });
 }
 
+/** A stored vector as get and get-many answer it: with its text (null for none) only when asked. */
+function readOut({ text, ...stored }: StoredVector, includeText: boolean) {
+  return includeText ? { ...stored, text: text ?? null } : stored;
+}
+
 export function vectorRoutes(deps: RouteDeps): void {
   const { router, store, schemas, auth, json, vectorJson } = deps;
   const { writes } = store;
@@ -33,27 +38,30 @@ export function vectorRoutes(deps: RouteDeps): void {
   });
 
   router.post('/vectors/get', auth, json, (ctx) => {
-    const { id } = parseBody(ctx, schemas.GetRequestSchema);
+    const { id, includeText } = parseBody(ctx, schemas.GetRequestSchema);
     const { session, timings } = stateOf(ctx);
     const vector = timings.measure('getMs', () => session.index.get(id));
     if (!vector) throw vectorNotFound(id);
-    replyWithSession(ctx, store, { vector });
+    replyWithSession(ctx, store, { vector: readOut(vector, includeText) });
   });
 
   router.post('/vectors/get-many', auth, json, (ctx) => {
-    const { ids } = parseBody(ctx, schemas.GetManyRequestSchema);
+    const { ids, includeText } = parseBody(ctx, schemas.GetManyRequestSchema);
     const { session, timings } = stateOf(ctx);
     // Sized before any vector is read out.
-    const dims = session.index.getConfig().dimensions ?? 0;
+    const { index } = session;
+    const dims = index.getConfig().dimensions ?? 0;
     let answerBytes = ENVELOPE_BYTES;
-    for (const id of new Set(ids)) answerBytes += session.index.has(id) ? vectorBytes(id, dims, session.index.metadataJsonBytes(id)) : vectorBytes(id, 0, 0);
+    for (const id of new Set(ids)) {
+      answerBytes += index.has(id) ? vectorBytes(id, dims, index.metadataJsonBytes(id) + (includeText ? index.textJsonBytes(id) : 0)) : vectorBytes(id, 0, 0);
+    }
     assertAnswerSize(deps.config, answerBytes, 'ask for fewer ids at a time');
     const { vectors, notFound } = timings.measure('getManyMs', () => {
       const found = [];
       const missing: string[] = [];
       for (const id of new Set(ids)) {
         const vector = session.index.get(id);
-        if (vector) found.push(vector);
+        if (vector) found.push(readOut(vector, includeText));
         else missing.push(id);
       }
       return { vectors: found, notFound: missing };
@@ -91,14 +99,14 @@ export function vectorRoutes(deps: RouteDeps): void {
   });
 
   router.post('/vectors/add', auth, vectorJson, async (ctx) => {
-    const { id, vector, metadata, dimensions, metric, vectorType } = parseBody(ctx, schemas.AddRequestSchema);
-    const mutation = await upsert(ctx, deps, [{ id, vector, metadata }], { dimensions, metric, vectorType, pathOf: () => '' }, 'addMs');
+    const { id, vector, metadata, text, dimensions, metric, vectorType, analyzer } = parseBody(ctx, schemas.AddRequestSchema);
+    const mutation = await upsert(ctx, deps, [{ id, vector, metadata, text }], { dimensions, metric, vectorType, analyzer, pathOf: () => '' }, 'addMs');
     replyWithSession(ctx, store, { id, mutation });
   });
 
   router.post('/vectors/add-many', auth, vectorJson, async (ctx) => {
-    const { vectors, dimensions, metric, vectorType } = parseAddManyBody(ctx, schemas);
-    const mutation = await upsert(ctx, deps, vectors, { dimensions, metric, vectorType, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
+    const { vectors, dimensions, metric, vectorType, analyzer } = parseAddManyBody(ctx, schemas);
+    const mutation = await upsert(ctx, deps, vectors, { dimensions, metric, vectorType, analyzer, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
     replyWithSession(ctx, store, { mutation });
   });
 

@@ -33,7 +33,7 @@
 import { stem } from 'porter2';
 import type { AnalyzerName } from '../../config.js';
 
-export { ANALYZERS, type AnalyzerName } from '../../config.js';
+export type { AnalyzerName } from '../../config.js';
 
 /** Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET. */
 export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set([

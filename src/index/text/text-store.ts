@@ -45,6 +45,11 @@ export class TextStore {
     return this.arena.byteLength + (this.indexOrNull?.byteLength ?? 0);
   }
 
+  /** Bytes of the inverted index alone: dictionary, postings, per-document arrays. */
+  get indexByteLength(): number {
+    return this.indexOrNull?.byteLength ?? 0;
+  }
+
   /** Distinct terms of the index. */
   get termCount(): number {
     return this.indexOrNull?.termCount ?? 0;
