@@ -293,17 +293,25 @@ function isBigramScript(c: number): boolean {
 
 const STEMMABLE = /^[a-z']+$/;
 
-/** Stems of recent words (a stem costs ~300 ns; most words of a text are common ones), emptied when full. */
-const stems = new Map<string, string>();
-const MAX_STEMS = 16_384;
+/**
+ * Stems of recent words (a stem costs ~300 ns; most words of a text are
+ * common ones), in two generations: when the young one is full it becomes
+ * the old one, and a word found only in the old one moves back to the young,
+ * so the common words stay however many rare ones pass.
+ */
+let youngStems = new Map<string, string>();
+let oldStems = new Map<string, string>();
+const STEMS_PER_GENERATION = 16_384;
 
 function stemOf(word: string): string {
-  let out = stems.get(word);
-  if (out === undefined) {
-    if (stems.size === MAX_STEMS) stems.clear();
-    out = STEMMABLE.test(word) ? stem(word) : word;
-    stems.set(word, out);
+  let out = youngStems.get(word);
+  if (out !== undefined) return out;
+  out = oldStems.get(word) ?? (STEMMABLE.test(word) ? stem(word) : word);
+  if (youngStems.size === STEMS_PER_GENERATION) {
+    oldStems = youngStems;
+    youngStems = new Map();
   }
+  youngStems.set(word, out);
   return out;
 }
 
