@@ -20,7 +20,7 @@ import { jsonText, utf8Length, type JsonText } from './json-size.js';
 import { decodeCursor, encodeCursor, newEpoch } from './list-cursor.js';
 import { MetadataJson, type TextJson } from './metadata/metadata-json.js';
 import { MetadataStore } from './metadata/metadata-store.js';
-import { analyze } from './text/analyzer.js';
+import { analyze, termBytes } from './text/analyzer.js';
 import { fuse, type ArmHit, type Fusion } from './text/fusion.js';
 import { TextStore, type PreparedText } from './text/text-store.js';
 
@@ -437,8 +437,13 @@ export class VectorIndex {
         });
       }
       analyzer ??= options.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
-      const literal = JSON.stringify(text);
-      const prepared: PreparedText = { literal, literalBytes: utf8Length(literal), terms: analyze(analyzer, text) };
+      // UTF-8 is as long as UTF-16 only for ASCII: then the analyzer skips its checks, and the literal is
+      // the text between quotes unless it holds a character JSON escapes (made only then).
+      const ascii = bytes === text.length;
+      const quoted = ascii && !JSON_ESCAPED.test(text);
+      const literal = quoted ? text : JSON.stringify(text);
+      const literalBytes = quoted ? text.length + 2 : ascii ? literal.length : utf8Length(literal);
+      const prepared: PreparedText = { literal, quoted, literalBytes, terms: termBytes(analyzer, text, ascii) };
       texts[i] = prepared;
       textBytesAdded += TextStore.upperBytes(prepared);
     }
@@ -992,6 +997,9 @@ export class VectorIndex {
 
 /** The configuration of a new (or reset) index. */
 const NEW_CONFIG: IndexConfig = Object.freeze({ dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType, analyzer: null });
+
+/** In ASCII text, what JSON.stringify escapes: anything but space to DEL, less the quote and the backslash. */
+const JSON_ESCAPED = /[^ !#-[\]-\u007f]/;
 
 /** MAX_TEXT_BYTES's default (config.ts), for an index made without one. */
 const DEFAULT_MAX_TEXT_BYTES = 32_768;

@@ -17,10 +17,10 @@ const MIN_KEY_REWRITE = 64 * 1024;
 /** A random seed per process, so which values share a slot cannot be chosen by a caller. */
 const SEED = (Math.random() * 0x100000000) >>> 0;
 
-/** FNV-1a over the bytes, seeded, with murmur3's finaliser to spread the low bits the table uses. */
-export function hashBytes(bytes: Uint8Array, length: number): number {
+/** FNV-1a over bytes[at, at + length), seeded, with murmur3's finaliser to spread the low bits the table uses. */
+export function hashBytes(bytes: Uint8Array, length: number, at = 0): number {
   let h = SEED ^ 0x811c9dc5;
-  for (let i = 0; i < length; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
+  for (let i = at; i < at + length; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
@@ -63,18 +63,18 @@ export class ByteDictionary {
       + this.keys.byteLength + this.freeIds.byteLength;
   }
 
-  /** The id of the key `bytes[0, length)` (hash from hashBytes), or -1. */
-  find(bytes: Uint8Array, length: number, hash: number): number {
+  /** The id of the key `bytes[at, at + length)` (hash from hashBytes), or -1. */
+  find(bytes: Uint8Array, length: number, hash: number, at = 0): number {
     const table = this.table, mask = (table.length >>> 1) - 1, signed = hash | 0;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const id = table[2 * slot];
       if (id === EMPTY) return -1;
-      if (id >= 0 && table[2 * slot + 1] === signed && this.keyEquals(id, bytes, length)) return id;
+      if (id >= 0 && table[2 * slot + 1] === signed && this.keyEquals(id, bytes, length, at)) return id;
     }
   }
 
-  /** Add a key that find() did not find; its new id. */
-  add(bytes: Uint8Array, length: number, hash: number): number {
+  /** Add a key (`bytes[at, at + length)`) that find() did not find; its new id. */
+  add(bytes: Uint8Array, length: number, hash: number, at = 0): number {
     if ((this.usedSlots + 1) * 8 > this.table.length * 3) this.rehash();
     const id = this.freeCount > 0 ? this.freeIds[--this.freeCount] : this.idTop++;
     if (id >= this.keyStart.length) {
@@ -82,7 +82,7 @@ export class ByteDictionary {
       this.keyLength = grown(this.keyLength, id + 1);
     }
     this.keys = grown(this.keys, this.keyTop + length);
-    this.keys.set(bytes.subarray(0, length), this.keyTop);
+    this.keys.set(bytes.subarray(at, at + length), this.keyTop);
     this.keyStart[id] = this.keyTop;
     this.keyLength[id] = length;
     this.keyTop += length;
@@ -115,10 +115,10 @@ export class ByteDictionary {
     return this.keys.subarray(this.keyStart[id], this.keyStart[id] + this.keyLength[id]);
   }
 
-  private keyEquals(id: number, bytes: Uint8Array, length: number): boolean {
+  private keyEquals(id: number, bytes: Uint8Array, length: number, at: number): boolean {
     if (this.keyLength[id] !== length) return false;
     const keys = this.keys, start = this.keyStart[id];
-    for (let i = 0; i < length; i++) if (keys[start + i] !== bytes[i]) return false;
+    for (let i = 0; i < length; i++) if (keys[start + i] !== bytes[at + i]) return false;
     return true;
   }
 

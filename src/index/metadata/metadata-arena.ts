@@ -82,14 +82,24 @@ export class MetadataArena {
     return chunk.words.subarray(start, start + this.entryCountOf[row]);
   }
 
-  /** Store `json` (`jsonLength` UTF-8 bytes) and `entries[0, entryCount)` as the record of `row` (which has none). */
-  write(row: number, json: string, jsonLength: number, entries: Uint32Array, entryCount: number): void {
+  /**
+   * Store `json` (`jsonLength` UTF-8 bytes) and `entries[0, entryCount)` as
+   * the record of `row` (which has none). `quoted`: `json` is a string's
+   * characters, written between double quotes (a literal that needs no
+   * escape, without making it; `jsonLength` counts the quotes).
+   */
+  write(row: number, json: string, jsonLength: number, entries: Uint32Array, entryCount: number, quoted = false): void {
     this.ensureRows(row + 1);
     const size = align4(jsonLength) + 4 * entryCount;
     const index = this.room(size);
     const chunk = this.chunks[index]!, at = chunk.used;
     // A record's text is long: the engine's encoder beats a JS loop (which wins on short keys).
-    utf8In.encodeInto(json, chunk.bytes.subarray(at, at + jsonLength));
+    if (quoted) {
+      chunk.bytes[at] = chunk.bytes[at + jsonLength - 1] = 0x22;
+      utf8In.encodeInto(json, chunk.bytes.subarray(at + 1, at + jsonLength - 1));
+    } else {
+      utf8In.encodeInto(json, chunk.bytes.subarray(at, at + jsonLength));
+    }
     chunk.words.set(entries.subarray(0, entryCount), (at + align4(jsonLength)) >>> 2);
     chunk.used += size;
     chunk.live += size;

@@ -60,6 +60,79 @@ export function segmenterWords(text: string): string[] {
 
 /** The ASCII fast path alone: the words of an ASCII `text` (lower case, no colon: normalized). */
 export function asciiWords(text: string, out: string[] = []): string[] {
+  scanAscii(text, (start, end) => {
+    out.push(text.slice(start, end));
+  });
+  return out;
+}
+
+/**
+ * Byte ranges of 64 KiB chunks, never handed out twice: a batch's term bytes
+ * take an ArrayBuffer a chunk, not one a text (each of which costs the
+ * collector); a chunk lives while a range of it is held.
+ */
+class ByteChunks {
+  private chunk = new Uint8Array(0);
+  private used = 0;
+
+  /** `length` bytes, zeroed. */
+  take(length: number): Uint8Array {
+    if (this.used + length > this.chunk.length) {
+      this.chunk = new Uint8Array(Math.max(CHUNK_BYTES, length));
+      this.used = 0;
+    }
+    this.used += length;
+    return this.chunk.subarray(this.used - length, this.used);
+  }
+
+  /** Of the range take() gave last (`taken` bytes), keep the first `kept`; the rest goes back. */
+  keep(taken: Uint8Array, kept: number): Uint8Array {
+    this.used -= taken.length - kept;
+    return taken.subarray(0, kept);
+  }
+}
+
+const CHUNK_BYTES = 64 * 1024;
+const chunks = new ByteChunks();
+
+/**
+ * A text's terms under `name` as UTF-8, joined by "\n" (no term holds
+ * whitespace), and how many: what the inverted index reads. Standard ASCII
+ * text goes from its characters to these bytes with no string per term.
+ * `ascii`: the caller knows `text` is ASCII.
+ */
+export function termBytes(name: AnalyzerName, text: string, ascii = !NON_ASCII.test(text)): { bytes: Uint8Array; count: number } {
+  const folded = ascii ? asciiNormalized(text) : normalized(text);
+  if (ascii || !NON_ASCII.test(folded)) return asciiTermBytes(folded, name === 'english');
+  const terms = analyze(name, text);
+  const joined = terms.join('\n');
+  const taken = chunks.take(3 * joined.length);
+  return { bytes: chunks.keep(taken, utf8Out.encodeInto(joined, taken).written), count: terms.length };
+}
+
+const utf8Out = new TextEncoder();
+
+/** termBytes of a normalized ASCII `text`; `english`: each piece through englishTerm (whose stems are never longer). */
+function asciiTermBytes(text: string, english: boolean): { bytes: Uint8Array; count: number } {
+  // Terms and separators take at most the text's length, plus a separator per cut of a long term.
+  const bytes = chunks.take(text.length + Math.ceil(text.length / MAX_TOKEN_CHARS) + 1);
+  let at = 0, count = 0;
+  scanAscii(text, (start, end) => {
+    for (let from = start; from < end; from += MAX_TOKEN_CHARS) {
+      const stop = Math.min(end, from + MAX_TOKEN_CHARS);
+      const term = english ? englishTerm(text.slice(from, stop)) : null;
+      if (term === '') continue;
+      if (count > 0) bytes[at++] = 0x0a;
+      if (term === null) for (let i = from; i < stop; i++) bytes[at++] = text.charCodeAt(i);
+      else for (let i = 0; i < term.length; i++) bytes[at++] = term.charCodeAt(i);
+      count++;
+    }
+  });
+  return { bytes: chunks.keep(bytes, at), count };
+}
+
+/** Call `word` with the bounds of each word of an ASCII `text` (normalized), in order. */
+function scanAscii(text: string, word: (start: number, end: number) => void): void {
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -88,21 +161,21 @@ export function asciiWords(text: string, out: string[] = []): string[] {
       cls = after;
       i += 2;
     }
-    if (alnum) out.push(text.slice(start, i));
+    if (alnum) word(start, i);
   }
-  return out;
 }
 
 const LETTER = 0, DIGIT = 1, UNDERSCORE = 2, MID_NUM_LET = 3, MID_NUM = 4, OTHER = 5;
 
-function asciiClass(c: number): number {
-  if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a)) return LETTER;
-  if (c >= 0x30 && c <= 0x39) return DIGIT;
-  if (c === 0x5f) return UNDERSCORE;
-  if (c === 0x2e || c === 0x27) return MID_NUM_LET;
-  if (c === 0x2c || c === 0x3b) return MID_NUM;
-  return OTHER;
-}
+/** The UAX #29 class of each ASCII code (letters of both cases, as a lookup: the scan's inner loop). */
+const ASCII_CLASS = new Uint8Array(128).fill(OTHER);
+for (let c = 0; c < 26; c++) ASCII_CLASS[0x61 + c] = ASCII_CLASS[0x41 + c] = LETTER;
+for (let c = 0x30; c <= 0x39; c++) ASCII_CLASS[c] = DIGIT;
+ASCII_CLASS[0x5f] = UNDERSCORE;
+ASCII_CLASS[0x2e] = ASCII_CLASS[0x27] = MID_NUM_LET;
+ASCII_CLASS[0x2c] = ASCII_CLASS[0x3b] = MID_NUM;
+
+const asciiClass = (c: number) => ASCII_CLASS[c];
 
 const NON_ASCII = /[\u0080-\uffff]/;
 const WHITESPACE = /[\t\n\v\f\r ]+/;
@@ -114,8 +187,10 @@ const DIACRITICS = /[\u0300-\u036f]/g;
 const LETTER_OR_NUMBER = /[\p{L}\p{N}]/u;
 const EMOJI = /[\p{Extended_Pictographic}\u{1f1e6}-\u{1f1ff}]/u;
 
+const asciiNormalized = (text: string) => text.toLowerCase().replace(COLON, ' ');
+
 function normalized(text: string): string {
-  if (!NON_ASCII.test(text)) return text.toLowerCase().replace(COLON, ' ');
+  if (!NON_ASCII.test(text)) return asciiNormalized(text);
   const folded = text.normalize('NFKC').toLowerCase().replace(QUOTE, '\'').replace(COLON, ' ').replace(VARIATION_SELECTORS, '');
   return folded.normalize('NFD').replace(DIACRITICS, '').normalize('NFC');
 }
@@ -218,26 +293,39 @@ function isBigramScript(c: number): boolean {
 
 const STEMMABLE = /^[a-z']+$/;
 
-/** Stems of recent words (a stem costs ~300 ns; most words of a text are common ones), emptied when full. */
-const stems = new Map<string, string>();
-const MAX_STEMS = 16_384;
+/**
+ * Stems of recent words (a stem costs ~300 ns; most words of a text are
+ * common ones), in two generations: when the young one is full it becomes
+ * the old one, and a word found only in the old one moves back to the young,
+ * so the common words stay however many rare ones pass.
+ */
+let youngStems = new Map<string, string>();
+let oldStems = new Map<string, string>();
+const STEMS_PER_GENERATION = 16_384;
 
 function stemOf(word: string): string {
-  let out = stems.get(word);
-  if (out === undefined) {
-    if (stems.size === MAX_STEMS) stems.clear();
-    out = STEMMABLE.test(word) ? stem(word) : word;
-    stems.set(word, out);
+  let out = youngStems.get(word);
+  if (out !== undefined) return out;
+  out = oldStems.get(word) ?? (STEMMABLE.test(word) ? stem(word) : word);
+  if (youngStems.size === STEMS_PER_GENERATION) {
+    oldStems = youngStems;
+    youngStems = new Map();
   }
+  youngStems.set(word, out);
   return out;
+}
+
+/** A standard token under english: its stem, or '' for none (a stop word). */
+function englishTerm(token: string): string {
+  const word = token.endsWith('\'s') ? token.slice(0, -2) : token;
+  return word === '' || ENGLISH_STOP_WORDS.has(word) ? '' : stemOf(word);
 }
 
 function english(tokens: string[]): string[] {
   const out: string[] = [];
-  for (let token of tokens) {
-    if (token.endsWith('\'s')) token = token.slice(0, -2);
-    if (token === '' || ENGLISH_STOP_WORDS.has(token)) continue;
-    out.push(stemOf(token));
+  for (const token of tokens) {
+    const term = englishTerm(token);
+    if (term !== '') out.push(term);
   }
   return out;
 }

@@ -30,11 +30,13 @@ export interface FusedHit {
  */
 export function fuse(vector: readonly ArmHit[], text: readonly ArmHit[], fusion: Fusion, lowerIsBetter: boolean, seqOf: (row: number) => number): FusedHit[] {
   const byRow = new Map<number, FusedHit>();
+  const seqs = new Map<FusedHit, number>();
   const hitOf = (row: number) => {
     let hit = byRow.get(row);
     if (!hit) {
       hit = { row, score: 0, vectorScore: null, vectorRank: null, textScore: null, textRank: null };
       byRow.set(row, hit);
+      seqs.set(hit, seqOf(row));
     }
     return hit;
   };
@@ -59,7 +61,7 @@ export function fuse(vector: readonly ArmHit[], text: readonly ArmHit[], fusion:
       hit.score = alpha * v + (1 - alpha) * t;
     }
   }
-  return hits.sort((a, b) => b.score - a.score || seqOf(a.row) - seqOf(b.row));
+  return hits.sort((a, b) => b.score - a.score || seqs.get(a)! - seqs.get(b)!);
 }
 
 /** Min-max normalisation over an arm's scores, higher better. */

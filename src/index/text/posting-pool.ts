@@ -18,9 +18,6 @@ const SLICE_BYTES = [8, 16, 32, 64, 128, 256, 512];
 const LAST_LEVEL = SLICE_BYTES.length - 1;
 const LINK_BYTES = 4;
 
-/** Called per posting of a list: its document and the term's count there. */
-export type PostingVisitor = (doc: number, tf: number) => void;
-
 export class PostingPool {
   private blocks: Uint8Array[] = [];
   /** Bytes used in the last block. */
@@ -63,54 +60,46 @@ export class PostingPool {
     if (tf !== 1) this.writeVarint(id, tf);
   }
 
-  /** Visit the postings of list `id` in order. */
-  forEach(id: number, visit: PostingVisitor): void {
+  /**
+   * The postings of list `id`, in order, into `docs` and `tfs` (each at
+   * least as long as the list); how many. One loop, no call per posting:
+   * keyword search reads every posting of its terms through here.
+   */
+  read(id: number, docs: Uint32Array, tfs: Uint32Array): number {
     const stop = this.writeAt[id];
     let slice = this.head[id], level = 0;
     let bytes = this.blocks[slice >>> BLOCK_BITS];
-    let at = (slice & OFFSET_MASK) + LINK_BYTES, end = (slice & OFFSET_MASK) + SLICE_BYTES[0];
     let base = slice - (slice & OFFSET_MASK);
-    let doc = 0;
+    let at = (slice & OFFSET_MASK) + LINK_BYTES, end = (slice & OFFSET_MASK) + SLICE_BYTES[0];
+    // Byte by byte: a varint is done at a byte below 0x80; after a doc gap flagged tf > 1 comes the tf's varint.
+    let n = 0, doc = 0, value = 0, shift = 1, tfNext = false;
     while (base + at !== stop) {
-      // One varint, then maybe a second; a varint may cross into the next slice.
-      let value = 0, shift = 1, byte: number;
-      do {
-        if (at === end) {
-          slice = bytes[at - SLICE_BYTES[level]] | (bytes[at - SLICE_BYTES[level] + 1] << 8) | (bytes[at - SLICE_BYTES[level] + 2] << 16) | (bytes[at - SLICE_BYTES[level] + 3] << 24);
-          slice >>>= 0;
-          if (level < LAST_LEVEL) level++;
-          bytes = this.blocks[slice >>> BLOCK_BITS];
-          base = slice - (slice & OFFSET_MASK);
-          at = (slice & OFFSET_MASK) + LINK_BYTES;
-          end = (slice & OFFSET_MASK) + SLICE_BYTES[level];
-        }
-        byte = bytes[at++];
-        value += (byte & 0x7f) * shift;
-        shift *= 128;
-      } while (byte >= 0x80);
-      doc += Math.floor(value / 2);
-      if (value % 2 === 1) {
-        visit(doc, 1);
-        continue;
+      if (at === end) {
+        const link = at - SLICE_BYTES[level];
+        slice = (bytes[link] | (bytes[link + 1] << 8) | (bytes[link + 2] << 16) | (bytes[link + 3] << 24)) >>> 0;
+        if (level < LAST_LEVEL) level++;
+        bytes = this.blocks[slice >>> BLOCK_BITS];
+        base = slice - (slice & OFFSET_MASK);
+        at = (slice & OFFSET_MASK) + LINK_BYTES;
+        end = (slice & OFFSET_MASK) + SLICE_BYTES[level];
       }
-      let tf = 0;
+      const byte = bytes[at++];
+      value += (byte & 0x7f) * shift;
+      shift *= 128;
+      if (byte >= 0x80) continue;
+      if (tfNext) {
+        tfs[n++] = value;
+        tfNext = false;
+      } else {
+        doc += Math.floor(value / 2);
+        docs[n] = doc;
+        if (value % 2 === 1) tfs[n++] = 1;
+        else tfNext = true;
+      }
+      value = 0;
       shift = 1;
-      do {
-        if (at === end) {
-          slice = bytes[at - SLICE_BYTES[level]] | (bytes[at - SLICE_BYTES[level] + 1] << 8) | (bytes[at - SLICE_BYTES[level] + 2] << 16) | (bytes[at - SLICE_BYTES[level] + 3] << 24);
-          slice >>>= 0;
-          if (level < LAST_LEVEL) level++;
-          bytes = this.blocks[slice >>> BLOCK_BITS];
-          base = slice - (slice & OFFSET_MASK);
-          at = (slice & OFFSET_MASK) + LINK_BYTES;
-          end = (slice & OFFSET_MASK) + SLICE_BYTES[level];
-        }
-        byte = bytes[at++];
-        tf += (byte & 0x7f) * shift;
-        shift *= 128;
-      } while (byte >= 0x80);
-      visit(doc, tf);
     }
+    return n;
   }
 
   private writeVarint(id: number, value: number): void {

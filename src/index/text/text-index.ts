@@ -9,7 +9,7 @@
 // moved text. A deleted document's postings stay behind, dead (its row reads
 // -1), while df, N and the total length drop at once; once the dead entries
 // outnumber the live ones, compact() rewrites every posting list without
-// them and numbers the documents as their rows again.
+// them and numbers the live documents from 0 again.
 //
 // BM25 as Lucene >= 8 scores it (BM25Similarity, no (k1 + 1) factor):
 //   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
@@ -20,7 +20,6 @@
 // query term is scored, in float64.
 
 import type { RowBitmap } from '../bitmap.js';
-import { writeUtf8 } from '../json-size.js';
 import { ByteDictionary, hashBytes } from '../metadata/byte-dictionary.js';
 import { grown } from '../metadata/typed-arrays.js';
 import { PostingPool } from './posting-pool.js';
@@ -33,6 +32,27 @@ export interface TextHits {
   matched: number;
 }
 
+/**
+ * A text's terms in order (repeats kept) as UTF-8 joined by "\n" (no term
+ * holds whitespace), and how many (analyzer.ts termBytes): a batch's texts
+ * wait for their write as bytes, not as arrays of strings (which would
+ * outlive the young generation and slow every collection).
+ */
+export interface JoinedTerms {
+  readonly bytes: Uint8Array;
+  readonly count: number;
+}
+
+const utf8 = new TextEncoder();
+const NEWLINE = 0x0a;
+
+/** Where the term of joined terms `bytes` starting at `start` ends (a newline, or the end). */
+function termEnd(bytes: Uint8Array, start: number): number {
+  let end = start;
+  while (end < bytes.length && bytes[end] !== NEWLINE) end++;
+  return end;
+}
+
 export interface Bm25Parameters {
   k1: number;
   b: number;
@@ -41,8 +61,6 @@ export interface Bm25Parameters {
 /** Dead postings tolerated before a compaction, beyond as many as there are live ones. */
 const COMPACT_SLACK = 64 * 1024;
 const NO_DOC = -1;
-/** Above any term count: a text holds at most maxTextBytesCap (2^20) bytes, and a term takes at least one of them (or NFKC's expansion of one). */
-const TF_LIMIT = 2 ** 22;
 
 export class TextIndex {
   private readonly dictionary = new ByteDictionary();
@@ -67,6 +85,9 @@ export class TextIndex {
   /** Search scratch: a score per row, and the rows touched. */
   private scores = new Float64Array(0);
   private touched = new Int32Array(0);
+  /** A posting list read out (search, compaction). */
+  private listDocs = new Uint32Array(0);
+  private listTfs = new Uint32Array(0);
   /** Documents with at least one term (BM25's N), and the sum of their lengths. */
   docCount = 0;
   totalLength = 0;
@@ -82,7 +103,7 @@ export class TextIndex {
   get byteLength(): number {
     return this.dictionary.byteLength + this.df.byteLength + this.entryCount.byteLength + this.listedBy.byteLength + this.countIn.byteLength
       + this.textTerms.byteLength + this.postings.byteLength + this.rowOfDoc.byteLength + this.lengthOf.byteLength + this.seqOf.byteLength + this.docOfRow.byteLength + this.key.byteLength
-      + this.scores.byteLength + this.touched.byteLength;
+      + this.scores.byteLength + this.touched.byteLength + this.listDocs.byteLength + this.listTfs.byteLength;
   }
 
   /** Distinct terms held. */
@@ -96,8 +117,8 @@ export class TextIndex {
   }
 
   /** Index `terms` (a text's, in order, repeats kept) as the document of `row` (which has none), written at `seq`. */
-  add(row: number, terms: readonly string[], seq: number): void {
-    if (terms.length === 0) return;
+  add(row: number, terms: JoinedTerms, seq: number): void {
+    if (terms.count === 0) return;
     const doc = this.docTop++;
     if (doc >= this.rowOfDoc.length) {
       this.rowOfDoc = grown(this.rowOfDoc, doc + 1);
@@ -106,19 +127,21 @@ export class TextIndex {
     }
     this.ensureRows(row + 1);
     this.rowOfDoc[doc] = row;
-    this.lengthOf[doc] = terms.length;
+    this.lengthOf[doc] = terms.count;
     this.seqOf[doc] = seq;
     this.docOfRow[row] = doc;
     this.docCount++;
-    this.totalLength += terms.length;
+    this.totalLength += terms.count;
     const stamp = this.nextStamp();
     let distinct = 0;
-    for (const term of terms) {
-      const length = this.encode(term);
-      const hash = hashBytes(this.key, length);
-      let id = this.dictionary.find(this.key, length, hash);
+    const bytes = terms.bytes;
+    for (let start = 0, end = 0; start < bytes.length; start = end + 1) {
+      end = termEnd(bytes, start);
+      const length = end - start;
+      const hash = hashBytes(bytes, length, start);
+      let id = this.dictionary.find(bytes, length, hash, start);
       if (id < 0) {
-        id = this.dictionary.add(this.key, length, hash);
+        id = this.dictionary.add(bytes, length, hash, start);
         this.ensureTerms(this.dictionary.idLimit);
         this.df[id] = 0;
         this.entryCount[id] = 0;
@@ -143,7 +166,7 @@ export class TextIndex {
   }
 
   /** Drop the document of `row`; `terms` are its text's terms, analysed again (the index keeps no forward list). */
-  remove(row: number, terms: readonly string[]): void {
+  remove(row: number, terms: JoinedTerms): void {
     if (!this.has(row)) return;
     const doc = this.docOfRow[row];
     this.docOfRow[row] = NO_DOC;
@@ -151,9 +174,11 @@ export class TextIndex {
     this.docCount--;
     this.totalLength -= this.lengthOf[doc];
     const stamp = this.nextStamp();
-    for (const term of terms) {
-      const length = this.encode(term);
-      const id = this.dictionary.find(this.key, length, hashBytes(this.key, length));
+    const bytes = terms.bytes;
+    for (let start = 0, end = 0; start < bytes.length; start = end + 1) {
+      end = termEnd(bytes, start);
+      const length = end - start;
+      const id = this.dictionary.find(bytes, length, hashBytes(bytes, length, start), start);
       if (id < 0 || this.listedBy[id] === stamp) continue;
       this.listedBy[id] = stamp;
       this.liveEntries--;
@@ -212,12 +237,14 @@ export class TextIndex {
       if (id < 0) continue;
       const df = this.df[id];
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      this.postings.forEach(id, (doc, tf) => {
-        const row = rowOfDoc[doc];
-        if (row < 0 || row === exclude || (words !== undefined && (words[row >>> 5] & (1 << (row & 31))) === 0)) return;
+      const count = this.readList(id), docs = this.listDocs, tfs = this.listTfs;
+      for (let i = 0; i < count; i++) {
+        const doc = docs[i], row = rowOfDoc[doc];
+        if (row < 0 || row === exclude || (words !== undefined && (words[row >>> 5] & (1 << (row & 31))) === 0)) continue;
+        const tf = tfs[i];
         if (scores[row] === 0) touched[matched++] = row;
         scores[row] += idf * tf / (tf + base + perLength * lengthOf[doc]);
-      });
+      }
     }
     const hits = this.best(matched, k, threshold);
     for (let i = 0; i < matched; i++) scores[touched[i]] = 0;
@@ -226,46 +253,52 @@ export class TextIndex {
 
   /** The best `k` of the touched rows (scores at or above `threshold`), best first. */
   private best(matched: number, k: number, threshold: number): { rows: Int32Array; scores: Float64Array } {
-    const scores = this.scores, touched = this.touched;
+    const scores = this.scores, touched = this.touched, seqOf = this.seqOf, docOfRow = this.docOfRow;
     // A heap of the best so far, its worst on top: worse = lower score, or the same score written later.
     const heap = new Int32Array(Math.min(k, matched));
     let size = 0;
-    const worse = (a: number, b: number) => scores[a] < scores[b] || (scores[a] === scores[b] && this.seqOfRow(a) > this.seqOfRow(b));
-    const siftDown = (from: number) => {
-      let i = from;
-      for (;;) {
+    const worse = (a: number, b: number) => scores[a] < scores[b] || (scores[a] === scores[b] && seqOf[docOfRow[a]] > seqOf[docOfRow[b]]);
+    const siftDown = () => {
+      for (let i = 0; ;) {
         const l = 2 * i + 1, r = l + 1;
         let top = i;
         if (l < size && worse(heap[l], heap[top])) top = l;
         if (r < size && worse(heap[r], heap[top])) top = r;
         if (top === i) return;
-        [heap[i], heap[top]] = [heap[top], heap[i]];
+        const held = heap[i];
+        heap[i] = heap[top];
+        heap[top] = held;
         i = top;
       }
     };
     for (let t = 0; t < matched; t++) {
-      const row = touched[t];
-      if (!(scores[row] >= threshold)) continue;
+      const row = touched[t], score = scores[row];
+      if (!(score >= threshold)) continue;
       if (size < heap.length) {
         let i = size++;
         heap[i] = row;
         while (i > 0) {
           const parent = (i - 1) >>> 1;
           if (!worse(heap[i], heap[parent])) break;
-          [heap[i], heap[parent]] = [heap[parent], heap[i]];
+          const held = heap[i];
+          heap[i] = heap[parent];
+          heap[parent] = held;
           i = parent;
         }
-      } else if (size > 0 && worse(heap[0], row)) {
-        heap[0] = row;
-        siftDown(0);
+        continue;
       }
+      // Most rows lose to the worst kept at once: compare the scores before anything else.
+      const least = scores[heap[0]];
+      if (score < least || (score === least && !worse(heap[0], row))) continue;
+      heap[0] = row;
+      siftDown();
     }
     const rows = new Int32Array(size), out = new Float64Array(size);
     for (let i = size - 1; i >= 0; i--) {
       rows[i] = heap[0];
       out[i] = scores[heap[0]];
       heap[0] = heap[--size];
-      siftDown(0);
+      siftDown();
     }
     return { rows, scores: out };
   }
@@ -282,42 +315,50 @@ export class TextIndex {
     return id < 0 ? 0 : this.df[id];
   }
 
-  /** Every posting list rewritten without dead entries, documents numbered as their rows. */
+  /**
+   * Every posting list rewritten without dead entries, the live documents
+   * numbered 0, 1, ... in their old order (so each list stays ascending, no
+   * sort), and the per-document arrays cut to them.
+   */
   private compact(rowCount: number): void {
+    const renumbered = new Int32Array(this.docTop);
+    let live = 0;
+    for (let doc = 0; doc < this.docTop; doc++) renumbered[doc] = this.rowOfDoc[doc] >= 0 ? live++ : NO_DOC;
     const postings = new PostingPool();
-    let pairs = new Float64Array(64);
     const limit = this.dictionary.idLimit;
     for (let id = 0; id < limit; id++) {
       if (this.df[id] === 0) continue;
-      // The live postings as row * TF_LIMIT + tf, sorted: the new list is in row order.
-      let n = 0;
-      if (pairs.length < this.entryCount[id]) pairs = new Float64Array(2 * this.entryCount[id]);
-      this.postings.forEach(id, (doc, tf) => {
-        const row = this.rowOfDoc[doc];
-        if (row >= 0) pairs[n++] = row * TF_LIMIT + tf;
-      });
-      const sorted = pairs.subarray(0, n).sort();
       postings.start(id);
-      for (let i = 0; i < n; i++) postings.append(id, Math.floor(sorted[i] / TF_LIMIT), sorted[i] % TF_LIMIT);
-      this.entryCount[id] = n;
+      const count = this.readList(id), docs = this.listDocs, tfs = this.listTfs;
+      for (let i = 0; i < count; i++) if (renumbered[docs[i]] >= 0) postings.append(id, renumbered[docs[i]], tfs[i]);
+      this.entryCount[id] = this.df[id];
     }
-    const lengthOf = new Uint32Array(Math.max(16, rowCount)), seqOf = new Float64Array(lengthOf.length);
-    const rowOfDoc = new Int32Array(lengthOf.length).fill(NO_DOC);
-    for (let row = 0; row < rowCount; row++) {
-      const doc = this.docOfRow[row];
-      if (doc === NO_DOC) continue;
-      lengthOf[row] = this.lengthOf[doc];
-      seqOf[row] = this.seqOf[doc];
-      rowOfDoc[row] = row;
-      this.docOfRow[row] = row;
+    const size = Math.max(16, live);
+    const lengthOf = new Uint32Array(size), seqOf = new Float64Array(size), rowOfDoc = new Int32Array(size);
+    for (let doc = 0; doc < this.docTop; doc++) {
+      const to = renumbered[doc];
+      if (to < 0) continue;
+      lengthOf[to] = this.lengthOf[doc];
+      seqOf[to] = this.seqOf[doc];
+      rowOfDoc[to] = this.rowOfDoc[doc];
     }
+    for (let row = 0; row < rowCount; row++) if (this.docOfRow[row] !== NO_DOC) this.docOfRow[row] = renumbered[this.docOfRow[row]];
     this.postings = postings;
     this.lengthOf = lengthOf;
     this.seqOf = seqOf;
     this.rowOfDoc = rowOfDoc;
-    this.docTop = rowCount;
+    this.docTop = live;
     this.deadEntries = 0;
     this.deadListEntries = 0;
+  }
+
+  /** The postings of term `id` into listDocs and listTfs; how many. */
+  private readList(id: number): number {
+    if (this.listDocs.length < this.entryCount[id]) {
+      this.listDocs = new Uint32Array(Math.max(this.entryCount[id], 2 * this.listDocs.length));
+      this.listTfs = new Uint32Array(this.listDocs.length);
+    }
+    return this.postings.read(id, this.listDocs, this.listTfs);
   }
 
   /** A stamp no term holds yet in listedBy. */
@@ -332,8 +373,10 @@ export class TextIndex {
   /** The UTF-8 bytes of `term` into `key`; their length. */
   private encode(term: string): number {
     if (this.key.length < term.length * 3) this.key = new Uint8Array(term.length * 3);
-    return writeUtf8(term, this.key, 0);
+    return utf8.encodeInto(term, this.key).written;
   }
+
+
 
   private ensureTerms(limit: number): void {
     if (limit <= this.df.length) return;

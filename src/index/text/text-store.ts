@@ -5,16 +5,17 @@
 
 import { JsonBytes, type TextJson } from '../metadata/metadata-json.js';
 import { MetadataArena } from '../metadata/metadata-arena.js';
-import { analyze, type AnalyzerName } from './analyzer.js';
-import { TextIndex, type TextHits } from './text-index.js';
+import { termBytes, type AnalyzerName } from './analyzer.js';
+import { TextIndex, type JoinedTerms, type TextHits } from './text-index.js';
 
 /** A text checked and analysed by a plan, ready to write. */
 export interface PreparedText {
-  /** JSON.stringify(text). */
+  /** JSON.stringify(text), or, when `quoted`, the text itself (a literal once between quotes: nothing to escape). */
   readonly literal: string;
+  readonly quoted: boolean;
   /** UTF-8 bytes of the literal. */
   readonly literalBytes: number;
-  readonly terms: readonly string[];
+  readonly terms: JoinedTerms;
 }
 
 /** Bytes a term can add at most, beside twice its bytes: its slots in the dictionary and the per-term arrays, each at its emptiest after a doubling. */
@@ -85,24 +86,22 @@ export class TextStore {
 
   /** The most bytes writing `text` can add. */
   static upperBytes(text: PreparedText): number {
-    let termBytes = 0;
-    for (const term of text.terms) termBytes += term.length * 3;
-    return text.literalBytes + DOCUMENT_BYTES_UPPER + text.terms.length * (TERM_BYTES_UPPER + POSTING_BYTES_UPPER) + 2 * termBytes;
+    return text.literalBytes + DOCUMENT_BYTES_UPPER + text.terms.count * (TERM_BYTES_UPPER + POSTING_BYTES_UPPER) + 2 * text.terms.bytes.length;
   }
 
   /** Bytes a change can add however small, besides upperBytes: a new chunk of the arena. */
   static readonly changeBytesUpper = CHUNK_BYTES_UPPER;
 
   /** Analyse `text` with the store's analyzer. */
-  terms(text: string): string[] {
-    return analyze(this.analyzer, text);
+  terms(text: string): JoinedTerms {
+    return termBytes(this.analyzer, text);
   }
 
   /** Replace the text of `row` with `text` (null: none), written at `seq`. `rowCount`: rows of the index. */
   set(row: number, text: PreparedText | null, seq: number, rowCount: number): void {
     this.drop(row);
     if (text !== null) {
-      this.arena.write(row, text.literal, text.literalBytes, NO_ENTRIES, 0);
+      this.arena.write(row, text.literal, text.literalBytes, NO_ENTRIES, 0, text.quoted);
       this.index.add(row, text.terms, seq);
     }
     this.settle(rowCount);

@@ -76,8 +76,14 @@ function planRows(plan: UpsertPlan, from: number, to: number): RowSource {
     vector: (i) => plan.vectors[from + i],
     metadata: (i) => plan.metadataJson[from + i]?.text ?? null,
     // A text section only when a row has a text: its JSON string literal, as the index stores it.
-    text: hasText(plan, from, to) ? (i) => plan.texts[from + i]?.literal ?? null : undefined,
+    text: hasText(plan, from, to) ? (i) => textLiteral(plan.texts[from + i]) : undefined,
   };
+}
+
+/** A prepared text as the JSON string literal the index stores (a `quoted` one is the text itself, with nothing to escape). */
+function textLiteral(text: UpsertPlan['texts'][number]): string | null {
+  if (text === null) return null;
+  return text.quoted ? `"${text.literal}"` : text.literal;
 }
 
 function hasText(plan: UpsertPlan, from: number, to: number): boolean {

@@ -3,7 +3,7 @@
 // the ASCII fast path (with the split at whitespace) proven equal to the
 // Intl.Segmenter path on random text.
 import { expect } from 'chai';
-import { analyze, asciiWords, MAX_TOKEN_CHARS, segmenterWords } from '../../../src/index/text/analyzer.js';
+import { analyze, asciiWords, MAX_TOKEN_CHARS, segmenterWords, termBytes } from '../../../src/index/text/analyzer.js';
 import { randomInt, seededRng } from '../../helpers/random.js';
 
 const standard = (text: string) => analyze('standard', text);
@@ -77,6 +77,23 @@ describe('analyzers', () => {
       let text = '';
       for (let i = 1 + randomInt(rng, 12); i > 0; i--) text += pieces[randomInt(rng, pieces.length)];
       expect(standard(text), JSON.stringify(text)).to.deep.equal(segmenterWords(text));
+    }
+  });
+
+  it('termBytes (what the index reads) is analyze\'s terms as UTF-8 joined by newlines', () => {
+    const rng = seededRng(9);
+    const pieces = ['Ab', '1', '_', '.', '-', ' ', 'é', '東京', '🚀', '\'s', 'the ', 'running ', 'x'.repeat(300), 'é'.repeat(260)];
+    const ascii = ['Ab', 'IS', '1', '_', '.', '\'', '-', ' ', '\'s', 'the ', 'running ', 'caresses ', 'x'.repeat(300)];
+    for (let k = 0; k < 4_000; k++) {
+      const from = k % 2 === 0 ? pieces : ascii;
+      let text = '';
+      for (let i = 1 + randomInt(rng, 10); i > 0; i--) text += from[randomInt(rng, from.length)];
+      for (const name of ['standard', 'english'] as const) {
+        const terms = analyze(name, text);
+        const bytes = termBytes(name, text);
+        expect(new TextDecoder().decode(bytes.bytes), `${name} ${JSON.stringify(text)}`).to.equal(terms.join('\n'));
+        expect(bytes.count).to.equal(terms.length);
+      }
     }
   });
 });

@@ -4,7 +4,7 @@
 // alone is driven too, with compaction after every change.
 import { expect } from 'chai';
 import type { AnalyzerName } from '../../../src/config.js';
-import { analyze } from '../../../src/index/text/analyzer.js';
+import { analyze, termBytes } from '../../../src/index/text/analyzer.js';
 import { TextIndex } from '../../../src/index/text/text-index.js';
 import { VectorIndex } from '../../../src/index/vector-index.js';
 import { loadKernelModule } from '../../../src/kernel/load-node.js';
@@ -87,10 +87,10 @@ describe('text index model', () => {
           const doc = { id: `r${seq}`, text: randomText(rng, 10), seq: seq++ };
           const row = rows.length;
           rows.push(doc);
-          index.add(row, analyze('standard', doc.text), doc.seq);
+          index.add(row, termBytes('standard', doc.text), doc.seq);
         } else {
           const row = randomInt(rng, rows.length), last = rows.length - 1;
-          index.remove(row, analyze('standard', rows[row].text));
+          index.remove(row, termBytes('standard', rows[row].text));
           if (row !== last) {
             index.move(last, row);
             rows[row] = rows[last];
