@@ -1,9 +1,10 @@
 // npm run bench:text: keyword and hybrid search (issue 28). 50,000 chunks of
 // about 150 words (~1 KB, bench/lib/text-data.ts) with 384-d vectors, added
 // 500 at a time as base64, in fresh servers (the compiled dist/, as `npm
-// start`): once with each chunk's text as a metadata value, once as `text`
-// (indexed for keyword search) while a neighbour session (1k x 384) searches
-// every 20 ms. Then, on the session with text, 3-term keyword queries, vector
+// start`): once with each chunk's text as a metadata value, then as `text`
+// (indexed for keyword search) under the standard analyzer and under english,
+// each while a neighbour session (1k x 384) searches every 20 ms. Then, on the
+// english session, 3-term keyword queries, vector
 // queries and hybrid queries (the same pairs), timed by the server (searchMs).
 // Last, the keyword index alone beside MiniSearch and Orama, each in a
 // process of its own, on the same documents and the same terms.
@@ -33,12 +34,13 @@ const data = uniformVectors(N, DIM, 31);
 const neighbourData = uniformVectors(NEIGHBOUR, DIM, 32);
 const texts = Array.from({ length: N }, (_, i) => documentText(i));
 const textBytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
-const bodiesOf = (asText: boolean) => Array.from({ length: N / BATCH }, (_, b) => Buffer.from(JSON.stringify({
-  ...(asText ? { analyzer: 'english' } : {}),
+/** add-many bodies: the texts as a metadata value (analyzer null), or as `text` under `analyzer`. */
+const bodiesOf = (analyzer: 'standard' | 'english' | null) => Array.from({ length: N / BATCH }, (_, b) => Buffer.from(JSON.stringify({
+  ...(analyzer ? { analyzer } : {}),
   vectors: Array.from({ length: BATCH }, (_, j) => {
     const i = b * BATCH + j;
     const vector = encodeFloat32Base64(rowOf(data, DIM, i));
-    return asText ? { id: `c${i}`, vector, text: texts[i] } : { id: `c${i}`, vector, metadata: { text: texts[i] } };
+    return analyzer ? { id: `c${i}`, vector, text: texts[i] } : { id: `c${i}`, vector, metadata: { text: texts[i] } };
   }),
 })));
 const neighbourSearch = Buffer.from(JSON.stringify({ queryVector: Array.from(rowOf(neighbourData, DIM, 7)), topK: 10 }));
@@ -72,14 +74,14 @@ function neighbourLoop(server: ChildServer, token: string) {
   };
 }
 
-async function fill(server: ChildServer, asText: boolean) {
+async function fill(server: ChildServer, analyzer: 'standard' | 'english' | null) {
   const neighbour = (await server.post('/token', '')).token as string;
   for (let b = 0; b < NEIGHBOUR; b += 500) {
     await server.post('/vectors/add-many', Buffer.from(JSON.stringify({
       vectors: Array.from({ length: 500 }, (_, j) => ({ id: `n${b + j}`, vector: encodeFloat32Base64(rowOf(neighbourData, DIM, b + j)) })),
     })), neighbour);
   }
-  const bodies = bodiesOf(asText);
+  const bodies = bodiesOf(analyzer);
   const token = (await server.post('/token', '')).token as string;
   const stop = neighbourLoop(server, neighbour);
   const t0 = performance.now();
@@ -104,18 +106,20 @@ async function searchTimes(server: ChildServer, token: string) {
 }
 
 // 1. The fills, each in a fresh server.
-const asMetadata = await (async () => {
+const fillAlone = async (analyzer: 'standard' | 'english' | null) => {
   const server = await startChildServer();
   try {
-    return await fill(server, false);
+    return await fill(server, analyzer);
   } finally {
     await server.stop();
   }
-})();
+};
+const asMetadata = await fillAlone(null);
+const asStandardText = await fillAlone('standard');
 const { asText, stats, searches } = await (async () => {
   const server = await startChildServer();
   try {
-    const filled = await fill(server, true);
+    const filled = await fill(server, 'english');
     const { stats } = await server.get('/session', filled.token);
     return { asText: filled, stats, searches: await searchTimes(server, filled.token) };
   } finally {
@@ -123,11 +127,12 @@ const { asText, stats, searches } = await (async () => {
   }
 })();
 
-console.log(`${N} chunks of ~150 words (${fmt(textBytes / N, 0)} bytes of text each) with ${DIM}-d float32 vectors, ${BATCH} a batch as base64; english analyzer`);
-printTable([
-  { text: 'as metadata', 'fill s': fmt(asMetadata.fillMs / 1000, 2), 'neighbour p50/p99/max ms': `${fmt(asMetadata.neighbour.p50, 1)} / ${fmt(asMetadata.neighbour.p99, 1)} / ${fmt(asMetadata.neighbour.max, 1)}` },
-  { text: 'as text (indexed)', 'fill s': fmt(asText.fillMs / 1000, 2), 'neighbour p50/p99/max ms': `${fmt(asText.neighbour.p50, 1)} / ${fmt(asText.neighbour.p99, 1)} / ${fmt(asText.neighbour.max, 1)}` },
-]);
+console.log(`${N} chunks of ~150 words (${fmt(textBytes / N, 0)} bytes of text each) with ${DIM}-d float32 vectors, ${BATCH} a batch as base64`);
+printTable(([['as metadata', asMetadata], ['as text, standard analyzer', asStandardText], ['as text, english analyzer', asText]] as const).map(([text, run]) => ({
+  text, 'fill s': fmt(run.fillMs / 1000, 2), 'vs metadata': fmt(run.fillMs / asMetadata.fillMs, 2),
+  'neighbour p50/p99/max ms': `${fmt(run.neighbour.p50, 1)} / ${fmt(run.neighbour.p99, 1)} / ${fmt(run.neighbour.max, 1)}`,
+})));
+console.log('searches below: on the english session');
 const indexBytes = stats.textIndexBytes as number;
 console.log(`\ntext store ${fmt(stats.textBytes / 2 ** 20, 1)} MiB, of which dictionary and postings ${fmt(indexBytes / 2 ** 20, 1)} MiB (${fmt(indexBytes / textBytes, 2)}x the text's ${fmt(textBytes / 2 ** 20, 1)} MiB), ${stats.textIndexTerms} terms`);
 const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))];
@@ -151,5 +156,6 @@ printTable(engines.map((e) => ({
 
 const keywordP50 = median(searches.times.keyword);
 console.log(`\ngoals: keyword p50 ${fmt(keywordP50, 3)} ms (<= 2); hybrid ${fmt(searches.hybridRatio, 2)}x vector + keyword (<= 1.2); dictionary and postings ${fmt(indexBytes / textBytes, 2)}x the text (<= 1.0);`
-  + ` fill ${fmt(asText.fillMs / asMetadata.fillMs, 2)}x the fill with text as metadata (<= 1.5); neighbour p99 ${fmt(asText.neighbour.p99, 1)} ms during it (<= 50)`);
-console.log(`results: ${writeResults('text', { documents: N, dim: DIM, textBytes, asMetadata, asText, stats, searches: { ...searches, times: undefined }, engines: engines.map((e) => ({ ...e, tops: undefined })) })}`);
+  + ` fill ${fmt(asStandardText.fillMs / asMetadata.fillMs, 2)}x (standard) and ${fmt(asText.fillMs / asMetadata.fillMs, 2)}x (english) the fill with text as metadata (<= 1.5);`
+  + ` neighbour p99 ${fmt(asStandardText.neighbour.p99, 1)} and ${fmt(asText.neighbour.p99, 1)} ms during them (<= 50)`);
+console.log(`results: ${writeResults('text', { documents: N, dim: DIM, textBytes, asMetadata, asStandardText, asText, stats, searches: { ...searches, times: undefined }, engines: engines.map((e) => ({ ...e, tops: undefined })) })}`);

@@ -7,7 +7,7 @@
 // 1-based number.
 import * as v from 'valibot';
 import { apiError, ApiError, pointer } from '../errors.js';
-import type { UpsertOptions, UpsertPlan, VectorIndex, VectorInput } from '../index/vector-index.js';
+import type { PreparedTexts, UpsertOptions, UpsertPlan, VectorIndex, VectorInput } from '../index/vector-index.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import { requestError } from '../schemas/request-error.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader } from './format.js';
@@ -18,6 +18,8 @@ export interface ParsedImport {
   records: VectorInput[];
   /** JSON Pointer of record i (its line), for errors found when it is applied. */
   pathOf: (i: number) => string;
+  /** Its texts analysed ahead of the write turn (the server's import route), if they were. */
+  preparedTexts?: PreparedTexts;
 }
 
 type ImportSchemas = Pick<RequestSchemas, 'ImportHeaderSchema' | 'ImportRecordSchema'>;
@@ -101,8 +103,8 @@ export function prepareImport(index: VectorIndex, parsed: ParsedImport): UpsertP
 
 /** The upsert options of an import: its header configures a new session and is checked against a locked one, as add-many's fields are. */
 export function importOptions(parsed: ParsedImport): UpsertOptions {
-  const { header } = parsed;
+  const { header, preparedTexts, pathOf } = parsed;
   const analyzer = header.analyzer ?? undefined;
-  if (header.dimensions === null) return { analyzer, pathOf: parsed.pathOf };
-  return { dimensions: header.dimensions, metric: header.metric ?? undefined, vectorType: header.vectorType, analyzer, pathOf: parsed.pathOf };
+  if (header.dimensions === null) return { analyzer, preparedTexts, pathOf };
+  return { dimensions: header.dimensions, metric: header.metric ?? undefined, vectorType: header.vectorType, analyzer, preparedTexts, pathOf };
 }

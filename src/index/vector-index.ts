@@ -57,8 +57,16 @@ export interface UpsertOptions {
   vectorType?: VectorType;
   /** The analyzer of the session's texts; fixed by the first add with a text (default standard). */
   analyzer?: AnalyzerName;
+  /** The records' texts analysed ahead (prepareText), used when the analyzer is still the one they were made with. */
+  preparedTexts?: PreparedTexts;
   /** JSON Pointer of record i in the request, for error details. */
   pathOf?: (i: number) => string;
+}
+
+/** Texts of an upsert's records analysed before its write turn (the server does it in slices); null where a record has none. */
+export interface PreparedTexts {
+  readonly analyzer: AnalyzerName;
+  readonly texts: readonly (PreparedText | null)[];
 }
 
 /**
@@ -437,18 +445,18 @@ export class VectorIndex {
         });
       }
       analyzer ??= options.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
-      // UTF-8 is as long as UTF-16 only for ASCII: then the analyzer skips its checks, and the literal is
-      // the text between quotes unless it holds a character JSON escapes (made only then).
-      const ascii = bytes === text.length;
-      const quoted = ascii && !JSON_ESCAPED.test(text);
-      const literal = quoted ? text : JSON.stringify(text);
-      const literalBytes = quoted ? text.length + 2 : ascii ? literal.length : utf8Length(literal);
-      const prepared: PreparedText = { literal, quoted, literalBytes, terms: termBytes(analyzer, text, ascii) };
+      const ahead = options.preparedTexts?.analyzer === analyzer ? options.preparedTexts.texts[i] : null;
+      const prepared = ahead ?? prepareText(text, analyzer, bytes);
       texts[i] = prepared;
       textBytesAdded += TextStore.upperBytes(prepared);
     }
     if (textBytesAdded > 0) textBytesAdded += TextStore.changeBytesUpper;
     return { texts, analyzer, textBytesAdded };
+  }
+
+  /** The analyzer an upsert with `options` would analyse its texts with now. */
+  textAnalyzerFor(options: UpsertOptions): AnalyzerName {
+    return this.config.analyzer ?? options.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
   }
 
   /** Whether nothing changed the index since `plan` was prepared (applyUpsert takes only such a plan). */
@@ -1000,6 +1008,17 @@ const NEW_CONFIG: IndexConfig = Object.freeze({ dimensions: null, metric: null, 
 
 /** In ASCII text, what JSON.stringify escapes: anything but space to DEL, less the quote and the backslash. */
 const JSON_ESCAPED = /[^ !#-[\]-\u007f]/;
+
+/** A text as the store writes it: its JSON literal and its terms under `analyzer`. `bytes`: its UTF-8 length. */
+export function prepareText(text: string, analyzer: AnalyzerName, bytes = utf8Length(text)): PreparedText {
+  // UTF-8 is as long as UTF-16 only for ASCII: then the analyzer skips its checks, and the literal is
+  // the text between quotes unless it holds a character JSON escapes (made only then).
+  const ascii = bytes === text.length;
+  const quoted = ascii && !JSON_ESCAPED.test(text);
+  const literal = quoted ? text : JSON.stringify(text);
+  const literalBytes = quoted ? text.length + 2 : ascii ? literal.length : utf8Length(literal);
+  return { literal, quoted, literalBytes, terms: termBytes(analyzer, text, ascii) };
+}
 
 /** MAX_TEXT_BYTES's default (config.ts), for an index made without one. */
 const DEFAULT_MAX_TEXT_BYTES = 32_768;

@@ -17,10 +17,11 @@ import * as v from 'valibot';
 import { apiError } from '../../errors.js';
 import { EXPORT_WINDOW_BYTES, exportStream } from '../../export/export-stream.js';
 import { NDJSON_TYPE } from '../../export/format.js';
-import { ImportReader } from '../../export/import-reader.js';
+import { ImportReader, importOptions } from '../../export/import-reader.js';
 import type { UpsertPlan } from '../../index/vector-index.js';
 import type { Session } from '../../sessions/session.js';
 import type { SessionStore } from '../../sessions/session-store.js';
+import { prepareTextsAhead } from '../../sessions/texts-ahead.js';
 import { requestError } from '../../schemas/request-error.js';
 import { reserveBody } from '../body/index.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
@@ -91,6 +92,8 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     } finally {
       reservation?.release();
     }
+    // Its texts analysed in slices now, so its write turn does not hold the event loop for that too.
+    parsed.preparedTexts = await prepareTextsAhead(session.index, parsed.records, importOptions(parsed));
     timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);
     // Checked in a write turn, its log records encoded in slices outside any turn, then checked again and applied in one turn.
     let plan = await writes.inTurn(session, () => timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed)));

@@ -4,16 +4,19 @@ import { pointer } from '../../errors.js';
 import type { StoredVector, UpsertOptions, VectorInput } from '../../index/vector-index.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';
+import { prepareTextsAhead } from '../../sessions/texts-ahead.js';
 import { parseAddManyBody, parseBody } from '../body/index.js';
 import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 import { noBody } from '../body/no-body.js';
 
 /** Check (capacityCheckMs), then write (addMs / addManyMs), in the session's turn. */
-async function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], options: UpsertOptions, metric: string) {
+async function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], given: UpsertOptions, metric: string) {
   const { session, timings } = stateOf(ctx);
   const { writes } = deps.store;
-  // A large batch's log record is encoded in slices before its turn (DATA_DIR), so the turn only writes it.
+  // Texts are analysed in slices before the turn, and a large batch's log record encoded (DATA_DIR), so the turn only writes them.
+  const preparedTexts = await prepareTextsAhead(session.index, records, given);
+  const options = preparedTexts ? { ...given, preparedTexts } : given;
   const encoded = await deps.store.encodeUpsert(session, records, options);
   return writes.inTurn(session, () => {
     const plan = timings.measure('capacityCheckMs', () => writes.prepareUpsert(session, records, options));
