@@ -7,7 +7,7 @@ export type Metric = 'cosine' | 'l2';
 export const METRICS = ['cosine', 'l2'] as const;
 export const VECTOR_TYPES = ['float32', 'int8'] as const;
 export type VectorType = (typeof VECTOR_TYPES)[number];
-/** How a session's texts become terms (src/index/text/analyzer.ts); fixed by the first add with text. */
+/** How a session's texts become terms (src/index/text/analyzer.ts); fixed by the first add that names one or carries text. */
 export const ANALYZERS = ['standard', 'english'] as const;
 export type AnalyzerName = (typeof ANALYZERS)[number];
 /** KERNEL_BUILD: which kernel build answers searches. */

@@ -55,7 +55,7 @@ export interface UpsertOptions {
   dimensions?: number;
   metric?: Metric;
   vectorType?: VectorType;
-  /** The analyzer of the session's texts; fixed by the first add with a text (default standard). */
+  /** The analyzer of the session's texts; fixed by the first add that names one or carries a text (default standard). */
   analyzer?: AnalyzerName;
   /** The records' texts analysed ahead (prepareText), used when the analyzer is still the one they were made with. */
   preparedTexts?: PreparedTexts;
@@ -430,7 +430,8 @@ export class VectorIndex {
       });
     }
     const texts = new Array<PreparedText | null>(records.length);
-    let analyzer = locked, textBytesAdded = 0;
+    // Named, it is fixed even by an add without text (so a log's replay restores it); else the first text fixes the default.
+    let analyzer = locked ?? options.analyzer ?? null, textBytesAdded = 0;
     for (let i = 0; i < records.length; i++) {
       const { text } = records[i];
       if (text === undefined) {

@@ -17,7 +17,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 export const MetricSchema = v.pipe(v.picklist(METRICS), v.description('Similarity metric; fixed by the first add until POST /index/reset.'));
 export const VectorTypeSchema = v.pipe(v.picklist(VECTOR_TYPES), v.description('Storage of the vectors; fixed by the first add until POST /index/reset. float32: exact search. int8: float32 originals (get stays exact) plus int8 codes (one scale per vector) scanned first; the candidatePool best are re-ranked exactly in float32, so scores are exact and the result may miss a neighbour outside the pool.'));
 
-export const AnalyzerSchema = v.pipe(v.picklist(ANALYZERS), v.description('How texts become terms for keyword search; fixed by the first add that carries text, until POST /index/reset. standard: Unicode words, NFKC, lower case, diacritics folded, CJK as character bigrams. english: standard, less English stop words, Porter2 stems.'));
+export const AnalyzerSchema = v.pipe(v.picklist(ANALYZERS), v.description('How texts become terms for keyword search; fixed by the first add that names one or carries text, until POST /index/reset. standard: Unicode words, NFKC, lower case, diacritics folded, CJK as character bigrams. english: standard, less English stop words, Porter2 stems.'));
 
 /** A string of at most `maxBytes` UTF-8 bytes. */
 export function utf8StringSchema(maxBytes: number, what: string) {

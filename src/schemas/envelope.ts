@@ -29,7 +29,7 @@ export const SessionSchema = v.pipe(
       metric: v.nullable(v.picklist(METRICS)),
       vectorType: v.picklist(VECTOR_TYPES),
       backend: v.pipe(v.picklist(BACKENDS), v.description('The kernel build that answers this session\'s searches (KERNEL_BUILD).')),
-      analyzer: v.pipe(v.nullable(v.picklist(ANALYZERS)), v.description('How texts become terms for keyword search; null until the first add that carries text, and again after POST /index/reset.')),
+      analyzer: v.pipe(v.nullable(v.picklist(ANALYZERS)), v.description('How texts become terms for keyword search; null until an add names one or carries text, and again after POST /index/reset.')),
     }),
   }),
   v.description('The session of the token, after any change the request made.'),

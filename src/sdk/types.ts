@@ -4,7 +4,7 @@
 // against (src/schemas/responses.ts).
 
 export type Metric = 'cosine' | 'l2';
-/** How texts become terms for keyword search (fixed by a session's first add with text). */
+/** How texts become terms for keyword search (fixed by the first add that names one or carries text). */
 export type Analyzer = 'standard' | 'english';
 /** The kernel the server and LocalIndex run. */
 export type Backend = 'wasm-simd128' | 'wasm-relaxed-simd';
@@ -34,7 +34,7 @@ export interface SessionConfig {
   metric: Metric | null;
   vectorType: VectorType;
   backend: Backend;
-  /** null until the first add with text. */
+  /** null until an add names one or carries text. */
   analyzer: Analyzer | null;
 }
 
@@ -207,7 +207,7 @@ export interface SessionOptions {
   dimensions?: number;
   metric?: Metric;
   vectorType?: VectorType;
-  /** Fixed by the first add that carries text. */
+  /** Fixed by the first add that names one or carries text. */
   analyzer?: Analyzer;
 }
 

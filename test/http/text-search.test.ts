@@ -118,6 +118,10 @@ describe('text, keyword and hybrid search', () => {
     expectOk(await api.post('/index/reset', { token }));
     expect((await sessionOf(api, token)).config.analyzer).to.equal(null);
     expectOk(await api.post('/vectors/add', { token, body: { id: 't', vector: [0, 1], text: 'Running', analyzer: 'standard' } }));
+    // Named without text, it is fixed all the same.
+    const named = await sessionWith(api, [{ id: 'v', vector: [1, 0] }], { analyzer: 'english' });
+    expect((await sessionOf(api, named)).config.analyzer).to.equal('english');
+    expectError(await api.post('/vectors/add', { token: named, body: { id: 't', vector: [0, 1], text: 'x', analyzer: 'standard' } }), 409, 'ANALYZER_LOCKED');
   });
 
   it('exports and imports text and the analyzer', async () => {

@@ -9,10 +9,12 @@ import { expectApiError } from '../../helpers/errors.js';
 const newIndex = (maxTextBytes?: number) => new VectorIndex(loadKernelModule(), 1000, maxTextBytes);
 
 describe('text refusals', () => {
-  it('locks the analyzer with the first text: another one is ANALYZER_LOCKED (409) until reset, not clear', () => {
+  it('locks the analyzer with the first add that names one or has a text: another one is ANALYZER_LOCKED (409) until reset, not clear', () => {
     const index = newIndex();
+    index.upsert([{ id: 'a', vector: [1, 0] }]);
+    expect(index.getConfig().analyzer, 'none named, no text yet').to.equal(null);
     index.upsert([{ id: 'a', vector: [1, 0] }], { analyzer: 'english' });
-    expect(index.getConfig().analyzer, 'no text yet').to.equal(null);
+    expect(index.getConfig().analyzer, 'named, no text yet').to.equal('english');
     index.upsert([{ id: 'b', vector: [1, 0], text: 'hello' }], { analyzer: 'english' });
     expect(index.getConfig().analyzer).to.equal('english');
     const err = expectApiError(() => index.upsert([{ id: 'c', vector: [1, 0], text: 'x' }], { analyzer: 'standard' }), 'ANALYZER_LOCKED');

@@ -32,7 +32,8 @@ describe('text index model', () => {
           if (text !== undefined) docs.set(id, { id, text, seq });
           seq++;
         }
-        if (records.some((r) => r.text !== undefined)) analyzer ??= wanted;
+        // Named on every write: the first write fixes it, text or not.
+        analyzer ??= wanted;
       };
       for (let step = 0; step < 60; step++) {
         const roll = rng();

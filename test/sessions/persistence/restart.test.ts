@@ -332,6 +332,13 @@ describe('persistence with DATA_DIR', () => {
     await live!.store.compactLog(session);
     await restart();
     expect(await texts()).to.deep.equal(before);
+    // Every text deleted: the analyzer stays fixed, through a restart and a compaction too.
+    await live!.send('POST', '/vectors/delete-many', { token, body: { ids: ['c', 'd'] } });
+    await restart();
+    expect((await texts()).analyzer).to.equal('english');
+    await live!.store.compactLog(await live!.store.authenticate(token));
+    await restart();
+    expect((await texts()).analyzer).to.equal('english');
   });
 
   it('compacts a log that keeps growing, and restores from the compacted log', async () => {
