@@ -17,6 +17,7 @@
 // --quick: 5,000 vectors.
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
+import { neighbourLoop as timedNeighbour } from './lib/neighbour.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { chunkMetadata } from './lib/rag-data.js';
 import { fmt, printTable, quick, writeResults } from './lib/measure.js';
@@ -57,27 +58,8 @@ async function memoryUsage(server: ChildServer): Promise<NodeJS.MemoryUsage | nu
   return server.get('/bench/memory').catch(() => null);
 }
 
-/** Latency of the neighbour's searches, one every NEIGHBOUR_EVERY_MS, until stop() (ms: p50, p99, max). */
-function neighbourLoop(server: ChildServer, token: string) {
-  const latencies: number[] = [];
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      const t0 = performance.now();
-      await server.post('/search', neighbourSearch, token);
-      const ms = performance.now() - t0;
-      latencies.push(ms);
-      if (ms < NEIGHBOUR_EVERY_MS) await new Promise((resolve) => setTimeout(resolve, NEIGHBOUR_EVERY_MS - ms));
-    }
-  })();
-  return async () => {
-    running = false;
-    await done;
-    const sorted = latencies.sort((a, b) => a - b);
-    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-    return { p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1], count: sorted.length };
-  };
-}
+/** The neighbour's searches, timed until the returned stop(). */
+const neighbourLoop = (server: ChildServer, token: string) => timedNeighbour(server, token, neighbourSearch, NEIGHBOUR_EVERY_MS);
 
 interface Run {
   server: string;

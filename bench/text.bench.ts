@@ -19,6 +19,7 @@
 import { execFileSync } from 'node:child_process';
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
+import { neighbourLoop as timedNeighbour } from './lib/neighbour.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
 import { documentText, keywordQueries } from './lib/text-data.js';
@@ -52,27 +53,8 @@ const searchBodies = {
   hybrid: queryTexts.map((queryText, q) => Buffer.from(JSON.stringify({ queryVector: encodeFloat32Base64(rowOf(queryVectors, DIM, q)), queryText, topK: 10 }))),
 };
 
-/** Latency of the neighbour's searches, one every NEIGHBOUR_EVERY_MS, until stop() (ms: p50, p99, max). */
-function neighbourLoop(server: ChildServer, token: string) {
-  const latencies: number[] = [];
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      const t0 = performance.now();
-      await server.post('/search', neighbourSearch, token);
-      const ms = performance.now() - t0;
-      latencies.push(ms);
-      if (ms < NEIGHBOUR_EVERY_MS) await new Promise((resolve) => setTimeout(resolve, NEIGHBOUR_EVERY_MS - ms));
-    }
-  })();
-  return async () => {
-    running = false;
-    await done;
-    const sorted = latencies.sort((a, b) => a - b);
-    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-    return { p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1], count: sorted.length };
-  };
-}
+/** The neighbour's searches, timed until the returned stop(). */
+const neighbourLoop = (server: ChildServer, token: string) => timedNeighbour(server, token, neighbourSearch, NEIGHBOUR_EVERY_MS);
 
 async function fill(server: ChildServer, analyzer: 'standard' | 'english' | null) {
   const neighbour = (await server.post('/token', '')).token as string;
