@@ -7,27 +7,23 @@
 // a reset), when it analyses them again.
 import { utf8Length } from '../index/json-size.js';
 import { prepareText, type PreparedTexts, type UpsertOptions, type VectorIndex, type VectorInput } from '../index/vector-index.js';
+import { Slices } from '../limits/slices.js';
 
-/** Longest a slice of analysis holds the event loop. */
+/** Longest a slice of analysis holds the event loop: shorter than Slices' default, as a neighbour's search waits behind it. */
 const SLICE_MS = 2;
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The records' texts analysed with the analyzer they would get now; undefined when none has one. Texts the turn will refuse are left to it. */
 export async function prepareTextsAhead(index: VectorIndex, records: readonly VectorInput[], options: UpsertOptions): Promise<PreparedTexts | undefined> {
   if (!records.some((record) => typeof record.text === 'string')) return undefined;
   const analyzer = index.textAnalyzerFor(options);
   const texts = new Array<PreparedTexts['texts'][number]>(records.length).fill(null);
-  let sliceStart = performance.now();
+  const slices = new Slices(SLICE_MS);
   for (let i = 0; i < records.length; i++) {
     const { text } = records[i];
     if (typeof text !== 'string') continue;
     const bytes = utf8Length(text);
     if (bytes <= index.maxTextBytes) texts[i] = prepareText(text, analyzer, bytes);
-    if (performance.now() - sliceStart >= SLICE_MS) {
-      await nextTurn();
-      sliceStart = performance.now();
-    }
+    await slices.pause();
   }
   return { analyzer, texts };
 }

@@ -22,7 +22,7 @@
 import { isAscii } from 'node:buffer';
 import { endianness } from 'node:os';
 import { loadConfig, SPEC_LIMITS } from '../../config.js';
-import { Slices } from '../../sessions/persistence/slices.js';
+import { Slices } from '../../limits/slices.js';
 import { base64Length } from '../../schemas/base64-float32.js';
 import { CheckedBatch, type CheckedRecord } from '../../schemas/checked-batch.js';
 import type { BufferLease } from './buffer-pool.js';

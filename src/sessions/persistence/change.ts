@@ -7,7 +7,7 @@ import { rememberJsonText } from '../../index/json-size.js';
 import type { Metadata, VectorInput } from '../../index/vector-index.js';
 import type { Session } from '../session.js';
 import type { RecordV2, Rows, RowsHead } from './records-v2.js';
-import type { Slices } from './slices.js';
+import type { Slices } from '../../limits/slices.js';
 
 export type Change = Exclude<RecordV2, { t: 'open' | 'synced' }>;
 

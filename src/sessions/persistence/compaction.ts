@@ -12,7 +12,7 @@ import type { Reservation } from '../../limits/memory-budget.js';
 import { closeQuietly, describe, readExact, readExactSync, syncDir, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
 import type { LogFile } from './log-file.js';
 import { CHUNK_BYTES } from './log-reader.js';
-import { Slices } from './slices.js';
+import { Slices } from '../../limits/slices.js';
 import { snapshotRecords, type SnapshotState } from './snapshot.js';
 
 /** Changes appended while a compaction ran are copied over without pausing once this few bytes are left. */

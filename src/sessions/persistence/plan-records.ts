@@ -6,7 +6,7 @@
 import { crc32 } from 'node:zlib';
 import type { UpsertPlan, VectorInput } from '../../index/vector-index.js';
 import { encodeRows, RECORD_HEADER_BYTES, sealRecord, typeOf, type RowSource, type RowsHead } from './records-v2.js';
-import type { Slices } from './slices.js';
+import type { Slices } from '../../limits/slices.js';
 
 /** Records per import part: keeps each part far below the framing's size cap, however large the import. */
 export const RECORDS_PER_IMPORT_PART = 1000;

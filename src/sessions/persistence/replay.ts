@@ -9,7 +9,7 @@ import type { Session } from '../session.js';
 import { applyChange, type Change } from './change.js';
 import { LogReader, type Held, type LogEnd } from './log-reader.js';
 import { CorruptLogError, FILE_HEADER_BYTES, importPartAt } from './records-v2.js';
-import type { Slices } from './slices.js';
+import type { Slices } from '../../limits/slices.js';
 
 export interface Replayed {
   /** Null when the log holds no whole record (a session whose creation failed, never acknowledged). */

@@ -35,7 +35,7 @@ import { encodeImport, encodeUpsert, importRecords, sealedFor, upsertRecord, typ
 import { CorruptLogError, encodeRecordV2, fileHeader, FormatError, type RecordV2 } from './records-v2.js';
 import { replay } from './replay.js';
 export type { EncodedChange } from './plan-records.js';
-import { Slices } from './slices.js';
+import { Slices } from '../../limits/slices.js';
 
 const LOG_NAME = /^([0-9a-f]{64})\.log$/;
 /** What a reopen found wrong, for the operator's log. */

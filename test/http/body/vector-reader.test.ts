@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { SPEC_LIMITS } from '../../../src/config.js';
 import { readVectorBody, readVectorBodySliced } from '../../../src/http/body/vector-reader.js';
-import { Slices } from '../../../src/sessions/persistence/slices.js';
+import { Slices } from '../../../src/limits/slices.js';
 import { decodeFloat32Base64, encodeFloat32Base64 } from '../../../src/schemas/base64-float32.js';
 import { CheckedBatch } from '../../../src/schemas/checked-batch.js';
 import { VectorSchema } from '../../../src/schemas/vector.js';

@@ -1,6 +1,7 @@
-// Long jobs on the event loop (compacting or reopening a large session) run
-// in slices: a job calls pause() between steps and gives the loop back once
-// its slice is used up, so requests of other sessions keep being answered.
+// Long jobs on the event loop (compacting or reopening a large session,
+// reading a large body, analysing an add's texts) run in slices: a job
+// calls pause() between steps and gives the loop back once its slice is
+// used up, so requests of other sessions keep being answered.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** Work this long at most between two turns of the event loop. */
