@@ -34,7 +34,7 @@ export function requireSession(store: SessionStore, limit: SessionLimiter = () =
       await next();
     } finally {
       // A search may have grown the session's memory for its scratch.
-      store.settle(session);
+      store.recount(session);
     }
     // FSYNC=always: an answer that reports a change waits until the change is on disk.
     const synced = store.durable(session);

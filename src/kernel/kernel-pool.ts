@@ -83,7 +83,7 @@ export class KernelPool {
       thread.job = null;
       worker.unref();
       this.callsRun++;
-      this.settle(job);
+      this.callDone(job);
       job.resolve(result);
       this.pump();
     });
@@ -108,7 +108,7 @@ export class KernelPool {
     else this.threads[at] = this.start();
     if (stillborn && !this.closed) this.startAfter = performance.now() + RESTART_DELAY_MS;
     if (job) {
-      this.settle(job);
+      this.callDone(job);
       job.reject(new KernelUnavailableError('kernel thread died'));
     }
     this.pump();
@@ -146,7 +146,7 @@ export class KernelPool {
   private pump(): void {
     if (this.threads.length === 0) {
       for (let job = this.next(); job; job = this.next()) {
-        this.settle(job);
+        this.callDone(job);
         job.reject(new KernelUnavailableError('kernel pool closed'));
       }
     }
@@ -181,7 +181,7 @@ export class KernelPool {
   }
 
   /** A call is done: count it off, and drop a released session from the threads once it has none left. */
-  private settle(job: Job): void {
+  private callDone(job: Job): void {
     const left = (this.held.get(job.session) ?? 1) - 1;
     if (left > 0) {
       this.held.set(job.session, left);

@@ -10,9 +10,9 @@ import type { Session } from './session.js';
 export class SessionSearches {
   /**
    * `pool`: null with KERNEL_THREADS=1, where every search runs on the
-   * request's thread. `settle` counts a session's memory in the budget again.
+   * request's thread. `recount` counts a session's memory in the budget again.
    */
-  constructor(readonly pool: KernelPool | null, private readonly settle: (session: Session) => void) {}
+  constructor(readonly pool: KernelPool | null, private readonly recount: (session: Session) => void) {}
 
   /** The k nearest of the session's vectors to each query, or the best by keywords, or both fused (VectorIndex.search). */
   search(session: Session, queries: ArrayLike<number>[] | null, options: SearchOptions): Promise<SearchOutput> {
@@ -29,7 +29,7 @@ export class SessionSearches {
     if (!this.pool || plan.work < POOL_MIN_WORK) return plan.run();
     const running = plan.runOn(this.pool);
     // Its scratch is laid out (the memory grown) before the first await: counted now, not at the session's next request.
-    this.settle(session);
+    this.recount(session);
     return running.catch((err) => {
       if (err instanceof KernelUnavailableError) throw kernelThreadFailed();
       throw err;

@@ -55,7 +55,7 @@ export class SessionStore {
   restoring = false;
   /** MEMORY_BUDGET_BYTES over what sessions store and what requests hold in flight. */
   readonly budget: MemoryBudget;
-  /** What each live session was last counted at in the budget (settle()). */
+  /** What each live session was last counted at in the budget (recount()). */
   private readonly counted = new WeakMap<Session, { linear: number; heap: number; metadata: number }>();
 
   /** `restoreNow` false: the sessions on disk are listed later, by restore() (the server listens first, so /readyz can answer). */
@@ -66,7 +66,7 @@ export class SessionStore {
     restoreNow = true,
     options: StoreOptions = {},
   ) {
-    this.searches = new SessionSearches(options.pool ?? null, (session) => this.settle(session));
+    this.searches = new SessionSearches(options.pool ?? null, (session) => this.recount(session));
     this.budget = new MemoryBudget(config.memoryBudgetBytes, this.retryAfterSeconds(), heapCapBytes(config));
     if (config.dataDir !== '') {
       this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {
@@ -283,7 +283,7 @@ export class SessionStore {
    * Count what `session` holds now in the budget (after every write, every
    * authenticated request, and when a session joins or leaves).
    */
-  settle(session: Session): void {
+  recount(session: Session): void {
     const live = this.sessions.get(session.tokenHash) === session;
     const now = live
       ? { linear: session.index.memoryBytes, heap: SESSION_HEAP_BYTES + session.index.heapBytes, metadata: session.index.metadataBytes + session.index.textBytes }
@@ -322,7 +322,7 @@ export class SessionStore {
     return this.sessionsWithMemory + this.reopening.size + WASM_MEMORIES_OUTSIDE_SESSIONS;
   }
 
-  /** Live sessions counted (settle()) with a linear memory: kept as a count, since every first add asks. */
+  /** Live sessions counted (recount()) with a linear memory: kept as a count, since every first add asks. */
   private sessionsWithMemory = 0;
 
   /** A session joins the live ones; its searches ask the memory budget before they grow its memory. */
@@ -331,30 +331,30 @@ export class SessionStore {
     const pool = this.searches.pool;
     if (pool) session.index.kernelDropped = (kernelId) => pool.release(kernelId);
     this.sessions.set(session.tokenHash, session);
-    this.settle(session);
+    this.recount(session);
   }
 
   /** Total linear memory of all sessions, in bytes. */
   memoryBytes(): number {
-    this.settleAll();
+    this.recountAll();
     return this.budget.linearMemoryBytes;
   }
 
   /** Estimated JS heap of all sessions (their ids, the sessions themselves), in bytes. */
   heapBytes(): number {
-    this.settleAll();
+    this.recountAll();
     return this.budget.heapBytes;
   }
 
   /** What the memory budget counts (GET /limits, GET /session), every session counted as it is now. */
   memoryUsage() {
-    this.settleAll();
+    this.recountAll();
     return this.budget.usage();
   }
 
-  /** Count every live session as it is now (reports; requests settle their own session as they go). */
-  private settleAll(): void {
-    for (const session of this.sessions.values()) this.settle(session);
+  /** Count every live session as it is now (reports; requests recount their own session as they go). */
+  private recountAll(): void {
+    for (const session of this.sessions.values()) this.recount(session);
   }
 
   /** Seconds a caller refused for capacity is asked to wait. */
@@ -425,7 +425,7 @@ export class SessionStore {
   private dropMemory(session: Session): void {
     void session.gate.write(() => {
       session.index.reset();
-      this.settle(session);
+      this.recount(session);
     });
   }
 

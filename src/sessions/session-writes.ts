@@ -21,7 +21,7 @@ export interface WriteHost {
   assertWasmMemoryFor(session: Session): void;
   journal(session: Session, write: (log: SessionJournal, at: number) => void): void;
   readonly now: () => number;
-  settle(session: Session): void;
+  recount(session: Session): void;
 }
 
 /** 404 VECTOR_NOT_FOUND for `id`. */
@@ -131,7 +131,7 @@ export class SessionWrites {
 
   private changed<T>(session: Session, result: T): T {
     session.markUpdated(this.store.now());
-    this.store.settle(session);
+    this.store.recount(session);
     return result;
   }
 }

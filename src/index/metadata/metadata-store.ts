@@ -62,7 +62,7 @@ export class MetadataStore {
       const count = this.index.addRow(row, metadata, rowCount);
       this.arena.write(row, json.text, json.bytes, this.index.entries(), count);
     }
-    this.settle(rowCount);
+    this.afterChange(rowCount);
   }
 
   /** Delete the metadata of `row`, moving that of `last` (the index's last row) into it. */
@@ -76,11 +76,11 @@ export class MetadataStore {
       this.index.moveRow(last, row, this.arena.entries(last), rowCount);
       this.arena.move(last, row);
     }
-    this.settle(rowCount - 1);
+    this.afterChange(rowCount - 1);
   }
 
   /** After a change: one compaction step, or, once no row has metadata, everything let go (arrays never shrink otherwise). */
-  private settle(rowCount: number): void {
+  private afterChange(rowCount: number): void {
     if (this.indexOrNull?.entryCount === 0) this.clear();
     else this.arena.compactStep(rowCount);
   }

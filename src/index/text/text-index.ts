@@ -205,7 +205,7 @@ export class TextIndex {
   }
 
   /** After a change to an index of `rowCount` rows: compact when dead postings or document ids outnumber live ones. */
-  settle(rowCount: number): void {
+  afterChange(rowCount: number): void {
     if (this.docCount === 0 && this.docTop > 0) this.clear();
     else if (this.deadEntries + this.deadListEntries > this.liveEntries + this.compactSlack || this.docTop > 2 * this.docCount + this.compactSlack) this.compact(rowCount);
   }

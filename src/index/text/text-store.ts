@@ -104,7 +104,7 @@ export class TextStore {
       this.arena.write(row, text.literal, text.literalBytes, NO_ENTRIES, 0, text.quoted);
       this.index.add(row, text.terms, seq);
     }
-    this.settle(rowCount);
+    this.afterChange(rowCount);
   }
 
   /** Delete the text of `row`, moving that of `last` (the index's last row) into it. */
@@ -114,7 +114,7 @@ export class TextStore {
       this.arena.move(last, row);
       this.indexOrNull?.move(last, row);
     }
-    this.settle(last);
+    this.afterChange(last);
   }
 
   clear(): void {
@@ -128,11 +128,11 @@ export class TextStore {
     this.arena.free(row);
   }
 
-  private settle(rowCount: number): void {
+  private afterChange(rowCount: number): void {
     if (this.arena.jsonBytes === 0) this.clear();
     else {
       this.arena.compactStep(rowCount);
-      this.indexOrNull?.settle(rowCount);
+      this.indexOrNull?.afterChange(rowCount);
     }
   }
 }

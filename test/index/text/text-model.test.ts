@@ -98,7 +98,7 @@ describe('text index model', () => {
           }
           rows.pop();
         }
-        index.settle(rows.length);
+        index.afterChange(rows.length);
         const query = randomQuery(rng);
         const terms = [...new Set(analyze('standard', query))];
         const found = index.search(terms, rows.length, 1000, BM25, null);
