@@ -13,10 +13,10 @@
 
 import { TILE_PASS_QUERIES, interleave4, scanTiles } from "./tiles";
 import { heapify, heapOffer, heapSortBestFirst } from "./topk";
-import { KEYS_FIRST_MIN_TOPK, KEYS_FIRST_ROWS_PER_POOL, rowAt, selectStoredKeys } from "./pool";
+import { KEYS_FIRST_MIN_TOPK, KEYS_FIRST_ROWS_PER_POOL, rowAt, selectStoredKeys } from "./selection";
 import { METRIC_COSINE, METRIC_DOT, METRIC_L2, WITH_DOT, scanKeys, scanOne } from "./scan";
 export { METRIC_COSINE, METRIC_L2 } from "./scan";
-export { KEYS_FIRST_MIN_TOPK, KEYS_FIRST_ROWS_PER_POOL } from "./pool";
+export { KEYS_FIRST_MIN_TOPK, KEYS_FIRST_ROWS_PER_POOL } from "./selection";
 export { TILE_PASS_QUERIES } from "./tiles";
 export { searchL2Bounded, L2_BOUND_PER_DIM, L2_BOUND_BASE } from "./l2-bounds";
 export { searchInt8, KEYS_FIRST_MIN_POOL } from "./int8-search";

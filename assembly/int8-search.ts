@@ -2,7 +2,7 @@
 // rows per step, and the candidate pool the binding re-ranks in float32.
 
 import { dotI8RowsX4 } from "./int8";
-import { appendLane, keepBest, KEYS_FIRST_ROWS_PER_POOL, rowAt, selectionThreshold, selectStoredKeys, startSelection } from "./pool";
+import { appendLane, keepBest, KEYS_FIRST_ROWS_PER_POOL, rowAt, selectionThreshold, selectStoredKeys, startSelection } from "./selection";
 import { gather4, METRIC_COSINE, METRIC_DOT, METRIC_L2, WITH_DOT } from "./scan";
 
 /**

@@ -3,7 +3,7 @@
 
 import { dotRowsX4 } from "./simd";
 import { heapSortBestFirst } from "./topk";
-import { appendPassing, KEYS_FIRST_ROWS_PER_POOL, rowAt, selectPool, storedRows } from "./pool";
+import { appendPassing, KEYS_FIRST_ROWS_PER_POOL, rowAt, selectPool, storedRows } from "./selection";
 import { gather4, METRIC_L2, scanOne } from "./scan";
 
 /**

@@ -2,7 +2,7 @@
 // of the rows (or of the filter's row list), their four keys as one v128.
 
 import { dotRowsX4, l2RowsX4 } from "./simd";
-import { appendLane, keepBest, rowAt, selectionThreshold, startSelection } from "./pool";
+import { appendLane, keepBest, rowAt, selectionThreshold, startSelection } from "./selection";
 import { heapify } from "./topk";
 
 export const METRIC_COSINE: i32 = 0;

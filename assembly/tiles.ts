@@ -10,7 +10,7 @@
 import { HEAP_ROOTS, HEAP_SIZES, TILE_SUMS, workAt } from "./work-area";
 import { tile4x2 } from "./simd";
 import { heapOffer } from "./topk";
-import { rowAt } from "./pool";
+import { rowAt } from "./selection";
 import { METRIC_COSINE, METRIC_L2 } from "./scan";
 
 /** Most queries one pass over the rows scores: four tiles of four (their chunks take 16 * dim floats of scratch). */

@@ -24,8 +24,8 @@ async function stagesOf(dist: string, bytes: Buffer) {
     load('index/vector-index.js'), load('kernel/load-node.js'), load('errors.js'),
   ]);
   const readBody = reader.readVectorBody ?? reader.parseVectorJson;
-  const pools = await loadEither('http/body/buffer-pool.js', 'http/arena-pool.js').catch(() => null);
-  const Pool = pools && (pools.BufferPool ?? pools.ArenaPool);
+  const pools = await loadEither('http/body/spare-buffers.js', 'http/arena-pool.js').catch(() => null);
+  const Pool = pools && (pools.SpareBuffers ?? pools.ArenaPool);
   const Lease = pools && (pools.BufferLease ?? pools.ArenaLease);
   const pool = pools ? new Pool() : null;
   // A build with WebAssembly body buffers reads a large vector body into one (untimed

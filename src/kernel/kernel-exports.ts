@@ -16,9 +16,9 @@ export interface KernelExports {
   readonly METRIC_COSINE: WebAssembly.Global;
   /** assembly/scan/METRIC_L2: i32 */
   readonly METRIC_L2: WebAssembly.Global;
-  /** assembly/pool/KEYS_FIRST_MIN_TOPK: i32 */
+  /** assembly/selection/KEYS_FIRST_MIN_TOPK: i32 */
   readonly KEYS_FIRST_MIN_TOPK: WebAssembly.Global;
-  /** assembly/pool/KEYS_FIRST_ROWS_PER_POOL: i32 */
+  /** assembly/selection/KEYS_FIRST_ROWS_PER_POOL: i32 */
   readonly KEYS_FIRST_ROWS_PER_POOL: WebAssembly.Global;
   /** assembly/tiles/TILE_PASS_QUERIES: i32 */
   readonly TILE_PASS_QUERIES: WebAssembly.Global;

@@ -3,7 +3,7 @@
 // is a 503 JSON answer, not a 500; body buffers in WebAssembly memories are capped.
 import { expect } from 'chai';
 import Koa from 'koa';
-import { BufferPool } from '../../src/http/body/buffer-pool.js';
+import { SpareBuffers } from '../../src/http/body/spare-buffers.js';
 import { errorHandler } from '../../src/http/error-handler.js';
 import { WASM_MEMORIES_OUTSIDE_SESSIONS } from '../../src/limits/wasm-memories.js';
 import { expectError, expectOk, useServer } from '../helpers/http.js';
@@ -47,7 +47,7 @@ describe('address space budget', () => {
 
   it('makes no more WebAssembly body buffers than its cap, reusing given-back ones', () => {
     let made = 0;
-    const pool = new BufferPool((bytes) => { made++; return new ArrayBuffer(bytes); }, 1 << 20, 1 << 22, 2);
+    const pool = new SpareBuffers((bytes) => { made++; return new ArrayBuffer(bytes); }, 1 << 20, 1 << 22, 2);
     const a = pool.tryTake(1000);
     const b = pool.tryTake(1000);
     expect(a).to.not.equal(null);

@@ -1,6 +1,6 @@
 // Large add / add-many bodies over HTTP: with a Content-Length of 64 KB or
 // more they are read into one reused buffer (src/http/body/read-into.ts) and their
-// vectors decoded into reused buffers (src/http/body/buffer-pool.ts); without one
+// vectors decoded into reused buffers (src/http/body/spare-buffers.ts); without one
 // (chunked) raw-body reads them. Either way the stored vectors are exact, a
 // later request never changes an earlier one's, and a body that ends early
 // is answered as raw-body answers it.

@@ -1,7 +1,7 @@
 // The request-body pipeline, in the order a body goes through it:
 //   1. content-type.ts   415 unless application/json, uncompressed
 //   2. read.ts           the bytes, within maxBodyBytes (413), into a pooled
-//                        buffer (buffer-pool.ts, read-into.ts) or, for a vector
+//                        buffer (spare-buffers.ts, read-into.ts) or, for a vector
 //                        body, a WasmBodyBuffer (wasm-body-buffer.ts)
 //   3. vector-reader.ts  vector bodies: vectors straight into float32 (JSON
 //                        numbers, and base64 through base64-decoder.ts), in slices
@@ -17,7 +17,7 @@ import type { Config } from '../../config.js';
 import { MAX_WASM_BODY_BUFFERS } from '../../limits/wasm-memories.js';
 import { loadKernelModule } from '../../kernel/load-node.js';
 import type { MemoryBudget, Reservation } from '../../limits/memory-budget.js';
-import { BufferLease, BufferPool, MAX_SPARE_BYTES } from './buffer-pool.js';
+import { BufferLease, SpareBuffers, MAX_SPARE_BYTES } from './spare-buffers.js';
 import { assertJsonContent } from './content-type.js';
 import { assertBodyDepth, BODY_FRAME_DEPTH } from './depth.js';
 import { parseJson } from './parse-json.js';
@@ -67,10 +67,10 @@ export function reserveBody(ctx: Context, budget: MemoryBudget | undefined, limi
  * for malformed JSON or UTF-8, 413 when too large). An empty body is {}.
  */
 export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middleware {
-  const buffers = new BufferPool();
+  const buffers = new SpareBuffers();
   // A WasmBodyBuffer holds a body and up to 0.75 of its size in floats (used only by base64 vectors).
   const wasmBuffers = options.vectors
-    ? new BufferPool((bytes) => new WasmBodyBuffer(loadKernelModule(), bytes), WasmBodyBuffer.bytesFor(MAX_SPARE_BYTES), WASM_BUFFERS_SPARE_TOTAL, MAX_WASM_BODY_BUFFERS)
+    ? new SpareBuffers((bytes) => new WasmBodyBuffer(loadKernelModule(), bytes), WasmBodyBuffer.bytesFor(MAX_SPARE_BYTES), WASM_BUFFERS_SPARE_TOTAL, MAX_WASM_BODY_BUFFERS)
     : undefined;
   return async (ctx, next) => {
     assertJsonContent(ctx);

@@ -5,7 +5,7 @@
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { apiError } from '../../errors.js';
-import { type BufferLease, MAX_SPARE_BYTES } from './buffer-pool.js';
+import { type BufferLease, MAX_SPARE_BYTES } from './spare-buffers.js';
 import { readInto } from './read-into.js';
 import { WasmBodyBuffer } from './wasm-body-buffer.js';
 

@@ -25,7 +25,7 @@ import { loadConfig, SPEC_LIMITS } from '../../config.js';
 import { Slices } from '../../limits/slices.js';
 import { base64Length } from '../../schemas/base64-float32.js';
 import { CheckedBatch, type CheckedRecord } from '../../schemas/checked-batch.js';
-import type { BufferLease } from './buffer-pool.js';
+import type { BufferLease } from './spare-buffers.js';
 import { base64Decoder, type Base64Decoder } from './base64-decoder.js';
 import type { WasmBodyBuffer } from './wasm-body-buffer.js';
 

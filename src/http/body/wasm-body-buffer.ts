@@ -4,7 +4,7 @@
 // its Float32Array is a view of that place. Vectors that do not fit, and all
 // other bodies, go through the windowed decoder (base64-decoder.ts).
 //
-// Pooled like the other body buffers (buffer-pool.ts): the memory never
+// Pooled like the other body buffers (spare-buffers.ts): the memory never
 // grows, so its buffer and views stay valid, and it is reused only once the
 // request that read a body into it is done.
 import { heapBaseOf, instantiateKernel, type KernelExports } from '../../kernel/kernel-module.js';

@@ -1,7 +1,7 @@
 // The inverted index of a VectorIndex's texts, all in typed arrays: a term
 // dictionary (ByteDictionary, keyed by the term's UTF-8 bytes) and, per term,
 // a posting list of (document id, term count) pairs, varint-coded in byte
-// slices (PostingPool). Per document: its row, its length in terms, and the
+// slices (PostingSlices). Per document: its row, its length in terms, and the
 // seq of its write (ties go by insertion order).
 //
 // Document ids, not rows, are what the postings hold, so a delete's move of
@@ -22,7 +22,7 @@
 import type { RowBitmap } from '../bitmap.js';
 import { ByteDictionary, hashBytes } from '../metadata/byte-dictionary.js';
 import { grown } from '../metadata/typed-arrays.js';
-import { PostingPool } from './posting-pool.js';
+import { PostingSlices } from './posting-slices.js';
 
 /** A document's ranked hits, best first: rows and BM25 scores, and how many documents matched. */
 export interface TextHits {
@@ -73,7 +73,7 @@ export class TextIndex {
   private stamp = 0;
   /** The distinct terms of the text being added. */
   private textTerms = new Int32Array(64);
-  private postings = new PostingPool();
+  private postings = new PostingSlices();
   /** Per document: its row (-1 once deleted), its length in terms, its write's seq. */
   private rowOfDoc = new Int32Array(16);
   private lengthOf = new Uint32Array(16);
@@ -324,7 +324,7 @@ export class TextIndex {
     const renumbered = new Int32Array(this.docTop);
     let live = 0;
     for (let doc = 0; doc < this.docTop; doc++) renumbered[doc] = this.rowOfDoc[doc] >= 0 ? live++ : NO_DOC;
-    const postings = new PostingPool();
+    const postings = new PostingSlices();
     const limit = this.dictionary.idLimit;
     for (let id = 0; id < limit; id++) {
       if (this.df[id] === 0) continue;

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { BufferLease, BufferPool } from '../../../src/http/body/buffer-pool.js';
+import { BufferLease, SpareBuffers } from '../../../src/http/body/spare-buffers.js';
 import { readVectorBody } from '../../../src/http/body/vector-reader.js';
 import { encodeFloat32Base64 } from '../../../src/schemas/base64-float32.js';
 import type { CheckedBatch } from '../../../src/schemas/checked-batch.js';
@@ -21,7 +21,7 @@ v8.setFlagsFromString('--no-expose-gc');
 class WatchedLease extends BufferLease {
   readonly buffers: WeakRef<ArrayBuffer>[] = [];
   constructor() {
-    super(new BufferPool());
+    super(new SpareBuffers());
   }
   override take(bytes: number): ArrayBuffer {
     const buffer = new ArrayBuffer(bytes);

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { SPEC_LIMITS } from '../../../src/config.js';
-import { BufferLease, BufferPool } from '../../../src/http/body/buffer-pool.js';
+import { BufferLease, SpareBuffers } from '../../../src/http/body/spare-buffers.js';
 import { readVectorBody } from '../../../src/http/body/vector-reader.js';
 import { encodeFloat32Base64 } from '../../../src/schemas/base64-float32.js';
 import type { CheckedBatch } from '../../../src/schemas/checked-batch.js';
@@ -36,7 +36,7 @@ describe('base64 vectors through the kernel decoder (body reader)', () => {
   it('reads a large batch across several body windows and float runs exactly', () => {
     // 3000 x 384: about 6 MB of base64 (windows of 1 MB) and 1.15M floats (runs of 256K).
     const { text, wanted } = batch(seededRng(1), 3000, () => 384);
-    const pool = new BufferPool();
+    const pool = new SpareBuffers();
     for (let round = 0; round < 2; round++) {
       const lease = new BufferLease(pool);
       expect(bitsOf(readVectorBody(Buffer.from(text), lease))).to.deep.equal(wanted);
@@ -49,7 +49,7 @@ describe('base64 vectors through the kernel decoder (body reader)', () => {
       const rng = seededRng(seed);
       const dims = Array.from({ length: count }, () => 1 + Math.floor(rng() * (rng() < 0.1 ? SPEC_LIMITS.maxDimensions : 40)));
       const { text, wanted } = batch(rng, count, (i) => dims[i], () => rng() < 0.3);
-      expect(bitsOf(readVectorBody(Buffer.from(text), new BufferLease(new BufferPool())))).to.deep.equal(wanted);
+      expect(bitsOf(readVectorBody(Buffer.from(text), new BufferLease(new SpareBuffers())))).to.deep.equal(wanted);
     }), { numRuns: 60 });
   });
 
@@ -80,7 +80,7 @@ describe('base64 vectors through the kernel decoder (body reader)', () => {
     const vectors = Array.from({ length: 900 }, () => floats(rng, 384));
     vectors[870][100] = SPEC_LIMITS.maxAbsComponent * 2;
     const text = JSON.stringify({ vectors: vectors.map((v, i) => ({ id: `v${i}`, vector: encodeFloat32Base64(v) })) });
-    const pool = new BufferPool();
+    const pool = new SpareBuffers();
     expect(readVectorBody(Buffer.from(text), new BufferLease(pool))).to.equal(undefined);
     const next = batch(rng, 900, () => 384);
     expect(bitsOf(readVectorBody(Buffer.from(next.text), new BufferLease(pool)))).to.deep.equal(next.wanted);

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { SPEC_LIMITS } from '../../../src/config.js';
-import { BufferLease, BufferPool } from '../../../src/http/body/buffer-pool.js';
+import { BufferLease, SpareBuffers } from '../../../src/http/body/spare-buffers.js';
 import { WasmBodyBuffer } from '../../../src/http/body/wasm-body-buffer.js';
 import { readVectorBody } from '../../../src/http/body/vector-reader.js';
 import { loadKernelModule } from '../../../src/kernel/load-node.js';
@@ -34,9 +34,9 @@ function bitsOf(body: Record<string, unknown> | undefined) {
 function bothWays(space: WasmBodyBuffer, text: string) {
   const bytes = space.open(Buffer.byteLength(text));
   bytes.write(text, 'latin1');
-  const pool = new BufferPool();
+  const pool = new SpareBuffers();
   const inPlace = readVectorBody(bytes, new BufferLease(pool), space);
-  const windowed = readVectorBody(Buffer.from(text, 'latin1'), new BufferLease(new BufferPool()));
+  const windowed = readVectorBody(Buffer.from(text, 'latin1'), new BufferLease(new SpareBuffers()));
   return { inPlace, windowed };
 }
 

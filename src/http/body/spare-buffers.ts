@@ -1,4 +1,4 @@
-// Pools of body buffers (read.ts) and of the vector reader's float blocks
+// Spare body buffers (read.ts) and spare float blocks of the vector reader
 // (vector-reader.ts), reused from one request to the next: a fresh buffer
 // pays a page fault per 4 KB on first touch, plus its zeroing.
 //
@@ -11,7 +11,7 @@
 export const MAX_SPARE_BYTES = 8 * 1024 * 1024;
 const MAX_SPARE_TOTAL = 16 * 1024 * 1024;
 
-/** What a pool holds: anything of a fixed size in bytes (an ArrayBuffer, a body's linear memory). */
+/** What SpareBuffers holds: anything of a fixed size in bytes (an ArrayBuffer, a body's linear memory). */
 export interface Sized {
   readonly byteLength: number;
 }
@@ -19,7 +19,7 @@ export interface Sized {
 const newArrayBuffer = (bytes: number) => new ArrayBuffer(bytes);
 
 /** Spare buffers, taken smallest-that-fits first. */
-export class BufferPool<T extends Sized = ArrayBuffer> {
+export class SpareBuffers<T extends Sized = ArrayBuffer> {
   private readonly spare: T[] = [];
   /** Buffers made and not yet dropped (spare or in use). */
   private live = 0;
@@ -82,11 +82,11 @@ export class BufferPool<T extends Sized = ArrayBuffer> {
   }
 }
 
-/** The buffers one request took from a pool; release() gives them all back once the request is done. */
+/** The buffers one request took from its SpareBuffers; release() gives them all back once the request is done. */
 export class BufferLease<T extends Sized = ArrayBuffer> {
   private readonly taken: T[] = [];
 
-  constructor(private readonly pool: BufferPool<T>) {}
+  constructor(private readonly pool: SpareBuffers<T>) {}
 
   take(bytes: number): T {
     const buffer = this.pool.take(bytes);
@@ -94,7 +94,7 @@ export class BufferLease<T extends Sized = ArrayBuffer> {
     return buffer;
   }
 
-  /** take(), or null when the pool is at its maxLive. */
+  /** take(), or null when its SpareBuffers is at maxLive. */
   tryTake(bytes: number): T | null {
     const buffer = this.pool.tryTake(bytes);
     if (buffer) this.taken.push(buffer);

@@ -1,13 +1,13 @@
-// PostingPool: lists appended to in turns read back exactly, whatever the
+// PostingSlices: lists appended to in turns read back exactly, whatever the
 // gaps (varints of 1 to 5 bytes) and counts, across slices and blocks.
 import { expect } from 'chai';
-import { PostingPool } from '../../../src/index/text/posting-pool.js';
+import { PostingSlices } from '../../../src/index/text/posting-slices.js';
 import { randomInt, seededRng } from '../../helpers/random.js';
 
-describe('PostingPool', () => {
+describe('PostingSlices', () => {
   it('reads back interleaved lists of any gaps and counts', () => {
     const rng = seededRng(3);
-    const pool = new PostingPool();
+    const pool = new PostingSlices();
     const lists: [number, number][][] = [];
     for (let id = 0; id < 200; id++) {
       pool.start(id);
@@ -34,7 +34,7 @@ describe('PostingPool', () => {
   });
 
   it('reads an empty list as nothing, and a list started again from its new start', () => {
-    const pool = new PostingPool();
+    const pool = new PostingSlices();
     pool.start(0);
     const docs = new Uint32Array(4), tfs = new Uint32Array(4);
     expect(pool.read(0, docs, tfs)).to.equal(0);

@@ -1,4 +1,4 @@
-// Posting lists as byte slices in a pool of 32 KiB blocks, after Lucene's
+// Posting lists as byte slices in 32 KiB blocks, after Lucene's
 // ByteBlockPool: a list starts in a slice of 8 bytes and each next slice is
 // twice the size of the one before, up to 512; a slice's first 4 bytes link
 // to the next. A list is only appended to, so all it wastes is the free end
@@ -18,7 +18,7 @@ const SLICE_BYTES = [8, 16, 32, 64, 128, 256, 512];
 const LAST_LEVEL = SLICE_BYTES.length - 1;
 const LINK_BYTES = 4;
 
-export class PostingPool {
+export class PostingSlices {
   private blocks: Uint8Array[] = [];
   /** Bytes used in the last block. */
   private top = BLOCK_BYTES;

@@ -1,10 +1,10 @@
-// The pool of body and vector buffers reused between requests (src/http/body/buffer-pool.ts).
+// The pool of body and vector buffers reused between requests (src/http/body/spare-buffers.ts).
 import { expect } from 'chai';
-import { BufferLease, BufferPool, MAX_SPARE_BYTES } from '../../../src/http/body/buffer-pool.js';
+import { BufferLease, SpareBuffers, MAX_SPARE_BYTES } from '../../../src/http/body/spare-buffers.js';
 
 describe('buffer pool', () => {
   it('hands out a fresh buffer when it holds none large enough', () => {
-    const pool = new BufferPool();
+    const pool = new SpareBuffers();
     const a = pool.take(1024);
     expect(a.byteLength).to.equal(1024);
     pool.give([a]);
@@ -15,7 +15,7 @@ describe('buffer pool', () => {
   });
 
   it('reuses the smallest buffer that fits, and each buffer once', () => {
-    const pool = new BufferPool();
+    const pool = new SpareBuffers();
     const small = new ArrayBuffer(1000);
     const large = new ArrayBuffer(10_000);
     pool.give([large, small, small]);
@@ -27,7 +27,7 @@ describe('buffer pool', () => {
   });
 
   it('keeps no buffer over the size limit, at most 16 MB in all, larger first', () => {
-    const pool = new BufferPool();
+    const pool = new SpareBuffers();
     pool.give([new ArrayBuffer(MAX_SPARE_BYTES + 1)]);
     expect(pool.spareBytes).to.equal(0);
     const sizes = [1, 2, 4, 8, 4].map((mb) => mb * 1024 * 1024);
@@ -36,7 +36,7 @@ describe('buffer pool', () => {
   });
 
   it('gives back everything a lease took, once', () => {
-    const pool = new BufferPool();
+    const pool = new SpareBuffers();
     const lease = new BufferLease(pool);
     const a = lease.take(100);
     const b = lease.take(200);
