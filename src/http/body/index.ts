@@ -1,6 +1,6 @@
 // The request-body pipeline, in the order a body goes through it:
 //   1. content-type.ts   415 unless application/json, uncompressed
-//   2. read.ts           the bytes, within maxBodyBytes (413), into a pooled
+//   2. read.ts           the bytes, within maxBodyBytes (413), into a spare
 //                        buffer (spare-buffers.ts, read-into.ts) or, for a vector
 //                        body, a WasmBodyBuffer (wasm-body-buffer.ts)
 //   3. vector-reader.ts  vector bodies: vectors straight into float32 (JSON

@@ -1,5 +1,5 @@
 // Step 2: the body's bytes, within the size limit. A body of announced length
-// from PREALLOCATE_FROM up goes into one pooled buffer (read-into.ts): a
+// from PREALLOCATE_FROM up goes into one spare buffer (read-into.ts): a
 // vector body into a WasmBodyBuffer, where its base64 decodes in place; any
 // other body is read by raw-body.
 import type { Context } from 'koa';
@@ -9,7 +9,7 @@ import { type BufferLease, MAX_SPARE_BYTES } from './spare-buffers.js';
 import { readInto } from './read-into.js';
 import { WasmBodyBuffer } from './wasm-body-buffer.js';
 
-/** Bodies from this size up, with a Content-Length, are read into a pooled buffer; smaller ones cost little either way. */
+/** Bodies from this size up, with a Content-Length, are read into a spare buffer; smaller ones cost little either way. */
 const PREALLOCATE_FROM = 64 * 1024;
 
 /** Where a body read into one buffer goes: a buffer from `lease`, or for a vector body a WasmBodyBuffer from `wasmBuffers`. */
@@ -20,7 +20,7 @@ export interface BodyTarget {
   wasmBuffer?: WasmBodyBuffer;
 }
 
-/** The announced body length when the body can be read into one pooled buffer, else null. */
+/** The announced body length when the body can be read into one spare buffer, else null. */
 function preallocatable(ctx: Context, length: string, limit: number): number | null {
   const n = Number(length);
   if (length === '' || !Number.isSafeInteger(n) || n < PREALLOCATE_FROM || n > limit) return null;
@@ -30,7 +30,7 @@ function preallocatable(ctx: Context, length: string, limit: number): number | n
 
 /** A buffer of `length` bytes to read the body into. */
 function bufferFor(target: BodyTarget, length: number): Buffer {
-  // Past what the pools keep, a buffer of its own: read chunk by chunk, never concatenated in one step.
+  // Past what the spare buffers keep, a buffer of its own: read chunk by chunk, never concatenated in one step.
   if (length > MAX_SPARE_BYTES) return Buffer.allocUnsafeSlow(length);
   // A WasmBodyBuffer when one is free (their number is capped: each is a WebAssembly memory), else an ordinary one.
   const wasmBuffer = target.wasmBuffers?.tryTake(WasmBodyBuffer.bytesFor(length));

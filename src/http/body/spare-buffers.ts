@@ -86,23 +86,23 @@ export class SpareBuffers<T extends Sized = ArrayBuffer> {
 export class BufferLease<T extends Sized = ArrayBuffer> {
   private readonly taken: T[] = [];
 
-  constructor(private readonly pool: SpareBuffers<T>) {}
+  constructor(private readonly spares: SpareBuffers<T>) {}
 
   take(bytes: number): T {
-    const buffer = this.pool.take(bytes);
+    const buffer = this.spares.take(bytes);
     this.taken.push(buffer);
     return buffer;
   }
 
   /** take(), or null when its SpareBuffers is at maxLive. */
   tryTake(bytes: number): T | null {
-    const buffer = this.pool.tryTake(bytes);
+    const buffer = this.spares.tryTake(bytes);
     if (buffer) this.taken.push(buffer);
     return buffer;
   }
 
   release(): void {
-    this.pool.give(this.taken);
+    this.spares.give(this.taken);
     this.taken.length = 0;
   }
 }

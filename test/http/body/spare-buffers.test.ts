@@ -1,8 +1,8 @@
-// The pool of body and vector buffers reused between requests (src/http/body/spare-buffers.ts).
+// The spare body and vector buffers reused between requests (src/http/body/spare-buffers.ts).
 import { expect } from 'chai';
 import { BufferLease, SpareBuffers, MAX_SPARE_BYTES } from '../../../src/http/body/spare-buffers.js';
 
-describe('buffer pool', () => {
+describe('spare buffers', () => {
   it('hands out a fresh buffer when it holds none large enough', () => {
     const pool = new SpareBuffers();
     const a = pool.take(1024);
