@@ -6,7 +6,7 @@
 // server's own when its GET /limits is passed in.
 import * as v from 'valibot';
 import { loadConfig, requestLimitsOf } from '../config.js';
-import { ApiError, pointer } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { exportText } from '../export/format.js';
 import { ImportReader, prepareImport } from '../export/import-reader.js';
 import { VectorIndex, type ListedVector, type SearchHit } from '../index/vector-index.js';
@@ -16,6 +16,7 @@ import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import { requestSchemas, type RequestSchemas } from '../schemas/index.js';
 import { patchedMetadata } from '../schemas/patched-metadata.js';
 import { requestError } from '../schemas/request-error.js';
+import { searchCall, searchManyCall, type SearchCall } from '../schemas/search-call.js';
 import { searchBody, searchManyBody } from './search-body.js';
 import { TempvecError } from './errors.js';
 import type * as t from './types.js';
@@ -167,22 +168,18 @@ export class LocalIndex {
 
   /** A body of POST /search, checked by its schema and answered as the route answers it. */
   private searchOne(body: Record<string, unknown>): LocalSearchResult {
-    const { queryVector, queryId, queryText, ...rest } = parse(this.schemas.SearchRequestSchema, body);
-    const texts = queryText === undefined ? {} : { queryTexts: [queryText], textPathOf: () => pointer('queryText') };
-    const out = run(() => (queryId !== undefined
-      ? this.index.searchByIds([queryId], { ...rest, ...texts, pathOf: () => pointer('queryId') })
-      : this.index.search(queryVector === undefined ? null : [queryVector], { ...rest, ...texts, pathOf: () => pointer('queryVector') })));
+    const out = this.runSearch(searchCall(parse(this.schemas.SearchRequestSchema, body)));
     return { results: plainHits(out.results[0]), stats: out.stats };
   }
 
   /** A body of POST /search-many, likewise. */
   private searchBatch(body: Record<string, unknown>): LocalSearchManyResult {
-    const { queryVectors, queryIds, queryTexts, ...rest } = parse(this.schemas.SearchManyRequestSchema, body);
-    const texts = queryTexts === undefined ? {} : { queryTexts, textPathOf: (j: number) => pointer('queryTexts', j) };
-    const out = run(() => (queryIds !== undefined
-      ? this.index.searchByIds(queryIds, { ...rest, ...texts, pathOf: (j) => pointer('queryIds', j) })
-      : this.index.search(queryVectors ?? null, { ...rest, ...texts, pathOf: (j) => pointer('queryVectors', j) })));
+    const out = this.runSearch(searchManyCall(parse(this.schemas.SearchManyRequestSchema, body)));
     return { results: out.results.map(plainHits), stats: out.stats };
+  }
+
+  private runSearch(call: SearchCall) {
+    return run(() => (call.ids ? this.index.searchByIds(call.ids, call.options) : this.index.search(call.queries, call.options)));
   }
 
   /** The whole index in the export format of GET /vectors/export (NDJSON), base64 vectors unless asked otherwise. */

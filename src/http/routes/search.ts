@@ -1,27 +1,27 @@
 // POST /search and POST /search-many, through store.searches (on the kernel
 // pool when large): by vector, by stored id, by keywords (queryText), or
 // hybrid (a text beside either).
-import { pointer } from '../../errors.js';
+import { searchCall, searchManyCall, type SearchCall } from '../../schemas/search-call.js';
+import type { Session } from '../../sessions/session.js';
+import type { SessionSearches } from '../../sessions/session-searches.js';
 import { parseBody } from '../body/index.js';
 import { assertAnswerSize, hitsBytes } from '../answer-size.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
-const queryVectorPath = () => pointer('queryVector');
-const queryIdPath = () => pointer('queryId');
-const queryTextPath = () => pointer('queryText');
-
 const SMALLER_SEARCH = 'ask for a lower topK, or without includeMetadata or includeText';
 const SMALLER_SEARCH_MANY = 'ask for fewer queries, a lower topK, or without includeMetadata or includeText';
+
+/** The call, in the session's turn (on the kernel pool when large). */
+function run(searches: SessionSearches, session: Session, call: SearchCall) {
+  return call.ids ? searches.searchByIds(session, call.ids, call.options) : searches.search(session, call.queries, call.options);
+}
 
 export function searchRoutes({ router, config, store, schemas, auth, vectorJson }: RouteDeps): void {
   const { searches } = store;
   router.post('/search', auth, vectorJson, async (ctx) => {
-    const { queryVector, queryId, queryText, ...options } = parseBody(ctx, schemas.SearchRequestSchema);
+    const call = searchCall(parseBody(ctx, schemas.SearchRequestSchema));
     const { session, timings } = stateOf(ctx);
-    const texts = queryText === undefined ? {} : { queryTexts: [queryText], textPathOf: queryTextPath };
-    const { results, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchMs', () => (queryId !== undefined
-      ? searches.searchByIds(session, [queryId], { ...options, ...texts, pathOf: queryIdPath })
-      : searches.search(session, queryVector === undefined ? null : [queryVector], { ...options, ...texts, pathOf: queryVectorPath })));
+    const { results, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchMs', () => run(searches, session, call));
     timings.set('resultCount', results[0].length);
     const answerBytes = hitsBytes(results, metadataJsonBytes + textJsonBytes);
     assertAnswerSize(config, answerBytes, SMALLER_SEARCH);
@@ -29,12 +29,9 @@ export function searchRoutes({ router, config, store, schemas, auth, vectorJson 
   });
 
   router.post('/search-many', auth, vectorJson, async (ctx) => {
-    const { queryVectors, queryIds, queryTexts, ...options } = parseBody(ctx, schemas.SearchManyRequestSchema);
+    const call = searchManyCall(parseBody(ctx, schemas.SearchManyRequestSchema));
     const { session, timings } = stateOf(ctx);
-    const texts = queryTexts === undefined ? {} : { queryTexts, textPathOf: (j: number) => pointer('queryTexts', j) };
-    const { results, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchManyMs', () => (queryIds !== undefined
-      ? searches.searchByIds(session, queryIds, { ...options, ...texts, pathOf: (j) => pointer('queryIds', j) })
-      : searches.search(session, queryVectors ?? null, { ...options, ...texts, pathOf: (j) => pointer('queryVectors', j) })));
+    const { results, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchManyMs', () => run(searches, session, call));
     timings.set('queryCount', results.length);
     timings.set('resultCount', results.reduce((sum, list) => sum + list.length, 0));
     const answerBytes = hitsBytes(results, metadataJsonBytes + textJsonBytes);
