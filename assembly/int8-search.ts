@@ -7,10 +7,10 @@ import { gather4, METRIC_COSINE, METRIC_DOT, METRIC_L2, WITH_DOT } from "./scan"
 
 /**
  * First stage of an int8 search: approximate keys from the int8 codes of
- * rows [0, count) (or `rowList`) for one query; the best `k` (the candidate
- * pool) end up in outRows/outKeys[0, returned count), in no particular
+ * rows [0, count) (or `rowList`) for one query; the best `candidates` (the
+ * candidate pool) end up in outRows/outKeys[0, returned count), in no particular
  * order (the binding re-ranks them exactly in float32). outRows/outKeys
- * must have room for 2k entries (the selection buffer).
+ * must have room for 2 x candidates entries (the selection buffer).
  *
  *   codes:  `stride` int8 per row; scales: per-row float32 (max|v| / 127)
  *   aux:    per-row float32: 1/||v|| (cosine) or ||v||^2 (l2)
@@ -26,11 +26,11 @@ import { gather4, METRIC_COSINE, METRIC_DOT, METRIC_L2, WITH_DOT } from "./scan"
 export function searchInt8(
   codes: usize, stride: i32, scales: usize, aux: usize, seqs: usize,
   rowList: usize, count: i32,
-  query16: usize, queryScale: f32, metric: i32, k: i32,
+  query16: usize, queryScale: f32, metric: i32, candidates: i32,
   outRows: usize, outKeys: usize, keyScratch: usize,
 ): i32 {
-  if (k <= 0) return 0; // nothing to keep (the selection buffer needs k >= 1)
-  if (keyScratch != 0 && k >= KEYS_FIRST_MIN_POOL && count >= KEYS_FIRST_ROWS_PER_POOL * k) {
+  if (candidates <= 0) return 0; // nothing to keep (the selection buffer needs at least 1)
+  if (keyScratch != 0 && candidates >= KEYS_FIRST_MIN_POOL && count >= KEYS_FIRST_ROWS_PER_POOL * candidates) {
     if (metric == METRIC_COSINE) {
       scanInt8Keys(codes, stride, scales, aux, rowList, count, query16, queryScale, METRIC_COSINE, keyScratch);
     } else if (metric == METRIC_L2 || !WITH_DOT) {
@@ -38,15 +38,15 @@ export function searchInt8(
     } else {
       scanInt8Keys(codes, stride, scales, aux, rowList, count, query16, queryScale, METRIC_DOT, keyScratch);
     }
-    return selectStoredKeys(keyScratch, seqs, rowList, count, k, outRows, outKeys);
+    return selectStoredKeys(keyScratch, seqs, rowList, count, candidates, outRows, outKeys);
   }
   if (metric == METRIC_COSINE) {
-    return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_COSINE, k, outRows, outKeys);
+    return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_COSINE, candidates, outRows, outKeys);
   }
   if (metric == METRIC_L2 || !WITH_DOT) {
-    return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_L2, k, outRows, outKeys);
+    return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_L2, candidates, outRows, outKeys);
   }
-  return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_DOT, k, outRows, outKeys);
+  return scanInt8(codes, stride, scales, aux, seqs, rowList, count, query16, queryScale, METRIC_DOT, candidates, outRows, outKeys);
 }
 
 /**

@@ -30,20 +30,20 @@ for (const [name, make] of [['clustered', clusteredVectors], ['uniform', uniform
   const firstStage = new RawKernel(data, DIM, N, undefined, true);
   const query = (j: number) => rowOf(queries, DIM, j % QUERIES);
 
-  const truth = Array.from({ length: QUERIES }, (_, j) => new Set(float.search(query(j), 1, K, N).rows));
+  const truth = Array.from({ length: QUERIES }, (_, j) => new Set(float.search({ queries: query(j), queryCount: 1, k: K, count: N }).rows));
   const recall = (pool: number) => {
     let found = 0;
-    for (let j = 0; j < QUERIES; j++) for (const r of int8.searchInt8(query(j), 1, K, pool, N).rows) if (truth[j].has(r)) found++;
+    for (let j = 0; j < QUERIES; j++) for (const r of int8.search({ queries: query(j), queryCount: 1, k: K, candidatePool: pool, count: N }).rows) if (truth[j].has(r)) found++;
     return found / (QUERIES * K);
   };
 
   let j = 0;
   const t = Object.fromEntries(interleave([
-    { name: 'float32 exact', run: () => float.search(query(j++), 1, K, N) },
-    { name: 'float32 scan', run: () => float.search(query(j++), 1, 1, N) },
-    { name: 'int8 scan', run: () => int8.searchInt8(query(j++), 1, 1, 1, N) },
+    { name: 'float32 exact', run: () => float.search({ queries: query(j++), queryCount: 1, k: K, count: N }) },
+    { name: 'float32 scan', run: () => float.search({ queries: query(j++), queryCount: 1, k: 1, count: N }) },
+    { name: 'int8 scan', run: () => int8.search({ queries: query(j++), queryCount: 1, k: 1, candidatePool: 1, count: N }) },
     { name: 'first stage pool 2048', run: () => firstStage.firstStage(query(j++), 2048, metric) },
-    ...POOLS.map((pool) => ({ name: `pool ${pool}`, run: () => int8.searchInt8(query(j++), 1, K, pool, N) })),
+    ...POOLS.map((pool) => ({ name: `pool ${pool}`, run: () => int8.search({ queries: query(j++), queryCount: 1, k: K, candidatePool: pool, count: N }) })),
   ], { rounds: 7, targetMs: 100 }).map((x) => [x.name, x.ms]));
 
   rows.push({ data: name, case: 'float32 exact top 10', 'ms/query': t['float32 exact'], 'vs exact': '1.000', recall: '1.000' });

@@ -1,7 +1,7 @@
 // npm run bench:kernel: time per query of the WASM kernel's exact scan
 // against a plain TypeScript loop over the same Float32Array data
 // (cosine, top 10), for 10k and 100k vectors of 384 dimensions.
-import { inverseNorm } from '../src/kernel/kernel-instance.js';
+import { inverseNorm } from '../src/kernel/inverse-norm.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { filledKernel } from './lib/kernel-setup.js';
 import { fmt, interleave, printTable, quick, writeResults } from './lib/measure.js';
@@ -22,7 +22,7 @@ for (const n of sizes) {
   // Results must agree before any timing counts.
   for (let q = 0; q < QUERIES; q++) {
     const query = rowOf(queries, DIM, q);
-    const wasm = kernel.search(query, 1, K, n);
+    const wasm = kernel.search({ queries: query, queryCount: 1, k: K, count: n });
     const plain = plainSearch(data, DIM, n, invNorms, query, K, 'cosine');
     if (!sameIds(wasm.rows, plain.rows, wasm.scores, Array.from(plain.keys, (key) => key * inverseNorm(query)))) throw new Error(`n=${n} query ${q}: WASM and plain results differ`);
   }
@@ -30,7 +30,7 @@ for (const n of sizes) {
   let q = 0;
   const nextQuery = () => rowOf(queries, DIM, q++ % QUERIES);
   const [wasm, plain] = interleave([
-    { name: 'wasm', run: () => kernel.search(nextQuery(), 1, K, n) },
+    { name: 'wasm', run: () => kernel.search({ queries: nextQuery(), queryCount: 1, k: K, count: n }) },
     { name: 'plain-ts', run: () => plainSearch(data, DIM, n, invNorms, nextQuery(), K, 'cosine') },
   ]);
   rows.push({

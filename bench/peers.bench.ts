@@ -32,7 +32,7 @@ function checkEqual(n: number, dim: number, data: Float32Array, queries: Float32
   const invNorms = invNormsOf(data, dim, n);
   for (let q = 0; q < QUERIES; q++) {
     const query = queries[q];
-    const ours = kernel.search(query, 1, K, n);
+    const ours = kernel.search({ queries: query, queryCount: 1, k: K, count: n });
     const peer = usearchSearch(data, query, dim);
     const peerIds = Array.from(peer.keys, Number);
     if (Array.from(usearchSearch(data, query, dim, 0).keys, Number).join() !== peerIds.join()) {
@@ -58,7 +58,7 @@ for (const n of sizes) {
     let q = 0;
     const next = () => queries[q++ % QUERIES];
     const [wasm, plain, peer, peerAll, floor, floor4] = interleave([
-      { name: 'wasm', run: () => kernel.search(next(), 1, K, n) },
+      { name: 'wasm', run: () => kernel.search({ queries: next(), queryCount: 1, k: K, count: n }) },
       { name: 'plain-ts', run: () => plainSearch(data, dim, n, invNorms, next(), K, 'cosine') },
       { name: 'usearch', run: () => usearchSearch(data, next(), dim) },
       { name: 'usearch all threads', run: () => usearchSearch(data, next(), dim, 0) },

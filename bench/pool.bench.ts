@@ -16,6 +16,7 @@ import { clusteredVectors, rowOf, uniformVectors } from './lib/data.js';
 import { filledKernel } from './lib/kernel-setup.js';
 import { readFloorOnThreads } from './lib/read-floor-threads.js';
 import { fmt, interleaveTimed, median, printTable, quick, timeCalls, writeResults } from './lib/measure.js';
+import { onPool } from '../src/kernel/executor.js';
 
 const THREADS = 2;
 const ROUNDS = quick ? 3 : 9;
@@ -38,14 +39,14 @@ for (const { n, dim, queryCount, goal } of [
   const queries = uniformVectors(queryCount, dim, 82);
   const inline = filled(loadKernelModule(), data, dim);
   const shared = filled(loadSharedKernelModule(), data, dim);
-  const want = inline.search(queries, queryCount, 10, n);
-  const got = await shared.searchOnPool(pool, queries, queryCount, 10, n);
+  const want = inline.search({ queries, queryCount, k: 10, count: n });
+  const got = await shared.search({ queries, queryCount, k: 10, count: n }, onPool(pool));
   if (want.rows.join() !== got.rows.join()) throw new Error(`${n} x ${dim}: pool and inline results differ`);
   const calls = queryCount === 1 ? 20 : 2;
   const inlineMs: number[] = [], poolMs: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    const timeInline = () => { const t0 = performance.now(); for (let c = 0; c < calls; c++) inline.search(queries, queryCount, 10, n); inlineMs.push((performance.now() - t0) / calls); };
-    const timePool = async () => { const t0 = performance.now(); for (let c = 0; c < calls; c++) await shared.searchOnPool(pool, queries, queryCount, 10, n); poolMs.push((performance.now() - t0) / calls); };
+    const timeInline = () => { const t0 = performance.now(); for (let c = 0; c < calls; c++) inline.search({ queries, queryCount, k: 10, count: n }); inlineMs.push((performance.now() - t0) / calls); };
+    const timePool = async () => { const t0 = performance.now(); for (let c = 0; c < calls; c++) await shared.search({ queries, queryCount, k: 10, count: n }, onPool(pool)); poolMs.push((performance.now() - t0) / calls); };
     if (r % 2) { timeInline(); await timePool(); } else { await timePool(); timeInline(); }
   }
   const ratio = median(poolMs) / median(inlineMs);
@@ -73,17 +74,17 @@ const int8Rows: Record<string, string | number>[] = [];
   const int8 = filledKernel(data, dim, 'cosine', 'int8', shared);
   let found = 0;
   for (let j = 0; j < queryCount; j++) {
-    const truth = new Set(float.search(query(j), 1, k, n).rows);
-    const got = await int8.searchInt8OnPool(pool, query(j), 1, k, candidatePool, n);
-    if (got.rows.join() !== int8.searchInt8(query(j), 1, k, candidatePool, n).rows.join()) throw new Error('int8 on the pool and inline differ');
+    const truth = new Set(float.search({ queries: query(j), queryCount: 1, k, count: n }).rows);
+    const got = await int8.search({ queries: query(j), queryCount: 1, k, candidatePool, count: n }, onPool(pool));
+    if (got.rows.join() !== int8.search({ queries: query(j), queryCount: 1, k, candidatePool, count: n }).rows.join()) throw new Error('int8 on the pool and inline differ');
     for (const r of got.rows) if (truth.has(r)) found++;
   }
   let j = 0;
   const t = Object.fromEntries((await interleaveTimed([
-    { name: 'float32 pool', time: timeCalls(() => float.searchOnPool(pool, query(j++), 1, k, n)) },
-    { name: 'int8 pool', time: timeCalls(() => int8.searchInt8OnPool(pool, query(j++), 1, k, candidatePool, n)) },
-    { name: 'float32 inline', time: timeCalls(() => float.search(query(j++), 1, k, n)) },
-    { name: 'int8 inline', time: timeCalls(() => int8.searchInt8(query(j++), 1, k, candidatePool, n)) },
+    { name: 'float32 pool', time: timeCalls(() => float.search({ queries: query(j++), queryCount: 1, k, count: n }, onPool(pool))) },
+    { name: 'int8 pool', time: timeCalls(() => int8.search({ queries: query(j++), queryCount: 1, k, candidatePool, count: n }, onPool(pool))) },
+    { name: 'float32 inline', time: timeCalls(() => float.search({ queries: query(j++), queryCount: 1, k, count: n })) },
+    { name: 'int8 inline', time: timeCalls(() => int8.search({ queries: query(j++), queryCount: 1, k, candidatePool, count: n })) },
   ], { rounds: ROUNDS, targetMs: 150 })).map((x) => [x.name, x.ms]));
   const ratio = t['int8 pool'] / t['float32 pool'];
   int8Rows.push({
@@ -111,10 +112,10 @@ for (const n of [500, 1000, 2500, 5000, 10_000, 20_000]) {
   const calls = 50;
   for (let r = 0; r < ROUNDS; r++) {
     let t0 = performance.now();
-    for (let c = 0; c < calls; c++) inline.search(query, 1, 10, n);
+    for (let c = 0; c < calls; c++) inline.search({ queries: query, queryCount: 1, k: 10, count: n });
     inlineMs.push((performance.now() - t0) / calls);
     t0 = performance.now();
-    for (let c = 0; c < calls; c++) await shared.searchOnPool(pool, query, 1, 10, n);
+    for (let c = 0; c < calls; c++) await shared.search({ queries: query, queryCount: 1, k: 10, count: n }, onPool(pool));
     poolMs.push((performance.now() - t0) / calls);
   }
   pool.release(shared.id);

@@ -27,14 +27,14 @@ function measurePaths(): Record<string, number> {
   const one = queries.subarray(0, DIM);
   const percent = Int32Array.from({ length: N / 100 }, (_, i) => i * 100);
   const timings = interleave([
-    { name: `cosine k10, ${N / 1000}k`, run: () => big.search(one, 1, 10, N) },
-    { name: `cosine k10, ${SMALL / 1000}k`, run: () => small.search(one, 1, 10, SMALL) },
-    { name: `cosine k100, ${SMALL / 1000}k`, run: () => small.search(one, 1, 100, SMALL) },
-    { name: `l2 k10, ${SMALL / 1000}k`, run: () => l2.search(one, 1, 10, SMALL) },
-    { name: `search-many 16, ${SMALL / 1000}k`, run: () => small.search(queries, BLOCK, 10, SMALL) },
-    { name: `search-many 16, ${N / 1000}k`, run: () => big.search(queries, BLOCK, 10, N) },
-    { name: `int8 pool 100, ${N / 1000}k`, run: () => int8.searchInt8(one, 1, 10, 100, N) },
-    { name: `1% row list, ${N / 1000}k`, run: () => big.search(one, 1, 10, N, percent) },
+    { name: `cosine k10, ${N / 1000}k`, run: () => big.search({ queries: one, queryCount: 1, k: 10, count: N }) },
+    { name: `cosine k10, ${SMALL / 1000}k`, run: () => small.search({ queries: one, queryCount: 1, k: 10, count: SMALL }) },
+    { name: `cosine k100, ${SMALL / 1000}k`, run: () => small.search({ queries: one, queryCount: 1, k: 100, count: SMALL }) },
+    { name: `l2 k10, ${SMALL / 1000}k`, run: () => l2.search({ queries: one, queryCount: 1, k: 10, count: SMALL }) },
+    { name: `search-many 16, ${SMALL / 1000}k`, run: () => small.search({ queries, queryCount: BLOCK, k: 10, count: SMALL }) },
+    { name: `search-many 16, ${N / 1000}k`, run: () => big.search({ queries, queryCount: BLOCK, k: 10, count: N }) },
+    { name: `int8 pool 100, ${N / 1000}k`, run: () => int8.search({ queries: one, queryCount: 1, k: 10, candidatePool: 100, count: N }) },
+    { name: `1% row list, ${N / 1000}k`, run: () => big.search({ queries: one, queryCount: 1, k: 10, count: N, rowList: percent }) },
   ], { rounds: 5, targetMs: quick ? 20 : 80 });
   return Object.fromEntries(timings.map((t) => [t.name, t.ms]));
 }

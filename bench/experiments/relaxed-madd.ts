@@ -19,6 +19,7 @@ import { loadKernelModule, loadSharedKernelModule } from '../../src/kernel/load-
 import { relaxedSimdSupported } from '../../src/kernel/relaxed-simd.js';
 import { rowOf, uniformVectors } from '../lib/data.js';
 import { fmt, interleaveTimed, printTable, quick, timeCalls, writeResults } from '../lib/measure.js';
+import { onPool } from '../../src/kernel/executor.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const N = quick ? 10_000 : 100_000, DIM = 384, K = 10, MANY = 64, THREADS = 2;
@@ -68,10 +69,10 @@ const builds = {
   relaxed: { inline: filled(loadKernelModule(RELAXED), data), shared: filled(loadSharedKernelModule(RELAXED), data), pool: new KernelPool(THREADS, loadSharedKernelModule(RELAXED)) },
 };
 
-const want = builds.simd128.inline.search(queries, MANY, K, N);
+const want = builds.simd128.inline.search({ queries, queryCount: MANY, k: K, count: N });
 let largest = 0;
 for (const build of Object.values(builds)) {
-  const runs = [build.inline.search(queries, MANY, K, N), await build.shared.searchOnPool(build.pool, queries, MANY, K, N)];
+  const runs = [build.inline.search({ queries, queryCount: MANY, k: K, count: N }), await build.shared.search({ queries, queryCount: MANY, k: K, count: N }, onPool(build.pool))];
   for (const got of runs) {
     if (got.rows.join() !== want.rows.join()) throw new Error('the builds\' ids differ');
     for (let i = 0; i < got.scores.length; i++) largest = Math.max(largest, Math.abs(got.scores[i] - want.scores[i]));
@@ -79,10 +80,10 @@ for (const build of Object.values(builds)) {
 }
 
 const cases = Object.entries(builds).flatMap(([name, b]) => [
-  { name: `${name} many inline`, time: timeCalls(() => b.inline.search(queries, MANY, K, N)) },
-  { name: `${name} many ${THREADS}t`, time: timeCalls(() => b.shared.searchOnPool(b.pool, queries, MANY, K, N)) },
-  { name: `${name} one inline`, time: timeCalls(() => b.inline.search(one, 1, K, N)) },
-  { name: `${name} one ${THREADS}t`, time: timeCalls(() => b.shared.searchOnPool(b.pool, one, 1, K, N)) },
+  { name: `${name} many inline`, time: timeCalls(() => b.inline.search({ queries, queryCount: MANY, k: K, count: N })) },
+  { name: `${name} many ${THREADS}t`, time: timeCalls(() => b.shared.search({ queries, queryCount: MANY, k: K, count: N }, onPool(b.pool))) },
+  { name: `${name} one inline`, time: timeCalls(() => b.inline.search({ queries: one, queryCount: 1, k: K, count: N })) },
+  { name: `${name} one ${THREADS}t`, time: timeCalls(() => b.shared.search({ queries: one, queryCount: 1, k: K, count: N }, onPool(b.pool))) },
 ]);
 const t = Object.fromEntries((await interleaveTimed(cases, { rounds: quick ? 3 : 7, targetMs: 300 })).map((x) => [x.name, x.ms]));
 await Promise.all(Object.values(builds).map((b) => b.pool.close()));

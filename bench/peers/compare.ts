@@ -17,6 +17,7 @@ import { invNormsOf, plainSearch, sameIds } from '../lib/plain.js';
 import { RawKernel } from '../lib/raw-kernel.js';
 import { FaissFlat, type FaissThreads } from './faiss-flat.js';
 import { LanceFlat } from './lancedb-flat.js';
+import { onPool } from '../../src/kernel/executor.js';
 
 const N = quick ? 5_000 : 100_000;
 const DIM = 384;
@@ -63,21 +64,21 @@ export async function comparePeers(k: number) {
   // Rows with r % 100 == 7: the rows LanceDB's filter keeps, as tempvec's row list.
   const filtered = Int32Array.from({ length: Math.ceil((N - 7) / 100) }, (_, i) => i * 100 + 7);
   const oneThread = filledKernel(data, DIM, 'cosine');
-  const onPool = filledKernel(data, DIM, 'cosine', 'float32', loadSharedKernelModule());
+  const sharedKernel = filledKernel(data, DIM, 'cosine', 'float32', loadSharedKernelModule());
   const pool = new KernelPool(threads, loadSharedKernelModule());
 
-  const exact = oneThread.search(queries, MANY, k, N);
-  const exactFiltered = oneThread.search(queries.subarray(0, LANCE_CHECKS * DIM), LANCE_CHECKS, k, N, filtered);
+  const exact = oneThread.search({ queries, queryCount: MANY, k, count: N });
+  const exactFiltered = oneThread.search({ queries: queries.subarray(0, LANCE_CHECKS * DIM), queryCount: LANCE_CHECKS, k, count: N, rowList: filtered });
   const invNorms = invNormsOf(data, DIM, N);
   for (let q = 0; q < 2; q++) {
     const plain = plainSearch(data, DIM, N, invNorms, queries.subarray(q * DIM, (q + 1) * DIM), k, 'cosine');
     if (!sameIds(exact.rows.subarray(q * k, (q + 1) * k), plain.rows)) throw new Error(`query ${q}: tempvec differs from the plain TS loop`);
   }
   for (const nq of BATCHES) {
-    const got = await onPool.searchOnPool(pool, queries.subarray(0, nq * DIM), nq, k, N);
+    const got = await sharedKernel.search({ queries: queries.subarray(0, nq * DIM), queryCount: nq, k, count: N }, onPool(pool));
     if (got.rows.join() !== exact.rows.subarray(0, nq * k).join()) throw new Error(`${nq} queries: the pool differs from one thread`);
   }
-  const poolFiltered = await onPool.searchOnPool(pool, queries.subarray(0, LANCE_CHECKS * DIM), LANCE_CHECKS, k, N, filtered);
+  const poolFiltered = await sharedKernel.search({ queries: queries.subarray(0, LANCE_CHECKS * DIM), queryCount: LANCE_CHECKS, k, count: N, rowList: filtered }, onPool(pool));
   if (poolFiltered.rows.join() !== exactFiltered.rows.join()) throw new Error('filtered: the pool differs from one thread');
 
   const skipped: Record<string, string> = {};
@@ -127,8 +128,8 @@ export async function comparePeers(k: number) {
       const batch = queries.slice(0, count * DIM); // its own buffer: usearch reads from offset 0
       const rowList = nq ? null : filtered;
       const cases: TimedCase[] = [
-        { name: 'tempvec 1t', time: timeCalls(() => oneThread.search(batch, count, k, N, rowList)) },
-        { name: 'tempvec all', time: timeCalls(() => onPool.searchOnPool(pool, batch, count, k, N, rowList)) },
+        { name: 'tempvec 1t', time: timeCalls(() => oneThread.search({ queries: batch, queryCount: count, k, count: N, rowList })) },
+        { name: 'tempvec all', time: timeCalls(() => sharedKernel.search({ queries: batch, queryCount: count, k, count: N, rowList }, onPool(pool))) },
       ];
       // usearch's exactSearch takes the queries one by one (16 cost 16 single
       // ones): left out at 64, where it would take most of the bench's time.

@@ -9,8 +9,10 @@
 
 import { SPEC_LIMITS, type AnalyzerName, type Metric, type VectorType } from '../config.js';
 import { apiError, pointer } from '../errors.js';
-import { KernelInstance, inverseNorm, type MemoryGuard, type SearchHits } from '../kernel/kernel-instance.js';
-import type { KernelPool } from '../kernel/kernel-pool.js';
+import type { PoolExecutor } from '../kernel/executor.js';
+import { inverseNorm } from '../kernel/inverse-norm.js';
+import { KernelInstance } from '../kernel/kernel-instance.js';
+import type { MemoryGuard, SearchHits, SearchRequest } from '../kernel/search-request.js';
 import { float32ArrayToNumbers } from './float32.js';
 import type { RowBitmap } from './bitmap.js';
 import { parseFilter, type Filter, type FilterNode, type Metadata } from './filter.js';
@@ -223,8 +225,8 @@ export interface SearchPlan {
   readonly work: number;
   /** Run it on this thread. */
   run(): SearchOutput;
-  /** Run it on the threads of `pool` (a shared build's index only); the same results. */
-  runOn(pool: KernelPool): Promise<SearchOutput>;
+  /** Run it on a kernel pool's threads (a shared build's index only); the same results. */
+  runOn(executor: PoolExecutor): Promise<SearchOutput>;
 }
 
 export interface SearchOutput {
@@ -596,18 +598,17 @@ export class VectorIndex {
     const rowList = filter ? this.rowsMatching(filter) : null;
     stats.matched = rowList ? rowList.length : this.size;
     stats.scanned = stats.matched;
-    const count = this.size, guard = this.memoryGuard, queryCount = queries.length;
+    const queryCount = queries.length;
     const finish = (hits: SearchHits) => this.searchOutput(hits, queryCount, options, stats);
     // int8: the candidatePool best by the codes, re-ranked exactly; float32: one exact scan.
     const int8 = this.config.vectorType === 'int8';
+    const request: SearchRequest = {
+      queries: packed, queryCount, k: topK, count: this.size, rowList, guard: this.memoryGuard, candidatePool: int8 ? candidatePool : undefined,
+    };
     return {
       work: queryCount * stats.scanned * kernel.dim * (int8 ? 0.25 : 1),
-      run: () => finish(int8
-        ? kernel.searchInt8(packed, queryCount, topK, candidatePool, count, rowList, guard)
-        : kernel.search(packed, queryCount, topK, count, rowList, guard)),
-      runOn: async (pool) => finish(int8
-        ? await kernel.searchInt8OnPool(pool, packed, queryCount, topK, candidatePool, count, rowList, guard)
-        : await kernel.searchOnPool(pool, packed, queryCount, topK, count, rowList, guard)),
+      run: () => finish(kernel.search(request)),
+      runOn: async (executor) => finish(await kernel.search(request, executor)),
     };
   }
 
@@ -744,7 +745,7 @@ export class VectorIndex {
       return { results, stats, ...sizes };
     };
     if ('results' in vectorPlan) return finish(vectorPlan);
-    return { work: vectorPlan.work, run: () => finish(vectorPlan.run()), runOn: async (pool) => finish(await vectorPlan.runOn(pool)) };
+    return { work: vectorPlan.work, run: () => finish(vectorPlan.run()), runOn: async (executor) => finish(await vectorPlan.runOn(executor)) };
   }
 
 
@@ -784,7 +785,7 @@ export class VectorIndex {
     if (options.fusion !== undefined) throw fusionWithoutBothArms();
     const plan = this.planSearch(queries, { ...options, topK: topK + 1, candidatePool, pathOf });
     if ('results' in plan) return withoutOwn(plan);
-    return { work: plan.work, run: () => withoutOwn(plan.run()), runOn: async (pool) => withoutOwn(await plan.runOn(pool)) };
+    return { work: plan.work, run: () => withoutOwn(plan.run()), runOn: async (executor) => withoutOwn(await plan.runOn(executor)) };
   }
 
   /** How many vectors match `filter` (all of them without one). */

@@ -28,8 +28,8 @@ export interface KernelExports {
   readonly L2_BOUND_PER_DIM: WebAssembly.Global;
   /** assembly/l2-bounds/L2_BOUND_BASE: i32 */
   readonly L2_BOUND_BASE: WebAssembly.Global;
-  /** assembly/int8-search/searchInt8(codes: usize, stride: i32, scales: usize, aux: usize, seqs: usize, rowList: usize, count: i32, query16: usize, queryScale: f32, metric: i32, k: i32, outRows: usize, outKeys: usize, keyScratch: usize): i32 */
-  searchInt8(codes: number, stride: number, scales: number, aux: number, seqs: number, rowList: number, count: number, query16: number, queryScale: number, metric: number, k: number, outRows: number, outKeys: number, keyScratch: number): number;
+  /** assembly/int8-search/searchInt8(codes: usize, stride: i32, scales: usize, aux: usize, seqs: usize, rowList: usize, count: i32, query16: usize, queryScale: f32, metric: i32, candidates: i32, outRows: usize, outKeys: usize, keyScratch: usize): i32 */
+  searchInt8(codes: number, stride: number, scales: number, aux: number, seqs: number, rowList: number, count: number, query16: number, queryScale: number, metric: number, candidates: number, outRows: number, outKeys: number, keyScratch: number): number;
   /** assembly/int8-search/KEYS_FIRST_MIN_POOL: i32 */
   readonly KEYS_FIRST_MIN_POOL: WebAssembly.Global;
   /** assembly/base64/decodeFloat32Base64(src: usize, length: usize, dst: usize, maxAbsBits: i32): i32 */

@@ -1,19 +1,19 @@
-// Worker threads that run kernel calls over shared session memories. The
-// main thread lays out every call (KernelInstance) and merges the results;
-// a thread only runs the call.
+// Worker threads that run jobs of kernel calls over shared kernel instance
+// memories (one per session). The main thread lays out every job
+// (search-steps.ts) and merges the results; a thread only runs the calls.
 //
-// Fairness: a thread runs one call at a time, and calls wait here, queued
-// per session, served round-robin across sessions. A search is cut into
-// calls of bounded work (KernelInstance.poolSlices), so a session with many
-// heavy searches delays another by about one call per thread.
+// Fairness: a thread runs one job at a time, and jobs wait here, queued per
+// instance, served round-robin across instances. A search is cut into jobs
+// of bounded work (POOL_SLICE_WORK), so a session with many heavy searches
+// delays another by about one job per thread.
 //
-// A thread that dies (out of memory, a kernel trap) fails only the call it
+// A thread that dies (out of memory, a kernel trap) fails only the job it
 // held (KernelUnavailableError) and is replaced.
 import { Worker } from 'node:worker_threads';
 import type { KernelCall } from './search-path.js';
 import type { WorkerRequest } from './kernel-worker.js';
 
-/** A kernel call could not run: its thread died (out of memory, a trap) or the pool is closed. */
+/** A job could not run: its thread died (out of memory, a trap) or the pool is closed. */
 export class KernelUnavailableError extends Error {}
 
 /** How long after a thread that could not start the pool tries again. */
@@ -22,11 +22,11 @@ const RESTART_DELAY_MS = 1000;
 const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './kernel-worker.ts' : './kernel-worker.js', import.meta.url);
 
 interface Job {
-  session: number;
+  instance: number;
   memory: WebAssembly.Memory;
   workArea: number;
-  call: KernelCall;
-  resolve: (result: number) => void;
+  calls: KernelCall[];
+  resolve: (results: number[]) => void;
   reject: (err: Error) => void;
 }
 
@@ -34,30 +34,30 @@ interface Thread {
   worker: Worker;
   /** It has loaded the kernel and listens (its first message). */
   ready: boolean;
-  /** The call it runs, if any. */
+  /** The job it runs, if any. */
   job: Job | null;
-  /** Session memories this thread has instantiated the kernel over. */
-  sessions: Set<number>;
+  /** Instances whose memory this thread has instantiated the kernel over. */
+  instances: Set<number>;
 }
 
 export class KernelPool {
   private readonly threads: Thread[] = [];
-  /** Calls waiting, per session; the Map's order is the round-robin order. */
+  /** Jobs waiting, per instance; the Map's order is the round-robin order. */
   private readonly queues = new Map<number, Job[]>();
-  /** Calls queued or running, per session (a released session is dropped from the threads when it has none). */
+  /** Jobs queued or running, per instance (a released instance is dropped from the threads when it has none). */
   private readonly held = new Map<number, number>();
   private readonly releasing = new Set<number>();
   private closed = false;
-  /** Calls run to the end since the pool started (tests and metrics). */
-  callsRun = 0;
+  /** Jobs run to the end since the pool started (tests and metrics). */
+  jobsRun = 0;
   /** Threads that died and were replaced (metrics). */
   threadsReplaced = 0;
   private idle: (() => void) | null = null;
 
-  /** `module`: the shared-memory kernel build (build/kernel.shared.wasm). Threads start with the first call. */
+  /** `module`: the shared-memory kernel build (build/kernel.shared.wasm). Threads start with the first job. */
   constructor(readonly size: number, private readonly module: WebAssembly.Module) {}
 
-  /** Start the threads now rather than with the first call (not within RESTART_DELAY_MS of one that could not start). */
+  /** Start the threads now rather than with the first job (not within RESTART_DELAY_MS of one that could not start). */
   warm(): void {
     if (performance.now() < this.startAfter) return;
     while (!this.closed && this.threads.length < this.size) this.threads.push(this.start());
@@ -72,29 +72,29 @@ export class KernelPool {
     const worker = WORKER_URL.pathname.endsWith('.ts')
       ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`, { eval: true, workerData })
       : new Worker(WORKER_URL, { workerData });
-    const thread: Thread = { worker, ready: false, job: null, sessions: new Set() };
-    worker.on('message', (message: { result: number } | { ready: true }) => {
+    const thread: Thread = { worker, ready: false, job: null, instances: new Set() };
+    worker.on('message', (message: { results: number[] } | { ready: true }) => {
       if ('ready' in message) {
         thread.ready = true;
         return;
       }
-      const { result } = message;
+      const { results } = message;
       const job = thread.job!;
       thread.job = null;
       worker.unref();
-      this.callsRun++;
-      this.callDone(job);
-      job.resolve(result);
+      this.jobsRun++;
+      this.jobDone(job);
+      job.resolve(results);
       this.pump();
     });
     worker.on('error', () => this.replace(thread));
     worker.on('exit', () => this.replace(thread));
-    // Only a thread with a call in flight keeps the process alive.
+    // Only a thread with a job in flight keeps the process alive.
     worker.unref();
     return thread;
   }
 
-  /** Fail what a dead thread held, and start another in its place. */
+  /** Fail the job a dead thread held, and start another in its place. */
   private replace(thread: Thread): void {
     const at = this.threads.indexOf(thread);
     if (at < 0) return;
@@ -102,51 +102,54 @@ export class KernelPool {
     thread.job = null;
     this.threadsReplaced++;
     // A thread that dies before it is ready (it could not start: no memory, no threads left) is not
-    // replaced at once, or the pool would spin starting threads; calls meanwhile fail (503), not wait.
+    // replaced at once, or the pool would spin starting threads; jobs meanwhile fail (503), not wait.
     const stillborn = !thread.ready;
     if (this.closed || stillborn) this.threads.splice(at, 1);
     else this.threads[at] = this.start();
     if (stillborn && !this.closed) this.startAfter = performance.now() + RESTART_DELAY_MS;
     if (job) {
-      this.callDone(job);
+      this.jobDone(job);
       job.reject(new KernelUnavailableError('kernel thread died'));
     }
     this.pump();
   }
 
-  /** Run `call` over session `session`'s memory with the work area at `workArea`, when its turn comes. */
-  run(session: number, memory: WebAssembly.Memory, workArea: number, call: KernelCall): Promise<number> {
+  /**
+   * Run `calls`, in order on one thread, over instance `instance`'s memory with
+   * the work area at `workArea`, when its turn comes: each call's result.
+   */
+  run(instance: number, memory: WebAssembly.Memory, workArea: number, calls: KernelCall[]): Promise<number[]> {
     if (this.closed) return Promise.reject(new KernelUnavailableError('kernel pool closed'));
     this.warm();
-    return new Promise<number>((resolve, reject) => {
-      let queue = this.queues.get(session);
+    return new Promise<number[]>((resolve, reject) => {
+      let queue = this.queues.get(instance);
       if (!queue) {
         queue = [];
-        this.queues.set(session, queue);
+        this.queues.set(instance, queue);
       }
-      queue.push({ session, memory, workArea, call, resolve, reject });
-      this.held.set(session, (this.held.get(session) ?? 0) + 1);
+      queue.push({ instance, memory, workArea, calls, resolve, reject });
+      this.held.set(instance, (this.held.get(instance) ?? 0) + 1);
       this.pump();
     });
   }
 
-  /** Threads running a call now. */
+  /** Threads running a job now. */
   get running(): number {
     return this.threads.filter((t) => t.job).length;
   }
 
-  /** Calls waiting for a thread, across sessions. */
+  /** Jobs waiting for a thread, across instances. */
   get queued(): number {
     let n = 0;
     for (const queue of this.queues.values()) n += queue.length;
     return n;
   }
 
-  /** Give each free thread the next call, taking sessions in turn. */
+  /** Give each free thread the next job, taking instances in turn. */
   private pump(): void {
     if (this.threads.length === 0) {
       for (let job = this.next(); job; job = this.next()) {
-        this.callDone(job);
+        this.jobDone(job);
         job.reject(new KernelUnavailableError('kernel pool closed'));
       }
     }
@@ -158,49 +161,49 @@ export class KernelPool {
     }
   }
 
-  /** The first session's next call; that session then goes to the back of the line. */
+  /** The first instance's next job; that instance then goes to the back of the line. */
   private next(): Job | undefined {
-    for (const [session, queue] of this.queues) {
-      this.queues.delete(session);
+    for (const [instance, queue] of this.queues) {
+      this.queues.delete(instance);
       const job = queue.shift();
-      if (queue.length > 0) this.queues.set(session, queue);
+      if (queue.length > 0) this.queues.set(instance, queue);
       if (job) return job;
     }
     return undefined;
   }
 
   private send(thread: Thread, job: Job): void {
-    const request: WorkerRequest = { session: job.session, workArea: job.workArea, call: job.call };
-    if (!thread.sessions.has(job.session)) {
+    const request: WorkerRequest = { instance: job.instance, workArea: job.workArea, calls: job.calls };
+    if (!thread.instances.has(job.instance)) {
       request.memory = job.memory;
-      thread.sessions.add(job.session);
+      thread.instances.add(job.instance);
     }
     thread.job = job;
     thread.worker.ref();
     thread.worker.postMessage(request);
   }
 
-  /** A call is done: count it off, and drop a released session from the threads once it has none left. */
-  private callDone(job: Job): void {
-    const left = (this.held.get(job.session) ?? 1) - 1;
+  /** A job is done: count it off, and drop a released instance from the threads once it has none left. */
+  private jobDone(job: Job): void {
+    const left = (this.held.get(job.instance) ?? 1) - 1;
     if (left > 0) {
-      this.held.set(job.session, left);
+      this.held.set(job.instance, left);
       return;
     }
-    this.held.delete(job.session);
-    if (this.releasing.delete(job.session)) this.dropFromThreads(job.session);
+    this.held.delete(job.instance);
+    if (this.releasing.delete(job.instance)) this.dropFromThreads(job.instance);
     if (this.held.size === 0) this.idle?.();
   }
 
-  /** Drop a session's kernel instances from every thread (its memory can then be freed), once its calls are done. */
-  release(session: number): void {
-    if (this.held.has(session)) this.releasing.add(session);
-    else this.dropFromThreads(session);
+  /** Drop an instance from every thread (its memory can then be freed), once its jobs are done. */
+  release(instance: number): void {
+    if (this.held.has(instance)) this.releasing.add(instance);
+    else this.dropFromThreads(instance);
   }
 
-  private dropFromThreads(session: number): void {
+  private dropFromThreads(instance: number): void {
     for (const thread of this.threads) {
-      if (thread.sessions.delete(session)) thread.worker.postMessage({ release: session });
+      if (thread.instances.delete(instance)) thread.worker.postMessage({ release: instance });
     }
   }
 
@@ -209,12 +212,12 @@ export class KernelPool {
     return this.threads.map((t) => t.worker);
   }
 
-  /** The threads running a call now, for tests that kill one. */
+  /** The threads running a job now, for tests that kill one. */
   get busyWorkers(): Worker[] {
     return this.threads.filter((t) => t.job).map((t) => t.worker);
   }
 
-  /** Refuse new calls, let the ones queued and running finish (SIGTERM drains), then stop every thread. */
+  /** Refuse new jobs, let the ones queued and running finish (SIGTERM drains), then stop every thread. */
   async close(): Promise<void> {
     this.closed = true;
     if (this.held.size > 0) await new Promise<void>((resolve) => { this.idle = resolve; });

@@ -1,17 +1,17 @@
 // A kernel pool thread: instantiates the shared kernel build over each
-// session memory it is sent (once), and runs the kernel calls it is given,
-// each in the work area the main thread set aside for it.
+// instance's memory it is sent (once), and runs the jobs it is given: kernel
+// calls in order, in the work area the main thread set aside for the job.
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { instantiateKernel, type KernelExports } from './kernel-module.js';
 import { runKernelCall, type KernelCall } from './search-path.js';
 
 export interface WorkerRequest {
-  session: number;
-  /** Sent with a session's first call to this thread. */
+  instance: number;
+  /** Sent with an instance's first job on this thread. */
   memory?: WebAssembly.Memory;
   workArea: number;
-  call: KernelCall;
+  calls: KernelCall[];
 }
 
 /**
@@ -36,14 +36,15 @@ parentPort!.on('message', (message: WorkerRequest | { release: number }) => {
     kernels.delete(message.release);
     return;
   }
-  const { session, memory, workArea, call } = message;
-  let kernel = kernels.get(session);
+  const { instance, memory, workArea, calls } = message;
+  let kernel = kernels.get(instance);
   if (!kernel) {
     kernel = instantiateKernel(module, memory!);
-    kernels.set(session, kernel);
+    kernels.set(instance, kernel);
   }
   kernel.setWorkArea(workArea);
-  parentPort!.postMessage({ result: runKernelCall(kernel, call) });
+  const results = calls.map((call) => runKernelCall(kernel, call));
+  parentPort!.postMessage({ results });
 });
 
 // Loaded and listening: a thread that dies before this could not start.

@@ -95,14 +95,12 @@ export interface KernelSearch {
   k: number;
 }
 
-/** One kernel call with its arguments (what a pool thread is sent). */
+/** One kernel call with its arguments (what a pool thread is sent, in a job: executor.ts). */
 export type KernelCall =
   | { fn: 'search'; args: Parameters<KernelExports['search']> }
   | { fn: 'searchL2Bounded'; args: Parameters<KernelExports['searchL2Bounded']> }
   /** One int8 first stage (a range of one query's rows): the candidates it kept. */
-  | { fn: 'searchInt8'; args: Parameters<KernelExports['searchInt8']> }
-  /** int8 queries one after another: each a first stage, then search() re-ranking the rows it found (its count set from them). */
-  | { fn: 'int8'; steps: [Parameters<KernelExports['searchInt8']>, Parameters<KernelExports['search']>][] };
+  | { fn: 'searchInt8'; args: Parameters<KernelExports['searchInt8']> };
 
 /**
  * The kernel call for a search laid out in scratch, the way `path` says:
@@ -131,13 +129,6 @@ export function kernelCallOf({ layout, scratch, path, withRowList, count, querie
 export function runKernelCall(kernel: KernelExports, call: KernelCall): number {
   if (call.fn === 'searchL2Bounded') return kernel.searchL2Bounded(...call.args);
   if (call.fn === 'searchInt8') return kernel.searchInt8(...call.args);
-  if (call.fn === 'int8') {
-    for (const [first, rerank] of call.steps) {
-      rerank[5] = kernel.searchInt8(...first);
-      kernel.search(...rerank);
-    }
-    return 0;
-  }
   kernel.search(...call.args);
   return 0;
 }

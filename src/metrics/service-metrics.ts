@@ -97,9 +97,9 @@ function gauge(registry: Registry, name: string, help: string, read: () => numbe
 /** The kernel pool: its size, calls waiting and running, calls run, threads replaced (a thread that died). */
 function kernelPoolMetrics(registry: Registry, config: Config, pool: KernelPool | null): void {
   gauge(registry, 'tempvec_kernel_threads', 'KERNEL_THREADS: threads that run large searches (1: all on the event loop).', () => config.kernelThreads);
-  gauge(registry, 'tempvec_kernel_pool_queued_calls', 'Kernel calls waiting for a pool thread.', () => pool?.queued ?? 0);
-  gauge(registry, 'tempvec_kernel_pool_running_calls', 'Kernel calls running on pool threads.', () => pool?.running ?? 0);
-  total(registry, 'tempvec_kernel_pool_calls_total', 'Kernel calls the pool\'s threads have run.', () => pool?.callsRun ?? 0);
+  gauge(registry, 'tempvec_kernel_pool_queued_jobs', 'Jobs of kernel calls waiting for a pool thread.', () => pool?.queued ?? 0);
+  gauge(registry, 'tempvec_kernel_pool_running_jobs', 'Jobs of kernel calls running on pool threads.', () => pool?.running ?? 0);
+  total(registry, 'tempvec_kernel_pool_jobs_total', 'Jobs (kernel calls run in order on one thread) the pool\'s threads have run.', () => pool?.jobsRun ?? 0);
   total(registry, 'tempvec_kernel_threads_replaced_total', 'Pool threads that died (out of memory, a fault) and were replaced; their searches got 503 KERNEL_THREAD_FAILED.', () => pool?.threadsReplaced ?? 0);
 }
 

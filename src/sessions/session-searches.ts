@@ -3,6 +3,7 @@
 // on the kernel pool's threads otherwise (src/kernel/kernel-pool.ts).
 import { apiError } from '../errors.js';
 import type { SearchOptions, SearchOutput, SearchPlan } from '../index/vector-index.js';
+import { onPool, type PoolExecutor } from '../kernel/executor.js';
 import { KernelUnavailableError, type KernelPool } from '../kernel/kernel-pool.js';
 import { POOL_MIN_WORK } from '../kernel/search-path.js';
 import type { Session } from './session.js';
@@ -12,7 +13,11 @@ export class SessionSearches {
    * `pool`: null with KERNEL_THREADS=1, where every search runs on the
    * request's thread. `recount` counts a session's memory in the budget again.
    */
-  constructor(readonly pool: KernelPool | null, private readonly recount: (session: Session) => void) {}
+  constructor(readonly pool: KernelPool | null, private readonly recount: (session: Session) => void) {
+    this.executor = pool && onPool(pool);
+  }
+
+  private readonly executor: PoolExecutor | null;
 
   /** The k nearest of the session's vectors to each query, or the best by keywords, or both fused (VectorIndex.search). */
   search(session: Session, queries: ArrayLike<number>[] | null, options: SearchOptions): Promise<SearchOutput> {
@@ -26,8 +31,8 @@ export class SessionSearches {
 
   private run(session: Session, plan: SearchOutput | SearchPlan): SearchOutput | Promise<SearchOutput> {
     if ('results' in plan) return plan;
-    if (!this.pool || plan.work < POOL_MIN_WORK) return plan.run();
-    const running = plan.runOn(this.pool);
+    if (!this.executor || plan.work < POOL_MIN_WORK) return plan.run();
+    const running = plan.runOn(this.executor);
     // Its scratch is laid out (the memory grown) before the first await: counted now, not at the session's next request.
     this.recount(session);
     return running.catch((err) => {

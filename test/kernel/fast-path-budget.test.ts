@@ -24,12 +24,12 @@ describe('kernel: the faster single-query paths under a memory guard', () => {
     it(`${metric}, top ${k}: without room for keys, scans in one pass, same hits`, () => {
       const query = Float32Array.from(randomVectors(seededRng(9), 1, DIM)[0]);
       const free = loaded(metric);
-      const expected = free.search(query, 1, k, ROWS);
+      const expected = free.search({ queries: query, queryCount: 1, k, count: ROWS });
       const grownByFastPath = free.memoryBytes;
 
       const guarded = loaded(metric);
       // Two queries take the one-pass scan: after them the memory holds that scan's scratch for one.
-      guarded.search(new Float32Array(2 * DIM).fill(0.5), 2, k, ROWS);
+      guarded.search({ queries: new Float32Array(2 * DIM).fill(0.5), queryCount: 2, k, count: ROWS });
       const held = guarded.memoryBytes;
       expect(grownByFastPath, 'the faster path needs more room than the one-pass scan').to.be.greaterThan(held);
       const asked: number[] = [];
@@ -37,7 +37,7 @@ describe('kernel: the faster single-query paths under a memory guard', () => {
         asked.push(bytes);
         throw new Error('refused');
       };
-      const got = guarded.search(query, 1, k, ROWS, null, guard);
+      const got = guarded.search({ queries: query, queryCount: 1, k, count: ROWS, guard });
       expect(asked.length, 'the guard was asked for the faster path').to.equal(1);
       expect(guarded.memoryBytes).to.equal(held);
       expect(Array.from(got.rows)).to.deep.equal(Array.from(expected.rows));

@@ -4,5 +4,5 @@ import type { KernelInstance } from '../../src/kernel/kernel-instance.js';
 
 /** Rows of the `pool` best int8 keys among rows [0, count) (or `rowList`), in no particular order. */
 export function firstStagePool(kernel: KernelInstance, query: Float32Array, pool: number, count: number, rowList: Int32Array | null = null): Int32Array {
-  return kernel.searchInt8(query, 1, pool, pool, count, rowList).rows;
+  return kernel.search({ queries: query, queryCount: 1, k: pool, candidatePool: pool, count, rowList }).rows;
 }

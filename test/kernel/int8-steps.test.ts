@@ -53,8 +53,8 @@ describe('int8 first stage: 4-row steps and their tails', () => {
               for (const row of got) expect(keys[row], label).to.be.at.least(cut - 1e-5 * Math.abs(cut) - 1e-9);
             }
             const k = Math.min(3, scanned.length);
-            const exact = kernel.search(query, 1, k, n, rowList);
-            const int8 = kernel.searchInt8(query, 1, k, scanned.length, n, rowList);
+            const exact = kernel.search({ queries: query, queryCount: 1, k, count: n, rowList });
+            const int8 = kernel.search({ queries: query, queryCount: 1, k, candidatePool: scanned.length, count: n, rowList });
             expect(Array.from(int8.rows)).to.deep.equal(Array.from(exact.rows));
             expect(Array.from(int8.scores)).to.deep.equal(Array.from(exact.scores));
           }
@@ -69,7 +69,7 @@ describe('int8 first stage: 4-row steps and their tails', () => {
     const kernel = new KernelInstance(loadKernelModule(), 4, 'cosine', 9, 'int8');
     kernel.ensureCapacity(9);
     for (let r = 0; r < 9; r++) kernel.writeRows([r], [rows.subarray(r * 4, r * 4 + 4)], r);
-    expect(() => kernel.searchInt8(Float32Array.from([1, 0, 0, 0]), 1, 0, 0, 9)).to.throw(RangeError);
+    expect(() => kernel.search({ queries: Float32Array.from([1, 0, 0, 0]), queryCount: 1, k: 0, candidatePool: 0, count: 9 })).to.throw(RangeError);
   });
 
   it('equal rows in any lane, quarter or tail enter the pool in insertion order', () => {

@@ -35,8 +35,8 @@ describe('int8 kernel', () => {
       it(`${metric}, dim ${dim}: a pool of every row gives exactly the float32 result`, () => {
         const { kernel, rng } = filled(metric, dim, 300, dim);
         const queries = Float32Array.from({ length: 3 * dim }, () => rng() * 2 - 1);
-        const exact = kernel.search(queries, 3, 10, 300);
-        const int8 = kernel.searchInt8(queries, 3, 10, 300, 300);
+        const exact = kernel.search({ queries, queryCount: 3, k: 10, count: 300 });
+        const int8 = kernel.search({ queries, queryCount: 3, k: 10, candidatePool: 300, count: 300 });
         expect(Array.from(int8.rows)).to.deep.equal(Array.from(exact.rows));
         expect(Array.from(int8.scores)).to.deep.equal(Array.from(exact.scores));
       });
@@ -47,8 +47,8 @@ describe('int8 kernel', () => {
       for (let hole = 0; hole < 50; hole++) kernel.moveRow(199 - hole, hole * 2);
       const query = Float32Array.from({ length: 24 }, () => rng() * 2 - 1);
       const list = Int32Array.from({ length: 150 }, (_, i) => i);
-      const exact = kernel.search(query, 1, 10, 150, list);
-      expect(Array.from(kernel.searchInt8(query, 1, 10, 150, 150, list).rows)).to.deep.equal(Array.from(exact.rows));
+      const exact = kernel.search({ queries: query, queryCount: 1, k: 10, count: 150, rowList: list });
+      expect(Array.from(kernel.search({ queries: query, queryCount: 1, k: 10, candidatePool: 150, count: 150, rowList: list }).rows)).to.deep.equal(Array.from(exact.rows));
     });
 
     it(`${metric}: recall@10 with a pool of 100 is high on random data`, () => {
@@ -56,8 +56,8 @@ describe('int8 kernel', () => {
       let found = 0;
       for (let q = 0; q < 20; q++) {
         const query = Float32Array.from({ length: 64 }, () => rng() * 2 - 1);
-        const truth = new Set(kernel.search(query, 1, 10, 3000).rows);
-        for (const row of kernel.searchInt8(query, 1, 10, 100, 3000).rows) if (truth.has(row)) found++;
+        const truth = new Set(kernel.search({ queries: query, queryCount: 1, k: 10, count: 3000 }).rows);
+        for (const row of kernel.search({ queries: query, queryCount: 1, k: 10, candidatePool: 100, count: 3000 }).rows) if (truth.has(row)) found++;
       }
       expect(found / 200).to.be.at.least(0.95);
     });

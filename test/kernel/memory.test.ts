@@ -49,9 +49,9 @@ describe('kernel bounds checks', () => {
     expect(() => kernel.writeRows([0], [new Float32Array(3)], 0)).to.throw(RangeError);
     expect(() => kernel.readRow(-1)).to.throw(RangeError);
     expect(() => kernel.moveRow(0, kernel.capacity)).to.throw(RangeError);
-    expect(() => kernel.search(new Float32Array(5), 1, 1, 1)).to.throw(RangeError);
-    expect(() => kernel.search(new Float32Array(4), 1, 0, 1)).to.throw(RangeError);
-    expect(() => kernel.search(new Float32Array(4), 1, 1, kernel.capacity + 1)).to.throw(RangeError);
-    expect(() => kernel.search(new Float32Array(4), 1, 1, 1, Int32Array.of(1))).to.throw(RangeError);
+    expect(() => kernel.search({ queries: new Float32Array(5), queryCount: 1, k: 1, count: 1 })).to.throw(RangeError);
+    expect(() => kernel.search({ queries: new Float32Array(4), queryCount: 1, k: 0, count: 1 })).to.throw(RangeError);
+    expect(() => kernel.search({ queries: new Float32Array(4), queryCount: 1, k: 1, count: kernel.capacity + 1 })).to.throw(RangeError);
+    expect(() => kernel.search({ queries: new Float32Array(4), queryCount: 1, k: 1, count: 1, rowList: Int32Array.of(1) })).to.throw(RangeError);
   });
 });

@@ -47,7 +47,7 @@ export class KernelModel {
   search(queries: number[][], k: number, rowList: number[] | null = null): ScoredId[][] {
     const packed = new Float32Array(queries.length * this.dim);
     queries.forEach((q, j) => { packed.set(q, j * this.dim); });
-    const hits = this.kernel.search(packed, queries.length, k, this.rows.length, rowList ? Int32Array.from(rowList) : null);
+    const hits = this.kernel.search({ queries: packed, queryCount: queries.length, k, count: this.rows.length, rowList: rowList ? Int32Array.from(rowList) : null });
     return queries.map((_, j) => {
       const list: ScoredId[] = [];
       for (let i = 0; i < hits.perQuery; i++) {

@@ -8,6 +8,7 @@ import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { KernelPool, KernelUnavailableError } from '../../src/kernel/kernel-pool.js';
 import { loadKernelModule, loadSharedKernelModule } from '../../src/kernel/load-node.js';
 import { scaled } from '../helpers/scale.js';
+import { onPool } from '../../src/kernel/executor.js';
 
 function filled(module: WebAssembly.Module, dim: number, metric: Metric, rows: Float32Array[], seqs: number[], vectorType: VectorType = 'float32'): KernelInstance {
   const kernel = new KernelInstance(module, dim, metric, Math.max(1, rows.length), vectorType);
@@ -53,10 +54,10 @@ describe('kernel pool', function () {
       fc.infiniteStream(small),
       async ({ metric, dim, n, queryCount, k, filtered, seed, sliceWork }, values) => {
         const { rows, seqs, queries, rowList } = randomCase(values, { metric, dim, n, queryCount, filtered, seed });
-        const inline = filled(loadKernelModule(), dim, metric, rows, seqs).search(queries, queryCount, k, n, rowList);
+        const inline = filled(loadKernelModule(), dim, metric, rows, seqs).search({ queries, queryCount, k, count: n, rowList });
         for (const pool of pools) {
           const shared = filled(loadSharedKernelModule(), dim, metric, rows, seqs);
-          const got = await shared.searchOnPool(pool, queries, queryCount, k, n, rowList, null, sliceWork);
+          const got = await shared.search({ queries, queryCount, k, count: n, rowList }, onPool(pool, sliceWork));
           pool.release(shared.id);
           expect(Array.from(got.rows), `${pool.size} threads`).to.deep.equal(Array.from(inline.rows));
           expect(Array.from(got.scores), `${pool.size} threads`).to.deep.equal(Array.from(inline.scores));
@@ -65,7 +66,7 @@ describe('kernel pool', function () {
     ), { numRuns: scaled(60, 5) });
   });
 
-  it('gives searchInt8()\'s results on 1, 2 and 3 threads, pools and filters included', async () => {
+  it('gives the int8 search\'s one-thread results on 1, 2 and 3 threads, pools and filters included', async () => {
     await fc.assert(fc.asyncProperty(
       fc.record({
         metric: fc.constantFrom<Metric>('cosine', 'l2'),
@@ -83,10 +84,10 @@ describe('kernel pool', function () {
       async ({ metric, dim, n, queryCount, k, extra, filtered, seed, sliceWork }, values) => {
         const { rows, seqs, queries, rowList } = randomCase(values, { metric, dim, n, queryCount, filtered, seed });
         const poolSize = k + extra;
-        const inline = filled(loadKernelModule(), dim, metric, rows, seqs, 'int8').searchInt8(queries, queryCount, k, poolSize, n, rowList);
+        const inline = filled(loadKernelModule(), dim, metric, rows, seqs, 'int8').search({ queries, queryCount, k, candidatePool: poolSize, count: n, rowList });
         for (const pool of pools) {
           const shared = filled(loadSharedKernelModule(), dim, metric, rows, seqs, 'int8');
-          const got = await shared.searchInt8OnPool(pool, queries, queryCount, k, poolSize, n, rowList, null, sliceWork);
+          const got = await shared.search({ queries, queryCount, k, candidatePool: poolSize, count: n, rowList }, onPool(pool, sliceWork));
           pool.release(shared.id);
           expect(Array.from(got.rows), `${pool.size} threads`).to.deep.equal(Array.from(inline.rows));
           expect(Array.from(got.scores), `${pool.size} threads`).to.deep.equal(Array.from(inline.scores));
@@ -104,9 +105,9 @@ describe('kernel pool', function () {
       const shared = filled(loadSharedKernelModule(), dim, metric, rows, seqs);
       for (const [queryCount, k] of [[1, 10], [1, 100], [64, 10]]) {
         const queries = Float32Array.from({ length: queryCount * dim }, (_, i) => Math.cos(i * 0.11));
-        const want = inline.search(queries, queryCount, k, n);
+        const want = inline.search({ queries, queryCount, k, count: n });
         for (const pool of pools) {
-          const got = await shared.searchOnPool(pool, queries, queryCount, k, n);
+          const got = await shared.search({ queries, queryCount, k, count: n }, onPool(pool));
           expect(Array.from(got.rows)).to.deep.equal(Array.from(want.rows));
           expect(Array.from(got.scores)).to.deep.equal(Array.from(want.scores));
         }
@@ -125,14 +126,14 @@ describe('kernel pool', function () {
       const shared = filled(loadSharedKernelModule(), dim, metric, rows, seqs, 'int8');
       for (const [queryCount, k, poolSize, list] of [[1, 10, 100, null], [1, 10, 300, null], [1, 50, 300, rowList], [2, 10, 256, rowList]] as const) {
         const queries = Float32Array.from({ length: queryCount * dim }, (_, i) => Math.cos(i * 0.11));
-        const want = inline.searchInt8(queries, queryCount, k, poolSize, n, list);
+        const want = inline.search({ queries, queryCount, k, candidatePool: poolSize, count: n, rowList: list });
         for (const pool of pools) {
-          const callsBefore = pool.callsRun;
-          const got = await shared.searchInt8OnPool(pool, queries, queryCount, k, poolSize, n, list);
+          const jobsBefore = pool.jobsRun;
+          const got = await shared.search({ queries, queryCount, k, candidatePool: poolSize, count: n, rowList: list }, onPool(pool));
           expect(Array.from(got.rows), `${metric} pool ${poolSize} on ${pool.size}`).to.deep.equal(Array.from(want.rows));
           expect(Array.from(got.scores), `${metric} pool ${poolSize} on ${pool.size}`).to.deep.equal(Array.from(want.scores));
           // One call per range (and per query below the threads), each scanning part of the rows.
-          expect(pool.callsRun - callsBefore, `calls on ${pool.size}`).to.be.at.least(Math.max(queryCount, pool.size));
+          expect(pool.jobsRun - jobsBefore, `calls on ${pool.size}`).to.be.at.least(Math.max(queryCount, pool.size));
         }
       }
       for (const pool of pools) pool.release(shared.id);
@@ -151,13 +152,13 @@ describe('kernel pool', function () {
       const queries = Float32Array.from({ length: queryCount * dim }, (_, i) => Math.cos(i * 0.07 + j));
       return { queries, queryCount, k };
     });
-    const running = searches.map(({ queries, queryCount, k }) => shared.searchOnPool(pool, queries, queryCount, k, n, null, null, 20_000));
+    const running = searches.map(({ queries, queryCount, k }) => shared.search({ queries, queryCount, k, count: n }, onPool(pool, 20_000)));
     // An inline search while the pool's run: it must not touch their scratch, nor they its.
     const { queries, queryCount, k } = searches[2];
-    expect(Array.from(shared.search(queries, queryCount, k, n).rows)).to.deep.equal(Array.from(inline.search(queries, queryCount, k, n).rows));
+    expect(Array.from(shared.search({ queries, queryCount, k, count: n }).rows)).to.deep.equal(Array.from(inline.search({ queries, queryCount, k, count: n }).rows));
     const answers = await Promise.all(running);
     searches.forEach(({ queries, queryCount, k }, j) => {
-      const want = inline.search(queries, queryCount, k, n);
+      const want = inline.search({ queries, queryCount, k, count: n });
       expect(Array.from(answers[j].rows), `search ${j}`).to.deep.equal(Array.from(want.rows));
       expect(Array.from(answers[j].scores), `search ${j}`).to.deep.equal(Array.from(want.scores));
     });
@@ -169,8 +170,8 @@ describe('kernel pool', function () {
     const pool = new KernelPool(2, loadSharedKernelModule());
     try {
       const shared = filled(loadSharedKernelModule(), 4, 'l2', [Float32Array.of(1, 2, 3, 4)], [0]);
-      await shared.searchOnPool(pool, Float32Array.of(1, 1, 1, 1), 1, 1, 1);
-      await shared.searchOnPool(pool, Float32Array.of(1, 1, 1, 1), 1, 1, 1);
+      await shared.search({ queries: Float32Array.of(1, 1, 1, 1), queryCount: 1, k: 1, count: 1 }, onPool(pool));
+      await shared.search({ queries: Float32Array.of(1, 1, 1, 1), queryCount: 1, k: 1, count: 1 }, onPool(pool));
       const niceOf = (task: string) => Number(readFileSync(`/proc/self/task/${task}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
       const nices = readdirSync('/proc/self/task').map(niceOf);
       expect(nices.filter((nice) => nice === 5).length, 'threads at nice 5').to.be.at.least(pool.size);
@@ -189,14 +190,14 @@ describe('kernel pool', function () {
       const shared = filled(loadSharedKernelModule(), dim, 'l2', rows, seqs);
       const queries = Float32Array.from({ length: 64 * dim }, (_, i) => (i % 11) - 5);
       // A thread that has served: one that dies before it is ready is not replaced at once.
-      await shared.searchOnPool(pool, queries.subarray(0, dim), 1, 10, n);
-      const running = shared.searchOnPool(pool, queries, 64, 10, n);
+      await shared.search({ queries: queries.subarray(0, dim), queryCount: 1, k: 10, count: n }, onPool(pool));
+      const running = shared.search({ queries, queryCount: 64, k: 10, count: n }, onPool(pool));
       await pool.workers[0].terminate();
       let failure: unknown;
       await running.catch((err) => { failure = err; });
       expect(failure).to.be.instanceOf(KernelUnavailableError);
-      const want = filled(loadKernelModule(), dim, 'l2', rows, seqs).search(queries.subarray(0, dim), 1, 10, n);
-      const got = await shared.searchOnPool(pool, queries.subarray(0, dim), 1, 10, n);
+      const want = filled(loadKernelModule(), dim, 'l2', rows, seqs).search({ queries: queries.subarray(0, dim), queryCount: 1, k: 10, count: n });
+      const got = await shared.search({ queries: queries.subarray(0, dim), queryCount: 1, k: 10, count: n }, onPool(pool));
       expect(Array.from(got.rows)).to.deep.equal(Array.from(want.rows));
       expect(Array.from(got.scores)).to.deep.equal(Array.from(want.scores));
     } finally {

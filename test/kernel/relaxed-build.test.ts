@@ -13,6 +13,7 @@ import { randomInt, randomVectors, seededRng } from '../helpers/random.js';
 import { BUILDS_SCORE_BOUND, expectSameTopK, referenceScore } from '../helpers/reference.js';
 import { sampled } from '../helpers/scale.js';
 import { KernelModel } from './model.js';
+import { onPool } from '../../src/kernel/executor.js';
 
 const RELAXED = 'wasm-relaxed-simd';
 const METRICS: Metric[] = ['cosine', 'l2'];
@@ -63,7 +64,7 @@ describe(`the relaxed-SIMD kernel build${skipped}`, function () {
         const queries = randomVectors(rng, 20, dim);
         const packed = Float32Array.from(queries.flat());
         const k = 50;
-        const [plain, relaxed] = [loadKernelModule(), loadKernelModule(RELAXED)].map((m) => filled(m, dim, metric, rows).search(packed, queries.length, k, rows.length));
+        const [plain, relaxed] = [loadKernelModule(), loadKernelModule(RELAXED)].map((m) => filled(m, dim, metric, rows).search({ queries: packed, queryCount: queries.length, k, count: rows.length }));
         const close = (a: number, b: number) => Math.abs(a - b) <= BUILDS_SCORE_BOUND * Math.max(1, Math.abs(b));
         for (let at = 0; at < plain.rows.length; at++) {
           const [p, r] = [plain.rows[at], relaxed.rows[at]];
@@ -84,14 +85,14 @@ describe(`the relaxed-SIMD kernel build${skipped}`, function () {
         const rng = seededRng(metric === 'l2' ? 5 : 6);
         const rows = randomVectors(rng, 4000, dim);
         const queries = Float32Array.from(randomVectors(rng, 6, dim).flat());
-        const [plain, relaxed] = [loadKernelModule(), loadKernelModule(RELAXED)].map((m) => filled(m, dim, metric, rows, 'int8').searchInt8(queries, 6, 10, 100, rows.length));
+        const [plain, relaxed] = [loadKernelModule(), loadKernelModule(RELAXED)].map((m) => filled(m, dim, metric, rows, 'int8').search({ queries, queryCount: 6, k: 10, candidatePool: 100, count: rows.length }));
         expect(Array.from(relaxed.rows), metric).to.deep.equal(Array.from(plain.rows));
         relaxed.scores.forEach((score, i) => { expect(Math.abs(score - plain.scores[i])).to.be.at.most(BUILDS_SCORE_BOUND * Math.max(1, Math.abs(plain.scores[i]))); });
         const shared = filled(loadSharedKernelModule(RELAXED), dim, metric, rows, 'int8');
-        const onPool = await shared.searchInt8OnPool(pool, queries, 6, 10, 100, rows.length, null, null, 50_000);
+        const pooled = await shared.search({ queries, queryCount: 6, k: 10, candidatePool: 100, count: rows.length }, onPool(pool, 50_000));
         pool.release(shared.id);
-        expect(Array.from(onPool.rows)).to.deep.equal(Array.from(relaxed.rows));
-        expect(Array.from(onPool.scores)).to.deep.equal(Array.from(relaxed.scores));
+        expect(Array.from(pooled.rows)).to.deep.equal(Array.from(relaxed.rows));
+        expect(Array.from(pooled.scores)).to.deep.equal(Array.from(relaxed.scores));
       }
     } finally {
       await pool.close();
@@ -111,12 +112,12 @@ describe(`the relaxed-SIMD kernel build${skipped}`, function () {
           const shared = filled(loadSharedKernelModule(RELAXED), dim, metric, rows);
           // k 100 takes the single query's stored-keys path at 3000 rows; l2 from 16 dims its bounds path.
           for (const k of [10, 100]) {
-            const many = inline.search(packed, queries.length, k, rows.length);
-            const onPool = await shared.searchOnPool(pool, packed, queries.length, k, rows.length, null, null, 100_000);
-            expect(Array.from(onPool.rows)).to.deep.equal(Array.from(many.rows));
-            expect(Array.from(onPool.scores)).to.deep.equal(Array.from(many.scores));
+            const many = inline.search({ queries: packed, queryCount: queries.length, k, count: rows.length });
+            const pooled = await shared.search({ queries: packed, queryCount: queries.length, k, count: rows.length }, onPool(pool, 100_000));
+            expect(Array.from(pooled.rows)).to.deep.equal(Array.from(many.rows));
+            expect(Array.from(pooled.scores)).to.deep.equal(Array.from(many.scores));
             queries.forEach((_, j) => {
-              const one = inline.search(packed.subarray(j * dim, (j + 1) * dim), 1, k, rows.length);
+              const one = inline.search({ queries: packed.subarray(j * dim, (j + 1) * dim), queryCount: 1, k, count: rows.length });
               const label = `${metric} ${dim} k=${k} query ${j}`;
               expect(Array.from(one.rows), label).to.deep.equal(Array.from(many.rows.subarray(j * many.perQuery, (j + 1) * many.perQuery)));
               expect(Array.from(one.scores), label).to.deep.equal(Array.from(many.scores.subarray(j * many.perQuery, (j + 1) * many.perQuery)));

@@ -7,7 +7,8 @@
 import { expect } from 'chai';
 import { firstStagePool } from './first-stage.js';
 import type { Metric } from '../../src/config.js';
-import { KernelInstance, inverseNorm } from '../../src/kernel/kernel-instance.js';
+import { inverseNorm } from '../../src/kernel/inverse-norm.js';
+import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { randomInt, seededRng, shuffled, type Rng } from '../helpers/random.js';
 import { sampled } from '../helpers/scale.js';
@@ -63,7 +64,7 @@ describe('kernel selection against a plain sort', function () {
         const packed = new Float32Array(nq * DIM);
         queries.forEach((q, j) => { packed.set(q, j * DIM); });
         for (const k of sampled(sizesFor(scanned.length))) {
-          const hits = kernel.search(packed, nq, k, n, list ? Int32Array.from(scanned) : null);
+          const hits = kernel.search({ queries: packed, queryCount: nq, k, count: n, rowList: list ? Int32Array.from(scanned) : null });
           for (let j = 0; j < nq; j++) {
             const key = (r: number) => -rows[r].reduce((s, x, i) => s + (queries[j][i] - x) ** 2, 0);
             const want = sortedRows(scanned, key, seqs).slice(0, k);

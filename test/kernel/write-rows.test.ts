@@ -4,7 +4,8 @@
 import { expect } from 'chai';
 import { firstStagePool } from './first-stage.js';
 import type { VectorType } from '../../src/config.js';
-import { inverseNorm, KernelInstance } from '../../src/kernel/kernel-instance.js';
+import { inverseNorm } from '../../src/kernel/inverse-norm.js';
+import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { instantiateKernel } from '../../src/kernel/kernel-module.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { randomVector, seededRng } from '../helpers/random.js';
@@ -32,8 +33,8 @@ describe('kernel batch writes', () => {
       // Norms, sequences (and int8 codes) are compared through the search results they produce.
       const query = Float32Array.from(randomVector(rng, dim));
       const count = 50;
-      const a = one.search(query, 1, 10, count);
-      const b = batch.search(query, 1, 10, count);
+      const a = one.search({ queries: query, queryCount: 1, k: 10, count });
+      const b = batch.search({ queries: query, queryCount: 1, k: 10, count });
       expect(Array.from(b.rows)).to.deep.equal(Array.from(a.rows));
       expect(Array.from(b.scores)).to.deep.equal(Array.from(a.scores));
       if (vectorType === 'int8') {

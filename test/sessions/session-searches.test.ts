@@ -48,13 +48,13 @@ describe('searches on the kernel pool', function () {
           { queryIds: Array.from({ length: queries }, (_, j) => `v${j * 37}`), topK: 7 },
           { queryVectors, topK: 50, scoreThreshold: metric === 'cosine' ? 0.1 : 9 },
         ];
-        const callsBefore = pooled.pool!.callsRun;
+        const jobsBefore = pooled.pool!.jobsRun;
         for (const body of bodies) {
           const [want, got] = await Promise.all([0, 1].map((i) => [inline, pooled][i].post('/search-many', { token: tokens[i], body })));
           expect(got.status, got.text).to.equal(200);
           expect(got.body.results, `${metric} ${vectorType} ${JSON.stringify(Object.keys(body))}`).to.deep.equal(want.body.results);
         }
-        expect(pooled.pool!.callsRun, 'searches ran on the pool').to.be.greaterThan(callsBefore);
+        expect(pooled.pool!.jobsRun, 'searches ran on the pool').to.be.greaterThan(jobsBefore);
       }
     }
   });
@@ -65,13 +65,13 @@ describe('searches on the kernel pool', function () {
     expect(n * dim).to.be.at.least(POOL_MIN_WORK);
     const vectors = randomVectors(random, n, dim);
     const tokens = [await fill(inline, vectors, { metric: 'l2', vectorType: 'float32' }), await fill(pooled, vectors, { metric: 'l2', vectorType: 'float32' })];
-    const callsBefore = pooled.pool!.callsRun;
+    const jobsBefore = pooled.pool!.jobsRun;
     for (const topK of [1, 10, 200]) {
       const body = { queryVector: randomVectors(random, 1, dim)[0], topK };
       const [want, got] = await Promise.all([0, 1].map((i) => [inline, pooled][i].post('/search', { token: tokens[i], body })));
       expect(got.body.results).to.deep.equal(want.body.results);
     }
-    expect(pooled.pool!.callsRun).to.be.greaterThan(callsBefore);
+    expect(pooled.pool!.jobsRun).to.be.greaterThan(jobsBefore);
   });
 
   it('runs a large single int8 query on the pool with the inline answer: filtered and by queryId too', async () => {
@@ -101,11 +101,11 @@ describe('searches on the kernel pool', function () {
       { queryVector, topK: 100, candidatePool: 2048, includeMetadata: true },
     ];
     for (const body of bodies) {
-      const callsBefore = pooled.pool!.callsRun;
+      const jobsBefore = pooled.pool!.jobsRun;
       const [want, got] = await Promise.all([0, 1].map((i) => [inline, pooled][i].post('/search', { token: tokens[i], body })));
       expect(got.status, got.text).to.equal(200);
       expect(got.body.results, JSON.stringify(Object.keys(body))).to.deep.equal(want.body.results);
-      expect(pooled.pool!.callsRun - callsBefore, 'one call per range of rows').to.be.at.least(pooled.pool!.size);
+      expect(pooled.pool!.jobsRun - jobsBefore, 'one call per range of rows').to.be.at.least(pooled.pool!.size);
     }
   });
 
@@ -174,7 +174,7 @@ describe('searches on the kernel pool', function () {
     const metrics = parseExposition((await pooled.get('/metrics')).text).samples;
     expect(metrics.get('tempvec_kernel_threads')).to.equal(3);
     expect(metrics.get('tempvec_kernel_threads_replaced_total')).to.equal(1);
-    expect(metrics.get('tempvec_kernel_pool_calls_total')).to.equal(pool.callsRun).and.above(0);
+    expect(metrics.get('tempvec_kernel_pool_jobs_total')).to.equal(pool.jobsRun).and.above(0);
     expect(metrics.get('tempvec_rejected_requests_total{code="KERNEL_THREAD_FAILED"}')).to.equal(1);
   });
 });

@@ -1,0 +1,313 @@
+// The one algorithm of a search over a kernel instance, whatever runs it
+// (executor.ts), in three labelled steps as usearch's exact_search_t:
+//   1. plan: cut the search into jobs (blocks of queries x ranges of rows)
+//      sized for the executor, and lay out each one's scratch after the
+//      searches in flight;
+//   2. run: write the queries (normalised once) and the row list, and yield
+//      the jobs to the executor;
+//   3. merge: each query's best across its jobs, by key then insertion
+//      sequence, converted to scores once.
+// A row's key is the same arithmetic wherever it is scanned and ties go by
+// insertion sequence, so every cut gives the same rows, scores and order.
+// int8 storage runs steps 1-3 twice: a first stage by the codes keeps each
+// query's candidates, then an exact float32 re-ranking of them.
+import type { Metric } from '../config.js';
+import type { Executor, KernelJob, SearchSteps } from './executor.js';
+import { inverseNorm } from './inverse-norm.js';
+import type { KernelExports } from './kernel-module.js';
+import { align16, int8ScratchFor, scratchFor, type Layout, type ScratchLayout } from './layout.js';
+import { quantizeInto } from './quantize.js';
+import { int8RowParts, kernelCallOf, POOL_MIN_WORK, singleQueryPath, type KernelCall, type SingleQueryPathName, type SingleQueryPaths } from './search-path.js';
+import type { CheckedRequest, SearchHits } from './search-request.js';
+
+/** What a search sees of the instance it runs over (KernelInstance.spaceFor). */
+export interface SearchSpace {
+  readonly kernel: KernelExports;
+  readonly metric: Metric;
+  readonly metricCode: number;
+  readonly layout: Layout;
+  readonly paths: SingleQueryPaths;
+  /** Where this search's scratch may start: past that of the searches in flight. */
+  readonly scratchBase: number;
+  /** Whether the memory holds `bytes`, or the request's guard lets it grow to (asking only). */
+  allows(bytes: number): boolean;
+  /** Grow to hold scratch up to `end` (asking the guard; throws to refuse) and keep it until the function returned is called. */
+  hold(end: number): () => void;
+  /** Views of the whole memory, made anew after a grow (scratch offsets are 16-aligned). */
+  views(): { buffer: ArrayBuffer | SharedArrayBuffer; floats: Float32Array; ints: Int32Array; seqs: Uint32Array };
+}
+
+/** Kernel key (larger is nearer) to the score users see: cosine similarity (keys use a unit query), or Euclidean distance. */
+export function scoreOf(metric: Metric): (key: number) => number {
+  return metric === 'cosine' ? (key) => Math.max(-1, Math.min(1, key)) : (key) => Math.sqrt(Math.max(0, -key));
+}
+
+/**
+ * The queries as the kernel scores them: cosine queries at unit length, so
+ * dot(query, row) stays in float32's normal range whatever the scale of the
+ * components (1e-25-scale components would underflow every product to 0).
+ */
+function kernelQueries(metric: Metric, queries: Float32Array, queryCount: number, dim: number): Float32Array {
+  if (metric !== 'cosine') return queries;
+  const unit = new Float32Array(queries.length);
+  for (let q = 0; q < queryCount; q++) {
+    const query = queries.subarray(q * dim, (q + 1) * dim);
+    const scale = inverseNorm(query);
+    for (let i = 0; i < dim; i++) unit[q * dim + i] = query[i] * scale;
+  }
+  return unit;
+}
+
+/** One job of an exact search: queries [q0, q1) over scanned rows [r0, r1), and where its scratch lies. */
+interface Slice {
+  q0: number;
+  q1: number;
+  r0: number;
+  r1: number;
+  path: SingleQueryPathName;
+  scratch: ScratchLayout;
+  workArea: number;
+  end: number;
+}
+
+/** The exact float32 search of `request` (checked, perQuery > 0). */
+export function* exactSearch(space: SearchSpace, request: CheckedRequest, executor: Executor): SearchSteps {
+  const { queries, queryCount, k, rowList, perQuery } = request;
+  // 1. plan. A single query's faster ways need scratch per scanned row; where the budget refuses it, the one-pass scan.
+  let slices = planSlices(space, request, executor, true);
+  const fast = slices.some((slice) => slice.path !== 'plain');
+  if (fast && !space.allows(slices[slices.length - 1].end)) slices = planSlices(space, request, executor, false);
+  const release = space.hold(slices[slices.length - 1].end);
+  try {
+    // 2. run
+    const { floats, ints } = space.views();
+    const { dim } = space.layout;
+    const scored = kernelQueries(space.metric, queries, queryCount, dim);
+    const rowBytes = dim * 4;
+    const jobs = slices.map(({ scratch, q0, q1, r0, r1, path, workArea }): KernelJob => {
+      floats.set(scored.subarray(q0 * dim, q1 * dim), scratch.queries >> 2);
+      if (rowList) ints.set(rowList.subarray(r0, r1), scratch.rowList >> 2);
+      // Without a row list a range is its own rows from r0: its per-row regions start there.
+      const layout = rowList ? space.layout : { ...space.layout, vectors: space.layout.vectors + r0 * rowBytes, invNorms: space.layout.invNorms + r0 * 4, seqs: space.layout.seqs + r0 * 4 };
+      const call = kernelCallOf({
+        layout, scratch, path, withRowList: rowList !== null, count: r1 - r0,
+        queries: queries.subarray(q0 * dim, q1 * dim), queryCount: q1 - q0, metricCode: space.metricCode, k,
+      });
+      return { calls: [call], workArea };
+    });
+    yield { jobs, small: false };
+    // 3. merge
+    return mergeSlices(space, slices, queryCount, k, perQuery, rowList !== null);
+  } finally {
+    release();
+  }
+}
+
+/**
+ * How an exact search is cut: into at least `threads` jobs and about one per
+ * `sliceWork` of work (at most maxJobs): blocks of whole tile passes
+ * of queries first (each keeps its pass's reuse of a row), then ranges of the
+ * scanned rows; each job's scratch (and work area) laid out back to back.
+ * `fast`: a one-query job may take a faster way (singleQueryPath).
+ */
+function planSlices(space: SearchSpace, { queryCount, k, scanned, rowList }: CheckedRequest, executor: Executor, fast: boolean): Slice[] {
+  const { dim } = space.layout;
+  const work = queryCount * scanned * dim;
+  const parts = Math.min(executor.maxJobs, Math.max(executor.threads, Math.ceil(work / executor.sliceWork)));
+  const tile = space.kernel.TILE_PASS_QUERIES.value;
+  const maxRowParts = Math.max(1, Math.floor(scanned / Math.max(k, 64)));
+  let queryBlocks = Math.min(parts, Math.ceil(queryCount / tile));
+  const rowParts = Math.min(maxRowParts, Math.ceil(parts / queryBlocks));
+  // Too few rows to cut further: smaller blocks of queries (groups of four) instead.
+  if (queryBlocks * rowParts < parts) queryBlocks = Math.min(Math.ceil(queryCount / 4), Math.ceil(parts / rowParts));
+  const queryStep = Math.ceil(queryCount / queryBlocks / 4) * 4;
+  const rowStep = Math.ceil(scanned / rowParts);
+  const workAreaBytes = executor.ownWorkAreas ? space.kernel.WORK_AREA_BYTES.value : 0;
+  const slices: Slice[] = [];
+  let base = space.scratchBase;
+  for (let q0 = 0; q0 < queryCount; q0 += queryStep) {
+    for (let r0 = 0; r0 < scanned; r0 += rowStep) {
+      const q1 = Math.min(queryCount, q0 + queryStep), r1 = Math.min(scanned, r0 + rowStep);
+      const nq = q1 - q0, rows = r1 - r0;
+      const path: SingleQueryPathName = fast && nq === 1 ? singleQueryPath(space.paths, { metric: space.metric, dim, k, scanned: rows }) : 'plain';
+      const scratch = scratchFor({ ...space.layout, scratch: base }, nq, rowList ? rows : 0, k, path === 'plain' ? 0 : rows, path === 'bounded');
+      const workArea = executor.ownWorkAreas ? align16(scratch.end) : 0;
+      const end = Math.max(scratch.end, workArea + workAreaBytes);
+      slices.push({ q0, q1, r0, r1, path, scratch, workArea, end });
+      base = align16(end);
+    }
+  }
+  return slices;
+}
+
+/** Each query's best perQuery across its slices' best-first lists: a merge by key, then insertion sequence. */
+function mergeSlices(space: SearchSpace, slices: Slice[], queryCount: number, k: number, perQuery: number, withRowList: boolean): SearchHits {
+  const { floats, ints, seqs } = space.views();
+  const score = scoreOf(space.metric);
+  const rows = new Int32Array(queryCount * perQuery);
+  const scores = new Float64Array(queryCount * perQuery);
+  const lists: { rowsAt: number; keysAt: number; kept: number; offset: number; next: number }[] = [];
+  for (let q = 0; q < queryCount; q++) {
+    lists.length = 0;
+    for (const { scratch, q0, q1, r0, r1 } of slices) {
+      if (q < q0 || q >= q1) continue;
+      const from = (q - q0) * k;
+      lists.push({ rowsAt: (scratch.outRows >> 2) + from, keysAt: (scratch.outKeys >> 2) + from, kept: Math.min(k, r1 - r0), offset: withRowList ? 0 : r0, next: 0 });
+    }
+    for (let i = 0; i < perQuery; i++) {
+      let best = -1, bestKey = 0, bestRow = 0;
+      for (let l = 0; l < lists.length; l++) {
+        const list = lists[l];
+        if (list.next >= list.kept) continue;
+        const key = floats[list.keysAt + list.next], row = ints[list.rowsAt + list.next] + list.offset;
+        if (best < 0 || key > bestKey || (key === bestKey && seqs[row] < seqs[bestRow])) {
+          best = l; bestKey = key; bestRow = row;
+        }
+      }
+      lists[best].next++;
+      rows[q * perQuery + i] = bestRow;
+      scores[q * perQuery + i] = score(bestKey);
+    }
+  }
+  return { rows, scores, perQuery };
+}
+
+/** One int8 first stage: query q over scanned rows [r0, r1), its scratch, and the job it runs in. */
+interface Stage {
+  q: number;
+  r0: number;
+  r1: number;
+  scratch: ReturnType<typeof int8ScratchFor>;
+  job: number;
+}
+
+/**
+ * The int8 search of `request` (checked, perQuery > 0, candidatePool set):
+ * each query's first stage keeps its candidatePool best by the int8 codes
+ * (cut into ranges of rows when there are fewer queries than threads: the
+ * candidatePool best of the ranges' candidates, by key then sequence, are
+ * the one-range stage's), then those are re-ranked exactly in float32
+ * (exact scores; a true neighbour outside the candidates is missed).
+ */
+export function* int8Search(space: SearchSpace, request: CheckedRequest, executor: Executor): SearchSteps {
+  const { queries, queryCount, k, rowList, scanned, perQuery } = request;
+  const candidates = request.candidatePool!;
+  const { dim, codeStride } = space.layout;
+  // 1. plan: the row list once; per stage its query and selection; per job its keys (a large pool) and work area;
+  // per query its re-ranking (with room for the merged candidates when the stage was cut into ranges).
+  const rowParts = executor.threads > 1 ? int8RowParts(executor.threads, queryCount, scanned, dim, executor.sliceWork) : 1;
+  const rowStep = Math.ceil(scanned / rowParts);
+  const keysFirst = candidates >= space.kernel.KEYS_FIRST_MIN_POOL.value;
+  const at = (base: number) => ({ ...space.layout, scratch: base });
+  const rowListAt = space.scratchBase;
+  let base = align16(rowListAt + (rowList ? rowList.length * 4 : 0));
+  const stages: Stage[] = [];
+  for (let q = 0; q < queryCount; q++) {
+    for (let r0 = 0; r0 < scanned; r0 += rowStep) {
+      const scratch = int8ScratchFor(at(base), 0, candidates);
+      stages.push({ q, r0, r1: Math.min(scanned, r0 + rowStep), scratch, job: 0 });
+      base = align16(scratch.end);
+    }
+  }
+  const jobCount = Math.min(stages.length, executor.maxJobs);
+  const perJob = Math.ceil(stages.length / jobCount);
+  const jobAreas: { keys: number; workArea: number }[] = [];
+  for (let j = 0; j * perJob < stages.length; j++) {
+    const keys = base;
+    const workArea = align16(keys + (keysFirst ? Math.ceil(rowStep / 4) * 16 : 0));
+    base = align16(workArea + (executor.ownWorkAreas ? space.kernel.WORK_AREA_BYTES.value : 0));
+    jobAreas.push({ keys, workArea: executor.ownWorkAreas ? workArea : 0 });
+  }
+  const reranks = Array.from({ length: queryCount }, () => {
+    const scratch = scratchFor(at(base), 1, rowParts > 1 ? candidates : 0, k);
+    base = align16(scratch.end);
+    return scratch;
+  });
+  const release = space.hold(base);
+  try {
+    // 2. run the first stages
+    const { buffer, ints } = space.views();
+    if (rowList) ints.set(rowList, rowListAt >> 2);
+    const { codes, scales, invNorms, sqNorms, seqs, vectors } = space.layout;
+    const aux = space.metric === 'cosine' ? invNorms : sqNorms;
+    const quantized = Array.from({ length: queryCount }, (_, q) => {
+      const codes8 = new Int8Array(codeStride);
+      return { codes8, scale: quantizeInto(queries.subarray(q * dim, (q + 1) * dim), codes8) };
+    });
+    const firstJobs: KernelJob[] = jobAreas.map(({ workArea }) => ({ calls: [], workArea }));
+    stages.forEach((stage, s) => {
+      const { q, r0, r1, scratch } = stage;
+      stage.job = Math.floor(s / perJob);
+      new Int16Array(buffer, scratch.query16, codeStride).set(quantized[q].codes8);
+      // Without a row list a range is its own rows from r0: its per-row regions start there.
+      const from = rowList ? 0 : r0;
+      firstJobs[stage.job].calls.push({
+        fn: 'searchInt8',
+        args: [codes + from * codeStride, codeStride, scales + from * 4, aux + from * 4, seqs + from * 4,
+          rowList ? rowListAt + r0 * 4 : 0, r1 - r0, scratch.query16, quantized[q].scale, space.metricCode, candidates,
+          scratch.outRows, scratch.outKeys, keysFirst ? jobAreas[stage.job].keys : 0],
+      });
+    });
+    const kept = (yield { jobs: firstJobs, small: false }).flat();
+    // 3. merge each query's candidates, then run and merge its re-ranking
+    const { floats } = space.views();
+    const scored = kernelQueries(space.metric, queries, queryCount, dim);
+    const rerankJobs: KernelJob[] = firstJobs.slice(0, Math.min(jobCount, queryCount)).map(({ workArea }) => ({ calls: [], workArea }));
+    const perRerankJob = Math.ceil(queryCount / rerankJobs.length);
+    let rerankWork = 0;
+    for (let q = 0; q < queryCount; q++) {
+      const scratch = reranks[q];
+      const { rowListAt: listAt, count } = rowParts > 1
+        ? writeMergedCandidates(space, stages, kept, q, candidates, rowList !== null, scratch.rowList)
+        : { rowListAt: stages[q].scratch.outRows, count: kept[q] };
+      floats.set(scored.subarray(q * dim, (q + 1) * dim), scratch.queries >> 2);
+      rerankWork += count * dim;
+      const call: KernelCall = {
+        fn: 'search',
+        args: [vectors, invNorms, seqs, dim, listAt, count, scratch.queries, 1, space.metricCode, k, scratch.outRows, scratch.outKeys, scratch.block, 0],
+      };
+      rerankJobs[Math.floor(q / perRerankJob)].calls.push(call);
+    }
+    yield { jobs: rerankJobs, small: rerankWork < POOL_MIN_WORK };
+    return readReranks(space, reranks, perQuery);
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Query q's candidatePool best across its ranges (by int8 key, then insertion
+ * sequence), written at `listAt` as the row list its re-ranking scans.
+ */
+function writeMergedCandidates(space: SearchSpace, stages: Stage[], kept: number[], q: number, candidates: number, withRowList: boolean, listAt: number) {
+  const { floats, ints, seqs } = space.views();
+  const rows: number[] = [], keys: number[] = [];
+  stages.forEach(({ q: of, r0, scratch }, s) => {
+    if (of !== q) return;
+    const offset = withRowList ? 0 : r0;
+    for (let j = 0; j < kept[s]; j++) {
+      rows.push(ints[(scratch.outRows >> 2) + j] + offset);
+      keys.push(floats[(scratch.outKeys >> 2) + j]);
+    }
+  });
+  const order = Array.from(rows.keys());
+  order.sort((a, b) => keys[b] - keys[a] || seqs[rows[a]] - seqs[rows[b]]);
+  const count = Math.min(candidates, order.length);
+  for (let i = 0; i < count; i++) ints[(listAt >> 2) + i] = rows[order[i]];
+  return { rowListAt: listAt, count };
+}
+
+/** Each query's re-ranked best perQuery, as scores. */
+function readReranks(space: SearchSpace, reranks: ScratchLayout[], perQuery: number): SearchHits {
+  const { floats, ints } = space.views();
+  const score = scoreOf(space.metric);
+  const rows = new Int32Array(reranks.length * perQuery);
+  const scores = new Float64Array(reranks.length * perQuery);
+  reranks.forEach((scratch, q) => {
+    for (let i = 0; i < perQuery; i++) {
+      rows[q * perQuery + i] = ints[(scratch.outRows >> 2) + i];
+      scores[q * perQuery + i] = score(floats[(scratch.outKeys >> 2) + i]);
+    }
+  });
+  return { rows, scores, perQuery };
+}
