@@ -183,44 +183,44 @@ export class KernelInstance {
     const checked = checkRequest(request, this.dim, this.layout.capacity);
     if (checked.candidatePool !== undefined && this.codeStride === 0) throw new Error('this instance stores no int8 codes');
     if (checked.perQuery === 0) return executor ? Promise.resolve(NO_HITS) : NO_HITS;
-    const space = this.spaceFor(checked.guard ?? null);
     const algorithm = checked.candidatePool === undefined ? exactSearch : int8Search;
-    if (!executor) return runHere(this.kernel, algorithm(space, checked, THIS_THREAD));
-    return runOnPool(executor, this.id, this.memory, this.kernel, algorithm(space, checked, executor));
+    if (!executor) return runHere(this.kernel, algorithm(this.space, checked, THIS_THREAD));
+    return runOnPool(executor, this.id, this.memory, this.kernel, algorithm(this.space, checked, executor));
   }
 
-  /** What a search sees of this instance, asking `guard` before the memory grows. */
-  private spaceFor(guard: MemoryGuard | null): SearchSpace {
+  /** What a search sees of this instance (made once: a search makes no closures). */
+  private readonly space: SearchSpace = (() => {
+    const instance = this;
     return {
-      kernel: this.kernel,
-      metric: this.metric,
-      metricCode: this.metricCode,
-      layout: this.layout,
-      paths: this.singleQueryPaths,
+      get kernel() { return instance.kernel; },
+      get metric() { return instance.metric; },
+      get metricCode() { return instance.metricCode; },
+      get layout() { return instance.layout; },
+      get paths() { return instance.singleQueryPaths; },
       // Past the scratch of the pool searches in flight: searches of one session run side by side,
       // each in scratch of its own (a write waits for all of them, so the rows do not move).
-      scratchBase: this.searchesInFlight > 0 ? this.scratchTop : this.layout.scratch,
-      allows: (bytes) => this.allows(bytes, guard),
-      hold: (end) => this.holdScratch(end, guard),
+      get scratchBase() { return instance.searchesInFlight > 0 ? instance.scratchTop : instance.layout.scratch; },
+      allows: (bytes, guard) => this.allows(bytes, guard),
+      hold: (end, guard) => this.holdScratch(end, guard),
+      release: () => this.releaseScratch(),
       views: () => this.wholeMemory(),
+      seqs: () => new Uint32Array(this.memory.buffer, this.layout.seqs, this.layout.capacity),
     };
-  }
+  })();
 
   /** Searches holding scratch, and the end of the scratch they hold. */
   private searchesInFlight = 0;
   private scratchTop = 0;
 
-  /** Grow to hold scratch up to `end` for a search; the function it returns gives the scratch back. */
-  private holdScratch(end: number, guard: MemoryGuard | null): () => void {
+  /** Grow to hold scratch up to `end` for a search, held until releaseScratch(). */
+  private holdScratch(end: number, guard: MemoryGuard | null): void {
     this.ensureBytes(end, guard);
     this.searchesInFlight++;
     this.scratchTop = Math.max(this.scratchTop, align16(end));
-    let held = true;
-    return () => {
-      if (!held) return;
-      held = false;
-      if (--this.searchesInFlight === 0) this.scratchTop = 0;
-    };
+  }
+
+  private releaseScratch(): void {
+    if (--this.searchesInFlight === 0) this.scratchTop = 0;
   }
 
   /** Whether the memory holds `bytes`, or `guard` lets it grow to (asking only; nothing grows). */
@@ -241,8 +241,7 @@ export class KernelInstance {
       this.floats = new Float32Array(buffer);
       this.ints = new Int32Array(buffer);
     }
-    const seqs = new Uint32Array(buffer, this.layout.seqs, this.layout.capacity);
-    return { buffer, floats: this.floats, ints: this.ints, seqs };
+    return { buffer, floats: this.floats, ints: this.ints };
   }
 
   /** Grow the memory to hold `bytes`, asking `guard` first (upserts are checked by their caller before they get here). */

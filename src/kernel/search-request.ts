@@ -35,6 +35,7 @@ export interface SearchHits {
 /** A request whose bounds are checked: the rows it scans and the hits each query gets (0: nothing to search). */
 export interface CheckedRequest extends SearchRequest {
   rowList: Int32Array | null;
+  guard: MemoryGuard | null;
   scanned: number;
   perQuery: number;
 }
@@ -56,5 +57,5 @@ export function checkRequest(request: SearchRequest, dim: number, capacity: numb
       if (!(rowList[i] >= 0 && rowList[i] < count)) throw new RangeError(`row ${rowList[i]} out of range`);
     }
   }
-  return { ...request, rowList, scanned, perQuery };
+  return { queries, queryCount, k, count, rowList, candidatePool, guard: request.guard ?? null, scanned, perQuery };
 }

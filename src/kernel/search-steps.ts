@@ -18,23 +18,27 @@ import type { KernelExports } from './kernel-module.js';
 import { align16, int8ScratchFor, scratchFor, type Layout, type ScratchLayout } from './layout.js';
 import { quantizeInto } from './quantize.js';
 import { int8RowParts, kernelCallOf, POOL_MIN_WORK, singleQueryPath, type KernelCall, type SingleQueryPathName, type SingleQueryPaths } from './search-path.js';
-import type { CheckedRequest, SearchHits } from './search-request.js';
+import type { CheckedRequest, MemoryGuard, SearchHits } from './search-request.js';
 
-/** What a search sees of the instance it runs over (KernelInstance.spaceFor). */
+/** What a search sees of the instance it runs over (KernelInstance.space). */
 export interface SearchSpace {
   readonly kernel: KernelExports;
   readonly metric: Metric;
   readonly metricCode: number;
   readonly layout: Layout;
   readonly paths: SingleQueryPaths;
-  /** Where this search's scratch may start: past that of the searches in flight. */
+  /** Where a search's scratch may start: past that of the searches in flight. */
   readonly scratchBase: number;
-  /** Whether the memory holds `bytes`, or the request's guard lets it grow to (asking only). */
-  allows(bytes: number): boolean;
-  /** Grow to hold scratch up to `end` (asking the guard; throws to refuse) and keep it until the function returned is called. */
-  hold(end: number): () => void;
+  /** Whether the memory holds `bytes`, or `guard` lets it grow to (asking only). */
+  allows(bytes: number, guard: MemoryGuard | null): boolean;
+  /** Grow to hold scratch up to `end` (asking `guard`; throws to refuse) and keep it until release(). */
+  hold(end: number, guard: MemoryGuard | null): void;
+  /** Give back the scratch of one hold(). */
+  release(): void;
   /** Views of the whole memory, made anew after a grow (scratch offsets are 16-aligned). */
-  views(): { buffer: ArrayBuffer | SharedArrayBuffer; floats: Float32Array; ints: Int32Array; seqs: Uint32Array };
+  views(): { buffer: ArrayBuffer | SharedArrayBuffer; floats: Float32Array; ints: Int32Array };
+  /** The insertion sequence of each row (ties between jobs' lists go by it). */
+  seqs(): Uint32Array;
 }
 
 /** Kernel key (larger is nearer) to the score users see: cosine similarity (keys use a unit query), or Euclidean distance. */
@@ -43,19 +47,21 @@ export function scoreOf(metric: Metric): (key: number) => number {
 }
 
 /**
- * The queries as the kernel scores them: cosine queries at unit length, so
- * dot(query, row) stays in float32's normal range whatever the scale of the
- * components (1e-25-scale components would underflow every product to 0).
+ * Write queries [q0, q1) at float `at` of `floats` as the kernel scores them:
+ * cosine queries at unit length, so dot(query, row) stays in float32's normal
+ * range whatever the scale of the components (1e-25-scale components would
+ * underflow every product to 0).
  */
-function kernelQueries(metric: Metric, queries: Float32Array, queryCount: number, dim: number): Float32Array {
-  if (metric !== 'cosine') return queries;
-  const unit = new Float32Array(queries.length);
-  for (let q = 0; q < queryCount; q++) {
-    const query = queries.subarray(q * dim, (q + 1) * dim);
-    const scale = inverseNorm(query);
-    for (let i = 0; i < dim; i++) unit[q * dim + i] = query[i] * scale;
+function writeQueries(floats: Float32Array, at: number, metric: Metric, queries: Float32Array, dim: number, q0: number, q1: number): void {
+  if (metric !== 'cosine') {
+    floats.set(queries.subarray(q0 * dim, q1 * dim), at);
+    return;
   }
-  return unit;
+  for (let q = q0; q < q1; q++) {
+    const scale = inverseNorm(queries.length === dim ? queries : queries.subarray(q * dim, (q + 1) * dim));
+    const to = at + (q - q0) * dim;
+    for (let i = 0; i < dim; i++) floats[to + i] = queries[q * dim + i] * scale;
+  }
 }
 
 /** One job of an exact search: queries [q0, q1) over scanned rows [r0, r1), and where its scratch lies. */
@@ -72,21 +78,20 @@ interface Slice {
 
 /** The exact float32 search of `request` (checked, perQuery > 0). */
 export function* exactSearch(space: SearchSpace, request: CheckedRequest, executor: Executor): SearchSteps {
-  const { queries, queryCount, k, rowList, perQuery } = request;
+  const { queries, queryCount, k, rowList, perQuery, guard } = request;
   // 1. plan. A single query's faster ways need scratch per scanned row; where the budget refuses it, the one-pass scan.
   let slices = planSlices(space, request, executor, true);
   const fast = slices.some((slice) => slice.path !== 'plain');
-  if (fast && !space.allows(slices[slices.length - 1].end)) slices = planSlices(space, request, executor, false);
-  const release = space.hold(slices[slices.length - 1].end);
+  if (fast && !space.allows(slices[slices.length - 1].end, guard)) slices = planSlices(space, request, executor, false);
+  space.hold(slices[slices.length - 1].end, guard);
   try {
     // 2. run
     const { floats, ints } = space.views();
     const { dim } = space.layout;
-    const scored = kernelQueries(space.metric, queries, queryCount, dim);
     const rowBytes = dim * 4;
     const jobs = slices.map(({ scratch, q0, q1, r0, r1, path, workArea }): KernelJob => {
-      floats.set(scored.subarray(q0 * dim, q1 * dim), scratch.queries >> 2);
-      if (rowList) ints.set(rowList.subarray(r0, r1), scratch.rowList >> 2);
+      writeQueries(floats, scratch.queries >> 2, space.metric, queries, dim, q0, q1);
+      if (rowList) ints.set(r1 - r0 === rowList.length ? rowList : rowList.subarray(r0, r1), scratch.rowList >> 2);
       // Without a row list a range is its own rows from r0: its per-row regions start there.
       const layout = rowList ? space.layout : { ...space.layout, vectors: space.layout.vectors + r0 * rowBytes, invNorms: space.layout.invNorms + r0 * 4, seqs: space.layout.seqs + r0 * 4 };
       const call = kernelCallOf({
@@ -99,7 +104,7 @@ export function* exactSearch(space: SearchSpace, request: CheckedRequest, execut
     // 3. merge
     return mergeSlices(space, slices, queryCount, k, perQuery, rowList !== null);
   } finally {
-    release();
+    space.release();
   }
 }
 
@@ -142,7 +147,8 @@ function planSlices(space: SearchSpace, { queryCount, k, scanned, rowList }: Che
 
 /** Each query's best perQuery across its slices' best-first lists: a merge by key, then insertion sequence. */
 function mergeSlices(space: SearchSpace, slices: Slice[], queryCount: number, k: number, perQuery: number, withRowList: boolean): SearchHits {
-  const { floats, ints, seqs } = space.views();
+  const { floats, ints } = space.views();
+  const seqs = slices.length > 1 ? space.seqs() : null;
   const score = scoreOf(space.metric);
   const rows = new Int32Array(queryCount * perQuery);
   const scores = new Float64Array(queryCount * perQuery);
@@ -155,18 +161,23 @@ function mergeSlices(space: SearchSpace, slices: Slice[], queryCount: number, k:
       lists.push({ rowsAt: (scratch.outRows >> 2) + from, keysAt: (scratch.outKeys >> 2) + from, kept: Math.min(k, r1 - r0), offset: withRowList ? 0 : r0, next: 0 });
     }
     for (let i = 0; i < perQuery; i++) {
-      let best = -1, bestKey = 0, bestRow = 0;
-      for (let l = 0; l < lists.length; l++) {
-        const list = lists[l];
+      let best = 0;
+      // One list (a query no job shares out) is already in order.
+      for (let l = 1; l < lists.length; l++) {
+        const list = lists[l], leader = lists[best];
         if (list.next >= list.kept) continue;
-        const key = floats[list.keysAt + list.next], row = ints[list.rowsAt + list.next] + list.offset;
-        if (best < 0 || key > bestKey || (key === bestKey && seqs[row] < seqs[bestRow])) {
-          best = l; bestKey = key; bestRow = row;
+        if (leader.next >= leader.kept) {
+          best = l;
+          continue;
         }
+        const key = floats[list.keysAt + list.next], bestKey = floats[leader.keysAt + leader.next];
+        const row = ints[list.rowsAt + list.next] + list.offset, bestRow = ints[leader.rowsAt + leader.next] + leader.offset;
+        if (key > bestKey || (key === bestKey && seqs![row] < seqs![bestRow])) best = l;
       }
-      lists[best].next++;
-      rows[q * perQuery + i] = bestRow;
-      scores[q * perQuery + i] = score(bestKey);
+      const list = lists[best];
+      rows[q * perQuery + i] = ints[list.rowsAt + list.next] + list.offset;
+      scores[q * perQuery + i] = score(floats[list.keysAt + list.next]);
+      list.next++;
     }
   }
   return { rows, scores, perQuery };
@@ -223,7 +234,7 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
     base = align16(scratch.end);
     return scratch;
   });
-  const release = space.hold(base);
+  space.hold(base, request.guard);
   try {
     // 2. run the first stages
     const { buffer, ints } = space.views();
@@ -251,7 +262,6 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
     const kept = (yield { jobs: firstJobs, small: false }).flat();
     // 3. merge each query's candidates, then run and merge its re-ranking
     const { floats } = space.views();
-    const scored = kernelQueries(space.metric, queries, queryCount, dim);
     const rerankJobs: KernelJob[] = firstJobs.slice(0, Math.min(jobCount, queryCount)).map(({ workArea }) => ({ calls: [], workArea }));
     const perRerankJob = Math.ceil(queryCount / rerankJobs.length);
     let rerankWork = 0;
@@ -260,7 +270,7 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
       const { rowListAt: listAt, count } = rowParts > 1
         ? writeMergedCandidates(space, stages, kept, q, candidates, rowList !== null, scratch.rowList)
         : { rowListAt: stages[q].scratch.outRows, count: kept[q] };
-      floats.set(scored.subarray(q * dim, (q + 1) * dim), scratch.queries >> 2);
+      writeQueries(floats, scratch.queries >> 2, space.metric, queries, dim, q, q + 1);
       rerankWork += count * dim;
       const call: KernelCall = {
         fn: 'search',
@@ -271,7 +281,7 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
     yield { jobs: rerankJobs, small: rerankWork < POOL_MIN_WORK };
     return readReranks(space, reranks, perQuery);
   } finally {
-    release();
+    space.release();
   }
 }
 
@@ -280,7 +290,8 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
  * sequence), written at `listAt` as the row list its re-ranking scans.
  */
 function writeMergedCandidates(space: SearchSpace, stages: Stage[], kept: number[], q: number, candidates: number, withRowList: boolean, listAt: number) {
-  const { floats, ints, seqs } = space.views();
+  const { floats, ints } = space.views();
+  const seqs = space.seqs();
   const rows: number[] = [], keys: number[] = [];
   stages.forEach(({ q: of, r0, scratch }, s) => {
     if (of !== q) return;
