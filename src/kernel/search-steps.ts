@@ -183,13 +183,14 @@ function mergeSlices(space: SearchSpace, slices: Slice[], queryCount: number, k:
   return { rows, scores, perQuery };
 }
 
-/** One int8 first stage: query q over scanned rows [r0, r1), its scratch, and the job it runs in. */
+/** One int8 first stage: query q over scanned rows [r0, r1), its scratch, and where it runs (call `call` of job `job`). */
 interface Stage {
   q: number;
   r0: number;
   r1: number;
   scratch: ReturnType<typeof int8ScratchFor>;
   job: number;
+  call: number;
 }
 
 /**
@@ -216,7 +217,7 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
   for (let q = 0; q < queryCount; q++) {
     for (let r0 = 0; r0 < scanned; r0 += rowStep) {
       const scratch = int8ScratchFor(at(base), 0, candidates);
-      stages.push({ q, r0, r1: Math.min(scanned, r0 + rowStep), scratch, job: 0 });
+      stages.push({ q, r0, r1: Math.min(scanned, r0 + rowStep), scratch, job: 0, call: 0 });
       base = align16(scratch.end);
     }
   }
@@ -249,6 +250,7 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
     stages.forEach((stage, s) => {
       const { q, r0, r1, scratch } = stage;
       stage.job = Math.floor(s / perJob);
+      stage.call = firstJobs[stage.job].calls.length;
       new Int16Array(buffer, scratch.query16, codeStride).set(quantized[q].codes8);
       // Without a row list a range is its own rows from r0: its per-row regions start there.
       const from = rowList ? 0 : r0;
@@ -259,7 +261,8 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
           scratch.outRows, scratch.outKeys, keysFirst ? jobAreas[stage.job].keys : 0],
       });
     });
-    const kept = (yield { jobs: firstJobs, small: false }).flat();
+    const found = yield { jobs: firstJobs, small: false };
+    const kept = stages.map(({ job, call }) => found[job][call]);
     // 3. merge each query's candidates, then run and merge its re-ranking
     const { floats } = space.views();
     const rerankJobs: KernelJob[] = firstJobs.slice(0, Math.min(jobCount, queryCount)).map(({ workArea }) => ({ calls: [], workArea }));

@@ -140,6 +140,32 @@ describe('kernel pool', function () {
     }
   });
 
+  it('gives the int8 search\'s one-thread results for more queries than jobs (several first stages and re-rankings a job)', async () => {
+    const dim = 40, n = 500, queryCount = 150;
+    const rows = Array.from({ length: n }, (_, r) => Float32Array.from({ length: dim }, (_, i) => Math.sin(r * 0.53 + i * 0.9) * ((r % 3) + 1)));
+    const seqs = Array.from({ length: n }, (_, r) => (r * 31) % n);
+    const rowList = Int32Array.from(Array.from({ length: n }, (_, r) => r).filter((r) => r % 4 !== 2));
+    const queries = Float32Array.from({ length: queryCount * dim }, (_, i) => Math.cos(i * 0.37));
+    for (const metric of ['cosine', 'l2'] as const) {
+      const inline = filled(loadKernelModule(), dim, metric, rows, seqs, 'int8');
+      const shared = filled(loadSharedKernelModule(), dim, metric, rows, seqs, 'int8');
+      for (const list of [null, rowList]) {
+        const want = inline.search({ queries, queryCount, k: 7, candidatePool: 60, count: n, rowList: list });
+        // A query's hits do not depend on the others it came with.
+        for (let q = 0; q < queryCount; q += 7) {
+          const alone = inline.search({ queries: queries.subarray(q * dim, (q + 1) * dim), queryCount: 1, k: 7, candidatePool: 60, count: n, rowList: list });
+          expect(Array.from(want.rows.subarray(q * 7, (q + 1) * 7)), `${metric} query ${q}`).to.deep.equal(Array.from(alone.rows));
+        }
+        for (const pool of pools) {
+          const got = await shared.search({ queries, queryCount, k: 7, candidatePool: 60, count: n, rowList: list }, onPool(pool));
+          expect(Array.from(got.rows), `${metric} on ${pool.size}`).to.deep.equal(Array.from(want.rows));
+          expect(Array.from(got.scores), `${metric} on ${pool.size}`).to.deep.equal(Array.from(want.scores));
+        }
+      }
+      for (const pool of pools) pool.release(shared.id);
+    }
+  });
+
   it('runs searches of one instance side by side, each in its own scratch', async () => {
     const dim = 48, n = 3000;
     const rows = Array.from({ length: n }, (_, r) => Float32Array.from({ length: dim }, (_, i) => Math.sin(r * 0.71 + i * 1.3)));
