@@ -42,7 +42,7 @@ export interface SearchSpace {
 }
 
 /** Kernel key (larger is nearer) to the score users see: cosine similarity (keys use a unit query), or Euclidean distance. */
-export function scoreOf(metric: Metric): (key: number) => number {
+function scoreOf(metric: Metric): (key: number) => number {
   return metric === 'cosine' ? (key) => Math.max(-1, Math.min(1, key)) : (key) => Math.sqrt(Math.max(0, -key));
 }
 
