@@ -61,7 +61,8 @@ export class RawKernel {
    */
   searchWithKeys(queries: Float32Array, nq: number, k: number, metric: RawMetric, rowList: Int32Array | null = null, onePass = false) {
     const count = rowList ? rowList.length : this.count;
-    const path = nq === 1 && k >= 1 && !onePass ? singleQueryPath(singleQueryPathsOfAnyBuild(this.exports), { metric, dim: this.dim, k, scanned: count }) : 'plain';
+    // The way depends only on whether the metric is l2: the bench build's dot goes as cosine does.
+    const path = nq === 1 && k >= 1 && !onePass ? singleQueryPath(singleQueryPathsOfAnyBuild(this.exports), { metric: metric === 'l2' ? 'l2' : 'cosine', dim: this.dim, k, scanned: count }) : 'plain';
     const s = scratchFor(this.layout, nq, rowList ? rowList.length : 0, k, path === 'plain' ? 0 : count, path === 'bounded');
     if (s.end > this.scratchEnd) {
       this.grow(s.end);

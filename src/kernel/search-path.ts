@@ -63,8 +63,7 @@ export function singleQueryPathsOf(kernel: KernelExports): SingleQueryPaths {
 export type SingleQueryPathName = 'bounded' | 'keysFirst' | 'plain';
 
 export interface SingleQueryShape {
-  /** 'dot' only in the bench build. */
-  metric: Metric | 'dot';
+  metric: Metric;
   dim: number;
   k: number;
   /** Rows the query scans (the filter's row list, or all). */
