@@ -31,7 +31,7 @@ import { lockDir } from './dir-lock.js';
 import { closeQuietly, describe, nodeFs, quietly, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
 import { LogFile, type LogHost } from './log-file.js';
 import { CHUNK_BYTES, LogReader } from './log-reader.js';
-import { encodeImport, encodeUpsert, importRecords, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
+import { encodeImport, encodeUpsert, importRecords, ScratchBuffer, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
 import { CorruptLogError, encodeRecordV2, fileHeader, FormatError, type RecordV2 } from './records-v2.js';
 import { replay } from './replay.js';
 export type { EncodedChange } from './plan-records.js';
@@ -89,6 +89,8 @@ export class SessionJournal implements LogHost {
   /** Logs open for appends, least recently used first. */
   private readonly open = new Set<LogFile>();
   private readonly openLogsMax: number;
+  /** An add's record, made and written in its write turn. */
+  private readonly scratch = new ScratchBuffer();
   readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
 
   constructor(
@@ -205,7 +207,7 @@ export class SessionJournal implements LogHost {
   /** An add or add-many (`encoded` ahead by encodeUpsert: then only sealed and written). */
   upsert(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
     const file = this.fileOf(session);
-    file.append(at, sealedFor(encoded, 'upsert', plan, file.sequence + 1) ?? [upsertRecord(plan, at, file.sequence + 1)], true);
+    file.append(at, sealedFor(encoded, 'upsert', plan, file.sequence + 1) ?? [upsertRecord(plan, at, file.sequence + 1, this.scratch.take)], true);
   }
 
   /** An import (one plan of any size) as parts that replay applies together, or not at all. */
