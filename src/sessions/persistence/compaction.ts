@@ -7,7 +7,7 @@
 // as it was.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
-import type { FsyncMode } from '../../config.js';
+import { PERSISTENCE_JOB_BUFFER_BYTES, type FsyncMode } from '../../config.js';
 import type { Reservation } from '../../limits/memory-budget.js';
 import { closeQuietly, describe, readExact, readExactSync, syncDir, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
 import type { LogFile } from './log-file.js';
@@ -33,8 +33,8 @@ export interface CompactionEnv {
   copiesMaxBytes: number;
 }
 
-/** Buffers a compaction holds besides its export's copies: a piece of the tail being copied, and one read back. */
-const BUFFER_BYTES = 2 * CHUNK_BYTES;
+/** Buffers a compaction holds besides its export's copies: a piece of the tail being copied, and one read back (2 x CHUNK_BYTES). */
+const BUFFER_BYTES = PERSISTENCE_JOB_BUFFER_BYTES;
 
 /** What a snapshot of the file's session records besides its rows, now. */
 function stateOf(file: LogFile): SnapshotState {
