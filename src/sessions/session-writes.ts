@@ -19,10 +19,14 @@ import type { Session } from './session.js';
 export interface WriteHost {
   assertMemoryBudget(session: Session, bytesAfter: number, what?: 'change', heapBytes?: number, metadataBytes?: number): void;
   assertWasmMemoryFor(session: Session): void;
-  journal(session: Session, write: (log: SessionJournal, at: number) => void): void;
+  /** A promise when the change is written in pieces (a large one): applied once it settles, refused if it rejects. */
+  journal(session: Session, write: (log: SessionJournal, at: number) => Promise<void> | undefined | void): Promise<void> | undefined;
   readonly now: () => number;
   recount(session: Session): void;
 }
+
+/** What a delete did. */
+type Deleted = { deleted: number; notFound: string[] };
 
 /** 404 VECTOR_NOT_FOUND for `id`. */
 export function vectorNotFound(id: string) {
@@ -37,8 +41,11 @@ function assertTurn(session: Session): void {
 export class SessionWrites {
   constructor(private readonly store: WriteHost) {}
 
-  /** Run `change` (synchronous: check, log, apply) once no search holds the session; writes go before waiting searches. */
-  inTurn<T>(session: Session, change: () => T): Promise<T> {
+  /**
+   * Run `change` (check, log, apply) once no search holds the session; writes go before waiting searches.
+   * It is synchronous but for a change logged in pieces (a large one): then the turn lasts until it settles.
+   */
+  inTurn<T>(session: Session, change: () => T | Promise<T>): Promise<T> {
     return session.gate.write(change);
   }
 
@@ -52,10 +59,10 @@ export class SessionWrites {
   }
 
   /** Add or replace the vectors of a plan from prepareUpsert (no change to the session in between; `encoded` ahead: store.encodeUpsert). */
-  upsert(session: Session, plan: UpsertPlan, encoded?: EncodedChange): UpsertResult {
+  upsert(session: Session, plan: UpsertPlan, encoded?: EncodedChange): UpsertResult | Promise<UpsertResult> {
     assertTurn(session);
     // The memory grows before the change is logged: a failed grow leaves nothing in the log to replay.
-    return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.upsert(session, plan, at, encoded))));
+    return this.changedWhen(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.upsert(session, plan, at, encoded))));
   }
 
   /** Replace the metadata of `id` (404 when there is no such vector). */
@@ -76,18 +83,19 @@ export class SessionWrites {
   }
 
   /** Delete the vectors of `ids` that exist; logged only when one does. */
-  delete(session: Session, ids: string[]): { deleted: number; notFound: string[] } {
+  delete(session: Session, ids: string[]): Deleted | Promise<Deleted> {
     assertTurn(session);
-    if (ids.some((id) => session.index.has(id))) this.store.journal(session, (journal, at) => journal.delete(session, ids, at));
-    return this.changed(session, session.index.delete(ids));
+    const logged = ids.some((id) => session.index.has(id)) ? this.store.journal(session, (journal, at) => journal.delete(session, ids, at)) : undefined;
+    return this.changedWhen(session, logged ? logged.then(() => session.index.delete(ids)) : session.index.delete(ids));
   }
 
   /** Delete every vector `filter` matches, in one step (logged as a delete of their ids). */
-  deleteMatching(session: Session, filter: Filter): { deleted: number; notFound: string[] } {
+  deleteMatching(session: Session, filter: Filter): Deleted | Promise<Deleted> {
     assertTurn(session);
     const ids = session.index.idsMatching(filter);
-    if (ids.length > 0) this.store.journal(session, (journal, at) => journal.delete(session, ids, at));
-    return this.changed(session, { deleted: session.index.delete(ids).deleted, notFound: [] });
+    const logged = ids.length > 0 ? this.store.journal(session, (journal, at) => journal.delete(session, ids, at)) : undefined;
+    const apply = (): Deleted => ({ deleted: session.index.delete(ids).deleted, notFound: [] });
+    return this.changedWhen(session, logged ? logged.then(apply) : apply());
   }
 
   /** Replace the metadata of `id` with what `patch` makes of it (404 when there is no such vector); the new metadata. */
@@ -110,9 +118,9 @@ export class SessionWrites {
   }
 
   /** Apply an import as one upsert, logged in parts that a restart replays all or nothing (`encoded` ahead: store.encodeImport). */
-  importPlan(session: Session, plan: UpsertPlan, encoded?: EncodedChange): UpsertResult {
+  importPlan(session: Session, plan: UpsertPlan, encoded?: EncodedChange): UpsertResult | Promise<UpsertResult> {
     assertTurn(session);
-    return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.import(session, plan, at, encoded))));
+    return this.changedWhen(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.import(session, plan, at, encoded))));
   }
 
   /** Delete every vector, keeping the index's configuration; the number deleted. */
@@ -133,5 +141,10 @@ export class SessionWrites {
     session.markUpdated(this.store.now());
     this.store.recount(session);
     return result;
+  }
+
+  /** changed(), once a change logged in pieces is applied (and not if it was refused). */
+  private changedWhen<T>(session: Session, result: T | Promise<T>): T | Promise<T> {
+    return result instanceof Promise ? result.then((applied) => this.changed(session, applied)) : this.changed(session, result);
   }
 }

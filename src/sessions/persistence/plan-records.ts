@@ -27,10 +27,16 @@ const SCRATCH_MAX_BYTES = 1024 * 1024;
  */
 export class ScratchBuffer {
   private buffer = Buffer.alloc(0);
+  private readonly maxBytes: number;
+
+  /** `writtenAtOnce`: records larger than this are written in pieces (kept over turns of the event loop), never made here. */
+  constructor(writtenAtOnce = SCRATCH_MAX_BYTES) {
+    this.maxBytes = Math.min(SCRATCH_MAX_BYTES, writtenAtOnce);
+  }
 
   readonly take: Allocate = (size) => {
-    if (size > SCRATCH_MAX_BYTES) return Buffer.allocUnsafeSlow(size);
-    if (this.buffer.length < size) this.buffer = Buffer.allocUnsafeSlow(Math.min(SCRATCH_MAX_BYTES, Math.max(size, 2 * this.buffer.length)));
+    if (size > this.maxBytes) return Buffer.allocUnsafeSlow(size);
+    if (this.buffer.length < size) this.buffer = Buffer.allocUnsafeSlow(Math.min(this.maxBytes, Math.max(size, 2 * this.buffer.length)));
     return this.buffer.subarray(0, size);
   };
 }
