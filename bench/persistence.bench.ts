@@ -40,11 +40,15 @@ function setUp(persist: boolean, fsync: FsyncMode = 'never') {
 }
 type Setup = ReturnType<typeof setUp>;
 
-/** The steps of POST /vectors/add-many: validate, grow, log (DATA_DIR only), apply, and (FSYNC=always) wait for the disk. Replaces the same ids, so memory stays flat. */
-function addMany({ store, session }: Setup): Promise<void> | undefined {
-  const plan = session.index.prepareUpsert(records);
-  const applied = session.index.applyUpsert(plan, () => store.journal(session, (log, at) => log.upsert(session, plan, at)));
-  return applied instanceof Promise ? applied.then(() => store.durable(session)) : store.durable(session);
+/**
+ * The steps of POST /vectors/add-many after its body is parsed, through the code the route runs
+ * (store.writes: the write turn, validate and the memory budget's checks, grow, log with DATA_DIR,
+ * apply), and with FSYNC=always the wait for the disk. Replaces the same ids, so memory stays flat.
+ */
+async function addMany({ store, session }: Setup): Promise<void> {
+  const { writes } = store;
+  await writes.inTurn(session, () => writes.upsert(session, writes.prepareUpsert(session, records, {})));
+  await store.durable(session);
 }
 
 /** The steps of POST /vectors/get: authenticate (which may log a touch), read. */

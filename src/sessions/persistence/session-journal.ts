@@ -36,6 +36,7 @@ import { CHUNK_BYTES, LogReader } from './log-reader.js';
 import { encodeImport, encodeUpsert, importRecords, ScratchBuffer, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
 import { CorruptLogError, encodeRecordV2, fileHeader, FormatError, type RecordV2 } from './records-v2.js';
 import { replay } from './replay.js';
+import type { IndexChange } from './change.js';
 export type { EncodedChange } from './plan-records.js';
 import { Slices } from '../../limits/slices.js';
 
@@ -258,8 +259,30 @@ export class SessionJournal implements LogHost {
     return encodeImport(plan, at, new Slices(this.sliceMs));
   }
 
-  metadata(session: Session, id: string, metadata: Metadata, at: number): void {
-    this.append(session, at, { t: 'metadata', at, id, metadata: utf8.encode(JSON.stringify(metadata)) });
+  /** A live change's log record (session-writes.ts): a promise when it is written in pieces. */
+  record(session: Session, change: IndexChange, at: number, encoded?: EncodedChange): Promise<void> | undefined {
+    switch (change.t) {
+      case 'upsert':
+        return this.upsert(session, change.plan, at, encoded);
+      case 'import':
+        return this.import(session, change.plan, at, encoded);
+      case 'metadata':
+        return this.metadata(session, change.id, change.metadata, at);
+      case 'delete':
+        return this.delete(session, change.ids, at);
+      case 'clear':
+        this.clear(session, at);
+        return undefined;
+      default:
+        this.reset(session, at);
+        return undefined;
+    }
+  }
+
+  /** A metadata change (in pieces, a promise, when it is that large: see upsert()). */
+  metadata(session: Session, id: string, metadata: Metadata, at: number): Promise<void> | undefined {
+    const file = this.fileOf(session);
+    return this.write(file, at, [encodeRecordV2({ t: 'metadata', at, id, metadata: utf8.encode(JSON.stringify(metadata)) }, file.sequence + 1)]);
   }
 
   /** A delete of `ids` (in pieces, a promise, when there are many: see upsert()). */
@@ -422,8 +445,8 @@ export class SessionJournal implements LogHost {
     quietly(() => this.io.renameSync(path, `${path}.${why}`));
   }
 
-  /** One record of a change other than an add (or a touch) appended to the session's log. */
-  private append(session: Session, at: number, record: Exclude<RecordV2, { t: 'open' | 'synced' | 'upsert' | 'import' | 'delete' }>): void {
+  /** A clear, reset or touch record appended to the session's log. */
+  private append(session: Session, at: number, record: Extract<RecordV2, { t: 'clear' | 'reset' | 'touch' }>): void {
     const file = this.fileOf(session);
     file.append(at, [encodeRecordV2(record, file.sequence + 1)], record.t !== 'touch');
   }

@@ -120,14 +120,14 @@ async function workload(store: SessionStore, fs: PowerLossFs, tracked: Tracked[]
         for (const id of ids) setEntry(t, id, `${w}|${meta ? w : ''}`);
       } else if (r < 0.8) {
         const id = pick([...t.model.keys()]);
-        store.writes.setMetadata(session, id, { w });
+        await store.writes.setMetadata(session, id, { w });
         setEntry(t, id, `${t.model.get(id)!.split('|')[0]}|${w}`);
       } else if (r < 0.97) {
         const ids = [pick([...t.model.keys()]), pick([...t.model.keys()])];
         await store.writes.delete(session, ids);
         for (const id of ids) setEntry(t, id, undefined);
       } else {
-        store.writes.clear(session);
+        await store.writes.clear(session);
         for (const id of [...t.model.keys()]) setEntry(t, id, undefined);
       }
       t.history.push(t.sum);
