@@ -93,13 +93,19 @@ describe('disk faults with DATA_DIR', () => {
     logged = [];
     console.warn = console.error = (...args: unknown[]) => logged.push(args.join(' '));
   });
-  afterEach(() => {
+  /** The stores a test opened: their compactions end before its directory is removed. */
+  let stores: SessionStore[] = [];
+  afterEach(async () => {
+    await Promise.all(stores.map((store) => store.whenIdle()));
+    stores = [];
     Object.assign(console, console_);
     rmSync(dir, { recursive: true, force: true });
   });
 
   function open(fs?: JournalFs, overrides: Partial<Config> = {}) {
-    return new SessionStore(config(overrides), kernel, () => clock, true, { journalFs: fs });
+    const store = new SessionStore(config(overrides), kernel, () => clock, true, { journalFs: fs });
+    stores.push(store);
+    return store;
   }
 
   /** An add through the same steps as the route (session-writes.ts): validate, grow, log, apply. */
