@@ -16,6 +16,17 @@ export function upsertRecord(plan: UpsertPlan, at: number, sequence: number, all
   return encodeRows({ t: 'upsert', ...planHead(plan, at) }, planRows(plan, 0, plan.records.length), sequence, allocate);
 }
 
+/** About the bytes of a plan's log records: rows, metadata JSON, ids and texts (their UTF-16 length: a lower bound for UTF-8). */
+export function planBytes(plan: UpsertPlan): number {
+  let bytes = plan.records.length * plan.dimensions * 4;
+  for (let i = 0; i < plan.records.length; i++) {
+    bytes += plan.records[i].id.length + (plan.metadataJson[i]?.bytes ?? 0);
+    const text = plan.texts[i];
+    if (text) bytes += text.literal.length;
+  }
+  return bytes;
+}
+
 /** Records up to this size are made in a ScratchBuffer; larger ones in a buffer of their own. */
 const SCRATCH_MAX_BYTES = 1024 * 1024;
 

@@ -33,7 +33,7 @@ import { lockDir } from './dir-lock.js';
 import { closeQuietly, describe, nodeFs, quietly, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
 import { LogFile, type LogHost } from './log-file.js';
 import { CHUNK_BYTES, LogReader } from './log-reader.js';
-import { encodeImport, encodeUpsert, importRecords, ScratchBuffer, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
+import { encodeImport, encodeUpsert, importRecords, planBytes, ScratchBuffer, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
 import { CorruptLogError, encodeRecordV2, fileHeader, FormatError, type RecordV2 } from './records-v2.js';
 import { replay } from './replay.js';
 import type { IndexChange } from './change.js';
@@ -236,7 +236,7 @@ export class SessionJournal implements LogHost {
     const file = this.fileOf(session);
     const sealed = sealedFor(encoded, 'import', plan, file.sequence + 1);
     if (sealed) return this.write(file, at, sealed);
-    if (plan.records.length * plan.dimensions * 4 <= this.writePieceBytes) return this.write(file, at, importRecords(plan, at, file.sequence + 1));
+    if (planBytes(plan) <= this.writePieceBytes) return this.write(file, at, importRecords(plan, at, file.sequence + 1));
     return this.encodeImport(plan, at).then((ahead) => this.write(file, at, sealedFor(ahead, 'import', plan, file.sequence + 1)!));
   }
 
