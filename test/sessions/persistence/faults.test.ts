@@ -377,16 +377,34 @@ describe('disk faults with DATA_DIR', () => {
   });
 
   describe('a change larger than a write piece (WRITE_PIECE_BYTES)', () => {
-    /** nodeFs recording the largest synchronous write, the asynchronous writes' lengths, and failing the nth asynchronous write (after writing half of it when `short`). */
+    /**
+     * nodeFs recording the largest synchronous write, the lengths of the asynchronous writes to
+     * the logs themselves (a compaction's to its new file go in larger chunks, off the event loop
+     * too), and failing the nth of those (after writing half of it when `short`).
+     */
     function recordingFs() {
       const seen = { largestSync: 0, async: [] as number[], failAt: Infinity, short: false };
+      const logs = new Set<number>();
       const fs: JournalFs = {
         ...nodeFs,
+        openSync(path, flags, mode) {
+          const fd = nodeFs.openSync(path, flags, mode);
+          if (path.endsWith('.log')) logs.add(fd);
+          else logs.delete(fd);
+          return fd;
+        },
+        async open(path, flags, mode) {
+          const fd = await nodeFs.open(path, flags, mode);
+          if (path.endsWith('.log')) logs.add(fd);
+          else logs.delete(fd); // a number a closed log had
+          return fd;
+        },
         writeSync(fd, buffer, offset, length, position) {
           seen.largestSync = Math.max(seen.largestSync, length);
           return nodeFs.writeSync(fd, buffer, offset, length, position);
         },
         async write(fd, buffer, offset, length, position) {
+          if (!logs.has(fd)) return nodeFs.write(fd, buffer, offset, length, position);
           seen.async.push(length);
           if (seen.async.length === seen.failAt) {
             if (seen.short) await nodeFs.write(fd, buffer, offset, Math.ceil(length / 2), position);
