@@ -86,7 +86,6 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
       size += bytes.length;
       await slices.pause();
     }
-    const snapshotBytes = size;
     // Changes appended meanwhile: copied in rounds while the event loop runs, each round what is
     // behind at its start (so it ends while appends keep coming); FSYNC=always (`sync`): fsynced too,
     // since an fdatasync of the old log may have acknowledged them.
@@ -139,7 +138,7 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
       io.closeSync(target);
       target = undefined;
       io.renameSync(temp, file.path);
-      file.replaced(size, size - snapshotBytes);
+      file.replaced(size, rest);
     } finally {
       resume();
     }
