@@ -40,12 +40,15 @@ function setUp(persist: boolean, fsync: FsyncMode = 'never') {
 }
 type Setup = ReturnType<typeof setUp>;
 
-/** The steps of POST /vectors/add-many: validate, log (DATA_DIR only), apply, and (FSYNC=always) wait for the disk. Replaces the same ids, so memory stays flat. */
-function addMany({ store, session }: Setup): Promise<void> | undefined {
-  const plan = session.index.prepareUpsert(records);
-  store.journal(session, (log, at) => log.upsert(session, plan, at));
-  session.index.applyUpsert(plan);
-  return store.durable(session);
+/**
+ * The steps of POST /vectors/add-many after its body is parsed, through the code the route runs
+ * (store.writes: the write turn, validate and the memory budget's checks, grow, log with DATA_DIR,
+ * apply), and with FSYNC=always the wait for the disk. Replaces the same ids, so memory stays flat.
+ */
+async function addMany({ store, session }: Setup): Promise<void> {
+  const { writes } = store;
+  await writes.inTurn(session, () => writes.upsert(session, writes.prepareUpsert(session, records, {})));
+  await store.durable(session);
 }
 
 /** The steps of POST /vectors/get: authenticate (which may log a touch), read. */
@@ -166,8 +169,8 @@ async function largeSession() {
     for (let from = 0; from < 2 * n; from += batch) {
       const rows = Array.from({ length: batch }, (_, i) => ({ id: `v${(from + i) % n}`, vector: rowOf(block, dim, (from + i) % batch), metadata: metadataOf((from + i) % n) }));
       const plan = session.index.prepareUpsert(rows, { metric: 'l2' });
-      store.journal(session, (log, at) => log.upsert(session, plan, at));
-      session.index.applyUpsert(plan);
+      // Larger than a write piece (1 MiB): logged in pieces off the event loop, then applied.
+      await session.index.applyUpsert(plan, () => store.journal(session, (log, at) => log.upsert(session, plan, at)));
       for (let i = 0; i < batch; i++) metadataBytes.set((from + i) % n, plan.metadataJson[i]?.bytes ?? 0);
       raw = session.index.size * dim * 4 + [...metadataBytes.values()].reduce((sum, bytes) => sum + bytes, 0);
       worstBefore = Math.max(worstBefore, statSync(path).size / raw);

@@ -19,6 +19,17 @@ export type Backend = (typeof BACKENDS)[number];
 export const FSYNC_MODES = ['never', 'always'] as const;
 export type FsyncMode = (typeof FSYNC_MODES)[number];
 
+/** With DATA_DIR: bytes of a session log read or copied at once by a reopen or a compaction. */
+export const PERSISTENCE_CHUNK_BYTES = 4 * 1024 * 1024;
+/**
+ * Buffers one reopen, compaction or rewrite holds (PERSISTENCE_JOBS run at
+ * once), counted in the memory budget: a chunk read and a chunk copied or read
+ * back. A record larger than a chunk gets a buffer of its own, and a
+ * compaction keeps copies of rows changed under it (16 MiB at most).
+ */
+export const PERSISTENCE_JOB_BUFFER_BYTES = 2 * PERSISTENCE_CHUNK_BYTES;
+const MiB = 1024 * 1024;
+
 /** Fixed by the spec; not configurable. */
 export const SPEC_LIMITS = {
   maxDimensions: 1024,
@@ -146,7 +157,7 @@ export const CONFIG_VARIABLES = [
   ['MAX_WASM_MEMORIES', 'maxWasmMemories', 12_000, 'WebAssembly memories the process holds (V8 reserves about 10 GiB of address space for each and ran out at 13,090); a session needing one past it gets 503 `SERVER_AT_CAPACITY`'],
   ['SHUTDOWN_DRAIN_MS', 'shutdownDrainMs', 10_000, 'after SIGTERM: time answers in flight get to finish sending before the remaining connections are closed and the process exits 0'],
   ['KERNEL_THREADS', 'kernelThreads', defaultKernelThreads(), 'threads that run large searches beside the event loop (work queued per session, served in turn); 1 runs every search on the event loop'],
-  ['PERSISTENCE_JOBS', 'persistenceJobs', 2, 'with DATA_DIR: session logs reopened, compacted or rewritten at once (each holds up to about 8 MiB of buffers, counted in the memory budget); the rest wait their turn'],
+  ['PERSISTENCE_JOBS', 'persistenceJobs', 2, `with DATA_DIR: session logs reopened, compacted or rewritten at once (each holds about ${PERSISTENCE_JOB_BUFFER_BYTES / MiB} MiB of buffers, counted in the memory budget; /limits \`persistence\`); the rest wait their turn`],
   ['KERNEL_BUILD', 'kernelBuild', 'auto', 'the kernel build that answers searches (/limits `backend`): `simd128` runs everywhere; `relaxed` fuses each multiply-add (relaxed SIMD: Node 22 or later, Node 20 only with `--experimental-wasm-relaxed-simd`; elsewhere the server refuses to start); `auto` is `simd128`, as the relaxed build measured slower on AMD Zen (docs/performance.md)'],
   ['MAX_ANSWER_BYTES', 'maxAnswerBytes', 32 * 1024 * 1024, 'bytes of one answer of search, search-many, get-many or list (estimated before it is written; larger ones are streamed in pieces); past it 400 ANSWER_TOO_LARGE'],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
@@ -323,6 +334,7 @@ export function publicLimits(config: Config) {
     },
     memoryBudgetBytes: config.memoryBudgetBytes,
     persistent: config.dataDir !== '',
+    persistence: { jobs: config.persistenceJobs, bufferBytesPerJob: PERSISTENCE_JOB_BUFFER_BYTES },
     maxAbsComponent: SPEC_LIMITS.maxAbsComponent,
     metrics: [...METRICS],
     vectorTypes: [...VECTOR_TYPES],

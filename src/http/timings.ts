@@ -6,14 +6,22 @@ export class Timings {
   private readonly start = performance.now();
   readonly entries: Record<string, number> = {};
 
-  /** Run `fn` and record its duration as `name` (milliseconds). */
+  /** Run `fn` and record its duration as `name` (milliseconds); a promise it returns (a write logged in pieces) counts until it settles. */
   measure<T>(name: string, fn: () => T): T {
     const t0 = performance.now();
-    try {
-      return fn();
-    } finally {
+    const done = () => {
       this.entries[name] = round(performance.now() - t0);
+    };
+    let result: T;
+    try {
+      result = fn();
+    } catch (err) {
+      done();
+      throw err;
     }
+    if (result instanceof Promise) return result.finally(done) as T;
+    done();
+    return result;
   }
 
   /** measure() for a step that settles later (a search waiting for its turn or for the kernel pool). */

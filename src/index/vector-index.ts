@@ -471,14 +471,28 @@ export class VectorIndex {
    * Write a batch that prepareUpsert accepted (with no change to the index in
    * between). `grown` runs once the memory has room for it, before any change
    * (the journal: a change is logged only once nothing can fail for want of
-   * memory); if it throws, nothing changes but a memory grown bigger.
+   * memory); if it throws, nothing changes but a memory grown bigger. If it
+   * returns a promise (a change logged in pieces), the batch is written once
+   * that settles, and not if it rejects; nothing else may change the index
+   * meanwhile.
    */
-  applyUpsert(plan: UpsertPlan, grown?: () => void): UpsertResult {
+  applyUpsert(plan: UpsertPlan, grown?: () => void): UpsertResult;
+  applyUpsert(plan: UpsertPlan, grown: () => Promise<void> | undefined): UpsertResult | Promise<UpsertResult>;
+  applyUpsert(plan: UpsertPlan, grown?: () => Promise<void> | undefined | void): UpsertResult | Promise<UpsertResult> {
     if (plan.version !== this.version) throw new Error('the index changed since this upsert was prepared');
     // Growing is the only step that can still fail (out of memory); it comes before any write.
     const kernel = this.kernel ?? new KernelInstance(this.module, plan.dimensions, plan.metric, this.maxVectors, plan.vectorType);
     kernel.ensureCapacity(plan.rowsNeeded);
-    grown?.();
+    const logged = grown?.();
+    if (!logged) return this.writeUpsert(plan, kernel);
+    return logged.then(() => {
+      if (plan.version !== this.version) throw new Error('the index changed while an upsert was logged');
+      return this.writeUpsert(plan, kernel);
+    });
+  }
+
+  /** applyUpsert's writes, once `kernel` has room for them. */
+  private writeUpsert(plan: UpsertPlan, kernel: KernelInstance): UpsertResult {
     this.kernel = kernel;
     this.config = { ...this.config, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, analyzer: plan.analyzer };
     if (plan.analyzer !== null) this.texts.analyzer = plan.analyzer;

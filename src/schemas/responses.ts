@@ -42,6 +42,10 @@ export const LimitsSchema = v.pipe(v.strictObject({
   }), v.description('0 means the limit is off.')),
   memoryBudgetBytes: v.pipe(CountSchema, v.description('Bytes callers can make the server hold: linear memories, metadata and text stores (off the JS heap), the JS heap of stored ids, bodies and answers in flight; 0 means no budget.')),
   persistent: v.pipe(v.boolean(), v.description('Whether sessions survive a restart of the server.')),
+  persistence: v.pipe(v.strictObject({
+    jobs: v.pipe(CountSchema, v.description('Session logs reopened, compacted or rewritten at once (PERSISTENCE_JOBS); the rest wait their turn.')),
+    bufferBytesPerJob: v.pipe(CountSchema, v.description('Bytes of buffers each such job holds, about, counted in memoryBudgetBytes.')),
+  }), v.description('With DATA_DIR: the background work on session logs (meaningful when persistent is true).')),
   maxAbsComponent: v.number(),
   metrics: v.array(v.picklist(METRICS)),
   vectorTypes: v.array(v.picklist(VECTOR_TYPES)),

@@ -87,6 +87,8 @@ export interface Limits {
   rateLimits: { tokensPerMinutePerAddress: number; requestsPerSecondPerToken: number; requestBurstPerToken: number };
   memoryBudgetBytes: number;
   persistent: boolean;
+  /** With DATA_DIR: session logs reopened, compacted or rewritten at once, and the bytes of buffers each holds. */
+  persistence: { jobs: number; bufferBytesPerJob: number };
   maxAbsComponent: number;
   metrics: Metric[];
   vectorTypes: VectorType[];

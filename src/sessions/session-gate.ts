@@ -30,18 +30,34 @@ export class SessionGate {
     }
   }
 
-  /** Run `write` (synchronous) alone, once the searches in flight have settled. */
-  async write<T>(write: () => T): Promise<T> {
+  /** Run `write` alone, once the searches in flight have settled; a promise it returns (a change logged in pieces) holds the gate until it settles. */
+  async write<T>(write: () => T | Promise<T>): Promise<T> {
     if (this.held || this.searching > 0 || this.writes.length > 0) await new Promise<void>((resolve) => this.writes.push(resolve));
     else this.held = true;
+    let result: T | Promise<T>;
+    this.writing = true;
     try {
-      this.writing = true;
-      return write();
-    } finally {
-      this.writing = false;
-      this.held = false;
-      this.next();
+      result = write();
+    } catch (err) {
+      this.release();
+      throw err;
     }
+    // A synchronous turn lets go in the caller's tick.
+    if (!(result instanceof Promise)) {
+      this.release();
+      return result;
+    }
+    try {
+      return await result;
+    } finally {
+      this.release();
+    }
+  }
+
+  private release(): void {
+    this.writing = false;
+    this.held = false;
+    this.next();
   }
 
   /** Whether something holds the gate or waits for it. */

@@ -24,6 +24,8 @@ export interface StoreOptions {
   journalFs?: JournalFs;
   /** Longest step of a log's compaction or reopen before the event loop gets a turn (bench:persistence). */
   journalSliceMs?: number;
+  /** A change larger than this is logged in pieces of this size (WRITE_PIECE_BYTES; the power-loss harness lowers it). */
+  journalWritePieceBytes?: number;
   /** KERNEL_THREADS > 1: the threads that run large searches (the kernel module is then the shared build). */
   pool?: KernelPool | null;
 }
@@ -70,7 +72,7 @@ export class SessionStore {
     this.budget = new MemoryBudget(config.memoryBudgetBytes, this.retryAfterSeconds(), heapCapBytes(config));
     if (config.dataDir !== '') {
       this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {
-        fsync: config.fsync, fs: options.journalFs, sliceMs: options.journalSliceMs,
+        fsync: config.fsync, fs: options.journalFs, sliceMs: options.journalSliceMs, writePieceBytes: options.journalWritePieceBytes,
         slots: new JobSlots(config.persistenceJobs), hold: (bytes) => this.budget.hold('persistence', bytes),
       });
       if (restoreNow) this.dormant = this.log.scan();
@@ -103,11 +105,6 @@ export class SessionStore {
     return this.sessions.size + this.dormant.size + this.reopening.size;
   }
 
-  /**
-   * Log a change before it is applied (only with DATA_DIR; session-writes.ts). A failed write
-   * refuses the change with 503 and leaves nothing of it on disk, so nothing
-   * is acknowledged that is not on disk.
-   */
   /** DATA_DIR only: an import's log records, encoded in slices ahead of the step that applies it (writes.importPlan). */
   async encodeImport(plan: UpsertPlan): Promise<EncodedChange | undefined> {
     return this.log?.encodeImport(plan, this.now());
@@ -130,13 +127,23 @@ export class SessionStore {
     return this.log.encodeUpsert(plan, this.now());
   }
 
-  journal(session: Session, write: (log: SessionJournal, at: number) => void): void {
-    if (!this.log) return;
-    try {
-      write(this.log, this.now());
-    } catch (err) {
+  /**
+   * Log a change before it is applied (only with DATA_DIR; session-writes.ts). A failed write
+   * refuses the change with 503 and leaves nothing of it on disk, so nothing
+   * is acknowledged that is not on disk. A promise when the change is written
+   * in pieces (a large one): it is applied once that settles.
+   */
+  journal(session: Session, write: (log: SessionJournal, at: number) => Promise<void> | undefined | void): Promise<void> | undefined {
+    if (!this.log) return undefined;
+    const failed = (err: unknown): never => {
       console.error(`tempvec: cannot write the log of session ${session.id}:`, (err as Error).message ?? err);
       throw diskError();
+    };
+    try {
+      // A change written in pieces (a large one) is on the log once this settles.
+      return write(this.log, this.now())?.catch(failed);
+    } catch (err) {
+      return failed(err);
     }
   }
 

@@ -1,13 +1,16 @@
 // Every change to a session's index, in one place. Each write checks what it
-// can without changing anything, grows the memory it needs, logs the change
-// to the session's journal (DATA_DIR; a failed write refuses the change with
-// 503), applies it to the index, and marks the session updated. Routes parse,
+// can without changing anything, then goes through write(): grows the memory
+// it needs, logs the change to the session's journal (DATA_DIR; a failed
+// write refuses the change with 503), applies it to the index through
+// applyToIndex (persistence/change.ts, which a reopen's replay runs too), and
+// marks the session updated. Routes parse,
 // call one and reply; each runs inside inTurn(), which orders it against the
 // session's searches (session-gate.ts): no search reads the memory while a
 // write changes it.
 import { apiError } from '../errors.js';
 import { prepareImport, type ParsedImport } from '../export/import-reader.js';
 import type { Filter, Metadata, UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/vector-index.js';
+import { applyToIndex, type ChangeResults, type IndexChange } from './persistence/change.js';
 import type { EncodedChange, SessionJournal } from './persistence/session-journal.js';
 import type { Session } from './session.js';
 
@@ -19,9 +22,18 @@ import type { Session } from './session.js';
 export interface WriteHost {
   assertMemoryBudget(session: Session, bytesAfter: number, what?: 'change', heapBytes?: number, metadataBytes?: number): void;
   assertWasmMemoryFor(session: Session): void;
-  journal(session: Session, write: (log: SessionJournal, at: number) => void): void;
+  /** A promise when the change is written in pieces (a large one): applied once it settles, refused if it rejects. */
+  journal(session: Session, write: (log: SessionJournal, at: number) => Promise<void> | undefined | void): Promise<void> | undefined;
   readonly now: () => number;
   recount(session: Session): void;
+}
+
+/** What a delete did. */
+type Deleted = ChangeResults['delete'];
+
+/** `fn` of `value`, or of what it settles to (a change logged in pieces). */
+function then<T, U>(value: T | Promise<T>, fn: (settled: T) => U): U | Promise<U> {
+  return value instanceof Promise ? value.then(fn) : fn(value);
 }
 
 /** 404 VECTOR_NOT_FOUND for `id`. */
@@ -37,8 +49,11 @@ function assertTurn(session: Session): void {
 export class SessionWrites {
   constructor(private readonly store: WriteHost) {}
 
-  /** Run `change` (synchronous: check, log, apply) once no search holds the session; writes go before waiting searches. */
-  inTurn<T>(session: Session, change: () => T): Promise<T> {
+  /**
+   * Run `change` (check, log, apply) once no search holds the session; writes go before waiting searches.
+   * It is synchronous but for a change logged in pieces (a large one): then the turn lasts until it settles.
+   */
+  inTurn<T>(session: Session, change: () => T | Promise<T>): Promise<T> {
     return session.gate.write(change);
   }
 
@@ -52,52 +67,47 @@ export class SessionWrites {
   }
 
   /** Add or replace the vectors of a plan from prepareUpsert (no change to the session in between; `encoded` ahead: store.encodeUpsert). */
-  upsert(session: Session, plan: UpsertPlan, encoded?: EncodedChange): UpsertResult {
+  upsert(session: Session, plan: UpsertPlan, encoded?: EncodedChange): UpsertResult | Promise<UpsertResult> {
     assertTurn(session);
-    // The memory grows before the change is logged: a failed grow leaves nothing in the log to replay.
-    return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.upsert(session, plan, at, encoded))));
+    return this.write(session, { t: 'upsert', plan }, encoded);
   }
 
   /** Replace the metadata of `id` (404 when there is no such vector). */
-  setMetadata(session: Session, id: string, metadata: Metadata): void {
+  setMetadata(session: Session, id: string, metadata: Metadata): void | Promise<void> {
     assertTurn(session);
     if (!session.index.has(id)) throw vectorNotFound(id);
     this.store.assertMemoryBudget(session, 0, 'change', 0, session.index.metadataBytesUpper(metadata));
-    this.store.journal(session, (journal, at) => journal.metadata(session, id, metadata, at));
-    session.index.setMetadata(id, metadata);
-    this.changed(session, undefined);
+    return then(this.write(session, { t: 'metadata', id, metadata }), () => undefined);
   }
 
   /** Empty the metadata of `id` (404 when there is no such vector). */
-  deleteMetadata(session: Session, id: string): Metadata {
+  deleteMetadata(session: Session, id: string): Metadata | Promise<Metadata> {
     const empty: Metadata = {};
-    this.setMetadata(session, id, empty);
-    return empty;
+    return then(this.setMetadata(session, id, empty), () => empty);
   }
 
   /** Delete the vectors of `ids` that exist; logged only when one does. */
-  delete(session: Session, ids: string[]): { deleted: number; notFound: string[] } {
+  delete(session: Session, ids: string[]): Deleted | Promise<Deleted> {
     assertTurn(session);
-    if (ids.some((id) => session.index.has(id))) this.store.journal(session, (journal, at) => journal.delete(session, ids, at));
-    return this.changed(session, session.index.delete(ids));
+    if (ids.some((id) => session.index.has(id))) return this.write(session, { t: 'delete', ids });
+    return this.changed(session, applyToIndex(session.index, { t: 'delete', ids }));
   }
 
   /** Delete every vector `filter` matches, in one step (logged as a delete of their ids). */
-  deleteMatching(session: Session, filter: Filter): { deleted: number; notFound: string[] } {
+  deleteMatching(session: Session, filter: Filter): Deleted | Promise<Deleted> {
     assertTurn(session);
     const ids = session.index.idsMatching(filter);
-    if (ids.length > 0) this.store.journal(session, (journal, at) => journal.delete(session, ids, at));
-    return this.changed(session, { deleted: session.index.delete(ids).deleted, notFound: [] });
+    const deleted = ids.length > 0 ? this.write(session, { t: 'delete', ids }) : this.changed(session, { deleted: 0, notFound: [] });
+    return then(deleted, ({ deleted }) => ({ deleted, notFound: [] }));
   }
 
   /** Replace the metadata of `id` with what `patch` makes of it (404 when there is no such vector); the new metadata. */
-  patchMetadata(session: Session, id: string, patch: (current: Metadata) => Metadata): Metadata {
+  patchMetadata(session: Session, id: string, patch: (current: Metadata) => Metadata): Metadata | Promise<Metadata> {
     assertTurn(session);
     const current = session.index.getMetadata(id);
     if (current === undefined) throw vectorNotFound(id);
     const metadata = patch(current.value());
-    this.setMetadata(session, id, metadata);
-    return metadata;
+    return then(this.setMetadata(session, id, metadata), () => metadata);
   }
 
   /** Check a whole import like prepareUpsert (null when it holds no vector); importPlan() applies it. */
@@ -110,28 +120,36 @@ export class SessionWrites {
   }
 
   /** Apply an import as one upsert, logged in parts that a restart replays all or nothing (`encoded` ahead: store.encodeImport). */
-  importPlan(session: Session, plan: UpsertPlan, encoded?: EncodedChange): UpsertResult {
+  importPlan(session: Session, plan: UpsertPlan, encoded?: EncodedChange): UpsertResult | Promise<UpsertResult> {
     assertTurn(session);
-    return this.changed(session, session.index.applyUpsert(plan, () => this.store.journal(session, (journal, at) => journal.import(session, plan, at, encoded))));
+    return this.write(session, { t: 'import', plan }, encoded);
   }
 
   /** Delete every vector, keeping the index's configuration; the number deleted. */
-  clear(session: Session): number {
+  clear(session: Session): number | Promise<number> {
     assertTurn(session);
-    this.store.journal(session, (journal, at) => journal.clear(session, at));
-    return this.changed(session, session.index.clear());
+    return this.write(session, { t: 'clear' });
   }
 
   /** Delete every vector and the configuration, freeing the memory; the number deleted. */
-  reset(session: Session): number {
+  reset(session: Session): number | Promise<number> {
     assertTurn(session);
-    this.store.journal(session, (journal, at) => journal.reset(session, at));
-    return this.changed(session, session.index.reset());
+    return this.write(session, { t: 'reset' });
   }
 
   private changed<T>(session: Session, result: T): T {
     session.markUpdated(this.store.now());
     this.store.recount(session);
     return result;
+  }
+
+  /**
+   * The one path of every change: grow (an add's memory, before anything is logged, so a failed
+   * grow leaves nothing in the log to replay), log (DATA_DIR), apply (applyToIndex), mark the
+   * session updated. A promise when the change is logged in pieces (a large one).
+   */
+  private write<C extends IndexChange>(session: Session, change: C, encoded?: EncodedChange): ChangeResults[C['t']] | Promise<ChangeResults[C['t']]> {
+    const applied = applyToIndex(session.index, change, () => this.store.journal(session, (journal, at) => journal.record(session, change, at, encoded)));
+    return then(applied, (result) => this.changed(session, result));
   }
 }

@@ -35,7 +35,7 @@ describe('POST /token', () => {
 describe('GET /limits', () => {
   const overrides = {
     sessionTtlMs: 123_000, maxVectorsPerSession: 77, maxSessions: 5, maxAddManyBatch: 11,
-    maxGetManyBatch: 12, maxDeleteManyBatch: 13, maxSearchManyBatch: 14, maxIdLength: 15, maxMetadataBytes: 160, maxBodyBytes: 170_000,
+    maxGetManyBatch: 12, maxDeleteManyBatch: 13, maxSearchManyBatch: 14, maxIdLength: 15, maxMetadataBytes: 160, maxBodyBytes: 170_000, persistenceJobs: 3,
   };
   const api = useServer(overrides);
 
@@ -51,6 +51,7 @@ describe('GET /limits', () => {
     expect(limits.candidatePool).to.deep.equal({ min: 1, max: 2048, default: 100 });
     expect(limits.metrics).to.deep.equal(['cosine', 'l2']);
     expect(limits.defaultMetric).to.equal('cosine');
+    expect(limits.persistence).to.deep.equal({ jobs: 3, bufferBytesPerJob: 8 * 1024 * 1024 });
     expect(usage).to.include.keys('activeSessions', 'maxSessions', 'linearMemoryBytes');
   });
 

@@ -64,4 +64,24 @@ describe('SessionGate', () => {
     expect(await after).to.equal('ran');
     expect(gate.busy).to.equal(false);
   });
+
+  it('holds the gate through a write turn that returns a promise (a change logged in pieces), and passes it on if that rejects', async () => {
+    const gate = new SessionGate();
+    const seen: string[] = [];
+    const logged = deferred();
+    const write = gate.write(async () => { seen.push('write logs'); await logged.promise; seen.push('write applies'); return 'added'; });
+    const search = gate.search(() => seen.push('search'));
+    const next = gate.write(() => seen.push('next write'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).to.deep.equal(['write logs']);
+    expect(gate.writing).to.equal(true);
+    logged.resolve();
+    expect(await write).to.equal('added');
+    await Promise.all([search, next]);
+    expect(seen).to.deep.equal(['write logs', 'write applies', 'next write', 'search']);
+    const refused = gate.write(async () => { await Promise.resolve(); throw new Error('disk full'); });
+    expect(await refused.then(() => 'settled', (err: Error) => err.message)).to.equal('disk full');
+    expect(gate.busy).to.equal(false);
+    expect(gate.writing).to.equal(false);
+  });
 });

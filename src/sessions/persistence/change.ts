@@ -1,15 +1,65 @@
-// One definition of applying a logged change to the session it rebuilds: a
-// reopen's replay applies every record through applyChange, and a snapshot
-// (compaction, a rewrite after a failed fsync) is written as changes that
-// replay to the session as it was in memory. Rows go in steps of
-// rowsPerStep with a pause between, so a large record keeps no step long.
+// One definition of applying a change: applyToIndex takes a change as the
+// index applies it (an add's checked plan, a metadata object, ids), for live
+// writes (session-writes.ts, after logging it) and for a reopen's replay
+// (applyChange, which turns each logged record into such changes). A
+// snapshot (compaction, a rewrite after a failed fsync) is written as records
+// that replay to the session as it was in memory. Replayed rows go in steps
+// of rowsPerStep with a pause between, so a large record keeps no step long.
 import { rememberJsonText } from '../../index/json-size.js';
-import type { Metadata, VectorInput } from '../../index/vector-index.js';
+import type { Metadata, UpsertPlan, UpsertResult, VectorIndex, VectorInput } from '../../index/vector-index.js';
 import type { Session } from '../session.js';
 import type { RecordV2, Rows, RowsHead } from './records-v2.js';
 import type { Slices } from '../../limits/slices.js';
 
+/** A logged change, as a record holds it. */
 export type Change = Exclude<RecordV2, { t: 'open' | 'synced' }>;
+
+/** A change as the index applies it: an add or import as its checked plan, metadata as an object. */
+export type IndexChange =
+  | { t: 'upsert' | 'import'; plan: UpsertPlan }
+  | { t: 'metadata'; id: string; metadata: Metadata }
+  | { t: 'delete'; ids: string[] }
+  | { t: 'clear' | 'reset' };
+
+/** What applying each kind of change gives. */
+export interface ChangeResults {
+  upsert: UpsertResult;
+  import: UpsertResult;
+  /** False when there is no such vector. */
+  metadata: boolean;
+  delete: { deleted: number; notFound: string[] };
+  /** Vectors removed. */
+  clear: number;
+  reset: number;
+}
+
+/**
+ * Apply `change` to `index`. `log` (live writes: the journal) runs first,
+ * once nothing can fail for want of memory (an add's memory is grown before
+ * it); if it throws, nothing changes; if it returns a promise (a change
+ * logged in pieces), the change is applied once that settles, and not if it
+ * rejects.
+ */
+export function applyToIndex<C extends IndexChange>(index: VectorIndex, change: C, log?: () => Promise<void> | undefined): ChangeResults[C['t']] | Promise<ChangeResults[C['t']]> {
+  type Result = ChangeResults[C['t']];
+  if (change.t === 'upsert' || change.t === 'import') return index.applyUpsert(change.plan, log ?? noLog) as Result | Promise<Result>;
+  const apply = (): Result => {
+    switch (change.t) {
+      case 'metadata':
+        return index.setMetadata(change.id, change.metadata) as Result;
+      case 'delete':
+        return index.delete(change.ids) as Result;
+      case 'clear':
+        return index.clear() as Result;
+      default:
+        return index.reset() as Result;
+    }
+  };
+  const logged = log?.();
+  return logged ? logged.then(apply) : apply();
+}
+
+const noLog = () => undefined;
 
 /** Vector bytes per step of a replay, and per record of a snapshot. */
 const VECTOR_BYTES_PER_STEP = 512 * 1024;
@@ -47,7 +97,7 @@ function inputs(rows: RowsHead & Rows, from: number, to: number): VectorInput[] 
   return out;
 }
 
-/** Apply one change to `session` (a reopen's replay; an import's parts arrive here one at a time, once all are known to be whole). */
+/** Apply one logged change to `session` through applyToIndex (a reopen's replay; an import's parts arrive here one at a time, once all are known to be whole). */
 export async function applyChange(session: Session, change: Change, slices: Slices): Promise<void> {
   const { index } = session;
   switch (change.t) {
@@ -57,22 +107,20 @@ export async function applyChange(session: Session, change: Change, slices: Slic
       const options = { dimensions, metric, vectorType, ...(analyzer ? { analyzer } : {}) };
       const step = rowsPerStep(dimensions);
       for (let i = 0; i < change.ids.length; i += step) {
-        index.upsert(inputs(change, i, Math.min(change.ids.length, i + step)), options);
+        applyToIndex(index, { t: change.t, plan: index.prepareUpsert(inputs(change, i, Math.min(change.ids.length, i + step)), options) });
         await slices.pause();
       }
       break;
     }
     case 'metadata':
-      index.setMetadata(change.id, change.metadata.length > 0 ? parseMetadata(change.metadata) : {});
+      applyToIndex(index, { t: 'metadata', id: change.id, metadata: change.metadata.length > 0 ? parseMetadata(change.metadata) : {} });
       break;
     case 'delete':
-      index.delete(change.ids);
+      applyToIndex(index, { t: 'delete', ids: change.ids });
       break;
     case 'clear':
-      index.clear();
-      break;
     case 'reset':
-      index.reset();
+      applyToIndex(index, { t: change.t === 'clear' ? 'clear' : 'reset' });
       break;
     case 'touch':
       break;

@@ -7,7 +7,7 @@
 // as it was.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
-import type { FsyncMode } from '../../config.js';
+import { PERSISTENCE_JOB_BUFFER_BYTES, type FsyncMode } from '../../config.js';
 import type { Reservation } from '../../limits/memory-budget.js';
 import { closeQuietly, describe, readExact, readExactSync, syncDir, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
 import type { LogFile } from './log-file.js';
@@ -19,6 +19,10 @@ import { snapshotRecords, type SnapshotState } from './snapshot.js';
 const FINAL_COPY_BYTES = 256 * 1024;
 /** FSYNC=always: rounds of copying and fsyncing that tail while the event loop runs, before the last (synchronous) piece. */
 const TAIL_SYNC_ROUNDS = 4;
+/** Rounds of copying that tail before the fsync and read-back of the new file. */
+const EARLY_ROUNDS = 4;
+/** Rounds of copying that tail after which a compaction gives up (tried again later): the log grows faster than it copies. */
+const CATCH_UP_ROUNDS_MAX = 64;
 /** A compaction gives up (tried again later) once its export keeps this many bytes of rows changed before it reached them (a clear of a large session meanwhile). */
 export const COPIES_MAX_BYTES = 16 * 1024 * 1024;
 
@@ -33,8 +37,8 @@ export interface CompactionEnv {
   copiesMaxBytes: number;
 }
 
-/** Buffers a compaction holds besides its export's copies: a piece of the tail being copied, and one read back. */
-const BUFFER_BYTES = 2 * CHUNK_BYTES;
+/** Buffers a compaction holds besides its export's copies: a piece of the tail being copied, and one read back (2 x CHUNK_BYTES). */
+const BUFFER_BYTES = PERSISTENCE_JOB_BUFFER_BYTES;
 
 /** What a snapshot of the file's session records besides its rows, now. */
 function stateOf(file: LogFile): SnapshotState {
@@ -82,46 +86,62 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
       size += bytes.length;
       await slices.pause();
     }
-    // Changes appended meanwhile, copied while there are many.
+    // Changes appended meanwhile: copied in rounds while the event loop runs, each round what is
+    // behind at its start (so it ends while appends keep coming); FSYNC=always (`sync`): fsynced too,
+    // since an fdatasync of the old log may have acknowledged them.
     let copied = snapshot;
-    const copy = async (max: number) => {
-      const piece = Buffer.allocUnsafe(Math.min(max, file.size - copied));
-      await readExact(io, source, piece, copied);
-      await writeAll(io, target!, piece, size);
-      checksum = crc32(piece, checksum);
-      size += piece.length;
-      copied += piece.length;
-    };
-    while (file.size - copied > FINAL_COPY_BYTES) {
-      await copy(CHUNK_BYTES);
-      await slices.pause();
-    }
-    await io.fsync(target);
-    await verify(io, target, size, checksum, slices);
-    if (env.fsync === 'always') {
-      // Changes an fdatasync of the old log acknowledged meanwhile must be on stable storage in
-      // the new file before it replaces the old one: copy and fsync them while the event loop runs.
-      for (let round = 0; round < TAIL_SYNC_ROUNDS && file.size > copied; round++) {
-        await copy(Number.POSITIVE_INFINITY);
-        await io.fsync(target);
+    let synced = 0;
+    const copyRound = async (sync: boolean) => {
+      const end = file.size;
+      while (copied < end) {
+        const piece = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, end - copied));
+        await readExact(io, source, piece, copied);
+        await writeAll(io, target!, piece, size);
+        checksum = crc32(piece, checksum);
+        size += piece.length;
+        copied += piece.length;
+        await slices.pause();
       }
-    }
-    if (file.closed) throw new Error('the session closed during compaction');
-    if (file.broken || file.generation !== generation) throw new Error('an fsync failed during compaction: the log is rewritten from memory instead');
-    // From here on synchronous: no append can come in between.
-    const rest = file.size - copied;
-    if (rest > 0) {
-      const piece = readExactSync(io, source, rest, copied);
-      writeAllSync(io, target, piece, size);
-      if (!readExactSync(io, target, rest, size).equals(piece)) throw new Error('the copied tail reads back different');
-      size += rest;
+      if (sync) {
+        await io.fsync(target!);
+        synced = size;
+      }
+    };
+    for (let round = 0; round < EARLY_ROUNDS && file.size - copied > FINAL_COPY_BYTES; round++) await copyRound(false);
+    await io.fsync(target);
+    synced = size;
+    await verify(io, target, size, checksum, slices);
+    const always = env.fsync === 'always';
+    // The end: a change written in pieces waits for it (such changes would outrun the copy), and the
+    // one under way ends first (its last pieces must not land in the old file after the rename).
+    const resume = file.holdAppendsInPieces();
+    try {
+      // At most FINAL_COPY_BYTES left for the last, synchronous piece (FSYNC=always: copied and
+      // fsynced to the end a few times first, so that piece is small or nothing).
+      for (let round = 0; file.appending || file.size - copied > FINAL_COPY_BYTES || (always && round < TAIL_SYNC_ROUNDS && file.size > copied); round++) {
+        if (round >= CATCH_UP_ROUNDS_MAX) throw new Error('the log kept growing faster than the compaction copied it');
+        await file.appending;
+        await copyRound(always);
+      }
+      if (file.closed) throw new Error('the session closed during compaction');
+      if (file.broken || file.generation !== generation) throw new Error('an fsync failed during compaction: the log is rewritten from memory instead');
+      // From here on synchronous: no append can come in between.
+      const rest = file.size - copied;
+      if (rest > 0) {
+        const piece = readExactSync(io, source, rest, copied);
+        writeAllSync(io, target, piece, size);
+        if (!readExactSync(io, target, rest, size).equals(piece)) throw new Error('the copied tail reads back different');
+        size += rest;
+      }
       // FSYNC=always: the last few changes, which may be acknowledged already, synced before the rename (on the event loop, but small).
-      if (env.fsync === 'always') io.fsyncSync(target);
+      if (always && size > synced) io.fsyncSync(target);
+      io.closeSync(target);
+      target = undefined;
+      io.renameSync(temp, file.path);
+      file.replaced(size, rest);
+    } finally {
+      resume();
     }
-    io.closeSync(target);
-    target = undefined;
-    io.renameSync(temp, file.path);
-    file.replaced(size, rest);
     // The rename is durable once the directory is fsynced; fdatasyncs of the new file wait for it.
     const renamed = syncDir(io, env.dir);
     file.renamed = env.fsync === 'always' ? renamed : renamed.catch(() => {});
@@ -137,12 +157,15 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
  * After a failed fsync: the session as it is in memory to a temporary file,
  * fsynced, renamed over the log, the directory fsynced; then every change in
  * memory is on stable storage, and the log takes appends again. Writes are
- * refused meanwhile (LogFile.broken), so memory does not change under it.
+ * refused meanwhile (LogFile.broken), so memory does not change under it
+ * (a change being written in pieces is refused too, and waited for).
  * The caller waits for a compaction under way first (it writes the same
  * temporary file, and gives up once it sees the log broken).
  */
 export async function rewriteFromMemory(file: LogFile, env: CompactionEnv): Promise<void> {
   const { io } = env;
+  // A change being written in pieces fails once it sees the log broken; memory is read after it has.
+  while (file.appending) await file.appending;
   const slices = new Slices(env.sliceMs);
   const temp = `${file.path}.tmp`;
   const target = await io.open(temp, 'w', 0o600);

@@ -1,12 +1,13 @@
 // One session's log file: appends at the end of its whole records (a failed
-// one cut back off, or the file fenced until it can be), and FSYNC=always's
-// group commit (every change appended while one fdatasync runs shares the
-// next). After a failed fsync the file is "broken": nothing is appended or
-// acknowledged until the host has rewritten it from memory
-// (compaction.ts), since the page cache may hold pages the disk never will.
+// one cut back off, or the file fenced until it can be; a large one written
+// in pieces off the event loop), and FSYNC=always's group commit (every
+// change appended while one fdatasync runs shares the next). After a failed
+// fsync the file is "broken": nothing is appended or acknowledged until the
+// host has rewritten it from memory (compaction.ts), since the page cache
+// may hold pages the disk never will.
 import type { FsyncMode } from '../../config.js';
 import type { Session } from '../session.js';
-import { closeQuietly, describe, writeAllSync, type JournalFs } from './journal-fs.js';
+import { closeQuietly, describe, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
 import { encodeRecordV2 } from './records-v2.js';
 
 /** A log is compacted once it has grown by this much and by its own compacted size since the last time. */
@@ -56,8 +57,19 @@ export class LogFile {
    */
   broken = false;
   rewriting: Promise<void> | null = null;
+  /**
+   * An append in pieces under way (settles, never rejects): until it ends no
+   * other change is appended (the session's write turn holds it), a touch or
+   * sync record is skipped, and a compaction or rewrite waits before it
+   * renames a new file over the log.
+   */
+  appending: Promise<void> | null = null;
+  /** A compaction's end: appends in pieces wait until it settles before they start. */
+  private appendsHeld: Promise<void> | null = null;
   /** The log, open for appends (null until the first, and after a rename over it or close()). */
   private fd: number | null = null;
+  /** release() came while an append in pieces used the file: it closes once that ends. */
+  private releaseAfterAppend = false;
 
   constructor(
     private readonly host: LogHost,
@@ -83,12 +95,7 @@ export class LogFile {
    */
   append(at: number, records: Buffer[], change: boolean): void {
     const { io } = this.host;
-    if (this.closed) throw new Error('the session\'s log is closed');
-    if (this.broken) {
-      void this.host.rewrite(this).catch(() => {});
-      throw new Error('an fsync of the log failed: it is being rewritten from memory, changes are refused until that is on stable storage');
-    }
-    if (this.fenced) this.repair();
+    if (!this.writable(change)) return;
     const fd = this.open();
     let bytes = 0;
     try {
@@ -97,17 +104,90 @@ export class LogFile {
         bytes += record.length;
       }
     } catch (err) {
-      try {
-        io.ftruncateSync(fd, this.size);
-      } catch (undo) {
-        this.fenced = true;
-        console.error(`tempvec: session ${this.sessionId}: a failed append could not be cut back (${describe(undo)}); its changes are refused until it can`);
-      }
+      this.cutBack(fd);
       throw err;
     }
+    this.landed(at, bytes, records.length, change);
+  }
+
+  /**
+   * append() for a change too large for one write on the event loop: its
+   * records go out in pieces of at most `pieceBytes`, each an asynchronous
+   * write, the session's write turn held meanwhile. A failure, or a log
+   * broken or closed before the last piece, cuts every piece back off, so no
+   * later record follows a partial change; the change is refused.
+   */
+  async appendInPieces(at: number, records: Buffer[], change: boolean, pieceBytes: number): Promise<void> {
+    const { io } = this.host;
+    while (this.appendsHeld) await this.appendsHeld;
+    if (!this.writable(change)) return;
+    const fd = this.open();
+    const generation = this.generation;
+    let bytes = 0;
+    const pieces = (async () => {
+      for (const record of records) {
+        for (let from = 0; from < record.length; from += pieceBytes) {
+          const piece = record.subarray(from, Math.min(record.length, from + pieceBytes));
+          await writeAll(io, fd, piece, this.size + bytes);
+          bytes += piece.length;
+          if (this.closed || this.broken) throw new Error('the session\'s log was closed, or an fsync of it failed, while a change was written to it');
+        }
+      }
+      if (this.generation !== generation) throw new Error('a new log was renamed over the one a change was written to'); // a bug: compaction and rewrite wait
+    })();
+    this.appending = pieces.catch(() => {});
+    try {
+      await pieces;
+    } catch (err) {
+      if (this.generation === generation) this.cutBack(fd);
+      throw err;
+    } finally {
+      this.appending = null;
+      if (this.releaseAfterAppend) this.release();
+    }
+    this.landed(at, bytes, records.length, change);
+  }
+
+  /** Make appends in pieces wait until the returned function is called (a compaction's last copy and rename). */
+  holdAppendsInPieces(): () => void {
+    let resume!: () => void;
+    this.appendsHeld = new Promise<void>((resolve) => (resume = resolve));
+    return () => {
+      this.appendsHeld = null;
+      resume();
+    };
+  }
+
+  /** Whether a record may be appended now; throws for a change that may not. A touch or sync record is skipped (false) while an append in pieces is under way. */
+  private writable(change: boolean): boolean {
+    if (this.closed) throw new Error('the session\'s log is closed');
+    if (this.broken) {
+      void this.host.rewrite(this).catch(() => {});
+      throw new Error('an fsync of the log failed: it is being rewritten from memory, changes are refused until that is on stable storage');
+    }
+    if (this.appending) {
+      if (!change) return false;
+      throw new Error('a change was appended while another was being written in pieces (outside the session\'s write turn)');
+    }
+    if (this.fenced) this.repair();
+    return true;
+  }
+
+  /** After a failed append: cut the log back to its whole records, or fence it until that succeeds. */
+  private cutBack(fd: number): void {
+    try {
+      this.host.io.ftruncateSync(fd, this.size);
+    } catch (undo) {
+      this.fenced = true;
+      console.error(`tempvec: session ${this.sessionId}: a failed append could not be cut back (${describe(undo)}); its changes are refused until it can`);
+    }
+  }
+
+  /** `bytes` of `count` records are on the log, whole. */
+  private landed(at: number, bytes: number, count: number, change: boolean): void {
     this.size += bytes;
     this.appended += bytes;
-    this.sequence += records.length;
+    this.sequence += count;
     if (change) this.written++;
     // Every write moves the file's mtime: set it back to the last access (a sync record's `at` is -Infinity).
     this.persistedAccess = Math.max(at, this.persistedAccess);
@@ -130,6 +210,9 @@ export class LogFile {
 
   /** Let go of the open file (a new one was renamed over it, the session left, or too many logs are open). */
   release(): void {
+    // An append in pieces is writing to it: closed once that ends (the number could name another file by then).
+    this.releaseAfterAppend = this.appending !== null;
+    if (this.releaseAfterAppend) return;
     if (this.fd !== null) closeQuietly(this.host.io, this.fd);
     this.fd = null;
   }

@@ -12,13 +12,14 @@
 // sync record covers was fsynced (FSYNC=always may have acknowledged it), so
 // that is damage, not a power loss: CorruptLogError, the session is set aside
 // rather than shortened.
+import { PERSISTENCE_CHUNK_BYTES } from '../../config.js';
 import {
   checkFileHeader, checksumHolds, CorruptLogError, decodeRecord, FILE_HEADER_BYTES, RECORD_HEADER_BYTES, recordHeader, syncedBack,
   type RecordType, type RecordV2,
 } from './records-v2.js';
 
 /** Bytes of a log read at once (and the most a reader holds, but for one larger record). */
-export const CHUNK_BYTES = 4 * 1024 * 1024;
+export const CHUNK_BYTES = PERSISTENCE_CHUNK_BYTES;
 
 /** Reads up to `out.length` bytes at `position` into `out`; the count read (0 at the end). */
 export type ReadAt = (out: Buffer, position: number) => Promise<number>;

@@ -149,27 +149,35 @@ function field(value: Uint8Array | string | null | undefined): Uint8Array | stri
   return isEmptyObject ? null : value;
 }
 
-const NON_ASCII = /[\u0080-\uffff]/;
-
 /**
  * A column of fields (ids, metadata or texts) as stored: their byte lengths,
  * and how to write them. Strings go in one write of their concatenation
- * (hundreds of short ones cost far more written one by one).
+ * (hundreds of short ones cost far more written one by one), gathered in a
+ * plain loop (Array.from of an array-like cost 7 us for 100 of them).
  */
 class Column {
   readonly lengths: Uint32Array;
   readonly bytes: number;
+  private readonly values: (Uint8Array | string | null)[];
   private readonly joined: string | null;
   private readonly ascii: boolean;
 
-  constructor(private readonly values: (Uint8Array | string | null)[]) {
-    this.lengths = new Uint32Array(values.length);
-    const strings = values.every((value) => typeof value !== 'object' || value === null);
-    this.joined = strings ? (values as (string | null)[]).join('') : null;
-    this.ascii = this.joined !== null && !NON_ASCII.test(this.joined);
+  constructor(count: number, fieldOf: (i: number) => Uint8Array | string | null) {
+    this.lengths = new Uint32Array(count);
+    this.values = new Array<Uint8Array | string | null>(count);
+    let joined: string | null = '';
+    for (let i = 0; i < count; i++) {
+      const value = fieldOf(i);
+      this.values[i] = value;
+      if (typeof value === 'string') joined = joined === null ? null : joined + value;
+      else if (value !== null) joined = null;
+    }
+    this.joined = joined;
+    // UTF-8 takes one byte a character exactly when every character is ASCII.
+    this.ascii = joined !== null && Buffer.byteLength(joined, 'utf8') === joined.length;
     let bytes = 0;
-    for (let i = 0; i < values.length; i++) {
-      const value = values[i];
+    for (let i = 0; i < count; i++) {
+      const value = this.values[i];
       const n = value === null ? 0 : this.ascii || typeof value !== 'string' ? value.length : Buffer.byteLength(value, 'utf8');
       this.lengths[i] = n;
       bytes += n;
@@ -190,19 +198,25 @@ class Column {
   }
 }
 
+/** A buffer of `size` bytes at offset 0 of its ArrayBuffer (so the rows, at byte 56, are float32-aligned). */
+export type Allocate = (size: number) => Buffer;
+
+/** A buffer of its own: large enough for Buffer.allocUnsafeSlow to give it an ArrayBuffer of its own. */
+const fresh: Allocate = (size) => Buffer.allocUnsafeSlow(size);
+
 /** An upsert or import part of `rows`, written straight into one buffer (rows and strings copied once). */
-export function encodeRows(head: RowsHead & { t: 'upsert' | 'import'; part?: number; parts?: number }, rows: RowSource, sequence: number): Buffer {
+export function encodeRows(head: RowsHead & { t: 'upsert' | 'import'; part?: number; parts?: number }, rows: RowSource, sequence: number, allocate = fresh): Buffer {
   const { count } = rows;
   const dim = head.dimensions;
-  const ids = new Column(Array.from({ length: count }, (_, i) => rows.id(i)));
-  const metadata = new Column(Array.from({ length: count }, (_, i) => field(rows.metadata(i))));
-  const text = rows.text ? new Column(Array.from({ length: count }, (_, i) => field(rows.text!(i)))) : null;
+  const ids = new Column(count, (i) => rows.id(i));
+  const metadata = new Column(count, (i) => field(rows.metadata(i)));
+  const textOf = rows.text;
+  const text = textOf ? new Column(count, (i) => field(textOf(i))) : null;
   const columns = text ? [ids, metadata, text] : [ids, metadata];
   const rowsAt = RECORD_HEADER_BYTES + ROWS_HEAD_BYTES;
   let size = rowsAt + count * dim * 4;
   for (const column of columns) size += column.lengths.byteLength + column.bytes;
-  // Large enough to have its own ArrayBuffer (offset 0), so the rows (at byte 56) are float32-aligned.
-  const out = Buffer.allocUnsafeSlow(size);
+  const out = allocate(size);
   out.fill(0, 0, rowsAt);
   const h = RECORD_HEADER_BYTES;
   out.writeDoubleLE(head.at, h);

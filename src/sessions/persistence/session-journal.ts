@@ -1,8 +1,10 @@
 // Optional durability (DATA_DIR): one append-only log per session, named by
 // its token hash (never the token). Every change is appended (one checked
-// write, with a checksum) before it is applied, and a write that fails is cut
-// back off the file, so the log holds whole records only and nothing is
-// acknowledged that is not in it. A restart reopens a session from its log on
+// write, with a checksum; one larger than WRITE_PIECE_BYTES in pieces of that
+// size, off the event loop, the session's write turn held until the last)
+// before it is applied, and a write that fails is cut back off the file, so
+// the log holds whole records only and nothing is acknowledged that is not in
+// it. A restart reopens a session from its log on
 // the first request with its token (dbOpenMs measures that). Nothing here
 // runs without DATA_DIR: the store holds no journal then.
 //
@@ -31,9 +33,10 @@ import { lockDir } from './dir-lock.js';
 import { closeQuietly, describe, nodeFs, quietly, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
 import { LogFile, type LogHost } from './log-file.js';
 import { CHUNK_BYTES, LogReader } from './log-reader.js';
-import { encodeImport, encodeUpsert, importRecords, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
+import { encodeImport, encodeUpsert, importRecords, planBytes, ScratchBuffer, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
 import { CorruptLogError, encodeRecordV2, fileHeader, FormatError, type RecordV2 } from './records-v2.js';
 import { replay } from './replay.js';
+import type { IndexChange } from './change.js';
 export type { EncodedChange } from './plan-records.js';
 import { Slices } from '../../limits/slices.js';
 
@@ -71,10 +74,14 @@ export interface JournalOptions {
   compactionCopiesMaxBytes?: number;
   /** Logs kept open between appends, at most (OPEN_LOGS_MAX); the least recently used is closed past it. */
   openLogsMax?: number;
+  /** A change larger than this is written in pieces of at most this size, off the event loop (WRITE_PIECE_BYTES; tests lower it). */
+  writePieceBytes?: number;
 }
 
 /** Logs kept open between appends: an append on an open log saves an open and a close (a third of its cost), without a descriptor per session. */
 const OPEN_LOGS_MAX = 256;
+/** The most bytes of a change written in one synchronous write on the event loop; a larger change goes out in pieces of this size, each an asynchronous write. */
+export const WRITE_PIECE_BYTES = 1024 * 1024;
 
 export class SessionJournal implements LogHost {
   private readonly files = new WeakMap<Session, LogFile>();
@@ -89,6 +96,9 @@ export class SessionJournal implements LogHost {
   /** Logs open for appends, least recently used first. */
   private readonly open = new Set<LogFile>();
   private readonly openLogsMax: number;
+  private readonly writePieceBytes: number;
+  /** An add's record, made and written at once in its write turn (never one written in pieces). */
+  private readonly scratch: ScratchBuffer;
   readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
 
   constructor(
@@ -104,6 +114,8 @@ export class SessionJournal implements LogHost {
     this.hold = options.hold ?? uncounted;
     this.copiesMaxBytes = options.compactionCopiesMaxBytes ?? COPIES_MAX_BYTES;
     this.openLogsMax = options.openLogsMax ?? OPEN_LOGS_MAX;
+    this.writePieceBytes = options.writePieceBytes ?? WRITE_PIECE_BYTES;
+    this.scratch = new ScratchBuffer(this.writePieceBytes);
     this.checkDir();
     lockDir(this.io, dir);
   }
@@ -202,17 +214,39 @@ export class SessionJournal implements LogHost {
     this.stamp(path, session.lastAccessedAt);
   }
 
-  /** An add or add-many (`encoded` ahead by encodeUpsert: then only sealed and written). */
-  upsert(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
+  /**
+   * An add or add-many (`encoded` ahead by encodeUpsert: then only sealed and
+   * written). A promise when it is written in pieces (larger than
+   * writePieceBytes): the change is on the log once it settles, refused if
+   * it rejects; nothing else may be appended to the session's log meanwhile.
+   */
+  upsert(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): Promise<void> | undefined {
     const file = this.fileOf(session);
-    file.append(at, sealedFor(encoded, 'upsert', plan, file.sequence + 1) ?? [upsertRecord(plan, at, file.sequence + 1)], true);
+    return this.write(file, at, sealedFor(encoded, 'upsert', plan, file.sequence + 1) ?? [upsertRecord(plan, at, file.sequence + 1, this.scratch.take)]);
   }
 
-  /** An import (one plan of any size) as parts that replay applies together, or not at all. */
-  import(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): void {
+  /**
+   * An import (one plan of any size) as parts that replay applies together,
+   * or not at all: one checked write, or (larger than writePieceBytes) pieces
+   * of one, and a failure cuts every part back off, so no later record
+   * follows a partial import. Without `encoded`, a large one is encoded in
+   * slices first.
+   */
+  import(session: Session, plan: UpsertPlan, at: number, encoded?: EncodedChange): Promise<void> | undefined {
     const file = this.fileOf(session);
-    // One checked write: a failure cuts every part back off, so no later import follows a partial one.
-    file.append(at, sealedFor(encoded, 'import', plan, file.sequence + 1) ?? importRecords(plan, at, file.sequence + 1), true);
+    const sealed = sealedFor(encoded, 'import', plan, file.sequence + 1);
+    if (sealed) return this.write(file, at, sealed);
+    if (planBytes(plan) <= this.writePieceBytes) return this.write(file, at, importRecords(plan, at, file.sequence + 1));
+    return this.encodeImport(plan, at).then((ahead) => this.write(file, at, sealedFor(ahead, 'import', plan, file.sequence + 1)!));
+  }
+
+  /** A change's records appended: at once, or in pieces (a promise) when they are larger than writePieceBytes. */
+  private write(file: LogFile, at: number, records: Buffer[]): Promise<void> | undefined {
+    let bytes = 0;
+    for (const record of records) bytes += record.length;
+    if (bytes > this.writePieceBytes) return file.appendInPieces(at, records, true, this.writePieceBytes);
+    file.append(at, records, true);
+    return undefined;
   }
 
   /** An add-many's log record, encoded ahead of its write turn (upsert() then only seals and writes it, if the plan is the same). */
@@ -225,12 +259,36 @@ export class SessionJournal implements LogHost {
     return encodeImport(plan, at, new Slices(this.sliceMs));
   }
 
-  metadata(session: Session, id: string, metadata: Metadata, at: number): void {
-    this.append(session, at, { t: 'metadata', at, id, metadata: utf8.encode(JSON.stringify(metadata)) });
+  /** A live change's log record (session-writes.ts): a promise when it is written in pieces. */
+  record(session: Session, change: IndexChange, at: number, encoded?: EncodedChange): Promise<void> | undefined {
+    switch (change.t) {
+      case 'upsert':
+        return this.upsert(session, change.plan, at, encoded);
+      case 'import':
+        return this.import(session, change.plan, at, encoded);
+      case 'metadata':
+        return this.metadata(session, change.id, change.metadata, at);
+      case 'delete':
+        return this.delete(session, change.ids, at);
+      case 'clear':
+        this.clear(session, at);
+        return undefined;
+      default:
+        this.reset(session, at);
+        return undefined;
+    }
   }
 
-  delete(session: Session, ids: string[], at: number): void {
-    this.append(session, at, { t: 'delete', at, ids });
+  /** A metadata change (in pieces, a promise, when it is that large: see upsert()). */
+  metadata(session: Session, id: string, metadata: Metadata, at: number): Promise<void> | undefined {
+    const file = this.fileOf(session);
+    return this.write(file, at, [encodeRecordV2({ t: 'metadata', at, id, metadata: utf8.encode(JSON.stringify(metadata)) }, file.sequence + 1)]);
+  }
+
+  /** A delete of `ids` (in pieces, a promise, when there are many: see upsert()). */
+  delete(session: Session, ids: string[], at: number): Promise<void> | undefined {
+    const file = this.fileOf(session);
+    return this.write(file, at, [encodeRecordV2({ t: 'delete', at, ids }, file.sequence + 1)]);
   }
 
   clear(session: Session, at: number): void {
@@ -387,8 +445,8 @@ export class SessionJournal implements LogHost {
     quietly(() => this.io.renameSync(path, `${path}.${why}`));
   }
 
-  /** One record of a change other than an add (or a touch) appended to the session's log. */
-  private append(session: Session, at: number, record: Exclude<RecordV2, { t: 'open' | 'synced' | 'upsert' | 'import' }>): void {
+  /** A clear, reset or touch record appended to the session's log. */
+  private append(session: Session, at: number, record: Extract<RecordV2, { t: 'clear' | 'reset' | 'touch' }>): void {
     const file = this.fileOf(session);
     file.append(at, [encodeRecordV2(record, file.sequence + 1)], record.t !== 'touch');
   }

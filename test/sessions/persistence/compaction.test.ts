@@ -33,13 +33,14 @@ describe('compaction from memory', () => {
   });
 
   /**
-   * A journal over the real file system whose compaction calls `during` as it
+   * A journal over the real file system whose next compaction calls `during` as it
    * writes its third record (the snapshot's moment is then past, most of the
    * export not yet read), and a session of `rows` rows logged through it.
    */
-  function setUp(rows: number, during: (journal: SessionJournal, session: Session) => void, copiesMaxBytes?: number) {
+  async function setUp(rows: number, during: (journal: SessionJournal, session: Session) => void, copiesMaxBytes?: number) {
     let temp = -1;
     let writes = 0;
+    let armed = false;
     const fs: JournalFs = {
       ...nodeFs,
       open: async (path, flags, mode) => {
@@ -48,7 +49,7 @@ describe('compaction from memory', () => {
         return fd;
       },
       write: async (fd, buffer, offset, length, position) => {
-        if (fd === temp && ++writes === 3) during(journal, session);
+        if (armed && fd === temp && ++writes === 3) during(journal, session);
         return nodeFs.write(fd, buffer, offset, length, position);
       },
     };
@@ -57,8 +58,12 @@ describe('compaction from memory', () => {
     journal.create(session);
     for (let from = 0; from < rows; from += 500) {
       const plan = session.index.prepareUpsert(Array.from({ length: 500 }, (_, i) => ({ id: `v${from + i}`, vector: vectorOf(from + i), metadata: { i: from + i } })), { metric: 'l2' });
-      session.index.applyUpsert(plan, () => journal.upsert(session, plan, 2_000));
+      // 2 MB a batch: written in pieces.
+      await session.index.applyUpsert(plan, () => journal.upsert(session, plan, 2_000));
     }
+    // The compactions the log's growth started end first: `during` comes in the one the test runs.
+    await journal.whenIdle();
+    armed = true;
     return { journal, session };
   }
 
@@ -75,7 +80,7 @@ describe('compaction from memory', () => {
   }
 
   it('writes the session as it was at its moment, then the changes made while it ran', async () => {
-    const { journal, session } = setUp(3000, deleteRows);
+    const { journal, session } = await setUp(3000, deleteRows);
     await journal.compactNow(session);
     expect(logged.join('\n')).to.equal('');
     const reopened = await reopen();
@@ -86,7 +91,7 @@ describe('compaction from memory', () => {
   });
 
   it('gives up, keeping the old log, once its export would keep too many copies of rows changed under it', async () => {
-    const { journal, session } = setUp(3000, deleteRows, 1024 * 1024);
+    const { journal, session } = await setUp(3000, deleteRows, 1024 * 1024);
     await journal.compactNow(session);
     expect(logged.join('\n')).to.match(/could not compact.*old log is kept.*changed too much/);
     expect(existsSync(join(dir, `${HASH}.log.tmp`))).to.equal(false);

@@ -12,7 +12,7 @@ import { loadKernelModule } from '../../../src/kernel/load-node.js';
 import { nodeFs, type JournalFs } from '../../../src/sessions/persistence/journal-fs.js';
 import { SessionStore } from '../../../src/sessions/session-store.js';
 import type { Session } from '../../../src/sessions/session.js';
-import type { EncodedChange } from '../../../src/sessions/persistence/session-journal.js';
+import { WRITE_PIECE_BYTES, type EncodedChange } from '../../../src/sessions/persistence/session-journal.js';
 import type { UpsertPlan } from '../../../src/index/vector-index.js';
 import { hashToken } from '../../../src/sessions/token.js';
 
@@ -93,13 +93,19 @@ describe('disk faults with DATA_DIR', () => {
     logged = [];
     console.warn = console.error = (...args: unknown[]) => logged.push(args.join(' '));
   });
-  afterEach(() => {
+  /** The stores a test opened: their compactions end before its directory is removed. */
+  let stores: SessionStore[] = [];
+  afterEach(async () => {
+    await Promise.all(stores.map((store) => store.whenIdle()));
+    stores = [];
     Object.assign(console, console_);
     rmSync(dir, { recursive: true, force: true });
   });
 
   function open(fs?: JournalFs, overrides: Partial<Config> = {}) {
-    return new SessionStore(config(overrides), kernel, () => clock, true, { journalFs: fs });
+    const store = new SessionStore(config(overrides), kernel, () => clock, true, { journalFs: fs });
+    stores.push(store);
+    return store;
   }
 
   /** An add through the same steps as the route (session-writes.ts): validate, grow, log, apply. */
@@ -368,6 +374,103 @@ describe('disk faults with DATA_DIR', () => {
       expectExactly(session, range(0, 10));
       expectExactly(await open().authenticate(token), range(0, 10));
     });
+  });
+
+  describe('a change larger than a write piece (WRITE_PIECE_BYTES)', () => {
+    /**
+     * nodeFs recording the largest synchronous write, the lengths of the asynchronous writes to
+     * the logs themselves (a compaction's to its new file go in larger chunks, off the event loop
+     * too), and failing the nth of those (after writing half of it when `short`).
+     */
+    function recordingFs() {
+      const seen = { largestSync: 0, async: [] as number[], failAt: Infinity, short: false };
+      const logs = new Set<number>();
+      const fs: JournalFs = {
+        ...nodeFs,
+        openSync(path, flags, mode) {
+          const fd = nodeFs.openSync(path, flags, mode);
+          if (path.endsWith('.log')) logs.add(fd);
+          else logs.delete(fd);
+          return fd;
+        },
+        async open(path, flags, mode) {
+          const fd = await nodeFs.open(path, flags, mode);
+          if (path.endsWith('.log')) logs.add(fd);
+          else logs.delete(fd); // a number a closed log had
+          return fd;
+        },
+        writeSync(fd, buffer, offset, length, position) {
+          seen.largestSync = Math.max(seen.largestSync, length);
+          return nodeFs.writeSync(fd, buffer, offset, length, position);
+        },
+        async write(fd, buffer, offset, length, position) {
+          if (!logs.has(fd)) return nodeFs.write(fd, buffer, offset, length, position);
+          seen.async.push(length);
+          if (seen.async.length === seen.failAt) {
+            if (seen.short) await nodeFs.write(fd, buffer, offset, Math.ceil(length / 2), position);
+            throw fault('ENOSPC');
+          }
+          return nodeFs.write(fd, buffer, offset, length, position);
+        },
+      };
+      return { fs, seen };
+    }
+    const rows = (ids: number[]) => ids.map((i) => ({ id: `v${i}`, vector: vectorOf(i), metadata: { i } }));
+    /** Turns of the event loop while `job` runs. */
+    async function turnsDuring(job: Promise<unknown>) {
+      let turns = 0;
+      let done = false;
+      const tick = () => {
+        if (done) return;
+        turns++;
+        setImmediate(tick);
+      };
+      setImmediate(tick);
+      await job.finally(() => (done = true));
+      return turns;
+    }
+
+    it('writes an import and an add-many in pieces of at most WRITE_PIECE_BYTES, none in one synchronous write, the event loop turning between them', async () => {
+      const { fs, seen } = recordingFs();
+      const store = open(fs);
+      const { token, session } = store.create();
+      // 6000 x 64 float32 rows and their metadata: about 1.7 MB, two pieces.
+      const plan = session.index.prepareUpsert(rows(range(0, 6000)), { metric: 'l2' });
+      const encoded = await store.encodeImport(plan);
+      const importing = store.writes.inTurn(session, () => store.writes.importPlan(session, plan, encoded));
+      expect(await turnsDuring(importing)).to.be.greaterThan(1);
+      expect(await importing).to.deep.equal({ added: 6000, replaced: 0 });
+      const adding = store.writes.inTurn(session, () => store.writes.upsert(session, store.writes.prepareUpsert(session, rows(range(6000, 12_000)), { metric: 'l2' })));
+      expect(await turnsDuring(adding)).to.be.greaterThan(1);
+      await adding;
+      await store.whenIdle();
+      expect(seen.largestSync).to.be.at.most(WRITE_PIECE_BYTES);
+      // The import's parts (about 280 KB each) go one write each; the add-many's one record is cut into pieces.
+      expect(seen.async.filter((length) => length === WRITE_PIECE_BYTES).length, 'whole pieces').to.be.at.least(1);
+      expect(Math.max(...seen.async)).to.be.at.most(WRITE_PIECE_BYTES);
+      expectExactly(await open().authenticate(token), range(0, 12_000));
+    });
+
+    for (const short of [false, true]) {
+      it(`cuts every piece back off when a later one fails (${short ? 'short' : 'ENOSPC'}), answers 503, and takes the next change`, async () => {
+        const { fs, seen } = recordingFs();
+        const store = open(fs);
+        const { token, session } = store.create();
+        add(store, session, range(0, 10));
+        const path = join(dir, `${hashToken(token)}.log`);
+        const before = statSync(path).size;
+        seen.failAt = seen.async.length + 2;
+        seen.short = short;
+        const failed = await store.writes.inTurn(session, () => store.writes.upsert(session, store.writes.prepareUpsert(session, rows(range(100, 6100)), { metric: 'l2' })))
+          .then(() => null, (err: unknown) => err);
+        expect(failed).to.be.instanceOf(ApiError);
+        expect((failed as ApiError).status).to.equal(503);
+        expect(statSync(path).size).to.equal(before);
+        expectExactly(session, range(0, 10));
+        await store.writes.inTurn(session, () => store.writes.upsert(session, store.writes.prepareUpsert(session, rows(range(10, 20)), { metric: 'l2' })));
+        expectExactly(await open().authenticate(token), range(0, 20));
+      });
+    }
   });
 
   it('reopens a session in slices: requests with its token share one reopen', async () => {
