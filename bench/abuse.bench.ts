@@ -44,7 +44,15 @@ interface Server {
 
 async function startServer(env: Record<string, string> = {}): Promise<Server> {
   ensureBuiltServer();
-  const fullEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', TOKEN_RATE_PER_MIN: '0', REQUEST_RATE_PER_SEC: '0', MEMORY_BUDGET_BYTES: String(BUDGET), ...env };
+  const fullEnv = {
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    TOKEN_RATE_PER_MIN: '0',
+    REQUEST_RATE_PER_SEC: '0',
+    MEMORY_BUDGET_BYTES: String(BUDGET),
+    ...env,
+  };
   const heap = heapLimitMiB(loadConfig(fullEnv));
   const flags = ['--initial-old-space-size=128', ...(heap ? [`--max-old-space-size=${heap}`] : [])];
   const child = spawn(process.execPath, [...flags, join(root, 'dist/server.js')], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -52,27 +60,50 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
   child.stdout!.on('data', (c) => (log += c));
   child.stderr!.on('data', (c) => (log += c));
   let done = false;
-  const exited = once(child, 'exit').then(([code, signal]) => { done = true; return (code ?? signal) as number | string; });
+  const exited = once(child, 'exit').then(([code, signal]) => {
+    done = true;
+    return (code ?? signal) as number | string;
+  });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setInterval(() => {
       const m = /listening on http:\/\/[\d.]+:(\d+)/.exec(log);
-      if (m) { clearInterval(timer); resolve(Number(m[1])); }
+      if (m) {
+        clearInterval(timer);
+        resolve(Number(m[1]));
+      }
     }, 20);
-    exited.then(() => { clearInterval(timer); reject(new Error(`server exited: ${log}`)); });
+    exited.then(() => {
+      clearInterval(timer);
+      reject(new Error(`server exited: ${log}`));
+    });
   });
   const origin = `http://127.0.0.1:${port}`;
   const status = (field: string) => {
     try {
-      return Number(/(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field)) ?? '')?.[1] ?? 0) * 1024;
+      return (
+        Number(
+          /(\d+) kB/.exec(
+            readFileSync(`/proc/${child.pid}/status`, 'utf8')
+              .split('\n')
+              .find((l) => l.startsWith(field)) ?? '',
+          )?.[1] ?? 0,
+        ) * 1024
+      );
     } catch {
       return 0;
     }
   };
   let peak = 0;
-  const sampler = setInterval(() => { peak = Math.max(peak, status('VmHWM:')); }, 100);
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, status('VmHWM:'));
+  }, 100);
   exited.then(() => clearInterval(sampler));
   return {
-    child, origin, port, exited, pool: new Pool(origin, { connections: 8 }),
+    child,
+    origin,
+    port,
+    exited,
+    pool: new Pool(origin, { connections: 8 }),
     alive: () => !done,
     peakRss: () => Math.max(peak, status('VmHWM:')),
   };
@@ -82,10 +113,21 @@ async function call(pool: Pool, method: string, path: string, token?: string, bo
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token) headers.authorization = `Bearer ${token}`;
-  const res = await pool.request({ method: method as 'GET', path, headers, body: body === undefined ? undefined : JSON.stringify(body), headersTimeout: 30_000, bodyTimeout: 120_000 });
+  const res = await pool.request({
+    method: method as 'GET',
+    path,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    headersTimeout: 30_000,
+    bodyTimeout: 120_000,
+  });
   const text = await res.body.text();
   let json: any;
-  try { json = JSON.parse(text); } catch { json = text; }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
   return { status: res.statusCode, json };
 }
 
@@ -129,11 +171,24 @@ class Codes {
     this.seen.set(String(code), (this.seen.get(String(code)) ?? 0) + 1);
   }
   toString() {
-    return [...this.seen].sort().map(([c, n]) => `${c}x${n}`).join(' ') || '-';
+    return (
+      [...this.seen]
+        .sort()
+        .map(([c, n]) => `${c}x${n}`)
+        .join(' ') || '-'
+    );
   }
 }
 
-interface Row { attack: string; alive: string; peakRss: string; p99: string; codes: string; lost: string; note?: string }
+interface Row {
+  attack: string;
+  alive: string;
+  peakRss: string;
+  p99: string;
+  codes: string;
+  lost: string;
+  note?: string;
+}
 const rows: Row[] = [];
 const deadline = (seconds = SECONDS) => performance.now() + seconds * 1000;
 
@@ -158,10 +213,19 @@ async function attack(name: string, env: Record<string, string>, body: (server: 
   }
   const { p99, count } = await endProbe();
   let alive = server.alive();
-  if (alive) alive = await call(server.pool, 'GET', '/healthz').then((r) => r.status === 200, () => false);
+  if (alive)
+    alive = await call(server.pool, 'GET', '/healthz').then(
+      (r) => r.status === 200,
+      () => false,
+    );
   rows.push({
-    attack: name, alive: result.alive ?? (alive ? 'yes' : 'NO'), peakRss: `${(server.peakRss() / MiB).toFixed(0)} MiB = ${(server.peakRss() / BUDGET).toFixed(2)}x`,
-    p99: `${p99.toFixed(1)} ms (${count})`, codes: codes.toString(), lost: result.lost === undefined ? '-' : String(result.lost), note: result.note,
+    attack: name,
+    alive: result.alive ?? (alive ? 'yes' : 'NO'),
+    peakRss: `${(server.peakRss() / MiB).toFixed(0)} MiB = ${(server.peakRss() / BUDGET).toFixed(2)}x`,
+    p99: `${p99.toFixed(1)} ms (${count})`,
+    codes: codes.toString(),
+    lost: result.lost === undefined ? '-' : String(result.lost),
+    note: result.note,
   });
   await server.pool.close().catch(() => {});
   server.child.kill('SIGKILL');
@@ -174,27 +238,37 @@ const uniqueMetadata = (tag: string) => Object.fromEntries(Array.from({ length: 
 await attack('metadata heap', {}, async (server, codes) => {
   const end = deadline();
   const acked = new Map<string, number>();
-  await Promise.all(Array.from({ length: 8 }, async (_, w) => {
-    const pool = new Pool(server.origin, { connections: 1 });
-    const token = (await call(pool, 'POST', '/token')).json.token;
-    let stored = 0;
-    let refusedInARow = 0;
-    for (let b = 0; performance.now() < end && refusedInARow < 20; b++) {
-      const vectors = Array.from({ length: 20 }, (_, i) => ({ id: `w${w}b${b}i${i}`, vector: [1, 2, 3, 4], metadata: uniqueMetadata(`${w}.${b}.${i}`) }));
-      const res = await call(pool, 'POST', '/vectors/add-many', token, { vectors }).catch(() => ({ status: 'error' as const, json: null }));
-      codes.add(res.status);
-      if (res.status === 200) { stored += 20; refusedInARow = 0; } else refusedInARow++;
-    }
-    acked.set(token, stored);
-    await pool.close();
-  }));
+  await Promise.all(
+    Array.from({ length: 8 }, async (_, w) => {
+      const pool = new Pool(server.origin, { connections: 1 });
+      const token = (await call(pool, 'POST', '/token')).json.token;
+      let stored = 0;
+      let refusedInARow = 0;
+      for (let b = 0; performance.now() < end && refusedInARow < 20; b++) {
+        const vectors = Array.from({ length: 20 }, (_, i) => ({ id: `w${w}b${b}i${i}`, vector: [1, 2, 3, 4], metadata: uniqueMetadata(`${w}.${b}.${i}`) }));
+        const res = await call(pool, 'POST', '/vectors/add-many', token, { vectors }).catch(() => ({ status: 'error' as const, json: null }));
+        codes.add(res.status);
+        if (res.status === 200) {
+          stored += 20;
+          refusedInARow = 0;
+        } else refusedInARow++;
+      }
+      acked.set(token, stored);
+      await pool.close();
+    }),
+  );
   let lost = 0;
   for (const [token, stored] of acked) {
     const res = await call(server.pool, 'POST', '/vectors/count', token, {}).catch(() => ({ status: 0, json: null }));
     lost += res.status === 200 ? Math.max(0, stored - res.json.count) : stored;
   }
   const limits = await call(server.pool, 'GET', '/limits').catch(() => null);
-  return { lost, note: limits ? `stored ${[...acked.values()].reduce((a, b) => a + b, 0)} vectors; budget used ${(limits.json.usage.memoryUsedBytes / MiB).toFixed(0)} MiB (heap ${(limits.json.usage.heapBytes / MiB).toFixed(0)} MiB, metadata store ${((limits.json.usage.metadataBytes ?? 0) / MiB).toFixed(0)} MiB)` : undefined };
+  return {
+    lost,
+    note: limits
+      ? `stored ${[...acked.values()].reduce((a, b) => a + b, 0)} vectors; budget used ${(limits.json.usage.memoryUsedBytes / MiB).toFixed(0)} MiB (heap ${(limits.json.usage.heapBytes / MiB).toFixed(0)} MiB, metadata store ${((limits.json.usage.metadataBytes ?? 0) / MiB).toFixed(0)} MiB)`
+      : undefined,
+  };
 });
 
 /** A session of `count` vectors of 32 dims with `metadataBytes` of metadata each. */
@@ -202,7 +276,9 @@ async function bigMetadataSession(server: Server, count: number, metadataBytes: 
   const token = (await call(server.pool, 'POST', '/token')).json.token;
   for (let i = 0; i < count; i += 200) {
     const vectors = Array.from({ length: Math.min(200, count - i) }, (_, j) => ({
-      id: `v${i + j}`, vector: Array.from({ length: 32 }, (_, k) => Math.sin((i + j) * 31 + k)), metadata: { text: 'x'.repeat(metadataBytes - 20) },
+      id: `v${i + j}`,
+      vector: Array.from({ length: 32 }, (_, k) => Math.sin((i + j) * 31 + k)),
+      metadata: { text: 'x'.repeat(metadataBytes - 20) },
     }));
     const res = await call(server.pool, 'POST', '/vectors/add-many', token, { vectors });
     if (res.status !== 200) throw new Error(`seeding: ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`);
@@ -213,28 +289,51 @@ async function bigMetadataSession(server: Server, count: number, metadataBytes: 
 /** `clients` search-many of 64 queries x topK 100 with metadata at once; readers read slowly, the others not at all. */
 async function hugeAnswers(server: Server, codes: Codes, token: string, clients: number) {
   const end = deadline();
-  const body = JSON.stringify({ queryVectors: Array.from({ length: 64 }, (_, q) => Array.from({ length: 32 }, (_, k) => Math.cos(q * 7 + k))), topK: 100, includeMetadata: true });
+  const body = JSON.stringify({
+    queryVectors: Array.from({ length: 64 }, (_, q) => Array.from({ length: 32 }, (_, k) => Math.cos(q * 7 + k))),
+    topK: 100,
+    includeMetadata: true,
+  });
   let maxBytes = 0;
-  await Promise.all(Array.from({ length: clients }, (_, c) => new Promise<void>((resolve) => {
-    const req = httpRequest(`${server.origin}/search-many`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      codes.add(res.statusCode!);
-      let bytes = 0;
-      const reader = c % 2 === 0;
-      if (!reader) res.pause();
-      res.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        maxBytes = Math.max(maxBytes, bytes);
-        // Slow readers: 1 MB a second at most.
-        res.pause();
-        setTimeout(() => res.resume(), chunk.length / 1000);
-      });
-      res.on('end', resolve);
-      res.on('error', () => resolve());
-      setTimeout(() => { req.destroy(); resolve(); }, Math.max(0, end - performance.now()));
-    });
-    req.on('error', (err) => { codes.add(err.message.slice(0, 20)); resolve(); });
-    req.end(body);
-  })));
+  await Promise.all(
+    Array.from(
+      { length: clients },
+      (_, c) =>
+        new Promise<void>((resolve) => {
+          const req = httpRequest(
+            `${server.origin}/search-many`,
+            { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+            (res) => {
+              codes.add(res.statusCode!);
+              let bytes = 0;
+              const reader = c % 2 === 0;
+              if (!reader) res.pause();
+              res.on('data', (chunk: Buffer) => {
+                bytes += chunk.length;
+                maxBytes = Math.max(maxBytes, bytes);
+                // Slow readers: 1 MB a second at most.
+                res.pause();
+                setTimeout(() => res.resume(), chunk.length / 1000);
+              });
+              res.on('end', resolve);
+              res.on('error', () => resolve());
+              setTimeout(
+                () => {
+                  req.destroy();
+                  resolve();
+                },
+                Math.max(0, end - performance.now()),
+              );
+            },
+          );
+          req.on('error', (err) => {
+            codes.add(err.message.slice(0, 20));
+            resolve();
+          });
+          req.end(body);
+        }),
+    ),
+  );
   return maxBytes;
 }
 
@@ -256,18 +355,27 @@ await attack('huge answers x60 (4 KiB metadata)', {}, async (server, codes) => {
 async function openSockets(server: Server, count: number, head: (i: number) => string | Buffer, codes: Codes, end: number): Promise<Socket[]> {
   const sockets: Socket[] = [];
   for (let i = 0; i < count && performance.now() < end; i += 200) {
-    await Promise.all(Array.from({ length: Math.min(200, count - i) }, (_, k) => new Promise<void>((resolve) => {
-      const socket = connect(server.port, '127.0.0.1', () => {
-        socket.write(head(i + k));
-        resolve();
-      });
-      socket.on('error', (err) => { codes.add((err as NodeJS.ErrnoException).code ?? 'error'); resolve(); });
-      socket.on('data', (chunk) => {
-        const m = /^HTTP\/1\.1 (\d+)/.exec(chunk.toString('latin1'));
-        if (m) codes.add(Number(m[1]));
-      });
-      sockets.push(socket);
-    })));
+    await Promise.all(
+      Array.from(
+        { length: Math.min(200, count - i) },
+        (_, k) =>
+          new Promise<void>((resolve) => {
+            const socket = connect(server.port, '127.0.0.1', () => {
+              socket.write(head(i + k));
+              resolve();
+            });
+            socket.on('error', (err) => {
+              codes.add((err as NodeJS.ErrnoException).code ?? 'error');
+              resolve();
+            });
+            socket.on('data', (chunk) => {
+              const m = /^HTTP\/1\.1 (\d+)/.exec(chunk.toString('latin1'));
+              if (m) codes.add(Number(m[1]));
+            });
+            sockets.push(socket);
+          }),
+      ),
+    );
   }
   return sockets;
 }
@@ -289,7 +397,13 @@ async function newClientWorks(server: Server): Promise<string> {
 await attack('13,200 slow bodies', {}, async (server, codes) => {
   const end = deadline();
   const token = (await call(server.pool, 'POST', '/token')).json.token;
-  const sockets = await openSockets(server, maxSockets(13_200), () => `POST /vectors/add-many HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`, codes, end);
+  const sockets = await openSockets(
+    server,
+    maxSockets(13_200),
+    () => `POST /vectors/add-many HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`,
+    codes,
+    end,
+  );
   await new Promise((r) => setTimeout(r, Math.max(0, Math.min(10_000, end - performance.now()))));
   const note = `${sockets.length} sockets; ${await newClientWorks(server)}`;
   for (const s of sockets) s.destroy();
@@ -302,16 +416,24 @@ await attack('150 x 31 MB bodies held', {}, async (server, codes) => {
   const token = (await call(server.pool, 'POST', '/token')).json.token;
   const length = 31 * 1000 * 1000;
   const chunk = Buffer.alloc(1024 * 1024, 0x20);
-  const sockets = await openSockets(server, 150, () => `POST /vectors/add-many HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`, codes, end);
+  const sockets = await openSockets(
+    server,
+    150,
+    () => `POST /vectors/add-many HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`,
+    codes,
+    end,
+  );
   // Send each body but its last byte, as fast as the server takes it.
-  await Promise.all(sockets.map(async (socket) => {
-    let sent = 0;
-    while (sent < length - 1 && !socket.destroyed && performance.now() < end) {
-      const piece = chunk.subarray(0, Math.min(chunk.length, length - 1 - sent));
-      sent += piece.length;
-      if (!socket.write(piece)) await Promise.race([once(socket, 'drain'), once(socket, 'close'), new Promise((r) => setTimeout(r, 1000))]);
-    }
-  }));
+  await Promise.all(
+    sockets.map(async (socket) => {
+      let sent = 0;
+      while (sent < length - 1 && !socket.destroyed && performance.now() < end) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, length - 1 - sent));
+        sent += piece.length;
+        if (!socket.write(piece)) await Promise.race([once(socket, 'drain'), once(socket, 'close'), new Promise((r) => setTimeout(r, 1000))]);
+      }
+    }),
+  );
   await new Promise((r) => setTimeout(r, Math.max(0, Math.min(5000, end - performance.now()))));
   const note = `${sockets.filter((s) => !s.destroyed).length} of ${sockets.length} still open; ${await newClientWorks(server)}`;
   for (const s of sockets) s.destroy();
@@ -337,7 +459,8 @@ await attack('20,000 idle sockets', {}, async (server, codes) => {
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mnt], { stdio: 'ignore' });
     mounted = true;
   } catch {
-    if (!ONLY || ONLY.includes('full disk')) rows.push({ attack: 'full disk', alive: '-', peakRss: '-', p99: '-', codes: '-', lost: '-', note: 'skipped: cannot mount a tmpfs here (needs root)' });
+    if (!ONLY || ONLY.includes('full disk'))
+      rows.push({ attack: 'full disk', alive: '-', peakRss: '-', p99: '-', codes: '-', lost: '-', note: 'skipped: cannot mount a tmpfs here (needs root)' });
   }
   if (mounted) {
     const dataDir = join(mnt, 'data');
@@ -357,7 +480,12 @@ await attack('20,000 idle sockets', {}, async (server, codes) => {
       }
       // SIGKILL, restart on the same data, count what is there.
       await endProbe();
-      const alive = server.alive() && await call(server.pool, 'GET', '/healthz').then((r) => r.status === 200, () => false);
+      const alive =
+        server.alive() &&
+        (await call(server.pool, 'GET', '/healthz').then(
+          (r) => r.status === 200,
+          () => false,
+        ));
       server.child.kill('SIGKILL');
       await server.exited;
       const again = await startServer({ DATA_DIR: dataDir });
@@ -365,7 +493,11 @@ await attack('20,000 idle sockets', {}, async (server, codes) => {
       again.child.kill('SIGKILL');
       await again.exited;
       const lost = count.status === 200 ? Math.max(0, acked - count.json.count) : acked;
-      return { lost, alive: alive ? 'yes (then SIGKILLed)' : 'NO', note: `${acked} vectors acknowledged; after SIGKILL and restart: ${count.status === 200 ? count.json.count : `HTTP ${count.status}`}` };
+      return {
+        lost,
+        alive: alive ? 'yes (then SIGKILLed)' : 'NO',
+        note: `${acked} vectors acknowledged; after SIGKILL and restart: ${count.status === 200 ? count.json.count : `HTTP ${count.status}`}`,
+      };
     });
     execFileSync('umount', [mnt]);
   }
@@ -375,26 +507,38 @@ await attack('20,000 idle sockets', {}, async (server, codes) => {
 // 7. SIGTERM while a client reads a 26 MB answer slowly.
 await attack('SIGTERM during a large answer', {}, async (server, codes, endProbe) => {
   const token = await bigMetadataSession(server, 6400, 4096);
-  const body = JSON.stringify({ queryVectors: Array.from({ length: 64 }, (_, q) => Array.from({ length: 32 }, (_, k) => Math.cos(q * 7 + k))), topK: 100, includeMetadata: true });
+  const body = JSON.stringify({
+    queryVectors: Array.from({ length: 64 }, (_, q) => Array.from({ length: 32 }, (_, k) => Math.cos(q * 7 + k))),
+    topK: 100,
+    includeMetadata: true,
+  });
   let received = 0;
   let total = -1;
   const done = new Promise<void>((resolve) => {
-    const req = httpRequest(`${server.origin}/search-many`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      codes.add(res.statusCode!);
-      const parts: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => {
-        received += chunk.length;
-        parts.push(chunk);
-        res.pause();
-        setTimeout(() => res.resume(), 2);
-      });
-      res.on('end', () => {
-        try { total = JSON.parse(Buffer.concat(parts).toString()).results.length; } catch { total = -2; }
-        resolve();
-      });
-      res.on('error', () => resolve());
-      res.on('aborted', () => resolve());
-    });
+    const req = httpRequest(
+      `${server.origin}/search-many`,
+      { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        codes.add(res.statusCode!);
+        const parts: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          parts.push(chunk);
+          res.pause();
+          setTimeout(() => res.resume(), 2);
+        });
+        res.on('end', () => {
+          try {
+            total = JSON.parse(Buffer.concat(parts).toString()).results.length;
+          } catch {
+            total = -2;
+          }
+          resolve();
+        });
+        res.on('error', () => resolve());
+        res.on('aborted', () => resolve());
+      },
+    );
     req.on('error', () => resolve());
     req.end(body);
   });
@@ -404,10 +548,15 @@ await attack('SIGTERM during a large answer', {}, async (server, codes, endProbe
   const t0 = performance.now();
   await done;
   const code = await server.exited;
-  return { alive: `exited ${code} as asked`, note: `received ${(received / MiB).toFixed(1)} MiB, ${total === 64 ? 'whole answer (64 result lists)' : 'answer cut off'}; exit ${code} ${(performance.now() - t0).toFixed(0)} ms after SIGTERM` };
+  return {
+    alive: `exited ${code} as asked`,
+    note: `received ${(received / MiB).toFixed(1)} MiB, ${total === 64 ? 'whole answer (64 result lists)' : 'answer cut off'}; exit ${code} ${(performance.now() - t0).toFixed(0)} ms after SIGTERM`,
+  };
 });
 
-console.log(`\nbench:abuse: MEMORY_BUDGET_BYTES=${BUDGET} (${(BUDGET / MiB).toFixed(0)} MiB), each attack bounded to about ${SECONDS} s, loopback, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
+console.log(
+  `\nbench:abuse: MEMORY_BUDGET_BYTES=${BUDGET} (${(BUDGET / MiB).toFixed(0)} MiB), each attack bounded to about ${SECONDS} s, loopback, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`,
+);
 console.log('| attack | alive | peak RSS vs budget | small session search p99 (n) | status codes seen | acknowledged writes lost | notes |');
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(`| ${r.attack} | ${r.alive} | ${r.peakRss} | ${r.p99} | ${r.codes} | ${r.lost} | ${r.note ?? ''} |`);

@@ -90,17 +90,34 @@ const data = uniformVectors(Math.max(ROWS, SMALL_ROWS), DIM, 18);
 const queries = uniformVectors(64, DIM, 81);
 const searchBodies = Array.from({ length: 64 }, (_, q) => Buffer.from(JSON.stringify({ queryVector: encodeFloat32Base64(rowOf(queries, DIM, q)), topK: 10 })));
 /** search-many of 8 of the queries: more kernel work per request, less HTTP. */
-const searchManyBodies = Array.from({ length: 8 }, (_, b) => Buffer.from(JSON.stringify({
-  queryVectors: Array.from({ length: 8 }, (_, q) => encodeFloat32Base64(rowOf(queries, DIM, b * 8 + q))), topK: 10,
-})));
+const searchManyBodies = Array.from({ length: 8 }, (_, b) =>
+  Buffer.from(
+    JSON.stringify({
+      queryVectors: Array.from({ length: 8 }, (_, q) => encodeFloat32Base64(rowOf(queries, DIM, b * 8 + q))),
+      topK: 10,
+    }),
+  ),
+);
 /** add-many bodies that replace ADD_BATCH of the session's ids: the sessions keep their size. */
-const addBodies = Array.from({ length: 64 }, (_, b) => Buffer.from(JSON.stringify({
-  vectors: Array.from({ length: ADD_BATCH }, (_, i) => ({ id: `v${(b * ADD_BATCH + i) % ROWS}`, vector: encodeFloat32Base64(rowOf(data, DIM, (b * ADD_BATCH + i + 7) % ROWS)) })),
-})));
+const addBodies = Array.from({ length: 64 }, (_, b) =>
+  Buffer.from(
+    JSON.stringify({
+      vectors: Array.from({ length: ADD_BATCH }, (_, i) => ({
+        id: `v${(b * ADD_BATCH + i) % ROWS}`,
+        vector: encodeFloat32Base64(rowOf(data, DIM, (b * ADD_BATCH + i + 7) % ROWS)),
+      })),
+    }),
+  ),
+);
 /** add-many bodies of 1000 that fill a session of `rows`. */
-const fillBodies = (rows: number) => Array.from({ length: rows / 1000 }, (_, b) => Buffer.from(JSON.stringify({
-  vectors: Array.from({ length: 1000 }, (_, i) => ({ id: `v${b * 1000 + i}`, vector: encodeFloat32Base64(rowOf(data, DIM, b * 1000 + i)) })),
-})));
+const fillBodies = (rows: number) =>
+  Array.from({ length: rows / 1000 }, (_, b) =>
+    Buffer.from(
+      JSON.stringify({
+        vectors: Array.from({ length: 1000 }, (_, i) => ({ id: `v${b * 1000 + i}`, vector: encodeFloat32Base64(rowOf(data, DIM, b * 1000 + i)) })),
+      }),
+    ),
+  );
 
 async function call(pool: Pool, method: 'GET' | 'POST', path: string, body?: Buffer | string, token?: string): Promise<{ status: number; json: any }> {
   const headers: Record<string, string> = {};
@@ -136,7 +153,9 @@ async function load(target: Target, path: string, bodies: Buffer[], inFlight = I
       const n = sent++;
       const t0 = performance.now();
       const res = await target.pool.request({
-        method: 'POST', path, body: bodies[n % bodies.length],
+        method: 'POST',
+        path,
+        body: bodies[n % bodies.length],
         headers: { 'content-type': 'application/json', authorization: `Bearer ${target.tokens[n % target.tokens.length]}` },
       });
       await res.body.dump();
@@ -151,7 +170,9 @@ async function load(target: Target, path: string, bodies: Buffer[], inFlight = I
   const per = (key: keyof typeof cpu0) => (cpu1[key] - cpu0[key]) / latencies.length;
   latencies.sort((a, b) => a - b);
   return {
-    rps: latencies.length / seconds, p50: latencies[Math.floor(latencies.length * 0.5)], p99: latencies[Math.floor(latencies.length * 0.99)],
+    rps: latencies.length / seconds,
+    p50: latencies[Math.floor(latencies.length * 0.5)],
+    p99: latencies[Math.floor(latencies.length * 0.99)],
     cpu: { client: per('client'), nginx: per('nginx'), instances: per('instances') },
   };
 }
@@ -175,8 +196,18 @@ const targets: Target[] = [];
 try {
   for (const instances of [1, 2, 3]) {
     const cluster = new Cluster({
-      instances, port: 0, host: '127.0.0.1', dataDir: '', maxBodyBytes: config.maxBodyBytes, maxImportBytes: config.maxImportBytes, env, nginx,
-      server: DIST_SERVER, respawnMs: 0, workerProcesses: 1, log: () => {},
+      instances,
+      port: 0,
+      host: '127.0.0.1',
+      dataDir: '',
+      maxBodyBytes: config.maxBodyBytes,
+      maxImportBytes: config.maxImportBytes,
+      env,
+      nginx,
+      server: DIST_SERVER,
+      respawnMs: 0,
+      workerProcesses: 1,
+      log: () => {},
     });
     clusters.push(cluster);
     await cluster.start();
@@ -186,7 +217,15 @@ try {
       targets.push({ name: '1 instance, direct', instances: 1, origin: cluster.instances[0].url, pool, tokens: [], instancePids });
     }
     const pool = new Pool(cluster.url, { connections: IN_FLIGHT });
-    targets.push({ name: `nginx + ${instances} instance${instances > 1 ? 's' : ''}`, instances, origin: cluster.url, pool, tokens: [], instancePids, nginxPid: cluster.nginxPid });
+    targets.push({
+      name: `nginx + ${instances} instance${instances > 1 ? 's' : ''}`,
+      instances,
+      origin: cluster.url,
+      pool,
+      tokens: [],
+      instancePids,
+      nginxPid: cluster.nginxPid,
+    });
   }
   // Each configuration's own sessions; "direct" and "nginx + 1" share the one instance's.
   for (const target of targets) if (target.name !== '1 instance, direct') target.tokens = await fill(target.pool);
@@ -201,13 +240,20 @@ try {
   const [token] = await fill(proxied.pool, 1, SMALL_ROWS);
   const latency = { healthz: { direct: [] as number[], proxied: [] as number[] }, search: { direct: [] as number[], proxied: [] as number[] } };
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [which, target] of [['direct', direct], ['proxied', proxied]] as const) {
+    for (const [which, target] of [
+      ['direct', direct],
+      ['proxied', proxied],
+    ] as const) {
       latency.healthz[which].push(await sequentialP50(target.pool, 'GET', '/healthz', LATENCY_REQUESTS));
       latency.search[which].push(await sequentialP50(target.pool, 'POST', '/search', LATENCY_REQUESTS / 4, (i) => searchBodies[i % 64], token));
     }
   }
 
-  const kinds = [['search', '/search', searchBodies], ['search-many x8', '/search-many', searchManyBodies], ['add-many', '/vectors/add-many', addBodies]] as const;
+  const kinds = [
+    ['search', '/search', searchBodies],
+    ['search-many x8', '/search-many', searchManyBodies],
+    ['add-many', '/vectors/add-many', addBodies],
+  ] as const;
   const results = new Map<string, Load[]>();
   for (const target of targets) await load(target, '/search', searchBodies); // warm-up
   for (let r = 0; r < ROUNDS; r++) {
@@ -223,19 +269,32 @@ try {
   const of = (name: string, kind: string) => {
     const runs = results.get(`${name}|${kind}`)!;
     return {
-      rps: median(runs.map((x) => x.rps)), p50: median(runs.map((x) => x.p50)), p99: median(runs.map((x) => x.p99)),
+      rps: median(runs.map((x) => x.rps)),
+      p50: median(runs.map((x) => x.p50)),
+      p99: median(runs.map((x) => x.p99)),
       cpu: { client: median(runs.map((x) => x.cpu.client)), nginx: median(runs.map((x) => x.cpu.nginx)), instances: median(runs.map((x) => x.cpu.instances)) },
     };
   };
-  const rows = targets.flatMap((target) => kinds.map(([kind]) => {
-    const m = of(target.name, kind);
-    return {
-      target: target.name, load: kind, 'req/s': Math.round(m.rps), 'p50 ms': m.p50, 'p99 ms': m.p99,
-      'vs direct': fmt(m.rps / of(direct.name, kind).rps), 'vs nginx + 1': fmt(m.rps / of(proxied.name, kind).rps),
-      'CPU ms/req client': fmt(m.cpu.client), 'nginx': fmt(m.cpu.nginx), 'instances': fmt(m.cpu.instances),
-    };
-  }));
-  console.log(`\n${SESSIONS} sessions of ${ROWS} x ${DIM} per configuration (${availableParallelism()} cores), ${IN_FLIGHT} requests in flight, add-many of ${ADD_BATCH}, ${ROUNDS} interleaved rounds of ${ROUND_MS} ms (medians)`);
+  const rows = targets.flatMap((target) =>
+    kinds.map(([kind]) => {
+      const m = of(target.name, kind);
+      return {
+        target: target.name,
+        load: kind,
+        'req/s': Math.round(m.rps),
+        'p50 ms': m.p50,
+        'p99 ms': m.p99,
+        'vs direct': fmt(m.rps / of(direct.name, kind).rps),
+        'vs nginx + 1': fmt(m.rps / of(proxied.name, kind).rps),
+        'CPU ms/req client': fmt(m.cpu.client),
+        nginx: fmt(m.cpu.nginx),
+        instances: fmt(m.cpu.instances),
+      };
+    }),
+  );
+  console.log(
+    `\n${SESSIONS} sessions of ${ROWS} x ${DIM} per configuration (${availableParallelism()} cores), ${IN_FLIGHT} requests in flight, add-many of ${ADD_BATCH}, ${ROUNDS} interleaved rounds of ${ROUND_MS} ms (medians)`,
+  );
   printTable(rows);
 
   const p50 = (xs: number[]) => median(xs);
@@ -244,8 +303,20 @@ try {
   const searchP50 = p50(latency.search.direct);
   console.log('\nproxy cost per request, one request in flight (p50, nginx + 1 instance minus the instance directly)');
   printTable([
-    { request: 'GET /healthz', 'direct ms': p50(latency.healthz.direct), 'through nginx ms': p50(latency.healthz.proxied), 'cost ms': healthCost, 'cost / 1k x 384 search p50': fmt(healthCost / searchP50) },
-    { request: 'POST /search 1k x 384', 'direct ms': searchP50, 'through nginx ms': p50(latency.search.proxied), 'cost ms': searchCost, 'cost / 1k x 384 search p50': fmt(searchCost / searchP50) },
+    {
+      request: 'GET /healthz',
+      'direct ms': p50(latency.healthz.direct),
+      'through nginx ms': p50(latency.healthz.proxied),
+      'cost ms': healthCost,
+      'cost / 1k x 384 search p50': fmt(healthCost / searchP50),
+    },
+    {
+      request: 'POST /search 1k x 384',
+      'direct ms': searchP50,
+      'through nginx ms': p50(latency.search.proxied),
+      'cost ms': searchCost,
+      'cost / 1k x 384 search p50': fmt(searchCost / searchP50),
+    },
   ]);
   const two = of('nginx + 2 instances', 'search').rps;
   const twoMany = of('nginx + 2 instances', 'search-many x8').rps;
@@ -255,8 +326,12 @@ try {
     twoInstancesVsNginxOne: two / of(proxied.name, 'search').rps,
     searchManyTwoInstancesVsDirect: twoMany / of(direct.name, 'search-many x8').rps,
   };
-  console.log(`\ngoal: proxy cost <= 15% of a 1k x 384 search's p50: ${fmt(goals.proxyCostRatio * 100, 1)}% (${goals.proxyCostRatio <= 0.15 ? 'met' : 'missed'})`);
-  console.log(`goal: 2 instances >= 1.7x the search throughput of 1: ${fmt(goals.twoInstancesVsDirect)}x one instance directly, ${fmt(goals.twoInstancesVsNginxOne)}x nginx + 1 (${goals.twoInstancesVsDirect >= 1.7 ? 'met' : 'missed'}); search-many x8: ${fmt(goals.searchManyTwoInstancesVsDirect)}x one instance directly`);
+  console.log(
+    `\ngoal: proxy cost <= 15% of a 1k x 384 search's p50: ${fmt(goals.proxyCostRatio * 100, 1)}% (${goals.proxyCostRatio <= 0.15 ? 'met' : 'missed'})`,
+  );
+  console.log(
+    `goal: 2 instances >= 1.7x the search throughput of 1: ${fmt(goals.twoInstancesVsDirect)}x one instance directly, ${fmt(goals.twoInstancesVsNginxOne)}x nginx + 1 (${goals.twoInstancesVsDirect >= 1.7 ? 'met' : 'missed'}); search-many x8: ${fmt(goals.searchManyTwoInstancesVsDirect)}x one instance directly`,
+  );
   console.log(`results: ${writeResults('cluster', { dim: DIM, rows: ROWS, sessions: SESSIONS, inFlight: IN_FLIGHT, table: rows, latency, goals })}`);
 } finally {
   for (const target of targets) await target.pool.close();

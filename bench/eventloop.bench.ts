@@ -119,7 +119,13 @@ function smallSearches(child: ChildServer, token: string, queries: Buffer[]) {
  * Run `once` back to back (`inFlight` at a time) for LOAD_SECONDS (and at
  * most `maxCount` times), the small session's searches beside it.
  */
-async function phase(child: ChildServer, small: { token: string; queries: Buffer[] }, load: string, once: () => Promise<unknown>, { inFlight = 1, maxCount = 1000 } = {}): Promise<Row | undefined> {
+async function phase(
+  child: ChildServer,
+  small: { token: string; queries: Buffer[] },
+  load: string,
+  once: () => Promise<unknown>,
+  { inFlight = 1, maxCount = 1000 } = {},
+): Promise<Row | undefined> {
   if (ONLY && load !== 'idle' && !ONLY.some((word) => load.includes(word))) return undefined;
   const stopSearches = smallSearches(child, small.token, small.queries);
   await eventLoopDelay(child);
@@ -138,9 +144,14 @@ async function phase(child: ChildServer, small: { token: string; queries: Buffer
   const delay = await eventLoopDelay(child);
   const latencies = await stopSearches();
   const row: Row = {
-    load, requests: times.length, 'load ms p50': round(pct(times, 0.5)),
-    'event-loop delay p99 ms': round(delay.p99), 'event-loop delay max ms': round(delay.max),
-    'small search p50 ms': round(pct(latencies, 0.5)), 'small search p99 ms': round(pct(latencies, 0.99)), 'small searches': latencies.length,
+    load,
+    requests: times.length,
+    'load ms p50': round(pct(times, 0.5)),
+    'event-loop delay p99 ms': round(delay.p99),
+    'event-loop delay max ms': round(delay.max),
+    'small search p50 ms': round(pct(latencies, 0.5)),
+    'small search p99 ms': round(pct(latencies, 0.99)),
+    'small searches': latencies.length,
   };
   console.log(JSON.stringify(row));
   return row;
@@ -163,7 +174,10 @@ async function main() {
     const addJson = addManyBodies(BATCH, 1024, 3, false);
     const addBase64 = addManyBodies(BATCH, 1024, 3, true);
     const mid = await newSession(child, addBase64);
-    const answerToken = await newSession(child, addManyBodies(1000, 64, 4, true, (i) => ({ text: 'x'.repeat(2048), i })));
+    const answerToken = await newSession(
+      child,
+      addManyBodies(1000, 64, 4, true, (i) => ({ text: 'x'.repeat(2048), i })),
+    );
     const big = await newSession(child, addManyBodies(BIG_ROWS, 1024, 6, true));
     const imported = (await child.post('/token', '')).token as string;
     const importNdjson = importBody(IMPORT_ROWS, 384);
@@ -172,12 +186,60 @@ async function main() {
     const largeAnswer = searchManyBody(64, true, 100, true);
 
     push(await phase(child, small, 'idle', () => sleep(50)));
-    push(await phase(child, small, `add-many JSON 1000 x 1024 (${(addJson[0].length / 1e6).toFixed(1)} MB)`, () => request(child, '/vectors/add-many', mid, addJson[0]), { inFlight: 2 }));
-    push(await phase(child, small, `add-many base64 1000 x 1024 (${(addBase64[0].length / 1e6).toFixed(1)} MB)`, () => request(child, '/vectors/add-many', mid, addBase64[0]), { inFlight: 2 }));
-    push(await phase(child, small, `search-many JSON 64 x 1024 on 1000 (${(searchJson.length / 1e6).toFixed(1)} MB)`, () => request(child, '/search-many', mid, searchJson), { inFlight: 2 }));
-    push(await phase(child, small, `search-many base64 64 x 1024 on 1000 (${(searchBase64.length / 1e6).toFixed(2)} MB)`, () => request(child, '/search-many', mid, searchBase64), { inFlight: 2 }));
-    push(await phase(child, small, 'large answer: search-many 64, topK 100, 2 KiB metadata (~13 MB)', () => request(child, '/search-many', answerToken, largeAnswer), { inFlight: 2 }));
-    push(await phase(child, small, `import NDJSON base64 ${IMPORT_ROWS} x 384 (${(importNdjson.length / 1e6).toFixed(0)} MB)`, () => request(child, '/vectors/import', imported, importNdjson, 'application/x-ndjson'), { maxCount: 3 }));
+    push(
+      await phase(
+        child,
+        small,
+        `add-many JSON 1000 x 1024 (${(addJson[0].length / 1e6).toFixed(1)} MB)`,
+        () => request(child, '/vectors/add-many', mid, addJson[0]),
+        { inFlight: 2 },
+      ),
+    );
+    push(
+      await phase(
+        child,
+        small,
+        `add-many base64 1000 x 1024 (${(addBase64[0].length / 1e6).toFixed(1)} MB)`,
+        () => request(child, '/vectors/add-many', mid, addBase64[0]),
+        { inFlight: 2 },
+      ),
+    );
+    push(
+      await phase(
+        child,
+        small,
+        `search-many JSON 64 x 1024 on 1000 (${(searchJson.length / 1e6).toFixed(1)} MB)`,
+        () => request(child, '/search-many', mid, searchJson),
+        { inFlight: 2 },
+      ),
+    );
+    push(
+      await phase(
+        child,
+        small,
+        `search-many base64 64 x 1024 on 1000 (${(searchBase64.length / 1e6).toFixed(2)} MB)`,
+        () => request(child, '/search-many', mid, searchBase64),
+        { inFlight: 2 },
+      ),
+    );
+    push(
+      await phase(
+        child,
+        small,
+        'large answer: search-many 64, topK 100, 2 KiB metadata (~13 MB)',
+        () => request(child, '/search-many', answerToken, largeAnswer),
+        { inFlight: 2 },
+      ),
+    );
+    push(
+      await phase(
+        child,
+        small,
+        `import NDJSON base64 ${IMPORT_ROWS} x 384 (${(importNdjson.length / 1e6).toFixed(0)} MB)`,
+        () => request(child, '/vectors/import', imported, importNdjson, 'application/x-ndjson'),
+        { maxCount: 3 },
+      ),
+    );
     if (!MEMORY_ONLY) {
       push(await phase(child, small, `compaction of ${BIG_ROWS} x 1024`, () => request(child, '/bench/compact', big, Buffer.from('{}')), { maxCount: 3 }));
 
@@ -186,18 +248,22 @@ async function main() {
       child = await startChildServer(env);
       await request(child, '/search', small.token, small.queries[0]);
       let reopened = false;
-      push(await phase(child, small, `reopen of ${BIG_ROWS} x 1024 (after a restart)`, async () => {
-        if (reopened) return sleep(50);
-        reopened = true;
-        await request(child, '/session', big);
-      }));
+      push(
+        await phase(child, small, `reopen of ${BIG_ROWS} x 1024 (after a restart)`, async () => {
+          if (reopened) return sleep(50);
+          reopened = true;
+          await request(child, '/session', big);
+        }),
+      );
     }
   } finally {
     await child.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
   const load1 = loadavg()[0];
-  console.log(`\nevent-loop delay of the server per load (load average ${load0.toFixed(1)} -> ${load1.toFixed(1)}, ${LOAD_SECONDS} s per load${quick ? ', --quick' : ''}${MEMORY_ONLY ? ', no DATA_DIR' : ', DATA_DIR on'})`);
+  console.log(
+    `\nevent-loop delay of the server per load (load average ${load0.toFixed(1)} -> ${load1.toFixed(1)}, ${LOAD_SECONDS} s per load${quick ? ', --quick' : ''}${MEMORY_ONLY ? ', no DATA_DIR' : ', DATA_DIR on'})`,
+  );
   printTable(rows as unknown as Record<string, string | number>[]);
   console.log(`\nwrote ${writeResults('eventloop', { quick, memoryOnly: MEMORY_ONLY, loadSeconds: LOAD_SECONDS, loadAverage: [load0, load1], rows })}`);
 }

@@ -17,14 +17,22 @@ import { startChildServer, serverCpuMs, type ChildServer } from './lib/child-ser
 import { rowOf, uniformVectors } from './lib/data.js';
 import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
 
-const A_ROWS = quick ? 10_000 : 50_000, A_DIM = 1024;
-const B_ROWS = 1_000, B_DIM = 384;
+const A_ROWS = quick ? 10_000 : 50_000,
+  A_DIM = 1024;
+const B_ROWS = 1_000,
+  B_DIM = 384;
 const C_ROWS = 20_000;
 const PHASE_MS = quick ? 1500 : 4000;
 const ROUNDS = quick ? 1 : 3;
 const THREADS = [1, 2];
 
-interface Setup { server: ChildServer; a: string; b: string; c: string; ingest: string }
+interface Setup {
+  server: ChildServer;
+  a: string;
+  b: string;
+  c: string;
+  ingest: string;
+}
 
 const json = (body: unknown) => Buffer.from(JSON.stringify(body));
 const numbers = (v: Float32Array) => Array.from(v, (x) => Math.round(x * 1e6) / 1e6);
@@ -73,14 +81,16 @@ const percentile = (xs: number[], p: number) => {
 async function latencyUnder(s: Setup, background: (() => Promise<unknown>)[], session = s.b) {
   await s.server.get('/bench/eventloop');
   let running = true;
-  const loops = background.map(async (step) => { while (running) await step(); });
+  const loops = background.map(async (step) => {
+    while (running) await step();
+  });
   await new Promise((resolve) => setTimeout(resolve, background.length ? 200 : 0));
   const latencies: number[] = [];
   const end = performance.now() + PHASE_MS;
   for (let i = 0; performance.now() < end; i++) latencies.push(await post(s.server, '/search', bQueries[i % bQueries.length], session));
   running = false;
   await Promise.all(loops);
-  const loop = await s.server.get('/bench/eventloop') as { p99: number; max: number };
+  const loop = (await s.server.get('/bench/eventloop')) as { p99: number; max: number };
   return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), loopP99: loop.p99, loopMax: loop.max, count: latencies.length };
 }
 
@@ -90,11 +100,16 @@ async function throughput(s: Setup, path: string, bodies: Buffer[], token: strin
   const t0 = performance.now();
   const end = t0 + PHASE_MS;
   let done = 0;
-  await Promise.all(Array.from({ length: inFlight }, async (_, w) => {
-    for (let i = w; performance.now() < end; i += inFlight) { await post(s.server, path, bodies[i % bodies.length], token); done++; }
-  }));
+  await Promise.all(
+    Array.from({ length: inFlight }, async (_, w) => {
+      for (let i = w; performance.now() < end; i += inFlight) {
+        await post(s.server, path, bodies[i % bodies.length], token);
+        done++;
+      }
+    }),
+  );
   const wall = performance.now() - t0;
-  return { perSec: done / (wall / 1000), cores: (await serverCpuMs(s.server) - cpu0) / wall };
+  return { perSec: done / (wall / 1000), cores: ((await serverCpuMs(s.server)) - cpu0) / wall };
 }
 
 const setups = new Map<number, Setup>();
@@ -112,22 +127,40 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const threads of round % 2 ? [...THREADS].reverse() : THREADS) {
     const s = setups.get(threads)!;
     const idle = await latencyUnder(s, []);
-    add(threads, 'idle p50', idle.p50); add(threads, 'idle p99', idle.p99); add(threads, 'idle loop p99', idle.loopP99);
-    const heavy = await latencyUnder(s, [0, 1].map(() => () => post(s.server, '/search-many', aManyBody, s.a)));
-    add(threads, 'search-many p50', heavy.p50); add(threads, 'search-many p99', heavy.p99);
-    add(threads, 'search-many loop p99', heavy.loopP99); add(threads, 'search-many loop max', heavy.loopMax);
+    add(threads, 'idle p50', idle.p50);
+    add(threads, 'idle p99', idle.p99);
+    add(threads, 'idle loop p99', idle.loopP99);
+    const heavy = await latencyUnder(
+      s,
+      [0, 1].map(() => () => post(s.server, '/search-many', aManyBody, s.a)),
+    );
+    add(threads, 'search-many p50', heavy.p50);
+    add(threads, 'search-many p99', heavy.p99);
+    add(threads, 'search-many loop p99', heavy.loopP99);
+    add(threads, 'search-many loop max', heavy.loopMax);
     const ingest = await latencyUnder(s, [() => post(s.server, '/vectors/add-many', ingestBody, s.ingest)]);
-    add(threads, 'ingest p99', ingest.p99); add(threads, 'ingest loop p99', ingest.loopP99); add(threads, 'ingest loop max', ingest.loopMax);
+    add(threads, 'ingest p99', ingest.p99);
+    add(threads, 'ingest loop p99', ingest.loopP99);
+    add(threads, 'ingest loop max', ingest.loopMax);
     const big = await throughput(s, '/search', aOneBodies, s.a, 8);
-    add(threads, 'A searches/s', big.perSec); add(threads, 'A cores', big.cores);
+    add(threads, 'A searches/s', big.perSec);
+    add(threads, 'A cores', big.cores);
     const small = await throughput(s, '/search', bQueries, s.b, 16);
     add(threads, 'B req/s', small.perSec);
     const cIdle = await latencyUnder(s, [], s.c);
     // As many as one token may send at once (MAX_BODIES_IN_FLIGHT_PER_TOKEN, 8).
-    const cLoaded = await latencyUnder(s, Array.from({ length: 8 }, () => () => post(s.server, '/search-many', aManyBody, s.a)), s.c);
-    add(threads, 'C idle p50', cIdle.p50); add(threads, 'C idle p99', cIdle.p99);
-    add(threads, 'C p50, 8 search-many of A in flight', cLoaded.p50); add(threads, 'C p99, 8 search-many of A in flight', cLoaded.p99);
-    console.error(`round ${round + 1}, ${threads} thread(s): B p99 idle ${fmt(idle.p99)} / under search-many ${fmt(heavy.p99)} ms, A ${fmt(big.perSec, 1)} searches/s on ${fmt(big.cores, 2)} cores`);
+    const cLoaded = await latencyUnder(
+      s,
+      Array.from({ length: 8 }, () => () => post(s.server, '/search-many', aManyBody, s.a)),
+      s.c,
+    );
+    add(threads, 'C idle p50', cIdle.p50);
+    add(threads, 'C idle p99', cIdle.p99);
+    add(threads, 'C p50, 8 search-many of A in flight', cLoaded.p50);
+    add(threads, 'C p99, 8 search-many of A in flight', cLoaded.p99);
+    console.error(
+      `round ${round + 1}, ${threads} thread(s): B p99 idle ${fmt(idle.p99)} / under search-many ${fmt(heavy.p99)} ms, A ${fmt(big.perSec, 1)} searches/s on ${fmt(big.cores, 2)} cores`,
+    );
   }
 }
 for (const s of setups.values()) await s.server.stop();
@@ -150,5 +183,7 @@ const goals = [
   { goal: '8 searches in flight on A: searches/s >= 1.6x KERNEL_THREADS=1', value: m(2, 'A searches/s') / m(1, 'A searches/s'), limit: 1.6, atLeast: true },
   { goal: 'small work (B, 16 in flight): req/s >= 0.95x KERNEL_THREADS=1', value: m(2, 'B req/s') / m(1, 'B req/s'), limit: 0.95, atLeast: true },
 ];
-printTable(goals.map(({ goal, value, limit, atLeast }) => ({ goal, measured: fmt(value, 2), met: (atLeast ? value >= limit : value <= limit) ? 'yes' : 'no' })));
+printTable(
+  goals.map(({ goal, value, limit, atLeast }) => ({ goal, measured: fmt(value, 2), met: (atLeast ? value >= limit : value <= limit) ? 'yes' : 'no' })),
+);
 console.log(`results: ${writeResults('fairness', { rows, goals, aRows: A_ROWS, phaseMs: PHASE_MS, rounds: ROUNDS })}`);

@@ -22,7 +22,7 @@ for (let start = 0; start < N; start += 1000) {
 const query = Array.from(uniformVectors(1, DIM, 42));
 
 const cases = {
-  'none': undefined,
+  none: undefined,
   '1% (bucket = 7)': { bucket: 7 },
   '0.5% ($in of 500 and $or)': { rank: { $in: Array.from({ length: N / 200 }, (_, i) => i * 200) }, $or: [{ tenant: 't0' }, { tenant: 't2' }] },
   '10% (tenant = t3)': { tenant: 't3' },
@@ -34,10 +34,16 @@ const names = Object.keys(cases) as (keyof typeof cases)[];
 const matched: Record<string, number> = {};
 for (const name of names) matched[name] = index.search([query], { filter: cases[name] }).stats.matched;
 
-const timings = interleave(names.map((name) => ({ name, run: () => index.search([query], { filter: cases[name] }) })), { rounds: 7, targetMs: 100 });
+const timings = interleave(
+  names.map((name) => ({ name, run: () => index.search([query], { filter: cases[name] }) })),
+  { rounds: 7, targetMs: 100 },
+);
 const base = timings[0].ms;
 const rows = timings.map((t) => ({
-  filter: t.name, matched: matched[t.name], 'ms/query': t.ms, 'vs unfiltered': fmt(t.ms / base),
+  filter: t.name,
+  matched: matched[t.name],
+  'ms/query': t.ms,
+  'vs unfiltered': fmt(t.ms / base),
 }));
 printTable(rows);
 console.log(`results: ${writeResults('filter', { vectors: N, dim: DIM, rows })}`);

@@ -54,7 +54,10 @@ for (const n of [1_000, 10_000]) {
   const token = (await server.post('/token', '')).token as string;
   const data = uniformVectors(n, DIM, 70 + n);
   for (let start = 0; start < n; start += 1000) {
-    const vectors = Array.from({ length: Math.min(1000, n - start) }, (_, i) => ({ id: `v${start + i}`, vector: encodeFloat32Base64(rowOf(data, DIM, start + i)) }));
+    const vectors = Array.from({ length: Math.min(1000, n - start) }, (_, i) => ({
+      id: `v${start + i}`,
+      vector: encodeFloat32Base64(rowOf(data, DIM, start + i)),
+    }));
     await server.post('/vectors/add-many', JSON.stringify({ vectors }), token);
   }
   sessions[`${n / 1000}k`] = token;

@@ -119,13 +119,15 @@ const serviceCases: { name: string; path: string; body: Buffer; count: number }[
   { name: 'add-many base64', path: '/vectors/add-many', body: base64Bytes, count: PER_ROUND },
   { name: 'receive the base64 body only (floor)', path: '/bench/drain', body: base64Bytes, count: PER_ROUND },
 ];
-const children = await Promise.all(serviceCases.map(async ({ path, body, count }) => {
-  const child = await startChildServer();
-  const token = (await child.post('/token', '')).token as string;
-  await child.post('/vectors/add-many', jsonBody, token);
-  await load(child, path, body, token, count); // warm-up
-  return { child, token };
-}));
+const children = await Promise.all(
+  serviceCases.map(async ({ path, body, count }) => {
+    const child = await startChildServer();
+    const token = (await child.post('/token', '')).token as string;
+    await child.post('/vectors/add-many', jsonBody, token);
+    await load(child, path, body, token, count); // warm-up
+    return { child, token };
+  }),
+);
 const parseWall: number[] = [];
 const serviceWall = serviceCases.map(() => [] as number[]);
 const serviceCpu = serviceCases.map(() => [] as number[]);
@@ -155,16 +157,28 @@ const serviceCpuMs = serviceCpu.map(median);
 const service = [row('JSON.parse alone', parseMs, parseMs, null), ...serviceCases.map((c, i) => row(c.name, serviceMs[i], parseMs, serviceCpuMs[i]))];
 const inProcessMs = perRound.map(median);
 const inProcess = cases.map((c, i) => row(c.name, inProcessMs[i], inProcessMs[0], null));
-console.log(`service (the goals' figures): server in child processes (one per case), undici, ${IN_FLIGHT} requests in flight; JSON.parse alone timed in this process`);
+console.log(
+  `service (the goals' figures): server in child processes (one per case), undici, ${IN_FLIGHT} requests in flight; JSON.parse alone timed in this process`,
+);
 printTable(service);
-console.log(`JSON add-many / JSON.parse rate: ${fmt(parseMs / serviceMs[0])} (goal >= 0.7); base64 / JSON add-many per vector: ${fmt(serviceMs[0] / serviceMs[1], 1)}x (goal >= 10x); by server CPU: ${fmt(serviceCpuMs[0] / serviceCpuMs[1], 1)}x`);
-console.log('in process: client and server in this process, one request at a time (the client\'s send and every event-loop turn count)');
+console.log(
+  `JSON add-many / JSON.parse rate: ${fmt(parseMs / serviceMs[0])} (goal >= 0.7); base64 / JSON add-many per vector: ${fmt(serviceMs[0] / serviceMs[1], 1)}x (goal >= 10x); by server CPU: ${fmt(serviceCpuMs[0] / serviceCpuMs[1], 1)}x`,
+);
+console.log("in process: client and server in this process, one request at a time (the client's send and every event-loop turn count)");
 printTable(inProcess);
-console.log(`JSON add-many / JSON.parse rate: ${fmt(inProcessMs[0] / inProcessMs[1])}; base64 / JSON add-many per vector: ${fmt(inProcessMs[1] / inProcessMs[2], 1)}x`);
-console.log('stages: the server\'s own steps once the bytes are in, each timed alone, ms per 1000 vectors (compiled dist/)');
-printTable(Object.entries(stages).flatMap(([body, byBuild]) => Object.entries(byBuild).map(([build, times]) => ({
-  body, build, ...Object.fromEntries([...STAGES, 'total' as const].map((s) => [s, fmt(times[s] * per1000)])),
-}))));
+console.log(
+  `JSON add-many / JSON.parse rate: ${fmt(inProcessMs[0] / inProcessMs[1])}; base64 / JSON add-many per vector: ${fmt(inProcessMs[1] / inProcessMs[2], 1)}x`,
+);
+console.log("stages: the server's own steps once the bytes are in, each timed alone, ms per 1000 vectors (compiled dist/)");
+printTable(
+  Object.entries(stages).flatMap(([body, byBuild]) =>
+    Object.entries(byBuild).map(([build, times]) => ({
+      body,
+      build,
+      ...Object.fromEntries([...STAGES, 'total' as const].map((s) => [s, fmt(times[s] * per1000)])),
+    })),
+  ),
+);
 console.log(`body bytes: JSON ${jsonBody.length}, base64 ${base64Body.length}`);
 
 const transfer = await transferSection();

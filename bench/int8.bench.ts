@@ -21,7 +21,10 @@ const POOLS = [K, 2 * K, 100, 500];
 const metric: Metric = 'cosine';
 
 const rows: Record<string, string | number>[] = [];
-for (const [name, make] of [['clustered', clusteredVectors], ['uniform', uniformVectors]] as const) {
+for (const [name, make] of [
+  ['clustered', clusteredVectors],
+  ['uniform', uniformVectors],
+] as const) {
   const data = make(N, DIM, 61);
   const queries = make(QUERIES, DIM, 62);
   const float = filledKernel(data, DIM, metric);
@@ -33,27 +36,51 @@ for (const [name, make] of [['clustered', clusteredVectors], ['uniform', uniform
   const truth = Array.from({ length: QUERIES }, (_, j) => new Set(float.search({ queries: query(j), queryCount: 1, k: K, count: N }).rows));
   const recall = (pool: number) => {
     let found = 0;
-    for (let j = 0; j < QUERIES; j++) for (const r of int8.search({ queries: query(j), queryCount: 1, k: K, candidatePool: pool, count: N }).rows) if (truth[j].has(r)) found++;
+    for (let j = 0; j < QUERIES; j++)
+      for (const r of int8.search({ queries: query(j), queryCount: 1, k: K, candidatePool: pool, count: N }).rows) if (truth[j].has(r)) found++;
     return found / (QUERIES * K);
   };
 
   let j = 0;
-  const t = Object.fromEntries(interleave([
-    { name: 'float32 exact', run: () => float.search({ queries: query(j++), queryCount: 1, k: K, count: N }) },
-    { name: 'float32 scan', run: () => float.search({ queries: query(j++), queryCount: 1, k: 1, count: N }) },
-    { name: 'int8 scan', run: () => int8.search({ queries: query(j++), queryCount: 1, k: 1, candidatePool: 1, count: N }) },
-    { name: 'first stage pool 2048', run: () => firstStage.firstStage(query(j++), 2048, metric) },
-    ...POOLS.map((pool) => ({ name: `pool ${pool}`, run: () => int8.search({ queries: query(j++), queryCount: 1, k: K, candidatePool: pool, count: N }) })),
-  ], { rounds: 7, targetMs: 100 }).map((x) => [x.name, x.ms]));
+  const t = Object.fromEntries(
+    interleave(
+      [
+        { name: 'float32 exact', run: () => float.search({ queries: query(j++), queryCount: 1, k: K, count: N }) },
+        { name: 'float32 scan', run: () => float.search({ queries: query(j++), queryCount: 1, k: 1, count: N }) },
+        { name: 'int8 scan', run: () => int8.search({ queries: query(j++), queryCount: 1, k: 1, candidatePool: 1, count: N }) },
+        { name: 'first stage pool 2048', run: () => firstStage.firstStage(query(j++), 2048, metric) },
+        ...POOLS.map((pool) => ({ name: `pool ${pool}`, run: () => int8.search({ queries: query(j++), queryCount: 1, k: K, candidatePool: pool, count: N }) })),
+      ],
+      { rounds: 7, targetMs: 100 },
+    ).map((x) => [x.name, x.ms]),
+  );
 
   rows.push({ data: name, case: 'float32 exact top 10', 'ms/query': t['float32 exact'], 'vs exact': '1.000', recall: '1.000' });
-  rows.push({ data: name, case: 'int8 scan vs float32 scan', 'ms/query': t['int8 scan'], 'vs exact': fmt(t['int8 scan'] / t['float32 exact']), recall: `${fmt(t['float32 scan'] / t['int8 scan'], 2)}x faster scan` });
+  rows.push({
+    data: name,
+    case: 'int8 scan vs float32 scan',
+    'ms/query': t['int8 scan'],
+    'vs exact': fmt(t['int8 scan'] / t['float32 exact']),
+    recall: `${fmt(t['float32 scan'] / t['int8 scan'], 2)}x faster scan`,
+  });
   // A few percent: paired call by call over the queries (rounds apart are too noisy).
   const stage = (pool: number) => (call: number) => firstStage.firstStage(query(call), pool, metric);
   const selection = pairedRatio(stage(1), stage(2048), { pairs: 31, calls: 4 }) - 1;
-  rows.push({ data: name, case: 'pool 2048 selection vs pool 1', 'ms/query': t['first stage pool 2048'], 'vs exact': fmt(t['first stage pool 2048'] / t['float32 exact']), recall: `+${fmt(selection * 100, 1)}% of the int8 scan` });
+  rows.push({
+    data: name,
+    case: 'pool 2048 selection vs pool 1',
+    'ms/query': t['first stage pool 2048'],
+    'vs exact': fmt(t['first stage pool 2048'] / t['float32 exact']),
+    recall: `+${fmt(selection * 100, 1)}% of the int8 scan`,
+  });
   for (const pool of POOLS) {
-    rows.push({ data: name, case: `int8 + rescore, pool ${pool}`, 'ms/query': t[`pool ${pool}`], 'vs exact': fmt(t[`pool ${pool}`] / t['float32 exact']), recall: fmt(recall(pool)) });
+    rows.push({
+      data: name,
+      case: `int8 + rescore, pool ${pool}`,
+      'ms/query': t[`pool ${pool}`],
+      'vs exact': fmt(t[`pool ${pool}`] / t['float32 exact']),
+      recall: fmt(recall(pool)),
+    });
   }
   console.error(`done ${name}`);
 }

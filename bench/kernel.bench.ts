@@ -24,7 +24,15 @@ for (const n of sizes) {
     const query = rowOf(queries, DIM, q);
     const wasm = kernel.search({ queries: query, queryCount: 1, k: K, count: n });
     const plain = plainSearch(data, DIM, n, invNorms, query, K, 'cosine');
-    if (!sameIds(wasm.rows, plain.rows, wasm.scores, Array.from(plain.keys, (key) => key * inverseNorm(query)))) throw new Error(`n=${n} query ${q}: WASM and plain results differ`);
+    if (
+      !sameIds(
+        wasm.rows,
+        plain.rows,
+        wasm.scores,
+        Array.from(plain.keys, (key) => key * inverseNorm(query)),
+      )
+    )
+      throw new Error(`n=${n} query ${q}: WASM and plain results differ`);
   }
 
   let q = 0;
@@ -34,8 +42,12 @@ for (const n of sizes) {
     { name: 'plain-ts', run: () => plainSearch(data, DIM, n, invNorms, nextQuery(), K, 'cosine') },
   ]);
   rows.push({
-    vectors: n, dim: DIM, 'wasm ms/query': wasm.ms, 'plain-ts ms/query': plain.ms,
-    'wasm / plain-ts': fmt(wasm.ms / plain.ms), 'speed-up': `${fmt(plain.ms / wasm.ms, 2)}x`,
+    vectors: n,
+    dim: DIM,
+    'wasm ms/query': wasm.ms,
+    'plain-ts ms/query': plain.ms,
+    'wasm / plain-ts': fmt(wasm.ms / plain.ms),
+    'speed-up': `${fmt(plain.ms / wasm.ms, 2)}x`,
   });
 }
 printTable(rows);

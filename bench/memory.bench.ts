@@ -17,10 +17,14 @@ const server = await startChildServer();
 const baseline = server.rss().current;
 // One set of request bodies, reused for every session (ids are per session anyway).
 const data = uniformVectors(PER_SESSION, DIM, 81);
-const bodies = Array.from({ length: PER_SESSION / 1000 }, (_, b) => Buffer.from(JSON.stringify({
-  vectorType,
-  vectors: Array.from({ length: 1000 }, (_, i) => ({ id: `v${b * 1000 + i}`, vector: encodeFloat32Base64(rowOf(data, DIM, b * 1000 + i)) })),
-})));
+const bodies = Array.from({ length: PER_SESSION / 1000 }, (_, b) =>
+  Buffer.from(
+    JSON.stringify({
+      vectorType,
+      vectors: Array.from({ length: 1000 }, (_, i) => ({ id: `v${b * 1000 + i}`, vector: encodeFloat32Base64(rowOf(data, DIM, b * 1000 + i)) })),
+    }),
+  ),
+);
 let linear = 0;
 let linearUsed = 0;
 let codeBytes = 0;
@@ -48,4 +52,6 @@ const rows = [
 ];
 console.log(`${SESSIONS} sessions x ${PER_SESSION} x ${DIM} (${vectorType}); goal: peak RSS <= 1.3x (raw + codes) = ${MB(1.3 * (raw + codeBytes))}`);
 printTable(rows);
-console.log(`results: ${writeResults(vectorType === 'int8' ? 'memory-int8' : 'memory', { sessions: SESSIONS, perSession: PER_SESSION, dim: DIM, vectorType, raw, codeBytes, linear, linearUsed, baseline, peak, current })}`);
+console.log(
+  `results: ${writeResults(vectorType === 'int8' ? 'memory-int8' : 'memory', { sessions: SESSIONS, perSession: PER_SESSION, dim: DIM, vectorType, raw, codeBytes, linear, linearUsed, baseline, peak, current })}`,
+);

@@ -25,8 +25,7 @@ function usearchSearch(data: Float32Array, query: Float32Array, dim: number, thr
 
 // usearch reads a query from the start of its ArrayBuffer (a subarray's
 // byteOffset is ignored), so every query gets a buffer of its own.
-const ownQueries = (n: number, dim: number, seed: number) =>
-  Array.from({ length: n }, (_, i) => rowOf(uniformVectors(n, dim, seed), dim, i).slice());
+const ownQueries = (n: number, dim: number, seed: number) => Array.from({ length: n }, (_, i) => rowOf(uniformVectors(n, dim, seed), dim, i).slice());
 
 function checkEqual(n: number, dim: number, data: Float32Array, queries: Float32Array[], kernel: ReturnType<typeof filledKernel>) {
   const invNorms = invNormsOf(data, dim, n);
@@ -38,7 +37,15 @@ function checkEqual(n: number, dim: number, data: Float32Array, queries: Float32
     if (Array.from(usearchSearch(data, query, dim, 0).keys, Number).join() !== peerIds.join()) {
       throw new Error(`${n} x ${dim}, query ${q}: usearch on all threads differs from one thread`);
     }
-    if (!sameIds(ours.rows, peerIds, ours.scores, Array.from(peer.distances, (d) => 1 - d), 1e-4)) {
+    if (
+      !sameIds(
+        ours.rows,
+        peerIds,
+        ours.scores,
+        Array.from(peer.distances, (d) => 1 - d),
+        1e-4,
+      )
+    ) {
       throw new Error(`${n} x ${dim}, query ${q}: usearch ids ${peerIds} differ from ours ${Array.from(ours.rows)}`);
     }
     const plain = plainSearch(data, dim, n, invNorms, query, K, 'cosine');
@@ -57,18 +64,30 @@ for (const n of sizes) {
     const invNorms = checkEqual(n, dim, data, queries, kernel);
     let q = 0;
     const next = () => queries[q++ % QUERIES];
-    const [wasm, plain, peer, peerAll, floor, floor4] = interleave([
-      { name: 'wasm', run: () => kernel.search({ queries: next(), queryCount: 1, k: K, count: n }) },
-      { name: 'plain-ts', run: () => plainSearch(data, dim, n, invNorms, next(), K, 'cosine') },
-      { name: 'usearch', run: () => usearchSearch(data, next(), dim) },
-      { name: 'usearch all threads', run: () => usearchSearch(data, next(), dim, 0) },
-      { name: 'floor', run: () => raw.readFloor() },
-      { name: 'floor4', run: () => raw.readFloor4() },
-    ], { rounds: 7, targetMs: 120 });
+    const [wasm, plain, peer, peerAll, floor, floor4] = interleave(
+      [
+        { name: 'wasm', run: () => kernel.search({ queries: next(), queryCount: 1, k: K, count: n }) },
+        { name: 'plain-ts', run: () => plainSearch(data, dim, n, invNorms, next(), K, 'cosine') },
+        { name: 'usearch', run: () => usearchSearch(data, next(), dim) },
+        { name: 'usearch all threads', run: () => usearchSearch(data, next(), dim, 0) },
+        { name: 'floor', run: () => raw.readFloor() },
+        { name: 'floor4', run: () => raw.readFloor4() },
+      ],
+      { rounds: 7, targetMs: 120 },
+    );
     rows.push({
-      vectors: n, dim,
-      'wasm ms': wasm.ms, 'usearch ms': peer.ms, 'usearch all ms': peerAll.ms, 'plain-ts ms': plain.ms, 'floor ms': floor.ms,
-      'wasm/usearch': fmt(wasm.ms / peer.ms, 2), 'wasm/usearch all': fmt(wasm.ms / peerAll.ms, 2), 'wasm/floor': fmt(wasm.ms / floor.ms, 2), 'wasm/floor4': fmt(wasm.ms / floor4.ms, 2), 'wasm/plain-ts': fmt(wasm.ms / plain.ms, 3),
+      vectors: n,
+      dim,
+      'wasm ms': wasm.ms,
+      'usearch ms': peer.ms,
+      'usearch all ms': peerAll.ms,
+      'plain-ts ms': plain.ms,
+      'floor ms': floor.ms,
+      'wasm/usearch': fmt(wasm.ms / peer.ms, 2),
+      'wasm/usearch all': fmt(wasm.ms / peerAll.ms, 2),
+      'wasm/floor': fmt(wasm.ms / floor.ms, 2),
+      'wasm/floor4': fmt(wasm.ms / floor4.ms, 2),
+      'wasm/plain-ts': fmt(wasm.ms / plain.ms, 3),
     });
     console.error(`done ${n} x ${dim}`);
   }

@@ -43,19 +43,40 @@ for (const { n, dim, queryCount, goal } of [
   const got = await shared.search({ queries, queryCount, k: 10, count: n }, onPool(pool));
   if (want.rows.join() !== got.rows.join()) throw new Error(`${n} x ${dim}: pool and inline results differ`);
   const calls = queryCount === 1 ? 20 : 2;
-  const inlineMs: number[] = [], poolMs: number[] = [];
+  const inlineMs: number[] = [],
+    poolMs: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    const timeInline = () => { const t0 = performance.now(); for (let c = 0; c < calls; c++) inline.search({ queries, queryCount, k: 10, count: n }); inlineMs.push((performance.now() - t0) / calls); };
-    const timePool = async () => { const t0 = performance.now(); for (let c = 0; c < calls; c++) await shared.search({ queries, queryCount, k: 10, count: n }, onPool(pool)); poolMs.push((performance.now() - t0) / calls); };
-    if (r % 2) { timeInline(); await timePool(); } else { await timePool(); timeInline(); }
+    const timeInline = () => {
+      const t0 = performance.now();
+      for (let c = 0; c < calls; c++) inline.search({ queries, queryCount, k: 10, count: n });
+      inlineMs.push((performance.now() - t0) / calls);
+    };
+    const timePool = async () => {
+      const t0 = performance.now();
+      for (let c = 0; c < calls; c++) await shared.search({ queries, queryCount, k: 10, count: n }, onPool(pool));
+      poolMs.push((performance.now() - t0) / calls);
+    };
+    if (r % 2) {
+      timeInline();
+      await timePool();
+    } else {
+      await timePool();
+      timeInline();
+    }
   }
   const ratio = median(poolMs) / median(inlineMs);
   // What reading the same bytes at all costs on 1 and on THREADS threads, right after: the best a split scan can do today.
   const floors = [await readFloorOnThreads(1, n * dim * 4), await readFloorOnThreads(THREADS, n * dim * 4)];
   rows.push({
-    case: `${queryCount === 1 ? 'one query' : `search-many ${queryCount}`}, ${n / 1000}k x ${dim}`, 'inline ms': fmt(median(inlineMs)), [`${THREADS} threads ms`]: fmt(median(poolMs)),
-    ratio: fmt(ratio), goal: `<= ${goal}`, met: ratio <= goal ? 'yes' : 'no',
-    'read floor 1t ms': fmt(floors[0]), [`read floor ${THREADS}t ms`]: fmt(floors[1]), 'floor ratio': fmt(floors[1] / floors[0]),
+    case: `${queryCount === 1 ? 'one query' : `search-many ${queryCount}`}, ${n / 1000}k x ${dim}`,
+    'inline ms': fmt(median(inlineMs)),
+    [`${THREADS} threads ms`]: fmt(median(poolMs)),
+    ratio: fmt(ratio),
+    goal: `<= ${goal}`,
+    met: ratio <= goal ? 'yes' : 'no',
+    'read floor 1t ms': fmt(floors[0]),
+    [`read floor ${THREADS}t ms`]: fmt(floors[1]),
+    'floor ratio': fmt(floors[1] / floors[0]),
   });
   console.error(`done ${n} x ${dim}`);
 }
@@ -64,7 +85,10 @@ for (const { n, dim, queryCount, goal } of [
 // int8 first stage is split by rows as the float32 scan is.
 const int8Rows: Record<string, string | number>[] = [];
 {
-  const n = quick ? 10_000 : 100_000, dim = 384, k = 10, queryCount = 50;
+  const n = quick ? 10_000 : 100_000,
+    dim = 384,
+    k = 10,
+    queryCount = 50;
   const candidatePool = SPEC_LIMITS.defaultCandidatePool;
   const data = clusteredVectors(n, dim, 61);
   const queries = clusteredVectors(queryCount, dim, 62);
@@ -76,21 +100,36 @@ const int8Rows: Record<string, string | number>[] = [];
   for (let j = 0; j < queryCount; j++) {
     const truth = new Set(float.search({ queries: query(j), queryCount: 1, k, count: n }).rows);
     const got = await int8.search({ queries: query(j), queryCount: 1, k, candidatePool, count: n }, onPool(pool));
-    if (got.rows.join() !== int8.search({ queries: query(j), queryCount: 1, k, candidatePool, count: n }).rows.join()) throw new Error('int8 on the pool and inline differ');
+    if (got.rows.join() !== int8.search({ queries: query(j), queryCount: 1, k, candidatePool, count: n }).rows.join())
+      throw new Error('int8 on the pool and inline differ');
     for (const r of got.rows) if (truth.has(r)) found++;
   }
   let j = 0;
-  const t = Object.fromEntries((await interleaveTimed([
-    { name: 'float32 pool', time: timeCalls(() => float.search({ queries: query(j++), queryCount: 1, k, count: n }, onPool(pool))) },
-    { name: 'int8 pool', time: timeCalls(() => int8.search({ queries: query(j++), queryCount: 1, k, candidatePool, count: n }, onPool(pool))) },
-    { name: 'float32 inline', time: timeCalls(() => float.search({ queries: query(j++), queryCount: 1, k, count: n })) },
-    { name: 'int8 inline', time: timeCalls(() => int8.search({ queries: query(j++), queryCount: 1, k, candidatePool, count: n })) },
-  ], { rounds: ROUNDS, targetMs: 150 })).map((x) => [x.name, x.ms]));
+  const t = Object.fromEntries(
+    (
+      await interleaveTimed(
+        [
+          { name: 'float32 pool', time: timeCalls(() => float.search({ queries: query(j++), queryCount: 1, k, count: n }, onPool(pool))) },
+          { name: 'int8 pool', time: timeCalls(() => int8.search({ queries: query(j++), queryCount: 1, k, candidatePool, count: n }, onPool(pool))) },
+          { name: 'float32 inline', time: timeCalls(() => float.search({ queries: query(j++), queryCount: 1, k, count: n })) },
+          { name: 'int8 inline', time: timeCalls(() => int8.search({ queries: query(j++), queryCount: 1, k, candidatePool, count: n })) },
+        ],
+        { rounds: ROUNDS, targetMs: 150 },
+      )
+    ).map((x) => [x.name, x.ms]),
+  );
   const ratio = t['int8 pool'] / t['float32 pool'];
   int8Rows.push({
     case: `one query, ${n / 1000}k x ${dim} clustered, pool ${candidatePool}`,
-    [`float32 ${THREADS}t ms`]: fmt(t['float32 pool']), [`int8 ${THREADS}t ms`]: fmt(t['int8 pool']), 'int8 / float32': fmt(ratio), goal: '<= 0.35', met: ratio <= 0.35 ? 'yes' : 'no',
-    'recall@10': fmt(found / (queryCount * k)), 'float32 1t ms': fmt(t['float32 inline']), 'int8 1t ms': fmt(t['int8 inline']), 'int8 / float32 1t': fmt(t['int8 inline'] / t['float32 inline']),
+    [`float32 ${THREADS}t ms`]: fmt(t['float32 pool']),
+    [`int8 ${THREADS}t ms`]: fmt(t['int8 pool']),
+    'int8 / float32': fmt(ratio),
+    goal: '<= 0.35',
+    met: ratio <= 0.35 ? 'yes' : 'no',
+    'recall@10': fmt(found / (queryCount * k)),
+    'float32 1t ms': fmt(t['float32 inline']),
+    'int8 1t ms': fmt(t['int8 inline']),
+    'int8 / float32 1t': fmt(t['int8 inline'] / t['float32 inline']),
   });
   pool.release(float.id);
   pool.release(int8.id);
@@ -108,7 +147,8 @@ for (const n of [500, 1000, 2500, 5000, 10_000, 20_000]) {
   const query = uniformVectors(1, dim, 84);
   const inline = filled(loadKernelModule(), data, dim);
   const shared = filled(loadSharedKernelModule(), data, dim);
-  const inlineMs: number[] = [], poolMs: number[] = [];
+  const inlineMs: number[] = [],
+    poolMs: number[] = [];
   const calls = 50;
   for (let r = 0; r < ROUNDS; r++) {
     let t0 = performance.now();
@@ -119,7 +159,14 @@ for (const n of [500, 1000, 2500, 5000, 10_000, 20_000]) {
     poolMs.push((performance.now() - t0) / calls);
   }
   pool.release(shared.id);
-  crossover.push({ rows: n, work: n * dim, 'inline ms': fmt(median(inlineMs)), 'pool ms': fmt(median(poolMs)), 'pool / inline': fmt(median(poolMs) / median(inlineMs)), 'below POOL_MIN_WORK': n * dim < POOL_MIN_WORK ? 'yes' : 'no' });
+  crossover.push({
+    rows: n,
+    work: n * dim,
+    'inline ms': fmt(median(inlineMs)),
+    'pool ms': fmt(median(poolMs)),
+    'pool / inline': fmt(median(poolMs) / median(inlineMs)),
+    'below POOL_MIN_WORK': n * dim < POOL_MIN_WORK ? 'yes' : 'no',
+  });
 }
 await pool.close();
 printTable(rows);

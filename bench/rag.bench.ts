@@ -34,14 +34,19 @@ const baselineDir = baselineAt > 0 ? process.argv[baselineAt + 1] : null;
 
 const data = uniformVectors(N, DIM, 24);
 const neighbourData = uniformVectors(NEIGHBOUR, DIM, 25);
-const bodiesOf = (withMetadata: boolean) => Array.from({ length: N / BATCH }, (_, b) => Buffer.from(JSON.stringify({
-  vectors: Array.from({ length: BATCH }, (_, j) => {
-    const i = b * BATCH + j;
-    return withMetadata
-      ? { id: `c${i}`, vector: encodeFloat32Base64(rowOf(data, DIM, i)), metadata: chunkMetadata(i) }
-      : { id: `c${i}`, vector: encodeFloat32Base64(rowOf(data, DIM, i)) };
-  }),
-})));
+const bodiesOf = (withMetadata: boolean) =>
+  Array.from({ length: N / BATCH }, (_, b) =>
+    Buffer.from(
+      JSON.stringify({
+        vectors: Array.from({ length: BATCH }, (_, j) => {
+          const i = b * BATCH + j;
+          return withMetadata
+            ? { id: `c${i}`, vector: encodeFloat32Base64(rowOf(data, DIM, i)), metadata: chunkMetadata(i) }
+            : { id: `c${i}`, vector: encodeFloat32Base64(rowOf(data, DIM, i)) };
+        }),
+      }),
+    ),
+  );
 let metadataJsonBytes = 0;
 for (let i = 0; i < N; i++) metadataJsonBytes += Buffer.byteLength(JSON.stringify(chunkMetadata(i)));
 const vectorBytes = N * DIM * 4;
@@ -79,9 +84,15 @@ async function run(name: string, withMetadata: boolean, script?: string): Promis
   try {
     const neighbour = (await server.post('/token', '')).token as string;
     for (let b = 0; b < NEIGHBOUR; b += 500) {
-      await server.post('/vectors/add-many', Buffer.from(JSON.stringify({
-        vectors: Array.from({ length: 500 }, (_, j) => ({ id: `n${b + j}`, vector: encodeFloat32Base64(rowOf(neighbourData, DIM, b + j)) })),
-      })), neighbour);
+      await server.post(
+        '/vectors/add-many',
+        Buffer.from(
+          JSON.stringify({
+            vectors: Array.from({ length: 500 }, (_, j) => ({ id: `n${b + j}`, vector: encodeFloat32Base64(rowOf(neighbourData, DIM, b + j)) })),
+          }),
+        ),
+        neighbour,
+      );
     }
     const token = (await server.post('/token', '')).token as string;
     const rssBefore = server.rss().current;
@@ -93,22 +104,29 @@ async function run(name: string, withMetadata: boolean, script?: string): Promis
     const fill = await stopNeighbour();
     const rssGrowth = server.rss().current - rssBefore;
     const memoryAfter = await memoryUsage(server);
-    const memory = memoryAfter && memoryBefore
-      ? { heapTotal: memoryAfter.heapTotal - memoryBefore.heapTotal, heapUsed: memoryAfter.heapUsed - memoryBefore.heapUsed, arrayBuffers: memoryAfter.arrayBuffers - memoryBefore.arrayBuffers }
-      : null;
+    const memory =
+      memoryAfter && memoryBefore
+        ? {
+            heapTotal: memoryAfter.heapTotal - memoryBefore.heapTotal,
+            heapUsed: memoryAfter.heapUsed - memoryBefore.heapUsed,
+            arrayBuffers: memoryAfter.arrayBuffers - memoryBefore.arrayBuffers,
+          }
+        : null;
     const { stats } = await server.get('/session', token);
     let searches: Run['searches'];
     if (withMetadata) {
       const stop = neighbourLoop(server, neighbour);
       let count = 0;
       const end = performance.now() + SEARCH_MS;
-      await Promise.all(Array.from({ length: SEARCH_CLIENTS }, async (_, c) => {
-        while (performance.now() < end) {
-          await server.post('/search', filteredSearches[(c + count) % filteredSearches.length], token);
-          count++;
-        }
-      }));
-      searches = { ...await stop(), perSecond: count / (SEARCH_MS / 1000) };
+      await Promise.all(
+        Array.from({ length: SEARCH_CLIENTS }, async (_, c) => {
+          while (performance.now() < end) {
+            await server.post('/search', filteredSearches[(c + count) % filteredSearches.length], token);
+            count++;
+          }
+        }),
+      );
+      searches = { ...(await stop()), perSecond: count / (SEARCH_MS / 1000) };
     }
     return { server: name, metadata: withMetadata, fillMs, rssGrowth, memory, stats, fill, searches };
   } finally {
@@ -126,7 +144,9 @@ for (const [name, script] of servers) {
 
 const MiB = (x: number) => fmt(x / 2 ** 20, 1);
 const stored = (r: Run) => vectorBytes + (r.metadata ? metadataJsonBytes : 0);
-console.log(`${N} x ${DIM} float32, ${BATCH} a batch as base64; metadata ${fmt(metadataJsonBytes / N / 1024, 2)} KB JSON a vector; neighbour ${NEIGHBOUR} x ${DIM} searched every ${NEIGHBOUR_EVERY_MS} ms`);
+console.log(
+  `${N} x ${DIM} float32, ${BATCH} a batch as base64; metadata ${fmt(metadataJsonBytes / N / 1024, 2)} KB JSON a vector; neighbour ${NEIGHBOUR} x ${DIM} searched every ${NEIGHBOUR_EVERY_MS} ms`,
+);
 const rows = runs.map((r) => {
   const plain = runs.find((o) => o.server === r.server && !o.metadata)!;
   return {
@@ -143,15 +163,19 @@ const rows = runs.map((r) => {
   };
 });
 printTable(rows);
-const searchRows = runs.filter((r) => r.searches).map((r) => ({
-  server: r.server,
-  'filtered searches /s': fmt(r.searches!.perSecond, 1),
-  'neighbour p50/p99/max ms': `${fmt(r.searches!.p50, 1)} / ${fmt(r.searches!.p99, 1)} / ${fmt(r.searches!.max, 1)}`,
-}));
+const searchRows = runs
+  .filter((r) => r.searches)
+  .map((r) => ({
+    server: r.server,
+    'filtered searches /s': fmt(r.searches!.perSecond, 1),
+    'neighbour p50/p99/max ms': `${fmt(r.searches!.p50, 1)} / ${fmt(r.searches!.p99, 1)} / ${fmt(r.searches!.max, 1)}`,
+  }));
 console.log(`\n${SEARCH_CLIENTS} clients running filtered searches with includeMetadata on the full session for ${SEARCH_MS / 1000} s:`);
 printTable(searchRows);
 const mine = runs.filter((r) => r.server === 'this tree');
 const [none, meta] = [mine.find((r) => !r.metadata)!, mine.find((r) => r.metadata)!];
-console.log(`\ngoals (this tree): RSS growth ${fmt(meta.rssGrowth / stored(meta), 2)}x stored (<= 1.5); fill ${fmt(meta.fillMs / none.fillMs, 2)}x without metadata (<= 2);`
-  + ` neighbour p99 ${fmt(meta.fill.p99, 1)} ms during the fill (<= 50), ${fmt(meta.searches!.p99, 1)} ms during filtered searches (<= 20)`);
+console.log(
+  `\ngoals (this tree): RSS growth ${fmt(meta.rssGrowth / stored(meta), 2)}x stored (<= 1.5); fill ${fmt(meta.fillMs / none.fillMs, 2)}x without metadata (<= 2);` +
+    ` neighbour p99 ${fmt(meta.fill.p99, 1)} ms during the fill (<= 50), ${fmt(meta.searches!.p99, 1)} ms during filtered searches (<= 20)`,
+);
 console.log(`results: ${writeResults('rag', { vectors: N, dim: DIM, metadataJsonBytes, runs })}`);

@@ -7,7 +7,10 @@ import { readdirSync } from 'node:fs';
 
 const dir = new URL('./', import.meta.url);
 const order = ['kernel', 'peers', 'scan', 'single', 'filter', 'int8', 'ingest', 'http', 'memory'];
-const rank = (f: string) => { const i = order.indexOf(f.replace('.bench.ts', '')); return i < 0 ? order.length : i; };
+const rank = (f: string) => {
+  const i = order.indexOf(f.replace('.bench.ts', ''));
+  return i < 0 ? order.length : i;
+};
 const scripts = readdirSync(dir)
   .filter((f) => f.endsWith('.bench.ts'))
   .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));

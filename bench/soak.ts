@@ -25,7 +25,11 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 // ---- the model: small integer vectors under l2, so every score is exact ----
 
-interface Row { vector: number[]; metadata: { g: number; n: number }; seq: number }
+interface Row {
+  vector: number[];
+  metadata: { g: number; n: number };
+  seq: number;
+}
 
 class Model {
   rows = new Map<string, Row>();
@@ -89,7 +93,8 @@ async function runSession(deadline: number): Promise<void> {
         if (Math.random() < 0.002) {
           await sleep(TTL_MS + 500);
           const res = await call('/vectors/has', token, { id: 'x' });
-          if (res.status !== 401 || res.json.error?.code !== 'SESSION_EXPIRED') wrong(`idle past the TTL: ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`);
+          if (res.status !== 401 || res.json.error?.code !== 'SESSION_EXPIRED')
+            wrong(`idle past the TTL: ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`);
           else counts.expired++;
           break;
         }
@@ -115,7 +120,8 @@ function check(path: string, res: { status: number; json: any }, expectStatus = 
 }
 
 function same(path: string, actual: unknown, expected: unknown) {
-  if (JSON.stringify(actual) !== JSON.stringify(expected)) wrong(`${path}: got ${JSON.stringify(actual).slice(0, 200)}, expected ${JSON.stringify(expected).slice(0, 200)}`);
+  if (JSON.stringify(actual) !== JSON.stringify(expected))
+    wrong(`${path}: got ${JSON.stringify(actual).slice(0, 200)}, expected ${JSON.stringify(expected).slice(0, 200)}`);
 }
 
 async function step(token: string, model: Model): Promise<void> {
@@ -140,7 +146,12 @@ async function step(token: string, model: Model): Promise<void> {
     const queryVectors = Array.from({ length: 2 + rand(3) }, vector);
     const topK = 1 + rand(10);
     const res = await call('/search-many', token, { queryVectors, topK });
-    if (check('/search-many', res)) same('/search-many results', res.json.results, queryVectors.map((q) => reference(model, q, topK)));
+    if (check('/search-many', res))
+      same(
+        '/search-many results',
+        res.json.results,
+        queryVectors.map((q) => reference(model, q, topK)),
+      );
   } else if (op < 0.8) {
     const id = `v${rand(ID_POOL)}`;
     const metadata = { g: rand(3), n: rand(100) };
@@ -158,7 +169,11 @@ async function step(token: string, model: Model): Promise<void> {
     const res = await call('/vectors/get-many', token, { ids });
     if (!check('/vectors/get-many', res)) return;
     const unique = [...new Set(ids)];
-    same('/vectors/get-many vectors', res.json.vectors, unique.filter((id) => model.rows.has(id)).map((id) => ({ id, vector: model.rows.get(id)!.vector, metadata: model.rows.get(id)!.metadata })));
+    same(
+      '/vectors/get-many vectors',
+      res.json.vectors,
+      unique.filter((id) => model.rows.has(id)).map((id) => ({ id, vector: model.rows.get(id)!.vector, metadata: model.rows.get(id)!.metadata })),
+    );
     const session = await call('/session', token);
     if (check('/session', session)) same('/session vectorCount', session.json.session.vectorCount, model.rows.size);
   }
@@ -175,7 +190,15 @@ async function main() {
   const dataDir = process.env.SOAK_DATA_DIR ? mkdtempSync(join(tmpdir(), 'tempvec-soak-')) : '';
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', TOKEN_RATE_PER_MIN: '0', REQUEST_RATE_PER_SEC: '0', SESSION_TTL_MS: String(TTL_MS), DATA_DIR: dataDir },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      TOKEN_RATE_PER_MIN: '0',
+      REQUEST_RATE_PER_SEC: '0',
+      SESSION_TTL_MS: String(TTL_MS),
+      DATA_DIR: dataDir,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   base = await new Promise<string>((resolve, reject) => {
@@ -187,7 +210,9 @@ async function main() {
     });
     child.on('exit', () => reject(new Error(`server exited: ${out}`)));
   });
-  console.log(`soak: ${SESSIONS} sessions for ${SECONDS} s against ${base} (pid ${child.pid}), TTL ${TTL_MS} ms, rate limits off${dataDir ? `, DATA_DIR ${dataDir}` : ''}`);
+  console.log(
+    `soak: ${SESSIONS} sessions for ${SECONDS} s against ${base} (pid ${child.pid}), TTL ${TTL_MS} ms, rate limits off${dataDir ? `, DATA_DIR ${dataDir}` : ''}`,
+  );
 
   const started = Date.now();
   const deadline = started + SECONDS * 1000;

@@ -36,14 +36,19 @@ const neighbourData = uniformVectors(NEIGHBOUR, DIM, 32);
 const texts = Array.from({ length: N }, (_, i) => documentText(i));
 const textBytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
 /** add-many bodies: the texts as a metadata value (analyzer null), or as `text` under `analyzer`. */
-const bodiesOf = (analyzer: 'standard' | 'english' | null) => Array.from({ length: N / BATCH }, (_, b) => Buffer.from(JSON.stringify({
-  ...(analyzer ? { analyzer } : {}),
-  vectors: Array.from({ length: BATCH }, (_, j) => {
-    const i = b * BATCH + j;
-    const vector = encodeFloat32Base64(rowOf(data, DIM, i));
-    return analyzer ? { id: `c${i}`, vector, text: texts[i] } : { id: `c${i}`, vector, metadata: { text: texts[i] } };
-  }),
-})));
+const bodiesOf = (analyzer: 'standard' | 'english' | null) =>
+  Array.from({ length: N / BATCH }, (_, b) =>
+    Buffer.from(
+      JSON.stringify({
+        ...(analyzer ? { analyzer } : {}),
+        vectors: Array.from({ length: BATCH }, (_, j) => {
+          const i = b * BATCH + j;
+          const vector = encodeFloat32Base64(rowOf(data, DIM, i));
+          return analyzer ? { id: `c${i}`, vector, text: texts[i] } : { id: `c${i}`, vector, metadata: { text: texts[i] } };
+        }),
+      }),
+    ),
+  );
 const neighbourSearch = Buffer.from(JSON.stringify({ queryVector: Array.from(rowOf(neighbourData, DIM, 7)), topK: 10 }));
 const queryTexts = keywordQueries(QUERIES);
 const queryVectors = uniformVectors(QUERIES, DIM, 33);
@@ -59,9 +64,15 @@ const neighbourLoop = (server: ChildServer, token: string) => timedNeighbour(ser
 async function fill(server: ChildServer, analyzer: 'standard' | 'english' | null) {
   const neighbour = (await server.post('/token', '')).token as string;
   for (let b = 0; b < NEIGHBOUR; b += 500) {
-    await server.post('/vectors/add-many', Buffer.from(JSON.stringify({
-      vectors: Array.from({ length: 500 }, (_, j) => ({ id: `n${b + j}`, vector: encodeFloat32Base64(rowOf(neighbourData, DIM, b + j)) })),
-    })), neighbour);
+    await server.post(
+      '/vectors/add-many',
+      Buffer.from(
+        JSON.stringify({
+          vectors: Array.from({ length: 500 }, (_, j) => ({ id: `n${b + j}`, vector: encodeFloat32Base64(rowOf(neighbourData, DIM, b + j)) })),
+        }),
+      ),
+      neighbour,
+    );
   }
   const bodies = bodiesOf(analyzer);
   const token = (await server.post('/token', '')).token as string;
@@ -110,34 +121,69 @@ const { asText, stats, searches } = await (async () => {
 })();
 
 console.log(`${N} chunks of ~150 words (${fmt(textBytes / N, 0)} bytes of text each) with ${DIM}-d float32 vectors, ${BATCH} a batch as base64`);
-printTable(([['as metadata', asMetadata], ['as text, standard analyzer', asStandardText], ['as text, english analyzer', asText]] as const).map(([text, run]) => ({
-  text, 'fill s': fmt(run.fillMs / 1000, 2), 'vs metadata': fmt(run.fillMs / asMetadata.fillMs, 2),
-  'neighbour p50/p99/max ms': `${fmt(run.neighbour.p50, 1)} / ${fmt(run.neighbour.p99, 1)} / ${fmt(run.neighbour.max, 1)}`,
-})));
+printTable(
+  (
+    [
+      ['as metadata', asMetadata],
+      ['as text, standard analyzer', asStandardText],
+      ['as text, english analyzer', asText],
+    ] as const
+  ).map(([text, run]) => ({
+    text,
+    'fill s': fmt(run.fillMs / 1000, 2),
+    'vs metadata': fmt(run.fillMs / asMetadata.fillMs, 2),
+    'neighbour p50/p99/max ms': `${fmt(run.neighbour.p50, 1)} / ${fmt(run.neighbour.p99, 1)} / ${fmt(run.neighbour.max, 1)}`,
+  })),
+);
 console.log('searches below: on the english session');
 const indexBytes = stats.textIndexBytes as number;
-console.log(`\ntext store ${fmt(stats.textBytes / 2 ** 20, 1)} MiB, of which dictionary and postings ${fmt(indexBytes / 2 ** 20, 1)} MiB (${fmt(indexBytes / textBytes, 2)}x the text's ${fmt(textBytes / 2 ** 20, 1)} MiB), ${stats.textIndexTerms} terms`);
+console.log(
+  `\ntext store ${fmt(stats.textBytes / 2 ** 20, 1)} MiB, of which dictionary and postings ${fmt(indexBytes / 2 ** 20, 1)} MiB (${fmt(indexBytes / textBytes, 2)}x the text's ${fmt(textBytes / 2 ** 20, 1)} MiB), ${stats.textIndexTerms} terms`,
+);
 const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))];
-printTable((['keyword', 'vector', 'hybrid'] as const).map((kind) => ({
-  query: kind, 'server p50 ms': fmt(median(searches.times[kind]), 3), 'p99 ms': fmt(p(searches.times[kind], 0.99), 3),
-})));
-console.log(`keyword queries matched ${fmt(searches.textMatched, 0)} chunks on average; hybrid / (vector + keyword), median of pairs: ${fmt(searches.hybridRatio, 2)}`);
+printTable(
+  (['keyword', 'vector', 'hybrid'] as const).map((kind) => ({
+    query: kind,
+    'server p50 ms': fmt(median(searches.times[kind]), 3),
+    'p99 ms': fmt(p(searches.times[kind], 0.99), 3),
+  })),
+);
+console.log(
+  `keyword queries matched ${fmt(searches.textMatched, 0)} chunks on average; hybrid / (vector + keyword), median of pairs: ${fmt(searches.hybridRatio, 2)}`,
+);
 
 // 2. The keyword index beside MiniSearch and Orama.
-const engines = ['tempvec', 'minisearch', 'orama'].map((engine) => JSON.parse(execFileSync(process.execPath,
-  ['--expose-gc', '--import', 'tsx', new URL('./lib/text-engine.ts', import.meta.url).pathname, engine, String(N), String(QUERIES)],
-  { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 })));
+const engines = ['tempvec', 'minisearch', 'orama'].map((engine) =>
+  JSON.parse(
+    execFileSync(
+      process.execPath,
+      ['--expose-gc', '--import', 'tsx', new URL('./lib/text-engine.ts', import.meta.url).pathname, engine, String(N), String(QUERIES)],
+      { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 },
+    ),
+  ),
+);
 const ours = engines[0];
-const overlap = (tops: string[][]) => tops.reduce((sum, top, q) => sum + top.filter((id) => ours.tops[q].includes(id)).length / Math.max(1, ours.tops[q].length), 0) / tops.length;
-console.log('\nkeyword index alone, in-process, standard analyzer\'s terms for all (OR queries, top 10):');
-printTable(engines.map((e) => ({
-  engine: e.engine, 'build s': fmt(e.buildMs / 1000, 2), 'query p50 ms': fmt(e.queryMs, 3), 'vs tempvec': fmt(e.queryMs / ours.queryMs, 2),
-  'bytes/doc (heap + buffers)': fmt(e.bytesPerDocument, 0), 'memory vs tempvec': fmt(e.bytesPerDocument / ours.bytesPerDocument, 2),
-  'top-10 overlap with tempvec': fmt(overlap(e.tops), 2),
-})));
+const overlap = (tops: string[][]) =>
+  tops.reduce((sum, top, q) => sum + top.filter((id) => ours.tops[q].includes(id)).length / Math.max(1, ours.tops[q].length), 0) / tops.length;
+console.log("\nkeyword index alone, in-process, standard analyzer's terms for all (OR queries, top 10):");
+printTable(
+  engines.map((e) => ({
+    engine: e.engine,
+    'build s': fmt(e.buildMs / 1000, 2),
+    'query p50 ms': fmt(e.queryMs, 3),
+    'vs tempvec': fmt(e.queryMs / ours.queryMs, 2),
+    'bytes/doc (heap + buffers)': fmt(e.bytesPerDocument, 0),
+    'memory vs tempvec': fmt(e.bytesPerDocument / ours.bytesPerDocument, 2),
+    'top-10 overlap with tempvec': fmt(overlap(e.tops), 2),
+  })),
+);
 
 const keywordP50 = median(searches.times.keyword);
-console.log(`\ngoals: keyword p50 ${fmt(keywordP50, 3)} ms (<= 2); hybrid ${fmt(searches.hybridRatio, 2)}x vector + keyword (<= 1.2); dictionary and postings ${fmt(indexBytes / textBytes, 2)}x the text (<= 1.0);`
-  + ` fill ${fmt(asStandardText.fillMs / asMetadata.fillMs, 2)}x (standard) and ${fmt(asText.fillMs / asMetadata.fillMs, 2)}x (english) the fill with text as metadata (<= 1.5);`
-  + ` neighbour p99 ${fmt(asStandardText.neighbour.p99, 1)} and ${fmt(asText.neighbour.p99, 1)} ms during them (<= 50)`);
-console.log(`results: ${writeResults('text', { documents: N, dim: DIM, textBytes, asMetadata, asStandardText, asText, stats, searches: { ...searches, times: undefined }, engines: engines.map((e) => ({ ...e, tops: undefined })) })}`);
+console.log(
+  `\ngoals: keyword p50 ${fmt(keywordP50, 3)} ms (<= 2); hybrid ${fmt(searches.hybridRatio, 2)}x vector + keyword (<= 1.2); dictionary and postings ${fmt(indexBytes / textBytes, 2)}x the text (<= 1.0);` +
+    ` fill ${fmt(asStandardText.fillMs / asMetadata.fillMs, 2)}x (standard) and ${fmt(asText.fillMs / asMetadata.fillMs, 2)}x (english) the fill with text as metadata (<= 1.5);` +
+    ` neighbour p99 ${fmt(asStandardText.neighbour.p99, 1)} and ${fmt(asText.neighbour.p99, 1)} ms during them (<= 50)`,
+);
+console.log(
+  `results: ${writeResults('text', { documents: N, dim: DIM, textBytes, asMetadata, asStandardText, asText, stats, searches: { ...searches, times: undefined }, engines: engines.map((e) => ({ ...e, tops: undefined })) })}`,
+);

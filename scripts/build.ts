@@ -29,7 +29,18 @@ export interface BuildStep {
 
 /** In the order they run (nothing depends on another's output, but the kernel is the slowest to fail). */
 export const STEPS: readonly BuildStep[] = [
-  { name: 'kernel', inputs: ['assembly', 'asconfig.json', 'package-lock.json'], outputs: ['build/kernel.wasm', 'build/kernel.d.ts', 'build/kernel.shared.wasm', 'build/kernel.relaxed.wasm', 'build/kernel.relaxed.shared.wasm', 'build/kernel.bench.wasm'] },
+  {
+    name: 'kernel',
+    inputs: ['assembly', 'asconfig.json', 'package-lock.json'],
+    outputs: [
+      'build/kernel.wasm',
+      'build/kernel.d.ts',
+      'build/kernel.shared.wasm',
+      'build/kernel.relaxed.wasm',
+      'build/kernel.relaxed.shared.wasm',
+      'build/kernel.bench.wasm',
+    ],
+  },
   { name: 'sdk', inputs: ['src', 'package-lock.json'], outputs: ['build/sdk.js', 'build/sdk.d.ts'] },
   { name: 'server', inputs: ['src', 'tsconfig.json', 'package-lock.json'], outputs: ['dist/server.js', 'dist/start.js'] },
 ];
@@ -39,7 +50,9 @@ function files(root: string, path: string): string[] {
   const full = join(root, path);
   if (!existsSync(full)) return [];
   if (!statSync(full).isDirectory()) return [path];
-  return readdirSync(full).sort().flatMap((name) => files(root, join(path, name)));
+  return readdirSync(full)
+    .sort()
+    .flatMap((name) => files(root, join(path, name)));
 }
 
 /** The npm script a step runs. */
@@ -54,7 +67,12 @@ function command(step: BuildStep, root: string): string {
 export function fingerprint(step: BuildStep, root = ROOT): string {
   const hash = createHash('sha256').update(command(step, root)).update('\0');
   for (const input of step.inputs) {
-    for (const file of files(root, input)) hash.update(file).update('\0').update(readFileSync(join(root, file))).update('\0');
+    for (const file of files(root, input))
+      hash
+        .update(file)
+        .update('\0')
+        .update(readFileSync(join(root, file)))
+        .update('\0');
   }
   return hash.digest('hex');
 }

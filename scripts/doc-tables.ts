@@ -20,32 +20,44 @@ export const LIFECYCLE_PATH = fileURLToPath(new URL('../docs/lifecycle.md', impo
 export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   UNAUTHORIZED: 'no `Authorization` header, or one that is not `Bearer <token>`',
   INVALID_TOKEN: 'a token this server did not issue (or one expired so long ago that it is forgotten)',
-  SESSION_EXPIRED: 'the token\'s session was idle for `SESSION_TTL_MS` and was deleted; request a new token',
+  SESSION_EXPIRED: "the token's session was idle for `SESSION_TTL_MS` and was deleted; request a new token",
   INVALID_JSON: 'the body is not JSON (or not UTF-8, or ends early)',
   UNSUPPORTED_MEDIA_TYPE: 'a body whose `content-type` is not `application/json`, or a compressed body',
-  VALIDATION_ERROR: 'a schema rule is broken: wrong type, out of range (`topK`, `candidatePool`, `dimensions`), unknown field, empty or too long id, metadata or filter not a plain object or too large/deep, non-finite number, a body that is not an object; `details.issues` lists `{ path, message }` of each problem; also a body sent to `POST /token`, `/index/reset` or `/vectors/clear`, which take none',
-  DIMENSION_MISMATCH: 'a vector or query vector whose length differs from the session dimension, from `dimensions`, or from the other vectors of the request; `details`: `{ path, expected, actual }`',
+  VALIDATION_ERROR:
+    'a schema rule is broken: wrong type, out of range (`topK`, `candidatePool`, `dimensions`), unknown field, empty or too long id, metadata or filter not a plain object or too large/deep, non-finite number, a body that is not an object; `details.issues` lists `{ path, message }` of each problem; also a body sent to `POST /token`, `/index/reset` or `/vectors/clear`, which take none',
+  DIMENSION_MISMATCH:
+    'a vector or query vector whose length differs from the session dimension, from `dimensions`, or from the other vectors of the request; `details`: `{ path, expected, actual }`',
   ZERO_VECTOR: 'an all-zero vector or query vector under `cosine` (its similarity is undefined); `details.path`',
   BATCH_TOO_LARGE: '`vectors`, `ids` or `queryVectors` longer than its cap in `GET /limits`; `details`: `{ path, limit, actual }`',
-  INVALID_CURSOR: '`POST /vectors/list` got a `cursor` it did not hand out for this session (made up, damaged, from another session, or from before a server restart); `details.path`',
-  INVALID_IMPORT: '`POST /vectors/import` got a body that is not a tempvec export: no header line, a header of another format or version, or fewer or more vector lines than the header\'s `count` (a truncated body); nothing is imported; `details`: `{ path, line }`',
+  INVALID_CURSOR:
+    '`POST /vectors/list` got a `cursor` it did not hand out for this session (made up, damaged, from another session, or from before a server restart); `details.path`',
+  INVALID_IMPORT:
+    "`POST /vectors/import` got a body that is not a tempvec export: no header line, a header of another format or version, or fewer or more vector lines than the header's `count` (a truncated body); nothing is imported; `details`: `{ path, line }`",
   METRIC_LOCKED: '`metric` differs from the metric of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',
-  VECTOR_TYPE_LOCKED: '`vectorType` differs from the storage type of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',
-  ANALYZER_LOCKED: '`analyzer` differs from the analyzer the session\'s first text fixed (reset the index to change it); `details`: `{ path, expected, actual }`',
-  QUERY_TEXT_EMPTY: 'a query text has no terms under the session\'s analyzer (empty, punctuation, or only stop words); `details`: `{ path, analyzer }`',
+  VECTOR_TYPE_LOCKED:
+    '`vectorType` differs from the storage type of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',
+  ANALYZER_LOCKED:
+    "`analyzer` differs from the analyzer the session's first text fixed (reset the index to change it); `details`: `{ path, expected, actual }`",
+  QUERY_TEXT_EMPTY: "a query text has no terms under the session's analyzer (empty, punctuation, or only stop words); `details`: `{ path, analyzer }`",
   CAPACITY_EXCEEDED: 'an add would take the session past `maxVectors`; nothing of that request is stored; `details`: `{ maxVectors, vectorCount, adding }`',
   VECTOR_NOT_FOUND: '`/vectors/get` or a `/vectors/metadata/*` route names an id that is not stored; `details`: `{ path: "/id", id }`',
   NOT_FOUND: 'no such route',
   METHOD_NOT_ALLOWED: 'the route exists with another method (the `Allow` header lists it)',
   PAYLOAD_TOO_LARGE: 'the body is larger than `MAX_BODY_BYTES`',
-  REQUEST_TIMEOUT: 'the headers took longer than `HEADERS_TIMEOUT_MS`, or the body arrived slower than `MIN_BODY_BYTES_PER_SEC` after `the first 10 s of a body`; the connection is closed',
-  HEADERS_TOO_LARGE: 'the request line and headers are larger than Node\'s limit (16 KiB)',
+  REQUEST_TIMEOUT:
+    'the headers took longer than `HEADERS_TIMEOUT_MS`, or the body arrived slower than `MIN_BODY_BYTES_PER_SEC` after `the first 10 s of a body`; the connection is closed',
+  HEADERS_TOO_LARGE: "the request line and headers are larger than Node's limit (16 KiB)",
   BAD_REQUEST: 'a request that is not valid HTTP (answered by the server before any route)',
-  ANSWER_TOO_LARGE: 'the answer of a search, search-many, get-many or list would be larger than `MAX_ANSWER_BYTES` (estimated before anything is written); ask for fewer queries or ids, a lower `topK`/`limit`, or no metadata; `details`: `{ answerBytes, maxAnswerBytes }`',
-  RATE_LIMITED: 'too many `POST /token` from one address, or requests with one token, or more than `MAX_BODIES_IN_FLIGHT_PER_TOKEN` bodies of one token at once (`Retry-After` says when to retry)',
-  SERVER_AT_CAPACITY: '`POST /token` while `MAX_SESSIONS` sessions are live, or a body, an add, a metadata change, an import, a search or a token that would take what the server holds past `MEMORY_BUDGET_BYTES`, or (with `DATA_DIR`) a change the disk did not take (full, I/O error; nothing of it is kept), or more than `MAX_BODIES_IN_FLIGHT` bodies or `MAX_BODY_BYTES_IN_FLIGHT` bytes being received, or a session that needs a WebAssembly memory past `MAX_WASM_MEMORIES` or one the system cannot reserve (`Retry-After`)',
-  INSTANCE_UNAVAILABLE: 'the instance holding the token\'s session is down or restarting (behind the cluster\'s nginx), or this instance is still restoring its sessions from disk (`Retry-After`); other sessions are not affected',
-  KERNEL_THREAD_FAILED: 'the kernel thread running a search stopped (out of memory, a fault); only the searches it held fail, the pool starts another thread, no data is lost; retry (`Retry-After`)',
+  ANSWER_TOO_LARGE:
+    'the answer of a search, search-many, get-many or list would be larger than `MAX_ANSWER_BYTES` (estimated before anything is written); ask for fewer queries or ids, a lower `topK`/`limit`, or no metadata; `details`: `{ answerBytes, maxAnswerBytes }`',
+  RATE_LIMITED:
+    'too many `POST /token` from one address, or requests with one token, or more than `MAX_BODIES_IN_FLIGHT_PER_TOKEN` bodies of one token at once (`Retry-After` says when to retry)',
+  SERVER_AT_CAPACITY:
+    '`POST /token` while `MAX_SESSIONS` sessions are live, or a body, an add, a metadata change, an import, a search or a token that would take what the server holds past `MEMORY_BUDGET_BYTES`, or (with `DATA_DIR`) a change the disk did not take (full, I/O error; nothing of it is kept), or more than `MAX_BODIES_IN_FLIGHT` bodies or `MAX_BODY_BYTES_IN_FLIGHT` bytes being received, or a session that needs a WebAssembly memory past `MAX_WASM_MEMORIES` or one the system cannot reserve (`Retry-After`)',
+  INSTANCE_UNAVAILABLE:
+    "the instance holding the token's session is down or restarting (behind the cluster's nginx), or this instance is still restoring its sessions from disk (`Retry-After`); other sessions are not affected",
+  KERNEL_THREAD_FAILED:
+    'the kernel thread running a search stopped (out of memory, a fault); only the searches it held fail, the pool starts another thread, no data is lost; retry (`Retry-After`)',
   INTERNAL_ERROR: 'a bug; the body carries no internals',
 };
 

@@ -133,39 +133,109 @@ export const CONFIG_VARIABLES = [
   ['MAX_DELETE_MANY_BATCH', 'maxDeleteManyBatch', 1000, 'ids per POST /vectors/delete-many'],
   ['MAX_SEARCH_MANY_BATCH', 'maxSearchManyBatch', 64, 'query vectors per POST /search-many'],
   ['MAX_ID_LENGTH', 'maxIdLength', 256, 'characters in a vector id'],
-  ['MAX_METADATA_BYTES', 'maxMetadataBytes', 8192, 'UTF-8 bytes of one vector\'s metadata as JSON'],
-  ['MAX_TEXT_BYTES', 'maxTextBytes', 32_768, 'UTF-8 bytes of one vector\'s text (searched by keywords; at most 1 MiB)'],
+  ['MAX_METADATA_BYTES', 'maxMetadataBytes', 8192, "UTF-8 bytes of one vector's metadata as JSON"],
+  ['MAX_TEXT_BYTES', 'maxTextBytes', 32_768, "UTF-8 bytes of one vector's text (searched by keywords; at most 1 MiB)"],
   ['MAX_BODY_BYTES', 'maxBodyBytes', 32 * 1024 * 1024, 'bytes of one request body'],
   ['MAX_JSON_DEPTH', 'maxJsonDepth', 8, 'nesting depth of one metadata object or filter (the object itself is 1)'],
-  ['MAX_METADATA_KEYS', 'maxMetadataKeys', 256, 'keys of one vector\'s metadata, nested objects\' keys included'],
-  ['MAX_FILTER_KEYS', 'maxFilterKeys', 64, 'keys of one search filter, nested objects\' keys included'],
+  ['MAX_METADATA_KEYS', 'maxMetadataKeys', 256, "keys of one vector's metadata, nested objects' keys included"],
+  ['MAX_FILTER_KEYS', 'maxFilterKeys', 64, "keys of one search filter, nested objects' keys included"],
   ['TOKEN_RATE_PER_MIN', 'tokenRatePerMin', 60, 'POST /token per client address per minute (burst of the same size); 0 turns it off'],
   ['REQUEST_RATE_PER_SEC', 'requestRatePerSec', 500, 'requests per token per second, with a burst of twice that; 0 turns it off'],
-  ['MEMORY_BUDGET_BYTES', 'memoryBudgetBytes', defaultMemoryBudget(), 'bytes callers can make the server hold: sessions\' linear memories, their metadata stores (off the JS heap) and the JS heap of their ids, bodies and answers in flight (default a quarter of the machine\'s memory); 0 turns it off'],
+  [
+    'MEMORY_BUDGET_BYTES',
+    'memoryBudgetBytes',
+    defaultMemoryBudget(),
+    "bytes callers can make the server hold: sessions' linear memories, their metadata stores (off the JS heap) and the JS heap of their ids, bodies and answers in flight (default a quarter of the machine's memory); 0 turns it off",
+  ],
   ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
-  ['FSYNC', 'fsync', 'never', 'with DATA_DIR: `always` acknowledges a change only once fdatasync has it on disk (one per session per batch of changes in flight); `never` once the OS has it'],
-  ['CORS_ORIGINS', 'corsOrigins', '*', 'origins whose web pages may call the service: `*` (any: tokens are bearer headers, not cookies), or a comma-separated list such as `https://app.example,http://localhost:8080`'],
-  ['INSTANCE_ID', 'instanceId', '', 'name of this instance behind a proxy (`[a-z0-9]{1,16}`): tokens become `<id>.<secret>` and every response carries `x-tempvec-instance`; empty: plain tokens'],
-  ['TRUST_PROXY', 'trustProxy', 0, '1: take the client address from `X-Forwarded-For` (set it only behind a proxy that overwrites that header, as the cluster\'s nginx does); 0: the socket\'s address'],
-  ['MAX_IMPORT_BYTES', 'maxImportBytes', 512 * 1024 * 1024, 'bytes of one POST /vectors/import body (NDJSON, read as it arrives; a full 50k x 1024 session exports to about 275 MiB as base64)'],
+  [
+    'FSYNC',
+    'fsync',
+    'never',
+    'with DATA_DIR: `always` acknowledges a change only once fdatasync has it on disk (one per session per batch of changes in flight); `never` once the OS has it',
+  ],
+  [
+    'CORS_ORIGINS',
+    'corsOrigins',
+    '*',
+    'origins whose web pages may call the service: `*` (any: tokens are bearer headers, not cookies), or a comma-separated list such as `https://app.example,http://localhost:8080`',
+  ],
+  [
+    'INSTANCE_ID',
+    'instanceId',
+    '',
+    'name of this instance behind a proxy (`[a-z0-9]{1,16}`): tokens become `<id>.<secret>` and every response carries `x-tempvec-instance`; empty: plain tokens',
+  ],
+  [
+    'TRUST_PROXY',
+    'trustProxy',
+    0,
+    "1: take the client address from `X-Forwarded-For` (set it only behind a proxy that overwrites that header, as the cluster's nginx does); 0: the socket's address",
+  ],
+  [
+    'MAX_IMPORT_BYTES',
+    'maxImportBytes',
+    512 * 1024 * 1024,
+    'bytes of one POST /vectors/import body (NDJSON, read as it arrives; a full 50k x 1024 session exports to about 275 MiB as base64)',
+  ],
   ['MAX_CONNECTIONS', 'maxConnections', 10_000, 'open TCP connections; past it new ones are closed at once (server.maxConnections)'],
   ['MAX_BODIES_IN_FLIGHT', 'maxBodiesInFlight', 256, 'request bodies being received at once; past it 503 `SERVER_AT_CAPACITY`'],
   ['MAX_BODIES_IN_FLIGHT_PER_TOKEN', 'maxBodiesInFlightPerToken', 8, 'request bodies one token has in flight at once; past it 429 `RATE_LIMITED`'],
-  ['MAX_BODY_BYTES_IN_FLIGHT', 'maxBodyBytesInFlight', 512 * 1024 * 1024, 'bytes of all request bodies being received (announced lengths, or bytes so far without one); past it 503 `SERVER_AT_CAPACITY`'],
-  ['HEADERS_TIMEOUT_MS', 'headersTimeoutMs', 10_000, 'time to send a request\'s headers; past it 408 `REQUEST_TIMEOUT` and the connection is closed'],
-  ['MIN_BODY_BYTES_PER_SEC', 'minBodyBytesPerSec', 16_384, 'a body that has arrived slower than this after its first 10 s is cut with 408 `REQUEST_TIMEOUT`; idle keep-alive connections close after 5 s, silent ones after 60 s (all in /limits)'],
-  ['MAX_WASM_MEMORIES', 'maxWasmMemories', 12_000, 'WebAssembly memories the process holds (V8 reserves about 10 GiB of address space for each and ran out at 13,090); a session needing one past it gets 503 `SERVER_AT_CAPACITY`'],
-  ['SHUTDOWN_DRAIN_MS', 'shutdownDrainMs', 10_000, 'after SIGTERM: time answers in flight get to finish sending before the remaining connections are closed and the process exits 0'],
-  ['KERNEL_THREADS', 'kernelThreads', defaultKernelThreads(), 'threads that run large searches beside the event loop (work queued per session, served in turn); 1 runs every search on the event loop'],
-  ['PERSISTENCE_JOBS', 'persistenceJobs', 2, `with DATA_DIR: session logs reopened, compacted or rewritten at once (each holds about ${PERSISTENCE_JOB_BUFFER_BYTES / MiB} MiB of buffers, counted in the memory budget; /limits \`persistence\`); the rest wait their turn`],
-  ['KERNEL_BUILD', 'kernelBuild', 'auto', 'the kernel build that answers searches (/limits `backend`): `simd128` runs everywhere; `relaxed` fuses each multiply-add (relaxed SIMD: Node 22 or later, Node 20 only with `--experimental-wasm-relaxed-simd`; elsewhere the server refuses to start); `auto` is `simd128`, as the relaxed build measured slower on AMD Zen (docs/performance.md)'],
-  ['MAX_ANSWER_BYTES', 'maxAnswerBytes', 32 * 1024 * 1024, 'bytes of one answer of search, search-many, get-many or list (estimated before it is written; larger ones are streamed in pieces); past it 400 ANSWER_TOO_LARGE'],
+  [
+    'MAX_BODY_BYTES_IN_FLIGHT',
+    'maxBodyBytesInFlight',
+    512 * 1024 * 1024,
+    'bytes of all request bodies being received (announced lengths, or bytes so far without one); past it 503 `SERVER_AT_CAPACITY`',
+  ],
+  ['HEADERS_TIMEOUT_MS', 'headersTimeoutMs', 10_000, "time to send a request's headers; past it 408 `REQUEST_TIMEOUT` and the connection is closed"],
+  [
+    'MIN_BODY_BYTES_PER_SEC',
+    'minBodyBytesPerSec',
+    16_384,
+    'a body that has arrived slower than this after its first 10 s is cut with 408 `REQUEST_TIMEOUT`; idle keep-alive connections close after 5 s, silent ones after 60 s (all in /limits)',
+  ],
+  [
+    'MAX_WASM_MEMORIES',
+    'maxWasmMemories',
+    12_000,
+    'WebAssembly memories the process holds (V8 reserves about 10 GiB of address space for each and ran out at 13,090); a session needing one past it gets 503 `SERVER_AT_CAPACITY`',
+  ],
+  [
+    'SHUTDOWN_DRAIN_MS',
+    'shutdownDrainMs',
+    10_000,
+    'after SIGTERM: time answers in flight get to finish sending before the remaining connections are closed and the process exits 0',
+  ],
+  [
+    'KERNEL_THREADS',
+    'kernelThreads',
+    defaultKernelThreads(),
+    'threads that run large searches beside the event loop (work queued per session, served in turn); 1 runs every search on the event loop',
+  ],
+  [
+    'PERSISTENCE_JOBS',
+    'persistenceJobs',
+    2,
+    `with DATA_DIR: session logs reopened, compacted or rewritten at once (each holds about ${PERSISTENCE_JOB_BUFFER_BYTES / MiB} MiB of buffers, counted in the memory budget; /limits \`persistence\`); the rest wait their turn`,
+  ],
+  [
+    'KERNEL_BUILD',
+    'kernelBuild',
+    'auto',
+    'the kernel build that answers searches (/limits `backend`): `simd128` runs everywhere; `relaxed` fuses each multiply-add (relaxed SIMD: Node 22 or later, Node 20 only with `--experimental-wasm-relaxed-simd`; elsewhere the server refuses to start); `auto` is `simd128`, as the relaxed build measured slower on AMD Zen (docs/performance.md)',
+  ],
+  [
+    'MAX_ANSWER_BYTES',
+    'maxAnswerBytes',
+    32 * 1024 * 1024,
+    'bytes of one answer of search, search-many, get-many or list (estimated before it is written; larger ones are streamed in pieces); past it 400 ANSWER_TOO_LARGE',
+  ],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */
 export const MACHINE_DEPENDENT_DEFAULTS: Partial<Record<(typeof CONFIG_VARIABLES)[number][0], string>> = {
-  MEMORY_BUDGET_BYTES: 'a quarter of the machine\'s memory',
-  KERNEL_THREADS: 'the machine\'s available parallelism',
+  MEMORY_BUDGET_BYTES: "a quarter of the machine's memory",
+  KERNEL_THREADS: "the machine's available parallelism",
 };
 
 /**
@@ -181,7 +251,8 @@ function defaultMemoryBudget(): number {
 /** node:os, reached without importing it (this module also runs in browsers); undefined there. */
 function nodeOs() {
   return (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:os') as
-    { totalmem(): number; availableParallelism(): number } | undefined;
+    | { totalmem(): number; availableParallelism(): number }
+    | undefined;
 }
 
 /** The machine's available parallelism (1 in a browser, where the SDK's local index reads this module). */
@@ -208,13 +279,10 @@ function readNumber(env: Record<string, string | undefined>, name: string, fallb
 }
 
 /** Read the configuration from `env`; `overrides` win (tests use them). */
-export function loadConfig(
-  env: Record<string, string | undefined> = process.env,
-  overrides: Partial<Config> = {},
-): Config {
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
   const config: Record<string, unknown> = {};
   for (const [name, key, fallback] of CONFIG_VARIABLES) {
-    config[key] = typeof fallback === 'number' ? readNumber(env, name, fallback) : (env[name] || fallback);
+    config[key] = typeof fallback === 'number' ? readNumber(env, name, fallback) : env[name] || fallback;
   }
   const base = config as unknown as Config;
   if (!(FSYNC_MODES as readonly string[]).includes(base.fsync)) {
@@ -264,7 +332,9 @@ function checkKernelBuild(kernelBuild: string): void {
   }
   if (kernelBuild === 'relaxed' && !relaxedSimdSupported()) {
     const engine = (globalThis as { process?: { version?: string } }).process?.version;
-    throw new ConfigError(`KERNEL_BUILD=relaxed: this engine${engine ? ` (Node ${engine})` : ''} does not run WebAssembly relaxed SIMD; use Node 22 or later (Node 20: node --experimental-wasm-relaxed-simd), or KERNEL_BUILD=auto`);
+    throw new ConfigError(
+      `KERNEL_BUILD=relaxed: this engine${engine ? ` (Node ${engine})` : ''} does not run WebAssembly relaxed SIMD; use Node 22 or later (Node 20: node --experimental-wasm-relaxed-simd), or KERNEL_BUILD=auto`,
+    );
   }
 }
 
@@ -273,7 +343,10 @@ function checkKernelBuild(kernelBuild: string): void {
  * (scheme://host[:port], no path); throws ConfigError on anything else.
  */
 export function corsOriginList(value: string): string[] {
-  const list = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const list = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (list.length === 0) throw new ConfigError('CORS_ORIGINS must be * or a comma-separated list of origins');
   if (list.includes('*')) {
     if (list.length > 1) throw new ConfigError('CORS_ORIGINS is either * or a list of origins, not both');
@@ -281,7 +354,11 @@ export function corsOriginList(value: string): string[] {
   }
   for (const origin of list) {
     let parsed: URL | undefined;
-    try { parsed = new URL(origin); } catch { /* reported below */ }
+    try {
+      parsed = new URL(origin);
+    } catch {
+      /* reported below */
+    }
     if (!parsed || parsed.origin !== origin) {
       throw new ConfigError(`CORS_ORIGINS: "${origin}" is not an origin (scheme://host[:port], lowercase, no path or trailing slash)`);
     }
@@ -316,7 +393,11 @@ export function publicLimits(config: Config) {
       defaultAnalyzer: SPEC_LIMITS.defaultAnalyzer,
       maxQueryTextBytes: SPEC_LIMITS.maxQueryTextBytes,
       bm25: { k1: SPEC_LIMITS.bm25K1, b: SPEC_LIMITS.bm25B },
-      fusion: { defaultMethod: 'rrf' as const, rrfK: { min: 1, max: SPEC_LIMITS.maxRrfK, default: SPEC_LIMITS.defaultRrfK }, defaultAlpha: SPEC_LIMITS.defaultLinearAlpha },
+      fusion: {
+        defaultMethod: 'rrf' as const,
+        rrfK: { min: 1, max: SPEC_LIMITS.maxRrfK, default: SPEC_LIMITS.defaultRrfK },
+        defaultAlpha: SPEC_LIMITS.defaultLinearAlpha,
+      },
     },
     maxBodyBytes: config.maxBodyBytes,
     maxImportBytes: config.maxImportBytes,
@@ -360,7 +441,10 @@ export function publicLimits(config: Config) {
 export type PublicLimits = ReturnType<typeof publicLimits>;
 
 /** The request limits among a server's public ones, back as Config fields (the SDK's local index applies a server's caps with them). */
-export function requestLimitsOf(limits: Pick<PublicLimits, 'maxVectorsPerSession' | 'batch' | 'maxIdLength' | 'maxMetadataBytes' | 'maxJsonDepth' | 'maxMetadataKeys' | 'maxFilterKeys'> & Partial<Pick<PublicLimits, 'maxTextBytes'>>) {
+export function requestLimitsOf(
+  limits: Pick<PublicLimits, 'maxVectorsPerSession' | 'batch' | 'maxIdLength' | 'maxMetadataBytes' | 'maxJsonDepth' | 'maxMetadataKeys' | 'maxFilterKeys'> &
+    Partial<Pick<PublicLimits, 'maxTextBytes'>>,
+) {
   return {
     maxVectorsPerSession: limits.maxVectorsPerSession,
     maxAddManyBatch: limits.batch.addMany,

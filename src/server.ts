@@ -28,12 +28,17 @@ const server = createHttpServer(app, config);
 const connections = new ConnectionDrain(server);
 server.listen(config.port, config.host, () => {
   const { port } = server.address() as AddressInfo;
-  restore().then(() => {
-    console.log(`tempvec listening on http://${config.host}:${port}${config.instanceId ? ` as instance ${config.instanceId}` : ''}${config.dataDir ? ` (sessions persisted in ${config.dataDir})` : ''}`);
-  }, (err) => {
-    console.error('could not list the sessions in DATA_DIR:', err);
-    process.exit(1);
-  });
+  restore().then(
+    () => {
+      console.log(
+        `tempvec listening on http://${config.host}:${port}${config.instanceId ? ` as instance ${config.instanceId}` : ''}${config.dataDir ? ` (sessions persisted in ${config.dataDir})` : ''}`,
+      );
+    },
+    (err) => {
+      console.error('could not list the sessions in DATA_DIR:', err);
+      process.exit(1);
+    },
+  );
 });
 
 let stopping = false;

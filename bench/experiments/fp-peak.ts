@@ -15,9 +15,24 @@ import { RawKernel } from '../lib/raw-kernel.js';
 const root = new URL('../../', import.meta.url).pathname;
 const out = `${root}bench/results/fp-peak.wasm`;
 mkdirSync(`${root}bench/results`, { recursive: true });
-execFileSync(process.execPath, [`${root}node_modules/assemblyscript/bin/asc.js`, `${root}bench/experiments/fp-peak/probe.ts`,
-  '-O3', '--enable', 'simd', '--runtime', 'stub', '--noAssert', '-o', out], { stdio: 'inherit' });
-const probe = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(out)), { env: { memory: new WebAssembly.Memory({ initial: 1 }) } }).exports as Record<string, (...args: number[]) => number>;
+execFileSync(
+  process.execPath,
+  [
+    `${root}node_modules/assemblyscript/bin/asc.js`,
+    `${root}bench/experiments/fp-peak/probe.ts`,
+    '-O3',
+    '--enable',
+    'simd',
+    '--runtime',
+    'stub',
+    '--noAssert',
+    '-o',
+    out,
+  ],
+  { stdio: 'inherit' },
+);
+const probe = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(out)), { env: { memory: new WebAssembly.Memory({ initial: 1 }) } })
+  .exports as Record<string, (...args: number[]) => number>;
 
 const N = quick ? 200_000 : 20_000_000;
 const rate = (run: () => unknown, ops: number) => {
@@ -36,16 +51,23 @@ const pairs = rate(() => probe.pairs(N, 1.0000001, 0.9999999), 8 * N);
 const TILE_STEPS = 48; // one pass of a tile over a row pair at 384 dimensions (every other 4-float chunk)
 const nested = rate(() => probe.pairsNested(N, TILE_STEPS, 1.0000001, 0.9999999), 8 * N);
 
-const DIM = 384, ROWS = quick ? 2_000 : 10_000, BLOCK = 16;
+const DIM = 384,
+  ROWS = quick ? 2_000 : 10_000,
+  BLOCK = 16;
 const kernel = new RawKernel(uniformVectors(ROWS, DIM, 31), DIM);
 const queries = uniformVectors(BLOCK, DIM, 32);
-const t = Object.fromEntries(interleave([
-  { name: 'single', run: () => kernel.search(queries.subarray(0, DIM), 1, 10, 'cosine') },
-  { name: 'tiles', run: () => kernel.search(queries, BLOCK, 10, 'cosine') },
-], { rounds: 7, targetMs: 100 }).map((x) => [x.name, x.ms]));
-const pairsPerQuery = ROWS * DIM / 4;
+const t = Object.fromEntries(
+  interleave(
+    [
+      { name: 'single', run: () => kernel.search(queries.subarray(0, DIM), 1, 10, 'cosine') },
+      { name: 'tiles', run: () => kernel.search(queries, BLOCK, 10, 'cosine') },
+    ],
+    { rounds: 7, targetMs: 100 },
+  ).map((x) => [x.name, x.ms]),
+);
+const pairsPerQuery = (ROWS * DIM) / 4;
 const single = pairsPerQuery / (t.single / 1000) / 1e9;
-const block = BLOCK * pairsPerQuery / (t.tiles / 1000) / 1e9;
+const block = (BLOCK * pairsPerQuery) / (t.tiles / 1000) / 1e9;
 const goal = single / 0.7;
 
 const rows = [
@@ -58,6 +80,10 @@ const rows = [
   { probe: 'pairs the tiles would need for 0.7x of singles', 'G per s': goal.toFixed(2) },
 ];
 printTable(rows);
-console.log(`the goal needs ${(2 * goal).toFixed(1)} G f32x4 operations/s: ${(2 * goal / (adds + muls) * 100).toFixed(0)}% of adds and multiplies at their separate peaks (${(adds + muls).toFixed(1)} G/s); the tiles reach ${(2 * block / (adds + muls) * 100).toFixed(0)}%`);
-console.log(`the tiles reach ${(block / pairs * 100).toFixed(0)}% of their loop on its own over L1, ${(block / nested * 100).toFixed(0)}% of it nested as V8 compiles theirs`);
+console.log(
+  `the goal needs ${(2 * goal).toFixed(1)} G f32x4 operations/s: ${(((2 * goal) / (adds + muls)) * 100).toFixed(0)}% of adds and multiplies at their separate peaks (${(adds + muls).toFixed(1)} G/s); the tiles reach ${(((2 * block) / (adds + muls)) * 100).toFixed(0)}%`,
+);
+console.log(
+  `the tiles reach ${((block / pairs) * 100).toFixed(0)}% of their loop on its own over L1, ${((block / nested) * 100).toFixed(0)}% of it nested as V8 compiles theirs`,
+);
 console.log(`results: ${writeResults('fp-peak', { rows, adds, muls, pairs, nested, single, block, goal })}`);

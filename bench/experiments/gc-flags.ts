@@ -30,9 +30,11 @@ const cpuPerRequest = async (child: ChildServer, path: string, body: Buffer, cou
 
 async function receive(): Promise<Record<string, number[]>> {
   const data = uniformVectors(1000, DIM, 51);
-  const body = Buffer.from(JSON.stringify({ vectors: Array.from({ length: 1000 }, (_, i) => ({ id: `doc-${i}`, vector: encodeFloat32Base64(rowOf(data, DIM, i)) })) }));
+  const body = Buffer.from(
+    JSON.stringify({ vectors: Array.from({ length: 1000 }, (_, i) => ({ id: `doc-${i}`, vector: encodeFloat32Base64(rowOf(data, DIM, i)) })) }),
+  );
   const names = Object.keys(settings);
-  const children = (await Promise.all(names.flatMap((name) => [0, 1, 2].map(async () => ({ name, child: await startChildServer({}, settings[name]) })))));
+  const children = await Promise.all(names.flatMap((name) => [0, 1, 2].map(async () => ({ name, child: await startChildServer({}, settings[name]) }))));
   const rounds = quick ? 2 : 5;
   const perChild = children.map(() => [] as number[]);
   for (const { child } of children) await cpuPerRequest(child, '/bench/drain', body, 32);
@@ -50,12 +52,16 @@ async function latencyUnderChurn(flags: string[]) {
   const server = await startChildServer({}, flags);
   const data = uniformVectors(per, DIM, 81);
   const vectors = Array.from({ length: per }, (_, i) => encodeFloat32Base64(rowOf(data, DIM, i)));
-  const batch = (b: number, round: number) => Buffer.from(JSON.stringify({
-    vectors: Array.from({ length: 1000 }, (_, i) => ({
-      id: `v${b * 1000 + i}`, vector: vectors[b * 1000 + i],
-      metadata: { round, text: `item ${i} of batch ${b} in round ${round}`, tags: ['a', 'b', String(i % 7)] },
-    })),
-  }));
+  const batch = (b: number, round: number) =>
+    Buffer.from(
+      JSON.stringify({
+        vectors: Array.from({ length: 1000 }, (_, i) => ({
+          id: `v${b * 1000 + i}`,
+          vector: vectors[b * 1000 + i],
+          metadata: { round, text: `item ${i} of batch ${b} in round ${round}`, tags: ['a', 'b', String(i % 7)] },
+        })),
+      }),
+    );
   const tokens: string[] = [];
   for (let s = 0; s < sessions; s++) {
     const token = (await server.post('/token', '')).token as string;
@@ -69,7 +75,8 @@ async function latencyUnderChurn(flags: string[]) {
     for (let j = 0; performance.now() < until; j++) {
       const t0 = performance.now();
       const res = await server.pool.request({
-        method: 'POST', path: '/search',
+        method: 'POST',
+        path: '/search',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[0]}` },
         body: JSON.stringify({ queryVector: Array.from(rowOf(queries, DIM, j % 64)), topK: 10 }),
       });
@@ -81,7 +88,8 @@ async function latencyUnderChurn(flags: string[]) {
   const churn = async () => {
     for (let n = 0; performance.now() < until; n++) {
       const res = await server.pool.request({
-        method: 'POST', path: '/vectors/add-many',
+        method: 'POST',
+        path: '/vectors/add-many',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[1 + (n % (sessions - 1))]}` },
         body: replacements[n % replacements.length],
       });
@@ -93,13 +101,22 @@ async function latencyUnderChurn(flags: string[]) {
   await server.stop();
   latencies.sort((a, b) => a - b);
   const at = (p: number) => fmt(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))], 1);
-  return { searches: latencies.length, 'p50 ms': at(0.5), 'p99 ms': at(0.99), 'p99.9 ms': at(0.999), 'max ms': fmt(latencies[latencies.length - 1], 1), 'peak RSS MiB': fmt(peakRss / 2 ** 20, 0) };
+  return {
+    searches: latencies.length,
+    'p50 ms': at(0.5),
+    'p99 ms': at(0.99),
+    'p99.9 ms': at(0.999),
+    'max ms': fmt(latencies[latencies.length - 1], 1),
+    'peak RSS MiB': fmt(peakRss / 2 ** 20, 0),
+  };
 }
 
 const drained = await receive();
 const receiveRows = Object.entries(drained).map(([setting, cpu]) => ({
-  setting, flags: settings[setting].join(' ') || '-',
-  'CPU ms per 2 MB body (median)': fmt(median(cpu), 2), 'each process': cpu.map((x) => fmt(x, 2)).join(' '),
+  setting,
+  flags: settings[setting].join(' ') || '-',
+  'CPU ms per 2 MB body (median)': fmt(median(cpu), 2),
+  'each process': cpu.map((x) => fmt(x, 2)).join(' '),
 }));
 console.log('receive: server CPU to take in a 2 MB body and drop it (/bench/drain), three processes per setting');
 printTable(receiveRows);

@@ -26,16 +26,19 @@ function measurePaths(): Record<string, number> {
   const queries = uniformVectors(BLOCK, DIM, 72);
   const one = queries.subarray(0, DIM);
   const percent = Int32Array.from({ length: N / 100 }, (_, i) => i * 100);
-  const timings = interleave([
-    { name: `cosine k10, ${N / 1000}k`, run: () => big.search({ queries: one, queryCount: 1, k: 10, count: N }) },
-    { name: `cosine k10, ${SMALL / 1000}k`, run: () => small.search({ queries: one, queryCount: 1, k: 10, count: SMALL }) },
-    { name: `cosine k100, ${SMALL / 1000}k`, run: () => small.search({ queries: one, queryCount: 1, k: 100, count: SMALL }) },
-    { name: `l2 k10, ${SMALL / 1000}k`, run: () => l2.search({ queries: one, queryCount: 1, k: 10, count: SMALL }) },
-    { name: `search-many 16, ${SMALL / 1000}k`, run: () => small.search({ queries, queryCount: BLOCK, k: 10, count: SMALL }) },
-    { name: `search-many 16, ${N / 1000}k`, run: () => big.search({ queries, queryCount: BLOCK, k: 10, count: N }) },
-    { name: `int8 pool 100, ${N / 1000}k`, run: () => int8.search({ queries: one, queryCount: 1, k: 10, candidatePool: 100, count: N }) },
-    { name: `1% row list, ${N / 1000}k`, run: () => big.search({ queries: one, queryCount: 1, k: 10, count: N, rowList: percent }) },
-  ], { rounds: 5, targetMs: quick ? 20 : 80 });
+  const timings = interleave(
+    [
+      { name: `cosine k10, ${N / 1000}k`, run: () => big.search({ queries: one, queryCount: 1, k: 10, count: N }) },
+      { name: `cosine k10, ${SMALL / 1000}k`, run: () => small.search({ queries: one, queryCount: 1, k: 10, count: SMALL }) },
+      { name: `cosine k100, ${SMALL / 1000}k`, run: () => small.search({ queries: one, queryCount: 1, k: 100, count: SMALL }) },
+      { name: `l2 k10, ${SMALL / 1000}k`, run: () => l2.search({ queries: one, queryCount: 1, k: 10, count: SMALL }) },
+      { name: `search-many 16, ${SMALL / 1000}k`, run: () => small.search({ queries, queryCount: BLOCK, k: 10, count: SMALL }) },
+      { name: `search-many 16, ${N / 1000}k`, run: () => big.search({ queries, queryCount: BLOCK, k: 10, count: N }) },
+      { name: `int8 pool 100, ${N / 1000}k`, run: () => int8.search({ queries: one, queryCount: 1, k: 10, candidatePool: 100, count: N }) },
+      { name: `1% row list, ${N / 1000}k`, run: () => big.search({ queries: one, queryCount: 1, k: 10, count: N, rowList: percent }) },
+    ],
+    { rounds: 5, targetMs: quick ? 20 : 80 },
+  );
   return Object.fromEntries(timings.map((t) => [t.name, t.ms]));
 }
 
@@ -45,17 +48,24 @@ if (process.env.TEMPVEC_LOOP_UNROLLING_CHILD) {
   const processes = quick ? 1 : 4;
   const runs: Record<'default' | 'flag', Record<string, number>[]> = { default: [], flag: [] };
   for (let p = 0; p < processes; p++) {
-    for (const setting of p % 2 ? ['flag', 'default'] as const : ['default', 'flag'] as const) {
-      const child = spawnSync(process.execPath, [...(setting === 'flag' ? [FLAG] : []), '--import', 'tsx', new URL(import.meta.url).pathname, ...process.argv.slice(2)], {
-        env: { ...process.env, TEMPVEC_LOOP_UNROLLING_CHILD: '1' }, encoding: 'utf8', maxBuffer: 1 << 20,
-      });
+    for (const setting of p % 2 ? (['flag', 'default'] as const) : (['default', 'flag'] as const)) {
+      const child = spawnSync(
+        process.execPath,
+        [...(setting === 'flag' ? [FLAG] : []), '--import', 'tsx', new URL(import.meta.url).pathname, ...process.argv.slice(2)],
+        {
+          env: { ...process.env, TEMPVEC_LOOP_UNROLLING_CHILD: '1' },
+          encoding: 'utf8',
+          maxBuffer: 1 << 20,
+        },
+      );
       if (child.status !== 0) throw new Error(`child (${setting}) failed: ${child.stderr}`);
       runs[setting].push(JSON.parse(child.stdout));
       console.error(`process ${p + 1}/${processes} ${setting} done`);
     }
   }
   const rows = Object.keys(runs.default[0]).map((path) => {
-    const base = median(runs.default.map((r) => r[path])), flagged = median(runs.flag.map((r) => r[path]));
+    const base = median(runs.default.map((r) => r[path])),
+      flagged = median(runs.flag.map((r) => r[path]));
     return { path, 'default ms': fmt(base, 3), [`${FLAG} ms`]: fmt(flagged, 3), 'flag/default': fmt(flagged / base) };
   });
   printTable(rows);

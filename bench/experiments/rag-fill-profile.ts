@@ -6,11 +6,21 @@ import { startChildServer } from '../lib/child-server.js';
 import { rowOf, uniformVectors } from '../lib/data.js';
 import { chunkMetadata as metadata } from '../lib/rag-data.js';
 
-const N = 50_000, DIM = 384, BATCH = 500;
+const N = 50_000,
+  DIM = 384,
+  BATCH = 500;
 const data = uniformVectors(N, DIM, 24);
-const bodies = Array.from({ length: N / BATCH }, (_, b) => Buffer.from(JSON.stringify({
-  vectors: Array.from({ length: BATCH }, (_, j) => ({ id: `c${b * BATCH + j}`, vector: encodeFloat32Base64(rowOf(data, DIM, b * BATCH + j)), metadata: metadata(b * BATCH + j) })),
-})));
+const bodies = Array.from({ length: N / BATCH }, (_, b) =>
+  Buffer.from(
+    JSON.stringify({
+      vectors: Array.from({ length: BATCH }, (_, j) => ({
+        id: `c${b * BATCH + j}`,
+        vector: encodeFloat32Base64(rowOf(data, DIM, b * BATCH + j)),
+        metadata: metadata(b * BATCH + j),
+      })),
+    }),
+  ),
+);
 const server = await startChildServer();
 const token = (await server.post('/token', '')).token as string;
 const t0 = performance.now();

@@ -16,14 +16,23 @@ process.argv.forEach((arg, i) => {
   dists[name] = dir;
 });
 const data = uniformVectors(500, 384, 1);
-const body = (withMetadata: boolean) => Buffer.from(JSON.stringify({
-  vectors: Array.from({ length: 500 }, (_, i) => (withMetadata
-    ? { id: `c${i}`, vector: encodeFloat32Base64(rowOf(data, 384, i)), metadata: chunkMetadata(i) }
-    : { id: `c${i}`, vector: encodeFloat32Base64(rowOf(data, 384, i)) })),
-}));
+const body = (withMetadata: boolean) =>
+  Buffer.from(
+    JSON.stringify({
+      vectors: Array.from({ length: 500 }, (_, i) =>
+        withMetadata
+          ? { id: `c${i}`, vector: encodeFloat32Base64(rowOf(data, 384, i)), metadata: chunkMetadata(i) }
+          : { id: `c${i}`, vector: encodeFloat32Base64(rowOf(data, 384, i)) },
+      ),
+    }),
+  );
 for (const withMetadata of [false, true]) {
   console.log(withMetadata ? 'with metadata (median ms)' : 'without metadata (median ms)');
   for (const [name, times] of Object.entries(await timeStages(dists, body(withMetadata), 40))) {
-    console.log(`  ${name.padEnd(16)} ${Object.entries(times).map(([stage, ms]) => `${stage} ${ms.toFixed(2)}`).join('  ')}`);
+    console.log(
+      `  ${name.padEnd(16)} ${Object.entries(times)
+        .map(([stage, ms]) => `${stage} ${ms.toFixed(2)}`)
+        .join('  ')}`,
+    );
   }
 }

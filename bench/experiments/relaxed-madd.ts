@@ -22,7 +22,11 @@ import { fmt, interleaveTimed, printTable, quick, timeCalls, writeResults } from
 import { onPool } from '../../src/kernel/executor.js';
 
 const root = new URL('../../', import.meta.url).pathname;
-const N = quick ? 10_000 : 100_000, DIM = 384, K = 10, MANY = 64, THREADS = 2;
+const N = quick ? 10_000 : 100_000,
+  DIM = 384,
+  K = 10,
+  MANY = 64,
+  THREADS = 2;
 
 if (!relaxedSimdSupported()) {
   console.error(`this engine (Node ${process.version}) does not validate relaxed SIMD: run under Node 24, or Node 20 with --experimental-wasm-relaxed-simd`);
@@ -40,9 +44,25 @@ function filled(module: WebAssembly.Module, data: Float32Array): KernelInstance 
 // Multiply-adds per second with the rows in L1 (the tile loop's shape) and in registers, each way.
 mkdirSync(`${root}bench/results`, { recursive: true });
 const probeOut = `${root}bench/results/relaxed-probe.wasm`;
-execFileSync(process.execPath, [`${root}node_modules/assemblyscript/bin/asc.js`, `${root}bench/experiments/relaxed-madd/probe.ts`,
-  '-O3', '--enable', 'simd,relaxed-simd', '--runtime', 'stub', '--noAssert', '--importMemory', '-o', probeOut], { stdio: 'inherit' });
-const probe = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(probeOut)), { env: { memory: new WebAssembly.Memory({ initial: 1 }) } }).exports as Record<string, (...args: number[]) => number>;
+execFileSync(
+  process.execPath,
+  [
+    `${root}node_modules/assemblyscript/bin/asc.js`,
+    `${root}bench/experiments/relaxed-madd/probe.ts`,
+    '-O3',
+    '--enable',
+    'simd,relaxed-simd',
+    '--runtime',
+    'stub',
+    '--noAssert',
+    '--importMemory',
+    '-o',
+    probeOut,
+  ],
+  { stdio: 'inherit' },
+);
+const probe = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(probeOut)), { env: { memory: new WebAssembly.Memory({ initial: 1 }) } })
+  .exports as Record<string, (...args: number[]) => number>;
 const STEPS = quick ? 200_000 : 20_000_000;
 const rate = (run: () => unknown, pairs: number) => {
   run();
@@ -65,16 +85,27 @@ const data = uniformVectors(N, DIM, 484);
 const queries = uniformVectors(MANY, DIM, 684);
 const one = queries.subarray(0, DIM);
 const builds = {
-  simd128: { inline: filled(loadKernelModule(), data), shared: filled(loadSharedKernelModule(), data), pool: new KernelPool(THREADS, loadSharedKernelModule()) },
-  relaxed: { inline: filled(loadKernelModule(RELAXED), data), shared: filled(loadSharedKernelModule(RELAXED), data), pool: new KernelPool(THREADS, loadSharedKernelModule(RELAXED)) },
+  simd128: {
+    inline: filled(loadKernelModule(), data),
+    shared: filled(loadSharedKernelModule(), data),
+    pool: new KernelPool(THREADS, loadSharedKernelModule()),
+  },
+  relaxed: {
+    inline: filled(loadKernelModule(RELAXED), data),
+    shared: filled(loadSharedKernelModule(RELAXED), data),
+    pool: new KernelPool(THREADS, loadSharedKernelModule(RELAXED)),
+  },
 };
 
 const want = builds.simd128.inline.search({ queries, queryCount: MANY, k: K, count: N });
 let largest = 0;
 for (const build of Object.values(builds)) {
-  const runs = [build.inline.search({ queries, queryCount: MANY, k: K, count: N }), await build.shared.search({ queries, queryCount: MANY, k: K, count: N }, onPool(build.pool))];
+  const runs = [
+    build.inline.search({ queries, queryCount: MANY, k: K, count: N }),
+    await build.shared.search({ queries, queryCount: MANY, k: K, count: N }, onPool(build.pool)),
+  ];
   for (const got of runs) {
-    if (got.rows.join() !== want.rows.join()) throw new Error('the builds\' ids differ');
+    if (got.rows.join() !== want.rows.join()) throw new Error("the builds' ids differ");
     for (let i = 0; i < got.scores.length; i++) largest = Math.max(largest, Math.abs(got.scores[i] - want.scores[i]));
   }
 }
@@ -98,16 +129,38 @@ const rows = [
     const threads = where === 'inline' ? 1 : THREADS;
     const [plain, relaxed] = [t[`simd128 many ${where}`], t[`relaxed many ${where}`]];
     const [plainRate, relaxedRate] = [gflops(plain, threads), gflops(relaxed, threads)];
-    return { case: `search-many ${MANY}, ${N / 1000}k x ${DIM}, ${where}`, 'simd128 ms': fmt(plain), 'relaxed ms': fmt(relaxed), 'relaxed / simd128': fmt(relaxed / plain), goal: '<= 0.75',
-      'GFLOP/s a thread simd128 / relaxed': `${fmt(plainRate, 1)} / ${fmt(relaxedRate, 1)}`, 'of the L1 loop': `${fmt(plainRate / inL1.simd128, 2)} / ${fmt(relaxedRate / inL1.relaxed, 2)}` };
+    return {
+      case: `search-many ${MANY}, ${N / 1000}k x ${DIM}, ${where}`,
+      'simd128 ms': fmt(plain),
+      'relaxed ms': fmt(relaxed),
+      'relaxed / simd128': fmt(relaxed / plain),
+      goal: '<= 0.75',
+      'GFLOP/s a thread simd128 / relaxed': `${fmt(plainRate, 1)} / ${fmt(relaxedRate, 1)}`,
+      'of the L1 loop': `${fmt(plainRate / inL1.simd128, 2)} / ${fmt(relaxedRate / inL1.relaxed, 2)}`,
+    };
   }),
   ...(['inline', `${THREADS}t`] as const).map((where) => {
     const [plain, relaxed] = [t[`simd128 one ${where}`], t[`relaxed one ${where}`]];
-    return { case: `one query, ${N / 1000}k x ${DIM}, ${where}`, 'simd128 ms': fmt(plain), 'relaxed ms': fmt(relaxed), 'relaxed / simd128': fmt(relaxed / plain), goal: '<= 1.03', 'GFLOP/s a thread simd128 / relaxed': '', 'of the L1 loop': '' };
+    return {
+      case: `one query, ${N / 1000}k x ${DIM}, ${where}`,
+      'simd128 ms': fmt(plain),
+      'relaxed ms': fmt(relaxed),
+      'relaxed / simd128': fmt(relaxed / plain),
+      goal: '<= 1.03',
+      'GFLOP/s a thread simd128 / relaxed': '',
+      'of the L1 loop': '',
+    };
   }),
 ];
 printTable(rows);
-printTable(probes.map((p) => ({ ...p, 'G multiply-adds/s': fmt(p['G multiply-adds/s'], 2), 'GFLOP/s': fmt(p['G multiply-adds/s'] * 8, 1), [`per ${mhz} MHz cycle`]: fmt(p['G multiply-adds/s'] * 8e3 / mhz, 1) })));
+printTable(
+  probes.map((p) => ({
+    ...p,
+    'G multiply-adds/s': fmt(p['G multiply-adds/s'], 2),
+    'GFLOP/s': fmt(p['G multiply-adds/s'] * 8, 1),
+    [`per ${mhz} MHz cycle`]: fmt((p['G multiply-adds/s'] * 8e3) / mhz, 1),
+  })),
+);
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(`largest score difference between the builds: ${largest.toExponential(2)}; clock ${mhz} MHz; Node ${process.version}; load average ${load}`);
 console.log(`results: ${writeResults('relaxed-madd', { node: process.version, mhz, load, largestScoreDifference: largest, rows, probes })}`);

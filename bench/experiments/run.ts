@@ -6,7 +6,10 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 
 const dir = new URL('./', import.meta.url);
-const names = readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'run.ts').map((f) => f.slice(0, -3)).sort();
+const names = readdirSync(dir)
+  .filter((f) => f.endsWith('.ts') && f !== 'run.ts')
+  .map((f) => f.slice(0, -3))
+  .sort();
 const [name, ...args] = process.argv.slice(2);
 if (!name || !names.includes(name)) {
   console.error(`usage: npm run bench:experiment -- <name> [args]; experiments: ${names.join(', ')}`);

@@ -32,8 +32,14 @@ function baseline(): WebAssembly.Module {
 }
 
 type Op = (kernel: RawKernel, query: Float32Array) => Int32Array;
-const pool = (size: number): Op => (kernel, q) => kernel.firstStage(q, size);
-const topK = (k: number): Op => (kernel, q) => kernel.search(q, 1, k, 'cosine');
+const pool =
+  (size: number): Op =>
+  (kernel, q) =>
+    kernel.firstStage(q, size);
+const topK =
+  (k: number): Op =>
+  (kernel, q) =>
+    kernel.search(q, 1, k, 'cosine');
 
 /** Per round: each op's ms per query on [current, baseline]. */
 function pairedRounds(kernels: [RawKernel, RawKernel], queries: Float32Array[], ops: Op[]): number[][][] {
@@ -64,16 +70,19 @@ const scenarios = [
 ];
 for (const s of scenarios) {
   const data = s.data === 'clustered' ? clusteredVectors(s.n, DIM) : uniformVectors(s.n, DIM, 41);
-  const queries = Array.from({ length: QUERIES }, (_, j) => Float32Array.from(rowOf(s.data === 'clustered' ? clusteredVectors(QUERIES, DIM, 7) : uniformVectors(QUERIES, DIM, 7), DIM, j)));
+  const queries = Array.from({ length: QUERIES }, (_, j) =>
+    Float32Array.from(rowOf(s.data === 'clustered' ? clusteredVectors(QUERIES, DIM, 7) : uniformVectors(QUERIES, DIM, 7), DIM, j)),
+  );
   const int8 = s.type === 'int8';
   const kernels: [RawKernel, RawKernel] = [new RawKernel(data, DIM, s.n, undefined, int8), new RawKernel(data, DIM, s.n, old, int8)];
   const make = s.type === 'int8' ? pool : topK;
   const ops = [make(s.heavy), make(s.light)];
-  for (const q of queries) for (const op of ops) {
-    // A pool comes in no particular order; top-K rows best first.
-    const [a, b] = kernels.map((kernel) => (s.type === 'int8' ? op(kernel, q).sort() : op(kernel, q)));
-    if (a.join() !== b.join()) throw new Error(`${s.data} ${s.n} ${s.type}: the builds disagree`);
-  }
+  for (const q of queries)
+    for (const op of ops) {
+      // A pool comes in no particular order; top-K rows best first.
+      const [a, b] = kernels.map((kernel) => (s.type === 'int8' ? op(kernel, q).sort() : op(kernel, q)));
+      if (a.join() !== b.join()) throw new Error(`${s.data} ${s.n} ${s.type}: the builds disagree`);
+    }
   const rounds = pairedRounds(kernels, queries, ops);
   const share = (b: number) => median(rounds.map((ms) => ms[0][b] / ms[1][b] - 1)) * 100;
   table.push({

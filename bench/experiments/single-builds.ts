@@ -61,8 +61,16 @@ for (const n of sizes) {
   }
   const t = Object.fromEntries(interleave(cases, { rounds: 9, targetMs: 60 }).map((x) => [x.name, x.ms]));
   for (const metric of METRICS) {
-    const row: Record<string, string | number> = { vectors: n, dim: DIM, metric, 'ms': t[`${metric} now`], 'floor ms': t.floor, 'floor4 ms': t.floor4,
-      '/floor': fmt(t[`${metric} now`] / t.floor, 2), '/floor4': fmt(t[`${metric} now`] / t.floor4, 2) };
+    const row: Record<string, string | number> = {
+      vectors: n,
+      dim: DIM,
+      metric,
+      ms: t[`${metric} now`],
+      'floor ms': t.floor,
+      'floor4 ms': t.floor4,
+      '/floor': fmt(t[`${metric} now`] / t.floor, 2),
+      '/floor4': fmt(t[`${metric} now`] / t.floor4, 2),
+    };
     for (const { name } of kernels.slice(1)) {
       row[`${name} ms`] = t[`${metric} ${name}`];
       row[`now/${name}`] = fmt(t[`${metric} now`] / t[`${metric} ${name}`]);

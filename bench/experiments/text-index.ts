@@ -22,9 +22,11 @@ import type { AnalyzerName } from '../../src/config.js';
 const DOCS = quick ? 10_000 : 50_000;
 const WORDS_PER_DOC = 150;
 const DIM = Number(process.argv[process.argv.indexOf('--dim') + 1]) || 8;
-const COMMON = ('the of and to in is was he for it with as his on be at by had are but from or have an they which one you were her all she there would '
-  + 'their we him been has when who will more no if out so said what up its about into than them can only other new some could time these two may then '
-  + 'do first any my now such like our over man me even most made after also did many before must through back years where much your way well down should').split(' ');
+const COMMON = (
+  'the of and to in is was he for it with as his on be at by had are but from or have an they which one you were her all she there would ' +
+  'their we him been has when who will more no if out so said what up its about into than them can only other new some could time these two may then ' +
+  'do first any my now such like our over man me even most made after also did many before must through back years where much your way well down should'
+).split(' ');
 
 function vocabulary(next: () => number, size: number): string[] {
   const syllables = ['ka', 'to', 'ri', 'men', 'sa', 'lo', 'ver', 'an', 'tis', 'po', 'du', 'gra', 'el', 'mi', 'nor', 'que', 'bel', 'st', 'on', 'ix'];
@@ -45,7 +47,8 @@ function zipf(next: () => number, words: string[]): () => string {
   for (let r = 0; r < words.length; r++) cumulative[r] = sum += 1 / (r + 1);
   return () => {
     const x = next() * sum;
-    let lo = 0, hi = words.length - 1;
+    let lo = 0,
+      hi = words.length - 1;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (cumulative[mid] < x) lo = mid + 1;
@@ -73,7 +76,8 @@ const textBytes = texts.reduce((sum, t) => sum + Buffer.byteLength(t), 0);
 function fill(withText: boolean, analyzer: AnalyzerName): { index: VectorIndex; ms: number; cpuMs: number } {
   const index = new VectorIndex(loadKernelModule(), DOCS);
   (globalThis as { gc?: () => void }).gc?.();
-  const start = performance.now(), cpu = process.cpuUsage();
+  const start = performance.now(),
+    cpu = process.cpuUsage();
   for (let at = 0; at < DOCS; at += 1000) {
     const batch: VectorInput[] = [];
     for (let i = at; i < Math.min(DOCS, at + 1000); i++) {
@@ -107,11 +111,13 @@ for (const analyzer of ['standard', 'english'] as AnalyzerName[]) {
   const queryVectors = queries.map(() => Float32Array.from({ length: DIM }, () => queryNext() * 2 - 1));
   const timed = (run: (i: number) => unknown) => {
     for (let i = 0; i < 20; i++) run(i);
-    return queries.map((_, i) => {
-      const t = performance.now();
-      run(i);
-      return performance.now() - t;
-    }).sort((a, b) => a - b);
+    return queries
+      .map((_, i) => {
+        const t = performance.now();
+        run(i);
+        return performance.now() - t;
+      })
+      .sort((a, b) => a - b);
   };
   const times = timed((i) => index!.search(null, { queryTexts: [queries[i]] }));
   const vectorTimes = timed((i) => index!.search([queryVectors[i]]));

@@ -65,13 +65,22 @@ export async function startChildServer(env: Record<string, string> = {}, nodeFla
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (token) headers.authorization = `Bearer ${token}`;
     const res = await pool.request({ method, path, headers, body });
-    const json = await res.body.json() as any;
+    const json = (await res.body.json()) as any;
     if (res.statusCode >= 400) throw new Error(`${path}: ${res.statusCode} ${JSON.stringify(json).slice(0, 300)}`);
     return json;
   };
-  const status = (field: string) => Number(/(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field)) ?? '')?.[1] ?? 0) * 1024;
+  const status = (field: string) =>
+    Number(
+      /(\d+) kB/.exec(
+        readFileSync(`/proc/${child.pid}/status`, 'utf8')
+          .split('\n')
+          .find((l) => l.startsWith(field)) ?? '',
+      )?.[1] ?? 0,
+    ) * 1024;
   return {
-    child, origin, pool,
+    child,
+    origin,
+    pool,
     post: (path, body, token) => request('POST', path, body, token),
     get: (path, token) => request('GET', path, undefined, token),
     rss: () => ({ peak: status('VmHWM:'), current: status('VmRSS:') }),
@@ -114,5 +123,5 @@ export async function postLoad(child: ChildServer, path: string, body: Buffer, t
   const t0 = performance.now();
   await Promise.all(Array.from({ length: inFlight }, worker));
   const wall = (performance.now() - t0) / count;
-  return { wall, cpu: (await serverCpuMs(child) - cpu0) / count };
+  return { wall, cpu: ((await serverCpuMs(child)) - cpu0) / count };
 }

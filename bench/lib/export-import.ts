@@ -40,7 +40,12 @@ async function exportBody(child: ChildServer, token: string, encoding: string): 
 }
 
 async function importBody(child: ChildServer, token: string, body: Buffer): Promise<void> {
-  const res = await child.pool.request({ method: 'POST', path: '/vectors/import', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' }, body });
+  const res = await child.pool.request({
+    method: 'POST',
+    path: '/vectors/import',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' },
+    body,
+  });
   const text = await res.body.text();
   if (res.statusCode !== 200) throw new Error(`import: ${res.statusCode} ${text.slice(0, 300)}`);
 }
@@ -63,17 +68,26 @@ export async function benchExportImport(n: number, dim: number) {
   const child = await startChildServer({ MAX_VECTORS_PER_SESSION: String(n), MAX_IMPORT_BYTES: String(2048 * MB), REQUEST_RATE_PER_SEC: '0' });
   try {
     const rows: TransferRow[] = [];
-    const row = (name: string, ms: number, bytes: number) => rows.push({
-      case: name, ms: Math.round(ms), 'MB/s': (bytes / MB / (ms / 1000)).toFixed(1), 'vectors/s': Math.round(n / (ms / 1000)),
-      'body MB': (bytes / MB).toFixed(1), 'peak RSS MB (server)': (child.rss().peak / MB).toFixed(0),
-    });
+    const row = (name: string, ms: number, bytes: number) =>
+      rows.push({
+        case: name,
+        ms: Math.round(ms),
+        'MB/s': (bytes / MB / (ms / 1000)).toFixed(1),
+        'vectors/s': Math.round(n / (ms / 1000)),
+        'body MB': (bytes / MB).toFixed(1),
+        'peak RSS MB (server)': (child.rss().peak / MB).toFixed(0),
+      });
 
     const bodies = addManyBodies(n, dim, 61);
     const source = (await child.post('/token', '')).token as string;
     resetPeak(child);
     let t0 = performance.now();
     for (const body of bodies) await child.post('/vectors/add-many', body, source);
-    row(`add-many base64, ${bodies.length} x 1000 (the alternative)`, performance.now() - t0, bodies.reduce((s, b) => s + b.length, 0));
+    row(
+      `add-many base64, ${bodies.length} x 1000 (the alternative)`,
+      performance.now() - t0,
+      bodies.reduce((s, b) => s + b.length, 0),
+    );
 
     resetPeak(child);
     t0 = performance.now();
@@ -96,7 +110,11 @@ export async function benchExportImport(n: number, dim: number) {
     // A small session's searches alone, then while the large session's export streams.
     const small = (await child.post('/token', '')).token as string;
     const smallData = uniformVectors(1000, dim, 62);
-    await child.post('/vectors/add-many', JSON.stringify({ vectors: Array.from({ length: 1000 }, (_, i) => ({ id: `s${i}`, vector: encodeFloat32Base64(rowOf(smallData, dim, i)) })) }), small);
+    await child.post(
+      '/vectors/add-many',
+      JSON.stringify({ vectors: Array.from({ length: 1000 }, (_, i) => ({ id: `s${i}`, vector: encodeFloat32Base64(rowOf(smallData, dim, i)) })) }),
+      small,
+    );
     const query = JSON.stringify({ queryVector: encodeFloat32Base64(rowOf(smallData, dim, 7)), topK: 10 });
     const searchOnce = async () => {
       const s0 = performance.now();
@@ -107,14 +125,28 @@ export async function benchExportImport(n: number, dim: number) {
     for (let i = 0; i < 300; i++) alone.push(await searchOnce());
     const during: number[] = [];
     let exporting = true;
-    const exportDone = exportBody(child, source, 'base64').finally(() => { exporting = false; });
+    const exportDone = exportBody(child, source, 'base64').finally(() => {
+      exporting = false;
+    });
     const e0 = performance.now();
     while (exporting && performance.now() - e0 < 120_000) during.push(await searchOnce());
     const exportMs = performance.now() - e0;
     await exportDone;
     const searches = [
-      { case: 'small session search, alone', searches: alone.length, 'p50 ms': percentile(alone, 0.5).toFixed(2), 'p99 ms': percentile(alone, 0.99).toFixed(2), 'max ms': Math.max(...alone).toFixed(2) },
-      { case: `same, while the base64 export streams (${Math.round(exportMs)} ms)`, searches: during.length, 'p50 ms': percentile(during, 0.5).toFixed(2), 'p99 ms': percentile(during, 0.99).toFixed(2), 'max ms': Math.max(...during).toFixed(2) },
+      {
+        case: 'small session search, alone',
+        searches: alone.length,
+        'p50 ms': percentile(alone, 0.5).toFixed(2),
+        'p99 ms': percentile(alone, 0.99).toFixed(2),
+        'max ms': Math.max(...alone).toFixed(2),
+      },
+      {
+        case: `same, while the base64 export streams (${Math.round(exportMs)} ms)`,
+        searches: during.length,
+        'p50 ms': percentile(during, 0.5).toFixed(2),
+        'p99 ms': percentile(during, 0.99).toFixed(2),
+        'max ms': Math.max(...during).toFixed(2),
+      },
     ];
     return { rows, searches, p99Ratio: percentile(during, 0.99) / percentile(alone, 0.99) };
   } finally {

@@ -20,8 +20,13 @@ async function stagesOf(dist: string, bytes: Buffer) {
   // Builds before the body pipeline moved to http/body/ keep their old paths and names.
   const loadEither = (path: string, old: string) => load(path).catch(() => load(old));
   const [reader, shape, schemas, config, index, kernel, errors] = await Promise.all([
-    loadEither('http/body/vector-reader.js', 'http/vector-json.js'), load('schemas/json-shape.js'), load('schemas/index.js'), load('config.js'),
-    load('index/vector-index.js'), load('kernel/load-node.js'), load('errors.js'),
+    loadEither('http/body/vector-reader.js', 'http/vector-json.js'),
+    load('schemas/json-shape.js'),
+    load('schemas/index.js'),
+    load('config.js'),
+    load('index/vector-index.js'),
+    load('kernel/load-node.js'),
+    load('errors.js'),
   ]);
   const readBody = reader.readVectorBody ?? reader.parseVectorJson;
   const pools = await loadEither('http/body/spare-buffers.js', 'http/arena-pool.js').catch(() => null);
@@ -80,9 +85,11 @@ export async function timeStages(dists: Record<string, string>, bytes: Buffer, r
       });
     }
   }
-  return Object.fromEntries(runs.map(({ name }) => {
-    const times = Object.fromEntries(STAGES.map((s) => [s, median(samples[name][s].slice(rounds >> 2))])) as StageTimes;
-    times.total = STAGES.reduce((sum, s) => sum + times[s], 0);
-    return [name, times];
-  }));
+  return Object.fromEntries(
+    runs.map(({ name }) => {
+      const times = Object.fromEntries(STAGES.map((s) => [s, median(samples[name][s].slice(rounds >> 2))])) as StageTimes;
+      times.total = STAGES.reduce((sum, s) => sum + times[s], 0);
+      return [name, times];
+    }),
+  );
 }

@@ -115,14 +115,16 @@ export interface TimedCase {
 }
 
 /** A TimedCase's `time` for an in-process operation, sync or async. */
-export const timeCalls = (run: () => unknown) => async (calls: number): Promise<number> => {
-  const t0 = performance.now();
-  for (let i = 0; i < calls; i++) {
-    const result = run();
-    if (result instanceof Promise) await result;
-  }
-  return (performance.now() - t0) / calls;
-};
+export const timeCalls =
+  (run: () => unknown) =>
+  async (calls: number): Promise<number> => {
+    const t0 = performance.now();
+    for (let i = 0; i < calls; i++) {
+      const result = run();
+      if (result instanceof Promise) await result;
+    }
+    return (performance.now() - t0) / calls;
+  };
 
 /** interleave() for cases that are async or time themselves. */
 export async function interleaveTimed(cases: TimedCase[], { rounds = 5, targetMs = 100 } = {}): Promise<Timing[]> {

@@ -8,8 +8,13 @@ export interface PlainHits {
 
 /** Keys larger-is-nearer like the kernel's: dot * invNorm (cosine) or -squared distance (l2). */
 export function plainSearch(
-  data: Float32Array, dim: number, count: number, invNorms: Float32Array | null,
-  query: Float32Array, k: number, metric: 'cosine' | 'l2',
+  data: Float32Array,
+  dim: number,
+  count: number,
+  invNorms: Float32Array | null,
+  query: Float32Array,
+  k: number,
+  metric: 'cosine' | 'l2',
 ): PlainHits {
   const rows = new Int32Array(k).fill(-1);
   const keys = new Float64Array(k).fill(-Infinity);
@@ -56,10 +61,7 @@ export function invNormsOf(data: Float32Array, dim: number, count: number): Floa
  * report the same score there (within eps): a tie that float summation order
  * may break either way. Scores must be on one scale (larger is nearer).
  */
-export function sameIds(
-  a: ArrayLike<number>, b: ArrayLike<number>,
-  scoresA?: ArrayLike<number>, scoresB?: ArrayLike<number>, eps = 1e-5,
-): boolean {
+export function sameIds(a: ArrayLike<number>, b: ArrayLike<number>, scoresA?: ArrayLike<number>, scoresB?: ArrayLike<number>, eps = 1e-5): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
     if (a[i] === b[i]) continue;

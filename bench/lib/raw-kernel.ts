@@ -18,7 +18,13 @@ export class RawKernel {
   private scratchEnd = 0;
 
   /** `module`: another build of the kernel (an experiment compares one against the current build); `int8`: int8 codes beside the rows. */
-  constructor(data: Float32Array, readonly dim: number, readonly count = data.length / dim, module = loadBenchKernelModule(), int8 = false) {
+  constructor(
+    data: Float32Array,
+    readonly dim: number,
+    readonly count = data.length / dim,
+    module = loadBenchKernelModule(),
+    int8 = false,
+  ) {
     this.exports = instantiateKernel(module, this.memory) as BenchKernelExports;
     this.layout = layoutFor(this.exports.heapBase(), dim, count, codeStrideFor(dim, int8));
     this.grow(this.layout.scratch);
@@ -62,7 +68,10 @@ export class RawKernel {
   searchWithKeys(queries: Float32Array, nq: number, k: number, metric: RawMetric, rowList: Int32Array | null = null, onePass = false) {
     const count = rowList ? rowList.length : this.count;
     // The way depends only on whether the metric is l2: the bench build's dot goes as cosine does.
-    const path = nq === 1 && k >= 1 && !onePass ? singleQueryPath(singleQueryPathsOfAnyBuild(this.exports), { metric: metric === 'l2' ? 'l2' : 'cosine', dim: this.dim, k, scanned: count }) : 'plain';
+    const path =
+      nq === 1 && k >= 1 && !onePass
+        ? singleQueryPath(singleQueryPathsOfAnyBuild(this.exports), { metric: metric === 'l2' ? 'l2' : 'cosine', dim: this.dim, k, scanned: count })
+        : 'plain';
     const s = scratchFor(this.layout, nq, rowList ? rowList.length : 0, k, path === 'plain' ? 0 : count, path === 'bounded');
     if (s.end > this.scratchEnd) {
       this.grow(s.end);
@@ -71,13 +80,23 @@ export class RawKernel {
     new Float32Array(this.memory.buffer, s.queries, queries.length).set(queries);
     if (rowList) new Int32Array(this.memory.buffer, s.rowList, rowList.length).set(rowList);
     runKernelSearch({
-      kernel: this.exports, layout: this.layout, scratch: s, path, withRowList: rowList !== null,
-      count, queries, queryCount: nq, metricCode: this.metricCode(metric), k,
+      kernel: this.exports,
+      layout: this.layout,
+      scratch: s,
+      path,
+      withRowList: rowList !== null,
+      count,
+      queries,
+      queryCount: nq,
+      metricCode: this.metricCode(metric),
+      k,
     });
     // Query j's results start at j * k (the kernel's heaps), min(k, count) of them.
     const kept = Math.min(k, count);
-    const allRows = new Int32Array(this.memory.buffer, s.outRows, nq * k), allKeys = new Float32Array(this.memory.buffer, s.outKeys, nq * k);
-    const rows = new Int32Array(nq * kept), keys = new Float32Array(nq * kept);
+    const allRows = new Int32Array(this.memory.buffer, s.outRows, nq * k),
+      allKeys = new Float32Array(this.memory.buffer, s.outKeys, nq * k);
+    const rows = new Int32Array(nq * kept),
+      keys = new Float32Array(nq * kept);
     for (let j = 0; j < nq; j++) {
       rows.set(allRows.subarray(j * k, j * k + kept), j * kept);
       keys.set(allKeys.subarray(j * k, j * k + kept), j * kept);
@@ -87,12 +106,12 @@ export class RawKernel {
 
   /** One read of every stored vector byte, nothing else. */
   readFloor(): number {
-    return this.exports.readFloor(this.layout.vectors, Math.floor(this.count * this.dim * 4 / 64) * 64);
+    return this.exports.readFloor(this.layout.vectors, Math.floor((this.count * this.dim * 4) / 64) * 64);
   }
 
   /** The same read as four streams, one per quarter, as the single-query scan reads the rows. */
   readFloor4(): number {
-    return this.exports.readFloor4(this.layout.vectors, Math.floor(this.count * this.dim * 4 / 64) * 64);
+    return this.exports.readFloor4(this.layout.vectors, Math.floor((this.count * this.dim * 4) / 64) * 64);
   }
 
   /**
@@ -113,8 +132,20 @@ export class RawKernel {
     const queryScale = quantizeInto(query, codes8);
     new Int16Array(this.memory.buffer, s.query16, codeStride).set(codes8);
     const found = this.exports.searchInt8(
-      codes, codeStride, scales, metric === 'cosine' ? invNorms : sqNorms, seqs, 0, this.count,
-      s.query16, queryScale, this.metricCode(metric), pool, s.outRows, s.outKeys, keysFirst ? s.keys : 0,
+      codes,
+      codeStride,
+      scales,
+      metric === 'cosine' ? invNorms : sqNorms,
+      seqs,
+      0,
+      this.count,
+      s.query16,
+      queryScale,
+      this.metricCode(metric),
+      pool,
+      s.outRows,
+      s.outKeys,
+      keysFirst ? s.keys : 0,
     );
     return new Int32Array(this.memory.buffer, s.outRows, found).slice();
   }

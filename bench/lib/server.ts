@@ -22,27 +22,33 @@ export async function startServer(overrides: Partial<Config> = {}, extend?: (app
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  const post = (path: string, body: string | Buffer, token?: string) => new Promise<any>((resolve, reject) => {
-    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-    const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': bytes.length };
-    if (token) headers.authorization = `Bearer ${token}`;
-    const req = request(base + path, { method: 'POST', headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        if ((res.statusCode ?? 500) >= 400) reject(new Error(`${path}: ${res.statusCode} ${JSON.stringify(json).slice(0, 300)}`));
-        else resolve(json);
+  const post = (path: string, body: string | Buffer, token?: string) =>
+    new Promise<any>((resolve, reject) => {
+      const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+      const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': bytes.length };
+      if (token) headers.authorization = `Bearer ${token}`;
+      const req = request(base + path, { method: 'POST', headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          if ((res.statusCode ?? 500) >= 400) reject(new Error(`${path}: ${res.statusCode} ${JSON.stringify(json).slice(0, 300)}`));
+          else resolve(json);
+        });
       });
+      req.on('error', reject);
+      req.end(bytes);
     });
-    req.on('error', reject);
-    req.end(bytes);
-  });
   return {
     base,
     app: created.app,
     post,
     token: async () => (await post('/token', '')).token,
-    close: () => new Promise<void>((resolve) => { agent.destroy(); server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        agent.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -37,7 +37,8 @@ const cumulative = (() => {
 
 function zipfWord(random: () => number): string {
   const x = random();
-  let lo = 0, hi = VOCABULARY - 1;
+  let lo = 0,
+    hi = VOCABULARY - 1;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     if (cumulative[mid] < x) lo = mid + 1;

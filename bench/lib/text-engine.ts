@@ -14,7 +14,8 @@ import { median } from './measure.js';
 import { documentText, keywordQueries } from './text-data.js';
 
 const [engine, documentsArg, queriesArg] = process.argv.slice(2);
-const count = Number(documentsArg), queryCount = Number(queriesArg);
+const count = Number(documentsArg),
+  queryCount = Number(queriesArg);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with --expose-gc');
 
@@ -46,7 +47,11 @@ function tempvec(): Search {
 function minisearch(): Search {
   const index = new MiniSearch<{ id: string; text: string }>({ fields: ['text'], tokenize, processTerm: (term) => term });
   index.addAll(texts.map((text, i) => ({ id: `d${i}`, text })));
-  return (query) => index.search(query, { combineWith: 'OR' }).slice(0, 10).map((hit) => hit.id as string);
+  return (query) =>
+    index
+      .search(query, { combineWith: 'OR' })
+      .slice(0, 10)
+      .map((hit) => hit.id as string);
 }
 
 function orama(): Search {
@@ -54,7 +59,11 @@ function orama(): Search {
     schema: { text: 'string' } as const,
     components: { tokenizer: { language: 'english', normalizationCache: new Map(), tokenize } },
   });
-  insertMultiple(db, texts.map((text, i) => ({ id: `d${i}`, text })), 1000);
+  insertMultiple(
+    db,
+    texts.map((text, i) => ({ id: `d${i}`, text })),
+    1000,
+  );
   return (query) => {
     const answer = search(db, { term: query, properties: ['text'], limit: 10 });
     if (answer instanceof Promise) throw new Error('orama answered asynchronously');

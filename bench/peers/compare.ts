@@ -54,8 +54,12 @@ function perQuery(ids: ArrayLike<number | bigint>, k: number, nq: number): numbe
 }
 
 /** A recall row; below 0.99 a peer does not give the exact answer, and its times compare unlike work. */
-const recallRow = (peer: string, queries: number, value: number, k: number) =>
-  ({ peer, queries, [`recall@${k}`]: fmt(value), 'exact answer': value >= 0.99 ? 'yes' : 'NO: times not like for like' });
+const recallRow = (peer: string, queries: number, value: number, k: number) => ({
+  peer,
+  queries,
+  [`recall@${k}`]: fmt(value),
+  'exact answer': value >= 0.99 ? 'yes' : 'NO: times not like for like',
+});
 
 export async function comparePeers(k: number) {
   const threads = availableParallelism();
@@ -78,7 +82,10 @@ export async function comparePeers(k: number) {
     const got = await sharedKernel.search({ queries: queries.subarray(0, nq * DIM), queryCount: nq, k, count: N }, onPool(pool));
     if (got.rows.join() !== exact.rows.subarray(0, nq * k).join()) throw new Error(`${nq} queries: the pool differs from one thread`);
   }
-  const poolFiltered = await sharedKernel.search({ queries: queries.subarray(0, LANCE_CHECKS * DIM), queryCount: LANCE_CHECKS, k, count: N, rowList: filtered }, onPool(pool));
+  const poolFiltered = await sharedKernel.search(
+    { queries: queries.subarray(0, LANCE_CHECKS * DIM), queryCount: LANCE_CHECKS, k, count: N, rowList: filtered },
+    onPool(pool),
+  );
   if (poolFiltered.rows.join() !== exactFiltered.rows.join()) throw new Error('filtered: the pool differs from one thread');
 
   const skipped: Record<string, string> = {};
@@ -106,7 +113,8 @@ export async function comparePeers(k: number) {
       recalls.push(recallRow(`FAISS ${faiss.info.faiss} IndexFlatIP`, MANY, recall(exact.rows, await faiss.ids(MANY), k), k));
     }
     if (!('skip' in lance)) {
-      const plainIds: number[][] = [], whereIds: number[][] = [];
+      const plainIds: number[][] = [],
+        whereIds: number[][] = [];
       for (let q = 0; q < LANCE_CHECKS; q++) {
         const query = queries.slice(q * DIM, (q + 1) * DIM);
         plainIds.push(await lance.search(query, k));
@@ -146,8 +154,10 @@ export async function comparePeers(k: number) {
       const faissBest = Math.min(...faissThreads.map((t) => ms(t.name) ?? Infinity));
       rows.push({
         case: nq ? `${nq} quer${nq === 1 ? 'y' : 'ies'}` : `1 query, ${FILTER} (1%)`,
-        'tempvec 1t ms': col(ms('tempvec 1t')), [`tempvec ${threads}t ms`]: col(ms('tempvec all')),
-        'usearch 1t ms': col(ms('usearch 1t')), [`usearch ${threads}t ms`]: col(ms('usearch all')),
+        'tempvec 1t ms': col(ms('tempvec 1t')),
+        [`tempvec ${threads}t ms`]: col(ms('tempvec all')),
+        'usearch 1t ms': col(ms('usearch 1t')),
+        [`usearch ${threads}t ms`]: col(ms('usearch all')),
         ...Object.fromEntries(faissThreads.map((t) => [`${t.name} ms`, col(ms(t.name))])),
         'LanceDB ms': col(ms('LanceDB')),
         [`tempvec ${threads}t / FAISS best`]: Number.isFinite(faissBest) ? fmt(ms('tempvec all')! / faissBest, 2) : '-',
@@ -161,7 +171,13 @@ export async function comparePeers(k: number) {
     for (const [peer, why] of Object.entries(skipped)) console.log(`skipped ${peer}: ${why}`);
     printTable(recalls);
     printTable(rows);
-    const summary = explainGap(rows, threads, faiss, faissThreads.map((t) => t.name), floorMs);
+    const summary = explainGap(
+      rows,
+      threads,
+      faiss,
+      faissThreads.map((t) => t.name),
+      floorMs,
+    );
     for (const line of summary) console.log(line);
     return { vectors: N, dim: DIM, threads, faiss: 'skip' in faiss ? null : faiss.info, skipped, recalls, rows, summary };
   } finally {
@@ -176,7 +192,13 @@ export async function comparePeers(k: number) {
  * arithmetic per thread (GFLOP/s) against the memory floor of the passes
  * tempvec makes over the rows (TILE_PASS_QUERIES queries a pass).
  */
-function explainGap(rows: Record<string, string | number>[], threads: number, faiss: FaissFlat | { skip: string }, faissNames: string[], floorMs: number): string[] {
+function explainGap(
+  rows: Record<string, string | number>[],
+  threads: number,
+  faiss: FaissFlat | { skip: string },
+  faissNames: string[],
+  floorMs: number,
+): string[] {
   const row = rows.find((r) => r.case === `${MANY} queries`)!;
   const ms = (name: string) => Number(row[`${name} ms`]);
   const gflops = (name: string) => fmt((2 * N * DIM * MANY) / (ms(name) * 1e6), 1);
@@ -190,7 +212,9 @@ function explainGap(rows: Record<string, string | number>[], threads: number, fa
   if ('skip' in faiss) return lines;
   const best = faissNames.reduce((a, b) => (ms(b) < ms(a) ? b : a));
   const ratio = ms(all) / ms(best);
-  lines.push(`goal: search-many ${MANY} on ${N / 1000}k x ${DIM}, tempvec on all threads <= 1.0x FAISS's best (${best}, ${perQuery(best)} ms a query): ${fmt(ratio, 2)}x, ${ratio <= 1 ? 'met' : 'not met'}`);
+  lines.push(
+    `goal: search-many ${MANY} on ${N / 1000}k x ${DIM}, tempvec on all threads <= 1.0x FAISS's best (${best}, ${perQuery(best)} ms a query): ${fmt(ratio, 2)}x, ${ratio <= 1 ? 'met' : 'not met'}`,
+  );
   lines.push(
     `per thread: tempvec ${gflops('tempvec 1t')} GFLOP/s, FAISS ${gflops('FAISS 1t')} GFLOP/s (${fmt(ms('tempvec 1t') / ms('FAISS 1t'), 2)}x the time):` +
       ` FAISS's sgemm (OpenBLAS ${faiss.info.blasCore} kernels) does 8 fused multiply-adds per 256-bit instruction;` +

@@ -43,7 +43,11 @@ export interface FaissThreads {
 export class FaissFlat {
   private readonly answers: AsyncIterator<string>;
 
-  private constructor(private readonly child: ChildProcessByStdio<Writable, Readable, null>, private readonly dir: string, readonly info: FaissInfo) {
+  private constructor(
+    private readonly child: ChildProcessByStdio<Writable, Readable, null>,
+    private readonly dir: string,
+    readonly info: FaissInfo,
+  ) {
     this.answers = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   }
 

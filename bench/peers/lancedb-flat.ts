@@ -11,11 +11,14 @@ type Arrow = typeof import('apache-arrow');
 type LanceTable = Awaited<ReturnType<Awaited<ReturnType<Lance['connect']>>['createTable']>>;
 
 /** The installed version (the package exports no package.json). */
-const installedVersion = (): string =>
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('@lancedb/lancedb')), 'utf8')).version;
+const installedVersion = (): string => JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('@lancedb/lancedb')), 'utf8')).version;
 
 export class LanceFlat {
-  private constructor(private readonly table: LanceTable, private readonly dir: string, readonly version: string) {}
+  private constructor(
+    private readonly table: LanceTable,
+    private readonly dir: string,
+    readonly version: string,
+  ) {}
 
   /** The table over `vectors` (row r has id r, bucket r % 100), or why LanceDB is skipped. */
   static async start(vectors: Float32Array, dim: number): Promise<LanceFlat | { skip: string }> {

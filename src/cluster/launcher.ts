@@ -203,7 +203,17 @@ export class Cluster {
     const listen = `${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
     const upstreams: Upstream[] = this.instances.map(({ id, port: p }) => ({ id, host: '127.0.0.1', port: p }));
     const file = join(this.prefix, 'nginx.conf');
-    writeFileSync(file, serverConfig({ listen, upstreams, maxBodyBytes: options.maxBodyBytes, maxImportBytes: options.maxImportBytes, prefix: this.prefix, workerProcesses: options.workerProcesses }));
+    writeFileSync(
+      file,
+      serverConfig({
+        listen,
+        upstreams,
+        maxBodyBytes: options.maxBodyBytes,
+        maxImportBytes: options.maxImportBytes,
+        prefix: this.prefix,
+        workerProcesses: options.workerProcesses,
+      }),
+    );
     const child = spawn(options.nginx, ['-p', this.prefix, '-c', file, '-e', join(this.prefix, 'error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
     let output = '';

@@ -100,10 +100,13 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`${signal}: draining the instances and stopping nginx`);
-    cluster.stop().then(() => process.exit(0), (err) => {
-      console.error(err);
-      process.exit(1);
-    });
+    cluster.stop().then(
+      () => process.exit(0),
+      (err) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

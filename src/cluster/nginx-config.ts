@@ -31,7 +31,19 @@ export interface ServerOptions extends ProxyOptions {
 }
 
 /** Unauthenticated routes, served by any instance (with or without a token in the request). */
-export const ANY_INSTANCE_PATHS = ['/', '/token', '/limits', '/openapi.json', '/sdk.js', '/sdk.d.ts', '/kernel.wasm', '/kernel.simd128.wasm', '/healthz', '/readyz', '/metrics'];
+export const ANY_INSTANCE_PATHS = [
+  '/',
+  '/token',
+  '/limits',
+  '/openapi.json',
+  '/sdk.js',
+  '/sdk.d.ts',
+  '/kernel.wasm',
+  '/kernel.simd128.wasm',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+];
 
 /** `requestLatencyMs` of an answer nginx makes itself: $request_time is seconds ("0.002"), and "0.002e3" is JSON for 2. */
 // biome-ignore lint/suspicious/noTemplateCurlyInString: ${request_time} is nginx's variable, for nginx to fill in.
@@ -43,14 +55,17 @@ function errorBody(code: string, message: string): string {
 
 /** `id=host:port,...` (the --upstreams argument). */
 export function parseUpstreams(text: string): Upstream[] {
-  const upstreams = text.split(',').filter(Boolean).map((entry) => {
-    const match = /^([^=]+)=(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry.trim());
-    if (!match) throw new Error(`--upstreams: "${entry}" is not id=host:port`);
-    const [, id, host, port] = match;
-    if (!INSTANCE_ID_PATTERN.test(id)) throw new Error(`--upstreams: instance id "${id}" is not 1 to 16 lowercase letters or digits`);
-    if (Number(port) < 1 || Number(port) > 65535) throw new Error(`--upstreams: port ${port} is out of range`);
-    return { id, host, port: Number(port) };
-  });
+  const upstreams = text
+    .split(',')
+    .filter(Boolean)
+    .map((entry) => {
+      const match = /^([^=]+)=(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry.trim());
+      if (!match) throw new Error(`--upstreams: "${entry}" is not id=host:port`);
+      const [, id, host, port] = match;
+      if (!INSTANCE_ID_PATTERN.test(id)) throw new Error(`--upstreams: instance id "${id}" is not 1 to 16 lowercase letters or digits`);
+      if (Number(port) < 1 || Number(port) > 65535) throw new Error(`--upstreams: port ${port} is out of range`);
+      return { id, host, port: Number(port) };
+    });
   checkUpstreams(upstreams);
   return upstreams;
 }
@@ -95,7 +110,7 @@ export function proxyConfig({ listen, upstreams, maxBodyBytes, maxImportBytes, k
     `  keepalive ${keepalive};`,
     '}',
     '',
-    '# The token\'s instance prefix picks the upstream; anything else goes to any instance,',
+    "# The token's instance prefix picks the upstream; anything else goes to any instance,",
     '# which answers an unknown prefix or a garbage token as an unknown token (401 INVALID_TOKEN).',
     'map $http_authorization $tempvec_upstream {',
     '  default tempvec_any;',
@@ -119,7 +134,7 @@ export function proxyConfig({ listen, upstreams, maxBodyBytes, maxImportBytes, k
     '  proxy_send_timeout 120s;',
     '  proxy_buffering off;',
     '',
-    '  # Errors nginx makes itself answer in the service\'s JSON shape, never its HTML pages.',
+    "  # Errors nginx makes itself answer in the service's JSON shape, never its HTML pages.",
     ...errorPages('@payload_too_large').map((line) => `  ${line}`),
     '',
     '  location @instance_unavailable {',
@@ -148,9 +163,11 @@ export function proxyConfig({ listen, upstreams, maxBodyBytes, maxImportBytes, k
     '  }',
     '',
     '  # Unauthenticated routes: any instance; one that fails or is restoring (503) is skipped.',
-    ...ANY_INSTANCE_PATHS.map((path) => `  location = ${path} { proxy_pass http://tempvec_any; proxy_next_upstream error timeout http_502 http_503 non_idempotent; }`),
+    ...ANY_INSTANCE_PATHS.map(
+      (path) => `  location = ${path} { proxy_pass http://tempvec_any; proxy_next_upstream error timeout http_502 http_503 non_idempotent; }`,
+    ),
     '',
-    '  # An import may be larger than other bodies (MAX_IMPORT_BYTES); it goes to its session\'s instance.',
+    "  # An import may be larger than other bodies (MAX_IMPORT_BYTES); it goes to its session's instance.",
     '  location = /vectors/import {',
     `    client_max_body_size ${maxImportBytes};`,
     ...errorPages('@import_too_large').map((line) => `    ${line}`),
@@ -170,7 +187,11 @@ export function proxyConfig({ listen, upstreams, maxBodyBytes, maxImportBytes, k
 /** A whole nginx.conf for `nginx -p prefix -c file`, in the foreground, unprivileged. */
 export function serverConfig(options: ServerOptions): string {
   const { prefix, workerProcesses = 1 } = options;
-  const indent = (text: string) => text.split('\n').map((line) => (line ? `  ${line}` : line)).join('\n');
+  const indent = (text: string) =>
+    text
+      .split('\n')
+      .map((line) => (line ? `  ${line}` : line))
+      .join('\n');
   return [
     'daemon off;',
     `worker_processes ${workerProcesses};`,

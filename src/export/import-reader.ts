@@ -43,7 +43,10 @@ export class ImportReader {
     const header = this.header;
     if (!header) throw invalidImport(`the body is empty; an import starts with the header line of a ${EXPORT_FORMAT}`, 0);
     if (this.records.length !== header.count) {
-      throw invalidImport(`the header announces ${header.count} vectors and the body holds ${this.records.length} (truncated?); nothing was imported`, (this.lineOf.at(-1) ?? 0) + 1);
+      throw invalidImport(
+        `the header announces ${header.count} vectors and the body holds ${this.records.length} (truncated?); nothing was imported`,
+        (this.lineOf.at(-1) ?? 0) + 1,
+      );
     }
     const lineOf = this.lineOf;
     return { header, records: this.records, pathOf: (i) => pointer(lineOf[i]) };
@@ -71,7 +74,7 @@ export class ImportReader {
   }
 
   private readHeader(value: unknown, index: number): ExportHeader {
-    const object = typeof value === 'object' && value !== null ? value as Record<string, unknown> : {};
+    const object = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
     if (object.format !== EXPORT_FORMAT || object.version !== EXPORT_VERSION) {
       throw invalidImport(`the first line must be the header of a ${EXPORT_FORMAT} version ${EXPORT_VERSION} (GET /vectors/export writes it)`, index);
     }

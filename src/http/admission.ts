@@ -28,7 +28,10 @@ export class BodyAdmission {
   private reservedBytes = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly config: Config, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly config: Config,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Bodies and bytes being received now. */
   get usage() {
@@ -48,16 +51,31 @@ export class BodyAdmission {
     const { config } = this;
     const retry = { 'Retry-After': '1', Connection: 'close' };
     if (this.inFlight.size >= config.maxBodiesInFlight) {
-      throw apiError('SERVER_AT_CAPACITY', `the server is receiving its maximum of ${config.maxBodiesInFlight} request bodies; try again shortly`, undefined, retry);
+      throw apiError(
+        'SERVER_AT_CAPACITY',
+        `the server is receiving its maximum of ${config.maxBodiesInFlight} request bodies; try again shortly`,
+        undefined,
+        retry,
+      );
     }
     const token = req.headers.authorization ?? '';
     const ofToken = this.perToken.get(token) ?? 0;
     if (token !== '' && ofToken >= config.maxBodiesInFlightPerToken) {
-      throw apiError('RATE_LIMITED', `this token already has ${ofToken} request bodies in flight, the most at once; wait for one to finish`, { limit: config.maxBodiesInFlightPerToken }, retry);
+      throw apiError(
+        'RATE_LIMITED',
+        `this token already has ${ofToken} request bodies in flight, the most at once; wait for one to finish`,
+        { limit: config.maxBodiesInFlightPerToken },
+        retry,
+      );
     }
     const reserved = Number.isSafeInteger(length) ? Math.min(length, config.maxBodyBytes) : 0;
     if (this.reservedBytes + reserved > config.maxBodyBytesInFlight) {
-      throw apiError('SERVER_AT_CAPACITY', 'the server is receiving its maximum of request body bytes; try again shortly', { maxBodyBytesInFlight: config.maxBodyBytesInFlight }, retry);
+      throw apiError(
+        'SERVER_AT_CAPACITY',
+        'the server is receiving its maximum of request body bytes; try again shortly',
+        { maxBodyBytesInFlight: config.maxBodyBytesInFlight },
+        retry,
+      );
     }
     const body: BodyInFlight = { req, res, token, started: this.now(), bytesReadBefore: req.socket.bytesRead, reserved };
     this.inFlight.add(body);
@@ -95,7 +113,12 @@ export class BodyAdmission {
       this.reservedBytes -= body.reserved;
       this.perToken.set(body.token, (this.perToken.get(body.token) ?? 1) - 1);
       if ((this.perToken.get(body.token) ?? 0) <= 0) this.perToken.delete(body.token);
-      answerAndClose(body.res, 408, 'REQUEST_TIMEOUT', `the request body arrived slower than ${minBodyBytesPerSec} bytes/s after the first ${bodyGraceMs} ms; send it faster or in smaller requests`);
+      answerAndClose(
+        body.res,
+        408,
+        'REQUEST_TIMEOUT',
+        `the request body arrived slower than ${minBodyBytesPerSec} bytes/s after the first ${bodyGraceMs} ms; send it faster or in smaller requests`,
+      );
     }
     if (this.inFlight.size === 0) this.stopTimer();
   }

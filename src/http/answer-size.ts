@@ -39,6 +39,7 @@ export function vectorBytes(id: string, values: number, jsonBytes: number): numb
 export function assertAnswerSize(config: Config, bytes: number, smaller: string): void {
   if (bytes <= config.maxAnswerBytes) return;
   throw apiError('ANSWER_TOO_LARGE', `the answer would take about ${bytes} bytes, more than the ${config.maxAnswerBytes} of MAX_ANSWER_BYTES; ${smaller}`, {
-    answerBytes: bytes, maxAnswerBytes: config.maxAnswerBytes,
+    answerBytes: bytes,
+    maxAnswerBytes: config.maxAnswerBytes,
   });
 }

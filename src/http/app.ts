@@ -79,19 +79,21 @@ export const REQUEST_PATH: readonly RequestStep[] = [
   {
     name: 'errors',
     file: 'src/http/error-handler.ts',
-    answers: 'every error: whatever is thrown below becomes `{ success: false, error }` with its status; 404 `NOT_FOUND`, 405 `METHOD_NOT_ALLOWED`, 500 `INTERNAL_ERROR`',
+    answers:
+      'every error: whatever is thrown below becomes `{ success: false, error }` with its status; 404 `NOT_FOUND`, 405 `METHOD_NOT_ALLOWED`, 500 `INTERNAL_ERROR`',
     make: () => errorHandler(),
   },
   {
     name: 'admission',
     file: 'src/http/admission.ts',
-    answers: 'a request with a body past the caps on bodies in flight, before it is read: 503 `SERVER_AT_CAPACITY`, 429 `RATE_LIMITED`; 408 `REQUEST_TIMEOUT` for a body arriving too slowly',
+    answers:
+      'a request with a body past the caps on bodies in flight, before it is read: 503 `SERVER_AT_CAPACITY`, 429 `RATE_LIMITED`; 408 `REQUEST_TIMEOUT` for a body arriving too slowly',
     make: ({ admission }) => admission.middleware,
   },
   {
     name: 'routes',
     file: 'src/http/routes/*.ts',
-    answers: 'the route\'s answer (`reply()`); each route runs auth (401), its rate limit (429), the body pipeline (413, 415, 400) and validation (400) first',
+    answers: "the route's answer (`reply()`); each route runs auth (401), its rate limit (429), the body pipeline (413, 415, 400) and validation (400) first",
     make: ({ router }) => router.routes(),
   },
   {

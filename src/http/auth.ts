@@ -16,7 +16,10 @@ export function requireSession(store: SessionStore, limit: SessionLimiter = () =
     const header = ctx.req.headers.authorization ?? '';
     const match = BEARER.exec(header);
     if (!match) {
-      throw apiError('UNAUTHORIZED', header ? 'the Authorization header must be "Bearer <token>"' : 'send Authorization: Bearer <token>; get a token with POST /token');
+      throw apiError(
+        'UNAUTHORIZED',
+        header ? 'the Authorization header must be "Bearer <token>"' : 'send Authorization: Bearer <token>; get a token with POST /token',
+      );
     }
     const state = stateOf(ctx);
     const started = performance.now();

@@ -64,9 +64,14 @@ export function reply(ctx: Context, fields: Record<string, unknown>, status = 20
  */
 export function replyWithSession(ctx: Context, store: SessionStore, fields: Record<string, unknown> = {}, answerBytes = 0): void {
   const state = stateOf(ctx);
-  const streamed = answerBytes >= STREAM_FROM
-    ? store.budget.reserve('answers', ANSWER_WINDOW_BYTES, 'the server\'s memory budget is used up by answers in flight; nothing was changed, try again shortly')
-    : undefined;
+  const streamed =
+    answerBytes >= STREAM_FROM
+      ? store.budget.reserve(
+          'answers',
+          ANSWER_WINDOW_BYTES,
+          "the server's memory budget is used up by answers in flight; nothing was changed, try again shortly",
+        )
+      : undefined;
   send(ctx, { fields, sessionJson: state.session.viewJson(store.now()), streamed });
 }
 

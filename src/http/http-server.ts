@@ -23,18 +23,23 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const [status, reason, code, message] = clientErrorAnswer(err.code);
   const body = errorBody(code, message);
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export function createHttpServer(app: Koa, config: Config): Server {
-  const server = createServer({
-    headersTimeout: config.headersTimeoutMs,
-    // A body is bounded by its minimum rate (admission.ts), not by a total time.
-    requestTimeout: 0,
-    keepAliveTimeout: config.idleTimeoutMs,
-    // How often Node checks the header timeout (its default is 30 s).
-    connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
-  }, app.callback());
+  const server = createServer(
+    {
+      headersTimeout: config.headersTimeoutMs,
+      // A body is bounded by its minimum rate (admission.ts), not by a total time.
+      requestTimeout: 0,
+      keepAliveTimeout: config.idleTimeoutMs,
+      // How often Node checks the header timeout (its default is 30 s).
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
+    },
+    app.callback(),
+  );
   server.maxConnections = config.maxConnections;
   server.timeout = config.socketTimeoutMs;
   server.on('clientError', answerClientError);

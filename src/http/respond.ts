@@ -56,7 +56,7 @@ export const respond: Middleware = async (ctx, next) => {
   // A reply() answer, unless something answered after it (the error handler).
   const reply = response.body == null ? stateOf(ctx).reply : undefined;
   if (!reply) stateOf(ctx).reply?.streamed?.release();
-  const body = reply ? reply.fields : response.body as Record<string, unknown> | null;
+  const body = reply ? reply.fields : (response.body as Record<string, unknown> | null);
   if (!reply && (!body || typeof body !== 'object' || Buffer.isBuffer(body) || !('success' in body))) return;
   const metrics = { requestLatencyMs: timings.elapsed(), ...timings.entries };
   response.set('Server-Timing', serverTiming(metrics));

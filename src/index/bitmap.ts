@@ -47,13 +47,15 @@ export class RowBitmap {
   }
 
   and(other: RowBitmap): this {
-    const w = this.words, o = other.words;
+    const w = this.words,
+      o = other.words;
     for (let i = 0; i < w.length; i++) w[i] &= o[i];
     return this;
   }
 
   or(other: RowBitmap): this {
-    const w = this.words, o = other.words;
+    const w = this.words,
+      o = other.words;
     for (let i = 0; i < w.length; i++) w[i] |= o[i];
     return this;
   }

@@ -27,8 +27,9 @@ export function valuesAt(object: Record<string, unknown>, path: string, out: unk
 export function scalarsAt(object: Record<string, unknown>, path: string): unknown[] {
   const out: unknown[] = [];
   for (const value of valuesAt(object, path)) {
-    if (Array.isArray(value)) { for (const item of value) if (isScalar(item)) out.push(item); }
-    else if (isScalar(value)) out.push(value);
+    if (Array.isArray(value)) {
+      for (const item of value) if (isScalar(item)) out.push(item);
+    } else if (isScalar(value)) out.push(value);
   }
   return out;
 }
@@ -37,27 +38,36 @@ export function compareRange(op: RangeOp, field: unknown, operand: number | stri
   if (typeof field !== typeof operand) return false;
   const a = field as number | string;
   switch (op) {
-    case '$gt': return a > operand;
-    case '$gte': return a >= operand;
-    case '$lt': return a < operand;
-    default: return a <= operand;
+    case '$gt':
+      return a > operand;
+    case '$gte':
+      return a >= operand;
+    case '$lt':
+      return a < operand;
+    default:
+      return a <= operand;
   }
 }
 
 /** Equality: a field equal to the value, or an array field containing it. */
 function equals(metadata: Metadata, path: string, expected: unknown): boolean {
   if (isScalar(expected)) return scalarsAt(metadata, path).includes(expected);
-  return valuesAt(metadata, path).some((field) =>
-    jsonEqual(field, expected) || (Array.isArray(field) && field.some((item) => jsonEqual(item, expected))));
+  return valuesAt(metadata, path).some((field) => jsonEqual(field, expected) || (Array.isArray(field) && field.some((item) => jsonEqual(item, expected))));
 }
 
 export function matchNode(node: FilterNode, metadata: Metadata): boolean {
   switch (node.kind) {
-    case 'and': return node.nodes.every((n) => matchNode(n, metadata));
-    case 'or': return node.nodes.some((n) => matchNode(n, metadata));
-    case 'not': return !matchNode(node.node, metadata);
-    case 'eq': return equals(metadata, node.path, node.value);
-    case 'range': return scalarsAt(metadata, node.path).some((s) => compareRange(node.op, s, node.value));
-    case 'exists': return valuesAt(metadata, node.path).length > 0 === node.value;
+    case 'and':
+      return node.nodes.every((n) => matchNode(n, metadata));
+    case 'or':
+      return node.nodes.some((n) => matchNode(n, metadata));
+    case 'not':
+      return !matchNode(node.node, metadata);
+    case 'eq':
+      return equals(metadata, node.path, node.value);
+    case 'range':
+      return scalarsAt(metadata, node.path).some((s) => compareRange(node.op, s, node.value));
+    case 'exists':
+      return valuesAt(metadata, node.path).length > 0 === node.value;
   }
 }

@@ -62,15 +62,20 @@ function parseField(path: string, value: unknown, at: string): FilterNode {
 
 function parseOperator(path: string, op: string, operand: unknown, at: string): FilterNode {
   switch (op) {
-    case '$eq': return { kind: 'eq', path, value: operand };
-    case '$ne': return { kind: 'not', node: { kind: 'eq', path, value: operand } };
+    case '$eq':
+      return { kind: 'eq', path, value: operand };
+    case '$ne':
+      return { kind: 'not', node: { kind: 'eq', path, value: operand } };
     case '$in':
     case '$nin': {
       if (!Array.isArray(operand)) invalid(`${op} takes an array of values`, at);
       const any: FilterNode = { kind: 'or', nodes: operand.map((value) => ({ kind: 'eq', path, value })) };
       return op === '$in' ? any : { kind: 'not', node: any };
     }
-    case '$gt': case '$gte': case '$lt': case '$lte':
+    case '$gt':
+    case '$gte':
+    case '$lt':
+    case '$lte':
       if (typeof operand !== 'number' && typeof operand !== 'string') invalid(`${op} takes a number or a string`, at);
       return { kind: 'range', path, op, value: operand };
     case '$exists':

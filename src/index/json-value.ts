@@ -4,8 +4,7 @@ export type Scalar = string | number | boolean | null;
 type JsonObject = Record<string, unknown>;
 
 /** A JSON object that is not an array or null. */
-export const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const isScalar = (value: unknown): value is Scalar =>
   value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';

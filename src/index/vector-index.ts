@@ -399,7 +399,8 @@ export class VectorIndex {
     const { texts, analyzer, textBytesAdded } = this.prepareTexts(records, options, pathOf);
     const newIds = new Set<string>();
     const metadataJson = new Array<JsonText | null>(records.length);
-    let heapBytesAdded = 0, metadataBytesAdded = 0;
+    let heapBytesAdded = 0,
+      metadataBytesAdded = 0;
     for (let i = 0; i < records.length; i++) {
       const { id, metadata } = records[i];
       if (!this.rowOf.has(id) && !newIds.has(id)) {
@@ -414,12 +415,25 @@ export class VectorIndex {
     if (metadataBytesAdded > 0) metadataBytesAdded += MetadataStore.changeBytesUpper;
     if (this.size + newIds.size > this.maxVectors) {
       throw apiError('CAPACITY_EXCEEDED', `the index holds ${this.size} of ${this.maxVectors} vectors; this request adds ${newIds.size} more`, {
-        maxVectors: this.maxVectors, vectorCount: this.size, adding: newIds.size,
+        maxVectors: this.maxVectors,
+        vectorCount: this.size,
+        adding: newIds.size,
       });
     }
     return {
-      records, vectors, dimensions, metric, vectorType, rowsNeeded: this.size + newIds.size, version: this.version, metadataJson, heapBytesAdded, metadataBytesAdded,
-      texts, analyzer, textBytesAdded,
+      records,
+      vectors,
+      dimensions,
+      metric,
+      vectorType,
+      rowsNeeded: this.size + newIds.size,
+      version: this.version,
+      metadataJson,
+      heapBytesAdded,
+      metadataBytesAdded,
+      texts,
+      analyzer,
+      textBytesAdded,
     };
   }
 
@@ -428,12 +442,15 @@ export class VectorIndex {
     const locked = this.config.analyzer;
     if (options.analyzer !== undefined && locked !== null && options.analyzer !== locked) {
       throw apiError('ANALYZER_LOCKED', `the session analyzer is ${locked}; reset the index to change it`, {
-        path: '/analyzer', expected: locked, actual: options.analyzer,
+        path: '/analyzer',
+        expected: locked,
+        actual: options.analyzer,
       });
     }
     const texts = new Array<PreparedText | null>(records.length);
     // Named, it is fixed even by an add without text (so a log's replay restores it); else the first text fixes the default.
-    let analyzer = locked ?? options.analyzer ?? null, textBytesAdded = 0;
+    let analyzer = locked ?? options.analyzer ?? null,
+      textBytesAdded = 0;
     for (let i = 0; i < records.length; i++) {
       const { text } = records[i];
       if (text === undefined) {
@@ -444,7 +461,9 @@ export class VectorIndex {
       const bytes = utf8Length(text);
       if (bytes > this.maxTextBytes) {
         throw apiError('VALIDATION_ERROR', `text is ${bytes} bytes of UTF-8; the limit is MAX_TEXT_BYTES=${this.maxTextBytes}`, {
-          path: pathOf(i) + '/text', limit: this.maxTextBytes, actual: bytes,
+          path: pathOf(i) + '/text',
+          limit: this.maxTextBytes,
+          actual: bytes,
         });
       }
       analyzer ??= options.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
@@ -599,7 +618,12 @@ export class VectorIndex {
     // A bad filter is refused even when there is nothing to search.
     const filter = options.filter ? parseFilter(options.filter) : null;
     const stats: SearchStats = {
-      exact: this.config.vectorType === 'float32', metric: this.config.metric, topK, candidatePool, matched: 0, scanned: 0,
+      exact: this.config.vectorType === 'float32',
+      metric: this.config.metric,
+      topK,
+      candidatePool,
+      matched: 0,
+      scanned: 0,
     };
     const kernel = this.kernel;
     if (!kernel || this.size === 0) {
@@ -617,7 +641,13 @@ export class VectorIndex {
     // int8: the candidatePool best by the codes, re-ranked exactly; float32: one exact scan.
     const int8 = this.config.vectorType === 'int8';
     const request: SearchRequest = {
-      queries: packed, queryCount, k: topK, count: this.size, rowList, guard: this.memoryGuard, candidatePool: int8 ? candidatePool : undefined,
+      queries: packed,
+      queryCount,
+      k: topK,
+      count: this.size,
+      rowList,
+      guard: this.memoryGuard,
+      candidatePool: int8 ? candidatePool : undefined,
     };
     return {
       work: queryCount * stats.scanned * kernel.dim * (int8 ? 0.25 : 1),
@@ -667,7 +697,8 @@ export class VectorIndex {
       const terms = [...new Set(analyze(analyzer, text))];
       if (terms.length === 0) {
         throw apiError('QUERY_TEXT_EMPTY', `the query text has no terms under the ${analyzer} analyzer (it is empty, punctuation, or only stop words)`, {
-          path: pathOf(j), analyzer,
+          path: pathOf(j),
+          analyzer,
         });
       }
       return terms;
@@ -696,7 +727,13 @@ export class VectorIndex {
     const terms = this.queryTerms(texts, options);
     const bitmap = this.filterBitmap(filter);
     const stats: SearchStats = {
-      exact: true, metric: this.config.metric, topK, candidatePool, matched: bitmap ? bitmap.count() : this.size, scanned: 0, textMatched: 0,
+      exact: true,
+      metric: this.config.metric,
+      topK,
+      candidatePool,
+      matched: bitmap ? bitmap.count() : this.size,
+      scanned: 0,
+      textMatched: 0,
     };
     const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
     const results = terms.map((queryTerms) => {
@@ -715,7 +752,9 @@ export class VectorIndex {
   private planHybridSearch(queries: ArrayLike<number>[], texts: string[], options: SearchOptions, own: number[] | null): SearchOutput | SearchPlan {
     if (texts.length !== queries.length) {
       throw apiError('VALIDATION_ERROR', `a hybrid search takes one query text per query vector: ${queries.length} vectors, ${texts.length} texts`, {
-        path: '/queryTexts', expected: queries.length, actual: texts.length,
+        path: '/queryTexts',
+        expected: queries.length,
+        actual: texts.length,
       });
     }
     const topK = options.topK ?? SPEC_LIMITS.defaultTopK;
@@ -726,7 +765,10 @@ export class VectorIndex {
     // The vector arm: the candidatePool best (one more to drop a query's own vector), unthresholded.
     const extra = own ? 1 : 0;
     const vectorPlan = this.planVectorSearch(queries, {
-      topK: candidatePool + extra, candidatePool: candidatePool + extra, filter: options.filter, pathOf: options.pathOf,
+      topK: candidatePool + extra,
+      candidatePool: candidatePool + extra,
+      filter: options.filter,
+      pathOf: options.pathOf,
     });
     const finish = (vectorOut: SearchOutput): SearchOutput => {
       const bitmap = this.filterBitmap(filter);
@@ -761,7 +803,6 @@ export class VectorIndex {
     if ('results' in vectorPlan) return finish(vectorPlan);
     return { work: vectorPlan.work, run: () => finish(vectorPlan.run()), runOn: async (executor) => finish(await vectorPlan.runOn(executor)) };
   }
-
 
   /**
    * Search with stored vectors as the queries, each left out of its own
@@ -945,26 +986,32 @@ export class VectorIndex {
     const locked = this.config;
     if (options.metric !== undefined && locked.metric !== null && options.metric !== locked.metric) {
       throw apiError('METRIC_LOCKED', `the session metric is ${locked.metric}; reset the index to change it`, {
-        path: '/metric', expected: locked.metric, actual: options.metric,
+        path: '/metric',
+        expected: locked.metric,
+        actual: options.metric,
       });
     }
     if (options.vectorType !== undefined && locked.dimensions !== null && options.vectorType !== locked.vectorType) {
       throw apiError('VECTOR_TYPE_LOCKED', `the session vectorType is ${locked.vectorType}; reset the index to change it`, {
-        path: '/vectorType', expected: locked.vectorType, actual: options.vectorType,
+        path: '/vectorType',
+        expected: locked.vectorType,
+        actual: options.vectorType,
       });
     }
     if (options.dimensions !== undefined && locked.dimensions !== null && options.dimensions !== locked.dimensions) {
       throw apiError('DIMENSION_MISMATCH', `the session dimension is ${locked.dimensions}; reset the index to change it`, {
-        path: '/dimensions', expected: locked.dimensions, actual: options.dimensions,
+        path: '/dimensions',
+        expected: locked.dimensions,
+        actual: options.dimensions,
       });
     }
     const dimensions = locked.dimensions ?? options.dimensions ?? records[0]?.vector.length;
     const metric = locked.metric ?? options.metric ?? SPEC_LIMITS.defaultMetric;
-    const vectorType = locked.dimensions !== null ? locked.vectorType : options.vectorType ?? SPEC_LIMITS.defaultVectorType;
+    const vectorType = locked.dimensions !== null ? locked.vectorType : (options.vectorType ?? SPEC_LIMITS.defaultVectorType);
     if (dimensions === undefined) {
       throw apiError('VALIDATION_ERROR', 'at least one vector is required', { path: '/vectors' });
     }
-    const source = locked.dimensions !== null ? 'the session dimension' : options.dimensions !== undefined ? 'dimensions' : 'the first vector\'s length';
+    const source = locked.dimensions !== null ? 'the session dimension' : options.dimensions !== undefined ? 'dimensions' : "the first vector's length";
     // Float32Arrays (the server's body reader makes them) are used as they
     // are, not copied: the plan only reads them, and every caller applies it
     // in the same synchronous step. The rest share one packed allocation.
@@ -976,7 +1023,9 @@ export class VectorIndex {
       const { vector } = records[i];
       if (vector.length !== dimensions) {
         throw apiError('DIMENSION_MISMATCH', `vector has ${vector.length} values; ${source} is ${dimensions}`, {
-          path: pathOf(i) + '/vector', expected: dimensions, actual: vector.length,
+          path: pathOf(i) + '/vector',
+          expected: dimensions,
+          actual: vector.length,
         });
       }
       let values: Float32Array;
@@ -998,12 +1047,14 @@ export class VectorIndex {
     // One float32 query (POST /search from the server's body reader) is used as it is: the kernel only reads it.
     const single = queries.length === 1 && queries[0] instanceof Float32Array ? queries[0] : null;
     const packed = single ?? new Float32Array(queries.length * dim);
-    const source = this.initialized ? 'the session dimension' : 'the first query vector\'s length';
+    const source = this.initialized ? 'the session dimension' : "the first query vector's length";
     for (let j = 0; j < queries.length; j++) {
       const query = queries[j];
       if (query.length !== dim) {
         throw apiError('DIMENSION_MISMATCH', `query vector has ${query.length} values; ${source} is ${dim}`, {
-          path: pathOf(j), expected: dim, actual: query.length,
+          path: pathOf(j),
+          expected: dim,
+          actual: query.length,
         });
       }
       let values = single;

@@ -62,7 +62,13 @@ export function runHere(kernel: KernelExports, steps: SearchSteps): SearchHits {
 }
 
 /** Run the rounds on the pool's threads (a small one on this thread). Its scratch is held before this returns. */
-export async function runOnPool(executor: PoolExecutor, instance: number, memory: WebAssembly.Memory, kernel: KernelExports, steps: SearchSteps): Promise<SearchHits> {
+export async function runOnPool(
+  executor: PoolExecutor,
+  instance: number,
+  memory: WebAssembly.Memory,
+  kernel: KernelExports,
+  steps: SearchSteps,
+): Promise<SearchHits> {
   try {
     let step = steps.next();
     while (!step.done) {

@@ -122,7 +122,7 @@ export class KernelInstance {
     }
     // Norms in the kernel (SIMD), one call per run of consecutive rows: a
     // batch of new rows, or one replacing rows in order, is a single run.
-    for (let i = 0; i < rows.length;) {
+    for (let i = 0; i < rows.length; ) {
       let run = 1;
       while (i + run < rows.length && rows[i + run] === rows[i] + run) run++;
       this.kernel.storeInverseNorms(vectors, this.dim, rows[i], run, invNorms);
@@ -192,14 +192,26 @@ export class KernelInstance {
   private readonly space: SearchSpace = (() => {
     const instance = this;
     return {
-      get kernel() { return instance.kernel; },
-      get metric() { return instance.metric; },
-      get metricCode() { return instance.metricCode; },
-      get layout() { return instance.layout; },
-      get paths() { return instance.singleQueryPaths; },
+      get kernel() {
+        return instance.kernel;
+      },
+      get metric() {
+        return instance.metric;
+      },
+      get metricCode() {
+        return instance.metricCode;
+      },
+      get layout() {
+        return instance.layout;
+      },
+      get paths() {
+        return instance.singleQueryPaths;
+      },
       // Past the scratch of the pool searches in flight: searches of one session run side by side,
       // each in scratch of its own (a write waits for all of them, so the rows do not move).
-      get scratchBase() { return instance.searchesInFlight > 0 ? instance.scratchTop : instance.layout.scratch; },
+      get scratchBase() {
+        return instance.searchesInFlight > 0 ? instance.scratchTop : instance.layout.scratch;
+      },
       allows: (bytes, guard) => this.allows(bytes, guard),
       hold: (end, guard) => this.holdScratch(end, guard),
       release: () => this.releaseScratch(),

@@ -23,9 +23,7 @@ export const SHARED_MAXIMUM_PAGES = 65536;
 
 /** A new session memory of the kind `module` imports. */
 export function memoryFor(module: WebAssembly.Module): WebAssembly.Memory {
-  return isSharedBuild(module)
-    ? new WebAssembly.Memory({ initial: 1, maximum: SHARED_MAXIMUM_PAGES, shared: true })
-    : new WebAssembly.Memory({ initial: 1 });
+  return isSharedBuild(module) ? new WebAssembly.Memory({ initial: 1, maximum: SHARED_MAXIMUM_PAGES, shared: true }) : new WebAssembly.Memory({ initial: 1 });
 }
 
 export function instantiateKernel(module: WebAssembly.Module, memory: WebAssembly.Memory): KernelExports {

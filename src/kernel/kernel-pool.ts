@@ -55,7 +55,10 @@ export class KernelPool {
   private idle: (() => void) | null = null;
 
   /** `module`: the shared-memory kernel build (build/kernel.shared.wasm). Threads start with the first job. */
-  constructor(readonly size: number, private readonly module: WebAssembly.Module) {}
+  constructor(
+    readonly size: number,
+    private readonly module: WebAssembly.Module,
+  ) {}
 
   /** Start the threads now rather than with the first job (not within RESTART_DELAY_MS of one that could not start). */
   warm(): void {
@@ -220,7 +223,10 @@ export class KernelPool {
   /** Refuse new jobs, let the ones queued and running finish (SIGTERM drains), then stop every thread. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.held.size > 0) await new Promise<void>((resolve) => { this.idle = resolve; });
+    if (this.held.size > 0)
+      await new Promise<void>((resolve) => {
+        this.idle = resolve;
+      });
     await Promise.all(this.threads.map((t) => t.worker.terminate()));
   }
 }

@@ -113,14 +113,43 @@ export function kernelCallOf({ layout, scratch, path, withRowList, count, querie
     const inverse = inverseNorm(queries);
     return {
       fn: 'searchL2Bounded',
-      args: [vectors, invNorms, seqs, dim, rowList, count, scratch.queries, inverse > 0 ? 1 / inverse : 0, k,
-        scratch.outRows, scratch.outKeys, scratch.keys, scratch.list, scratch.poolRows, scratch.poolKeys],
+      args: [
+        vectors,
+        invNorms,
+        seqs,
+        dim,
+        rowList,
+        count,
+        scratch.queries,
+        inverse > 0 ? 1 / inverse : 0,
+        k,
+        scratch.outRows,
+        scratch.outKeys,
+        scratch.keys,
+        scratch.list,
+        scratch.poolRows,
+        scratch.poolKeys,
+      ],
     };
   }
   return {
     fn: 'search',
-    args: [vectors, invNorms, seqs, dim, rowList, count, scratch.queries, queryCount, metricCode, k,
-      scratch.outRows, scratch.outKeys, scratch.block, path === 'keysFirst' ? scratch.keys : 0],
+    args: [
+      vectors,
+      invNorms,
+      seqs,
+      dim,
+      rowList,
+      count,
+      scratch.queries,
+      queryCount,
+      metricCode,
+      k,
+      scratch.outRows,
+      scratch.outKeys,
+      scratch.block,
+      path === 'keysFirst' ? scratch.keys : 0,
+    ],
   };
 }
 

@@ -93,10 +93,19 @@ export function* exactSearch(space: SearchSpace, request: CheckedRequest, execut
       writeQueries(floats, scratch.queries >> 2, space.metric, queries, dim, q0, q1);
       if (rowList) ints.set(r1 - r0 === rowList.length ? rowList : rowList.subarray(r0, r1), scratch.rowList >> 2);
       // Without a row list a range is its own rows from r0: its per-row regions start there.
-      const layout = rowList ? space.layout : { ...space.layout, vectors: space.layout.vectors + r0 * rowBytes, invNorms: space.layout.invNorms + r0 * 4, seqs: space.layout.seqs + r0 * 4 };
+      const layout = rowList
+        ? space.layout
+        : { ...space.layout, vectors: space.layout.vectors + r0 * rowBytes, invNorms: space.layout.invNorms + r0 * 4, seqs: space.layout.seqs + r0 * 4 };
       const call = kernelCallOf({
-        layout, scratch, path, withRowList: rowList !== null, count: r1 - r0,
-        queries: queries.subarray(q0 * dim, q1 * dim), queryCount: q1 - q0, metricCode: space.metricCode, k,
+        layout,
+        scratch,
+        path,
+        withRowList: rowList !== null,
+        count: r1 - r0,
+        queries: queries.subarray(q0 * dim, q1 * dim),
+        queryCount: q1 - q0,
+        metricCode: space.metricCode,
+        k,
       });
       return { calls: [call], workArea };
     });
@@ -132,8 +141,10 @@ function planSlices(space: SearchSpace, { queryCount, k, scanned, rowList }: Che
   let base = space.scratchBase;
   for (let q0 = 0; q0 < queryCount; q0 += queryStep) {
     for (let r0 = 0; r0 < scanned; r0 += rowStep) {
-      const q1 = Math.min(queryCount, q0 + queryStep), r1 = Math.min(scanned, r0 + rowStep);
-      const nq = q1 - q0, rows = r1 - r0;
+      const q1 = Math.min(queryCount, q0 + queryStep),
+        r1 = Math.min(scanned, r0 + rowStep);
+      const nq = q1 - q0,
+        rows = r1 - r0;
       const path: SingleQueryPathName = fast && nq === 1 ? singleQueryPath(space.paths, { metric: space.metric, dim, k, scanned: rows }) : 'plain';
       const scratch = scratchFor({ ...space.layout, scratch: base }, nq, rowList ? rows : 0, k, path === 'plain' ? 0 : rows, path === 'bounded');
       const workArea = executor.ownWorkAreas ? align16(scratch.end) : 0;
@@ -158,20 +169,29 @@ function mergeSlices(space: SearchSpace, slices: Slice[], queryCount: number, k:
     for (const { scratch, q0, q1, r0, r1 } of slices) {
       if (q < q0 || q >= q1) continue;
       const from = (q - q0) * k;
-      lists.push({ rowsAt: (scratch.outRows >> 2) + from, keysAt: (scratch.outKeys >> 2) + from, kept: Math.min(k, r1 - r0), offset: withRowList ? 0 : r0, next: 0 });
+      lists.push({
+        rowsAt: (scratch.outRows >> 2) + from,
+        keysAt: (scratch.outKeys >> 2) + from,
+        kept: Math.min(k, r1 - r0),
+        offset: withRowList ? 0 : r0,
+        next: 0,
+      });
     }
     for (let i = 0; i < perQuery; i++) {
       let best = 0;
       // One list (a query no job shares out) is already in order.
       for (let l = 1; l < lists.length; l++) {
-        const list = lists[l], leader = lists[best];
+        const list = lists[l],
+          leader = lists[best];
         if (list.next >= list.kept) continue;
         if (leader.next >= leader.kept) {
           best = l;
           continue;
         }
-        const key = floats[list.keysAt + list.next], bestKey = floats[leader.keysAt + leader.next];
-        const row = ints[list.rowsAt + list.next] + list.offset, bestRow = ints[leader.rowsAt + leader.next] + leader.offset;
+        const key = floats[list.keysAt + list.next],
+          bestKey = floats[leader.keysAt + leader.next];
+        const row = ints[list.rowsAt + list.next] + list.offset,
+          bestRow = ints[leader.rowsAt + leader.next] + leader.offset;
         if (key > bestKey || (key === bestKey && seqs![row] < seqs![bestRow])) best = l;
       }
       const list = lists[best];
@@ -256,9 +276,22 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
       const from = rowList ? 0 : r0;
       firstJobs[stage.job].calls.push({
         fn: 'searchInt8',
-        args: [codes + from * codeStride, codeStride, scales + from * 4, aux + from * 4, seqs + from * 4,
-          rowList ? rowListAt + r0 * 4 : 0, r1 - r0, scratch.query16, quantized[q].scale, space.metricCode, candidates,
-          scratch.outRows, scratch.outKeys, keysFirst ? jobAreas[stage.job].keys : 0],
+        args: [
+          codes + from * codeStride,
+          codeStride,
+          scales + from * 4,
+          aux + from * 4,
+          seqs + from * 4,
+          rowList ? rowListAt + r0 * 4 : 0,
+          r1 - r0,
+          scratch.query16,
+          quantized[q].scale,
+          space.metricCode,
+          candidates,
+          scratch.outRows,
+          scratch.outKeys,
+          keysFirst ? jobAreas[stage.job].keys : 0,
+        ],
       });
     });
     const found = yield { jobs: firstJobs, small: false };
@@ -270,9 +303,10 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
     let rerankWork = 0;
     for (let q = 0; q < queryCount; q++) {
       const scratch = reranks[q];
-      const { rowListAt: listAt, count } = rowParts > 1
-        ? writeMergedCandidates(space, stages, kept, q, candidates, rowList !== null, scratch.rowList)
-        : { rowListAt: stages[q].scratch.outRows, count: kept[q] };
+      const { rowListAt: listAt, count } =
+        rowParts > 1
+          ? writeMergedCandidates(space, stages, kept, q, candidates, rowList !== null, scratch.rowList)
+          : { rowListAt: stages[q].scratch.outRows, count: kept[q] };
       writeQueries(floats, scratch.queries >> 2, space.metric, queries, dim, q, q + 1);
       rerankWork += count * dim;
       const call: KernelCall = {
@@ -295,7 +329,8 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
 function writeMergedCandidates(space: SearchSpace, stages: Stage[], kept: number[], q: number, candidates: number, withRowList: boolean, listAt: number) {
   const { floats, ints } = space.views();
   const seqs = space.seqs();
-  const rows: number[] = [], keys: number[] = [];
+  const rows: number[] = [],
+    keys: number[] = [];
   stages.forEach(({ q: of, r0, scratch }, s) => {
     if (of !== q) return;
     const offset = withRowList ? 0 : r0;

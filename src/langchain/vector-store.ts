@@ -41,10 +41,11 @@ export interface TempvecHybridSearchOptions {
 }
 
 /** asHybridRetriever's fields: hybrid (vector and keyword, fused) or keyword (BM25) search. */
-export type TempvecRetrieverInput = BaseRetrieverInput & TempvecHybridSearchOptions & {
-  searchType: 'keyword' | 'hybrid';
-  k?: number;
-};
+export type TempvecRetrieverInput = BaseRetrieverInput &
+  TempvecHybridSearchOptions & {
+    searchType: 'keyword' | 'hybrid';
+    k?: number;
+  };
 
 export class TempvecVectorStore extends VectorStore {
   declare FilterType: TempvecFilter;
@@ -136,20 +137,36 @@ export class TempvecVectorStore extends VectorStore {
    * Maximal marginal relevance: the fetchK nearest (filtered) by the server,
    * then k of them chosen for relevance and diversity (lambda 1: relevance only, 0: diversity only).
    */
-  async maxMarginalRelevanceSearch(query: string, options: MaxMarginalRelevanceSearchOptions<TempvecFilter>, _callbacks?: Callbacks): Promise<DocumentInterface[]> {
+  async maxMarginalRelevanceSearch(
+    query: string,
+    options: MaxMarginalRelevanceSearchOptions<TempvecFilter>,
+    _callbacks?: Callbacks,
+  ): Promise<DocumentInterface[]> {
     const queryVector = await this.embeddings.embedQuery(query);
     const { results } = await this.client.search(Float32Array.from(queryVector), {
-      topK: options.fetchK ?? 20, ...INCLUDE, ...(options.filter ? { filter: options.filter } : {}),
+      topK: options.fetchK ?? 20,
+      ...INCLUDE,
+      ...(options.filter ? { filter: options.filter } : {}),
     });
     if (results.length === 0) return [];
     const { vectors } = await this.client.getMany(results.map((hit) => hit.id));
     const byId = new Map(vectors.map((stored) => [stored.id, stored.vector]));
-    const chosen = maximalMarginalRelevance(queryVector, results.map((hit) => byId.get(hit.id) ?? []), options.lambda ?? 0.5, options.k);
+    const chosen = maximalMarginalRelevance(
+      queryVector,
+      results.map((hit) => byId.get(hit.id) ?? []),
+      options.lambda ?? 0.5,
+      options.k,
+    );
     return chosen.map((i) => toDocument(results[i]));
   }
 
-  static async fromTexts(texts: string[], metadatas: object[] | object, embeddings: EmbeddingsInterface, args: TempvecVectorStoreArgs = {}): Promise<TempvecVectorStore> {
-    const docs = texts.map((pageContent, i) => new Document({ pageContent, metadata: Array.isArray(metadatas) ? metadatas[i] ?? {} : metadatas }));
+  static async fromTexts(
+    texts: string[],
+    metadatas: object[] | object,
+    embeddings: EmbeddingsInterface,
+    args: TempvecVectorStoreArgs = {},
+  ): Promise<TempvecVectorStore> {
+    const docs = texts.map((pageContent, i) => new Document({ pageContent, metadata: Array.isArray(metadatas) ? (metadatas[i] ?? {}) : metadatas }));
     return TempvecVectorStore.fromDocuments(docs, embeddings, args);
   }
 
@@ -187,9 +204,10 @@ export class TempvecRetriever<V extends TempvecVectorStore> extends VectorStoreR
   }
 
   async _getRelevantDocuments(query: string, _runManager?: CallbackManagerForRetrieverRun): Promise<DocumentInterface[]> {
-    const hits = this.searchType === 'keyword'
-      ? await this.vectorStore.keywordSearchWithScore(query, this.k, this.filter)
-      : await this.vectorStore.hybridSearchWithScore(query, this.k, this.hybrid);
+    const hits =
+      this.searchType === 'keyword'
+        ? await this.vectorStore.keywordSearchWithScore(query, this.k, this.filter)
+        : await this.vectorStore.hybridSearchWithScore(query, this.k, this.hybrid);
     return hits.map(([doc]) => doc);
   }
 }

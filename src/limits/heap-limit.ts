@@ -57,9 +57,13 @@ export function assertBudgetFits(config: Config, available = availableMemory()):
   if (budget === 0) return;
   const needed = budget + HEAP_BASELINE_BYTES + parseRoom(config);
   if (needed > available) {
-    throw new ConfigError(`MEMORY_BUDGET_BYTES=${budget} cannot fit: with the server's own heap (${HEAP_BASELINE_BYTES / MiB} MiB) and room to parse one body of MAX_BODY_BYTES (${parseRoom(config) / MiB} MiB) it needs ${Math.ceil(needed / MiB)} MiB, and this machine has ${Math.floor(available / MiB)} MiB; lower MEMORY_BUDGET_BYTES (or MAX_BODY_BYTES)`);
+    throw new ConfigError(
+      `MEMORY_BUDGET_BYTES=${budget} cannot fit: with the server's own heap (${HEAP_BASELINE_BYTES / MiB} MiB) and room to parse one body of MAX_BODY_BYTES (${parseRoom(config) / MiB} MiB) it needs ${Math.ceil(needed / MiB)} MiB, and this machine has ${Math.floor(available / MiB)} MiB; lower MEMORY_BUDGET_BYTES (or MAX_BODY_BYTES)`,
+    );
   }
   if (config.maxBodyBytes > budget) {
-    throw new ConfigError(`MAX_BODY_BYTES=${config.maxBodyBytes} is larger than MEMORY_BUDGET_BYTES=${budget}: no body that large could ever be taken; lower MAX_BODY_BYTES or raise the budget`);
+    throw new ConfigError(
+      `MAX_BODY_BYTES=${config.maxBodyBytes} is larger than MEMORY_BUDGET_BYTES=${budget}: no body that large could ever be taken; lower MAX_BODY_BYTES or raise the budget`,
+    );
   }
 }

@@ -69,9 +69,17 @@ export class MemoryBudget {
     if (this.limitBytes === 0 || bytes <= 0) return;
     const fits = this.usedBytes + bytes <= this.limitBytes && (heapBytes <= 0 || this.heap + this.inFlight.answers + heapBytes <= this.heapCapBytes);
     if (fits) return;
-    throw apiError('SERVER_AT_CAPACITY', message, {
-      ...details, memoryBudgetBytes: this.limitBytes, usedBytes: this.usedBytes, requestedBytes: bytes,
-    }, { 'Retry-After': String(this.retryAfterSeconds) });
+    throw apiError(
+      'SERVER_AT_CAPACITY',
+      message,
+      {
+        ...details,
+        memoryBudgetBytes: this.limitBytes,
+        usedBytes: this.usedBytes,
+        requestedBytes: bytes,
+      },
+      { 'Retry-After': String(this.retryAfterSeconds) },
+    );
   }
 
   /** Hold `bytes` for a body or an answer in flight, or throw 503 when they do not fit. */

@@ -32,9 +32,10 @@ export class EventLoopProbe {
   read(reset = true): EventLoopDelay {
     const h = this.histogram;
     const samples = h.count;
-    const delay = samples === 0
-      ? { p50: 0, p99: 0, max: 0, mean: 0, samples }
-      : { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max), mean: ms(h.mean), samples };
+    const delay =
+      samples === 0
+        ? { p50: 0, p99: 0, max: 0, mean: 0, samples }
+        : { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max), mean: ms(h.mean), samples };
     if (reset) h.reset();
     return delay;
   }

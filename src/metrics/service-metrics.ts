@@ -24,41 +24,87 @@ export function serviceMetrics(config: Config, store: SessionStore): ServiceMetr
   const registry = new Registry();
   const registers = [registry];
   const requests = new Counter({
-    name: 'tempvec_http_requests_total', help: 'Requests answered, by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status'] as const, registers,
+    name: 'tempvec_http_requests_total',
+    help: 'Requests answered, by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers,
   });
   const latency = new Histogram({
-    name: 'tempvec_http_request_duration_seconds', help: 'Time from the request\'s arrival to its answer, by method and route pattern.',
-    labelNames: ['method', 'route'] as const, buckets: LATENCY_BUCKETS, registers,
+    name: 'tempvec_http_request_duration_seconds',
+    help: "Time from the request's arrival to its answer, by method and route pattern.",
+    labelNames: ['method', 'route'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
   });
   const errors = new Counter({
-    name: 'tempvec_http_errors_total', help: 'Error answers, by error code.', labelNames: ['code'] as const, registers,
+    name: 'tempvec_http_errors_total',
+    help: 'Error answers, by error code.',
+    labelNames: ['code'] as const,
+    registers,
   });
   const rateLimited = new Counter({
-    name: 'tempvec_rate_limited_requests_total', help: 'Requests refused with 429 RATE_LIMITED (per address on POST /token, per token elsewhere).', registers,
+    name: 'tempvec_rate_limited_requests_total',
+    help: 'Requests refused with 429 RATE_LIMITED (per address on POST /token, per token elsewhere).',
+    registers,
   });
   const rejected = new Counter({
-    name: 'tempvec_rejected_requests_total', help: 'Requests refused with 503 (session cap, memory budget, disk, restoring or shutting down), by error code.',
-    labelNames: ['code'] as const, registers,
+    name: 'tempvec_rejected_requests_total',
+    help: 'Requests refused with 503 (session cap, memory budget, disk, restoring or shutting down), by error code.',
+    labelNames: ['code'] as const,
+    registers,
   });
   const kernel = new Histogram({
-    name: 'tempvec_kernel_seconds', help: 'Time of the search step (kernel scan and selection) of answered /search and /search-many requests.',
-    labelNames: ['operation'] as const, buckets: LATENCY_BUCKETS, registers,
+    name: 'tempvec_kernel_seconds',
+    help: 'Time of the search step (kernel scan and selection) of answered /search and /search-many requests.',
+    labelNames: ['operation'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
   });
   gauge(registry, 'tempvec_sessions', 'Live sessions (those on disk waiting to be reopened included).', () => store.size);
-  total(registry, 'tempvec_log_tails_cut_total', 'DATA_DIR: session reopens that cut a torn or damaged tail off the log (point-in-time recovery after a crash or power loss).', () => store.journalCounts().tailsCut);
-  total(registry, 'tempvec_log_records_cut_total', 'DATA_DIR: whole log records found after such damage and cut with it (with FSYNC=never, changes a power loss took).', () => store.journalCounts().recordsCut);
-  total(registry, 'tempvec_logs_set_aside_total', 'DATA_DIR: session logs set aside as .corrupt (a record that was on stable storage is damaged).', () => store.journalCounts().setAside);
-  total(registry, 'tempvec_logs_other_format_total', 'DATA_DIR: session logs set aside as .other-format (not version 2 of the tempvec log format), never read.', () => store.journalCounts().otherFormat);
-  gauge(registry, 'tempvec_persistence_buffer_bytes', 'DATA_DIR: buffers of session logs being reopened or compacted (PERSISTENCE_JOBS at a time), counted in the memory budget.', () => store.budget.persistenceBytes);
+  total(
+    registry,
+    'tempvec_log_tails_cut_total',
+    'DATA_DIR: session reopens that cut a torn or damaged tail off the log (point-in-time recovery after a crash or power loss).',
+    () => store.journalCounts().tailsCut,
+  );
+  total(
+    registry,
+    'tempvec_log_records_cut_total',
+    'DATA_DIR: whole log records found after such damage and cut with it (with FSYNC=never, changes a power loss took).',
+    () => store.journalCounts().recordsCut,
+  );
+  total(
+    registry,
+    'tempvec_logs_set_aside_total',
+    'DATA_DIR: session logs set aside as .corrupt (a record that was on stable storage is damaged).',
+    () => store.journalCounts().setAside,
+  );
+  total(
+    registry,
+    'tempvec_logs_other_format_total',
+    'DATA_DIR: session logs set aside as .other-format (not version 2 of the tempvec log format), never read.',
+    () => store.journalCounts().otherFormat,
+  );
+  gauge(
+    registry,
+    'tempvec_persistence_buffer_bytes',
+    'DATA_DIR: buffers of session logs being reopened or compacted (PERSISTENCE_JOBS at a time), counted in the memory budget.',
+    () => store.budget.persistenceBytes,
+  );
   gauge(registry, 'tempvec_sessions_max', 'MAX_SESSIONS.', () => config.maxSessions);
   gauge(registry, 'tempvec_vectors', 'Vectors stored in the sessions in memory.', () => store.vectorCount());
   gauge(registry, 'tempvec_linear_memory_bytes', 'Linear memory of all sessions together.', () => store.memoryBytes());
-  gauge(registry, 'tempvec_metadata_bytes', 'Metadata stores of all sessions (bytes, row tables, filter indexes), outside the JS heap, as allocated.', () => store.memoryUsage().metadataBytes);
-  gauge(registry, 'tempvec_heap_bytes', 'Estimated JS heap of all sessions\' ids.', () => store.heapBytes());
+  gauge(
+    registry,
+    'tempvec_metadata_bytes',
+    'Metadata stores of all sessions (bytes, row tables, filter indexes), outside the JS heap, as allocated.',
+    () => store.memoryUsage().metadataBytes,
+  );
+  gauge(registry, 'tempvec_heap_bytes', "Estimated JS heap of all sessions' ids.", () => store.heapBytes());
   gauge(registry, 'tempvec_memory_budget_bytes', 'MEMORY_BUDGET_BYTES (0: no budget).', () => config.memoryBudgetBytes);
-  gauge(registry, 'tempvec_memory_budget_used_ratio', 'Linear memory over the memory budget (0 without a budget).',
-    () => (config.memoryBudgetBytes === 0 ? 0 : store.memoryBytes() / config.memoryBudgetBytes));
+  gauge(registry, 'tempvec_memory_budget_used_ratio', 'Linear memory over the memory budget (0 without a budget).', () =>
+    config.memoryBudgetBytes === 0 ? 0 : store.memoryBytes() / config.memoryBudgetBytes,
+  );
   eventLoopGauges(registry);
   kernelPoolMetrics(registry, config, store.searches.pool);
 
@@ -91,7 +137,14 @@ export function serviceMetrics(config: Config, store: SessionStore): ServiceMetr
 
 /** A gauge read when /metrics is scraped. */
 function gauge(registry: Registry, name: string, help: string, read: () => number): void {
-  new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
 }
 
 /** The kernel pool: its size, calls waiting and running, calls run, threads replaced (a thread that died). */
@@ -99,14 +152,28 @@ function kernelPoolMetrics(registry: Registry, config: Config, pool: KernelPool 
   gauge(registry, 'tempvec_kernel_threads', 'KERNEL_THREADS: threads that run large searches (1: all on the event loop).', () => config.kernelThreads);
   gauge(registry, 'tempvec_kernel_pool_queued_jobs', 'Jobs of kernel calls waiting for a pool thread.', () => pool?.queued ?? 0);
   gauge(registry, 'tempvec_kernel_pool_running_jobs', 'Jobs of kernel calls running on pool threads.', () => pool?.running ?? 0);
-  total(registry, 'tempvec_kernel_pool_jobs_total', 'Jobs (kernel calls run in order on one thread) the pool\'s threads have run.', () => pool?.jobsRun ?? 0);
-  total(registry, 'tempvec_kernel_threads_replaced_total', 'Pool threads that died (out of memory, a fault) and were replaced; their searches got 503 KERNEL_THREAD_FAILED.', () => pool?.threadsReplaced ?? 0);
+  total(registry, 'tempvec_kernel_pool_jobs_total', "Jobs (kernel calls run in order on one thread) the pool's threads have run.", () => pool?.jobsRun ?? 0);
+  total(
+    registry,
+    'tempvec_kernel_threads_replaced_total',
+    'Pool threads that died (out of memory, a fault) and were replaced; their searches got 503 KERNEL_THREAD_FAILED.',
+    () => pool?.threadsReplaced ?? 0,
+  );
 }
 
 /** A counter read from a running total kept elsewhere. */
 function total(registry: Registry, name: string, help: string, read: () => number): void {
   let counted = 0;
-  new Counter({ name, help, registers: [registry], collect() { const now = read(); this.inc(now - counted); counted = now; } });
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = read();
+      this.inc(now - counted);
+      counted = now;
+    },
+  });
 }
 
 /**
@@ -117,9 +184,15 @@ function total(registry: Registry, name: string, help: string, read: () => numbe
  */
 function eventLoopGauges(registry: Registry): void {
   const probe = sharedEventLoopProbe();
-  const max = new Gauge({ name: 'tempvec_event_loop_delay_max_seconds', help: 'Longest event-loop delay since the previous scrape (about the longest time the main thread was held).', registers: [] });
+  const max = new Gauge({
+    name: 'tempvec_event_loop_delay_max_seconds',
+    help: 'Longest event-loop delay since the previous scrape (about the longest time the main thread was held).',
+    registers: [],
+  });
   const p99 = new Gauge({
-    name: 'tempvec_event_loop_delay_p99_seconds', help: 'p99 of the event-loop delay (1 ms timer) since the previous scrape.', registers: [],
+    name: 'tempvec_event_loop_delay_p99_seconds',
+    help: 'p99 of the event-loop delay (1 ms timer) since the previous scrape.',
+    registers: [],
     collect() {
       const delay = probe.read();
       this.set(delay.p99 / 1000);

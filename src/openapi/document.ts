@@ -43,9 +43,16 @@ const ALL_CODES = Object.keys(ERROR_CODES) as ErrorCode[];
 const ALWAYS: ErrorCode[] = ['INTERNAL_ERROR'];
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Invalid request', 401: 'Missing, invalid or expired token', 404: 'Not found', 405: 'Method not allowed',
-  409: 'Conflicts with the session state', 413: 'Body too large', 415: 'Body is not JSON', 429: 'Too many requests',
-  500: 'Internal error', 503: 'Server at capacity or instance unavailable',
+  400: 'Invalid request',
+  401: 'Missing, invalid or expired token',
+  404: 'Not found',
+  405: 'Method not allowed',
+  409: 'Conflicts with the session state',
+  413: 'Body too large',
+  415: 'Body is not JSON',
+  429: 'Too many requests',
+  500: 'Internal error',
+  503: 'Server at capacity or instance unavailable',
 };
 
 const schema = (s: v.GenericSchema) => toOpenApiSchema(s, DEFINITIONS);
@@ -79,7 +86,7 @@ function errorBodySchema(codes: ErrorCode[], metricFields: string[]) {
 
 /** Node's HTTP parser answers it, before the app, on every route (its default limit: 16 KiB of headers). */
 const HEADERS_TOO_LARGE = {
-  description: 'Request headers larger than Node\'s limit (16 KiB); answered before the app (no metrics), and the connection is closed.',
+  description: "Request headers larger than Node's limit (16 KiB); answered before the app (no metrics), and the connection is closed.",
   content: {
     'application/json': {
       schema: {
@@ -102,7 +109,7 @@ const HEADERS_TOO_LARGE = {
 const TAGS: Record<Operation['tag'], string> = {
   service: 'What the service is and what it allows: overview, this document, limits, health and metrics.',
   session: 'Tokens and their sessions: one private index per token, deleted when idle for the session TTL.',
-  vectors: 'Add, read, list, delete, export and import the vectors of the caller\'s index.',
+  vectors: "Add, read, list, delete, export and import the vectors of the caller's index.",
   metadata: 'Read and change the JSON metadata object stored with each vector.',
   search: 'Exact nearest-neighbour search, one query or many, with metadata filters.',
   assets: 'Files for web pages and Node: the SDK module, its TypeScript declarations and the WebAssembly kernel.',
@@ -111,10 +118,11 @@ const TAGS: Record<Operation['tag'], string> = {
 /** Response headers, published once under components.headers. */
 const HEADERS = {
   'RateLimit-Policy': {
-    description: 'The rate limit this answer counts against (IETF RateLimit header fields draft): `"per-token";q=<burst>;w=<seconds>` on authenticated routes, `"per-address";q=<tokens>;w=60` on POST /token. Absent when the limit is off.',
+    description:
+      'The rate limit this answer counts against (IETF RateLimit header fields draft): `"per-token";q=<burst>;w=<seconds>` on authenticated routes, `"per-address";q=<tokens>;w=60` on POST /token. Absent when the limit is off.',
     schema: { type: 'string', examples: ['"per-token";q=1000;w=2'] },
   },
-  'RateLimit': {
+  RateLimit: {
     description: 'What is left of that limit after this request: `r` requests now, `t` seconds until the whole quota is back. Absent when the limit is off.',
     schema: { type: 'string', examples: ['"per-token";r=998;t=1'] },
   },
@@ -183,7 +191,11 @@ function operationObject(op: Operation) {
 function queryParameters(query: NonNullable<Operation['query']>) {
   const converted = schema(query) as { properties?: Record<string, { description?: string }> };
   return Object.entries(converted.properties ?? {}).map(([name, property]) => ({
-    name, in: 'query', required: false, description: property.description, schema: property,
+    name,
+    in: 'query',
+    required: false,
+    description: property.description,
+    schema: property,
   }));
 }
 
@@ -214,8 +226,10 @@ export function openApiDocument(config: Config, info: DocumentInfo) {
       headers: HEADERS,
       securitySchemes: {
         bearerAuth: {
-          type: 'http', scheme: 'bearer',
-          description: 'The token from POST /token, opaque to clients: `<secret>` (43 base64url characters) or, on a server with an INSTANCE_ID, `<instanceId>.<secret>`; a proxy in front of several instances routes on the prefix. Every response names its instance in `x-tempvec-instance`.',
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'The token from POST /token, opaque to clients: `<secret>` (43 base64url characters) or, on a server with an INSTANCE_ID, `<instanceId>.<secret>`; a proxy in front of several instances routes on the prefix. Every response names its instance in `x-tempvec-instance`.',
         },
       },
     },

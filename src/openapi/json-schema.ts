@@ -46,7 +46,11 @@ function conversion(definitions: Record<string, v.GenericSchema>): ConversionCon
       const queries = (valibotAction as { [QUERY_FIELDS]?: string[] })[QUERY_FIELDS];
       if (queries) {
         const [vector, id] = queries;
-        const checks = [`${vector} or ${id}, not both`, `fusion only with ${queries[2]} and ${vector} or ${id}`, `as many ${queries[2]} as ${vector} or ${id} when both are given`];
+        const checks = [
+          `${vector} or ${id}, not both`,
+          `fusion only with ${queries[2]} and ${vector} or ${id}`,
+          `as many ${queries[2]} as ${vector} or ${id} when both are given`,
+        ];
         return { ...jsonSchema, anyOf: queries.map((field) => ({ required: [field] })), 'x-checks': checks };
       }
       if (valibotAction.type !== 'check' && valibotAction.type !== 'raw_check') return undefined;

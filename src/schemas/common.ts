@@ -15,9 +15,19 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 export const MetricSchema = v.pipe(v.picklist(METRICS), v.description('Similarity metric; fixed by the first add until POST /index/reset.'));
-export const VectorTypeSchema = v.pipe(v.picklist(VECTOR_TYPES), v.description('Storage of the vectors; fixed by the first add until POST /index/reset. float32: exact search. int8: float32 originals (get stays exact) plus int8 codes (one scale per vector) scanned first; the candidatePool best are re-ranked exactly in float32, so scores are exact and the result may miss a neighbour outside the pool.'));
+export const VectorTypeSchema = v.pipe(
+  v.picklist(VECTOR_TYPES),
+  v.description(
+    'Storage of the vectors; fixed by the first add until POST /index/reset. float32: exact search. int8: float32 originals (get stays exact) plus int8 codes (one scale per vector) scanned first; the candidatePool best are re-ranked exactly in float32, so scores are exact and the result may miss a neighbour outside the pool.',
+  ),
+);
 
-export const AnalyzerSchema = v.pipe(v.picklist(ANALYZERS), v.description('How texts become terms for keyword search; fixed by the first add that names one or carries text, until POST /index/reset. standard: Unicode words, NFKC, lower case, diacritics folded, CJK as character bigrams. english: standard, less English stop words, Porter2 stems.'));
+export const AnalyzerSchema = v.pipe(
+  v.picklist(ANALYZERS),
+  v.description(
+    'How texts become terms for keyword search; fixed by the first add that names one or carries text, until POST /index/reset. standard: Unicode words, NFKC, lower case, diacritics folded, CJK as character bigrams. english: standard, less English stop words, Porter2 stems.',
+  ),
+);
 
 /** A string of at most `maxBytes` UTF-8 bytes. */
 export function utf8StringSchema(maxBytes: number, what: string) {
@@ -72,22 +82,26 @@ export function commonSchemas(config: Config) {
     v.custom<Record<string, unknown>>(isPlainObject, 'must be a JSON object (not an array or null)'),
     shapeLimits('metadata', config.maxJsonDepth, config.maxMetadataKeys),
     v.check((m) => jsonByteLength(m) <= config.maxMetadataBytes, `must be at most ${config.maxMetadataBytes} bytes as JSON`),
-    v.description(`Plain JSON object, at most ${config.maxMetadataBytes} bytes as JSON, ${config.maxJsonDepth} levels deep and ${config.maxMetadataKeys} keys.`),
+    v.description(
+      `Plain JSON object, at most ${config.maxMetadataBytes} bytes as JSON, ${config.maxJsonDepth} levels deep and ${config.maxMetadataKeys} keys.`,
+    ),
   );
   const FilterSchema = v.pipe(
     v.custom<Record<string, unknown>>(isPlainObject, 'must be a JSON object (not an array or null)'),
     shapeLimits('filter', config.maxJsonDepth, config.maxFilterKeys),
     v.description(
-      'Metadata filter; every key must match. A key is a field path ("a.b" reaches nested objects and arrays of objects) '
-      + 'or $and/$or (arrays of filters) or $not (a filter). A field value is either a plain value (equality; an array-valued field '
-      + 'matches when it contains the value) or an object of operators: $eq, $ne, $gt, $gte, $lt, $lte (number or string operand), '
-      + '$in, $nin (arrays), $exists (boolean). $ne and $nin also match vectors without the field. A bad part is 400 VALIDATION_ERROR '
-      + 'with its JSON Pointer in details.path.',
+      'Metadata filter; every key must match. A key is a field path ("a.b" reaches nested objects and arrays of objects) ' +
+        'or $and/$or (arrays of filters) or $not (a filter). A field value is either a plain value (equality; an array-valued field ' +
+        'matches when it contains the value) or an object of operators: $eq, $ne, $gt, $gte, $lt, $lte (number or string operand), ' +
+        '$in, $nin (arrays), $exists (boolean). $ne and $nin also match vectors without the field. A bad part is 400 VALIDATION_ERROR ' +
+        'with its JSON Pointer in details.path.',
     ),
   );
   const TextSchema = v.pipe(
     utf8StringSchema(config.maxTextBytes, 'text'),
-    v.description(`The vector's text (a chunk of a document): indexed for keyword search (BM25) by the session's analyzer, and returned with includeText. At most ${config.maxTextBytes} bytes as UTF-8.`),
+    v.description(
+      `The vector's text (a chunk of a document): indexed for keyword search (BM25) by the session's analyzer, and returned with includeText. At most ${config.maxTextBytes} bytes as UTF-8.`,
+    ),
   );
   return { IdSchema, MetadataSchema, FilterSchema, TextSchema };
 }

@@ -28,8 +28,11 @@ export const SessionSchema = v.pipe(
       dimensions: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(SPEC_LIMITS.maxDimensions))),
       metric: v.nullable(v.picklist(METRICS)),
       vectorType: v.picklist(VECTOR_TYPES),
-      backend: v.pipe(v.picklist(BACKENDS), v.description('The kernel build that answers this session\'s searches (KERNEL_BUILD).')),
-      analyzer: v.pipe(v.nullable(v.picklist(ANALYZERS)), v.description('How texts become terms for keyword search; null until an add names one or carries text, and again after POST /index/reset.')),
+      backend: v.pipe(v.picklist(BACKENDS), v.description("The kernel build that answers this session's searches (KERNEL_BUILD).")),
+      analyzer: v.pipe(
+        v.nullable(v.picklist(ANALYZERS)),
+        v.description('How texts become terms for keyword search; null until an add names one or carries text, and again after POST /index/reset.'),
+      ),
     }),
   }),
   v.description('The session of the token, after any change the request made.'),
@@ -65,7 +68,9 @@ export function errorResponseSchema(codes: readonly ErrorCode[], metricFields: r
     error: v.strictObject({
       code: v.pipe(v.picklist(codes as [ErrorCode, ...ErrorCode[]]), v.description('Stable machine-readable error code.')),
       message: v.pipe(v.string(), v.description('Human-readable explanation.')),
-      details: v.optional(v.pipe(JsonObjectSchema, v.description('Context such as the JSON Pointer `path` of the offending field, `expected`, `actual`, `limit`.'))),
+      details: v.optional(
+        v.pipe(JsonObjectSchema, v.description('Context such as the JSON Pointer `path` of the offending field, `expected`, `actual`, `limit`.')),
+      ),
     }),
     metrics: metricsSchema(metricFields, 'optional'),
   });

@@ -7,4 +7,3 @@ export function requestSchemas(config: Config) {
   return { ...vectorSchemas(config), ...searchSchemas(config) };
 }
 export type RequestSchemas = ReturnType<typeof requestSchemas>;
-

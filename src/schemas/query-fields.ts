@@ -15,16 +15,18 @@ export function queryFields<T extends Record<string, unknown>>(fields: [keyof T 
   const check = v.rawCheck<T>(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
     const input = dataset.value;
-    const issue = (key: string, message: string) => addIssue({
-      message,
-      path: [{ type: 'object', origin: 'value', input, key, value: input[key] }] as never,
-    });
+    const issue = (key: string, message: string) =>
+      addIssue({
+        message,
+        path: [{ type: 'object', origin: 'value', input, key, value: input[key] }] as never,
+      });
     const given = (key: string) => input[key] !== undefined;
     if (given(vector) && given(id)) return issue(id, `give ${vector} or ${id}, not both`);
     if (!given(vector) && !given(id) && !given(text)) return issue(vector, `${vector}, ${id} or ${text} is required`);
     const other = given(vector) ? vector : id;
     if (given('fusion') && !(given(text) && given(other))) return issue('fusion', `fusion needs both arms: ${text} with ${vector} or ${id}`);
-    const texts = input[text], others = input[other];
+    const texts = input[text],
+      others = input[other];
     if (Array.isArray(texts) && Array.isArray(others) && texts.length !== others.length) {
       issue(text, `${text} must hold one text per entry of ${other} (${others.length}), not ${texts.length}`);
     }

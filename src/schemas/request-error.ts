@@ -18,7 +18,9 @@ export function requestError(issues: readonly v.BaseIssue<unknown>[], what = 're
   if (batch) {
     const field = String(batch.path![0].key);
     return apiError('BATCH_TOO_LARGE', `${field} holds ${(batch.input as unknown[]).length} items; the limit is ${batch.requirement}`, {
-      path: pointer(field), limit: batch.requirement, actual: (batch.input as unknown[]).length,
+      path: pointer(field),
+      limit: batch.requirement,
+      actual: (batch.input as unknown[]).length,
     });
   }
   const list = issues.slice(0, 20).map((issue) => ({ path: issuePath(issue), message: issue.message }));

@@ -6,67 +6,95 @@ import { ANALYZERS, BACKENDS, METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../conf
 import { CountSchema, JsonObjectSchema, metricsSchema, SessionSchema } from './envelope.js';
 
 const IdSchema = v.string();
-const TextSchema = v.pipe(v.nullable(v.string()), v.description('The vector\'s text (with includeText); null for a vector without one.'));
+const TextSchema = v.pipe(v.nullable(v.string()), v.description("The vector's text (with includeText); null for a vector without one."));
 const BoundsSchema = v.strictObject({ min: CountSchema, max: CountSchema, default: CountSchema });
 
-export const LimitsSchema = v.pipe(v.strictObject({
-  maxDimensions: CountSchema,
-  maxVectorsPerSession: CountSchema,
-  maxSessions: CountSchema,
-  sessionTtlMs: CountSchema,
-  topK: BoundsSchema,
-  candidatePool: BoundsSchema,
-  batch: v.strictObject({ addMany: CountSchema, getMany: CountSchema, deleteMany: CountSchema, searchMany: CountSchema }),
-  maxIdLength: CountSchema,
-  maxMetadataBytes: CountSchema,
-  maxTextBytes: v.pipe(CountSchema, v.description('UTF-8 bytes of one vector\'s text.')),
-  text: v.pipe(v.strictObject({
-    analyzers: v.array(v.picklist(ANALYZERS)),
-    defaultAnalyzer: v.picklist(ANALYZERS),
-    maxQueryTextBytes: CountSchema,
-    bm25: v.strictObject({ k1: v.number(), b: v.number() }),
-    fusion: v.strictObject({ defaultMethod: v.literal('rrf'), rrfK: BoundsSchema, defaultAlpha: v.number() }),
-  }), v.description('Keyword and hybrid search: the analyzers, the query text limit, BM25\'s parameters (Lucene\'s IDF) and the fusion defaults.')),
-  maxBodyBytes: CountSchema,
-  maxImportBytes: v.pipe(CountSchema, v.description('Bytes of one POST /vectors/import body.')),
-  maxAnswerBytes: v.pipe(CountSchema, v.description('Bytes of one answer of search, search-many, get-many or list; past it 400 ANSWER_TOO_LARGE.')),
-  list: BoundsSchema,
-  maxJsonDepth: CountSchema,
-  maxMetadataKeys: CountSchema,
-  maxFilterKeys: CountSchema,
-  maxIndexedValueBytes: v.pipe(CountSchema, v.description('UTF-8 bytes of the longest metadata string the filter index keeps as a key; filters on longer strings read the metadata of the rows they may match.')),
-  rateLimits: v.pipe(v.strictObject({
-    tokensPerMinutePerAddress: CountSchema,
-    requestsPerSecondPerToken: CountSchema,
-    requestBurstPerToken: CountSchema,
-  }), v.description('0 means the limit is off.')),
-  memoryBudgetBytes: v.pipe(CountSchema, v.description('Bytes callers can make the server hold: linear memories, metadata and text stores (off the JS heap), the JS heap of stored ids, bodies and answers in flight; 0 means no budget.')),
-  persistent: v.pipe(v.boolean(), v.description('Whether sessions survive a restart of the server.')),
-  persistence: v.pipe(v.strictObject({
-    jobs: v.pipe(CountSchema, v.description('Session logs reopened, compacted or rewritten at once (PERSISTENCE_JOBS); the rest wait their turn.')),
-    bufferBytesPerJob: v.pipe(CountSchema, v.description('Bytes of buffers each such job holds, about, counted in memoryBudgetBytes.')),
-  }), v.description('With DATA_DIR: the background work on session logs (meaningful when persistent is true).')),
-  maxAbsComponent: v.number(),
-  metrics: v.array(v.picklist(METRICS)),
-  vectorTypes: v.array(v.picklist(VECTOR_TYPES)),
-  defaultMetric: v.picklist(METRICS),
-  backend: v.pipe(v.picklist(BACKENDS), v.description('The kernel build that answers searches (KERNEL_BUILD).')),
-  corsOrigins: v.pipe(v.array(v.string()), v.description('Origins whose web pages may call the service (CORS_ORIGINS); ["*"]: any.')),
-  admission: v.pipe(v.strictObject({
-    maxConnections: CountSchema,
-    maxBodiesInFlight: CountSchema,
-    maxBodiesInFlightPerToken: CountSchema,
-    maxBodyBytesInFlight: CountSchema,
-    headersTimeoutMs: CountSchema,
-    bodyGraceMs: CountSchema,
-    minBodyBytesPerSec: CountSchema,
-    idleTimeoutMs: CountSchema,
-    socketTimeoutMs: CountSchema,
-    maxWasmMemories: CountSchema,
-    shutdownDrainMs: CountSchema,
-  }), v.description('Connections, bodies in flight, timeouts, WebAssembly memories and the shutdown drain time (see the configuration table).')),
-  kernelThreads: v.pipe(CountSchema, v.description('Threads that run large searches beside the event loop (KERNEL_THREADS); 1: every search runs on the event loop.')),
-}), v.description('The limits in force on this server (the same numbers bound the request schemas).'));
+export const LimitsSchema = v.pipe(
+  v.strictObject({
+    maxDimensions: CountSchema,
+    maxVectorsPerSession: CountSchema,
+    maxSessions: CountSchema,
+    sessionTtlMs: CountSchema,
+    topK: BoundsSchema,
+    candidatePool: BoundsSchema,
+    batch: v.strictObject({ addMany: CountSchema, getMany: CountSchema, deleteMany: CountSchema, searchMany: CountSchema }),
+    maxIdLength: CountSchema,
+    maxMetadataBytes: CountSchema,
+    maxTextBytes: v.pipe(CountSchema, v.description("UTF-8 bytes of one vector's text.")),
+    text: v.pipe(
+      v.strictObject({
+        analyzers: v.array(v.picklist(ANALYZERS)),
+        defaultAnalyzer: v.picklist(ANALYZERS),
+        maxQueryTextBytes: CountSchema,
+        bm25: v.strictObject({ k1: v.number(), b: v.number() }),
+        fusion: v.strictObject({ defaultMethod: v.literal('rrf'), rrfK: BoundsSchema, defaultAlpha: v.number() }),
+      }),
+      v.description("Keyword and hybrid search: the analyzers, the query text limit, BM25's parameters (Lucene's IDF) and the fusion defaults."),
+    ),
+    maxBodyBytes: CountSchema,
+    maxImportBytes: v.pipe(CountSchema, v.description('Bytes of one POST /vectors/import body.')),
+    maxAnswerBytes: v.pipe(CountSchema, v.description('Bytes of one answer of search, search-many, get-many or list; past it 400 ANSWER_TOO_LARGE.')),
+    list: BoundsSchema,
+    maxJsonDepth: CountSchema,
+    maxMetadataKeys: CountSchema,
+    maxFilterKeys: CountSchema,
+    maxIndexedValueBytes: v.pipe(
+      CountSchema,
+      v.description(
+        'UTF-8 bytes of the longest metadata string the filter index keeps as a key; filters on longer strings read the metadata of the rows they may match.',
+      ),
+    ),
+    rateLimits: v.pipe(
+      v.strictObject({
+        tokensPerMinutePerAddress: CountSchema,
+        requestsPerSecondPerToken: CountSchema,
+        requestBurstPerToken: CountSchema,
+      }),
+      v.description('0 means the limit is off.'),
+    ),
+    memoryBudgetBytes: v.pipe(
+      CountSchema,
+      v.description(
+        'Bytes callers can make the server hold: linear memories, metadata and text stores (off the JS heap), the JS heap of stored ids, bodies and answers in flight; 0 means no budget.',
+      ),
+    ),
+    persistent: v.pipe(v.boolean(), v.description('Whether sessions survive a restart of the server.')),
+    persistence: v.pipe(
+      v.strictObject({
+        jobs: v.pipe(CountSchema, v.description('Session logs reopened, compacted or rewritten at once (PERSISTENCE_JOBS); the rest wait their turn.')),
+        bufferBytesPerJob: v.pipe(CountSchema, v.description('Bytes of buffers each such job holds, about, counted in memoryBudgetBytes.')),
+      }),
+      v.description('With DATA_DIR: the background work on session logs (meaningful when persistent is true).'),
+    ),
+    maxAbsComponent: v.number(),
+    metrics: v.array(v.picklist(METRICS)),
+    vectorTypes: v.array(v.picklist(VECTOR_TYPES)),
+    defaultMetric: v.picklist(METRICS),
+    backend: v.pipe(v.picklist(BACKENDS), v.description('The kernel build that answers searches (KERNEL_BUILD).')),
+    corsOrigins: v.pipe(v.array(v.string()), v.description('Origins whose web pages may call the service (CORS_ORIGINS); ["*"]: any.')),
+    admission: v.pipe(
+      v.strictObject({
+        maxConnections: CountSchema,
+        maxBodiesInFlight: CountSchema,
+        maxBodiesInFlightPerToken: CountSchema,
+        maxBodyBytesInFlight: CountSchema,
+        headersTimeoutMs: CountSchema,
+        bodyGraceMs: CountSchema,
+        minBodyBytesPerSec: CountSchema,
+        idleTimeoutMs: CountSchema,
+        socketTimeoutMs: CountSchema,
+        maxWasmMemories: CountSchema,
+        shutdownDrainMs: CountSchema,
+      }),
+      v.description('Connections, bodies in flight, timeouts, WebAssembly memories and the shutdown drain time (see the configuration table).'),
+    ),
+    kernelThreads: v.pipe(
+      CountSchema,
+      v.description('Threads that run large searches beside the event loop (KERNEL_THREADS); 1: every search runs on the event loop.'),
+    ),
+  }),
+  v.description('The limits in force on this server (the same numbers bound the request schemas).'),
+);
 
 export const StoredVectorSchema = v.strictObject({
   id: IdSchema,
@@ -75,14 +103,27 @@ export const StoredVectorSchema = v.strictObject({
   text: v.optional(TextSchema),
 });
 
-const RankSchema = v.pipe(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))), v.description('1-based rank in that arm\'s candidates; null when the arm did not rank this vector.'));
+const RankSchema = v.pipe(
+  v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  v.description("1-based rank in that arm's candidates; null when the arm did not rank this vector."),
+);
 
 export const SearchHitSchema = v.strictObject({
   id: IdSchema,
-  score: v.pipe(v.number(), v.description('Vector search: cosine similarity (higher is nearer) or Euclidean distance for l2 (lower is nearer). Keyword search: BM25. Hybrid search: the fused score (higher is better).')),
+  score: v.pipe(
+    v.number(),
+    v.description(
+      'Vector search: cosine similarity (higher is nearer) or Euclidean distance for l2 (lower is nearer). Keyword search: BM25. Hybrid search: the fused score (higher is better).',
+    ),
+  ),
   metadata: v.optional(JsonObjectSchema),
   text: v.optional(TextSchema),
-  vectorScore: v.optional(v.pipe(v.nullable(v.number()), v.description('Hybrid search: the vector arm\'s score (cosine or l2 distance); null when that arm did not rank this vector.'))),
+  vectorScore: v.optional(
+    v.pipe(
+      v.nullable(v.number()),
+      v.description("Hybrid search: the vector arm's score (cosine or l2 distance); null when that arm did not rank this vector."),
+    ),
+  ),
   vectorRank: v.optional(RankSchema),
   textScore: v.optional(v.pipe(v.nullable(v.number()), v.description('Hybrid search: the BM25 score; null when the keyword arm did not rank this vector.'))),
   textRank: v.optional(RankSchema),
@@ -95,7 +136,14 @@ export const SearchStatsSchema = v.strictObject({
   candidatePool: v.pipe(CountSchema, v.maxValue(SPEC_LIMITS.maxCandidatePool)),
   matched: CountSchema,
   scanned: CountSchema,
-  textMatched: v.optional(v.pipe(CountSchema, v.description('Keyword and hybrid search: vectors whose text holds at least one query term and that passed the filter (per query; the largest for search-many).'))),
+  textMatched: v.optional(
+    v.pipe(
+      CountSchema,
+      v.description(
+        'Keyword and hybrid search: vectors whose text holds at least one query term and that passed the filter (per query; the largest for search-many).',
+      ),
+    ),
+  ),
 });
 
 const UpsertMutationSchema = v.strictObject({ added: CountSchema, replaced: CountSchema });
@@ -106,29 +154,41 @@ const UpdateMutationSchema = v.strictObject({ updated: CountSchema });
 function success<E extends v.ObjectEntries>(metricFields: readonly string[], entries: E) {
   return v.strictObject({ success: v.literal(true), ...entries, metrics: metricsSchema(metricFields, 'required') });
 }
-const withSession = <E extends v.ObjectEntries>(metricFields: readonly string[], entries: E) =>
-  success(metricFields, { session: SessionSchema, ...entries });
+const withSession = <E extends v.ObjectEntries>(metricFields: readonly string[], entries: E) => success(metricFields, { session: SessionSchema, ...entries });
 
 export const OverviewResponseSchema = success([], {
   name: v.string(),
   version: v.string(),
   description: v.string(),
   links: v.strictObject({
-    openapi: v.string(), sdk: v.string(), sdkTypes: v.string(), kernel: v.string(), limits: v.string(), token: v.string(),
+    openapi: v.string(),
+    sdk: v.string(),
+    sdkTypes: v.string(),
+    kernel: v.string(),
+    limits: v.string(),
+    token: v.string(),
   }),
   routes: v.array(v.strictObject({ method: v.string(), path: v.string() })),
 });
 
 /** What the memory budget counts now (src/limits/memory-budget.ts). */
-const MemoryUsageSchema = v.pipe(v.strictObject({
-  memoryBudgetBytes: CountSchema,
-  memoryUsedBytes: v.pipe(CountSchema, v.description('The sum of the five below.')),
-  linearMemoryBytes: v.pipe(CountSchema, v.description('Linear memory of all sessions.')),
-  heapBytes: v.pipe(CountSchema, v.description('Estimated JS heap of the sessions: their ids (bounded per vector by MAX_ID_LENGTH).')),
-  metadataBytes: v.pipe(CountSchema, v.description('Metadata and text stores of the sessions, outside the JS heap: metadata and text bytes, row tables, filter and keyword index dictionaries and postings, as allocated.')),
-  bodiesInFlightBytes: v.pipe(CountSchema, v.description('Request bodies being read and parsed.')),
-  answersInFlightBytes: v.pipe(CountSchema, v.description('Answers being built or sent.')),
-}), v.description('What the server\'s memory budget counts now.'));
+const MemoryUsageSchema = v.pipe(
+  v.strictObject({
+    memoryBudgetBytes: CountSchema,
+    memoryUsedBytes: v.pipe(CountSchema, v.description('The sum of the five below.')),
+    linearMemoryBytes: v.pipe(CountSchema, v.description('Linear memory of all sessions.')),
+    heapBytes: v.pipe(CountSchema, v.description('Estimated JS heap of the sessions: their ids (bounded per vector by MAX_ID_LENGTH).')),
+    metadataBytes: v.pipe(
+      CountSchema,
+      v.description(
+        'Metadata and text stores of the sessions, outside the JS heap: metadata and text bytes, row tables, filter and keyword index dictionaries and postings, as allocated.',
+      ),
+    ),
+    bodiesInFlightBytes: v.pipe(CountSchema, v.description('Request bodies being read and parsed.')),
+    answersInFlightBytes: v.pipe(CountSchema, v.description('Answers being built or sent.')),
+  }),
+  v.description("What the server's memory budget counts now."),
+);
 
 export const LimitsResponseSchema = success([], {
   limits: LimitsSchema,
@@ -143,7 +203,12 @@ export const ReadyResponseSchema = success([], {
 });
 
 export const TokenResponseSchema = success(['tokenIssueMs'], {
-  token: v.pipe(v.string(), v.description('Bearer token; the only copy. Send it as Authorization: Bearer <token>. Opaque to clients: 43 base64url characters (256 random bits), prefixed with `<instanceId>.` when the server has an INSTANCE_ID (a proxy routes on that prefix).')),
+  token: v.pipe(
+    v.string(),
+    v.description(
+      'Bearer token; the only copy. Send it as Authorization: Bearer <token>. Opaque to clients: 43 base64url characters (256 random bits), prefixed with `<instanceId>.` when the server has an INSTANCE_ID (a proxy routes on that prefix).',
+    ),
+  ),
   tokenType: v.literal('Bearer'),
   session: SessionSchema,
   limits: LimitsSchema,
@@ -161,15 +226,30 @@ export const SessionResponseSchema = withSession(['dbOpenMs', 'statsReadMs'], {
     linearMemoryBytes: CountSchema,
     linearMemoryUsedBytes: CountSchema,
     heapBytes: v.pipe(CountSchema, v.description('Estimated JS heap of this session: its ids (bounded per vector by MAX_ID_LENGTH).')),
-    metadataBytes: v.pipe(CountSchema, v.description('This session\'s metadata store, outside the JS heap, as allocated: metadata bytes (with room and holes a compaction reclaims), row table, filter index dictionary and postings.')),
+    metadataBytes: v.pipe(
+      CountSchema,
+      v.description(
+        "This session's metadata store, outside the JS heap, as allocated: metadata bytes (with room and holes a compaction reclaims), row table, filter index dictionary and postings.",
+      ),
+    ),
     metadataJsonBytes: v.pipe(CountSchema, v.description('UTF-8 bytes of the metadata stored, as JSON.')),
-    filterIndexEntries: v.pipe(CountSchema, v.description('Entries of the filter index: paths, scalar values at a path (strings up to maxIndexedValueBytes), long-string sets.')),
-    textBytes: v.pipe(CountSchema, v.description('This session\'s text store, outside the JS heap, as allocated: text bytes, row table, keyword index dictionary and postings (counted in serverMemory.metadataBytes).')),
+    filterIndexEntries: v.pipe(
+      CountSchema,
+      v.description('Entries of the filter index: paths, scalar values at a path (strings up to maxIndexedValueBytes), long-string sets.'),
+    ),
+    textBytes: v.pipe(
+      CountSchema,
+      v.description(
+        "This session's text store, outside the JS heap, as allocated: text bytes, row table, keyword index dictionary and postings (counted in serverMemory.metadataBytes).",
+      ),
+    ),
     textIndexBytes: v.pipe(CountSchema, v.description('Of textBytes, the keyword index alone: term dictionary, postings, document lengths.')),
     textIndexTerms: v.pipe(CountSchema, v.description('Distinct terms of the keyword index.')),
   }),
   usage: v.strictObject({
-    vectorCount: CountSchema, maxVectors: CountSchema, vectorsRemaining: CountSchema,
+    vectorCount: CountSchema,
+    maxVectors: CountSchema,
+    vectorsRemaining: CountSchema,
     fractionUsed: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
   }),
   serverMemory: MemoryUsageSchema,
@@ -188,10 +268,14 @@ export const GetManyResponseSchema = withSession(['dbOpenMs', 'getManyMs'], {
 });
 export const GetMetadataResponseSchema = withSession(['dbOpenMs', 'getMetadataMs'], { id: IdSchema, metadata: JsonObjectSchema });
 export const SetMetadataResponseSchema = withSession(['dbOpenMs', 'setMetadataMs'], {
-  id: IdSchema, metadata: JsonObjectSchema, mutation: UpdateMutationSchema,
+  id: IdSchema,
+  metadata: JsonObjectSchema,
+  mutation: UpdateMutationSchema,
 });
 export const DeleteMetadataResponseSchema = withSession(['dbOpenMs', 'deleteMetadataMs'], {
-  id: IdSchema, metadata: JsonObjectSchema, mutation: UpdateMutationSchema,
+  id: IdSchema,
+  metadata: JsonObjectSchema,
+  mutation: UpdateMutationSchema,
 });
 export const AddResponseSchema = withSession(['dbOpenMs', 'capacityCheckMs', 'addMs'], { id: IdSchema, mutation: UpsertMutationSchema });
 export const AddManyResponseSchema = withSession(['dbOpenMs', 'capacityCheckMs', 'addManyMs'], { mutation: UpsertMutationSchema });
@@ -210,10 +294,12 @@ export const SearchManyResponseSchema = withSession(['dbOpenMs', 'searchManyMs',
 export const CountResponseSchema = withSession(['dbOpenMs', 'countMs'], { count: CountSchema });
 export const ListedVectorSchema = v.strictObject({
   id: IdSchema,
-  vector: v.optional(v.union([
-    v.pipe(v.array(v.number()), v.description('Components as JSON numbers (each float32 value exactly).')),
-    v.pipe(v.string(), v.description('Base64 of little-endian float32 (vectorEncoding: base64).')),
-  ])),
+  vector: v.optional(
+    v.union([
+      v.pipe(v.array(v.number()), v.description('Components as JSON numbers (each float32 value exactly).')),
+      v.pipe(v.string(), v.description('Base64 of little-endian float32 (vectorEncoding: base64).')),
+    ]),
+  ),
   metadata: v.optional(JsonObjectSchema),
   text: v.optional(TextSchema),
 });
@@ -222,7 +308,10 @@ export const ListResponseSchema = withSession(['dbOpenMs', 'listMs', 'resultCoun
   nextCursor: v.pipe(v.nullable(v.string()), v.description('Pass as cursor for the next page; null on the last page.')),
 });
 export const PatchMetadataResponseSchema = withSession(['dbOpenMs', 'patchMetadataMs'], {
-  id: IdSchema, metadata: v.pipe(JsonObjectSchema, v.description('The metadata after the patch.')), mutation: UpdateMutationSchema,
+  id: IdSchema,
+  metadata: v.pipe(JsonObjectSchema, v.description('The metadata after the patch.')),
+  mutation: UpdateMutationSchema,
 });
-export const ImportResponseSchema = withSession(['dbOpenMs', 'importReadMs', 'capacityCheckMs', 'importEncodeMs', 'importMs'], { mutation: UpsertMutationSchema });
-
+export const ImportResponseSchema = withSession(['dbOpenMs', 'importReadMs', 'capacityCheckMs', 'importEncodeMs', 'importMs'], {
+  mutation: UpsertMutationSchema,
+});

@@ -8,9 +8,7 @@ import type { SearchOptions } from '../index/vector-index.js';
 import type { RequestSchemas } from './index.js';
 import type { VectorOutput } from './vector.js';
 
-export type SearchCall =
-  | { ids: string[]; options: SearchOptions }
-  | { ids: null; queries: VectorOutput[] | null; options: SearchOptions };
+export type SearchCall = { ids: string[]; options: SearchOptions } | { ids: null; queries: VectorOutput[] | null; options: SearchOptions };
 
 /** POST /search's body as the call. */
 export function searchCall({ queryVector, queryId, queryText, ...options }: v.InferOutput<RequestSchemas['SearchRequestSchema']>): SearchCall {

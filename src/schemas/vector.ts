@@ -32,7 +32,9 @@ export const Base64VectorSchema = v.pipe(
   v.regex(BASE64_PATTERN, 'must be standard padded base64'),
   v.maxLength(base64Length(MAX_DIMS)),
   v.check(decodesToVector, `must decode to 1 to ${MAX_DIMS} little-endian float32 values, each finite and within ±${MAX_ABS}`),
-  v.description(`Vector components as base64 of little-endian float32 (4 bytes each, 1 to ${MAX_DIMS} of them); much faster to send and parse than JSON numbers.`),
+  v.description(
+    `Vector components as base64 of little-endian float32 (4 bytes each, 1 to ${MAX_DIMS} of them); much faster to send and parse than JSON numbers.`,
+  ),
 );
 
 /** What is published and what reports the issues of input of no known kind. */
@@ -44,9 +46,15 @@ const Float32VectorSchema = v.pipe(
 );
 const ValidNumberVectorSchema = v.custom<number[]>(isValidNumberVector);
 /** A base64 vector comes out decoded. */
-const ValidBase64VectorSchema = v.pipe(v.string(), v.transform((text) => decodeValidBase64(text) as Float32Array));
+const ValidBase64VectorSchema = v.pipe(
+  v.string(),
+  v.transform((text) => decodeValidBase64(text) as Float32Array),
+);
 /** Text that is not a valid base64 vector: the declared checks report it (the transform never runs). */
-const InvalidBase64VectorSchema = v.pipe(Base64VectorSchema, v.transform((text) => decodeValidBase64(text) as Float32Array));
+const InvalidBase64VectorSchema = v.pipe(
+  Base64VectorSchema,
+  v.transform((text) => decodeValidBase64(text) as Float32Array),
+);
 
 export type VectorOutput = number[] | Float32Array;
 

@@ -14,7 +14,7 @@ const sessionOptions = {
   analyzer: v.optional(AnalyzerSchema),
 };
 
-const IncludeTextSchema = v.optional(v.pipe(v.boolean(), v.description('Return each vector\'s text (null for a vector without one).')), false);
+const IncludeTextSchema = v.optional(v.pipe(v.boolean(), v.description("Return each vector's text (null for a vector without one).")), false);
 
 /** The entries every vector record has (a test may add more). */
 type RecordEntries = v.ObjectEntries & { id: v.GenericSchema<unknown, string>; vector: v.GenericSchema<unknown, VectorOutput> };
@@ -47,9 +47,10 @@ export function vectorSchemas(config: Config) {
   );
 
   const IdRequestSchema = v.strictObject({ id: IdSchema });
-  const IdsRequestSchema = (cap: number) => v.strictObject({
-    ids: v.pipe(v.array(IdSchema), v.minLength(1), v.maxLength(cap)),
-  });
+  const IdsRequestSchema = (cap: number) =>
+    v.strictObject({
+      ids: v.pipe(v.array(IdSchema), v.minLength(1), v.maxLength(cap)),
+    });
   const ReadRequestSchema = v.strictObject({ id: IdSchema, includeText: IncludeTextSchema });
 
   const VectorRecordSchema = v.strictObject({
@@ -81,7 +82,9 @@ export function vectorSchemas(config: Config) {
     DeleteManyRequestSchema: v.pipe(
       v.strictObject({
         ids: v.optional(IdsRequestSchema(config.maxDeleteManyBatch).entries.ids),
-        filter: v.optional(v.pipe(NonEmptyFilterSchema, v.description('Delete every vector this filter matches (the filter language of /search), in one atomic step.'))),
+        filter: v.optional(
+          v.pipe(NonEmptyFilterSchema, v.description('Delete every vector this filter matches (the filter language of /search), in one atomic step.')),
+        ),
       }),
       exactlyOne(['ids', 'filter']),
     ),
@@ -89,10 +92,10 @@ export function vectorSchemas(config: Config) {
     CountRequestSchema: v.strictObject({ filter: v.optional(FilterSchema) }),
     ListRequestSchema: v.strictObject({
       filter: v.optional(FilterSchema),
-      limit: v.optional(v.pipe(
-        v.number(), v.integer(), v.minValue(SPEC_LIMITS.minListLimit), v.maxValue(SPEC_LIMITS.maxListLimit),
-        v.description('Vectors per page.'),
-      ), SPEC_LIMITS.defaultListLimit),
+      limit: v.optional(
+        v.pipe(v.number(), v.integer(), v.minValue(SPEC_LIMITS.minListLimit), v.maxValue(SPEC_LIMITS.maxListLimit), v.description('Vectors per page.')),
+        SPEC_LIMITS.defaultListLimit,
+      ),
       cursor: v.optional(v.pipe(v.string(), v.maxLength(128), v.description('nextCursor of the previous page (opaque); none starts at the first vector.'))),
       includeVectors: v.optional(v.boolean(), false),
       includeMetadata: v.optional(v.boolean(), false),
@@ -101,7 +104,12 @@ export function vectorSchemas(config: Config) {
     }),
     PatchMetadataRequestSchema: v.strictObject({
       id: IdSchema,
-      patch: v.pipe(MetadataSchema, v.description('RFC 7396 JSON Merge Patch: objects merge recursively, null removes a key, any other value replaces it. The result must meet the metadata limits.')),
+      patch: v.pipe(
+        MetadataSchema,
+        v.description(
+          'RFC 7396 JSON Merge Patch: objects merge recursively, null removes a key, any other value replaces it. The result must meet the metadata limits.',
+        ),
+      ),
     }),
     /** The metadata a patch produces: held to the limits of metadata/set. */
     PatchedMetadataSchema: MetadataSchema,

@@ -32,8 +32,7 @@ export interface ClientOptions {
  * its exact values, in about 5.3 characters per component instead of up to
  * 10 or more as decimals. Other array-likes go as JSON numbers.
  */
-const toWire = (vector: t.Vector): number[] | string =>
-  vector instanceof Float32Array ? encodeFloat32Base64(vector) : Array.from(vector);
+const toWire = (vector: t.Vector): number[] | string => (vector instanceof Float32Array ? encodeFloat32Base64(vector) : Array.from(vector));
 const toRecord = (r: t.VectorRecord) => ({ ...r, vector: toWire(r.vector) });
 
 export class TempvecClient {
@@ -63,30 +62,56 @@ export class TempvecClient {
     return body;
   }
 
-  limits() { return this.request<t.LimitsResponse>('GET', '/limits', undefined, false); }
-  getSession() { return this.request<t.SessionResponse>('GET', '/session'); }
-  resetIndex() { return this.request<t.ResetResponse>('POST', '/index/reset'); }
-  has(id: string) { return this.request<t.HasResponse>('POST', '/vectors/has', { id }); }
-  get(id: string, options: t.ReadOptions = {}) { return this.request<t.GetResponse>('POST', '/vectors/get', { ...options, id }); }
-  getMany(ids: string[], options: t.ReadOptions = {}) { return this.request<t.GetManyResponse>('POST', '/vectors/get-many', { ...options, ids }); }
-  getMetadata(id: string) { return this.request<t.MetadataResponse>('POST', '/vectors/metadata/get', { id }); }
+  limits() {
+    return this.request<t.LimitsResponse>('GET', '/limits', undefined, false);
+  }
+  getSession() {
+    return this.request<t.SessionResponse>('GET', '/session');
+  }
+  resetIndex() {
+    return this.request<t.ResetResponse>('POST', '/index/reset');
+  }
+  has(id: string) {
+    return this.request<t.HasResponse>('POST', '/vectors/has', { id });
+  }
+  get(id: string, options: t.ReadOptions = {}) {
+    return this.request<t.GetResponse>('POST', '/vectors/get', { ...options, id });
+  }
+  getMany(ids: string[], options: t.ReadOptions = {}) {
+    return this.request<t.GetManyResponse>('POST', '/vectors/get-many', { ...options, ids });
+  }
+  getMetadata(id: string) {
+    return this.request<t.MetadataResponse>('POST', '/vectors/metadata/get', { id });
+  }
   setMetadata(id: string, metadata: t.Metadata) {
     return this.request<t.SetMetadataResponse>('POST', '/vectors/metadata/set', { id, metadata });
   }
-  deleteMetadata(id: string) { return this.request<t.SetMetadataResponse>('POST', '/vectors/metadata/delete', { id }); }
+  deleteMetadata(id: string) {
+    return this.request<t.SetMetadataResponse>('POST', '/vectors/metadata/delete', { id });
+  }
   add(record: t.VectorRecord, options: t.SessionOptions = {}) {
     return this.request<t.AddResponse>('POST', '/vectors/add', { ...options, ...toRecord(record) });
   }
   addMany(records: t.VectorRecord[], options: t.SessionOptions = {}) {
     return this.request<t.AddManyResponse>('POST', '/vectors/add-many', { ...options, vectors: records.map(toRecord) });
   }
-  delete(id: string) { return this.request<t.DeleteResponse>('POST', '/vectors/delete', { id }); }
-  deleteMany(ids: string[]) { return this.request<t.DeleteManyResponse>('POST', '/vectors/delete-many', { ids }); }
+  delete(id: string) {
+    return this.request<t.DeleteResponse>('POST', '/vectors/delete', { id });
+  }
+  deleteMany(ids: string[]) {
+    return this.request<t.DeleteManyResponse>('POST', '/vectors/delete-many', { ids });
+  }
   /** Delete every vector a (non-empty) filter matches, atomically. */
-  deleteByFilter(filter: t.Metadata) { return this.request<t.DeleteManyResponse>('POST', '/vectors/delete-many', { filter }); }
-  count(filter?: t.Metadata) { return this.request<t.CountResponse>('POST', '/vectors/count', filter === undefined ? {} : { filter }); }
+  deleteByFilter(filter: t.Metadata) {
+    return this.request<t.DeleteManyResponse>('POST', '/vectors/delete-many', { filter });
+  }
+  count(filter?: t.Metadata) {
+    return this.request<t.CountResponse>('POST', '/vectors/count', filter === undefined ? {} : { filter });
+  }
   /** One page in insertion order; pass nextCursor back as cursor for the next. */
-  list(options: t.ListOptions = {}) { return this.request<t.ListResponse>('POST', '/vectors/list', options); }
+  list(options: t.ListOptions = {}) {
+    return this.request<t.ListResponse>('POST', '/vectors/list', options);
+  }
   /** Apply an RFC 7396 merge patch to a vector's metadata. */
   patchMetadata(id: string, patch: t.Metadata) {
     return this.request<t.SetMetadataResponse>('POST', '/vectors/metadata/patch', { id, patch });
@@ -116,7 +141,9 @@ export class TempvecClient {
   }
 
   /** The whole export as text. */
-  async exportText(options: { vectorEncoding?: t.VectorEncoding } = {}) { return (await this.exportVectors(options)).text(); }
+  async exportText(options: { vectorEncoding?: t.VectorEncoding } = {}) {
+    return (await this.exportVectors(options)).text();
+  }
 
   /**
    * Copy this session into `target` (e.g. `await LocalIndex.load()`): its
@@ -133,7 +160,9 @@ export class TempvecClient {
     const response = await this.send('POST', '/vectors/import', body, true, 'application/x-ndjson');
     return this.answer<t.ImportResponse>(response);
   }
-  clear() { return this.request<t.ClearResponse>('POST', '/vectors/clear'); }
+  clear() {
+    return this.request<t.ClearResponse>('POST', '/vectors/clear');
+  }
   /** The nearest vectors to `queryVector`; with `text`, a hybrid search fusing them with the BM25 ranking of the text. */
   search(queryVector: t.Vector, options: t.SearchOptions = {}) {
     return this.request<t.SearchResponse>('POST', '/search', { ...searchBody(options), queryVector: toWire(queryVector) });
@@ -147,7 +176,9 @@ export class TempvecClient {
   private async ensureToken(): Promise<string> {
     if (this.expired) throw this.expired;
     if (!this.token) {
-      this.pendingToken ??= this.createToken().finally(() => { this.pendingToken = undefined; });
+      this.pendingToken ??= this.createToken().finally(() => {
+        this.pendingToken = undefined;
+      });
       await this.pendingToken;
     }
     return this.token!;
@@ -224,6 +255,9 @@ function defaultBaseUrl(): string {
   } catch {
     // not loaded from a URL (bundled elsewhere)
   }
-  throw new TempvecError(0, 'BASE_URL_REQUIRED',
-    `this SDK was loaded from ${from}, not from a tempvec server, so it cannot tell which server to call: pass new TempvecClient({ baseUrl: 'http://127.0.0.1:3000' })`);
+  throw new TempvecError(
+    0,
+    'BASE_URL_REQUIRED',
+    `this SDK was loaded from ${from}, not from a tempvec server, so it cannot tell which server to call: pass new TempvecClient({ baseUrl: 'http://127.0.0.1:3000' })`,
+  );
 }

@@ -70,13 +70,19 @@ export class LocalIndex {
     return new LocalIndex(index, source, schemas, backendOf(module));
   }
 
-  get size(): number { return this.index.size; }
-  get maxVectors(): number { return this.index.maxVectors; }
+  get size(): number {
+    return this.index.size;
+  }
+  get maxVectors(): number {
+    return this.index.maxVectors;
+  }
   get config(): t.SessionConfig & { initialized: boolean } {
     return { ...this.index.getConfig(), backend: this.backend, initialized: this.index.initialized };
   }
 
-  has(id: string): boolean { return this.index.has(id); }
+  has(id: string): boolean {
+    return this.index.has(id);
+  }
   /** A stored vector; with includeText its text too (null for none), as POST /vectors/get. */
   get(id: string, options: t.ReadOptions = {}): t.StoredVector | undefined {
     const stored = this.index.get(id);
@@ -90,20 +96,25 @@ export class LocalIndex {
   /** Add or replace vectors, all or nothing; the first add fixes dimensions and metric, as on the server. */
   addMany(records: t.VectorRecord[], options: t.SessionOptions = {}): { added: number; replaced: number } {
     const body = parse(this.schemas.AddManyRequestSchema, { ...options, vectors: records.map((r) => ({ ...r, vector: Array.from(r.vector) })) });
-    return run(() => this.index.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric, vectorType: body.vectorType, analyzer: body.analyzer }));
+    return run(() =>
+      this.index.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric, vectorType: body.vectorType, analyzer: body.analyzer }),
+    );
   }
 
   /** One vector; errors point at /vector as the server's POST /vectors/add does. */
   add(record: t.VectorRecord, options: t.SessionOptions = {}): { added: number; replaced: number } {
-    const { id, vector, metadata, text, dimensions, metric, vectorType, analyzer } = parse(this.schemas.AddRequestSchema, { ...options, ...record, vector: Array.from(record.vector) });
+    const { id, vector, metadata, text, dimensions, metric, vectorType, analyzer } = parse(this.schemas.AddRequestSchema, {
+      ...options,
+      ...record,
+      vector: Array.from(record.vector),
+    });
     return run(() => this.index.upsert([{ id, vector, metadata, text }], { dimensions, metric, vectorType, analyzer, pathOf: () => '' }));
   }
 
   /** One id as POST /vectors/delete, a list as /vectors/delete-many (within its batch cap). */
   delete(ids: string | string[]): { deleted: number; notFound: string[] } {
-    const list = typeof ids === 'string'
-      ? [parse(this.schemas.DeleteRequestSchema, { id: ids }).id]
-      : parse(this.schemas.DeleteManyRequestSchema, { ids }).ids!;
+    const list =
+      typeof ids === 'string' ? [parse(this.schemas.DeleteRequestSchema, { id: ids }).id] : parse(this.schemas.DeleteManyRequestSchema, { ids }).ids!;
     return this.index.delete(list);
   }
 
@@ -126,7 +137,9 @@ export class LocalIndex {
     return { vectors: page.vectors.map((listed) => listedVector(listed, vectorEncoding)), nextCursor: page.nextCursor };
   }
 
-  getMetadata(id: string): t.Metadata | undefined { return this.index.getMetadata(id)?.value(); }
+  getMetadata(id: string): t.Metadata | undefined {
+    return this.index.getMetadata(id)?.value();
+  }
 
   /** Apply an RFC 7396 merge patch to a vector's metadata; the result meets metadata/set's limits. Returns it (undefined: no such id). */
   patchMetadata(id: string, patch: t.Metadata): t.Metadata | undefined {
@@ -213,9 +226,13 @@ export class LocalIndex {
   }
 
   /** Remove every vector; dimensions and metric stay. */
-  clear(): number { return this.index.clear(); }
+  clear(): number {
+    return this.index.clear();
+  }
   /** Drop everything, configuration included. */
-  reset(): number { return this.index.reset(); }
+  reset(): number {
+    return this.index.reset();
+  }
 }
 
 /** What an import reads: a fetch Response, text, bytes, or a stream of bytes. */
@@ -282,7 +299,7 @@ function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOut
 }
 
 /** What to pass when the kernel cannot be found where this module is. */
-const KERNEL_HINT = 'pass LocalIndex.load({ wasmUrl: \'<server>/kernel.wasm\' }) or { wasm: <its bytes or a WebAssembly.Module> }';
+const KERNEL_HINT = "pass LocalIndex.load({ wasmUrl: '<server>/kernel.wasm' }) or { wasm: <its bytes or a WebAssembly.Module> }";
 
 /** The simd128 build, which the server serves beside /kernel.wasm for engines without relaxed SIMD. */
 const SIMD128_KERNEL = './kernel.simd128.wasm';
@@ -303,7 +320,8 @@ async function loadKernel(options: LocalIndexOptions): Promise<{ module: WebAsse
       try {
         return { module: await WebAssembly.compile(wasm as BufferSource), source: 'bytes' };
       } catch (err) {
-        if (lacksRelaxedSimd(err)) throw new Error(`${(err as Error).message}: this engine lacks relaxed SIMD, pass the simd128 build (/kernel.simd128.wasm)`, { cause: err });
+        if (lacksRelaxedSimd(err))
+          throw new Error(`${(err as Error).message}: this engine lacks relaxed SIMD, pass the simd128 build (/kernel.simd128.wasm)`, { cause: err });
         throw err;
       }
     }
@@ -331,7 +349,8 @@ async function fetchKernel(url: URL): Promise<{ module: WebAssembly.Module; sour
   // instance only proves the imports match while the bytes stream in.
   const imports = { env: { memory: new WebAssembly.Memory({ initial: 1 }) } };
   const response = await fetch(url);
-  if (!response.ok) throw new TempvecError(response.status, 'KERNEL_UNAVAILABLE', `could not load the kernel from ${url}: HTTP ${response.status}; ${KERNEL_HINT}`);
+  if (!response.ok)
+    throw new TempvecError(response.status, 'KERNEL_UNAVAILABLE', `could not load the kernel from ${url}: HTTP ${response.status}; ${KERNEL_HINT}`);
   if (typeof WebAssembly.instantiateStreaming === 'function' && response.headers.get('content-type')?.startsWith('application/wasm')) {
     return { module: (await WebAssembly.instantiateStreaming(response, imports)).module, source: 'instantiateStreaming' };
   }
@@ -341,7 +360,8 @@ async function fetchKernel(url: URL): Promise<{ module: WebAssembly.Module; sour
 /** Node only (a file: URL); reached through process so no bundle needs node:fs. */
 function readLocalFile(url: URL): Uint8Array<ArrayBuffer> {
   const fs = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:fs') as
-    { readFileSync(url: URL): Uint8Array<ArrayBuffer> } | undefined;
+    | { readFileSync(url: URL): Uint8Array<ArrayBuffer> }
+    | undefined;
   if (!fs) throw new TempvecError(0, 'KERNEL_UNAVAILABLE', `cannot read ${url} here; ${KERNEL_HINT}`);
   return fs.readFileSync(url);
 }

@@ -8,8 +8,7 @@ import type * as r from '../schemas/responses.js';
 import type * as t from './types.js';
 
 /** The object structure of T (every key, all levels), its leaf types left out. */
-type Shape<T> = T extends readonly (infer E)[] ? Shape<E>[]
-  : T extends object ? { [K in keyof T]-?: Shape<Exclude<T[K], null | undefined>> } : unknown;
+type Shape<T> = T extends readonly (infer E)[] ? Shape<E>[] : T extends object ? { [K in keyof T]-?: Shape<Exclude<T[K], null | undefined>> } : unknown;
 type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /**
  * True only when every A is a B (the SDK promises nothing the server does not

@@ -11,10 +11,35 @@ export type Backend = 'wasm-simd128' | 'wasm-relaxed-simd';
 
 /** Every code the server answers with (src/errors.ts; types-check.ts keeps them equal). */
 export type ServerErrorCode =
-  | 'UNAUTHORIZED' | 'INVALID_TOKEN' | 'SESSION_EXPIRED' | 'INVALID_JSON' | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'VALIDATION_ERROR' | 'DIMENSION_MISMATCH' | 'ZERO_VECTOR' | 'BATCH_TOO_LARGE' | 'INVALID_CURSOR' | 'INVALID_IMPORT'
-  | 'METRIC_LOCKED' | 'VECTOR_TYPE_LOCKED' | 'ANALYZER_LOCKED' | 'QUERY_TEXT_EMPTY' | 'CAPACITY_EXCEEDED' | 'VECTOR_NOT_FOUND' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED'
-  | 'PAYLOAD_TOO_LARGE' | 'ANSWER_TOO_LARGE' | 'REQUEST_TIMEOUT' | 'HEADERS_TOO_LARGE' | 'BAD_REQUEST' | 'RATE_LIMITED' | 'SERVER_AT_CAPACITY' | 'INSTANCE_UNAVAILABLE' | 'KERNEL_THREAD_FAILED' | 'INTERNAL_ERROR';
+  | 'UNAUTHORIZED'
+  | 'INVALID_TOKEN'
+  | 'SESSION_EXPIRED'
+  | 'INVALID_JSON'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'VALIDATION_ERROR'
+  | 'DIMENSION_MISMATCH'
+  | 'ZERO_VECTOR'
+  | 'BATCH_TOO_LARGE'
+  | 'INVALID_CURSOR'
+  | 'INVALID_IMPORT'
+  | 'METRIC_LOCKED'
+  | 'VECTOR_TYPE_LOCKED'
+  | 'ANALYZER_LOCKED'
+  | 'QUERY_TEXT_EMPTY'
+  | 'CAPACITY_EXCEEDED'
+  | 'VECTOR_NOT_FOUND'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'ANSWER_TOO_LARGE'
+  | 'REQUEST_TIMEOUT'
+  | 'HEADERS_TOO_LARGE'
+  | 'BAD_REQUEST'
+  | 'RATE_LIMITED'
+  | 'SERVER_AT_CAPACITY'
+  | 'INSTANCE_UNAVAILABLE'
+  | 'KERNEL_THREAD_FAILED'
+  | 'INTERNAL_ERROR';
 /**
  * The SDK's own: NETWORK_ERROR (no answer; `cause` says why), BASE_URL_REQUIRED
  * (no baseUrl where the SDK cannot tell its server), KERNEL_UNAVAILABLE
@@ -98,9 +123,17 @@ export interface Limits {
   corsOrigins: string[];
   /** Connections, bodies in flight, timeouts, WebAssembly memories, shutdown drain time. */
   admission: {
-    maxConnections: number; maxBodiesInFlight: number; maxBodiesInFlightPerToken: number; maxBodyBytesInFlight: number;
-    headersTimeoutMs: number; bodyGraceMs: number; minBodyBytesPerSec: number; idleTimeoutMs: number; socketTimeoutMs: number;
-    maxWasmMemories: number; shutdownDrainMs: number;
+    maxConnections: number;
+    maxBodiesInFlight: number;
+    maxBodiesInFlightPerToken: number;
+    maxBodyBytesInFlight: number;
+    headersTimeoutMs: number;
+    bodyGraceMs: number;
+    minBodyBytesPerSec: number;
+    idleTimeoutMs: number;
+    socketTimeoutMs: number;
+    maxWasmMemories: number;
+    shutdownDrainMs: number;
   };
   /** Threads that run large searches beside the event loop; 1: all on the event loop. */
   kernelThreads: number;

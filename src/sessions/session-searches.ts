@@ -13,7 +13,10 @@ export class SessionSearches {
    * `pool`: null with KERNEL_THREADS=1, where every search runs on the
    * request's thread. `recount` counts a session's memory in the budget again.
    */
-  constructor(readonly pool: KernelPool | null, private readonly recount: (session: Session) => void) {
+  constructor(
+    readonly pool: KernelPool | null,
+    private readonly recount: (session: Session) => void,
+  ) {
     this.executor = pool && onPool(pool);
   }
 
@@ -44,5 +47,10 @@ export class SessionSearches {
 
 /** 503 KERNEL_THREAD_FAILED: the thread running a search died; the pool replaced it, no data was touched. */
 function kernelThreadFailed() {
-  return apiError('KERNEL_THREAD_FAILED', 'the thread running this search stopped (out of memory or a fault) and was replaced; the session is intact, retry the search', undefined, { 'Retry-After': '1' });
+  return apiError(
+    'KERNEL_THREAD_FAILED',
+    'the thread running this search stopped (out of memory or a fault) and was replaced; the session is intact, retry the search',
+    undefined,
+    { 'Retry-After': '1' },
+  );
 }

@@ -72,8 +72,12 @@ export class SessionStore {
     this.budget = new MemoryBudget(config.memoryBudgetBytes, this.retryAfterSeconds(), heapCapBytes(config));
     if (config.dataDir !== '') {
       this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {
-        fsync: config.fsync, fs: options.journalFs, sliceMs: options.journalSliceMs, writePieceBytes: options.journalWritePieceBytes,
-        slots: new JobSlots(config.persistenceJobs), hold: (bytes) => this.budget.hold('persistence', bytes),
+        fsync: config.fsync,
+        fs: options.journalFs,
+        sliceMs: options.journalSliceMs,
+        writePieceBytes: options.journalWritePieceBytes,
+        slots: new JobSlots(config.persistenceJobs),
+        hold: (bytes) => this.budget.hold('persistence', bytes),
       });
       if (restoreNow) this.dormant = this.log.scan();
       else this.restoring = true;
@@ -89,7 +93,9 @@ export class SessionStore {
 
   private assertRestored(): void {
     if (this.restoring) {
-      throw apiError('INSTANCE_UNAVAILABLE', 'this instance is still restoring its sessions from disk; try again in a moment', undefined, { 'Retry-After': '1' });
+      throw apiError('INSTANCE_UNAVAILABLE', 'this instance is still restoring its sessions from disk; try again in a moment', undefined, {
+        'Retry-After': '1',
+      });
     }
   }
 
@@ -192,7 +198,7 @@ export class SessionStore {
         'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)),
       });
     }
-    this.budget.assertRoom(SESSION_HEAP_BYTES, 'the server\'s memory budget is used up; no session was created, try again later', {}, SESSION_HEAP_BYTES);
+    this.budget.assertRoom(SESSION_HEAP_BYTES, "the server's memory budget is used up; no session was created, try again later", {}, SESSION_HEAP_BYTES);
     const token = newToken(this.config.instanceId);
     const session = new Session(hashToken(token), this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, this.now());
     session.index.maxTextBytes = this.config.maxTextBytes;
@@ -279,11 +285,17 @@ export class SessionStore {
    */
   assertMemoryBudget(session: Session, bytesAfter: number, what: 'change' | 'search' = 'change', heapBytes = 0, metadataBytes = 0): void {
     const linearGrowth = Math.max(0, bytesAfter - session.index.memoryBytes);
-    this.budget.assertRoom(linearGrowth + heapBytes + metadataBytes, what === 'search'
-      ? `the server's memory budget is used up: this search needs ${linearGrowth} more bytes of working memory; nothing was changed, try a smaller search (fewer queries, a lower topK or candidatePool) or try again later`
-      : 'the server\'s memory budget is used up; nothing was stored, try again later', {
-      linearMemoryBytes: this.budget.linearMemoryBytes, heapBytes: this.budget.heapBytes,
-    }, heapBytes);
+    this.budget.assertRoom(
+      linearGrowth + heapBytes + metadataBytes,
+      what === 'search'
+        ? `the server's memory budget is used up: this search needs ${linearGrowth} more bytes of working memory; nothing was changed, try a smaller search (fewer queries, a lower topK or candidatePool) or try again later`
+        : "the server's memory budget is used up; nothing was stored, try again later",
+      {
+        linearMemoryBytes: this.budget.linearMemoryBytes,
+        heapBytes: this.budget.heapBytes,
+      },
+      heapBytes,
+    );
   }
 
   /**
@@ -293,7 +305,11 @@ export class SessionStore {
   recount(session: Session): void {
     const live = this.sessions.get(session.tokenHash) === session;
     const now = live
-      ? { linear: session.index.memoryBytes, heap: SESSION_HEAP_BYTES + session.index.heapBytes, metadata: session.index.metadataBytes + session.index.textBytes }
+      ? {
+          linear: session.index.memoryBytes,
+          heap: SESSION_HEAP_BYTES + session.index.heapBytes,
+          metadata: session.index.metadataBytes + session.index.textBytes,
+        }
       : { linear: 0, heap: 0, metadata: 0 };
     const was = this.counted.get(session) ?? { linear: 0, heap: 0, metadata: 0 };
     this.budget.adjustStored(now.linear - was.linear, now.heap - was.heap, now.metadata - was.metadata);
@@ -315,9 +331,15 @@ export class SessionStore {
   private assertWasmMemoryLeft(outcome: string): void {
     const held = this.wasmMemories();
     if (held + 1 > this.config.maxWasmMemories) {
-      throw apiError('SERVER_AT_CAPACITY', `the server holds its maximum of ${this.config.maxWasmMemories} WebAssembly memories; ${outcome}`, {
-        maxWasmMemories: this.config.maxWasmMemories, wasmMemories: held,
-      }, { 'Retry-After': String(this.retryAfterSeconds()) });
+      throw apiError(
+        'SERVER_AT_CAPACITY',
+        `the server holds its maximum of ${this.config.maxWasmMemories} WebAssembly memories; ${outcome}`,
+        {
+          maxWasmMemories: this.config.maxWasmMemories,
+          wasmMemories: held,
+        },
+        { 'Retry-After': String(this.retryAfterSeconds()) },
+      );
     }
   }
 
@@ -402,7 +424,10 @@ export class SessionStore {
       // Its last access on record: the log's, or a later request that was refused (the file's time).
       session.touch(Math.max(session.lastAccessedAt, lastWrite));
       if (report.tornTail) {
-        const lost = report.cutRecords > 0 ? `${report.cutRecords} whole records after the damage were cut too (changes not yet on stable storage when the power failed; FSYNC=always acknowledges none of them)` : 'no whole record after it';
+        const lost =
+          report.cutRecords > 0
+            ? `${report.cutRecords} whole records after the damage were cut too (changes not yet on stable storage when the power failed; FSYNC=always acknowledges none of them)`
+            : 'no whole record after it';
         console.warn(`tempvec: session ${session.id}: cut the log at its first torn or damaged record (${report.tornTail}); ${lost}`);
       }
       this.admit(session);
@@ -411,20 +436,24 @@ export class SessionStore {
       if (isWasmAllocationFailure(err)) {
         this.dormant.set(hash, now);
         console.error(`tempvec: no memory to reopen a session (token hash ${hash.slice(0, 12)}...); it stays on disk: ${(err as Error).message}`);
-        throw apiError('SERVER_AT_CAPACITY', 'the server could not reserve memory to reopen this session; it is kept on disk, try again later', undefined, { 'Retry-After': String(this.retryAfterSeconds()) });
+        throw apiError('SERVER_AT_CAPACITY', 'the server could not reserve memory to reopen this session; it is kept on disk, try again later', undefined, {
+          'Retry-After': String(this.retryAfterSeconds()),
+        });
       }
       if (err instanceof FormatError) {
-        console.error(`tempvec: the log of a session (token hash ${hash.slice(0, 12)}...) is not a tempvec log of the version this server reads, and was set aside as .other-format: ${err.message}`);
-        throw apiError('SESSION_EXPIRED', 'the session\'s stored data is in a format this server does not read; request a new token with POST /token');
+        console.error(
+          `tempvec: the log of a session (token hash ${hash.slice(0, 12)}...) is not a tempvec log of the version this server reads, and was set aside as .other-format: ${err.message}`,
+        );
+        throw apiError('SESSION_EXPIRED', "the session's stored data is in a format this server does not read; request a new token with POST /token");
       }
       if (!(err instanceof CorruptLogError)) {
         // Unreadable for now (I/O error, no file handles): it stays on disk for a later try.
         this.dormant.set(hash, lastWrite);
         console.error(`tempvec: cannot read the log of a session (token hash ${hash.slice(0, 12)}...): ${(err as Error).message}`);
-        throw diskError('the session\'s stored data could not be read; nothing was changed, try again later');
+        throw diskError("the session's stored data could not be read; nothing was changed, try again later");
       }
       console.error(`tempvec: the log of a session (token hash ${hash.slice(0, 12)}...) is damaged and was set aside: ${err.message}`);
-      throw apiError('SESSION_EXPIRED', 'the session\'s stored data was damaged and could not be restored; request a new token with POST /token');
+      throw apiError('SESSION_EXPIRED', "the session's stored data was damaged and could not be restored; request a new token with POST /token");
     }
   }
 

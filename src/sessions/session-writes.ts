@@ -114,7 +114,14 @@ export class SessionWrites {
   prepareImport(session: Session, parsed: ParsedImport): UpsertPlan | null {
     assertTurn(session);
     const plan = prepareImport(session.index, parsed);
-    if (plan) this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded, plan.metadataBytesAdded + plan.textBytesAdded);
+    if (plan)
+      this.store.assertMemoryBudget(
+        session,
+        session.index.memoryBytesAfter(plan),
+        'change',
+        plan.heapBytesAdded,
+        plan.metadataBytesAdded + plan.textBytesAdded,
+      );
     if (plan) this.store.assertWasmMemoryFor(session);
     return plan;
   }

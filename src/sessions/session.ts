@@ -99,7 +99,14 @@ export class Session {
     const shown = this.shownView;
     const config = this.index.getConfig();
     const size = this.index.size;
-    if (shown.json === '' || shown.now !== now || shown.lastAccessedAt !== this.lastAccessedAt || shown.updatedAt !== this.updatedAt || shown.size !== size || shown.config !== config) {
+    if (
+      shown.json === '' ||
+      shown.now !== now ||
+      shown.lastAccessedAt !== this.lastAccessedAt ||
+      shown.updatedAt !== this.updatedAt ||
+      shown.size !== size ||
+      shown.config !== config
+    ) {
       shown.json = JSON.stringify(this.view(now));
       shown.now = now;
       shown.lastAccessedAt = this.lastAccessedAt;

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { startScriptNodeFlags } from '../../bench/lib/child-server.js';
 
 describe('bench child server flags', () => {
-  it('are the flags of package.json\'s start script, whatever they are', () => {
+  it("are the flags of package.json's start script, whatever they are", () => {
     expect(startScriptNodeFlags()).to.deep.equal(['--initial-old-space-size=128']);
     expect(startScriptNodeFlags('npm run build && node dist/server.js')).to.deep.equal([]);
     expect(startScriptNodeFlags('npm run build && node --a=1 --b dist/server.js')).to.deep.equal(['--a=1', '--b']);

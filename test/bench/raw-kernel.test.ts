@@ -16,7 +16,10 @@ describe('bench raw kernel', () => {
       for (let d = 0; d < dim; d++) s += query[d] * data[r * dim + d];
       return { r, s };
     });
-    return scored.sort((a, b) => b.s - a.s).slice(0, k).map((x) => x.r);
+    return scored
+      .sort((a, b) => b.s - a.s)
+      .slice(0, k)
+      .map((x) => x.r);
   }
 
   it('ranks by the bare dot product, singly and in blocks of queries', () => {
@@ -43,7 +46,9 @@ describe('bench raw kernel', () => {
         const expected = rows.slice().sort((a, b) => dot(q, b) - dot(q, a));
         const at = q * rows.length;
         expect(Array.from(hits.rows.subarray(at, at + rows.length))).to.deep.equal(expected);
-        expected.forEach((r, i) => { expect(hits.keys[at + i]).to.be.closeTo(dot(q, r), 1e-5); });
+        expected.forEach((r, i) => {
+          expect(hits.keys[at + i]).to.be.closeTo(dot(q, r), 1e-5);
+        });
       }
     }
   });

@@ -13,7 +13,7 @@ import { startApp, type LiveApp } from '../helpers/live-app.js';
 async function startPageServer(): Promise<{ server: Server; port: number }> {
   const server = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end('<!doctype html><title>someone else\'s page</title>');
+    res.end("<!doctype html><title>someone else's page</title>");
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, port: (server.address() as AddressInfo).port };

@@ -50,7 +50,8 @@ describe('demo page (Chromium)', function () {
     const painted = await demo.page.evaluate(() => {
       const c = document.getElementById('plot') as HTMLCanvasElement;
       const data = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
-      let any = 0, red = 0;
+      let any = 0,
+        red = 0;
       for (let i = 0; i < data.length; i += 4) {
         if (data[i + 3] > 0) any++;
         if (data[i] === 0xd6 && data[i + 1] === 0x27 && data[i + 2] === 0x28) red++;
@@ -61,7 +62,7 @@ describe('demo page (Chromium)', function () {
     expect(painted.red).to.be.greaterThan(0);
   });
 
-  it('runs the same search in the page\'s WASM kernel and shows its time and agreement', async () => {
+  it("runs the same search in the page's WASM kernel and shows its time and agreement", async () => {
     await demo.page.check('#local');
     await demo.page.selectOption('#filter', '');
     await demo.page.fill('#query', 'p123');
@@ -88,7 +89,7 @@ describe('demo page (Chromium)', function () {
     expect(timings).to.include('local matches serveryes');
   });
 
-  it('searches by keywords and hybrid, and the page\'s own index answers the same', async () => {
+  it("searches by keywords and hybrid, and the page's own index answers the same", async () => {
     await demo.page.selectOption('#mode', 'keyword');
     await demo.page.fill('#text', 'banana');
     await click('search');

@@ -24,15 +24,21 @@ async function withoutRelaxedSimd(page: Page): Promise<void> {
     const wasm = WebAssembly as unknown as Record<string, (...args: unknown[]) => unknown>;
     const relaxedOpcode = (bytes: Uint8Array) => bytes.some((b, i) => b === 0xfd && bytes[i + 1] >= 0x80 && bytes[i + 1] <= 0x93 && bytes[i + 2] === 0x02);
     const validate = wasm.validate;
-    wasm.validate = (bytes) => !relaxedOpcode(new Uint8Array(ArrayBuffer.isView(bytes) ? bytes.buffer : (bytes as ArrayBuffer))) && (validate(bytes) as boolean);
+    wasm.validate = (bytes) =>
+      !relaxedOpcode(new Uint8Array(ArrayBuffer.isView(bytes) ? bytes.buffer : (bytes as ArrayBuffer))) && (validate(bytes) as boolean);
     const relaxed = (module: WebAssembly.Module) =>
-      (new WebAssembly.Instance(module, { env: { memory: new WebAssembly.Memory({ initial: 1 }) } }).exports.RELAXED_SIMD as WebAssembly.Global | undefined)?.value === 1;
+      (new WebAssembly.Instance(module, { env: { memory: new WebAssembly.Memory({ initial: 1 }) } }).exports.RELAXED_SIMD as WebAssembly.Global | undefined)
+        ?.value === 1;
     const refuse = (module: WebAssembly.Module) => {
       if (relaxed(module)) throw new WebAssembly.CompileError('relaxed SIMD is not supported here (emulated)');
     };
     for (const name of ['compile', 'compileStreaming'] as const) {
       const original = wasm[name];
-      wasm[name] = async (...args) => { const module = (await original(...args)) as WebAssembly.Module; refuse(module); return module; };
+      wasm[name] = async (...args) => {
+        const module = (await original(...args)) as WebAssembly.Module;
+        refuse(module);
+        return module;
+      };
     }
     const instantiateStreaming = wasm.instantiateStreaming;
     wasm.instantiateStreaming = async (...args) => {
@@ -46,7 +52,9 @@ async function withoutRelaxedSimd(page: Page): Promise<void> {
 /** The same data in the server and in a LocalIndex: both answers of 8 queries, the backends, and the kernel files the page fetched. */
 async function compare(page: Page, metric: string) {
   const fetched: string[] = [];
-  page.on('request', (request) => { if (request.url().includes('/kernel')) fetched.push(new URL(request.url()).pathname); });
+  page.on('request', (request) => {
+    if (request.url().includes('/kernel')) fetched.push(new URL(request.url()).pathname);
+  });
   const out = await page.evaluate(async (metric) => {
     const { TempvecClient, LocalIndex } = await import('/sdk.js' as string);
     let seed = 17;
@@ -69,7 +77,10 @@ async function compare(page: Page, metric: string) {
   let largest = 0;
   let identical = true;
   out.mine.forEach((hits: { id: string; score: number }[], j: number) => {
-    expect(hits.map((h) => h.id), `query ${j}`).to.deep.equal(out.server[j].map((h: { id: string }) => h.id));
+    expect(
+      hits.map((h) => h.id),
+      `query ${j}`,
+    ).to.deep.equal(out.server[j].map((h: { id: string }) => h.id));
     hits.forEach((h, i) => {
       const theirs = out.server[j][i].score;
       largest = Math.max(largest, Math.abs(h.score - theirs) / Math.max(1, Math.abs(theirs)));
@@ -84,7 +95,9 @@ async function compare(page: Page, metric: string) {
 describe('LocalIndex on either kernel build (Chromium)', function () {
   this.timeout(90_000);
   let browser: Browser;
-  before(async () => { browser = await launchChromium(); });
+  before(async () => {
+    browser = await launchChromium();
+  });
   after(() => browser?.close());
 
   const start = (kernelBuild: KernelBuild) => startApp({ kernelBuild, tokenRatePerMin: 0, requestRatePerSec: 0 });
@@ -92,10 +105,12 @@ describe('LocalIndex on either kernel build (Chromium)', function () {
 
   describe('the server on simd128', () => {
     const state = {} as { live: LiveApp };
-    before(async () => { state.live = await start('simd128'); });
+    before(async () => {
+      state.live = await start('simd128');
+    });
     after(() => state.live?.close());
 
-    it('the page runs the simd128 build the server serves: the server\'s ids and scores, bit for bit', async () => {
+    it("the page runs the simd128 build the server serves: the server's ids and scores, bit for bit", async () => {
       const { page } = await open(state.live);
       for (const metric of ['cosine', 'l2']) {
         const out = await compare(page, metric);
@@ -104,7 +119,7 @@ describe('LocalIndex on either kernel build (Chromium)', function () {
       }
     });
 
-    it('a page given the relaxed build runs it: the server\'s ids, scores within the bound', async () => {
+    it("a page given the relaxed build runs it: the server's ids, scores within the bound", async () => {
       const { page } = await open(state.live);
       await page.route('**/kernel.wasm', (route) => route.fulfill({ status: 200, contentType: 'application/wasm', body: RELAXED_BYTES }));
       for (const metric of ['cosine', 'l2']) {
@@ -133,7 +148,7 @@ describe('LocalIndex on either kernel build (Chromium)', function () {
     });
     after(() => state.live?.close());
 
-    it('the page runs the relaxed build the server serves: the server\'s ids and scores, bit for bit', async () => {
+    it("the page runs the relaxed build the server serves: the server's ids and scores, bit for bit", async () => {
       const { page } = await open(state.live);
       for (const metric of ['cosine', 'l2']) {
         const out = await compare(page, metric);
@@ -143,7 +158,7 @@ describe('LocalIndex on either kernel build (Chromium)', function () {
       }
     });
 
-    it('a page whose engine lacks relaxed SIMD falls back to the simd128 build: the server\'s ids, scores within the bound', async () => {
+    it("a page whose engine lacks relaxed SIMD falls back to the simd128 build: the server's ids, scores within the bound", async () => {
       const { page } = await open(state.live);
       await withoutRelaxedSimd(page);
       for (const metric of ['cosine', 'l2']) {

@@ -8,7 +8,7 @@ describe('SDK export and import in the browser (Chromium)', function () {
   this.timeout(60_000);
   const demo = withDemoPage();
 
-  it('fromExport gives the page the server\'s ids and scores, and its export goes back', async () => {
+  it("fromExport gives the page the server's ids and scores, and its export goes back", async () => {
     const out = await demo.page.evaluate(async () => {
       const { TempvecClient, LocalIndex } = await import('/sdk.js' as string);
       let seed = 11;
@@ -17,7 +17,9 @@ describe('SDK export and import in the browser (Chromium)', function () {
         return seed / 2 ** 32 - 0.5;
       };
       const points = Array.from({ length: 1200 }, (_, i) => ({
-        id: `p${i}`, vector: Float32Array.from({ length: 32 }, () => rand() + (i % 4)), metadata: { cluster: i % 4 },
+        id: `p${i}`,
+        vector: Float32Array.from({ length: 32 }, () => rand() + (i % 4)),
+        metadata: { cluster: i % 4 },
       }));
       const client = new TempvecClient();
       for (let i = 0; i < points.length; i += 400) await client.addMany(points.slice(i, i + 400), { metric: 'cosine' });

@@ -15,11 +15,16 @@ describe('SDK in the browser (Chromium)', function () {
       const { TempvecClient, TempvecError } = await import('/sdk.js' as string);
       const client = new TempvecClient();
       const log: Record<string, unknown> = {};
-      log.added = (await client.addMany([
-        { id: 'a', vector: new Float32Array([1, 0, 0, 0]), metadata: { tag: 'x' } },
-        { id: 'b', vector: [0, 1, 0, 0], metadata: { tag: 'y' } },
-        { id: 'c', vector: [0.9, 0.1, 0, 0], metadata: { tag: 'x' } },
-      ], { metric: 'l2' })).mutation;
+      log.added = (
+        await client.addMany(
+          [
+            { id: 'a', vector: new Float32Array([1, 0, 0, 0]), metadata: { tag: 'x' } },
+            { id: 'b', vector: [0, 1, 0, 0], metadata: { tag: 'y' } },
+            { id: 'c', vector: [0.9, 0.1, 0, 0], metadata: { tag: 'x' } },
+          ],
+          { metric: 'l2' },
+        )
+      ).mutation;
       log.baseUrl = client.baseUrl;
       log.search = (await client.search(new Float32Array([1, 0, 0, 0]), { topK: 3 })).results.map((h: { id: string }) => h.id);
       log.filtered = (await client.search([0, 1, 0, 0], { topK: 3, filter: { tag: 'x' } })).results.map((h: { id: string }) => h.id);
@@ -58,7 +63,9 @@ describe('SDK in the browser (Chromium)', function () {
           return seed / 2 ** 32 - 0.5;
         };
         const points = Array.from({ length: 1500 }, (_, i) => ({
-          id: `p${i}`, vector: Float32Array.from({ length: 48 }, () => rand() + (i % 5)), metadata: { cluster: i % 5 },
+          id: `p${i}`,
+          vector: Float32Array.from({ length: 48 }, () => rand() + (i % 5)),
+          metadata: { cluster: i % 5 },
         }));
         const queries = Array.from({ length: 8 }, () => Float32Array.from({ length: 48 }, () => rand() + 2));
         const client = new TempvecClient();
@@ -80,8 +87,13 @@ describe('SDK in the browser (Chromium)', function () {
       for (const { server, mine } of out.runs) {
         expect(mine).to.have.length(server.length);
         mine.forEach((hits: { id: string; score: number }[], j: number) => {
-          expect(hits.map((h) => h.id), `query ${j}`).to.deep.equal(server[j].map((h: { id: string }) => h.id));
-          hits.forEach((h, i) => { expect(Math.abs(h.score - server[j][i].score)).to.be.at.most(1e-5); });
+          expect(
+            hits.map((h) => h.id),
+            `query ${j}`,
+          ).to.deep.equal(server[j].map((h: { id: string }) => h.id));
+          hits.forEach((h, i) => {
+            expect(Math.abs(h.score - server[j][i].score)).to.be.at.most(1e-5);
+          });
         });
       }
     });

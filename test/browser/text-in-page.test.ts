@@ -34,7 +34,7 @@ describe('keyword and hybrid search in the page (Chromium)', function () {
     expect(inNode[0].every((terms) => terms.length > 0)).to.equal(true);
   });
 
-  it('LocalIndex answers keyword and hybrid searches with the server\'s ids, scores and order', async () => {
+  it("LocalIndex answers keyword and hybrid searches with the server's ids, scores and order", async () => {
     const out = await demo.page.evaluate(async () => {
       const { TempvecClient, LocalIndex } = await import('/sdk.js' as string);
       let seed = 11;
@@ -45,7 +45,9 @@ describe('keyword and hybrid search in the page (Chromium)', function () {
       const words = Array.from({ length: 60 }, (_, w) => `w${w}`);
       const textOf = () => Array.from({ length: 5 + Math.floor(rand() * 30) }, () => words[Math.floor(rand() * rand() * words.length)]).join(' ');
       const points = Array.from({ length: 800 }, (_, i) => ({
-        id: `p${i}`, vector: Float32Array.from({ length: 16 }, () => rand() - 0.5), metadata: { g: i % 3 },
+        id: `p${i}`,
+        vector: Float32Array.from({ length: 16 }, () => rand() - 0.5),
+        metadata: { g: i % 3 },
         ...(i % 10 === 9 ? {} : { text: textOf() }),
       }));
       const client = new TempvecClient();
@@ -59,7 +61,10 @@ describe('keyword and hybrid search in the page (Chromium)', function () {
       const vector = Float32Array.from({ length: 16 }, () => rand() - 0.5);
       const runs: unknown[][] = [];
       for (const text of ['w1 w7 w30', 'w0', 'w59 w58']) {
-        for (const options of [{ topK: 20, includeText: true }, { topK: 30, filter: { g: 1 } }]) {
+        for (const options of [
+          { topK: 20, includeText: true },
+          { topK: 30, filter: { g: 1 } },
+        ]) {
           runs.push([(await client.searchText(text, options)).results, local.searchText(text, options).results]);
           for (const fusion of [{ method: 'rrf' }, { method: 'linear', alpha: 0.3 }]) {
             runs.push([(await client.search(vector, { ...options, text, fusion })).results, local.search(vector, { ...options, text, fusion }).results]);

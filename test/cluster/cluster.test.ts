@@ -24,7 +24,13 @@ const MAX_IMPORT_BYTES = 6 * 1024 * 1024;
 const INSTANCE = 'x-tempvec-instance';
 const idOf = (token: string) => token.split('.')[0];
 /** The parts of an error body that do not depend on timing. */
-const shape = (res: ApiResponse) => ({ status: res.status, type: res.headers.get('content-type'), success: res.body?.success, error: res.body?.error, auth: res.headers.get('www-authenticate') });
+const shape = (res: ApiResponse) => ({
+  status: res.status,
+  type: res.headers.get('content-type'),
+  success: res.body?.success,
+  error: res.body?.error,
+  auth: res.headers.get('www-authenticate'),
+});
 
 describe('cluster: 3 instances behind nginx', function () {
   this.timeout(60_000);
@@ -52,34 +58,80 @@ describe('cluster: 3 instances behind nginx', function () {
 
   it('answers every later request of a session from the instance that holds it', async () => {
     const rng = seededRng(18);
-    await Promise.all(tokens.map(async (token, t) => {
-      const vectors = randomVectors(rng, 4, 3);
-      const add = await c.request('POST', '/vectors/add-many', { token, body: { vectors: vectors.map((vector, i) => ({ id: `t${t}-${i}`, vector })) } });
-      expectOk(add);
-      const read = await c.request('POST', '/vectors/get-many', { token, body: { ids: [`t${t}-0`, `t${t}-3`] } });
-      expect(expectOk(read).vectors.map((v: { id: string }) => v.id)).to.deep.equal([`t${t}-0`, `t${t}-3`]);
-      for (const res of [add, read]) expect(res.headers.get(INSTANCE)).to.equal(idOf(token));
-    }));
+    await Promise.all(
+      tokens.map(async (token, t) => {
+        const vectors = randomVectors(rng, 4, 3);
+        const add = await c.request('POST', '/vectors/add-many', { token, body: { vectors: vectors.map((vector, i) => ({ id: `t${t}-${i}`, vector })) } });
+        expectOk(add);
+        const read = await c.request('POST', '/vectors/get-many', { token, body: { ids: [`t${t}-0`, `t${t}-3`] } });
+        expect(expectOk(read).vectors.map((v: { id: string }) => v.id)).to.deep.equal([`t${t}-0`, `t${t}-3`]);
+        for (const res of [add, read]) expect(res.headers.get(INSTANCE)).to.equal(idOf(token));
+      }),
+    );
   });
 
   it('serves every route of the OpenAPI document through the proxy', async () => {
-    const doc = expectOk(await c.request('GET', '/openapi.json').then((r) => ({ ...r, body: { success: true, ...r.body } }))) as { paths: Record<string, Record<string, unknown>> };
+    const doc = expectOk(await c.request('GET', '/openapi.json').then((r) => ({ ...r, body: { success: true, ...r.body } }))) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     const token = await c.token();
-    expectOk(await c.request('POST', '/vectors/add-many', { token, body: { vectors: [{ id: 'a', vector: [1, 0], metadata: { k: 1 } }, { id: 'b', vector: [0, 1] }] } }));
+    expectOk(
+      await c.request('POST', '/vectors/add-many', {
+        token,
+        body: {
+          vectors: [
+            { id: 'a', vector: [1, 0], metadata: { k: 1 } },
+            { id: 'b', vector: [0, 1] },
+          ],
+        },
+      }),
+    );
     const ndjson = '{"format":"tempvec-export","version":1,"dimensions":2,"metric":"cosine","vectorType":"float32","count":1}\n{"id":"e","vector":[1,2]}\n';
     const cases: [string, string, unknown?, Record<string, string>?][] = [
-      ['GET', '/'], ['GET', '/openapi.json'], ['GET', '/limits'], ['GET', '/sdk.js'], ['GET', '/sdk.d.ts'], ['GET', '/kernel.wasm'], ['GET', '/kernel.simd128.wasm'],
-      ['GET', '/healthz'], ['GET', '/readyz'], ['GET', '/metrics'], ['POST', '/token'], ['GET', '/session'],
-      ['POST', '/vectors/has', { id: 'a' }], ['POST', '/vectors/get', { id: 'a' }], ['POST', '/vectors/get-many', { ids: ['a', 'z'] }],
-      ['POST', '/vectors/metadata/get', { id: 'a' }], ['POST', '/vectors/metadata/set', { id: 'a', metadata: { k: 2 } }],
-      ['POST', '/vectors/metadata/delete', { id: 'a' }], ['POST', '/vectors/add', { id: 'c', vector: [1, 1] }],
-      ['POST', '/vectors/add-many', { vectors: [{ id: 'd', vector: [2, 1] }] }], ['POST', '/search', { queryVector: [1, 0], topK: 2 }],
-      ['POST', '/search-many', { queryVectors: [[1, 0], [0, 1]] }], ['POST', '/vectors/delete', { id: 'c' }],
-      ['POST', '/vectors/delete-many', { ids: ['d'] }], ['POST', '/vectors/count', { filter: { k: 2 } }], ['POST', '/vectors/list', { limit: 1 }],
-      ['POST', '/vectors/metadata/patch', { id: 'b', patch: { k: 3 } }], ['GET', '/vectors/export'],
-      ['POST', '/vectors/import', ndjson, { 'content-type': 'application/x-ndjson' }], ['POST', '/vectors/clear'], ['POST', '/index/reset'],
+      ['GET', '/'],
+      ['GET', '/openapi.json'],
+      ['GET', '/limits'],
+      ['GET', '/sdk.js'],
+      ['GET', '/sdk.d.ts'],
+      ['GET', '/kernel.wasm'],
+      ['GET', '/kernel.simd128.wasm'],
+      ['GET', '/healthz'],
+      ['GET', '/readyz'],
+      ['GET', '/metrics'],
+      ['POST', '/token'],
+      ['GET', '/session'],
+      ['POST', '/vectors/has', { id: 'a' }],
+      ['POST', '/vectors/get', { id: 'a' }],
+      ['POST', '/vectors/get-many', { ids: ['a', 'z'] }],
+      ['POST', '/vectors/metadata/get', { id: 'a' }],
+      ['POST', '/vectors/metadata/set', { id: 'a', metadata: { k: 2 } }],
+      ['POST', '/vectors/metadata/delete', { id: 'a' }],
+      ['POST', '/vectors/add', { id: 'c', vector: [1, 1] }],
+      ['POST', '/vectors/add-many', { vectors: [{ id: 'd', vector: [2, 1] }] }],
+      ['POST', '/search', { queryVector: [1, 0], topK: 2 }],
+      [
+        'POST',
+        '/search-many',
+        {
+          queryVectors: [
+            [1, 0],
+            [0, 1],
+          ],
+        },
+      ],
+      ['POST', '/vectors/delete', { id: 'c' }],
+      ['POST', '/vectors/delete-many', { ids: ['d'] }],
+      ['POST', '/vectors/count', { filter: { k: 2 } }],
+      ['POST', '/vectors/list', { limit: 1 }],
+      ['POST', '/vectors/metadata/patch', { id: 'b', patch: { k: 3 } }],
+      ['GET', '/vectors/export'],
+      ['POST', '/vectors/import', ndjson, { 'content-type': 'application/x-ndjson' }],
+      ['POST', '/vectors/clear'],
+      ['POST', '/index/reset'],
     ];
-    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)).sort();
+    const documented = Object.entries(doc.paths)
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
     expect(cases.map(([m, p]) => `${m} ${p}`).sort()).to.deep.equal(documented);
     for (const [method, path, body, headers] of cases) {
       const res = await c.request(method, path, { token, body, headers });
@@ -92,7 +144,7 @@ describe('cluster: 3 instances behind nginx', function () {
     }
   });
 
-  it('divides the machine\'s default memory budget among the instances', async () => {
+  it("divides the machine's default memory budget among the instances", async () => {
     const { limits } = expectOk(await c.request('GET', '/limits'));
     expect(limits.memoryBudgetBytes).to.equal(Math.floor(loadConfig({}).memoryBudgetBytes / 3));
   });
@@ -155,9 +207,17 @@ describe('cluster: 3 instances behind nginx', function () {
     const token = tokens[1];
     const big = JSON.stringify({ ids: ['x'.repeat(MAX_BODY_BYTES)] });
     expectError(await c.request('POST', '/vectors/get-many', { token, body: big }), 413, 'PAYLOAD_TOO_LARGE');
-    const stream = new ReadableStream({ start(controller) { controller.enqueue(new TextEncoder().encode(big)); controller.close(); } });
+    const stream = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(big));
+        controller.close();
+      },
+    });
     const res = await fetch(`${c.cluster.url}/vectors/get-many`, {
-      method: 'POST', body: stream, duplex: 'half', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      method: 'POST',
+      body: stream,
+      duplex: 'half',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     } as RequestInit);
     const text = await res.text();
     expectError({ status: res.status, headers: res.headers, text, body: JSON.parse(text) }, 413, 'PAYLOAD_TOO_LARGE');
@@ -182,7 +242,10 @@ describe('cluster: 3 instances behind nginx', function () {
     expect(exported.text.length).to.be.within(MAX_BODY_BYTES, MAX_IMPORT_BYTES);
     const ndjson = { 'content-type': 'application/x-ndjson' };
     const target = await c.token();
-    expect(expectOk(await c.request('POST', '/vectors/import', { token: target, body: exported.text, headers: ndjson })).mutation).to.deep.equal({ added: 2400, replaced: 0 });
+    expect(expectOk(await c.request('POST', '/vectors/import', { token: target, body: exported.text, headers: ndjson })).mutation).to.deep.equal({
+      added: 2400,
+      replaced: 0,
+    });
     const tooLarge = await c.request('POST', '/vectors/import', { token: target, body: exported.text.padEnd(MAX_IMPORT_BYTES + 1, ' '), headers: ndjson });
     expect(expectError(tooLarge, 413, 'PAYLOAD_TOO_LARGE').message).to.include('MAX_IMPORT_BYTES');
   });

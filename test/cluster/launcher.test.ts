@@ -43,7 +43,10 @@ describe('npm run cluster (the launcher command)', function () {
       expect(code, output).to.equal(0);
       for (const id of ['i1', 'i2']) expect(output).to.include(`[${id}] SIGTERM: finishing requests in flight`);
       expect(existsSync(prefix), 'nginx prefix removed').to.equal(false);
-      const after = await fetch(`${url}/healthz`).then(() => 'answered', () => 'refused');
+      const after = await fetch(`${url}/healthz`).then(
+        () => 'answered',
+        () => 'refused',
+      );
       expect(after).to.equal('refused');
     } finally {
       child.kill('SIGKILL');
@@ -88,9 +91,14 @@ describe('npm run cluster (the launcher command)', function () {
     const dir = mkdtempSync(join(tmpdir(), 'tempvec-upstreams-'));
     try {
       const snippet = join(dir, 'tempvec.conf');
-      const run = spawnSync(process.execPath, [MAIN, '--upstreams', 'east1=10.0.0.1:3000,west2=[::1]:3001', '--port', '8080', '--host', '0.0.0.0', '--out', snippet], {
-        encoding: 'utf8', env: { ...process.env, MAX_BODY_BYTES: '1234567' },
-      });
+      const run = spawnSync(
+        process.execPath,
+        [MAIN, '--upstreams', 'east1=10.0.0.1:3000,west2=[::1]:3001', '--port', '8080', '--host', '0.0.0.0', '--out', snippet],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, MAX_BODY_BYTES: '1234567' },
+        },
+      );
       expect(run.status, run.stderr).to.equal(0);
       const text = readFileSync(snippet, 'utf8');
       expect(text).to.include('server 10.0.0.1:3000;').and.include('server [::1]:3001;').and.include('client_max_body_size 1234567;');
@@ -98,7 +106,10 @@ describe('npm run cluster (the launcher command)', function () {
       const nginx = findNginx();
       if (!nginx) throw new Error('nginx is not installed: apt-get install nginx');
       const main = join(dir, 'nginx.conf');
-      writeFileSync(main, `pid ${dir}/nginx.pid;\nevents {}\nhttp {\n${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${dir}/${t};`).join('\n')}\ninclude ${snippet};\n}\n`);
+      writeFileSync(
+        main,
+        `pid ${dir}/nginx.pid;\nevents {}\nhttp {\n${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${dir}/${t};`).join('\n')}\ninclude ${snippet};\n}\n`,
+      );
       const test = spawnSync(nginx, ['-t', '-p', dir, '-c', main, '-e', join(dir, 'error.log')], { encoding: 'utf8' });
       expect(test.status, test.stderr).to.equal(0);
 

@@ -6,19 +6,27 @@ import { ANY_INSTANCE_PATHS, parseUpstreams, proxyConfig, serverConfig } from '.
 describe('nginx configuration generator', () => {
   it('reads id=host:port lists, IPv6 and names included', () => {
     expect(parseUpstreams('a=10.0.0.1:3000,b2=[::1]:80,c=node-3.internal:65535')).to.deep.equal([
-      { id: 'a', host: '10.0.0.1', port: 3000 }, { id: 'b2', host: '[::1]', port: 80 }, { id: 'c', host: 'node-3.internal', port: 65535 },
+      { id: 'a', host: '10.0.0.1', port: 3000 },
+      { id: 'b2', host: '[::1]', port: 80 },
+      { id: 'c', host: 'node-3.internal', port: 65535 },
     ]);
   });
 
   it('refuses bad ids, ports, shapes, duplicates and empty lists', () => {
     const cases: [string, RegExp][] = [
-      ['A=10.0.0.1:1', /lowercase/], ['a.b=10.0.0.1:1', /lowercase/], ['a=10.0.0.1:0', /out of range/], ['a=10.0.0.1:70000', /out of range/],
-      ['a=10.0.0.1', /id=host:port/], ['a:10.0.0.1:1', /id=host:port/], ['a=h:1,a=g:2', /twice/], ['', /no instances/],
+      ['A=10.0.0.1:1', /lowercase/],
+      ['a.b=10.0.0.1:1', /lowercase/],
+      ['a=10.0.0.1:0', /out of range/],
+      ['a=10.0.0.1:70000', /out of range/],
+      ['a=10.0.0.1', /id=host:port/],
+      ['a:10.0.0.1:1', /id=host:port/],
+      ['a=h:1,a=g:2', /twice/],
+      ['', /no instances/],
     ];
     for (const [text, reason] of cases) expect(() => parseUpstreams(text), text).to.throw(reason);
   });
 
-  it('routes each instance\'s token prefix to its own upstream, everything else to any instance', () => {
+  it("routes each instance's token prefix to its own upstream, everything else to any instance", () => {
     const text = proxyConfig({ listen: '127.0.0.1:8080', upstreams: parseUpstreams('a=127.0.0.1:1,b=127.0.0.1:2'), maxBodyBytes: 4096, maxImportBytes: 65536 });
     expect(text.match(/^upstream tempvec_a \{\n {2}server 127\.0\.0\.1:1;\n {2}keepalive \d+;\n\}$/m)).to.not.equal(null);
     expect(text).to.include('  "~^[Bb][Ee][Aa][Rr][Ee][Rr] a\\." tempvec_a;').and.include('  default tempvec_any;');

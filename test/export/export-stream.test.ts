@@ -12,9 +12,14 @@ import { randomVector, seededRng } from '../helpers/random.js';
 function filled(count: number, dim: number, metadataChars: number): VectorIndex {
   const index = new VectorIndex(loadKernelModule(), 10_000);
   const rng = seededRng(dim);
-  index.upsert(Array.from({ length: count }, (_, i) => ({
-    id: `v${i}`, vector: randomVector(rng, dim), metadata: { i, text: `é${i}`.padEnd(metadataChars, 'x') },
-  })), { metric: 'cosine' });
+  index.upsert(
+    Array.from({ length: count }, (_, i) => ({
+      id: `v${i}`,
+      vector: randomVector(rng, dim),
+      metadata: { i, text: `é${i}`.padEnd(metadataChars, 'x') },
+    })),
+    { metric: 'cosine' },
+  );
   return index;
 }
 
@@ -27,11 +32,20 @@ async function piecesOf(index: VectorIndex, encoding: VectorEncoding): Promise<s
 describe('export stream', () => {
   for (const encoding of ['base64', 'numbers'] as const) {
     it(`gives exportText's text in pieces of about PIECE_CHARS, metadata heavy or not (${encoding})`, async () => {
-      for (const [dim, metadataChars] of [[2, 4000], [384, 0], [3, 0]]) {
+      for (const [dim, metadataChars] of [
+        [2, 4000],
+        [384, 0],
+        [3, 0],
+      ]) {
         const index = filled(2000, dim, metadataChars);
         const pieces = await piecesOf(index, encoding);
         expect(pieces.join(''), `${dim} ${metadataChars}`).to.equal(exportText(index.openExport(), encoding));
-        const longestLine = Math.max(...pieces.join('').split('\n').map((line) => line.length + 1));
+        const longestLine = Math.max(
+          ...pieces
+            .join('')
+            .split('\n')
+            .map((line) => line.length + 1),
+        );
         for (const piece of pieces) expect(piece.length, `${dim} ${metadataChars}`).to.be.at.most(PIECE_CHARS + longestLine);
         expect(3 * (PIECE_CHARS + longestLine)).to.be.below(EXPORT_WINDOW_BYTES);
       }

@@ -19,7 +19,7 @@ function read(text: string, seed = 1) {
   const rng = seededRng(seed);
   const reader = new ImportReader(schemas);
   const all = bytes(text);
-  for (let at = 0; at < all.length;) {
+  for (let at = 0; at < all.length; ) {
     const size = 1 + randomInt(rng, 300);
     reader.push(all.subarray(at, at + size));
     at += size;
@@ -35,11 +35,14 @@ function importInto(index: VectorIndex, text: string) {
 function filled(seed: number) {
   const rng = seededRng(seed);
   const index = newIndex();
-  index.upsert(Array.from({ length: 120 }, (_, i) => ({
-    id: i === 7 ? 'naïve ✓ "quoted"\nid' : `v${i}`,
-    vector: randomVector(rng, 5).map((x, j) => (j === 0 && i === 3 ? -0 : x * 10 ** randomInt(rng, 12) * 1e-6)),
-    metadata: i % 2 ? { i, tags: ['a', { b: null }] } : undefined,
-  })), { metric: 'l2', vectorType: 'int8' });
+  index.upsert(
+    Array.from({ length: 120 }, (_, i) => ({
+      id: i === 7 ? 'naïve ✓ "quoted"\nid' : `v${i}`,
+      vector: randomVector(rng, 5).map((x, j) => (j === 0 && i === 3 ? -0 : x * 10 ** randomInt(rng, 12) * 1e-6)),
+      metadata: i % 2 ? { i, tags: ['a', { b: null }] } : undefined,
+    })),
+    { metric: 'l2', vectorType: 'int8' },
+  );
   index.delete(['v10']);
   index.upsert([{ id: 'v4', vector: [1, 2, 3, 4, 5] }]);
   return index;
@@ -51,7 +54,15 @@ describe('export text and ImportReader', () => {
       const source = filled(3);
       const text = exportText(source.openExport(), encoding);
       const lines = text.trim().split('\n');
-      expect(JSON.parse(lines[0])).to.deep.equal({ format: 'tempvec-export', version: 1, dimensions: 5, metric: 'l2', vectorType: 'int8', analyzer: null, count: 119 });
+      expect(JSON.parse(lines[0])).to.deep.equal({
+        format: 'tempvec-export',
+        version: 1,
+        dimensions: 5,
+        metric: 'l2',
+        vectorType: 'int8',
+        analyzer: null,
+        count: 119,
+      });
       const target = newIndex();
       expect(importInto(target, text)).to.deep.equal({ added: 119, replaced: 0 });
       expect(target.getConfig()).to.deep.equal(source.getConfig());
@@ -91,14 +102,21 @@ describe('export text and ImportReader', () => {
   });
 
   it('refuses a header of another format or version, and a bad header field', () => {
-    for (const header of ['{"id":"a","vector":[1]}', '{"format":"tempvec-export","version":2,"dimensions":1,"metric":"l2","vectorType":"float32","count":0}', '[1]']) {
+    for (const header of [
+      '{"id":"a","vector":[1]}',
+      '{"format":"tempvec-export","version":2,"dimensions":1,"metric":"l2","vectorType":"float32","count":0}',
+      '[1]',
+    ]) {
       expect(expectApiError(() => read(header + '\n'), 'INVALID_IMPORT').details).to.deep.equal({ path: '/0', line: 1 });
     }
-    const err = expectApiError(() => read('{"format":"tempvec-export","version":1,"dimensions":0,"metric":"l2","vectorType":"float32","count":0}\n'), 'VALIDATION_ERROR');
+    const err = expectApiError(
+      () => read('{"format":"tempvec-export","version":1,"dimensions":0,"metric":"l2","vectorType":"float32","count":0}\n'),
+      'VALIDATION_ERROR',
+    );
     expect(err.details!.issues).to.deep.include({ path: '/0/dimensions', message: (err.details!.issues as { message: string }[])[0].message });
   });
 
-  it('names the line of a record that is not JSON, not UTF-8, or breaks add-many\'s rules', () => {
+  it("names the line of a record that is not JSON, not UTF-8, or breaks add-many's rules", () => {
     const header = '{"format":"tempvec-export","version":1,"dimensions":2,"metric":"cosine","vectorType":"float32","count":3}\n';
     const good = '{"id":"a","vector":[1,2]}\n';
     expect(expectApiError(() => read(header + good + '{"id":\n' + good), 'INVALID_JSON').details).to.deep.equal({ path: '/2', line: 3 });

@@ -17,7 +17,11 @@ import { scaled } from '../helpers/scale.js';
 const RUNS = scaled(15);
 const IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', '__proto__'];
 
-interface Row { vector: number[]; metadata: Record<string, unknown>; seq: number }
+interface Row {
+  vector: number[];
+  metadata: Record<string, unknown>;
+  seq: number;
+}
 
 /** What the service should hold: the rules of the spec, written plainly. */
 class Model {
@@ -57,7 +61,8 @@ type Op =
 function ops(dim: number): fc.Arbitrary<Op[]> {
   const id = fc.constantFrom(...IDS);
   // Mostly the run's dimension; sometimes one more, which is refused once the session is initialized.
-  const vector = fc.oneof({ weight: 9, arbitrary: fc.constant(dim) }, { weight: 1, arbitrary: fc.constant(dim + 1) })
+  const vector = fc
+    .oneof({ weight: 9, arbitrary: fc.constant(dim) }, { weight: 1, arbitrary: fc.constant(dim + 1) })
     .chain((n) => fc.array(fc.integer({ min: -3, max: 3 }), { minLength: n, maxLength: n }));
   const metadata = fc.option(fc.record({ g: fc.integer({ min: 0, max: 2 }), note: fc.string({ maxLength: 3 }) }), { nil: undefined });
   const record = fc.record({ id, vector, metadata }, { requiredKeys: ['id', 'vector'] });
@@ -69,16 +74,33 @@ function ops(dim: number): fc.Arbitrary<Op[]> {
     { weight: 2, arbitrary: fc.record({ id, metadata: fc.record({ g: fc.integer({ min: 0, max: 2 }) }) }).map((r) => ({ op: 'metadata-set' as const, ...r })) },
     { weight: 1, arbitrary: id.map((i) => ({ op: 'metadata-delete' as const, id: i })) },
     { weight: 1, arbitrary: fc.integer({ min: 0, max: 2 }).map((g) => ({ op: 'delete-filter' as const, g })) },
-    { weight: 2, arbitrary: fc.record({ id, patch: fc.record({ g: fc.option(fc.integer({ min: 0, max: 2 })), note: fc.option(fc.string({ maxLength: 3 })) }, { requiredKeys: [] }) })
-      .map((r) => ({ op: 'metadata-patch' as const, ...r })) },
-    { weight: 2, arbitrary: fc.tuple(fc.array(record, { minLength: 1, maxLength: 6 }), fc.boolean()).map(([vectors, truncated]) => ({ op: 'import' as const, vectors, truncated })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ id, patch: fc.record({ g: fc.option(fc.integer({ min: 0, max: 2 })), note: fc.option(fc.string({ maxLength: 3 })) }, { requiredKeys: [] }) })
+        .map((r) => ({ op: 'metadata-patch' as const, ...r })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(fc.array(record, { minLength: 1, maxLength: 6 }), fc.boolean())
+        .map(([vectors, truncated]) => ({ op: 'import' as const, vectors, truncated })),
+    },
     { weight: 1, arbitrary: fc.constant({ op: 'clear' as const }) },
     { weight: 1, arbitrary: fc.constant({ op: 'reset' as const }) },
-    { weight: 3, arbitrary: fc.record({
-      queryVector: fc.array(fc.integer({ min: -3, max: 3 }), { minLength: dim, maxLength: dim }),
-      topK: fc.integer({ min: 1, max: 10 }),
-      filter: fc.option(fc.record({ g: fc.integer({ min: 0, max: 2 }) }), { nil: undefined }),
-    }, { requiredKeys: ['queryVector', 'topK'] }).map((r) => ({ op: 'search' as const, ...r })) },
+    {
+      weight: 3,
+      arbitrary: fc
+        .record(
+          {
+            queryVector: fc.array(fc.integer({ min: -3, max: 3 }), { minLength: dim, maxLength: dim }),
+            topK: fc.integer({ min: 1, max: 10 }),
+            filter: fc.option(fc.record({ g: fc.integer({ min: 0, max: 2 }) }), { nil: undefined }),
+          },
+          { requiredKeys: ['queryVector', 'topK'] },
+        )
+        .map((r) => ({ op: 'search' as const, ...r })),
+    },
   );
   return fc.array(op, { minLength: 1, maxLength: 25 });
 }
@@ -120,7 +142,8 @@ describe('model-based: random operation sequences against a plain model', functi
       case 'metadata-set':
       case 'metadata-delete': {
         const metadata = op.op === 'metadata-set' ? op.metadata : {};
-        const res = op.op === 'metadata-set' ? await post('/vectors/metadata/set', { id: op.id, metadata }) : await post('/vectors/metadata/delete', { id: op.id });
+        const res =
+          op.op === 'metadata-set' ? await post('/vectors/metadata/set', { id: op.id, metadata }) : await post('/vectors/metadata/delete', { id: op.id });
         const row = model.rows.get(op.id);
         expect(res.status).to.equal(row ? 200 : 404);
         if (row) row.metadata = metadata;
@@ -149,7 +172,14 @@ describe('model-based: random operation sequences against a plain model', functi
       }
       case 'import': {
         // The header announces the first record's length (refused when the session has another) and, when truncated, one line more than sent.
-        const header = { format: 'tempvec-export', version: 1, dimensions: op.vectors[0].vector.length, metric: 'l2', vectorType: 'float32', count: op.vectors.length + (op.truncated ? 1 : 0) };
+        const header = {
+          format: 'tempvec-export',
+          version: 1,
+          dimensions: op.vectors[0].vector.length,
+          metric: 'l2',
+          vectorType: 'float32',
+          count: op.vectors.length + (op.truncated ? 1 : 0),
+        };
         const raw = [header, ...op.vectors].map((line) => JSON.stringify(line)).join('\n') + '\n';
         const res = await live.send('POST', '/vectors/import', { token, raw, headers: { 'content-type': 'application/x-ndjson' } });
         if (op.truncated) {
@@ -191,7 +221,11 @@ describe('model-based: random operation sequences against a plain model', functi
   /** get, has, counts and search after every step. */
   async function expectSameState(model: Model, dim: number) {
     const many = await post('/vectors/get-many', { ids: IDS });
-    const expectedVectors = IDS.filter((id) => model.rows.has(id)).map((id) => ({ id, vector: model.rows.get(id)!.vector, metadata: model.rows.get(id)!.metadata }));
+    const expectedVectors = IDS.filter((id) => model.rows.has(id)).map((id) => ({
+      id,
+      vector: model.rows.get(id)!.vector,
+      metadata: model.rows.get(id)!.metadata,
+    }));
     expect(many.body.vectors).to.deep.equal(expectedVectors);
     expect(many.body.notFound).to.deep.equal(IDS.filter((id) => !model.rows.has(id)));
     const probe = IDS[model.seq % IDS.length];
@@ -212,18 +246,25 @@ describe('model-based: random operation sequences against a plain model', functi
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
     expect(listed).to.deep.equal([...model.rows].sort(([, a], [, b]) => a.seq - b.seq).map(([id]) => id));
-    await expectSearch(model, Array.from({ length: model.dim ?? dim }, (_, i) => i - 1), 5);
+    await expectSearch(
+      model,
+      Array.from({ length: model.dim ?? dim }, (_, i) => i - 1),
+      5,
+    );
   }
 
   it('agrees with the model after every step', async () => {
     const sequences = fc.integer({ min: 1, max: 4 }).chain((dim) => fc.tuple(fc.constant(dim), ops(dim)));
-    await fc.assert(fc.asyncProperty(sequences, async ([dim, sequence]) => {
-      await post('/index/reset');
-      const model = new Model();
-      for (const op of sequence) {
-        await step(model, op);
-        await expectSameState(model, dim);
-      }
-    }), { numRuns: RUNS });
+    await fc.assert(
+      fc.asyncProperty(sequences, async ([dim, sequence]) => {
+        await post('/index/reset');
+        const model = new Model();
+        for (const op of sequence) {
+          await step(model, op);
+          await expectSameState(model, dim);
+        }
+      }),
+      { numRuns: RUNS },
+    );
   });
 });

@@ -39,10 +39,24 @@ const requiredOf = (route: string) => REQUIRED[route] ?? Object.keys(VALID[route
 
 /** Where a number goes in each body, as a path, and whether it must be an integer. */
 const NUMBER_SLOTS: Record<string, [path: (string | number)[], integer: boolean][]> = {
-  '/vectors/add': [[['vector', 1], false], [['dimensions'], true]],
-  '/vectors/add-many': [[['vectors', 0, 'vector', 0], false], [['dimensions'], true]],
-  '/search': [[['queryVector', 2], false], [['topK'], true], [['candidatePool'], true]],
-  '/search-many': [[['queryVectors', 0, 1], false], [['topK'], true], [['candidatePool'], true]],
+  '/vectors/add': [
+    [['vector', 1], false],
+    [['dimensions'], true],
+  ],
+  '/vectors/add-many': [
+    [['vectors', 0, 'vector', 0], false],
+    [['dimensions'], true],
+  ],
+  '/search': [
+    [['queryVector', 2], false],
+    [['topK'], true],
+    [['candidatePool'], true],
+  ],
+  '/search-many': [
+    [['queryVectors', 0, 1], false],
+    [['topK'], true],
+    [['candidatePool'], true],
+  ],
 };
 
 /** Fields that also take a string (base64 float32), so a string is not a wrong type there. */
@@ -94,43 +108,60 @@ function invalidBodies(route: string): fc.Arbitrary<Case> {
   const validText = JSON.stringify(valid);
   const arbitraries: fc.Arbitrary<Case>[] = [
     // Not an object at all.
-    fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.string(), fc.boolean(), fc.array(fc.jsonValue({ maxDepth: 3 })))
+    fc
+      .oneof(fc.integer(), fc.double({ noNaN: true }), fc.string(), fc.boolean(), fc.array(fc.jsonValue({ maxDepth: 3 })))
       .map((v) => text('not an object', JSON.stringify(v))),
     // A field of the wrong type.
-    fc.constantFrom(...fields).chain((field) => fc.jsonValue({ maxDepth: 3 })
-      .filter((v) => jsonType(v) !== jsonType(valid[field]) && v !== null && !(STRING_OK.has(field) && typeof v === 'string'))
-      .map((v) => text(`wrong type for ${field}`, JSON.stringify({ ...valid, [field]: v })))),
+    fc.constantFrom(...fields).chain((field) =>
+      fc
+        .jsonValue({ maxDepth: 3 })
+        .filter((v) => jsonType(v) !== jsonType(valid[field]) && v !== null && !(STRING_OK.has(field) && typeof v === 'string'))
+        .map((v) => text(`wrong type for ${field}`, JSON.stringify({ ...valid, [field]: v }))),
+    ),
     // A required field missing.
     fc.constantFrom(...requiredOf(route)).map((field) => {
       const { [field]: _dropped, ...rest } = valid;
       return text(`missing ${field}`, JSON.stringify(rest));
     }),
     // An extra field, "__proto__" and friends included (written as JSON text, so they stay keys).
-    fc.tuple(fc.oneof(fc.string({ minLength: 1 }), fc.constantFrom('__proto__', 'constructor', 'prototype')), fc.jsonValue({ maxDepth: 2 }))
-      .filter(([key]) => !Object.hasOwn(valid, key) && !['dimensions', 'metric', 'vectorType', 'metadata', 'topK', 'candidatePool', 'includeMetadata', 'filter'].includes(key))
+    fc
+      .tuple(fc.oneof(fc.string({ minLength: 1 }), fc.constantFrom('__proto__', 'constructor', 'prototype')), fc.jsonValue({ maxDepth: 2 }))
+      .filter(
+        ([key]) =>
+          !Object.hasOwn(valid, key) && !['dimensions', 'metric', 'vectorType', 'metadata', 'topK', 'candidatePool', 'includeMetadata', 'filter'].includes(key),
+      )
       .map(([key, value]) => text(`extra field ${key}`, validText.slice(0, -1) + `,${JSON.stringify(key)}:${JSON.stringify(value)}}`)),
     // Nested garbage where a value goes (past the depth limit, or in a scalar's place).
-    fc.tuple(fc.constantFrom(...fields), fc.integer({ min: 20, max: 5000 }))
+    fc
+      .tuple(fc.constantFrom(...fields), fc.integer({ min: 20, max: 5000 }))
       .map(([field, levels]) => text(`nested garbage in ${field}`, textWith(valid, [field], nestedText(levels)))),
     // Invalid UTF-8 spliced into the valid text.
-    fc.tuple(
-      fc.integer({ min: 0, max: validText.length }),
-      fc.constantFrom([0xff], [0xc0, 0x80], [0x80], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]),
-    ).map(([at, bad]) => {
-      const bytes = Buffer.from(validText);
-      return { kind: 'invalid UTF-8', raw: Buffer.concat([bytes.subarray(0, at), Buffer.from(bad), bytes.subarray(at)]) };
-    }),
+    fc
+      .tuple(
+        fc.integer({ min: 0, max: validText.length }),
+        fc.constantFrom([0xff], [0xc0, 0x80], [0x80], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]),
+      )
+      .map(([at, bad]) => {
+        const bytes = Buffer.from(validText);
+        return { kind: 'invalid UTF-8', raw: Buffer.concat([bytes.subarray(0, at), Buffer.from(bad), bytes.subarray(at)]) };
+      }),
     // Truncated JSON (an empty body included: it is {} and lacks the required fields).
     fc.integer({ min: 0, max: validText.length - 1 }).map((cut) => text('truncated JSON', validText.slice(0, cut))),
   ];
   const slots = NUMBER_SLOTS[route];
   if (slots) {
-    arbitraries.push(fc.constantFrom(...slots).chain(([path, integer]) => fc.oneof(
-      fc.double({ min: 1e17, noNaN: true, noDefaultInfinity: true }).map((n) => String(n)),
-      fc.double({ max: -1e17, noNaN: true, noDefaultInfinity: true }).map((n) => String(n)),
-      fc.constantFrom('1e999', '-1e999', '"1"', '"NaN"', 'true', '[1]', '{}'),
-      integer ? fc.constantFrom('0.5', '1e-300', '0', '-1', '1e300', '5e-324') : fc.constant('"0.5"'),
-    ).map((raw) => text(`bad number ${raw} at /${path.join('/')}`, textWith(valid, path, raw)))));
+    arbitraries.push(
+      fc.constantFrom(...slots).chain(([path, integer]) =>
+        fc
+          .oneof(
+            fc.double({ min: 1e17, noNaN: true, noDefaultInfinity: true }).map((n) => String(n)),
+            fc.double({ max: -1e17, noNaN: true, noDefaultInfinity: true }).map((n) => String(n)),
+            fc.constantFrom('1e999', '-1e999', '"1"', '"NaN"', 'true', '[1]', '{}'),
+            integer ? fc.constantFrom('0.5', '1e-300', '0', '-1', '1e300', '5e-324') : fc.constant('"0.5"'),
+          )
+          .map((raw) => text(`bad number ${raw} at /${path.join('/')}`, textWith(valid, path, raw))),
+      ),
+    );
   }
   return fc.oneof(...arbitraries);
 }
@@ -145,7 +176,13 @@ describe('fuzzing every route with invalid bodies', function () {
     const many = await live.send('POST', '/vectors/get-many', { token, body: { ids: ['r1', 'r2', 'r3', 'new'] } });
     const session = await live.send('GET', '/session', { token });
     const search = await live.send('POST', '/search', { token, body: { queryVector: [1, 1, 1], topK: 10, includeMetadata: true } });
-    return { vectors: many.body.vectors, notFound: many.body.notFound, count: session.body.session.vectorCount, config: session.body.session.config, results: search.body.results };
+    return {
+      vectors: many.body.vectors,
+      notFound: many.body.notFound,
+      count: session.body.session.vectorCount,
+      config: session.body.session.config,
+      results: search.body.results,
+    };
   }
 
   async function seed(token: string) {
@@ -169,14 +206,17 @@ describe('fuzzing every route with invalid bodies', function () {
     it(`answers POST ${route} with a 4xx JSON error for every invalid body and changes nothing`, async () => {
       const refBefore = await snapshot(reference);
       const targetBefore = await snapshot(target);
-      await fc.assert(fc.asyncProperty(invalidBodies(route), fc.boolean(), async (body, useReference) => {
-        const res = await live.send('POST', route, { token: useReference ? reference : target, raw: body.raw, timeoutMs: 5000 });
-        const detail = `${body.kind}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
-        expect(res.status, detail).to.be.within(400, 499);
-        expect(res.body.success, detail).to.equal(false);
-        expect(ERROR_CODES, detail).to.have.property(res.body.error.code);
-        expect(res.status, detail).to.equal(ERROR_CODES[res.body.error.code as keyof typeof ERROR_CODES]);
-      }), { numRuns: RUNS });
+      await fc.assert(
+        fc.asyncProperty(invalidBodies(route), fc.boolean(), async (body, useReference) => {
+          const res = await live.send('POST', route, { token: useReference ? reference : target, raw: body.raw, timeoutMs: 5000 });
+          const detail = `${body.kind}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
+          expect(res.status, detail).to.be.within(400, 499);
+          expect(res.body.success, detail).to.equal(false);
+          expect(ERROR_CODES, detail).to.have.property(res.body.error.code);
+          expect(res.status, detail).to.equal(ERROR_CODES[res.body.error.code as keyof typeof ERROR_CODES]);
+        }),
+        { numRuns: RUNS },
+      );
       expect(await snapshot(reference)).to.deep.equal(refBefore);
       expect(await snapshot(target)).to.deep.equal(targetBefore);
     });
@@ -184,23 +224,35 @@ describe('fuzzing every route with invalid bodies', function () {
 
   it('answers the routes without a body with no 5xx whatever body they get', async () => {
     const routes: [string, string][] = [
-      ['GET', '/session'], ['GET', '/limits'], ['GET', '/'], ['GET', '/openapi.json'], ['POST', '/token'], ['POST', '/index/reset'], ['POST', '/vectors/clear'],
+      ['GET', '/session'],
+      ['GET', '/limits'],
+      ['GET', '/'],
+      ['GET', '/openapi.json'],
+      ['POST', '/token'],
+      ['POST', '/index/reset'],
+      ['POST', '/vectors/clear'],
     ];
-    await fc.assert(fc.asyncProperty(fc.constantFrom(...routes), fc.uint8Array({ maxLength: 64 }), async ([method, path], bytes) => {
-      const res = await live.send(method, path, { token: target, raw: method === 'GET' ? undefined : bytes, timeoutMs: 5000 });
-      expect(res.status).to.be.below(500);
-      if (res.status >= 400) expect(ERROR_CODES, `${method} ${path}`).to.have.property(res.body.error.code);
-    }), { numRuns: RUNS });
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...routes), fc.uint8Array({ maxLength: 64 }), async ([method, path], bytes) => {
+        const res = await live.send(method, path, { token: target, raw: method === 'GET' ? undefined : bytes, timeoutMs: 5000 });
+        expect(res.status).to.be.below(500);
+        if (res.status >= 400) expect(ERROR_CODES, `${method} ${path}`).to.have.property(res.body.error.code);
+      }),
+      { numRuns: RUNS },
+    );
     await live.send('POST', '/index/reset', { token: target });
     await seed(target);
   });
 
   it('answers garbage on unknown routes and methods with a JSON 404 or 405', async () => {
-    await fc.assert(fc.asyncProperty(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'), fc.webPath(), async (method, path) => {
-      const res = await live.send(method, path.startsWith('/') ? path : `/${path}`, { token: target, timeoutMs: 5000 });
-      expect(res.status).to.be.below(500);
-      if (res.status >= 400) expect(ERROR_CODES).to.have.property(res.body.error.code);
-    }), { numRuns: RUNS });
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'), fc.webPath(), async (method, path) => {
+        const res = await live.send(method, path.startsWith('/') ? path : `/${path}`, { token: target, timeoutMs: 5000 });
+        expect(res.status).to.be.below(500);
+        if (res.status >= 400) expect(ERROR_CODES).to.have.property(res.body.error.code);
+      }),
+      { numRuns: RUNS },
+    );
   });
 
   it('keeps serving the reference session after all of it', async () => {

@@ -17,7 +17,8 @@ export interface Scored {
   score: number;
 }
 
-const K1 = 1.2, B = 0.75;
+const K1 = 1.2,
+  B = 0.75;
 
 /** Every document holding a query term, scored, best first (ties by seq); `keep` restricts the ranked ones, not N or avgdl. */
 export function referenceBm25(docs: readonly TextDoc[], analyzer: AnalyzerName, query: string, keep: (id: string) => boolean = () => true): Scored[] {
@@ -29,13 +30,14 @@ export function referenceBm25(docs: readonly TextDoc[], analyzer: AnalyzerName, 
   const out: (Scored & { seq: number })[] = [];
   docs.forEach((doc, i) => {
     if (!keep(doc.id)) return;
-    let score = 0, matched = false;
+    let score = 0,
+      matched = false;
     for (const term of queryTerms) {
       const tf = terms[i].filter((t) => t === term).length;
       if (tf === 0) continue;
       const df = terms.filter((t) => t.includes(term)).length;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      score += idf * tf / (tf + K1 * (1 - B + B * terms[i].length / avgdl));
+      score += (idf * tf) / (tf + K1 * (1 - B + (B * terms[i].length) / avgdl));
       matched = true;
     }
     if (matched) out.push({ id: doc.id, score, seq: doc.seq });
@@ -50,16 +52,25 @@ export interface ReferenceFused extends Scored {
 }
 
 /** Fusion of two ranked lists (best first), from the definitions; `seqOf` breaks ties. */
-export function referenceFuse(vector: Scored[], text: Scored[], fusion: { method: 'rrf'; k?: number } | { method: 'linear'; alpha?: number }, lowerIsBetter: boolean, seqOf: (id: string) => number): ReferenceFused[] {
+export function referenceFuse(
+  vector: Scored[],
+  text: Scored[],
+  fusion: { method: 'rrf'; k?: number } | { method: 'linear'; alpha?: number },
+  lowerIsBetter: boolean,
+  seqOf: (id: string) => number,
+): ReferenceFused[] {
   const ids = [...new Set([...vector.map((h) => h.id), ...text.map((h) => h.id)])];
   const norm = (list: Scored[], invert: boolean) => {
     const scores = list.map((h) => h.score);
-    const min = Math.min(...scores), max = Math.max(...scores);
+    const min = Math.min(...scores),
+      max = Math.max(...scores);
     return (s: number) => (max === min ? 1 : invert ? (max - s) / (max - min) : (s - min) / (max - min));
   };
-  const vNorm = norm(vector, lowerIsBetter), tNorm = norm(text, false);
+  const vNorm = norm(vector, lowerIsBetter),
+    tNorm = norm(text, false);
   const out = ids.map((id) => {
-    const vi = vector.findIndex((h) => h.id === id), ti = text.findIndex((h) => h.id === id);
+    const vi = vector.findIndex((h) => h.id === id),
+      ti = text.findIndex((h) => h.id === id);
     let score: number;
     if (fusion.method === 'rrf') {
       const k = fusion.k ?? 60;

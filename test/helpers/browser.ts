@@ -24,9 +24,13 @@ export async function openPage(browser: Browser, url: string): Promise<{ page: P
   // wrap them in its __name helper; the page needs a stand-in.
   await page.addInitScript({ content: 'globalThis.__name = (fn) => fn;' });
   // A Content-Security-Policy violation is an error of the page too.
-  await page.addInitScript({ content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));" });
+  await page.addInitScript({
+    content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));",
+  });
   const errors: string[] = [];
-  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
   page.on('pageerror', (error) => errors.push(String(error)));
   await page.goto(url);
   return { page, errors };

@@ -26,12 +26,21 @@ export async function startCluster(instances: number, env: Record<string, string
   // The body limits the instances will read from this environment, for nginx.
   const config = loadConfig({ MAX_BODY_BYTES: fullEnv.MAX_BODY_BYTES, MAX_IMPORT_BYTES: fullEnv.MAX_IMPORT_BYTES });
   const cluster = new Cluster({
-    instances, port: 0, host: '127.0.0.1', dataDir, maxBodyBytes: config.maxBodyBytes, maxImportBytes: config.maxImportBytes,
-    env: fullEnv, nginx, server: DIST_SERVER, respawnMs, workerProcesses: 1, log: (line) => log.push(line),
+    instances,
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    maxBodyBytes: config.maxBodyBytes,
+    maxImportBytes: config.maxImportBytes,
+    env: fullEnv,
+    nginx,
+    server: DIST_SERVER,
+    respawnMs,
+    workerProcesses: 1,
+    log: (line) => log.push(line),
   });
   await cluster.start();
-  const request = (method: string, path: string, options: RequestOptions = {}) =>
-    requestAt(cluster.url, method, path, { timeoutMs: 15_000, ...options });
+  const request = (method: string, path: string, options: RequestOptions = {}) => requestAt(cluster.url, method, path, { timeoutMs: 15_000, ...options });
   return {
     cluster,
     dataDir,

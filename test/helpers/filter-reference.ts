@@ -8,7 +8,10 @@ const isScalar = (x: Json) => x === null || ['string', 'number', 'boolean'].incl
 const same = (a: Json, b: Json) => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 function canonical(x: Json): Json {
   if (Array.isArray(x)) return x.map(canonical);
-  if (isObj(x)) return Object.keys(x).sort().map((k) => [k, canonical(x[k])]);
+  if (isObj(x))
+    return Object.keys(x)
+      .sort()
+      .map((k) => [k, canonical(x[k])]);
   return x;
 }
 
@@ -40,7 +43,8 @@ function eq(metadata: Json, path: string, value: Json): boolean {
 function cmp(metadata: Json, path: string, op: string, value: Json): boolean {
   return candidates(metadata, path).some((c) => {
     if (typeof c !== typeof value) return false;
-    const a = c as number, b = value as number;
+    const a = c as number,
+      b = value as number;
     return op === '$gt' ? a > b : op === '$gte' ? a >= b : op === '$lt' ? a < b : a <= b;
   });
 }
@@ -49,12 +53,18 @@ function fieldMatches(metadata: Json, path: string, condition: Json): boolean {
   if (!isObj(condition) || !Object.keys(condition).some((k) => k.startsWith('$'))) return eq(metadata, path, condition);
   return Object.entries(condition).every(([op, operand]) => {
     switch (op) {
-      case '$eq': return eq(metadata, path, operand);
-      case '$ne': return !eq(metadata, path, operand);
-      case '$in': return (operand as Json[]).some((v) => eq(metadata, path, v));
-      case '$nin': return !(operand as Json[]).some((v) => eq(metadata, path, v));
-      case '$exists': return (lookup(metadata, path).length > 0) === operand;
-      default: return cmp(metadata, path, op, operand);
+      case '$eq':
+        return eq(metadata, path, operand);
+      case '$ne':
+        return !eq(metadata, path, operand);
+      case '$in':
+        return (operand as Json[]).some((v) => eq(metadata, path, v));
+      case '$nin':
+        return !(operand as Json[]).some((v) => eq(metadata, path, v));
+      case '$exists':
+        return lookup(metadata, path).length > 0 === operand;
+      default:
+        return cmp(metadata, path, op, operand);
     }
   });
 }

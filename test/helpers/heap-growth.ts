@@ -39,9 +39,13 @@ function fill(kind: string, make: (i: number) => Metadata | undefined, count: nu
   const index = new VectorIndex(module, count + 1);
   index.upsert([{ id: 'first', vector: [1, 2, 3, 4] }]);
   for (let i = 0; i < count; i += 100) {
-    const body = JSON.stringify(Array.from({ length: Math.min(100, count - i) }, (_, j) => ({
-      id: `id-${kind}-${String(i + j).padStart(8, '0')}`, vector: [1, 2, 3, 4], metadata: make(i + j),
-    })));
+    const body = JSON.stringify(
+      Array.from({ length: Math.min(100, count - i) }, (_, j) => ({
+        id: `id-${kind}-${String(i + j).padStart(8, '0')}`,
+        vector: [1, 2, 3, 4],
+        metadata: make(i + j),
+      })),
+    );
     index.upsert(JSON.parse(body));
   }
   return index;
@@ -68,11 +72,14 @@ for (const [kind, [make, count]] of Object.entries(METADATA_KINDS)) {
   fill(kind, make, count).reset();
   const first = measuredFill(kind, make, count);
   const second = measuredFill(kind, make, count);
-  console.log(JSON.stringify({
-    kind, count,
-    measured: dataGrowth(first.heap, second.heap),
-    estimated: second.index.heapBytes,
-    arrayBuffersMeasured: second.arrayBuffers,
-    metadataBytes: second.index.metadataBytes,
-  }));
+  console.log(
+    JSON.stringify({
+      kind,
+      count,
+      measured: dataGrowth(first.heap, second.heap),
+      estimated: second.index.heapBytes,
+      arrayBuffersMeasured: second.arrayBuffers,
+      metadataBytes: second.index.metadataBytes,
+    }),
+  );
 }

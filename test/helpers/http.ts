@@ -64,10 +64,18 @@ export class TestServer {
   /** The kernel pool (KERNEL_THREADS > 1). */
   pool!: ReturnType<typeof createApp>['pool'];
 
-  constructor(private readonly overrides: Partial<Config> = {}, private readonly now?: Clock, private readonly deferRestore = false) {}
+  constructor(
+    private readonly overrides: Partial<Config> = {},
+    private readonly now?: Clock,
+    private readonly deferRestore = false,
+  ) {}
 
   async start(): Promise<void> {
-    const { app, store, config, restore, readiness, pool } = createApp({ config: loadConfig({}, this.overrides), now: this.now, deferRestore: this.deferRestore });
+    const { app, store, config, restore, readiness, pool } = createApp({
+      config: loadConfig({}, this.overrides),
+      now: this.now,
+      deferRestore: this.deferRestore,
+    });
     this.store = store;
     this.pool = pool;
     this.config = config;

@@ -37,7 +37,8 @@ export class ResponseChecker {
     const operation = this.doc.paths[path]?.[m];
     if (!operation) throw new Error(`${method} ${path} is not in the OpenAPI document`);
     const declared = operation.responses[String(reply.status)];
-    if (!declared) throw new Error(`${method} ${path} answered ${reply.status}, which the document does not declare: ${JSON.stringify(reply.body).slice(0, 300)}`);
+    if (!declared)
+      throw new Error(`${method} ${path} answered ${reply.status}, which the document does not declare: ${JSON.stringify(reply.body).slice(0, 300)}`);
     const key = `${m} ${path} ${reply.status}`;
     // The rate-limit and retry headers a reply carries must be declared for it.
     const declaredHeaders = Object.keys(declared.headers ?? {}).map((h) => h.toLowerCase());

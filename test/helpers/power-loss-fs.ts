@@ -101,9 +101,12 @@ class Inode {
       if (from >= size) continue;
       const to = Math.min(size, from + PAGE_BYTES);
       const fate = keepAll ? 0 : random();
-      if (fate < 0.4) this.data.copy(out, from, from, to); // written
-      else if (fate < 0.7) continue; // never written: the old contents (zeros past the old end)
-      else if (fate < 0.85) { // the bytes not yet fsynced zero-filled (a sector holds the ones that were)
+      if (fate < 0.4)
+        this.data.copy(out, from, from, to); // written
+      else if (fate < 0.7)
+        continue; // never written: the old contents (zeros past the old end)
+      else if (fate < 0.85) {
+        // the bytes not yet fsynced zero-filled (a sector holds the ones that were)
         for (let i = from; i < to; i++) if (i >= this.durableSize || this.data[i] !== this.durable[i]) out[i] = 0;
       } else this.data.copy(out, from, from, from + Math.floor(random() * (to - from))); // torn: a prefix written
     }
@@ -152,7 +155,11 @@ export class PowerLossFs implements JournalFs {
   /** Called at the crash point, before anything else happens (the harness notes what was acknowledged by then). */
   onCrash: () => void = () => {};
 
-  constructor(readonly dir: string, private readonly random: Random, files?: Map<string, Buffer>) {
+  constructor(
+    readonly dir: string,
+    private readonly random: Random,
+    files?: Map<string, Buffer>,
+  ) {
     for (const [name, contents] of files ?? []) {
       const inode = new Inode(contents);
       this.names.set(name, inode);

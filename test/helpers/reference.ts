@@ -23,7 +23,9 @@ export function referenceScore(metric: Metric, query: ArrayLike<number>, vector:
   const q = f32(query);
   const v = f32(vector);
   if (metric === 'cosine') {
-    let dot = 0, qq = 0, vv = 0;
+    let dot = 0,
+      qq = 0,
+      vv = 0;
     for (let i = 0; i < q.length; i++) {
       dot += q[i] * v[i];
       qq += q[i] * q[i];
@@ -47,7 +49,9 @@ export function referenceRanking(metric: Metric, query: ArrayLike<number>, rows:
 }
 
 export function referenceSearch(metric: Metric, query: ArrayLike<number>, rows: readonly ReferenceRow[], topK: number): ScoredId[] {
-  return referenceRanking(metric, query, rows).slice(0, topK).map(({ id, score }) => ({ id, score }));
+  return referenceRanking(metric, query, rows)
+    .slice(0, topK)
+    .map(({ id, score }) => ({ id, score }));
 }
 
 /** Tolerances: float32 accumulation against float64. */
@@ -68,19 +72,31 @@ const close = (a: number, b: number, tol: number) => Math.abs(a - b) <= tol * Ma
  * score of that rank to TIE_TOLERANCE (so ids may differ from the reference
  * only where the reference itself has a near-tie).
  */
-export function expectSameTopK(metric: Metric, actual: readonly ScoredId[], query: ArrayLike<number>, rows: readonly ReferenceRow[], topK: number, label = ''): void {
+export function expectSameTopK(
+  metric: Metric,
+  actual: readonly ScoredId[],
+  query: ArrayLike<number>,
+  rows: readonly ReferenceRow[],
+  topK: number,
+  label = '',
+): void {
   const ranking = referenceRanking(metric, query, rows);
   const expected = ranking.slice(0, topK);
   const scoreOf = new Map(ranking.map((r) => [r.id, r.score]));
-  expect(actual.map((a) => a.id), `${label} result count`).to.have.length(expected.length);
+  expect(
+    actual.map((a) => a.id),
+    `${label} result count`,
+  ).to.have.length(expected.length);
   expect(new Set(actual.map((a) => a.id)).size, `${label} distinct ids`).to.equal(actual.length);
   actual.forEach((hit, rank) => {
     const ref = scoreOf.get(hit.id);
     expect(ref, `${label} rank ${rank}: ${hit.id} is not a stored id`).to.not.equal(undefined);
     expect(close(hit.score, ref!, SCORE_TOLERANCE), `${label} rank ${rank}: score ${hit.score} of ${hit.id}, reference ${ref}`).to.equal(true);
     if (hit.id !== expected[rank].id) {
-      expect(close(ref!, expected[rank].score, TIE_TOLERANCE),
-        `${label} rank ${rank}: got ${hit.id} (${ref}), reference ${expected[rank].id} (${expected[rank].score})`).to.equal(true);
+      expect(
+        close(ref!, expected[rank].score, TIE_TOLERANCE),
+        `${label} rank ${rank}: got ${hit.id} (${ref}), reference ${expected[rank].id} (${expected[rank].score})`,
+      ).to.equal(true);
     }
   });
 }

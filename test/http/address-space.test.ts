@@ -11,7 +11,7 @@ import { expectError, expectOk, useServer } from '../helpers/http.js';
 describe('address space budget', () => {
   const api = useServer({ maxWasmMemories: WASM_MEMORIES_OUTSIDE_SESSIONS + 2, requestRatePerSec: 0, tokenRatePerMin: 0 });
 
-  it('refuses a session\'s first add past MAX_WASM_MEMORIES with 503, storing nothing', async () => {
+  it("refuses a session's first add past MAX_WASM_MEMORIES with 503, storing nothing", async () => {
     const [a, b, c] = [await api.token(), await api.token(), await api.token()];
     expectOk(await api.post('/vectors/add', { token: a, body: { id: 'x', vector: [1, 2] } }));
     expectOk(await api.post('/vectors/add', { token: b, body: { id: 'x', vector: [1, 2] } }));
@@ -47,7 +47,15 @@ describe('address space budget', () => {
 
   it('makes no more WebAssembly body buffers than its cap, reusing given-back ones', () => {
     let made = 0;
-    const pool = new SpareBuffers((bytes) => { made++; return new ArrayBuffer(bytes); }, 1 << 20, 1 << 22, 2);
+    const pool = new SpareBuffers(
+      (bytes) => {
+        made++;
+        return new ArrayBuffer(bytes);
+      },
+      1 << 20,
+      1 << 22,
+      2,
+    );
     const a = pool.tryTake(1000);
     const b = pool.tryTake(1000);
     expect(a).to.not.equal(null);

@@ -16,10 +16,16 @@ function rawConnection(base: string) {
   let closed = false;
   socket.on('data', (chunk) => (received += chunk));
   socket.on('error', () => {});
-  const ended = new Promise<void>((resolve) => socket.on('close', () => { closed = true; resolve(); }));
+  const ended = new Promise<void>((resolve) =>
+    socket.on('close', () => {
+      closed = true;
+      resolve();
+    }),
+  );
   const ready = new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   return {
-    socket, ready,
+    socket,
+    ready,
     send: (text: string) => socket.write(text),
     /** What arrived once the server closed the connection (or after waitMs). */
     async answer(waitMs = 5000) {
@@ -34,7 +40,9 @@ function rawConnection(base: string) {
 async function heldBody(base: string, length: number, token?: string, sent = 1, to = { path: '/vectors/add', type: 'application/json' }) {
   const conn = rawConnection(base);
   await conn.ready;
-  conn.send(`POST ${to.path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${to.type}\r\nContent-Length: ${length}\r\n${token ? `Authorization: Bearer ${token}\r\n` : ''}\r\n${'{'.padEnd(sent, ' ')}`);
+  conn.send(
+    `POST ${to.path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${to.type}\r\nContent-Length: ${length}\r\n${token ? `Authorization: Bearer ${token}\r\n` : ''}\r\n${'{'.padEnd(sent, ' ')}`,
+  );
   return conn;
 }
 
@@ -46,21 +54,29 @@ function parseAnswer(text: string) {
 describe('admission control', function () {
   this.timeout(30_000);
   const api = new TestServer({
-    maxBodiesInFlight: 4, maxBodiesInFlightPerToken: 2, maxBodyBytesInFlight: 100_000,
-    bodyGraceMs: 300, minBodyBytesPerSec: 2_000, headersTimeoutMs: 400, maxConnections: 100,
-    requestRatePerSec: 0, tokenRatePerMin: 0,
+    maxBodiesInFlight: 4,
+    maxBodiesInFlightPerToken: 2,
+    maxBodyBytesInFlight: 100_000,
+    bodyGraceMs: 300,
+    minBodyBytesPerSec: 2_000,
+    headersTimeoutMs: 400,
+    maxConnections: 100,
+    requestRatePerSec: 0,
+    tokenRatePerMin: 0,
   });
   before(() => api.start());
   after(() => api.close());
   const held: { close(): void }[] = [];
   afterEach(async () => {
-    held.splice(0).forEach((c) => { c.close(); });
+    held.splice(0).forEach((c) => {
+      c.close();
+    });
     await sleep(50);
   });
 
   it('publishes the admission limits in /limits', async () => {
     const limits = expectOk(await api.get('/limits')).limits ?? expectOk(await api.get('/limits'));
-    const admission = (limits.admission ?? limits.limits?.admission);
+    const admission = limits.admission ?? limits.limits?.admission;
     expect(admission).to.include({ maxBodiesInFlight: 4, maxBodiesInFlightPerToken: 2, maxBodyBytesInFlight: 100_000, minBodyBytesPerSec: 2_000 });
   });
 
@@ -72,12 +88,14 @@ describe('admission control', function () {
     const refused = await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } });
     expectError(refused, 503, 'SERVER_AT_CAPACITY');
     expect(refused.headers.get('retry-after')).to.equal('1');
-    held.splice(0).forEach((c) => { c.close(); });
+    held.splice(0).forEach((c) => {
+      c.close();
+    });
     await sleep(100);
     expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } }));
   });
 
-  it('answers 429 RATE_LIMITED past a token\'s bodies in flight; other tokens pass', async () => {
+  it("answers 429 RATE_LIMITED past a token's bodies in flight; other tokens pass", async () => {
     const [mine, other] = [await api.token(), await api.token()];
     for (let i = 0; i < 2; i++) held.push(await heldBody(api.base, 1000, mine));
     await sleep(100);
@@ -147,7 +165,9 @@ describe('admission control', function () {
     const open = () => conns.filter((c) => !(c.socket.destroyed || c.socket.readableEnded)).length;
     for (let waited = 0; open() > 100 && waited < 5000; waited += 100) await sleep(100);
     expect(open()).to.be.at.most(100);
-    held.splice(0).forEach((c) => { c.close(); });
+    held.splice(0).forEach((c) => {
+      c.close();
+    });
     await sleep(200);
     expectOk(await api.get('/limits'));
   });

@@ -13,9 +13,12 @@ describe('base64 vectors over HTTP', () => {
     const asJson = await api.token();
     const asBase64 = await api.token();
     expectOk(await api.post('/vectors/add-many', { token: asJson, body: { vectors: rows } }));
-    expectOk(await api.post('/vectors/add-many', {
-      token: asBase64, body: { vectors: rows.map((r) => ({ id: r.id, vector: encodeFloat32Base64(r.vector) })) },
-    }));
+    expectOk(
+      await api.post('/vectors/add-many', {
+        token: asBase64,
+        body: { vectors: rows.map((r) => ({ id: r.id, vector: encodeFloat32Base64(r.vector) })) },
+      }),
+    );
     expectOk(await api.post('/vectors/add', { token: asBase64, body: { id: 'one', vector: encodeFloat32Base64(rows[0].vector) } }));
     const a = expectOk(await api.post('/vectors/get', { token: asJson, body: { id: 'v3' } }));
     const b = expectOk(await api.post('/vectors/get', { token: asBase64, body: { id: 'v3' } }));
@@ -25,9 +28,12 @@ describe('base64 vectors over HTTP', () => {
     const json = expectOk(await api.post('/search', { token: asJson, body: { queryVector: query, topK: 5 } }));
     const b64 = expectOk(await api.post('/search', { token: asJson, body: { queryVector: encodeFloat32Base64(query), topK: 5 } }));
     expect(b64.results).to.deep.equal(json.results);
-    const many = expectOk(await api.post('/search-many', {
-      token: asJson, body: { queryVectors: [encodeFloat32Base64(query), query], topK: 5 },
-    }));
+    const many = expectOk(
+      await api.post('/search-many', {
+        token: asJson,
+        body: { queryVectors: [encodeFloat32Base64(query), query], topK: 5 },
+      }),
+    );
     expect(many.results).to.deep.equal([json.results, json.results]);
   });
 

@@ -8,7 +8,7 @@ import { expectOk, useServer } from '../helpers/http.js';
 const PAGE = 'http://localhost:8080';
 
 function preflight(method = 'POST', headers = 'authorization,content-type', origin = PAGE) {
-  return { 'origin': origin, 'access-control-request-method': method, 'access-control-request-headers': headers };
+  return { origin: origin, 'access-control-request-method': method, 'access-control-request-headers': headers };
 }
 
 describe('CORS (default: any origin)', () => {

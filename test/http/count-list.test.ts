@@ -52,7 +52,17 @@ describe('POST /vectors/count and /vectors/list', () => {
     const first = expectOk(await api.post('/vectors/list', { token, body: { limit: 10 } }));
     // Delete listed and unlisted vectors, replace one not yet listed (it moves to the end), add new ones.
     expectOk(await api.post('/vectors/delete-many', { token, body: { ids: ['v0', 'v3', 'v12'] } }));
-    expectOk(await api.post('/vectors/add-many', { token, body: { vectors: [{ id: 'v15', vector: [1, 2, 3] }, { id: 'new', vector: [3, 2, 1] }] } }));
+    expectOk(
+      await api.post('/vectors/add-many', {
+        token,
+        body: {
+          vectors: [
+            { id: 'v15', vector: [1, 2, 3] },
+            { id: 'new', vector: [3, 2, 1] },
+          ],
+        },
+      }),
+    );
     const rest: string[] = [];
     let cursor = first.nextCursor;
     while (cursor) {
@@ -63,7 +73,7 @@ describe('POST /vectors/count and /vectors/list', () => {
     expect(rest).to.deep.equal(['v10', 'v11', 'v13', 'v14', 'v16', 'v17', 'v18', 'v19', 'v20', 'v21', 'v22', 'v23', 'v24', 'v15', 'new']);
   });
 
-  it('refuses a made-up or another session\'s cursor with INVALID_CURSOR', async () => {
+  it("refuses a made-up or another session's cursor with INVALID_CURSOR", async () => {
     const other = await sessionWith(api, vectors);
     const foreign = expectOk(await api.post('/vectors/list', { token: other, body: { limit: 1 } })).nextCursor;
     for (const cursor of [foreign, 'abc', '']) {

@@ -9,7 +9,10 @@ describe('delete by filter and metadata merge patch', () => {
   const ids = async () => expectOk(await api.post('/vectors/list', { token })).vectors.map((v: { id: string }) => v.id);
 
   beforeEach(async () => {
-    token = await sessionWith(api, Array.from({ length: 12 }, (_, i) => ({ id: `v${i}`, vector: [i + 1, 1], metadata: { k: i % 3, tags: i % 2 ? ['odd'] : [] } })));
+    token = await sessionWith(
+      api,
+      Array.from({ length: 12 }, (_, i) => ({ id: `v${i}`, vector: [i + 1, 1], metadata: { k: i % 3, tags: i % 2 ? ['odd'] : [] } })),
+    );
   });
 
   it('deletes exactly the vectors a filter matches and says how many', async () => {
@@ -21,8 +24,12 @@ describe('delete by filter and metadata merge patch', () => {
   });
 
   it('refuses an empty filter, both ids and filter, and neither, deleting nothing', async () => {
-    expect(expectError(await api.post('/vectors/delete-many', { token, body: { filter: {} } }), 400, 'VALIDATION_ERROR').details.issues[0].path).to.equal('/filter');
-    expect(expectError(await api.post('/vectors/delete-many', { token, body: { ids: ['v1'], filter: { k: 1 } } }), 400, 'VALIDATION_ERROR').details.issues[0].path).to.equal('/filter');
+    expect(expectError(await api.post('/vectors/delete-many', { token, body: { filter: {} } }), 400, 'VALIDATION_ERROR').details.issues[0].path).to.equal(
+      '/filter',
+    );
+    expect(
+      expectError(await api.post('/vectors/delete-many', { token, body: { ids: ['v1'], filter: { k: 1 } } }), 400, 'VALIDATION_ERROR').details.issues[0].path,
+    ).to.equal('/filter');
     expect(expectError(await api.post('/vectors/delete-many', { token, body: {} }), 400, 'VALIDATION_ERROR').details.issues[0].path).to.equal('/ids');
     expectError(await api.post('/vectors/delete-many', { token, body: { filter: { k: { $bad: 1 } } } }), 400, 'VALIDATION_ERROR');
     expect(await ids()).to.have.length(12);
@@ -48,6 +55,8 @@ describe('delete by filter and metadata merge patch', () => {
   });
 
   it('answers 404 VECTOR_NOT_FOUND for a patch of a missing id', async () => {
-    expect(expectError(await api.post('/vectors/metadata/patch', { token, body: { id: 'zz', patch: { a: 1 } } }), 404, 'VECTOR_NOT_FOUND').details).to.deep.equal({ path: '/id', id: 'zz' });
+    expect(
+      expectError(await api.post('/vectors/metadata/patch', { token, body: { id: 'zz', patch: { a: 1 } } }), 404, 'VECTOR_NOT_FOUND').details,
+    ).to.deep.equal({ path: '/id', id: 'zz' });
   });
 });

@@ -18,7 +18,9 @@ async function contents(api: TestServer, token: string) {
   const out: { id: string; vector: string; metadata: unknown }[] = [];
   let cursor: string | undefined;
   do {
-    const page = expectOk(await api.post('/vectors/list', { token, body: { limit: 1000, cursor, includeVectors: true, includeMetadata: true, vectorEncoding: 'base64' } }));
+    const page = expectOk(
+      await api.post('/vectors/list', { token, body: { limit: 1000, cursor, includeVectors: true, includeMetadata: true, vectorEncoding: 'base64' } }),
+    );
     out.push(...page.vectors);
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
@@ -30,7 +32,9 @@ async function filled(api: TestServer, count: number, dim: number, seed: number,
   const rng = seededRng(seed);
   for (let i = 0; i < count; i += 500) {
     const vectors = Array.from({ length: Math.min(500, count - i) }, (_, j) => ({
-      id: `v${i + j}`, vector: encodeFloat32Base64(randomVector(rng, dim).map((x) => x * 1e3)), metadata: (i + j) % 3 ? { n: i + j, s: 'é"\n' } : undefined,
+      id: `v${i + j}`,
+      vector: encodeFloat32Base64(randomVector(rng, dim).map((x) => x * 1e3)),
+      metadata: (i + j) % 3 ? { n: i + j, s: 'é"\n' } : undefined,
     }));
     expectOk(await api.post('/vectors/add-many', { token, body: { vectors, ...options } }));
   }
@@ -49,7 +53,15 @@ describe('GET /vectors/export and POST /vectors/import', () => {
       expect(exported.headers.get('content-type')).to.match(/^application\/x-ndjson/);
       expect(exported.headers.get('server-timing')).to.match(/exportOpen;dur=/);
       const lines = exported.text.trim().split('\n');
-      expect(JSON.parse(lines[0])).to.deep.equal({ format: 'tempvec-export', version: 1, dimensions: 16, metric: 'l2', vectorType: 'int8', analyzer: null, count: 1174 });
+      expect(JSON.parse(lines[0])).to.deep.equal({
+        format: 'tempvec-export',
+        version: 1,
+        dimensions: 16,
+        metric: 'l2',
+        vectorType: 'int8',
+        analyzer: null,
+        count: 1174,
+      });
       expect(lines).to.have.length(1175);
 
       const target = await api.token();
@@ -84,21 +96,51 @@ describe('GET /vectors/export and POST /vectors/import', () => {
       expect(await contents(api, target), code).to.deep.equal(before);
     }
     expectError(await api.post('/vectors/import', { token: target, body: text }), 415, 'UNSUPPORTED_MEDIA_TYPE');
-    expectError(await api.post('/vectors/import', { token: target, body: text, headers: { ...NDJSON, 'content-encoding': 'gzip' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectError(
+      await api.post('/vectors/import', { token: target, body: text, headers: { ...NDJSON, 'content-encoding': 'gzip' } }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
   });
 
-  it('upserts into an initialized session by id, with add-many\'s checks', async () => {
+  it("upserts into an initialized session by id, with add-many's checks", async () => {
     const token = await filled(api, 20, 4, 7);
     const header = { format: 'tempvec-export', version: 1, dimensions: 4, metric: 'cosine', vectorType: 'float32' };
     const body = (records: object[], extra = {}) => [{ ...header, count: records.length, ...extra }, ...records].map((r) => JSON.stringify(r)).join('\n');
-    const ok = expectOk(await api.post('/vectors/import', { token, headers: NDJSON, body: body([{ id: 'v1', vector: [1, 2, 3, 4] }, { id: 'new', vector: [4, 3, 2, 1], metadata: { x: 1 } }]) }));
+    const ok = expectOk(
+      await api.post('/vectors/import', {
+        token,
+        headers: NDJSON,
+        body: body([
+          { id: 'v1', vector: [1, 2, 3, 4] },
+          { id: 'new', vector: [4, 3, 2, 1], metadata: { x: 1 } },
+        ]),
+      }),
+    );
     expect(ok.mutation).to.deep.equal({ added: 1, replaced: 1 });
     expect(expectOk(await api.post('/vectors/get', { token, body: { id: 'v1' } })).vector).to.deep.equal({ id: 'v1', vector: [1, 2, 3, 4], metadata: {} });
-    expectError(await api.post('/vectors/import', { token, headers: NDJSON, body: body([{ id: 'a', vector: [1, 2, 3, 4] }], { metric: 'l2' }) }), 409, 'METRIC_LOCKED');
-    expect(expectError(await api.post('/vectors/import', { token, headers: NDJSON, body: body([{ id: 'a', vector: [1, 2, 3, 4] }, { id: 'z', vector: [0, 0, 0, 0] }]) }), 400, 'ZERO_VECTOR').details).to.deep.equal({ path: '/2/vector' });
+    expectError(
+      await api.post('/vectors/import', { token, headers: NDJSON, body: body([{ id: 'a', vector: [1, 2, 3, 4] }], { metric: 'l2' }) }),
+      409,
+      'METRIC_LOCKED',
+    );
+    expect(
+      expectError(
+        await api.post('/vectors/import', {
+          token,
+          headers: NDJSON,
+          body: body([
+            { id: 'a', vector: [1, 2, 3, 4] },
+            { id: 'z', vector: [0, 0, 0, 0] },
+          ]),
+        }),
+        400,
+        'ZERO_VECTOR',
+      ).details,
+    ).to.deep.equal({ path: '/2/vector' });
   });
 
-  it('gives the snapshot of when it started, while writes and other sessions\' searches go on', async () => {
+  it("gives the snapshot of when it started, while writes and other sessions' searches go on", async () => {
     const source = await filled(api, 4000, 64, 8);
     const expected = await contents(api, source);
     const other = await filled(api, 50, 8, 9);

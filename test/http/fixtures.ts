@@ -6,8 +6,16 @@ import { expectOk, type TestServer } from '../helpers/http.js';
 export const ISO_8601_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export const SESSION_FIELDS = [
-  'sessionId', 'createdAt', 'updatedAt', 'lastAccessedAt', 'expiresAt', 'ttlMsRemaining',
-  'initialized', 'vectorCount', 'maxVectors', 'config',
+  'sessionId',
+  'createdAt',
+  'updatedAt',
+  'lastAccessedAt',
+  'expiresAt',
+  'ttlMsRemaining',
+  'initialized',
+  'vectorCount',
+  'maxVectors',
+  'config',
 ];
 
 /** Every field of the spec's session table, with its type; time fields ISO 8601. */
@@ -27,7 +35,11 @@ export function expectSessionShape(session: any): void {
 }
 
 /** A new token whose session holds `vectors` (added with add-many and `options`). */
-export async function sessionWith(api: TestServer, vectors: { id: string; vector: number[]; metadata?: object; text?: string }[], options: object = {}): Promise<string> {
+export async function sessionWith(
+  api: TestServer,
+  vectors: { id: string; vector: number[]; metadata?: object; text?: string }[],
+  options: object = {},
+): Promise<string> {
   const token = await api.token();
   if (vectors.length > 0) expectOk(await api.post('/vectors/add-many', { token, body: { vectors, ...options } }));
   return token;

@@ -31,7 +31,9 @@ describe('GET /healthz and GET /readyz', () => {
     try {
       server.readiness.shuttingDown = true;
       expect(expectError(await server.get('/readyz'), 503, 'INSTANCE_UNAVAILABLE').details.checks).to.deep.equal({
-        kernelCompiled: true, sessionsRestored: true, shuttingDown: true,
+        kernelCompiled: true,
+        sessionsRestored: true,
+        shuttingDown: true,
       });
       expectOk(await server.get('/healthz'));
     } finally {

@@ -19,8 +19,13 @@ describe('INSTANCE_ID', () => {
   it('names the instance in x-tempvec-instance on every kind of response', async () => {
     const token = await api.token();
     const responses = await Promise.all([
-      api.get('/session', { token }), api.get('/limits'), api.get('/sdk.js'), api.get('/metrics'), api.get('/nope'),
-      api.post('/search', { token, body: { queryVector: 'x' } }), api.get('/session', { token: 'garbage' }),
+      api.get('/session', { token }),
+      api.get('/limits'),
+      api.get('/sdk.js'),
+      api.get('/metrics'),
+      api.get('/nope'),
+      api.post('/search', { token, body: { queryVector: 'x' } }),
+      api.get('/session', { token: 'garbage' }),
     ]);
     for (const res of responses) expect(res.headers.get('x-tempvec-instance'), `${res.status} ${res.text.slice(0, 80)}`).to.equal('b7');
   });

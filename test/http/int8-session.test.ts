@@ -7,7 +7,11 @@ describe('int8 sessions over HTTP', () => {
 
   it('creates an int8 session, searches with exact scores, reports code bytes', async () => {
     const token = await api.token();
-    const vectors = [{ id: 'a', vector: [1, 0, 0] }, { id: 'b', vector: [0.6, 0.8, 0] }, { id: 'c', vector: [0, 0, 1] }];
+    const vectors = [
+      { id: 'a', vector: [1, 0, 0] },
+      { id: 'b', vector: [0.6, 0.8, 0] },
+      { id: 'c', vector: [0, 0, 1] },
+    ];
     const added = expectOk(await api.post('/vectors/add-many', { token, body: { vectors, vectorType: 'int8' } }));
     expect(added.session.config.vectorType).to.equal('int8');
     const found = expectOk(await api.post('/search', { token, body: { queryVector: [1, 0, 0], topK: 2 } }));

@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import { hashToken } from '../../src/sessions/token.js';
 import { startApp, type LiveApp } from '../helpers/live-app.js';
 
-const IMPORT_BODY = '{"format":"tempvec-export","version":1,"dimensions":3,"metric":"cosine","vectorType":"float32","count":1}\n{"id":"a1","vector":[7,7,7],"metadata":{"owner":"B"}}\n';
+const IMPORT_BODY =
+  '{"format":"tempvec-export","version":1,"dimensions":3,"metric":"cosine","vectorType":"float32","count":1}\n{"id":"a1","vector":[7,7,7],"metadata":{"owner":"B"}}\n';
 
 /** Every authenticated route with a body aimed at the other session's ids (and, for NDJSON, how to send it). */
 const ROUTES: [method: string, path: string, body?: unknown, extra?: { raw: string; headers: Record<string, string> }][] = [
@@ -22,7 +23,18 @@ const ROUTES: [method: string, path: string, body?: unknown, extra?: { raw: stri
   ['POST', '/vectors/delete-many', { ids: ['a1', 'a2'] }],
   ['POST', '/vectors/clear'],
   ['POST', '/search', { queryVector: [1, 0, 0], topK: 100, includeMetadata: true }],
-  ['POST', '/search-many', { queryVectors: [[1, 0, 0], [0, 1, 0]], topK: 100, includeMetadata: true }],
+  [
+    'POST',
+    '/search-many',
+    {
+      queryVectors: [
+        [1, 0, 0],
+        [0, 1, 0],
+      ],
+      topK: 100,
+      includeMetadata: true,
+    },
+  ],
   ['POST', '/vectors/count', { filter: { owner: 'A' } }],
   ['POST', '/vectors/list', { limit: 1000, includeVectors: true, includeMetadata: true }],
   ['POST', '/vectors/metadata/patch', { id: 'a1', patch: { owner: 'B' } }],
@@ -62,7 +74,13 @@ describe('session isolation', () => {
     tokenA = await live.newToken();
     const add = await live.send('POST', '/vectors/add-many', {
       token: tokenA,
-      body: { metric: 'l2', vectors: [{ id: 'a1', vector: [1, 2, 3], metadata: { owner: 'A' } }, { id: 'a2', vector: [3, 2, 1], metadata: { owner: 'A' } }] },
+      body: {
+        metric: 'l2',
+        vectors: [
+          { id: 'a1', vector: [1, 2, 3], metadata: { owner: 'A' } },
+          { id: 'a2', vector: [3, 2, 1], metadata: { owner: 'A' } },
+        ],
+      },
     });
     expect(add.status).to.equal(200);
     sessionIdA = add.body.session.sessionId;
@@ -70,7 +88,7 @@ describe('session isolation', () => {
 
   afterEach(() => live.close());
 
-  it('lets no route used with another token read, change or list session A\'s vectors', async () => {
+  it("lets no route used with another token read, change or list session A's vectors", async () => {
     const before = await snapshotA();
     for (const [method, path, body, extra] of ROUTES) {
       // A fresh session B for each route, holding one vector of its own with the same dimension.
@@ -87,7 +105,7 @@ describe('session isolation', () => {
     }
   });
 
-  it('covers every route that needs a token (the router\'s own list, from GET /)', async () => {
+  it("covers every route that needs a token (the router's own list, from GET /)", async () => {
     const listed = (await live.send('GET', '/', { headers: { accept: 'application/json' } })).body.routes as { method: string; path: string }[];
     const needsToken: string[] = [];
     for (const { method, path } of listed) {
@@ -96,7 +114,7 @@ describe('session isolation', () => {
     expect(needsToken.sort()).to.deep.equal(ROUTES.map(([method, path]) => `${method} ${path}`).sort());
   });
 
-  it('answers B\'s reads of A\'s ids as not found', async () => {
+  it("answers B's reads of A's ids as not found", async () => {
     const tokenB = await live.newToken();
     expect((await live.send('POST', '/vectors/has', { token: tokenB, body: { id: 'a1' } })).body.has).to.equal(false);
     expect((await live.send('POST', '/vectors/get', { token: tokenB, body: { id: 'a1' } })).body.error.code).to.equal('VECTOR_NOT_FOUND');
@@ -115,7 +133,7 @@ describe('session isolation', () => {
       ['a token without "Bearer"', (t) => t],
       ['a token under another scheme', (t) => `Basic ${t}`],
       ['the sessionId in place of the token', (_t, id) => `Bearer ${id}`],
-      ['the token\'s SHA-256 in place of the token', (t) => `Bearer ${hashToken(t)}`],
+      ["the token's SHA-256 in place of the token", (t) => `Bearer ${hashToken(t)}`],
       ['an empty bearer', () => 'Bearer '],
       ['two tokens', (t) => `Bearer ${t} ${t}`],
     ];

@@ -31,10 +31,14 @@ async function seeded(live: LiveApp, count = 2000): Promise<string> {
 function headOnly(url: string, path: string, token: string, body: unknown): Promise<{ status: number; headers: Record<string, unknown>; destroy(): void }> {
   return new Promise((resolve, reject) => {
     const text = JSON.stringify(body);
-    const req = request(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } }, (res) => {
-      res.pause();
-      resolve({ status: res.statusCode!, headers: res.headers, destroy: () => req.destroy() });
-    });
+    const req = request(
+      `${url}${path}`,
+      { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
+      (res) => {
+        res.pause();
+        resolve({ status: res.statusCode!, headers: res.headers, destroy: () => req.destroy() });
+      },
+    );
     req.on('error', reject);
     req.end(text);
   });
@@ -51,13 +55,17 @@ describe('large answers', function () {
       const r = rng();
       if (depth > 4 || r < 0.3) return [1.5, -0, 'x"\u2028\u00e9', null, true, 1e-7][Math.floor(rng() * 6)];
       if (r < 0.6) return Array.from({ length: Math.floor(rng() * 4) }, () => (rng() < 0.1 ? undefined : value(depth + 1)));
-      return Object.fromEntries(Array.from({ length: Math.floor(rng() * 4) }, (_, k) => [`k${k}${rng() < 0.1 ? '"' : ''}`, rng() < 0.1 ? undefined : value(depth + 1)]));
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(rng() * 4) }, (_, k) => [`k${k}${rng() < 0.1 ? '"' : ''}`, rng() < 0.1 ? undefined : value(depth + 1)]),
+      );
     };
     for (let n = 0; n < 300; n++) {
       const v = value(0);
       expect(joined(jsonPieces(v))).to.equal(JSON.stringify(v));
     }
-    expect(joined(jsonPieces({ a: new Float32Array([1, 2]), b: new Date(0), c: [[{ d: [1] }]] }))).to.equal(JSON.stringify({ a: new Float32Array([1, 2]), b: new Date(0), c: [[{ d: [1] }]] }));
+    expect(joined(jsonPieces({ a: new Float32Array([1, 2]), b: new Date(0), c: [[{ d: [1] }]] }))).to.equal(
+      JSON.stringify({ a: new Float32Array([1, 2]), b: new Date(0), c: [[{ d: [1] }]] }),
+    );
   });
 
   it('writes stored metadata (MetadataJson) at any depth as its bytes, the same text JSON.stringify gives', () => {
@@ -78,16 +86,27 @@ describe('large answers', function () {
 
   it('gives each of several answer streams read at once its exact text', async () => {
     const answers = Array.from({ length: 3 }, (_, k) => ({
-      results: Array.from({ length: 64 }, (_, q) => ({ matches: Array.from({ length: 100 }, (_, i) => ({ id: `v${k}-${q}-${i}`, score: i / 7, metadata: metadataOf(i) })) })),
+      results: Array.from({ length: 64 }, (_, q) => ({
+        matches: Array.from({ length: 100 }, (_, i) => ({ id: `v${k}-${q}-${i}`, score: i / 7, metadata: metadataOf(i) })),
+      })),
     }));
     let closed = 0;
-    const texts = await Promise.all(answers.map(async (fields) => {
-      const stream = answerStream('{"success":true', fields, () => ',"metrics":{}}', () => closed++);
-      const chunks: Buffer[] = [];
-      for await (const chunk of stream) chunks.push(chunk as Buffer);
-      return Buffer.concat(chunks).toString('utf8');
-    }));
-    texts.forEach((text, k) => { expect(text).to.equal(JSON.stringify({ success: true, ...answers[k], metrics: {} })); });
+    const texts = await Promise.all(
+      answers.map(async (fields) => {
+        const stream = answerStream(
+          '{"success":true',
+          fields,
+          () => ',"metrics":{}}',
+          () => closed++,
+        );
+        const chunks: Buffer[] = [];
+        for await (const chunk of stream) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks).toString('utf8');
+      }),
+    );
+    texts.forEach((text, k) => {
+      expect(text).to.equal(JSON.stringify({ success: true, ...answers[k], metrics: {} }));
+    });
     expect(closed).to.equal(3);
   });
 
@@ -121,7 +140,9 @@ describe('large answers', function () {
     const stalled = await Promise.all(Array.from({ length: 20 }, () => headOnly(live.url, '/search-many', token, body)));
     expect(stalled.map((s) => s.status)).to.deep.equal(Array(20).fill(200));
     const inFlight = live.store.budget.usage().answersInFlightBytes;
-    expect(inFlight).to.be.greaterThan(0).and.at.most(20 * 256 * 1024);
+    expect(inFlight)
+      .to.be.greaterThan(0)
+      .and.at.most(20 * 256 * 1024);
     const rss = process.memoryUsage().rss;
     // The server still answers a small session at once.
     const small = await live.newToken();
@@ -141,7 +162,9 @@ describe('large answers', function () {
     const refused = await live.send('POST', '/search-many', { token, body });
     expect(refused.status).to.equal(400);
     expect(refused.body.error.code).to.equal('ANSWER_TOO_LARGE');
-    expect(refused.body.error.message).to.match(/topK/).and.match(/includeMetadata/);
+    expect(refused.body.error.message)
+      .to.match(/topK/)
+      .and.match(/includeMetadata/);
     expect(refused.body.error.details.maxAnswerBytes).to.equal(1024 * 1024);
     expect(refused.body.error.details.answerBytes).to.be.greaterThan(1024 * 1024);
     const lean = await live.send('POST', '/search-many', { token, body: { ...body, includeMetadata: false } });

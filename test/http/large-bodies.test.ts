@@ -28,7 +28,10 @@ async function postChunked(base: string, path: string, token: string, body: stri
     },
   });
   const res = await fetch(base + path, {
-    method: 'POST', body: stream, duplex: 'half', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    method: 'POST',
+    body: stream,
+    duplex: 'half',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
   } as RequestInit);
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
@@ -39,12 +42,16 @@ function postShort(base: string, token: string, announced: number, sent: number)
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
     let answer = '';
-    socket.on('data', (chunk) => { answer += chunk.toString('latin1'); });
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('latin1');
+    });
     socket.on('end', () => resolve(answer));
     socket.on('close', () => resolve(answer));
     socket.on('error', reject);
-    socket.write(`POST /vectors/add-many HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\n`
-      + `authorization: Bearer ${token}\r\ncontent-length: ${announced}\r\n\r\n`);
+    socket.write(
+      `POST /vectors/add-many HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\n` +
+        `authorization: Bearer ${token}\r\ncontent-length: ${announced}\r\n\r\n`,
+    );
     socket.end(Buffer.alloc(sent, 0x20));
   });
 }
@@ -90,7 +97,9 @@ describe('large add-many bodies (read into reused buffers)', () => {
     const tokens = await Promise.all([0, 1, 2, 3].map(() => api.token()));
     const data = tokens.map((_, s) => (s % 2 === 0 ? first : second));
     const replies = await Promise.all(tokens.map((token, s) => api.post('/vectors/add-many', { token, body: batch('c', data[s], s < 2) })));
-    replies.forEach((res) => { expectOk(res); });
+    replies.forEach((res) => {
+      expectOk(res);
+    });
     for (let s = 0; s < tokens.length; s++) expect(await stored(tokens[s], 'c', COUNT)).to.deep.equal(asFloat32(data[s]));
   });
 

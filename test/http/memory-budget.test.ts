@@ -17,7 +17,9 @@ describe('memory budget', () => {
     const b = await live.newToken();
     expect((await live.send('POST', '/vectors/add-many', { token: a, body: { vectors: vectors(64, 256, 'a') } })).status).to.equal(200);
     const used = live.store.memoryBytes();
-    expect(used).to.be.greaterThan(0).and.at.most(12 * PAGE);
+    expect(used)
+      .to.be.greaterThan(0)
+      .and.at.most(12 * PAGE);
 
     const refused = await live.send('POST', '/vectors/add-many', { token: b, body: { vectors: vectors(1000, 256, 'b') } });
     expect(refused.status).to.equal(503);
@@ -53,7 +55,14 @@ describe('memory budget', () => {
     live = await startApp({ memoryBudgetBytes: 5 * PAGE });
     const res = await live.send('GET', '/limits');
     expect(res.body.limits.memoryBudgetBytes).to.equal(5 * PAGE);
-    expect(res.body.usage).to.deep.include({ memoryBudgetBytes: 5 * PAGE, linearMemoryBytes: 0, heapBytes: 0, bodiesInFlightBytes: 0, answersInFlightBytes: 0, memoryUsedBytes: 0 });
+    expect(res.body.usage).to.deep.include({
+      memoryBudgetBytes: 5 * PAGE,
+      linearMemoryBytes: 0,
+      heapBytes: 0,
+      bodiesInFlightBytes: 0,
+      answersInFlightBytes: 0,
+      memoryUsedBytes: 0,
+    });
   });
 
   it('counts the metadata store and refuses what would pass the budget, storing nothing', async () => {
@@ -61,9 +70,12 @@ describe('memory budget', () => {
     const budget = 4 * 1024 * 1024;
     live = await startApp({ memoryBudgetBytes: budget, requestRatePerSec: 0 });
     const token = await live.newToken();
-    const batch = (b: number) => Array.from({ length: 10 }, (_, i) => ({
-      id: `m${b}-${i}`, vector: [1, 2, 3, 4], metadata: Object.fromEntries(Array.from({ length: 256 }, (_, k) => [`k${k}`, `v${b}_${i}_${k}`])),
-    }));
+    const batch = (b: number) =>
+      Array.from({ length: 10 }, (_, i) => ({
+        id: `m${b}-${i}`,
+        vector: [1, 2, 3, 4],
+        metadata: Object.fromEntries(Array.from({ length: 256 }, (_, k) => [`k${k}`, `v${b}_${i}_${k}`])),
+      }));
     let stored = 0;
     let refused: Awaited<ReturnType<LiveApp['send']>> | undefined;
     for (let b = 0; b < 100 && !refused; b++) {
@@ -111,7 +123,7 @@ describe('memory budget', () => {
     expect(live.store.budget.usage().bodiesInFlightBytes).to.equal(0);
   });
 
-  it('defaults to a quarter of the machine\'s memory', async () => {
+  it("defaults to a quarter of the machine's memory", async () => {
     const { loadConfig } = await import('../../src/config.js');
     const { totalmem } = await import('node:os');
     expect(loadConfig({}).memoryBudgetBytes).to.equal(Math.floor(totalmem() / 4));

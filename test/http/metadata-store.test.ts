@@ -40,13 +40,23 @@ describe('metadata at the limits (default MAX_METADATA_BYTES, MAX_METADATA_KEYS,
       expect(Buffer.byteLength(JSON.stringify(ofBytes(100)))).to.equal(100);
       const id = `at-${limit}`;
       expect((await live.send('POST', '/vectors/add', { token, body: { id, vector: [1, 2], metadata: at } })).status).to.equal(200);
-      expect((await live.send('POST', '/vectors/add-many', { token, body: { vectors: [{ id: id + '-many', vector: [1, 2], metadata: at }] } })).status).to.equal(200);
+      expect(
+        (await live.send('POST', '/vectors/add-many', { token, body: { vectors: [{ id: id + '-many', vector: [1, 2], metadata: at }] } })).status,
+      ).to.equal(200);
       expect((await live.send('POST', '/vectors/metadata/set', { token, body: { id: id + '-many', metadata: at } })).status).to.equal(200);
       for (const stored of [id, id + '-many']) {
         const got = await live.send('POST', '/vectors/metadata/get', { token, body: { id: stored } });
         expect(got.body.metadata).to.deep.equal(at);
       }
-      const search = await live.send('POST', '/search', { token, body: { queryVector: [1, 2], topK: 100, includeMetadata: true, filter: { $or: [{ text: { $exists: true } }, { k0: 0 }, { 'k.k': { $exists: true } }] } } });
+      const search = await live.send('POST', '/search', {
+        token,
+        body: {
+          queryVector: [1, 2],
+          topK: 100,
+          includeMetadata: true,
+          filter: { $or: [{ text: { $exists: true } }, { k0: 0 }, { 'k.k': { $exists: true } }] },
+        },
+      });
       expect(search.body.results.filter((h: { id: string }) => h.id.startsWith(id)).map((h: { metadata: unknown }) => h.metadata)).to.deep.equal([at, at]);
     });
 
@@ -55,7 +65,15 @@ describe('metadata at the limits (default MAX_METADATA_BYTES, MAX_METADATA_KEYS,
       const id = `past-${limit}`;
       for (const [path, body] of [
         ['/vectors/add', { id, vector: [1, 2], metadata: past }],
-        ['/vectors/add-many', { vectors: [{ id: id + '-ok', vector: [1, 2] }, { id, vector: [1, 2], metadata: past }] }],
+        [
+          '/vectors/add-many',
+          {
+            vectors: [
+              { id: id + '-ok', vector: [1, 2] },
+              { id, vector: [1, 2], metadata: past },
+            ],
+          },
+        ],
         ['/vectors/metadata/set', { id: `at-${limit}`, metadata: past }],
       ] as const) {
         const res = await live.send('POST', path, { token, body });

@@ -8,7 +8,10 @@ describe('metadata routes', () => {
   let token: string;
 
   beforeEach(async () => {
-    token = await sessionWith(api, [{ id: 'a', vector: [1, 0], metadata: { color: 'red', size: 3 } }, { id: 'b', vector: [0, 1] }]);
+    token = await sessionWith(api, [
+      { id: 'a', vector: [1, 0], metadata: { color: 'red', size: 3 } },
+      { id: 'b', vector: [0, 1] },
+    ]);
   });
 
   it('metadata/get returns the id and its metadata', async () => {
@@ -19,7 +22,11 @@ describe('metadata routes', () => {
   it('metadata/set replaces the whole object and keeps the vector', async () => {
     const body = expectOk(await api.post('/vectors/metadata/set', { token, body: { id: 'a', metadata: { shape: 'round' } } }));
     expect(body).to.deep.include({ id: 'a', metadata: { shape: 'round' }, mutation: { updated: 1 } });
-    expect(expectOk(await api.post('/vectors/get', { token, body: { id: 'a' } })).vector).to.deep.equal({ id: 'a', vector: [1, 0], metadata: { shape: 'round' } });
+    expect(expectOk(await api.post('/vectors/get', { token, body: { id: 'a' } })).vector).to.deep.equal({
+      id: 'a',
+      vector: [1, 0],
+      metadata: { shape: 'round' },
+    });
   });
 
   it('metadata/set changes what a filter matches', async () => {

@@ -15,7 +15,17 @@ const ROUTES: [method: string, path: string, body: unknown, fields: string[]][] 
   ['POST', '/vectors/add', { id: 'c', vector: [1, 1] }, ['dbOpenMs', 'capacityCheckMs', 'addMs']],
   ['POST', '/vectors/add-many', { vectors: [{ id: 'd', vector: [1, 2] }] }, ['dbOpenMs', 'capacityCheckMs', 'addManyMs']],
   ['POST', '/search', { queryVector: [1, 0] }, ['dbOpenMs', 'searchMs', 'resultCount']],
-  ['POST', '/search-many', { queryVectors: [[1, 0], [0, 1]] }, ['dbOpenMs', 'searchManyMs', 'queryCount', 'resultCount']],
+  [
+    'POST',
+    '/search-many',
+    {
+      queryVectors: [
+        [1, 0],
+        [0, 1],
+      ],
+    },
+    ['dbOpenMs', 'searchManyMs', 'queryCount', 'resultCount'],
+  ],
   ['POST', '/vectors/delete', { id: 'c' }, ['dbOpenMs', 'deleteMs']],
   ['POST', '/vectors/delete-many', { ids: ['d', 'x'] }, ['dbOpenMs', 'deleteManyMs']],
   ['POST', '/vectors/clear', undefined, ['dbOpenMs', 'clearMs']],
@@ -26,11 +36,13 @@ const ROUTES: [method: string, path: string, body: unknown, fields: string[]][] 
 function serverTiming(res: ApiResponse): Record<string, number> {
   const header = res.headers.get('server-timing');
   expect(header, 'Server-Timing header').to.be.a('string');
-  return Object.fromEntries(header!.split(/,\s*/).map((entry) => {
-    const match = /^([A-Za-z]+);dur=([0-9.]+)$/.exec(entry);
-    expect(match, `Server-Timing entry "${entry}"`).to.not.equal(null);
-    return [match![1], Number(match![2])];
-  }));
+  return Object.fromEntries(
+    header!.split(/,\s*/).map((entry) => {
+      const match = /^([A-Za-z]+);dur=([0-9.]+)$/.exec(entry);
+      expect(match, `Server-Timing entry "${entry}"`).to.not.equal(null);
+      return [match![1], Number(match![2])];
+    }),
+  );
 }
 
 /** metrics has exactly requestLatencyMs + `fields`, all non-negative numbers, and Server-Timing carries the *Ms ones. */
@@ -39,9 +51,20 @@ function expectMetrics(res: ApiResponse, fields: string[], label: string): Recor
   expect(Object.keys(metrics).sort(), label).to.deep.equal(['requestLatencyMs', ...fields].sort());
   for (const [name, value] of Object.entries(metrics)) expect(value, `${label} ${name}`).to.be.a('number').and.at.least(0);
   const timings = serverTiming(res);
-  const expected = Object.fromEntries(Object.entries(metrics as Record<string, number>).filter(([n]) => n.endsWith('Ms')).map(([n, v]) => [n.slice(0, -2), v]));
+  const expected = Object.fromEntries(
+    Object.entries(metrics as Record<string, number>)
+      .filter(([n]) => n.endsWith('Ms'))
+      .map(([n, v]) => [n.slice(0, -2), v]),
+  );
   expect(timings, `${label} Server-Timing`).to.deep.equal(expected);
-  expect(metrics.requestLatencyMs, label).to.be.at.least(Math.max(0, ...Object.entries(metrics as Record<string, number>).filter(([n]) => n !== 'requestLatencyMs' && n.endsWith('Ms')).map(([, v]) => v)));
+  expect(metrics.requestLatencyMs, label).to.be.at.least(
+    Math.max(
+      0,
+      ...Object.entries(metrics as Record<string, number>)
+        .filter(([n]) => n !== 'requestLatencyMs' && n.endsWith('Ms'))
+        .map(([, v]) => v),
+    ),
+  );
   return metrics;
 }
 
@@ -58,7 +81,10 @@ describe('metrics and Server-Timing', () => {
   });
 
   it('every authenticated route: exactly the fields of the spec table', async () => {
-    const token = await sessionWith(api, [{ id: 'a', vector: [1, 0], metadata: { m: 1 } }, { id: 'b', vector: [0, 1] }]);
+    const token = await sessionWith(api, [
+      { id: 'a', vector: [1, 0], metadata: { m: 1 } },
+      { id: 'b', vector: [0, 1] },
+    ]);
     for (const [method, path, body, fields] of ROUTES) {
       const res = await api.request(method, path, { token, body });
       expectOk(res);
@@ -67,10 +93,26 @@ describe('metrics and Server-Timing', () => {
   });
 
   it('resultCount and queryCount count what was returned', async () => {
-    const token = await sessionWith(api, [{ id: 'a', vector: [1, 0] }, { id: 'b', vector: [0, 1] }, { id: 'c', vector: [1, 1] }]);
+    const token = await sessionWith(api, [
+      { id: 'a', vector: [1, 0] },
+      { id: 'b', vector: [0, 1] },
+      { id: 'c', vector: [1, 1] },
+    ]);
     const one = expectOk(await api.post('/search', { token, body: { queryVector: [1, 0], topK: 2 } }));
     expect(one.metrics.resultCount).to.equal(2);
-    const many = expectOk(await api.post('/search-many', { token, body: { queryVectors: [[1, 0], [0, 1], [1, 1]], topK: 2 } }));
+    const many = expectOk(
+      await api.post('/search-many', {
+        token,
+        body: {
+          queryVectors: [
+            [1, 0],
+            [0, 1],
+            [1, 1],
+          ],
+          topK: 2,
+        },
+      }),
+    );
     expect(many.metrics).to.include({ queryCount: 3, resultCount: 6 });
     const empty = expectOk(await api.post('/search', { token: await api.token(), body: { queryVector: [1, 0] } }));
     expect(empty.metrics.resultCount).to.equal(0);

@@ -48,7 +48,10 @@ describe('prototype keys in metadata and filters', () => {
       '{"queryVector":[1,1],"filter":{"toString":"plain"}}',
     ]) {
       const res = await live.send('POST', '/search', { token, raw });
-      expect(res.body.results.map((r: { id: string }) => r.id), raw).to.deep.equal(['hostile']);
+      expect(
+        res.body.results.map((r: { id: string }) => r.id),
+        raw,
+      ).to.deep.equal(['hostile']);
     }
     const none = await live.send('POST', '/search', { token, raw: '{"queryVector":[1,1],"filter":{"hasOwnProperty":{}}}' });
     expect(none.body.results).to.deep.equal([]);

@@ -16,7 +16,9 @@ describe('rate limits', () => {
     live = await startApp({ tokenRatePerMin: 7, requestRatePerSec: 9 }, { now });
     const res = await live.send('GET', '/limits');
     expect(res.body.limits.rateLimits).to.deep.equal({
-      tokensPerMinutePerAddress: 7, requestsPerSecondPerToken: 9, requestBurstPerToken: 18,
+      tokensPerMinutePerAddress: 7,
+      requestsPerSecondPerToken: 9,
+      requestBurstPerToken: 18,
     });
   });
 

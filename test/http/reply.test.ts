@@ -7,7 +7,14 @@ describe('replyJson', () => {
   const shapes: Record<string, unknown>[] = [
     {},
     { metrics: { requestLatencyMs: 0.5 } },
-    { results: [{ id: 'a"\u2028', score: 0.1 }, { id: 'b', score: -1, metadata: { k: [1, null, 'x'] } }], stats: { exact: true }, metrics: { requestLatencyMs: 1, searchMs: 0.25 } },
+    {
+      results: [
+        { id: 'a"\u2028', score: 0.1 },
+        { id: 'b', score: -1, metadata: { k: [1, null, 'x'] } },
+      ],
+      stats: { exact: true },
+      metrics: { requestLatencyMs: 1, searchMs: 0.25 },
+    },
     { skipped: undefined, vector: [0.1, 2], metrics: { requestLatencyMs: 3 } },
   ];
 

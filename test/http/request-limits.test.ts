@@ -37,7 +37,16 @@ describe('request limits', () => {
 
   it('refuses metadata nested too deep with the path of the first too-deep value', async () => {
     await expect400('/vectors/add', { id: 'x', vector: [1, 1], metadata: nested(5) }, '/metadata/k/k/k/k');
-    await expect400('/vectors/add-many', { vectors: [{ id: 'x', vector: [1, 1] }, { id: 'y', vector: [1, 1], metadata: nested(5) }] }, '/vectors/1/metadata/k/k/k/k');
+    await expect400(
+      '/vectors/add-many',
+      {
+        vectors: [
+          { id: 'x', vector: [1, 1] },
+          { id: 'y', vector: [1, 1], metadata: nested(5) },
+        ],
+      },
+      '/vectors/1/metadata/k/k/k/k',
+    );
     await expect400('/vectors/metadata/set', { id: 'ref', metadata: { list: [[[[1]]]] } }, '/metadata/list/0/0/0');
   });
 

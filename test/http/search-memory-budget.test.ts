@@ -48,7 +48,9 @@ describe('memory budget and searches', () => {
     const first = await app.send('POST', '/search-many', { token, body: small });
     expect(first.status).to.equal(200);
     const grown = app.store.memoryBytes();
-    expect(grown).to.be.greaterThan(held).and.at.most(8 * PAGE);
+    expect(grown)
+      .to.be.greaterThan(held)
+      .and.at.most(8 * PAGE);
     // What the search took is in the session's stats and the server's usage.
     expect((await app.send('GET', '/session', { token })).body.stats.linearMemoryBytes).to.equal(grown);
     expect((await app.send('GET', '/limits')).body.usage.linearMemoryBytes).to.equal(grown);

@@ -16,13 +16,32 @@ describe('GET /session', () => {
     const body = expectOk(await api.get('/session', { token }));
     expectSessionShape(body.session);
     expect(body.session).to.deep.include({
-      createdAt: created, updatedAt: created, lastAccessedAt: new Date(clock.time).toISOString(),
-      expiresAt: new Date(clock.time + 60_000).toISOString(), ttlMsRemaining: 60_000,
-      initialized: false, vectorCount: 0, maxVectors: 100,
+      createdAt: created,
+      updatedAt: created,
+      lastAccessedAt: new Date(clock.time).toISOString(),
+      expiresAt: new Date(clock.time + 60_000).toISOString(),
+      ttlMsRemaining: 60_000,
+      initialized: false,
+      vectorCount: 0,
+      maxVectors: 100,
     });
     expect(body.stats).to.deep.equal({
-      vectorCount: 0, dimensions: null, metric: null, vectorType: 'float32', vectorBytes: 0, codeBytes: 0, rowCapacity: 0, linearMemoryBytes: 0, linearMemoryUsedBytes: 0, heapBytes: 0,
-      metadataBytes: 0, metadataJsonBytes: 0, filterIndexEntries: 0, textBytes: 0, textIndexBytes: 0, textIndexTerms: 0,
+      vectorCount: 0,
+      dimensions: null,
+      metric: null,
+      vectorType: 'float32',
+      vectorBytes: 0,
+      codeBytes: 0,
+      rowCapacity: 0,
+      linearMemoryBytes: 0,
+      linearMemoryUsedBytes: 0,
+      heapBytes: 0,
+      metadataBytes: 0,
+      metadataJsonBytes: 0,
+      filterIndexEntries: 0,
+      textBytes: 0,
+      textIndexBytes: 0,
+      textIndexTerms: 0,
     });
     expect(body.serverMemory).to.include({ memoryBudgetBytes: api.config.memoryBudgetBytes, linearMemoryBytes: 0 });
     expect(body.serverMemory.heapBytes).to.be.greaterThan(0);
@@ -32,7 +51,18 @@ describe('GET /session', () => {
 
   it('reports what an initialized session holds', async () => {
     const token = await api.token();
-    expectOk(await api.post('/vectors/add-many', { token, body: { vectors: [{ id: 'a', vector: [1, 2, 3, 4] }, { id: 'b', vector: [4, 3, 2, 1] }], metric: 'l2' } }));
+    expectOk(
+      await api.post('/vectors/add-many', {
+        token,
+        body: {
+          vectors: [
+            { id: 'a', vector: [1, 2, 3, 4] },
+            { id: 'b', vector: [4, 3, 2, 1] },
+          ],
+          metric: 'l2',
+        },
+      }),
+    );
     clock.advance(10);
     const body = expectOk(await api.get('/session', { token }));
     expect(body.session).to.deep.include({ initialized: true, vectorCount: 2 });
@@ -64,9 +94,19 @@ describe('session state transitions (spec section 3)', () => {
 
   it('new -> initialized by /vectors/add-many with dimensions and metric given', async () => {
     const token = await api.token();
-    const body = expectOk(await api.post('/vectors/add-many', {
-      token, body: { dimensions: 2, metric: 'l2', vectors: [{ id: 'a', vector: [0, 0] }, { id: 'b', vector: [1, 1] }] },
-    }));
+    const body = expectOk(
+      await api.post('/vectors/add-many', {
+        token,
+        body: {
+          dimensions: 2,
+          metric: 'l2',
+          vectors: [
+            { id: 'a', vector: [0, 0] },
+            { id: 'b', vector: [1, 1] },
+          ],
+        },
+      }),
+    );
     expect(body.session.config).to.deep.include({ dimensions: 2, metric: 'l2' });
   });
 
@@ -97,7 +137,18 @@ describe('session state transitions (spec section 3)', () => {
 
   it('initialized -> initialized by clear: no vectors, same session and config', async () => {
     const token = await api.token();
-    const before = expectOk(await api.post('/vectors/add-many', { token, body: { metric: 'l2', vectors: [{ id: 'a', vector: [1, 2] }, { id: 'b', vector: [2, 1] }] } }));
+    const before = expectOk(
+      await api.post('/vectors/add-many', {
+        token,
+        body: {
+          metric: 'l2',
+          vectors: [
+            { id: 'a', vector: [1, 2] },
+            { id: 'b', vector: [2, 1] },
+          ],
+        },
+      }),
+    );
     const cleared = expectOk(await api.post('/vectors/clear', { token }));
     expect(cleared.mutation).to.deep.equal({ deleted: 2 });
     expect(cleared.session).to.deep.include({ sessionId: before.session.sessionId, initialized: true, vectorCount: 0 });
@@ -127,7 +178,7 @@ describe('session state transitions (spec section 3)', () => {
     expect(cleared.session.initialized).to.equal(false);
   });
 
-  it('reset frees the session\'s linear memory', async () => {
+  it("reset frees the session's linear memory", async () => {
     const token = await api.token();
     expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: new Array(512).fill(1) } }));
     expect(expectOk(await api.get('/session', { token })).stats.linearMemoryBytes).to.be.above(0);

@@ -44,7 +44,10 @@ describe('text, keyword and hybrid search', () => {
     const filtered = expectOk(await api.post('/search', { token, body: { queryText: 'language fruit', filter: { kind: 'code' } } }));
     expect(ids(filtered)).to.have.members(['rust', 'go']);
     expect(filtered.stats.textMatched).to.equal(2);
-    const tie = await sessionWith(api, [{ id: 'x', vector: [1, 0], text: 'same words' }, { id: 'y', vector: [0, 1], text: 'same words' }]);
+    const tie = await sessionWith(api, [
+      { id: 'x', vector: [1, 0], text: 'same words' },
+      { id: 'y', vector: [0, 1], text: 'same words' },
+    ]);
     const tied = expectOk(await api.post('/search', { token: tie, body: { queryText: 'words' } }));
     expect(ids(tied)).to.deep.equal(['x', 'y']);
     expect(tied.results[0].score).to.equal(tied.results[1].score);
@@ -66,10 +69,14 @@ describe('text, keyword and hybrid search', () => {
     expect(scores).to.deep.equal([...scores].sort((a: number, b: number) => b - a));
     const k1 = expectOk(await api.post('/search', { token, body: { queryVector: [0, 1, 0], queryText: 'fruit', fusion: { method: 'rrf', k: 1 } } }));
     expect(k1.results[0].score).to.be.closeTo(1 / (1 + k1.results[0].vectorRank) + (k1.results[0].textRank ? 1 / (1 + k1.results[0].textRank) : 0), 1e-12);
-    const vectorOnly = expectOk(await api.post('/search', { token, body: { queryVector: [0, 1, 0], queryText: 'fruit', fusion: { method: 'linear', alpha: 1 } } }));
+    const vectorOnly = expectOk(
+      await api.post('/search', { token, body: { queryVector: [0, 1, 0], queryText: 'fruit', fusion: { method: 'linear', alpha: 1 } } }),
+    );
     const plain = expectOk(await api.post('/search', { token, body: { queryVector: [0, 1, 0] } }));
     expect(ids(vectorOnly)).to.deep.equal(ids(plain));
-    const textOnly = expectOk(await api.post('/search', { token, body: { queryVector: [0, 1, 0], queryText: 'fruit', fusion: { method: 'linear', alpha: 0 }, topK: 2 } }));
+    const textOnly = expectOk(
+      await api.post('/search', { token, body: { queryVector: [0, 1, 0], queryText: 'fruit', fusion: { method: 'linear', alpha: 0 }, topK: 2 } }),
+    );
     expect(ids(textOnly)).to.deep.equal(['apple', 'banana']);
     const byId = expectOk(await api.post('/search', { token, body: { queryId: 'rust', queryText: 'language' } }));
     expect(ids(byId)[0]).to.equal('go');
@@ -82,9 +89,24 @@ describe('text, keyword and hybrid search', () => {
     // Go's text is the shorter: BM25 ranks it first.
     expect(alone.results.map((list: any[]) => list.map((h) => h.id))).to.deep.equal([['banana'], ['go', 'rust']]);
     const single = expectOk(await api.post('/search', { token, body: { queryVector: [1, 0, 0], queryText: 'language' } }));
-    const many = expectOk(await api.post('/search-many', { token, body: { queryVectors: [[0, 1, 0], [1, 0, 0]], queryTexts: ['fruit', 'language'] } }));
+    const many = expectOk(
+      await api.post('/search-many', {
+        token,
+        body: {
+          queryVectors: [
+            [0, 1, 0],
+            [1, 0, 0],
+          ],
+          queryTexts: ['fruit', 'language'],
+        },
+      }),
+    );
     expect(many.results[1]).to.deep.equal(single.results);
-    const mismatch = expectError(await api.post('/search-many', { token, body: { queryVectors: [[1, 0, 0]], queryTexts: ['a', 'b'] } }), 400, 'VALIDATION_ERROR');
+    const mismatch = expectError(
+      await api.post('/search-many', { token, body: { queryVectors: [[1, 0, 0]], queryTexts: ['a', 'b'] } }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(mismatch.details.issues[0].path).to.equal('/queryTexts');
   });
 
@@ -93,14 +115,34 @@ describe('text, keyword and hybrid search', () => {
     const empty = expectError(await api.post('/search', { token, body: { queryText: ' ,. ' } }), 400, 'QUERY_TEXT_EMPTY');
     expect(empty.details.path).to.equal('/queryText');
     expect(empty.message).to.match(/term/);
-    expect(expectError(await api.post('/search-many', { token, body: { queryTexts: ['fruit', '!!'] } }), 400, 'QUERY_TEXT_EMPTY').details.path).to.equal('/queryTexts/1');
+    expect(expectError(await api.post('/search-many', { token, body: { queryTexts: ['fruit', '!!'] } }), 400, 'QUERY_TEXT_EMPTY').details.path).to.equal(
+      '/queryTexts/1',
+    );
     const fusion = expectError(await api.post('/search', { token, body: { queryText: 'fruit', fusion: { method: 'rrf' } } }), 400, 'VALIDATION_ERROR');
     expect(fusion.details.issues[0].path).to.equal('/fusion');
     const big = 'x'.repeat(32 * 1024 + 1);
-    const tooLong = expectError(await api.post('/vectors/add-many', { token, body: { vectors: [{ id: 'ok', vector: [1, 1, 1] }, { id: 'big', vector: [1, 0, 1], text: big }] } }), 400, 'VALIDATION_ERROR');
+    const tooLong = expectError(
+      await api.post('/vectors/add-many', {
+        token,
+        body: {
+          vectors: [
+            { id: 'ok', vector: [1, 1, 1] },
+            { id: 'big', vector: [1, 0, 1], text: big },
+          ],
+        },
+      }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(tooLong.details.issues[0].path).to.equal('/vectors/1/text');
-    expect(expectError(await api.post('/vectors/add', { token, body: { id: 'n', vector: [1, 1, 0], text: 42 } }), 400, 'VALIDATION_ERROR').details.issues[0].path).to.equal('/text');
-    const locked = expectError(await api.post('/vectors/add', { token, body: { id: 'e', vector: [1, 1, 0], text: 'the end', analyzer: 'english' } }), 409, 'ANALYZER_LOCKED');
+    expect(
+      expectError(await api.post('/vectors/add', { token, body: { id: 'n', vector: [1, 1, 0], text: 42 } }), 400, 'VALIDATION_ERROR').details.issues[0].path,
+    ).to.equal('/text');
+    const locked = expectError(
+      await api.post('/vectors/add', { token, body: { id: 'e', vector: [1, 1, 0], text: 'the end', analyzer: 'english' } }),
+      409,
+      'ANALYZER_LOCKED',
+    );
     expect(locked.details).to.include({ expected: 'standard', actual: 'english' });
     expect(expectOk(await api.post('/vectors/count', { token, body: {} })).count).to.equal(2);
     expect(ids(expectOk(await api.post('/search', { token, body: { queryText: 'end' } })))).to.deep.equal([]);
@@ -127,7 +169,10 @@ describe('text, keyword and hybrid search', () => {
   it('exports and imports text and the analyzer', async () => {
     const token = await sessionWith(api, DOCS, { analyzer: 'english' });
     const exported = await api.get('/vectors/export', { token });
-    const lines = exported.text.trim().split('\n').map((line) => JSON.parse(line));
+    const lines = exported.text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines[0].analyzer).to.equal('english');
     expect(lines[1].text).to.equal(DOCS[0].text);
     expect(lines[5]).to.not.have.property('text');
@@ -135,6 +180,8 @@ describe('text, keyword and hybrid search', () => {
     expectOk(await api.post('/vectors/import', { token: copy, body: exported.text, headers: { 'content-type': 'application/x-ndjson' } }));
     expect((await sessionOf(api, copy)).config.analyzer).to.equal('english');
     const query = { queryText: 'fruit language', queryVector: [0.5, 0.5, 0] };
-    expect(expectOk(await api.post('/search', { token: copy, body: query })).results).to.deep.equal(expectOk(await api.post('/search', { token, body: query })).results);
+    expect(expectOk(await api.post('/search', { token: copy, body: query })).results).to.deep.equal(
+      expectOk(await api.post('/search', { token, body: query })).results,
+    );
   });
 });

@@ -34,8 +34,17 @@ describe('POST /token', () => {
 
 describe('GET /limits', () => {
   const overrides = {
-    sessionTtlMs: 123_000, maxVectorsPerSession: 77, maxSessions: 5, maxAddManyBatch: 11,
-    maxGetManyBatch: 12, maxDeleteManyBatch: 13, maxSearchManyBatch: 14, maxIdLength: 15, maxMetadataBytes: 160, maxBodyBytes: 170_000, persistenceJobs: 3,
+    sessionTtlMs: 123_000,
+    maxVectorsPerSession: 77,
+    maxSessions: 5,
+    maxAddManyBatch: 11,
+    maxGetManyBatch: 12,
+    maxDeleteManyBatch: 13,
+    maxSearchManyBatch: 14,
+    maxIdLength: 15,
+    maxMetadataBytes: 160,
+    maxBodyBytes: 170_000,
+    persistenceJobs: 3,
   };
   const api = useServer(overrides);
 
@@ -43,8 +52,14 @@ describe('GET /limits', () => {
     const { limits, usage } = expectOk(await api.get('/limits'));
     expect(limits).to.deep.equal(publicLimits(api.config));
     expect(limits).to.deep.include({
-      maxDimensions: 1024, maxVectorsPerSession: 77, maxSessions: 5, sessionTtlMs: 123_000,
-      maxIdLength: 15, maxMetadataBytes: 160, maxBodyBytes: 170_000, backend: 'wasm-simd128',
+      maxDimensions: 1024,
+      maxVectorsPerSession: 77,
+      maxSessions: 5,
+      sessionTtlMs: 123_000,
+      maxIdLength: 15,
+      maxMetadataBytes: 160,
+      maxBodyBytes: 170_000,
+      backend: 'wasm-simd128',
     });
     expect(limits.batch).to.deep.equal({ addMany: 11, getMany: 12, deleteMany: 13, searchMany: 14 });
     expect(limits.topK).to.deep.equal({ min: 1, max: 100, default: 10 });
@@ -64,9 +79,18 @@ describe('GET /limits', () => {
   it('publishes the defaults of the configuration table without overrides', () => {
     const defaults = Object.fromEntries(CONFIG_VARIABLES.map(([, key, fallback]) => [key, fallback]));
     expect(defaults).to.deep.include({
-      port: 3000, host: '127.0.0.1', sessionTtlMs: 1_800_000, maxVectorsPerSession: 50_000, maxSessions: 10_000,
-      maxAddManyBatch: 1000, maxGetManyBatch: 1000, maxDeleteManyBatch: 1000, maxSearchManyBatch: 64,
-      maxIdLength: 256, maxMetadataBytes: 8192, maxBodyBytes: 32 * 1024 * 1024,
+      port: 3000,
+      host: '127.0.0.1',
+      sessionTtlMs: 1_800_000,
+      maxVectorsPerSession: 50_000,
+      maxSessions: 10_000,
+      maxAddManyBatch: 1000,
+      maxGetManyBatch: 1000,
+      maxDeleteManyBatch: 1000,
+      maxSearchManyBatch: 64,
+      maxIdLength: 256,
+      maxMetadataBytes: 8192,
+      maxBodyBytes: 32 * 1024 * 1024,
     });
   });
 });
@@ -81,10 +105,25 @@ describe('GET /', () => {
     expect(body.links).to.include({ limits: '/limits', sdk: '/sdk.js', token: '/token' });
     const routes = body.routes.map((r: { method: string; path: string }) => `${r.method} ${r.path}`);
     expect(routes).to.include.members([
-      'GET /', 'GET /sdk.js', 'GET /limits', 'POST /token', 'GET /session', 'POST /index/reset',
-      'POST /vectors/has', 'POST /vectors/get', 'POST /vectors/get-many', 'POST /vectors/metadata/get',
-      'POST /vectors/metadata/set', 'POST /vectors/metadata/delete', 'POST /vectors/add', 'POST /vectors/add-many',
-      'POST /vectors/delete', 'POST /vectors/delete-many', 'POST /vectors/clear', 'POST /search', 'POST /search-many',
+      'GET /',
+      'GET /sdk.js',
+      'GET /limits',
+      'POST /token',
+      'GET /session',
+      'POST /index/reset',
+      'POST /vectors/has',
+      'POST /vectors/get',
+      'POST /vectors/get-many',
+      'POST /vectors/metadata/get',
+      'POST /vectors/metadata/set',
+      'POST /vectors/metadata/delete',
+      'POST /vectors/add',
+      'POST /vectors/add-many',
+      'POST /vectors/delete',
+      'POST /vectors/delete-many',
+      'POST /vectors/clear',
+      'POST /search',
+      'POST /search-many',
     ]);
   });
 });

@@ -40,9 +40,7 @@ describe('vector bodies over HTTP, by the vector reader or the ordinary path', (
     const many = expectOk(await api.post('/search-many', { token, body: { queryVectors: [query, rows[3].vector], topK: 2 } }));
     expect(many.results[0]).to.deep.equal(fast.results.slice(0, 2));
     expect(many.results[1][0].id).to.equal('v3');
-    for (const body of [
-      '{"queryVector":[1,2,3,4,5,1e17],"topK":1}', '{"queryVector":[1,2,3,4,5,1e17],"topK":1,"x":"ü"}',
-    ]) {
+    for (const body of ['{"queryVector":[1,2,3,4,5,1e17],"topK":1}', '{"queryVector":[1,2,3,4,5,1e17],"topK":1,"x":"ü"}']) {
       const error = expectError(await api.post('/search', { token, body }), 400, 'VALIDATION_ERROR');
       expect(error.details.issues[0].path).to.equal('/queryVector/5');
     }

@@ -7,7 +7,7 @@ import { randomInt, randomVector, seededRng } from '../helpers/random.js';
 const newIndex = (maxVectors = 10_000) => new VectorIndex(loadKernelModule(), maxVectors);
 
 describe('VectorIndex delete', () => {
-  it('keeps other ids\' vectors and metadata through random deletes and adds', () => {
+  it("keeps other ids' vectors and metadata through random deletes and adds", () => {
     const rng = seededRng(42);
     const index = newIndex();
     const model = new Map<string, { vector: number[]; metadata: Record<string, unknown> }>();
@@ -40,7 +40,10 @@ describe('VectorIndex delete', () => {
 
   it('deleting a missing id deletes nothing and reports it once', () => {
     const index = newIndex();
-    index.upsert([{ id: 'a', vector: [1, 2] }, { id: 'b', vector: [2, 1] }]);
+    index.upsert([
+      { id: 'a', vector: [1, 2] },
+      { id: 'b', vector: [2, 1] },
+    ]);
     expect(index.delete(['x'])).to.deep.equal({ deleted: 0, notFound: ['x'] });
     expect(index.delete(['a', 'x', 'a', 'x'])).to.deep.equal({ deleted: 1, notFound: ['x'] });
     expect(index.size).to.equal(1);
@@ -53,7 +56,10 @@ describe('VectorIndex delete', () => {
 
   it('deleting the last row and re-adding it works', () => {
     const index = newIndex();
-    index.upsert([{ id: 'a', vector: [1, 2] }, { id: 'b', vector: [2, 1] }]);
+    index.upsert([
+      { id: 'a', vector: [1, 2] },
+      { id: 'b', vector: [2, 1] },
+    ]);
     index.delete(['b']);
     index.upsert([{ id: 'b', vector: [3, 3] }]);
     expect(index.get('b')!.vector).to.deep.equal([3, 3]);
@@ -64,7 +70,13 @@ describe('VectorIndex delete', () => {
 describe('VectorIndex clear and reset', () => {
   it('clear removes every vector and keeps dimension and metric', () => {
     const index = newIndex();
-    index.upsert([{ id: 'a', vector: [1, 2, 3] }, { id: 'b', vector: [3, 2, 1] }], { metric: 'l2' });
+    index.upsert(
+      [
+        { id: 'a', vector: [1, 2, 3] },
+        { id: 'b', vector: [3, 2, 1] },
+      ],
+      { metric: 'l2' },
+    );
     expect(index.clear()).to.equal(2);
     expect(index.size).to.equal(0);
     expect(index.has('a')).to.equal(false);

@@ -9,8 +9,9 @@ const newIndex = (maxVectors = 10_000) => new VectorIndex(loadKernelModule(), ma
 
 /** What the index holds now, in insertion order, as an export would give it. */
 function snapshotOf(index: VectorIndex): { id: string; vector: number[]; metadata: unknown }[] {
-  return index.list({ limit: 10_000, includeVectors: true, includeMetadata: true }).vectors
-    .map((v) => ({ id: v.id, vector: Array.from(v.vector!), metadata: v.metadata!.value() }));
+  return index
+    .list({ limit: 10_000, includeVectors: true, includeMetadata: true })
+    .vectors.map((v) => ({ id: v.id, vector: Array.from(v.vector!), metadata: v.metadata!.value() }));
 }
 
 function readAll(exp: IndexExport, batch: number, between: () => void = () => {}): ExportedVector[] {
@@ -26,7 +27,13 @@ function readAll(exp: IndexExport, batch: number, between: () => void = () => {}
 describe('VectorIndex export', () => {
   it('yields every vector in insertion order with its exact float32 values and metadata', () => {
     const index = newIndex();
-    index.upsert([{ id: 'a', vector: [0.1, 0.2], metadata: { x: 1 } }, { id: 'b', vector: [1e-7, 3] }], { metric: 'l2' });
+    index.upsert(
+      [
+        { id: 'a', vector: [0.1, 0.2], metadata: { x: 1 } },
+        { id: 'b', vector: [1e-7, 3] },
+      ],
+      { metric: 'l2' },
+    );
     index.upsert([{ id: 'a', vector: [0.3, 0.4], metadata: { y: [1, 2] } }]);
     const exp = index.openExport();
     expect(exp.count).to.equal(2);
@@ -50,7 +57,8 @@ describe('VectorIndex export', () => {
     for (let round = 0; round < 30; round++) {
       const index = newIndex();
       let nextId = 0;
-      const add = (n: number) => index.upsert(Array.from({ length: n }, () => ({ id: `v${nextId++}`, vector: randomVector(rng, 4), metadata: { r: randomInt(rng, 5) } })));
+      const add = (n: number) =>
+        index.upsert(Array.from({ length: n }, () => ({ id: `v${nextId++}`, vector: randomVector(rng, 4), metadata: { r: randomInt(rng, 5) } })));
       add(20 + randomInt(rng, 50));
       if (round % 3 === 0) index.delete(['v1', 'v5']);
       const expected = snapshotOf(index);

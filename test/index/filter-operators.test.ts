@@ -11,7 +11,14 @@ import { referenceMatches } from '../helpers/filter-reference.js';
 const docs: Record<string, Metadata> = {
   a: { color: 'red', price: 5, tags: ['x', 'y'], dims: { w: 2, h: 3 }, ok: true },
   b: { color: 'blue', price: 12.5, tags: ['y'], dims: { w: 4 }, ok: false },
-  c: { color: 'red', price: '7', items: [{ sku: 'k1', qty: 1 }, { sku: 'k2', qty: 9 }] },
+  c: {
+    color: 'red',
+    price: '7',
+    items: [
+      { sku: 'k1', qty: 1 },
+      { sku: 'k2', qty: 9 },
+    ],
+  },
   d: { 'dims.w': 2, nothing: null },
   e: {},
 };
@@ -28,8 +35,14 @@ function searchIds(filter: Record<string, unknown>): string[] {
 function expectMatches(filter: Record<string, unknown>, ids: string[]): void {
   const label = JSON.stringify(filter);
   const predicate = compileFilter(filter);
-  expect(Object.keys(docs).filter((id) => predicate(docs[id])), `predicate ${label}`).to.deep.equal(ids);
-  expect(Object.keys(docs).filter((id) => referenceMatches(filter, docs[id])), `reference ${label}`).to.deep.equal(ids);
+  expect(
+    Object.keys(docs).filter((id) => predicate(docs[id])),
+    `predicate ${label}`,
+  ).to.deep.equal(ids);
+  expect(
+    Object.keys(docs).filter((id) => referenceMatches(filter, docs[id])),
+    `reference ${label}`,
+  ).to.deep.equal(ids);
   expect(searchIds(filter), `indexed search ${label}`).to.deep.equal(ids);
 }
 

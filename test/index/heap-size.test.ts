@@ -12,12 +12,22 @@ const HIGH = 2.5;
 /** Whatever a vector's metadata, the JS heap it takes stays near its id's cost: at most this many bytes a vector. */
 const HEAP_PER_VECTOR = 400;
 
-interface Growth { kind: string; count: number; measured: number; estimated: number; arrayBuffersMeasured: number; metadataBytes: number }
+interface Growth {
+  kind: string;
+  count: number;
+  measured: number;
+  estimated: number;
+  arrayBuffersMeasured: number;
+  metadataBytes: number;
+}
 
 async function measure(): Promise<Growth[]> {
   const script = new URL('../helpers/heap-growth.ts', import.meta.url).pathname;
   const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--import', 'tsx', script], { maxBuffer: 1 << 20 });
-  return stdout.trim().split('\n').map((line) => JSON.parse(line) as Growth);
+  return stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Growth);
 }
 
 describe('heap size estimate of stored vectors', function () {
@@ -42,14 +52,19 @@ describe('heap size estimate of stored vectors', function () {
 
   it('reports as metadataBytes the ArrayBuffers the metadata store allocates', () => {
     for (const { kind, arrayBuffersMeasured, metadataBytes } of rows) {
-      expect(Math.abs(arrayBuffersMeasured - metadataBytes), `${kind}: measured ${arrayBuffersMeasured}, reported ${metadataBytes}`)
-        .to.be.at.most(0.01 * metadataBytes + 64 * 1024);
+      expect(Math.abs(arrayBuffersMeasured - metadataBytes), `${kind}: measured ${arrayBuffersMeasured}, reported ${metadataBytes}`).to.be.at.most(
+        0.01 * metadataBytes + 64 * 1024,
+      );
     }
   });
 
   it('returns to zero after deletes, clear and reset, and counts replaced metadata once', () => {
     const index = new VectorIndex(loadKernelModule(), 100);
-    const records = Array.from({ length: 50 }, (_, i) => ({ id: `v${i}`, vector: [1, 2, i + 1], metadata: { tag: `t${i % 7}`, n: i, list: [i, 'x', { deep: i }] } }));
+    const records = Array.from({ length: 50 }, (_, i) => ({
+      id: `v${i}`,
+      vector: [1, 2, i + 1],
+      metadata: { tag: `t${i % 7}`, n: i, list: [i, 'x', { deep: i }] },
+    }));
     index.upsert(records);
     const full = index.heapBytes;
     expect(full).to.be.greaterThan(0);

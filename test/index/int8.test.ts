@@ -11,7 +11,9 @@ const newIndex = () => new VectorIndex(loadKernelModule(), 5000);
 describe('VectorIndex int8 storage', () => {
   const rng = seededRng(31);
   const records = Array.from({ length: 400 }, (_, i) => ({
-    id: `v${i}`, vector: randomVector(rng, 16), metadata: { even: i % 2 === 0 },
+    id: `v${i}`,
+    vector: randomVector(rng, 16),
+    metadata: { even: i % 2 === 0 },
   }));
 
   it('is chosen by the first add and reported in the config', () => {

@@ -30,7 +30,11 @@ describe('VectorIndex count, idsMatching and list', () => {
 
   it('lists in insertion order, a replaced vector moving to the end', () => {
     const index = newIndex();
-    index.upsert([{ id: 'a', vector: [1, 0] }, { id: 'b', vector: [0, 1] }, { id: 'c', vector: [1, 1] }]);
+    index.upsert([
+      { id: 'a', vector: [1, 0] },
+      { id: 'b', vector: [0, 1] },
+      { id: 'c', vector: [1, 1] },
+    ]);
     index.upsert([{ id: 'a', vector: [2, 0] }]);
     index.delete(['b']);
     index.upsert([{ id: 'b', vector: [0, 2] }]);
@@ -82,12 +86,18 @@ describe('VectorIndex count, idsMatching and list', () => {
     for (let round = 0; round < 20; round++) {
       const index = newIndex();
       let nextId = 0;
-      const add = (n: number) => index.upsert(Array.from({ length: n }, () => ({ id: `v${nextId++}`, vector: randomVector(rng, 3), metadata: { k: randomInt(rng, 2) } })));
+      const add = (n: number) =>
+        index.upsert(Array.from({ length: n }, () => ({ id: `v${nextId++}`, vector: randomVector(rng, 3), metadata: { k: randomInt(rng, 2) } })));
       add(40 + randomInt(rng, 60));
       const filter = round % 2 ? { k: 1 } : undefined;
       const matches = (id: string) => !filter || index.getMetadata(id)!.value().k === 1;
       // Vectors stored at the start and never touched since: must be listed exactly once.
-      const untouched = new Set(index.list({ limit: 1000 }).vectors.map((v) => v.id).filter(matches));
+      const untouched = new Set(
+        index
+          .list({ limit: 1000 })
+          .vectors.map((v) => v.id)
+          .filter(matches),
+      );
       const seen = new Map<string, number>();
       let cursor: string | undefined;
       do {

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { mergePatch } from '../../src/index/merge-patch.js';
 
 describe('mergePatch (RFC 7396)', () => {
-  it('gives the results of the RFC\'s appendix A examples', () => {
+  it("gives the results of the RFC's appendix A examples", () => {
     const cases: [unknown, unknown, unknown][] = [
       [{ a: 'b' }, { a: 'c' }, { a: 'c' }],
       [{ a: 'b' }, { b: 'c' }, { a: 'b', b: 'c' }],
@@ -13,7 +13,11 @@ describe('mergePatch (RFC 7396)', () => {
       [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
       [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
       [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-      [['a', 'b'], ['c', 'd'], ['c', 'd']],
+      [
+        ['a', 'b'],
+        ['c', 'd'],
+        ['c', 'd'],
+      ],
       [{ a: 'b' }, ['c'], ['c']],
       [{ a: 'foo' }, null, null],
       [{ a: 'foo' }, 'bar', 'bar'],

@@ -29,7 +29,10 @@ describe('metadata index under mutation', () => {
     const check = (step: string) => {
       for (let f = 0; f < 12; f++) {
         const filter = randomFilter(rng);
-        const expected = [...model].filter(([, m]) => referenceMatches(filter, m)).map(([id]) => id).sort();
+        const expected = [...model]
+          .filter(([, m]) => referenceMatches(filter, m))
+          .map(([id]) => id)
+          .sort();
         const out = index.search([[1, 0.5]], { filter, topK: 100 });
         expect(out.stats.matched, `${step} ${JSON.stringify(filter)}`).to.equal(expected.length);
         if (expected.length <= 100) {

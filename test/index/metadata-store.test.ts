@@ -48,7 +48,10 @@ describe('metadata store: random metadata through every write, against a referen
       const check = (step: string) => {
         for (let f = 0; f < 10; f++) {
           const filter = randomFilter(rng);
-          const expected = [...model].filter(([, m]) => referenceMatches(filter, m)).map(([id]) => id).sort();
+          const expected = [...model]
+            .filter(([, m]) => referenceMatches(filter, m))
+            .map(([id]) => id)
+            .sort();
           const label = `${step} ${JSON.stringify(filter)}`;
           expect(index.count(filter), label).to.equal(expected.length);
           expect(index.idsMatching(filter).sort(), label).to.deep.equal(expected);
@@ -112,7 +115,9 @@ describe('metadata index: what a filter reads', () => {
     const index = new MetadataIndex(CUT);
     const long = 'y'.repeat(CUT + 1);
     const rows: Metadata[] = Array.from({ length: 64 }, (_, row) => (row < 8 ? { text: long, group: row % 2 } : { text: 'short', group: row % 2 }));
-    rows.forEach((metadata, row) => { index.addRow(row, metadata, row + 1); });
+    rows.forEach((metadata, row) => {
+      index.addRow(row, metadata, row + 1);
+    });
     const read: number[] = [];
     const reader = (row: number) => {
       read.push(row);
@@ -128,7 +133,7 @@ describe('metadata index: what a filter reads', () => {
 });
 
 describe('metadata store: memory', () => {
-  it('keeps every row\'s bytes through compaction under random writes, and stays within a bound of what it holds', () => {
+  it("keeps every row's bytes through compaction under random writes, and stays within a bound of what it holds", () => {
     const rng = seededRng(77);
     const index = new VectorIndex(loadKernelModule(), 3000);
     const model = new Map<string, Metadata>();

@@ -24,7 +24,10 @@ class Guard {
 function filledIndex(vectorType: VectorType, guard: Guard | null) {
   const rng = seededRng(17);
   const index = new VectorIndex(loadKernelModule(), ROWS);
-  index.upsert(Array.from({ length: ROWS }, (_, i) => ({ id: `v${i}`, vector: randomVector(rng, DIM), metadata: { g: i === 0 ? 0 : 1 } })), { vectorType });
+  index.upsert(
+    Array.from({ length: ROWS }, (_, i) => ({ id: `v${i}`, vector: randomVector(rng, DIM), metadata: { g: i === 0 ? 0 : 1 } })),
+    { vectorType },
+  );
   if (guard) index.memoryGuard = guard.ask;
   return index;
 }
@@ -70,7 +73,7 @@ describe('VectorIndex search memory guard', () => {
     });
   }
 
-  it('without a guard (the SDK\'s local index) searches grow the memory as they need', () => {
+  it("without a guard (the SDK's local index) searches grow the memory as they need", () => {
     const index = filledIndex('float32', null);
     const before = index.memoryBytes;
     index.search(BIG.queries, BIG.options);

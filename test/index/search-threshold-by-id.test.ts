@@ -16,7 +16,9 @@ function filled(metric: Metric, vectorType: VectorType, seed: number, count = 30
   const rows: (ReferenceRow & { k: number })[] = [];
   const records = Array.from({ length: count }, (_, i) => ({ id: `v${i}`, vector: randomVector(rng, dim), metadata: { k: i % 4 } }));
   index.upsert(records, { metric, vectorType });
-  records.forEach((r, i) => { rows.push({ id: r.id, vector: r.vector, seq: i, k: i % 4 }); });
+  records.forEach((r, i) => {
+    rows.push({ id: r.id, vector: r.vector, seq: i, k: i % 4 });
+  });
   return { index, rows, rng, dim };
 }
 
@@ -36,7 +38,13 @@ describe('VectorIndex scoreThreshold and searchByIds', () => {
           const kept = ranking.filter((r) => !nearer(metric, threshold, r.score));
           const out = index.search([query], { topK: 10, filter, scoreThreshold: threshold, candidatePool: 2048 });
           const keptIds = new Set(kept.map((r) => r.id));
-          expectSameTopK(metric, out.results[0], query, pool.filter((r) => keptIds.has(r.id)), 10);
+          expectSameTopK(
+            metric,
+            out.results[0],
+            query,
+            pool.filter((r) => keptIds.has(r.id)),
+            10,
+          );
           for (const hit of out.results[0]) expect(nearer(metric, threshold, hit.score)).to.equal(false);
         }
       });
@@ -45,12 +53,21 @@ describe('VectorIndex scoreThreshold and searchByIds', () => {
 
   it('keeps a result whose score equals the threshold and may return no results', () => {
     const cosine = newIndex();
-    cosine.upsert([{ id: 'same', vector: [1, 0] }, { id: 'orth', vector: [0, 1] }]);
+    cosine.upsert([
+      { id: 'same', vector: [1, 0] },
+      { id: 'orth', vector: [0, 1] },
+    ]);
     expect(cosine.search([[1, 0]], { scoreThreshold: 0 }).results[0].map((h) => h.id)).to.deep.equal(['same', 'orth']);
     expect(cosine.search([[1, 0]], { scoreThreshold: 0.5 }).results[0].map((h) => h.id)).to.deep.equal(['same']);
     expect(cosine.search([[-1, 0]], { scoreThreshold: 0.5 }).results[0]).to.deep.equal([]);
     const l2 = newIndex();
-    l2.upsert([{ id: 'a', vector: [3, 4] }, { id: 'b', vector: [6, 8] }], { metric: 'l2' });
+    l2.upsert(
+      [
+        { id: 'a', vector: [3, 4] },
+        { id: 'b', vector: [6, 8] },
+      ],
+      { metric: 'l2' },
+    );
     expect(l2.search([[0, 0]], { scoreThreshold: 5 }).results[0]).to.deep.equal([{ id: 'a', score: 5 }]);
   });
 
@@ -63,16 +80,28 @@ describe('VectorIndex scoreThreshold and searchByIds', () => {
         expect(out.stats.topK).to.equal(7);
         ids.forEach((id, j) => {
           const self = rows.find((r) => r.id === id)!;
-          expectSameTopK(metric, out.results[j], self.vector, rows.filter((r) => r.id !== id), 7, id);
+          expectSameTopK(
+            metric,
+            out.results[j],
+            self.vector,
+            rows.filter((r) => r.id !== id),
+            7,
+            id,
+          );
         });
       }
     });
   }
 
-  it('searchByIds drops the query\'s own id even when ties put it past topK, and honours filters and thresholds', () => {
+  it("searchByIds drops the query's own id even when ties put it past topK, and honours filters and thresholds", () => {
     const index = newIndex();
     // Three copies of one vector: the query 'c' ties with 'a' and 'b', written before it.
-    index.upsert([{ id: 'a', vector: [1, 0] }, { id: 'b', vector: [1, 0] }, { id: 'c', vector: [1, 0] }, { id: 'd', vector: [1, 1], metadata: { k: 1 } }]);
+    index.upsert([
+      { id: 'a', vector: [1, 0] },
+      { id: 'b', vector: [1, 0] },
+      { id: 'c', vector: [1, 0] },
+      { id: 'd', vector: [1, 1], metadata: { k: 1 } },
+    ]);
     expect(index.searchByIds(['c'], { topK: 2 }).results[0].map((h) => h.id)).to.deep.equal(['a', 'b']);
     expect(index.searchByIds(['a'], { topK: 2 }).results[0].map((h) => h.id)).to.deep.equal(['b', 'c']);
     expect(index.searchByIds(['a'], { topK: 5, filter: { k: 1 } }).results[0].map((h) => h.id)).to.deep.equal(['d']);

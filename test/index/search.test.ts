@@ -11,13 +11,23 @@ const newIndex = (maxVectors = 10_000) => new VectorIndex(loadKernelModule(), ma
 
 describe('VectorIndex search', () => {
   it('on a new index answers one empty list per query', () => {
-    const out = newIndex().search([[1, 2], [3, 4]]);
+    const out = newIndex().search([
+      [1, 2],
+      [3, 4],
+    ]);
     expect(out.results).to.deep.equal([[], []]);
     expect(out.stats).to.include({ metric: null, matched: 0, scanned: 0 });
   });
 
   it('on a new index still refuses queries of different lengths', () => {
-    const err = expectApiError(() => newIndex().search([[1, 2], [3, 4, 5]]), 'DIMENSION_MISMATCH');
+    const err = expectApiError(
+      () =>
+        newIndex().search([
+          [1, 2],
+          [3, 4, 5],
+        ]),
+      'DIMENSION_MISMATCH',
+    );
     expect(err.details).to.deep.equal({ path: '/queryVectors/1', expected: 2, actual: 3 });
   });
 
@@ -33,7 +43,16 @@ describe('VectorIndex search', () => {
   it('refuses a zero query vector under cosine, accepts it under l2', () => {
     const cosine = newIndex();
     cosine.upsert([{ id: 'a', vector: [1, 2] }]);
-    expect(expectApiError(() => cosine.search([[1, 1], [0, 0]]), 'ZERO_VECTOR').details).to.deep.equal({ path: '/queryVectors/1' });
+    expect(
+      expectApiError(
+        () =>
+          cosine.search([
+            [1, 1],
+            [0, 0],
+          ]),
+        'ZERO_VECTOR',
+      ).details,
+    ).to.deep.equal({ path: '/queryVectors/1' });
     const l2 = newIndex();
     l2.upsert([{ id: 'a', vector: [3, 4] }], { metric: 'l2' });
     expect(l2.search([[0, 0]]).results[0]).to.deep.equal([{ id: 'a', score: 5 }]);
@@ -54,7 +73,12 @@ describe('VectorIndex search', () => {
 
   it('scores cosine similarity (higher first) and L2 distance (lower first)', () => {
     const cosine = newIndex();
-    cosine.upsert([{ id: 'same', vector: [2, 0] }, { id: 'diag', vector: [1, 1] }, { id: 'opposite', vector: [-3, 0] }, { id: 'orth', vector: [0, 5] }]);
+    cosine.upsert([
+      { id: 'same', vector: [2, 0] },
+      { id: 'diag', vector: [1, 1] },
+      { id: 'opposite', vector: [-3, 0] },
+      { id: 'orth', vector: [0, 5] },
+    ]);
     const c = cosine.search([[1, 0]]).results[0];
     expect(c.map((h) => h.id)).to.deep.equal(['same', 'diag', 'orth', 'opposite']);
     expect(c[0].score).to.be.closeTo(1, 1e-6);
@@ -63,9 +87,20 @@ describe('VectorIndex search', () => {
     expect(c[3].score).to.be.closeTo(-1, 1e-6);
 
     const l2 = newIndex();
-    l2.upsert([{ id: 'far', vector: [6, 8] }, { id: 'near', vector: [0, 1] }, { id: 'mid', vector: [3, 4] }], { metric: 'l2' });
+    l2.upsert(
+      [
+        { id: 'far', vector: [6, 8] },
+        { id: 'near', vector: [0, 1] },
+        { id: 'mid', vector: [3, 4] },
+      ],
+      { metric: 'l2' },
+    );
     const l = l2.search([[0, 0]]).results[0];
-    expect(l).to.deep.equal([{ id: 'near', score: 1 }, { id: 'mid', score: 5 }, { id: 'far', score: 10 }]);
+    expect(l).to.deep.equal([
+      { id: 'near', score: 1 },
+      { id: 'mid', score: 5 },
+      { id: 'far', score: 10 },
+    ]);
   });
 
   it('breaks ties by insertion order; a replacement counts as inserted then', () => {
@@ -96,10 +131,12 @@ describe('VectorIndex search', () => {
         [{ color: 'purple' }, 10],
       ];
       for (const [filter, topK] of cases) {
-        const matching = rows.filter((r) => Object.entries(filter).every(([k, v]) => {
-          const field = r.metadata[k];
-          return Array.isArray(field) ? field.includes(v) : field === v;
-        }));
+        const matching = rows.filter((r) =>
+          Object.entries(filter).every(([k, v]) => {
+            const field = r.metadata[k];
+            return Array.isArray(field) ? field.includes(v) : field === v;
+          }),
+        );
         const query = randomVector(rng, 16);
         const out = index.search([query], { filter, topK, includeMetadata: true });
         expect(out.stats.matched).to.equal(matching.length);

@@ -14,8 +14,18 @@ const stored = (index: VectorIndex, id: string) => {
 describe('VectorIndex upsert', () => {
   it('counts added and replaced ids, and the replacement is what get returns', () => {
     const index = newIndex();
-    expect(index.upsert([{ id: 'a', vector: [1, 2] }, { id: 'b', vector: [3, 4] }])).to.deep.equal({ added: 2, replaced: 0 });
-    expect(index.upsert([{ id: 'b', vector: [5, 6], metadata: { k: 1 } }, { id: 'c', vector: [7, 8] }])).to.deep.equal({ added: 1, replaced: 1 });
+    expect(
+      index.upsert([
+        { id: 'a', vector: [1, 2] },
+        { id: 'b', vector: [3, 4] },
+      ]),
+    ).to.deep.equal({ added: 2, replaced: 0 });
+    expect(
+      index.upsert([
+        { id: 'b', vector: [5, 6], metadata: { k: 1 } },
+        { id: 'c', vector: [7, 8] },
+      ]),
+    ).to.deep.equal({ added: 1, replaced: 1 });
     expect(index.size).to.equal(3);
     expect(stored(index, 'b')).to.deep.equal({ id: 'b', vector: [5, 6], metadata: { k: 1 } });
     expect(stored(index, 'a')).to.deep.equal({ id: 'a', vector: [1, 2], metadata: {} });
@@ -23,7 +33,10 @@ describe('VectorIndex upsert', () => {
 
   it('keeps the last record when one batch repeats an id', () => {
     const index = newIndex();
-    index.upsert([{ id: 'a', vector: [1, 0] }, { id: 'a', vector: [0, 1], metadata: { last: true } }]);
+    index.upsert([
+      { id: 'a', vector: [1, 0] },
+      { id: 'a', vector: [0, 1], metadata: { last: true } },
+    ]);
     expect(index.size).to.equal(1);
     expect(stored(index, 'a')).to.deep.equal({ id: 'a', vector: [0, 1], metadata: { last: true } });
   });
@@ -55,7 +68,14 @@ describe('VectorIndex upsert', () => {
   it('locks the dimension: another length is DIMENSION_MISMATCH', () => {
     const index = newIndex();
     index.upsert([{ id: 'a', vector: [1, 2, 3] }]);
-    const err = expectApiError(() => index.upsert([{ id: 'b', vector: [1, 2, 3] }, { id: 'c', vector: [1, 2] }]), 'DIMENSION_MISMATCH');
+    const err = expectApiError(
+      () =>
+        index.upsert([
+          { id: 'b', vector: [1, 2, 3] },
+          { id: 'c', vector: [1, 2] },
+        ]),
+      'DIMENSION_MISMATCH',
+    );
     expect(err.details).to.deep.equal({ path: '/vectors/1/vector', expected: 3, actual: 2 });
     const dims = expectApiError(() => index.upsert([{ id: 'b', vector: [1, 2, 3] }], { dimensions: 4 }), 'DIMENSION_MISMATCH');
     expect(dims.details).to.deep.include({ path: '/dimensions', expected: 3, actual: 4 });
@@ -74,7 +94,14 @@ describe('VectorIndex upsert', () => {
 
   it('refuses a zero vector under cosine (ZERO_VECTOR) and accepts it under l2', () => {
     const cosine = newIndex();
-    const err = expectApiError(() => cosine.upsert([{ id: 'a', vector: [1, 1] }, { id: 'z', vector: [0, 0] }]), 'ZERO_VECTOR');
+    const err = expectApiError(
+      () =>
+        cosine.upsert([
+          { id: 'a', vector: [1, 1] },
+          { id: 'z', vector: [0, 0] },
+        ]),
+      'ZERO_VECTOR',
+    );
     expect(err.details).to.deep.equal({ path: '/vectors/1/vector' });
     expect(cosine.initialized, 'a failed first add leaves the session new').to.equal(false);
     const l2 = newIndex();
@@ -85,23 +112,39 @@ describe('VectorIndex upsert', () => {
   it('stores nothing of a batch past maxVectors; takes replacements when full', () => {
     const index = newIndex(5);
     index.upsert([1, 2, 3, 4].map((i) => ({ id: `v${i}`, vector: [i, 1] })));
-    const err = expectApiError(() => index.upsert([
-      { id: 'v1', vector: [9, 9] }, { id: 'n1', vector: [1, 1] }, { id: 'n2', vector: [1, 1] },
-    ]), 'CAPACITY_EXCEEDED');
+    const err = expectApiError(
+      () =>
+        index.upsert([
+          { id: 'v1', vector: [9, 9] },
+          { id: 'n1', vector: [1, 1] },
+          { id: 'n2', vector: [1, 1] },
+        ]),
+      'CAPACITY_EXCEEDED',
+    );
     expect(err.status).to.equal(409);
     expect(err.details).to.deep.equal({ maxVectors: 5, vectorCount: 4, adding: 2 });
     expect(index.size).to.equal(4);
     expect(index.get('v1')!.vector, 'the replacement in the failed batch was not written').to.deep.equal([1, 1]);
     expect(index.has('n1')).to.equal(false);
     index.upsert([{ id: 'n1', vector: [1, 1] }]);
-    expect(index.upsert([{ id: 'v1', vector: [9, 9] }, { id: 'n1', vector: [2, 2] }])).to.deep.equal({ added: 0, replaced: 2 });
+    expect(
+      index.upsert([
+        { id: 'v1', vector: [9, 9] },
+        { id: 'n1', vector: [2, 2] },
+      ]),
+    ).to.deep.equal({ added: 0, replaced: 2 });
     expectApiError(() => index.upsert([{ id: 'n2', vector: [1, 1] }]), 'CAPACITY_EXCEEDED');
   });
 
   it('counts a repeated new id once against the capacity', () => {
     const index = newIndex(2);
     index.upsert([{ id: 'a', vector: [1] }]);
-    expect(index.upsert([{ id: 'b', vector: [1] }, { id: 'b', vector: [2] }])).to.deep.equal({ added: 1, replaced: 1 });
+    expect(
+      index.upsert([
+        { id: 'b', vector: [1] },
+        { id: 'b', vector: [2] },
+      ]),
+    ).to.deep.equal({ added: 1, replaced: 1 });
     expect(index.size).to.equal(2);
   });
 
@@ -122,11 +165,20 @@ describe('VectorIndex upsert: batch write details', () => {
   it('keeps the metadata index right when rows go between empty and non-empty metadata', () => {
     const index = newIndex();
     const ids = (hits: { id: string }[]) => hits.map((h) => h.id).sort();
-    index.upsert([{ id: 'a', vector: [1, 0] }, { id: 'b', vector: [0, 1], metadata: { k: 1 } }]);
+    index.upsert([
+      { id: 'a', vector: [1, 0] },
+      { id: 'b', vector: [0, 1], metadata: { k: 1 } },
+    ]);
     expect(ids(index.search([[1, 0]], { topK: 5, filter: { k: 1 } }).results[0])).to.deep.equal(['b']);
-    index.upsert([{ id: 'a', vector: [1, 0], metadata: { k: 1 } }, { id: 'b', vector: [0, 1] }]);
+    index.upsert([
+      { id: 'a', vector: [1, 0], metadata: { k: 1 } },
+      { id: 'b', vector: [0, 1] },
+    ]);
     expect(ids(index.search([[1, 0]], { topK: 5, filter: { k: 1 } }).results[0])).to.deep.equal(['a']);
-    index.upsert([{ id: 'a', vector: [1, 1], metadata: {} }, { id: 'b', vector: [0, 1], metadata: {} }]);
+    index.upsert([
+      { id: 'a', vector: [1, 1], metadata: {} },
+      { id: 'b', vector: [0, 1], metadata: {} },
+    ]);
     expect(index.search([[1, 0]], { topK: 5, filter: { k: 1 } }).results[0]).to.deep.equal([]);
     expect(index.getMetadata('a')!.value()).to.deep.equal({});
   });
@@ -134,7 +186,10 @@ describe('VectorIndex upsert: batch write details', () => {
   it('copies Float32Array vectors: changing one after the add changes nothing', () => {
     const index = newIndex();
     const vector = Float32Array.of(1, 2, 3);
-    index.upsert([{ id: 'a', vector }, { id: 'b', vector: [4, 5, 6] }]);
+    index.upsert([
+      { id: 'a', vector },
+      { id: 'b', vector: [4, 5, 6] },
+    ]);
     vector.fill(9);
     expect(index.get('a')!.vector).to.deep.equal([1, 2, 3]);
     expect(index.get('b')!.vector).to.deep.equal([4, 5, 6]);

@@ -62,11 +62,14 @@ const floatBytes = fc.integer({ min: 1, max: 600 }).chain((n) => fc.uint8Array({
 
 describe('kernel base64 decoder against Buffer', () => {
   it('decodes random float bytes of every length exactly as Buffer, in either alphabet', () => {
-    fc.assert(fc.property(floatBytes, fc.boolean(), (bytes, urlSafe) => {
-      let text = Buffer.from(bytes).toString('base64');
-      if (urlSafe) text = text.replace(/\+/g, '-').replace(/\//g, '_');
-      expect(kernelDecode(text)).to.deep.equal(new Uint8Array(bytes));
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(floatBytes, fc.boolean(), (bytes, urlSafe) => {
+        let text = Buffer.from(bytes).toString('base64');
+        if (urlSafe) text = text.replace(/\+/g, '-').replace(/\//g, '_');
+        expect(kernelDecode(text)).to.deep.equal(new Uint8Array(bytes));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('decodes every character at every position of a SIMD block and of the tail', () => {

@@ -16,17 +16,33 @@ describe('kernel binding', () => {
     const names = declared(readFileSync(BINDING_PATH, 'utf8'));
     expect(names).to.include.members(['search', 'searchInt8', 'RELAXED_SIMD', 'memory']);
     for (const module of [loadKernelModule(), loadSharedKernelModule()]) {
-      expect(WebAssembly.Module.exports(module).map((e) => e.name).sort()).to.deep.equal(names);
+      expect(
+        WebAssembly.Module.exports(module)
+          .map((e) => e.name)
+          .sort(),
+      ).to.deep.equal(names);
     }
   });
 
   it('declares each function with the parameters and result asc reports', () => {
-    const text = bindingOf([
-      '  /**', '   * assembly/norms/storeInverseNorms', '   * @param vectors `usize`', '   * @param dim `i32`', '   */',
-      '  export function storeInverseNorms(vectors: number, dim: number): void;',
-      '  /** assembly/index/RELAXED_SIMD */', '  export const RELAXED_SIMD: {', '    /** @type `i32` */', '    get value(): number', '  };',
-    ].join('\n'));
-    expect(text).to.include('  /** assembly/norms/storeInverseNorms(vectors: usize, dim: i32): void */\n  storeInverseNorms(vectors: number, dim: number): void;\n');
+    const text = bindingOf(
+      [
+        '  /**',
+        '   * assembly/norms/storeInverseNorms',
+        '   * @param vectors `usize`',
+        '   * @param dim `i32`',
+        '   */',
+        '  export function storeInverseNorms(vectors: number, dim: number): void;',
+        '  /** assembly/index/RELAXED_SIMD */',
+        '  export const RELAXED_SIMD: {',
+        '    /** @type `i32` */',
+        '    get value(): number',
+        '  };',
+      ].join('\n'),
+    );
+    expect(text).to.include(
+      '  /** assembly/norms/storeInverseNorms(vectors: usize, dim: i32): void */\n  storeInverseNorms(vectors: number, dim: number): void;\n',
+    );
     expect(text).to.include('  /** assembly/index/RELAXED_SIMD: i32 */\n  readonly RELAXED_SIMD: WebAssembly.Global;\n');
   });
 });

@@ -15,12 +15,20 @@ function loaded(metric: Metric): KernelInstance {
   const kernel = new KernelInstance(loadKernelModule(), DIM, metric, ROWS);
   kernel.ensureCapacity(ROWS);
   const rows = randomVectors(seededRng(metric === 'l2' ? 3 : 4), ROWS, DIM).map((v) => Float32Array.from(v));
-  kernel.writeRows(rows.map((_, r) => r), rows, 0);
+  kernel.writeRows(
+    rows.map((_, r) => r),
+    rows,
+    0,
+  );
   return kernel;
 }
 
 describe('kernel: the faster single-query paths under a memory guard', () => {
-  for (const [metric, k] of [['l2', 10], ['l2', 100], ['cosine', 100]] as const) {
+  for (const [metric, k] of [
+    ['l2', 10],
+    ['l2', 100],
+    ['cosine', 100],
+  ] as const) {
     it(`${metric}, top ${k}: without room for keys, scans in one pass, same hits`, () => {
       const query = Float32Array.from(randomVectors(seededRng(9), 1, DIM)[0]);
       const free = loaded(metric);

@@ -20,9 +20,13 @@ function approximateKeys(metric: Metric, rows: Float32Array[], query: Float32Arr
   return rows.map((v) => {
     const c = new Int8Array(stride);
     const scale = quantizeInto(v, c);
-    let dot = 0, norm = 0;
-    for (let i = 0; i < dim; i++) { dot += q[i] * c[i]; norm += v[i] * v[i]; }
-    return metric === 'cosine' ? dot * scale / Math.sqrt(norm) : 2 * dot * scale * queryScale - norm;
+    let dot = 0,
+      norm = 0;
+    for (let i = 0; i < dim; i++) {
+      dot += q[i] * c[i];
+      norm += v[i] * v[i];
+    }
+    return metric === 'cosine' ? (dot * scale) / Math.sqrt(norm) : 2 * dot * scale * queryScale - norm;
   });
 }
 
@@ -35,7 +39,9 @@ describe('int8 first stage: 4-row steps and their tails', () => {
           const kernel = new KernelInstance(loadKernelModule(), dim, metric, n, 'int8');
           kernel.ensureCapacity(n);
           const rows = Array.from({ length: n }, () => Float32Array.from(randomVector(rng, dim)));
-          rows.forEach((v, r) => { kernel.writeRows([r], [v], r); });
+          rows.forEach((v, r) => {
+            kernel.writeRows([r], [v], r);
+          });
           const query = Float32Array.from(randomVector(rng, dim));
           const keys = approximateKeys(metric, rows, query, dim);
           const all = Array.from({ length: n }, (_, r) => r);

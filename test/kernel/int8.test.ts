@@ -48,7 +48,9 @@ describe('int8 kernel', () => {
       const query = Float32Array.from({ length: 24 }, () => rng() * 2 - 1);
       const list = Int32Array.from({ length: 150 }, (_, i) => i);
       const exact = kernel.search({ queries: query, queryCount: 1, k: 10, count: 150, rowList: list });
-      expect(Array.from(kernel.search({ queries: query, queryCount: 1, k: 10, candidatePool: 150, count: 150, rowList: list }).rows)).to.deep.equal(Array.from(exact.rows));
+      expect(Array.from(kernel.search({ queries: query, queryCount: 1, k: 10, candidatePool: 150, count: 150, rowList: list }).rows)).to.deep.equal(
+        Array.from(exact.rows),
+      );
     });
 
     it(`${metric}: recall@10 with a pool of 100 is high on random data`, () => {
@@ -71,9 +73,13 @@ describe('int8 kernel', () => {
     return rows.map((v) => {
       const c = new Int8Array(stride);
       const scale = quantizeInto(v, c);
-      let dot = 0, norm = 0;
-      for (let i = 0; i < dim; i++) { dot += q[i] * c[i]; norm += v[i] * v[i]; }
-      return dot * scale / Math.sqrt(norm);
+      let dot = 0,
+        norm = 0;
+      for (let i = 0; i < dim; i++) {
+        dot += q[i] * c[i];
+        norm += v[i] * v[i];
+      }
+      return (dot * scale) / Math.sqrt(norm);
     });
   }
 
@@ -120,7 +126,9 @@ describe('int8 kernel', () => {
     // Sequences in a scrambled order; every 100th row is nearer than the crowd.
     const seqOf = (r: number) => (r * 1237) % 3000;
     for (let r = 0; r < 3000; r++) kernel.writeRows([r], [r % 100 === 0 ? near : same], seqOf(r));
-    const crowd = Array.from({ length: 3000 }, (_, r) => r).filter((r) => r % 100 !== 0).sort((a, b) => seqOf(a) - seqOf(b));
+    const crowd = Array.from({ length: 3000 }, (_, r) => r)
+      .filter((r) => r % 100 !== 0)
+      .sort((a, b) => seqOf(a) - seqOf(b));
     for (const pool of [1, 30, 31, 64, 1000, 2000, 2999]) {
       const got = Array.from(firstStagePool(kernel, near, pool, 3000));
       const nearRows = Array.from({ length: 30 }, (_, i) => i * 100);

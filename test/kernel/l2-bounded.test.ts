@@ -17,12 +17,18 @@ class Loaded {
   readonly kernel: KernelExports;
   readonly layout: Layout;
 
-  constructor(readonly rows: Float32Array[], readonly dim: number, seqs: number[]) {
+  constructor(
+    readonly rows: Float32Array[],
+    readonly dim: number,
+    seqs: number[],
+  ) {
     this.kernel = instantiateKernel(loadKernelModule(), this.memory);
     this.layout = layoutFor(this.kernel.heapBase(), dim, rows.length);
     this.grow(this.layout.scratch);
     const buffer = this.memory.buffer;
-    rows.forEach((row, r) => { new Float32Array(buffer, this.layout.vectors + r * dim * 4, dim).set(row); });
+    rows.forEach((row, r) => {
+      new Float32Array(buffer, this.layout.vectors + r * dim * 4, dim).set(row);
+    });
     this.kernel.storeInverseNorms(this.layout.vectors, dim, 0, rows.length, this.layout.invNorms);
     new Uint32Array(buffer, this.layout.seqs, rows.length).set(seqs);
   }
@@ -50,8 +56,16 @@ class Loaded {
 
   private run(scratch: ReturnType<Loaded['prepare']>, path: SingleQueryPathName, rowList: Int32Array | null, count: number, query: Float32Array, k: number) {
     return runKernelSearch({
-      kernel: this.kernel, layout: this.layout, scratch, path, withRowList: rowList !== null,
-      count, queries: query, queryCount: 1, metricCode: this.kernel.METRIC_L2.value, k,
+      kernel: this.kernel,
+      layout: this.layout,
+      scratch,
+      path,
+      withRowList: rowList !== null,
+      count,
+      queries: query,
+      queryCount: 1,
+      metricCode: this.kernel.METRIC_L2.value,
+      k,
     });
   }
 
@@ -86,13 +100,15 @@ function rowsOf(kind: Kind, rng: Rng, n: number, dim: number): Float32Array[] {
   switch (kind) {
     case 'uniform':
       return Array.from({ length: n }, () => uniform(1));
-    case 'ties': { // few distinct small integer rows: many exact ties, zero rows among them
+    case 'ties': {
+      // few distinct small integer rows: many exact ties, zero rows among them
       const distinct = Array.from({ length: 7 }, (_, i) => (i === 0 ? new Float32Array(dim) : Float32Array.from({ length: dim }, () => randomInt(rng, 3) - 1)));
       return Array.from({ length: n }, () => distinct[randomInt(rng, distinct.length)].slice());
     }
     case 'scales': // every row its own scale, 1e-20 to 1e15, and some zero rows
       return Array.from({ length: n }, () => (rng() < 0.05 ? new Float32Array(dim) : uniform(10 ** (randomInt(rng, 36) - 20))));
-    case 'near-duplicates': { // one large row, copies that differ from it in the last bits
+    case 'near-duplicates': {
+      // one large row, copies that differ from it in the last bits
       const base = uniform(1e3);
       return Array.from({ length: n }, () => base.map((x) => x * (1 + (rng() - 0.5) * 4e-7)));
     }
@@ -106,7 +122,7 @@ function rowsOf(kind: Kind, rng: Rng, n: number, dim: number): Float32Array[] {
 const KINDS: Kind[] = ['uniform', 'ties', 'scales', 'near-duplicates', 'tiny', 'huge'];
 
 describe('kernel: the bounded l2 search against the plain l2 scan', () => {
-  it('gives the plain scan\'s rows and keys; no bound is below its key', function () {
+  it("gives the plain scan's rows and keys; no bound is below its key", function () {
     this.timeout(60_000);
     const rng = seededRng(2026);
     let cases = 0;
@@ -114,11 +130,21 @@ describe('kernel: the bounded l2 search against the plain l2 scan', () => {
       for (const dim of [16, 19, 64, 131, 384]) {
         const n = kind === 'uniform' && dim === 384 ? 3000 : 400 + randomInt(rng, 400);
         const rows = rowsOf(kind, rng, n, dim);
-        const seqs = shuffled(rng, Array.from({ length: n }, (_, i) => i * 2));
+        const seqs = shuffled(
+          rng,
+          Array.from({ length: n }, (_, i) => i * 2),
+        );
         const loaded = new Loaded(rows, dim, seqs);
         for (const k of [1, 10, 49, Math.floor(n / 8), Math.floor(n / 8) + 1]) {
           const useList = rng() < 0.5;
-          const rowList = useList ? Int32Array.from(shuffled(rng, Array.from({ length: n }, (_, r) => r)).slice(0, Math.max(k * 8, Math.floor(n * 0.9)))) : null;
+          const rowList = useList
+            ? Int32Array.from(
+                shuffled(
+                  rng,
+                  Array.from({ length: n }, (_, r) => r),
+                ).slice(0, Math.max(k * 8, Math.floor(n * 0.9))),
+              )
+            : null;
           const count = rowList ? rowList.length : n;
           // A query near a stored row (or that row itself: an exact match, key -0).
           const near = rows[randomInt(rng, n)];
@@ -127,7 +153,10 @@ describe('kernel: the bounded l2 search against the plain l2 scan', () => {
           const got = loaded.bounded(query, k, rowList);
           const label = `${kind} dim ${dim} n ${n} k ${k} ${useList ? 'list' : 'all'}`;
           expect(got.rows, label).to.deep.equal(expected.rows);
-          expect(got.keys.map((x) => Object.is(x, -0) ? 0 : x), label).to.deep.equal(expected.keys.map((x) => Object.is(x, -0) ? 0 : x));
+          expect(
+            got.keys.map((x) => (Object.is(x, -0) ? 0 : x)),
+            label,
+          ).to.deep.equal(expected.keys.map((x) => (Object.is(x, -0) ? 0 : x)));
           expect(got.listed, label).to.be.at.least(Math.min(k, count)).and.at.most(count);
           if (count >= 8 * k) {
             // Every row's exact key (the plain scan's, all of them) is at most its bound.
@@ -147,7 +176,11 @@ describe('kernel: the bounded l2 search against the plain l2 scan', () => {
   it('scores few rows exactly on ordinary data (the bound is tight enough to matter)', () => {
     const rng = seededRng(7);
     const rows = rowsOf('uniform', rng, 4000, 384);
-    const loaded = new Loaded(rows, 384, Array.from({ length: 4000 }, (_, i) => i));
+    const loaded = new Loaded(
+      rows,
+      384,
+      Array.from({ length: 4000 }, (_, i) => i),
+    );
     for (let q = 0; q < 5; q++) {
       const query = Float32Array.from({ length: 384 }, () => rng() * 2 - 1);
       const { listed } = loaded.bounded(query, 10, null);
@@ -158,7 +191,11 @@ describe('kernel: the bounded l2 search against the plain l2 scan', () => {
   it('runs the plain scan below 8 rows per result (nothing bounded)', () => {
     const rng = seededRng(8);
     const rows = rowsOf('uniform', rng, 79, 32);
-    const loaded = new Loaded(rows, 32, Array.from({ length: 79 }, (_, i) => i));
+    const loaded = new Loaded(
+      rows,
+      32,
+      Array.from({ length: 79 }, (_, i) => i),
+    );
     const query = rows[3].slice();
     const got = loaded.bounded(query, 10, null);
     expect(got.listed).to.equal(79);

@@ -19,7 +19,9 @@ describe('kernel capacity growth', () => {
         else model.add(randomVector(rng, dim));
         if (model.kernel.capacity === before) continue;
         capacities.add(model.kernel.capacity);
-        model.rows.forEach((row, r) => { expect(Array.from(model.kernel.readRow(r))).to.deep.equal(Array.from(row.vector)); });
+        model.rows.forEach((row, r) => {
+          expect(Array.from(model.kernel.readRow(r))).to.deep.equal(Array.from(row.vector));
+        });
         const query = randomVector(rng, dim);
         expectSameTopK(metric, model.search([query], 10)[0], query, model.rows, 10, `capacity ${model.kernel.capacity}`);
         // Equal scores still come back in insertion order: the sequence numbers moved too.

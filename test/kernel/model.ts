@@ -12,7 +12,12 @@ export class KernelModel {
   private nextSeq = 0;
   private nextId = 0;
 
-  constructor(readonly dim: number, readonly metric: Metric, maxCapacity = 100_000, module = loadKernelModule()) {
+  constructor(
+    readonly dim: number,
+    readonly metric: Metric,
+    maxCapacity = 100_000,
+    module = loadKernelModule(),
+  ) {
     this.kernel = new KernelInstance(module, dim, metric, maxCapacity);
   }
 
@@ -46,8 +51,16 @@ export class KernelModel {
   /** Top-k per query over all rows, or over `rowList`; results as ids and scores. */
   search(queries: number[][], k: number, rowList: number[] | null = null): ScoredId[][] {
     const packed = new Float32Array(queries.length * this.dim);
-    queries.forEach((q, j) => { packed.set(q, j * this.dim); });
-    const hits = this.kernel.search({ queries: packed, queryCount: queries.length, k, count: this.rows.length, rowList: rowList ? Int32Array.from(rowList) : null });
+    queries.forEach((q, j) => {
+      packed.set(q, j * this.dim);
+    });
+    const hits = this.kernel.search({
+      queries: packed,
+      queryCount: queries.length,
+      k,
+      count: this.rows.length,
+      rowList: rowList ? Int32Array.from(rowList) : null,
+    });
     return queries.map((_, j) => {
       const list: ScoredId[] = [];
       for (let i = 0; i < hits.perQuery; i++) {

@@ -24,16 +24,23 @@ const skipped = runs ? '' : ` (skipped: Node ${process.version} does not run rel
 function filled(module: WebAssembly.Module, dim: number, metric: Metric, rows: number[][], vectorType: VectorType = 'float32'): KernelInstance {
   const kernel = new KernelInstance(module, dim, metric, rows.length, vectorType);
   kernel.ensureCapacity(rows.length);
-  rows.forEach((row, r) => { kernel.writeRows([r], [Float32Array.from(row)], r); });
+  rows.forEach((row, r) => {
+    kernel.writeRows([r], [Float32Array.from(row)], r);
+  });
   return kernel;
 }
 
 describe(`the relaxed-SIMD kernel build${skipped}`, function () {
   this.timeout(180_000);
-  before(function () { if (!runs) this.skip(); });
+  before(function () {
+    if (!runs) this.skip();
+  });
 
   it('names itself wasm-relaxed-simd, the other build wasm-simd128, and exports the same functions', () => {
-    const names = (module: WebAssembly.Module) => WebAssembly.Module.exports(module).map((e) => e.name).sort();
+    const names = (module: WebAssembly.Module) =>
+      WebAssembly.Module.exports(module)
+        .map((e) => e.name)
+        .sort();
     expect(backendOf(loadKernelModule(RELAXED))).to.equal(RELAXED);
     expect(backendOf(loadSharedKernelModule(RELAXED))).to.equal(RELAXED);
     expect(backendOf(loadKernelModule())).to.equal('wasm-simd128');
@@ -50,13 +57,15 @@ describe(`the relaxed-SIMD kernel build${skipped}`, function () {
         for (const nq of sampled([1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 21])) {
           const queries = randomVectors(rng, nq, dim);
           const k = 1 + randomInt(rng, 20);
-          model.search(queries, k).forEach((list, j) => { expectSameTopK(metric, list, queries[j], model.rows, k, `nq=${nq} q=${j}`); });
+          model.search(queries, k).forEach((list, j) => {
+            expectSameTopK(metric, list, queries[j], model.rows, k, `nq=${nq} q=${j}`);
+          });
         }
       });
     }
   }
 
-  it('gives the simd128 build\'s ids, except between rows whose scores are within the bound, and scores within it', () => {
+  it("gives the simd128 build's ids, except between rows whose scores are within the bound, and scores within it", () => {
     for (const metric of METRICS) {
       for (const dim of [3, 17, 100, 384, 1024]) {
         const rng = seededRng(dim + (metric === 'l2' ? 7 : 0));
@@ -64,20 +73,28 @@ describe(`the relaxed-SIMD kernel build${skipped}`, function () {
         const queries = randomVectors(rng, 20, dim);
         const packed = Float32Array.from(queries.flat());
         const k = 50;
-        const [plain, relaxed] = [loadKernelModule(), loadKernelModule(RELAXED)].map((m) => filled(m, dim, metric, rows).search({ queries: packed, queryCount: queries.length, k, count: rows.length }));
+        const [plain, relaxed] = [loadKernelModule(), loadKernelModule(RELAXED)].map((m) =>
+          filled(m, dim, metric, rows).search({ queries: packed, queryCount: queries.length, k, count: rows.length }),
+        );
         const close = (a: number, b: number) => Math.abs(a - b) <= BUILDS_SCORE_BOUND * Math.max(1, Math.abs(b));
         for (let at = 0; at < plain.rows.length; at++) {
           const [p, r] = [plain.rows[at], relaxed.rows[at]];
           const query = queries[Math.floor(at / plain.perQuery)];
           // Each build's score against the float64 one of the row it returned.
-          expect(close(relaxed.scores[at], plain.scores[at]), `${metric} ${dim}: rank ${at} scores ${relaxed.scores[at]} and ${plain.scores[at]}`).to.equal(true);
-          if (p !== r) expect(close(referenceScore(metric, query, rows[p]), referenceScore(metric, query, rows[r])), `${metric} ${dim}: rank ${at} rows ${p} and ${r}`).to.equal(true);
+          expect(close(relaxed.scores[at], plain.scores[at]), `${metric} ${dim}: rank ${at} scores ${relaxed.scores[at]} and ${plain.scores[at]}`).to.equal(
+            true,
+          );
+          if (p !== r)
+            expect(
+              close(referenceScore(metric, query, rows[p]), referenceScore(metric, query, rows[r])),
+              `${metric} ${dim}: rank ${at} rows ${p} and ${r}`,
+            ).to.equal(true);
         }
       }
     }
   });
 
-  it('int8: the simd128 build\'s ids after the float32 re-rank, scores within the bound; inline and 2 threads bit for bit', async () => {
+  it("int8: the simd128 build's ids after the float32 re-rank, scores within the bound; inline and 2 threads bit for bit", async () => {
     const pool = new KernelPool(2, loadSharedKernelModule(RELAXED));
     try {
       for (const metric of METRICS) {
@@ -85,9 +102,13 @@ describe(`the relaxed-SIMD kernel build${skipped}`, function () {
         const rng = seededRng(metric === 'l2' ? 5 : 6);
         const rows = randomVectors(rng, 4000, dim);
         const queries = Float32Array.from(randomVectors(rng, 6, dim).flat());
-        const [plain, relaxed] = [loadKernelModule(), loadKernelModule(RELAXED)].map((m) => filled(m, dim, metric, rows, 'int8').search({ queries, queryCount: 6, k: 10, candidatePool: 100, count: rows.length }));
+        const [plain, relaxed] = [loadKernelModule(), loadKernelModule(RELAXED)].map((m) =>
+          filled(m, dim, metric, rows, 'int8').search({ queries, queryCount: 6, k: 10, candidatePool: 100, count: rows.length }),
+        );
         expect(Array.from(relaxed.rows), metric).to.deep.equal(Array.from(plain.rows));
-        relaxed.scores.forEach((score, i) => { expect(Math.abs(score - plain.scores[i])).to.be.at.most(BUILDS_SCORE_BOUND * Math.max(1, Math.abs(plain.scores[i]))); });
+        relaxed.scores.forEach((score, i) => {
+          expect(Math.abs(score - plain.scores[i])).to.be.at.most(BUILDS_SCORE_BOUND * Math.max(1, Math.abs(plain.scores[i])));
+        });
         const shared = filled(loadSharedKernelModule(RELAXED), dim, metric, rows, 'int8');
         const pooled = await shared.search({ queries, queryCount: 6, k: 10, candidatePool: 100, count: rows.length }, onPool(pool, 50_000));
         pool.release(shared.id);

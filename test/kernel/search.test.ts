@@ -27,7 +27,9 @@ describe('kernel search against the reference', function () {
             const k = 1 + randomInt(rng, 20);
             const results = model.search(queries, k);
             expect(results).to.have.length(nq);
-            results.forEach((list, j) => { expectSameTopK(metric, list, queries[j], model.rows, k, `${phase} nq=${nq} q=${j}`); });
+            results.forEach((list, j) => {
+              expectSameTopK(metric, list, queries[j], model.rows, k, `${phase} nq=${nq} q=${j}`);
+            });
           }
         };
 
@@ -38,7 +40,9 @@ describe('kernel search against the reference', function () {
         for (const v of randomVectors(rng, rowCount / 10, dim)) model.add(v);
         check('after replacements and more adds');
         // Every stored row still holds exactly what was written to it.
-        model.rows.forEach((row, r) => { expect(Array.from(model.kernel.readRow(r))).to.deep.equal(Array.from(row.vector)); });
+        model.rows.forEach((row, r) => {
+          expect(Array.from(model.kernel.readRow(r))).to.deep.equal(Array.from(row.vector));
+        });
       });
     }
   }
@@ -74,7 +78,16 @@ describe('kernel search against the reference', function () {
     const model = new KernelModel(4, 'cosine');
     expect(model.search([[1, 2, 3, 4]], 10)).to.deep.equal([[]]);
     model.add([1, 0, 0, 0]);
-    expect(model.search([[1, 2, 3, 4], [0, 1, 0, 0]], 10, [])).to.deep.equal([[], []]);
+    expect(
+      model.search(
+        [
+          [1, 2, 3, 4],
+          [0, 1, 0, 0],
+        ],
+        10,
+        [],
+      ),
+    ).to.deep.equal([[], []]);
   });
 });
 
@@ -94,7 +107,10 @@ describe('kernel ties', () => {
       for (let r = 0; r < 8; r++) {
         if (!twinIds.includes(model.rows[r].id)) model.delete(r);
       }
-      const results = model.search(Array.from({ length: 11 }, () => twin), twinIds.length);
+      const results = model.search(
+        Array.from({ length: 11 }, () => twin),
+        twinIds.length,
+      );
       for (const list of results) expect(list.map((h) => h.id)).to.deep.equal(twinIds);
     });
   }
@@ -118,7 +134,10 @@ describe('kernel filtered row lists', () => {
         for (const v of randomVectors(rng, 200, dim)) model.add(v);
         for (let i = 0; i < 30; i++) model.delete(randomInt(rng, model.rows.length));
         for (const size of [1, 5, 37, model.rows.length]) {
-          const rowList = shuffled(rng, model.rows.map((_, r) => r)).slice(0, size);
+          const rowList = shuffled(
+            rng,
+            model.rows.map((_, r) => r),
+          ).slice(0, size);
           const subset = rowList.map((r) => model.rows[r]);
           for (const nq of [1, 4, 6, 9]) {
             const queries = randomVectors(rng, nq, dim);
@@ -143,7 +162,9 @@ describe('kernel cosine scale', () => {
       const model = new KernelModel(12, 'cosine');
       for (const v of base) model.add(v.map((x) => x * scale));
       const scaledQueries = queries.map((q) => q.map((x) => x * scale));
-      model.search(scaledQueries, 10).forEach((list, j) => { expectSameTopK('cosine', list, scaledQueries[j], model.rows, 10, `scale ${scale}`); });
+      model.search(scaledQueries, 10).forEach((list, j) => {
+        expectSameTopK('cosine', list, scaledQueries[j], model.rows, 10, `scale ${scale}`);
+      });
     }
   });
 });
@@ -156,7 +177,10 @@ describe('kernel query tiles against single queries', () => {
       for (const dim of [1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 33, 100, 384]) {
         const model = new KernelModel(dim, metric);
         for (const v of randomVectors(rng, 157, dim)) model.add(v);
-        const shuffledRows = shuffled(rng, model.rows.map((_, r) => r));
+        const shuffledRows = shuffled(
+          rng,
+          model.rows.map((_, r) => r),
+        );
         for (const rowList of [null, shuffledRows.slice(0, 61), shuffledRows.slice(0, 60)]) {
           for (const nq of [4, 6, 11, 16, 37]) {
             const queries = randomVectors(rng, nq, dim);

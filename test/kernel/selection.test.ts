@@ -24,7 +24,9 @@ function integerRows(rng: Rng, n: number, spread: number): Float32Array[] {
 function loaded(metric: Metric, rows: Float32Array[], seqs: number[], vectorType: 'float32' | 'int8'): KernelInstance {
   const kernel = new KernelInstance(loadKernelModule(), DIM, metric, Math.max(1, rows.length), vectorType);
   kernel.ensureCapacity(rows.length);
-  rows.forEach((v, r) => { kernel.writeRows([r], [v], seqs[r]); });
+  rows.forEach((v, r) => {
+    kernel.writeRows([r], [v], seqs[r]);
+  });
   return kernel;
 }
 
@@ -54,7 +56,10 @@ describe('kernel selection against a plain sort', function () {
     const rng = seededRng(41);
     for (const { n, spread, list } of cases(rng)) {
       const rows = integerRows(rng, n, spread);
-      const seqs = shuffled(rng, Array.from({ length: n }, (_, i) => i * 3));
+      const seqs = shuffled(
+        rng,
+        Array.from({ length: n }, (_, i) => i * 3),
+      );
       const kernel = loaded('l2', rows, seqs, 'float32');
       const all = Array.from({ length: n }, (_, r) => r);
       const scanned = list ? shuffled(rng, all).slice(0, 1 + randomInt(rng, n)) : all;
@@ -62,7 +67,9 @@ describe('kernel selection against a plain sort', function () {
         const queries = integerRows(rng, nq, spread);
         if (nq > 1) queries[0] = rows[randomInt(rng, n)]; // an exact match: key -0
         const packed = new Float32Array(nq * DIM);
-        queries.forEach((q, j) => { packed.set(q, j * DIM); });
+        queries.forEach((q, j) => {
+          packed.set(q, j * DIM);
+        });
         for (const k of sampled(sizesFor(scanned.length))) {
           const hits = kernel.search({ queries: packed, queryCount: nq, k, count: n, rowList: list ? Int32Array.from(scanned) : null });
           for (let j = 0; j < nq; j++) {
@@ -81,19 +88,24 @@ describe('kernel selection against a plain sort', function () {
       const rng = seededRng(metric === 'l2' ? 43 : 47);
       for (const { n, spread, list } of cases(rng)) {
         const rows = integerRows(rng, n, spread);
-        const seqs = shuffled(rng, Array.from({ length: n }, (_, i) => i));
+        const seqs = shuffled(
+          rng,
+          Array.from({ length: n }, (_, i) => i),
+        );
         const kernel = loaded(metric, rows, seqs, 'int8');
         const all = Array.from({ length: n }, (_, r) => r);
         const scanned = list ? shuffled(rng, all).slice(0, 1 + randomInt(rng, n)) : all;
         const query = integerRows(rng, 1, spread)[0];
         // The kernel's keys with scales of exactly 1: cosine dot * invNorm, l2 2 * dot - ||v||^2.
-        const key = (r: number) => metric === 'cosine'
-          ? Math.fround(dot(query, rows[r]) * inverseNorm(rows[r]))
-          : 2 * dot(query, rows[r]) - dot(rows[r], rows[r]);
+        const key = (r: number) =>
+          metric === 'cosine' ? Math.fround(dot(query, rows[r]) * inverseNorm(rows[r])) : 2 * dot(query, rows[r]) - dot(rows[r], rows[r]);
         for (const pool of sampled(sizesFor(scanned.length))) {
           const got = Array.from(firstStagePool(kernel, query, pool, n, list ? Int32Array.from(scanned) : null));
           const want = sortedRows(scanned, key, seqs).slice(0, pool);
-          expect(got.sort((a, b) => a - b), `n=${n} spread=${spread} list=${list} pool=${pool}`).to.deep.equal(want.sort((a, b) => a - b));
+          expect(
+            got.sort((a, b) => a - b),
+            `n=${n} spread=${spread} list=${list} pool=${pool}`,
+          ).to.deep.equal(want.sort((a, b) => a - b));
         }
       }
     });
@@ -107,18 +119,28 @@ describe('kernel selection against a plain sort', function () {
     const rng = seededRng(53);
     const n = 2048;
     const query = Float32Array.from([127, 127, 127]);
-    const rows = Array.from({ length: n }, (_, r) => ((r % (n / 4)) % 4 === 0
-      ? Float32Array.from([127, 127 - randomInt(rng, 20), 127 - randomInt(rng, 20)])
-      : Float32Array.from([127, -127 + randomInt(rng, 100), -127 + randomInt(rng, 100)])));
-    const seqs = shuffled(rng, Array.from({ length: n }, (_, i) => i));
+    const rows = Array.from({ length: n }, (_, r) =>
+      (r % (n / 4)) % 4 === 0
+        ? Float32Array.from([127, 127 - randomInt(rng, 20), 127 - randomInt(rng, 20)])
+        : Float32Array.from([127, -127 + randomInt(rng, 100), -127 + randomInt(rng, 100)]),
+    );
+    const seqs = shuffled(
+      rng,
+      Array.from({ length: n }, (_, i) => i),
+    );
     for (const metric of ['cosine', 'l2'] as const) {
       const kernel = loaded(metric, rows, seqs, 'int8');
-      const key = (r: number) => metric === 'cosine'
-        ? Math.fround(dot(query, rows[r]) * inverseNorm(rows[r]))
-        : 2 * dot(query, rows[r]) - dot(rows[r], rows[r]);
+      const key = (r: number) =>
+        metric === 'cosine' ? Math.fround(dot(query, rows[r]) * inverseNorm(rows[r])) : 2 * dot(query, rows[r]) - dot(rows[r], rows[r]);
       for (const pool of [256, 300]) {
         const got = Array.from(firstStagePool(kernel, query, pool, n)).sort((a, b) => a - b);
-        const want = sortedRows(Array.from({ length: n }, (_, r) => r), key, seqs).slice(0, pool).sort((a, b) => a - b);
+        const want = sortedRows(
+          Array.from({ length: n }, (_, r) => r),
+          key,
+          seqs,
+        )
+          .slice(0, pool)
+          .sort((a, b) => a - b);
         expect(got, `${metric} pool=${pool}`).to.deep.equal(want);
       }
     }

@@ -17,7 +17,10 @@ const ROW_COUNTS = [1, 2, 3, 4, 5, 6, 7, 8, 9];
 
 /** A row list: a shuffled subset (some rows left out) or every row in shuffled order. */
 function rowListOf(rng: Rng, rows: number, all: boolean): number[] {
-  const list = shuffled(rng, Array.from({ length: rows }, (_, r) => r));
+  const list = shuffled(
+    rng,
+    Array.from({ length: rows }, (_, r) => r),
+  );
   return all ? list : list.slice(0, Math.max(1, rows - 1 - randomInt(rng, rows)));
 }
 
@@ -36,7 +39,14 @@ describe('kernel single-query scan: 4-row steps and their tails', () => {
             for (const whole of [false, true]) {
               const list = rowListOf(rng, rows, whole);
               const [filtered] = model.search([query], k, list);
-              expectSameTopK(metric, filtered, query, list.map((r) => model.rows[r]), k, `rows=${rows} k=${k} list=${list}`);
+              expectSameTopK(
+                metric,
+                filtered,
+                query,
+                list.map((r) => model.rows[r]),
+                k,
+                `rows=${rows} k=${k} list=${list}`,
+              );
             }
           }
         }
@@ -44,7 +54,7 @@ describe('kernel single-query scan: 4-row steps and their tails', () => {
     }
   }
 
-  it('dot (the benchmarks\' baseline metric): rows and keys equal a float64 dot product, 1..9 rows, with and without a row list', () => {
+  it("dot (the benchmarks' baseline metric): rows and keys equal a float64 dot product, 1..9 rows, with and without a row list", () => {
     const rng = seededRng(4242);
     for (const dim of DIMENSIONS) {
       for (const rows of ROW_COUNTS) {
@@ -55,11 +65,16 @@ describe('kernel single-query scan: 4-row steps and their tails', () => {
         for (const list of [null, rowListOf(rng, rows, false)]) {
           for (const k of [2, rows + 3]) {
             const candidates = list ?? Array.from({ length: rows }, (_, r) => r);
-            const expected = candidates.map((r) => ({ r, key: dot(r) })).sort((a, b) => b.key - a.key || a.r - b.r).slice(0, k);
+            const expected = candidates
+              .map((r) => ({ r, key: dot(r) }))
+              .sort((a, b) => b.key - a.key || a.r - b.r)
+              .slice(0, k);
             const got = kernel.searchWithKeys(query, 1, k, 'dot', list && Int32Array.from(list));
             const label = `dim=${dim} rows=${rows} k=${k} list=${list}`;
             expect(Array.from(got.rows), label).to.deep.equal(expected.map((e) => e.r));
-            got.keys.forEach((key, i) => { expect(key, label).to.be.closeTo(expected[i].key, 1e-5 * Math.max(1, Math.abs(expected[i].key))); });
+            got.keys.forEach((key, i) => {
+              expect(key, label).to.be.closeTo(expected[i].key, 1e-5 * Math.max(1, Math.abs(expected[i].key)));
+            });
           }
         }
       }
@@ -76,9 +91,12 @@ describe('kernel single-query scan: selection through a 2k buffer', () => {
       const model = new KernelModel(dim, metric);
       for (const v of randomVectors(rng, 403, dim)) model.add(v);
       for (const k of [1, 2, 7, 100, 201, 202, 403, 500]) {
-        for (const nq of [1, 3, 5, 7]) { // 5 = a tile of 4 + 1 single; 7 = a tile of 4 + 3 singles
+        for (const nq of [1, 3, 5, 7]) {
+          // 5 = a tile of 4 + 1 single; 7 = a tile of 4 + 3 singles
           const queries = randomVectors(rng, nq, dim);
-          model.search(queries, k).forEach((list, j) => { expectSameTopK(metric, list, queries[j], model.rows, k, `k=${k} nq=${nq} q=${j}`); });
+          model.search(queries, k).forEach((list, j) => {
+            expectSameTopK(metric, list, queries[j], model.rows, k, `k=${k} nq=${nq} q=${j}`);
+          });
         }
       }
     });
@@ -97,7 +115,10 @@ describe('kernel single-query scan: selection through a 2k buffer', () => {
       const alive = new Set(model.rows.map((r) => r.id));
       const twinsLeft = twinIds.filter((id) => alive.has(id));
       for (const k of [1, 3, 64, 150, twinsLeft.length]) {
-        expect(model.search([twin], k)[0].map((h) => h.id), `k=${k}`).to.deep.equal(twinsLeft.slice(0, k));
+        expect(
+          model.search([twin], k)[0].map((h) => h.id),
+          `k=${k}`,
+        ).to.deep.equal(twinsLeft.slice(0, k));
       }
     });
   }
@@ -122,10 +143,19 @@ describe('kernel single-query scan: ties', () => {
           for (const k of [1, 2, twinIds.length]) {
             const [hits] = model.search([twin], k);
             const label = `dim=${dim} rows=${rows} k=${k}`;
-            expect(hits.map((h) => h.id), label).to.deep.equal(twinIds.slice(0, k));
+            expect(
+              hits.map((h) => h.id),
+              label,
+            ).to.deep.equal(twinIds.slice(0, k));
             expect(new Set(hits.map((h) => h.score)).size, `${label}: equal scores`).to.equal(1);
-            const list = shuffled(rng, model.rows.map((_, r) => r));
-            expect(model.search([twin], k, list)[0].map((h) => h.id), `${label} row list`).to.deep.equal(twinIds.slice(0, k));
+            const list = shuffled(
+              rng,
+              model.rows.map((_, r) => r),
+            );
+            expect(
+              model.search([twin], k, list)[0].map((h) => h.id),
+              `${label} row list`,
+            ).to.deep.equal(twinIds.slice(0, k));
           }
         }
       }
@@ -142,7 +172,10 @@ describe('kernel single-query scan: ties', () => {
       queries.forEach((q, j) => {
         const [alone] = model.search([q], 10);
         expectSameTopK(metric, alone, q, model.rows, 10, `single q=${j}`);
-        expect(alone.map((h) => h.id), `q=${j}`).to.deep.equal(block[j].map((h) => h.id));
+        expect(
+          alone.map((h) => h.id),
+          `q=${j}`,
+        ).to.deep.equal(block[j].map((h) => h.id));
       });
     }
   });

@@ -27,7 +27,9 @@ describe('kernel batch writes', () => {
       batch.ensureCapacity(50);
       const rows = [7, 0, 49, 7, 3, 12];
       const values = rows.map(() => Float32Array.from(randomVector(rng, dim)));
-      rows.forEach((row, i) => { one.writeRows([row], [values[i]], 100 + i); });
+      rows.forEach((row, i) => {
+        one.writeRows([row], [values[i]], 100 + i);
+      });
       batch.writeRows(rows, values, 100);
       for (const row of new Set(rows)) expect(Array.from(batch.readRow(row))).to.deep.equal(Array.from(one.readRow(row)));
       // Norms, sequences (and int8 codes) are compared through the search results they produce.
@@ -82,7 +84,9 @@ describe('kernel batch writes', () => {
         rows[2].fill(0); // a zero row gets 0
         const vectors = base;
         const norms = vectors + count * dim * 4;
-        rows.forEach((row, r) => { new Float32Array(memory.buffer, vectors + r * dim * 4, dim).set(row); });
+        rows.forEach((row, r) => {
+          new Float32Array(memory.buffer, vectors + r * dim * 4, dim).set(row);
+        });
         new Float32Array(memory.buffer, norms, count).fill(-1);
         // Rows 1..3 only: the others keep their -1.
         kernel.storeInverseNorms(vectors, dim, 1, 3, norms);

@@ -18,12 +18,22 @@ const DOCS = [
   new Document({ id: 'cherry', pageContent: 'cherries are small round dark red stone fruit', metadata: { topic: 'fruit', year: 2015 } }),
   new Document({ id: 'rust', pageContent: 'rust is a systems programming language with ownership', metadata: { topic: 'code', year: 2015 } }),
   new Document({ id: 'go', pageContent: 'go is a compiled language with goroutines and channels', metadata: { topic: 'code', year: 2009 } }),
-  new Document({ id: 'wasm', pageContent: 'webassembly runs portable binary code in browsers', metadata: { topic: 'code', year: 2017, tags: ['web', 'simd'] } }),
+  new Document({
+    id: 'wasm',
+    pageContent: 'webassembly runs portable binary code in browsers',
+    metadata: { topic: 'code', year: 2017, tags: ['web', 'simd'] },
+  }),
 ];
 
 const cosine = (a: number[], b: number[]) => {
-  let dot = 0, na = 0, nb = 0;
-  for (let i = 0; i < a.length; i++) { dot += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
+  let dot = 0,
+    na = 0,
+    nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
   return dot / Math.sqrt(na * nb);
 };
 
@@ -40,12 +50,16 @@ async function plainMmr(query: string, docs: Document[], k: number, lambda: numb
   const vectors = await embeddings.embedDocuments(docs.map((d) => d.pageContent));
   const picked: number[] = [];
   while (picked.length < k) {
-    let best = -1, bestScore = -Infinity;
+    let best = -1,
+      bestScore = -Infinity;
     vectors.forEach((v, i) => {
       if (picked.includes(i)) return;
       const redundancy = Math.max(-Infinity, ...picked.map((j) => cosine(v, vectors[j])));
       const score = lambda * cosine(q, v) - (1 - lambda) * (picked.length ? redundancy : 0);
-      if (score > bestScore) { best = i; bestScore = score; }
+      if (score > bestScore) {
+        best = i;
+        bestScore = score;
+      }
     });
     picked.push(best);
   }
@@ -62,15 +76,24 @@ describe('TempvecVectorStore (LangChain.js, tempvec/langchain)', function () {
     for (const query of ['red fruit from trees', 'a programming language', DOCS[4].pageContent]) {
       const hits = await vs.similaritySearchWithScore(query, DOCS.length);
       const expected = await reference(query);
-      expect(hits.map(([d]) => d.id), query).to.deep.equal(expected.map((e) => e.id));
-      hits.forEach(([, score], i) => { expect(Math.abs(score - expected[i].score)).to.be.below(1e-5); });
+      expect(
+        hits.map(([d]) => d.id),
+        query,
+      ).to.deep.equal(expected.map((e) => e.id));
+      hits.forEach(([, score], i) => {
+        expect(Math.abs(score - expected[i].score)).to.be.below(1e-5);
+      });
     }
     const [[top, score]] = await vs.similaritySearchWithScore(DOCS[5].pageContent, 1);
     expect(score).to.be.closeTo(1, 1e-6);
-    expect({ id: top.id, pageContent: top.pageContent, metadata: top.metadata }).to.deep.equal({ id: 'wasm', pageContent: DOCS[5].pageContent, metadata: DOCS[5].metadata });
+    expect({ id: top.id, pageContent: top.pageContent, metadata: top.metadata }).to.deep.equal({
+      id: 'wasm',
+      pageContent: DOCS[5].pageContent,
+      metadata: DOCS[5].metadata,
+    });
   });
 
-  it('filters with tempvec\'s filter language before ranking', async () => {
+  it("filters with tempvec's filter language before ranking", async () => {
     const vs = await store();
     const fruit = await vs.similaritySearch('a programming language', 10, { topic: 'fruit' });
     const expected = (await reference('a programming language')).filter((e) => ['apple', 'banana', 'cherry'].includes(e.id));
@@ -104,7 +127,9 @@ describe('TempvecVectorStore (LangChain.js, tempvec/langchain)', function () {
   });
 
   it('fromTexts stores texts with their metadata under new ids; asRetriever returns documents', async () => {
-    const vs = await TempvecVectorStore.fromTexts(['alpha centauri is a star', 'beta decay is radioactive'], [{ n: 1 }, { n: 2 }], embeddings, { baseUrl: api.base });
+    const vs = await TempvecVectorStore.fromTexts(['alpha centauri is a star', 'beta decay is radioactive'], [{ n: 1 }, { n: 2 }], embeddings, {
+      baseUrl: api.base,
+    });
     const docs = await vs.asRetriever({ k: 1 }).invoke('alpha centauri is a star');
     expect(docs).to.have.length(1);
     expect(docs[0].pageContent).to.equal('alpha centauri is a star');
@@ -115,9 +140,11 @@ describe('TempvecVectorStore (LangChain.js, tempvec/langchain)', function () {
     expect((await vs.client.getSession()).session.vectorCount).to.equal(3);
   });
 
-  it('stores pageContent as the vector\'s text, so a chunk is not held to the metadata limit', async () => {
+  it("stores pageContent as the vector's text, so a chunk is not held to the metadata limit", async () => {
     const long = 'chunk '.repeat(3000).trim(); // 18 KB: more than MAX_METADATA_BYTES (8 KB)
-    const vs = await TempvecVectorStore.fromDocuments([new Document({ id: 'long', pageContent: long, metadata: { page: 1 } })], embeddings, { baseUrl: api.base });
+    const vs = await TempvecVectorStore.fromDocuments([new Document({ id: 'long', pageContent: long, metadata: { page: 1 } })], embeddings, {
+      baseUrl: api.base,
+    });
     const { vector } = await vs.client.get('long', { includeText: true });
     expect(vector.text).to.equal(long);
     expect(vector.metadata).to.deep.equal({ page: 1 });
@@ -131,13 +158,19 @@ describe('TempvecVectorStore (LangChain.js, tempvec/langchain)', function () {
     const keyword = await vs.keywordSearchWithScore('fruit from trees', 10);
     const bm25 = referenceBm25(textDocs, 'english', 'fruit from trees');
     expect(keyword.map(([d]) => d.id)).to.deep.equal(bm25.map((h) => h.id));
-    keyword.forEach(([, score], i) => { expect(score).to.be.closeTo(bm25[i].score, 1e-6); });
+    keyword.forEach(([, score], i) => {
+      expect(score).to.be.closeTo(bm25[i].score, 1e-6);
+    });
     expect(keyword[0][0].pageContent).to.equal(DOCS.find((d) => d.id === keyword[0][0].id)!.pageContent);
     const query = 'a compiled language with channels';
     const hybrid = await vs.hybridSearchWithScore(query, 4);
-    const fused = referenceFuse(await reference(query), referenceBm25(textDocs, 'english', query), { method: 'rrf' }, false, (id) => DOCS.findIndex((d) => d.id === id));
+    const fused = referenceFuse(await reference(query), referenceBm25(textDocs, 'english', query), { method: 'rrf' }, false, (id) =>
+      DOCS.findIndex((d) => d.id === id),
+    );
     expect(hybrid.map(([d]) => d.id)).to.deep.equal(fused.slice(0, 4).map((h) => h.id));
-    hybrid.forEach(([, score], i) => { expect(score).to.be.closeTo(fused[i].score, 1e-12); });
+    hybrid.forEach(([, score], i) => {
+      expect(score).to.be.closeTo(fused[i].score, 1e-12);
+    });
     const retrieved = await vs.asHybridRetriever({ k: 2 }).invoke(query);
     expect(retrieved.map((d) => d.id)).to.deep.equal(fused.slice(0, 2).map((h) => h.id));
     const filtered = await vs.asHybridRetriever({ k: 5, filter: { topic: 'fruit' }, fusion: { method: 'linear', alpha: 0.5 } }).invoke(query);

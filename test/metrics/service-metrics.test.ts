@@ -13,8 +13,7 @@ async function scrape(api: TestServer): Promise<Exposition & { text: string }> {
 }
 
 const value = (e: Exposition, key: string) => e.samples.get(key) ?? 0;
-const requests = (method: string, route: string, status: number) =>
-  `tempvec_http_requests_total{method="${method}",route="${route}",status="${status}"}`;
+const requests = (method: string, route: string, status: number) => `tempvec_http_requests_total{method="${method}",route="${route}",status="${status}"}`;
 
 describe('GET /metrics', () => {
   const frozen = Date.now();
@@ -43,11 +42,13 @@ describe('GET /metrics', () => {
   it('reports a block of the main thread as event-loop delay since the last scrape', async () => {
     await scrape(api);
     // Hold the thread 250 ms between two turns of the loop (the probe's timer then fires 250 ms late).
-    await new Promise<void>((resolve) => setTimeout(() => {
-      const t0 = performance.now();
-      while (performance.now() - t0 < 250);
-      setTimeout(resolve, 5);
-    }, 5));
+    await new Promise<void>((resolve) =>
+      setTimeout(() => {
+        const t0 = performance.now();
+        while (performance.now() - t0 < 250);
+        setTimeout(resolve, 5);
+      }, 5),
+    );
     const held = await scrape(api);
     expect(value(held, 'tempvec_event_loop_delay_max_seconds')).to.be.at.least(0.25);
     expect(value(held, 'tempvec_event_loop_delay_p99_seconds')).to.be.above(0).and.at.most(value(held, 'tempvec_event_loop_delay_max_seconds'));
@@ -59,7 +60,17 @@ describe('GET /metrics', () => {
   it('counts requests by route pattern and status, and times them', async () => {
     const before = await scrape(api);
     const token = await api.token();
-    expectOk(await api.post('/vectors/add-many', { token, body: { vectors: [{ id: 'a', vector: [1, 0] }, { id: 'b', vector: [0, 1] }] } }));
+    expectOk(
+      await api.post('/vectors/add-many', {
+        token,
+        body: {
+          vectors: [
+            { id: 'a', vector: [1, 0] },
+            { id: 'b', vector: [0, 1] },
+          ],
+        },
+      }),
+    );
     expectOk(await api.post('/search', { token, body: { queryVector: [1, 0] } }));
     expectError(await api.post('/search', { token, body: { queryVector: [1, 0, 0] } }), 400, 'DIMENSION_MISMATCH');
     expectOk(await api.post('/search', { token, body: { queryVector: [0, 1] } }));

@@ -45,7 +45,8 @@ describe('GET /openapi.json', () => {
     for (const [path, ops] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) {
         const bodies = [op.requestBody, ...Object.values<any>(op.responses)].filter(Boolean);
-        for (const body of bodies) for (const [type, media] of Object.entries<any>(body.content ?? {})) schemas.push([`${method} ${path} ${type}`, media.schema]);
+        for (const body of bodies)
+          for (const [type, media] of Object.entries<any>(body.content ?? {})) schemas.push([`${method} ${path} ${type}`, media.schema]);
       }
     }
     expect(schemas.length).to.be.greaterThan(60);
@@ -57,13 +58,27 @@ describe('GET /openapi.json', () => {
   it('has exactly the routes the server answers (GET / lists them from the router)', async () => {
     const overview = await live.send('GET', '/');
     const served = overview.body.routes.map((r: { method: string; path: string }) => `${r.method.toLowerCase()} ${r.path}`).sort();
-    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m} ${path}`)).sort();
+    const documented = Object.entries(doc.paths)
+      .flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m} ${path}`))
+      .sort();
     expect(documented).to.deep.equal(served);
   });
 
   it('requires the bearer scheme exactly on the routes that need a token', async () => {
     expect(doc.components.securitySchemes.bearerAuth).to.include({ type: 'http', scheme: 'bearer' });
-    const open = ['get /', 'get /openapi.json', 'get /limits', 'get /sdk.js', 'get /sdk.d.ts', 'get /kernel.wasm', 'get /kernel.simd128.wasm', 'post /token', 'get /healthz', 'get /readyz', 'get /metrics'];
+    const open = [
+      'get /',
+      'get /openapi.json',
+      'get /limits',
+      'get /sdk.js',
+      'get /sdk.d.ts',
+      'get /kernel.wasm',
+      'get /kernel.simd128.wasm',
+      'post /token',
+      'get /healthz',
+      'get /readyz',
+      'get /metrics',
+    ];
     for (const [path, ops] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) {
         const expected = open.includes(`${method} ${path}`) ? [] : [{ bearerAuth: [] }];
@@ -104,7 +119,9 @@ describe('GET /openapi.json', () => {
       for (const [method, op] of Object.entries<any>(ops)) {
         for (const [status, response] of Object.entries<any>(op.responses)) {
           if (Number(status) < 400 || status === '431') continue;
-          expect(response.content['application/json'].schema.allOf[0], `${method} ${path} ${status}`).to.deep.equal({ $ref: '#/components/schemas/ErrorResponse' });
+          expect(response.content['application/json'].schema.allOf[0], `${method} ${path} ${status}`).to.deep.equal({
+            $ref: '#/components/schemas/ErrorResponse',
+          });
         }
       }
     }
@@ -118,13 +135,17 @@ describe('GET /openapi.json', () => {
   });
 
   it('declares the routes that take no body without a requestBody', () => {
-    for (const [path, op] of [['/token', doc.paths['/token'].post], ['/index/reset', doc.paths['/index/reset'].post], ['/vectors/clear', doc.paths['/vectors/clear'].post]]) {
+    for (const [path, op] of [
+      ['/token', doc.paths['/token'].post],
+      ['/index/reset', doc.paths['/index/reset'].post],
+      ['/vectors/clear', doc.paths['/vectors/clear'].post],
+    ]) {
       expect(op.requestBody, path).to.equal(undefined);
       expect(op.description, path).to.include('Takes no body');
     }
   });
 
-  it('declares each route\'s error codes under their HTTP statuses', () => {
+  it("declares each route's error codes under their HTTP statuses", () => {
     const codes = (path: string, method: string, status: string) =>
       doc.paths[path][method].responses[status].content['application/json'].schema.allOf[1].properties.error.properties.code.enum;
     expect(codes('/vectors/get', 'post', '404')).to.deep.equal(['VECTOR_NOT_FOUND']);

@@ -35,8 +35,14 @@ describe('a client generated from /openapi.json (openapi-typescript + openapi-fe
     const source = readFileSync(FLOW, 'utf8').replace(/\/\/.*$/gm, '');
     expect(source, 'no casts in the flow').to.not.match(/\bas\s+(?!const\b)[\w{[(]|\bany\b|<\w+>\s*\w/);
     const program = ts.createProgram([FLOW], {
-      strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'], types: [], skipLibCheck: true,
+      strict: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+      types: [],
+      skipLibCheck: true,
     });
     const errors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     expect(errors).to.deep.equal([]);
@@ -52,7 +58,10 @@ describe('a client generated from /openapi.json (openapi-typescript + openapi-fe
       maxTopK: 100,
       cleared: 3,
     });
-    expect(out.hits.map((h) => [h.id, h.year])).to.deep.equal([['kind-of-blue', 1959], ['a-love-supreme', 1965]]);
+    expect(out.hits.map((h) => [h.id, h.year])).to.deep.equal([
+      ['kind-of-blue', 1959],
+      ['a-love-supreme', 1965],
+    ]);
     expect(out.rateLimit).to.match(/^"per-token";r=\d+;t=\d+$/);
   });
 });

@@ -36,7 +36,9 @@ describe('OpenAPI document under third-party linters', function () {
   });
 
   it('spectral lint (spectral:oas): no error, no warning', async () => {
-    const results = JSON.parse(await cli('spectral', ['lint', file, '--ruleset', '.spectral.yaml', '--format', 'json', '--quiet', '--fail-severity', 'hint']) || '[]');
+    const results = JSON.parse(
+      (await cli('spectral', ['lint', file, '--ruleset', '.spectral.yaml', '--format', 'json', '--quiet', '--fail-severity', 'hint'])) || '[]',
+    );
     expect(results.map((r: { code: string; message: string; path: string[] }) => `${r.code}: ${r.message} at ${r.path.join('.')}`)).to.deep.equal([]);
   });
 

@@ -16,7 +16,18 @@ import { ResponseChecker, REVALIDATE } from '../helpers/openapi-check.js';
 /** Small limits, so every limit error is cheap to provoke. */
 // The clock is frozen, so a rate-limit bucket never refills: 1 request per second per token is a burst of 2,
 // exactly a seeded session plus the request under test.
-const LIMITS = { requestRatePerSec: 1, tokenRatePerMin: 0, maxVectorsPerSession: 3, maxAddManyBatch: 3, maxGetManyBatch: 3, maxDeleteManyBatch: 3, maxSearchManyBatch: 3, maxBodyBytes: 2048, sessionTtlMs: 60_000, maxImportBytes: 4096 };
+const LIMITS = {
+  requestRatePerSec: 1,
+  tokenRatePerMin: 0,
+  maxVectorsPerSession: 3,
+  maxAddManyBatch: 3,
+  maxGetManyBatch: 3,
+  maxDeleteManyBatch: 3,
+  maxSearchManyBatch: 3,
+  maxBodyBytes: 2048,
+  sessionTtlMs: 60_000,
+  maxImportBytes: 4096,
+};
 const SEED = [
   { id: 'a', vector: [1, 0, 0], metadata: { color: 'red' }, text: 'a red apple' },
   { id: 'b', vector: [0, 1, 0], metadata: { color: 'blue' }, text: 'the blue sea' },
@@ -27,8 +38,10 @@ type Case = [method: string, path: string, options?: SendOptions];
 
 /** An import body: the export header (dimension 3, cosine) announcing `count` lines, then `lines`. */
 const ndjson = (lines: unknown[], header: Record<string, unknown> = {}, count = lines.length): SendOptions => ({
-  raw: [{ format: 'tempvec-export', version: 1, dimensions: 3, metric: 'cosine', vectorType: 'float32', count, ...header }, ...lines]
-    .map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n') + '\n',
+  raw:
+    [{ format: 'tempvec-export', version: 1, dimensions: 3, metric: 'cosine', vectorType: 'float32', count, ...header }, ...lines]
+      .map((line) => (typeof line === 'string' ? line : JSON.stringify(line)))
+      .join('\n') + '\n',
   headers: { 'content-type': 'application/x-ndjson' },
 });
 
@@ -58,12 +71,35 @@ const SUCCESS: Case[] = [
   ['POST', '/vectors/metadata/set', { body: { id: 'a', metadata: { color: 'green', n: 1 } } }],
   ['POST', '/vectors/metadata/delete', { body: { id: 'a' } }],
   ['POST', '/vectors/add', { body: { id: 'a', vector: [1, 1, 0], metadata: { x: true } } }],
-  ['POST', '/vectors/add-many', { body: { vectors: [{ id: 'a', vector: [1, 2, 3] }, { id: 'b', vector: [3, 2, 1] }] } }],
+  [
+    'POST',
+    '/vectors/add-many',
+    {
+      body: {
+        vectors: [
+          { id: 'a', vector: [1, 2, 3] },
+          { id: 'b', vector: [3, 2, 1] },
+        ],
+      },
+    },
+  ],
   ['POST', '/vectors/delete', { body: { id: 'a' } }],
   ['POST', '/vectors/delete-many', { body: { ids: ['a', 'b', 'zz'] } }],
   ['POST', '/vectors/clear'],
   ['POST', '/search', { body: { queryVector: [1, 0.2, 0], topK: 2, includeMetadata: true, filter: { color: 'red' } } }],
-  ['POST', '/search-many', { body: { queryVectors: [[1, 0, 0], [0, 1, 0]], topK: 3 } }],
+  [
+    'POST',
+    '/search-many',
+    {
+      body: {
+        queryVectors: [
+          [1, 0, 0],
+          [0, 1, 0],
+        ],
+        topK: 3,
+      },
+    },
+  ],
   ['POST', '/search', { body: { queryId: 'a', topK: 2, scoreThreshold: 0.1 } }],
   ['POST', '/search-many', { body: { queryIds: ['a', 'b'], topK: 1 } }],
   ['POST', '/search', { body: { queryText: 'red apple', includeText: true, includeMetadata: true } }],
@@ -109,7 +145,20 @@ const ERRORS: Case[] = [
   ['POST', '/search', { body: { queryVector: [0, 0, 0] } }],
   ['POST', '/search-many', { body: { queryVectors: [[1, 0]] } }],
   ['POST', '/search-many', { body: { queryVectors: [[0, 0, 0]] } }],
-  ['POST', '/search-many', { body: { queryVectors: [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]] } }],
+  [
+    'POST',
+    '/search-many',
+    {
+      body: {
+        queryVectors: [
+          [1, 0, 0],
+          [0, 1, 0],
+          [0, 0, 1],
+          [1, 1, 1],
+        ],
+      },
+    },
+  ],
   ['POST', '/search', { body: { queryId: 'zz' } }],
   ['POST', '/search-many', { body: { queryIds: ['a', 'zz'] } }],
   ['POST', '/vectors/list', { body: { cursor: 'not-a-cursor' } }],
@@ -258,7 +307,7 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     const rows = 40_000;
     return onOwnServer({ memoryBudgetBytes: 0, maxVectorsPerSession: rows, maxAddManyBatch: rows, requestRatePerSec: 0 }, async (own, ownChecker) => {
       const token = await own.newToken();
-      const vectors = Array.from({ length: rows }, (_, i) => ({ id: `v${i}`, vector: [i % 7 + 1], metadata: { g: i === 0 ? 0 : 1 } }));
+      const vectors = Array.from({ length: rows }, (_, i) => ({ id: `v${i}`, vector: [(i % 7) + 1], metadata: { g: i === 0 ? 0 : 1 } }));
       expect((await own.send('POST', '/vectors/add-many', { token, body: { vectors } })).status).to.equal(200);
       // Then a budget leaving the linear memory the room the comment above says (and a little for the search bodies).
       const { budget } = own.store;
@@ -288,7 +337,20 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
       expect((await own.send('POST', '/vectors/add-many', { token, body: { vectors: SEED } })).status).to.equal(200);
       const cases: Case[] = [
         ['POST', '/search', { body: { queryVector: [1, 0, 0], topK: 3, includeMetadata: true } }],
-        ['POST', '/search-many', { body: { queryVectors: [[1, 0, 0], [0, 1, 0]], topK: 3, includeMetadata: true } }],
+        [
+          'POST',
+          '/search-many',
+          {
+            body: {
+              queryVectors: [
+                [1, 0, 0],
+                [0, 1, 0],
+              ],
+              topK: 3,
+              includeMetadata: true,
+            },
+          },
+        ],
         ['POST', '/vectors/get-many', { body: { ids: ['a', 'b', 'c'] } }],
         ['POST', '/vectors/list', { body: { includeVectors: true, includeMetadata: true } }],
       ];
@@ -306,7 +368,10 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
       expect((await own.send('POST', '/vectors/add-many', { token, body: { vectors } })).status).to.equal(200);
       // Room for the small request bodies, not for a streamed answer's window.
       own.store.budget.limitBytes = own.store.budget.usedBytes + 100_000;
-      for (const [method, path, options] of [['POST', '/vectors/get-many', { body: { ids: ['a', 'b', 'c'] } }], ['POST', '/vectors/list', { body: { includeVectors: true } }]] as Case[]) {
+      for (const [method, path, options] of [
+        ['POST', '/vectors/get-many', { body: { ids: ['a', 'b', 'c'] } }],
+        ['POST', '/vectors/list', { body: { includeVectors: true } }],
+      ] as Case[]) {
         const reply = await own.send(method, path, { token, ...options });
         ownChecker.check(method, path, reply);
         expect(reply.body.error.code, path).to.equal('SERVER_AT_CAPACITY');
@@ -353,7 +418,7 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     }
   });
 
-  it('headers over Node\'s 16 KiB limit get the declared 431 on every route', async () => {
+  it("headers over Node's 16 KiB limit get the declared 431 on every route", async () => {
     for (const { method, path } of operations) {
       const reply = await live.send(method, path, { headers: { 'x-padding': 'x'.repeat(17 * 1024) } });
       expect(reply.status, `${method} ${path}`).to.equal(431);
@@ -362,7 +427,11 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
   });
 
   it('unknown routes and wrong methods answer the documented error body', async () => {
-    for (const [method, path, code] of [['GET', '/nope', 'NOT_FOUND'], ['GET', '/search', 'METHOD_NOT_ALLOWED'], ['DELETE', '/token', 'METHOD_NOT_ALLOWED']]) {
+    for (const [method, path, code] of [
+      ['GET', '/nope', 'NOT_FOUND'],
+      ['GET', '/search', 'METHOD_NOT_ALLOWED'],
+      ['DELETE', '/token', 'METHOD_NOT_ALLOWED'],
+    ]) {
       const reply = await live.send(method, path);
       expect(reply.body.error.code).to.equal(code);
       checker.validateComponent('ErrorResponse', reply.body);

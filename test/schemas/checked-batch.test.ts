@@ -30,17 +30,57 @@ function verdict(s: AddManySchemas, body: unknown) {
 }
 
 const bodies: [string, unknown][] = [
-  ['JSON numbers', { vectors: [{ id: 'a', vector: [1, 2] }, { vector: [3, 4], id: 'b' }] }],
-  ['base64', { vectors: [{ id: 'a', vector: b64([1, 2]) }, { id: 'b', vector: b64([3, 4]) }] }],
+  [
+    'JSON numbers',
+    {
+      vectors: [
+        { id: 'a', vector: [1, 2] },
+        { vector: [3, 4], id: 'b' },
+      ],
+    },
+  ],
+  [
+    'base64',
+    {
+      vectors: [
+        { id: 'a', vector: b64([1, 2]) },
+        { id: 'b', vector: b64([3, 4]) },
+      ],
+    },
+  ],
   ['with options', { metric: 'l2', dimensions: 2, vectors: [{ id: 'a', vector: [1, 2] }] }],
   ['bad option', { metric: 'manhattan', vectors: [{ id: 'a', vector: [1, 2] }] }],
   ['unknown top-level key', { vectors: [{ id: 'a', vector: [1, 2] }], extra: 1 }],
   ['id at the length limit', { vectors: [{ id: 'abcdefgh', vector: [1] }] }],
   ['id over the length limit', { vectors: [{ id: 'abcdefghi', vector: [1] }] }],
-  ['empty id', { vectors: [{ id: 'a', vector: [1] }, { id: '', vector: [1] }] }],
+  [
+    'empty id',
+    {
+      vectors: [
+        { id: 'a', vector: [1] },
+        { id: '', vector: [1] },
+      ],
+    },
+  ],
   ['batch over the limit', { vectors: ['a', 'b', 'c', 'd'].map((id) => ({ id, vector: [1] })) }],
-  ['with metadata', { vectors: [{ id: 'a', vector: [1] }, { id: 'b', vector: [1], metadata: { k: 1 } }] }],
-  ['bad metadata', { vectors: [{ id: 'a', vector: [1] }, { id: 'b', vector: [1], metadata: [1] }] }],
+  [
+    'with metadata',
+    {
+      vectors: [
+        { id: 'a', vector: [1] },
+        { id: 'b', vector: [1], metadata: { k: 1 } },
+      ],
+    },
+  ],
+  [
+    'bad metadata',
+    {
+      vectors: [
+        { id: 'a', vector: [1] },
+        { id: 'b', vector: [1], metadata: [1] },
+      ],
+    },
+  ],
   ['bad metadata and a bad option', { vectorType: 'int4', vectors: [{ id: 'a', vector: [1], metadata: null }] }],
   ['unknown record key', { vectors: [{ id: 'a', vector: [1], extra: 1 }] }],
   ['missing id', { vectors: [{ vector: [1] }, { id: 'b', vector: [1] }] }],
@@ -63,12 +103,21 @@ describe('add-many: a batch the body reader checked', () => {
   it('takes every body whose ids and vectors it can check, whatever else is wrong', () => {
     const taken = bodies.filter(([, body]) => read(body) !== undefined).map(([name]) => name);
     expect(taken).to.deep.equal([
-      'JSON numbers', 'base64', 'with options', 'bad option', 'unknown top-level key', 'id at the length limit',
-      'batch over the limit', 'with metadata', 'bad metadata', 'bad metadata and a bad option', 'unknown record key',
+      'JSON numbers',
+      'base64',
+      'with options',
+      'bad option',
+      'unknown top-level key',
+      'id at the length limit',
+      'batch over the limit',
+      'with metadata',
+      'bad metadata',
+      'bad metadata and a bad option',
+      'unknown record key',
     ]);
   });
 
-  it('passes a batch without other fields through as the reader\'s own records', () => {
+  it("passes a batch without other fields through as the reader's own records", () => {
     const body = read(bodies[1][1])!;
     const result = safeParseAddMany(schemas, body);
     expect(result.success && result.output.vectors).to.equal((body.vectors as CheckedBatch).records);
@@ -77,7 +126,12 @@ describe('add-many: a batch the body reader checked', () => {
   describe('with a required field added to the record schema', () => {
     const record = v.strictObject({ ...schemas.ImportRecordSchema.entries, source: v.picklist(['web', 'pdf']) });
     const withSource = addManySchemas(record, config.maxAddManyBatch);
-    const without = { vectors: [{ id: 'a', vector: [1] }, { id: 'b', vector: b64([2]) }] };
+    const without = {
+      vectors: [
+        { id: 'a', vector: [1] },
+        { id: 'b', vector: b64([2]) },
+      ],
+    };
     const plain = JSON.parse(JSON.stringify(without));
 
     it('refuses records without it on both paths, at each record', () => {
@@ -88,14 +142,24 @@ describe('add-many: a batch the body reader checked', () => {
     });
 
     it('refuses a bad value on both paths, at its pointer', () => {
-      const body = { vectors: [{ id: 'a', vector: [1], source: 'web' }, { id: 'b', vector: [2], source: 'fax' }] };
+      const body = {
+        vectors: [
+          { id: 'a', vector: [1], source: 'web' },
+          { id: 'b', vector: [2], source: 'fax' },
+        ],
+      };
       const fromReader = verdict(withSource, read(body));
       expect(fromReader).to.deep.equal(verdict(withSource, JSON.parse(JSON.stringify(body))));
       expect(fromReader).to.have.nested.property('details.issues[0].path', '/vectors/1/source');
     });
 
     it('accepts and keeps it on both paths', () => {
-      const body = { vectors: [{ id: 'a', vector: [1], source: 'web' }, { id: 'b', vector: [2], source: 'pdf', metadata: { k: 1 } }] };
+      const body = {
+        vectors: [
+          { id: 'a', vector: [1], source: 'web' },
+          { id: 'b', vector: [2], source: 'pdf', metadata: { k: 1 } },
+        ],
+      };
       const fromReader = verdict(withSource, read(body));
       expect(fromReader).to.deep.equal(verdict(withSource, JSON.parse(JSON.stringify(body))));
       expect(fromReader).to.deep.equal({ options: {}, records: body.vectors });

@@ -20,8 +20,11 @@ describe('firstTooDeep', () => {
     expect(firstTooDeep(nested(5), 3)).to.deep.equal(['k', 'k', 'k']);
   });
 
-  it('gives a reader\'s checked batch the depth a walk over its records would', () => {
-    const records = () => [{ id: 'a', vector: Float32Array.of(1) }, { id: 'b', vector: Float32Array.of(2) }];
+  it("gives a reader's checked batch the depth a walk over its records would", () => {
+    const records = () => [
+      { id: 'a', vector: Float32Array.of(1) },
+      { id: 'b', vector: Float32Array.of(2) },
+    ];
     for (const checked of [false, true]) {
       const batch = checked ? new CheckedBatch(records(), undefined) : records();
       // body 1, batch 2, record 3, vector 4

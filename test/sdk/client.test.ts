@@ -49,18 +49,23 @@ describe('SDK client (GET /sdk.js in Node)', () => {
   it('has a method for every route of the OpenAPI document but static files and operator routes', async () => {
     const doc = (await live.send('GET', '/openapi.json')).body;
     const files = new Set(['overview', 'openapi', 'sdk', 'sdkTypes', 'kernel', 'kernelSimd128', 'health', 'ready', 'metrics']);
-    const ids = Object.values<any>(doc.paths).flatMap((ops) => Object.values<any>(ops).map((op) => op.operationId)).filter((id) => !files.has(id));
+    const ids = Object.values<any>(doc.paths)
+      .flatMap((ops) => Object.values<any>(ops).map((op) => op.operationId))
+      .filter((id) => !files.has(id));
     expect(ids).to.have.length(22);
     for (const id of ids) expect(typeof (sdk.TempvecClient.prototype as any)[id], id).to.equal('function');
   });
 
   it('runs the add, search, read, metadata and delete cycle, with Float32Array inputs', async () => {
     const client = new sdk.TempvecClient({ baseUrl: live.url });
-    const added = await client.addMany([
-      { id: 'a', vector: new Float32Array([1, 0, 0]), metadata: { color: 'red' } },
-      { id: 'b', vector: [0, 1, 0], metadata: { color: 'blue' } },
-      { id: 'c', vector: new Float32Array([0.6, 0.8, 0]), metadata: { color: 'red' } },
-    ], { metric: 'cosine' });
+    const added = await client.addMany(
+      [
+        { id: 'a', vector: new Float32Array([1, 0, 0]), metadata: { color: 'red' } },
+        { id: 'b', vector: [0, 1, 0], metadata: { color: 'blue' } },
+        { id: 'c', vector: new Float32Array([0.6, 0.8, 0]), metadata: { color: 'red' } },
+      ],
+      { metric: 'cosine' },
+    );
     expect(added.mutation).to.deep.equal({ added: 3, replaced: 0 });
     expect(client.token).to.be.a('string');
     expect(added.session.config).to.include({ dimensions: 3, metric: 'cosine' });
@@ -113,7 +118,7 @@ describe('SDK client (GET /sdk.js in Node)', () => {
     expect(live.store.size).to.equal(before + 1);
   });
 
-  it('raises TempvecError with the server\'s code, status and details', async () => {
+  it("raises TempvecError with the server's code, status and details", async () => {
     const client = new sdk.TempvecClient({ baseUrl: live.url });
     await client.add({ id: 'a', vector: [1, 2, 3] });
     const err = await client.add({ id: 'b', vector: [1, 2] }).catch((e) => e);

@@ -32,7 +32,10 @@ describe('SDK export and import (in Node, from the bundle)', () => {
   });
   after(() => live.close());
 
-  for (const [metric, vectorType] of [['cosine', 'float32'], ['l2', 'int8']] as const) {
+  for (const [metric, vectorType] of [
+    ['cosine', 'float32'],
+    ['l2', 'int8'],
+  ] as const) {
     it(`exportTo and fromExport give a LocalIndex with the server's ids and scores (${metric}, ${vectorType})`, async () => {
       const points = dataset(500, 12, metric === 'cosine' ? 3 : 5);
       const client = new sdk.TempvecClient({ baseUrl: live.url });
@@ -45,7 +48,11 @@ describe('SDK export and import (in Node, from the bundle)', () => {
       const fromNumbers = await sdk.LocalIndex.fromExport(await client.exportVectors());
       for (const index of [local, fromNumbers]) {
         expect(index.config).to.include({ metric, vectorType, dimensions: 12 });
-        for (const options of [{ topK: 10 }, { topK: 25, filter: { cluster: 2 }, includeMetadata: true }, { topK: 30, scoreThreshold: metric === 'cosine' ? 0.5 : 4 }]) {
+        for (const options of [
+          { topK: 10 },
+          { topK: 25, filter: { cluster: 2 }, includeMetadata: true },
+          { topK: 30, scoreThreshold: metric === 'cosine' ? 0.5 : 4 },
+        ]) {
           const query = dataset(1, 12, 99)[0].vector;
           expect(index.search(query, options).results).to.deep.equal((await client.search(query, options)).results);
           expect(index.searchById('p12', options).results).to.deep.equal((await client.searchById('p12', options)).results);
@@ -62,7 +69,7 @@ describe('SDK export and import (in Node, from the bundle)', () => {
     });
   }
 
-  it('imports a LocalIndex\'s export into a new session, bit for bit', async () => {
+  it("imports a LocalIndex's export into a new session, bit for bit", async () => {
     const local = await sdk.LocalIndex.load();
     local.addMany(dataset(300, 8, 7), { metric: 'l2' });
     local.deleteByFilter({ cluster: 1 });
@@ -73,7 +80,7 @@ describe('SDK export and import (in Node, from the bundle)', () => {
     expect(local.export({ vectorEncoding: 'numbers' }).split('\n')[1]).to.match(/^\{"id":"p0","vector":\[/);
   });
 
-  it('answers LocalIndex mistakes with the server\'s codes', async () => {
+  it("answers LocalIndex mistakes with the server's codes", async () => {
     const local = await sdk.LocalIndex.load();
     local.addMany(dataset(5, 4, 1));
     const code = async (fn: () => unknown) => {
@@ -90,7 +97,9 @@ describe('SDK export and import (in Node, from the bundle)', () => {
     expect(await code(() => local.searchById('zz'))).to.equal('VECTOR_NOT_FOUND');
     expect(await code(() => local.patchMetadata('p1', { big: 'x'.repeat(9000) }))).to.equal('VALIDATION_ERROR');
     expect(local.patchMetadata('zz', { a: 1 })).to.equal(undefined);
-    expect(await code(() => local.importFrom('{"format":"tempvec-export","version":1,"dimensions":4,"metric":"cosine","vectorType":"float32","count":2}\n'))).to.equal('INVALID_IMPORT');
+    expect(
+      await code(() => local.importFrom('{"format":"tempvec-export","version":1,"dimensions":4,"metric":"cosine","vectorType":"float32","count":2}\n')),
+    ).to.equal('INVALID_IMPORT');
     expect(await code(() => sdk.LocalIndex.fromExport('not json\n'))).to.equal('INVALID_JSON');
     expect(local.size).to.equal(5);
   });

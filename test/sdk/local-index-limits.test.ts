@@ -20,7 +20,10 @@ const ids = (n: number) => Array.from({ length: n }, (_, i) => `r${i}`);
 type Mistake = [what: string, remote: (client: Client) => Promise<unknown>, mine: (local: LocalIndex) => unknown, code: string];
 
 async function expectSameRefusal(sdk: Sdk, client: Client, local: LocalIndex, [what, remote, mine, code]: Mistake) {
-  const serverError = await remote(client).then(() => null, (e) => e);
+  const serverError = await remote(client).then(
+    () => null,
+    (e) => e,
+  );
   let localError: any = null;
   const sizeBefore = local.size;
   try {
@@ -62,8 +65,18 @@ describe('SDK LocalIndex limits (in Node, from the bundle)', () => {
       ['search-many past its cap', (c) => c.searchMany(queries(searchMany + 1)), (l) => l.searchMany(queries(searchMany + 1)), 'BATCH_TOO_LARGE'],
       ['delete-many past its cap', (c) => c.deleteMany(ids(deleteMany + 1)), (l) => l.delete(ids(deleteMany + 1)), 'BATCH_TOO_LARGE'],
       ['empty delete-many', (c) => c.deleteMany([]), (l) => l.delete([]), 'VALIDATION_ERROR'],
-      ['topK past its max', (c) => c.search([1, 1, 1], { topK: limits.topK.max + 1 }), (l) => l.search([1, 1, 1], { topK: limits.topK.max + 1 }), 'VALIDATION_ERROR'],
-      ['candidatePool past its max', (c) => c.searchMany([[1, 1, 1]], { candidatePool: limits.candidatePool.max + 1 }), (l) => l.searchMany([[1, 1, 1]], { candidatePool: limits.candidatePool.max + 1 }), 'VALIDATION_ERROR'],
+      [
+        'topK past its max',
+        (c) => c.search([1, 1, 1], { topK: limits.topK.max + 1 }),
+        (l) => l.search([1, 1, 1], { topK: limits.topK.max + 1 }),
+        'VALIDATION_ERROR',
+      ],
+      [
+        'candidatePool past its max',
+        (c) => c.searchMany([[1, 1, 1]], { candidatePool: limits.candidatePool.max + 1 }),
+        (l) => l.searchMany([[1, 1, 1]], { candidatePool: limits.candidatePool.max + 1 }),
+        'VALIDATION_ERROR',
+      ],
     ];
     for (const mistake of mistakes) await expectSameRefusal(sdk, client, local, mistake);
 
@@ -76,10 +89,15 @@ describe('SDK LocalIndex limits (in Node, from the bundle)', () => {
     expect(local.size).to.equal((await client.getSession()).session.vectorCount);
   });
 
-  it('applies a server\'s own limits when given its GET /limits: batch caps, capacity and id length', async () => {
+  it("applies a server's own limits when given its GET /limits: batch caps, capacity and id length", async () => {
     live = await startApp({
-      tokenRatePerMin: 0, requestRatePerSec: 0,
-      maxAddManyBatch: 3, maxSearchManyBatch: 2, maxDeleteManyBatch: 2, maxVectorsPerSession: 5, maxIdLength: 4,
+      tokenRatePerMin: 0,
+      requestRatePerSec: 0,
+      maxAddManyBatch: 3,
+      maxSearchManyBatch: 2,
+      maxDeleteManyBatch: 2,
+      maxVectorsPerSession: 5,
+      maxIdLength: 4,
     });
     const client = new sdk.TempvecClient({ baseUrl: live.url });
     const local = await sdk.LocalIndex.load({ limits: (await client.limits()).limits });
@@ -98,11 +116,23 @@ describe('SDK LocalIndex limits (in Node, from the bundle)', () => {
     expect(local.searchMany(queries(2)).results).to.have.length(2);
   });
 
-  it('reads a server\'s request limits back from what GET /limits publishes', () => {
-    const config = loadConfig({}, {
-      maxVectorsPerSession: 7, maxAddManyBatch: 11, maxGetManyBatch: 13, maxDeleteManyBatch: 17, maxSearchManyBatch: 19,
-      maxIdLength: 23, maxMetadataBytes: 29, maxJsonDepth: 3, maxMetadataKeys: 31, maxFilterKeys: 37, maxTextBytes: 41,
-    });
+  it("reads a server's request limits back from what GET /limits publishes", () => {
+    const config = loadConfig(
+      {},
+      {
+        maxVectorsPerSession: 7,
+        maxAddManyBatch: 11,
+        maxGetManyBatch: 13,
+        maxDeleteManyBatch: 17,
+        maxSearchManyBatch: 19,
+        maxIdLength: 23,
+        maxMetadataBytes: 29,
+        maxJsonDepth: 3,
+        maxMetadataKeys: 31,
+        maxFilterKeys: 37,
+        maxTextBytes: 41,
+      },
+    );
     const back = requestLimitsOf(publicLimits(config));
     for (const [key, value] of Object.entries(back)) expect(value, key).to.equal(config[key as keyof typeof config]);
     expect(Object.keys(back)).to.have.length(11);

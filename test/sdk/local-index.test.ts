@@ -32,7 +32,12 @@ describe('SDK LocalIndex (in Node, from the bundle)', () => {
   });
   after(() => live.close());
 
-  const variants = [['cosine', 'float32'], ['l2', 'float32'], ['cosine', 'int8'], ['l2', 'int8']] as const;
+  const variants = [
+    ['cosine', 'float32'],
+    ['l2', 'float32'],
+    ['cosine', 'int8'],
+    ['l2', 'int8'],
+  ] as const;
   for (const [metric, vectorType] of variants) {
     it(`returns the server's ids and scores (${metric}, ${vectorType}, with and without a filter)`, async () => {
       const points = dataset(600, 24, metric === 'cosine' ? 7 : 11);
@@ -49,14 +54,24 @@ describe('SDK LocalIndex (in Node, from the bundle)', () => {
       local.delete(points.slice(30, 60).map((p) => p.id));
 
       const queries = dataset(12, 24, 99).map((q) => q.vector);
-      const searches = [{ topK: 10 }, { topK: 25, filter: { cluster: 2 }, includeMetadata: true }, { topK: 100, filter: { even: true } }, { topK: 5, candidatePool: 7 }];
+      const searches = [
+        { topK: 10 },
+        { topK: 25, filter: { cluster: 2 }, includeMetadata: true },
+        { topK: 100, filter: { even: true } },
+        { topK: 5, candidatePool: 7 },
+      ];
       for (const options of searches) {
         const remote = await client.searchMany(queries, options);
         const mine = local.searchMany(queries, options);
         expect(mine.stats).to.deep.equal(remote.stats);
         mine.results.forEach((hits, j) => {
-          expect(hits.map((h) => h.id), `query ${j}`).to.deep.equal(remote.results[j].map((h) => h.id));
-          hits.forEach((h, i) => { expect(Math.abs(h.score - remote.results[j][i].score)).to.be.at.most(1e-5); });
+          expect(
+            hits.map((h) => h.id),
+            `query ${j}`,
+          ).to.deep.equal(remote.results[j].map((h) => h.id));
+          hits.forEach((h, i) => {
+            expect(Math.abs(h.score - remote.results[j][i].score)).to.be.at.most(1e-5);
+          });
           if (options.includeMetadata) expect(hits.map((h) => h.metadata)).to.deep.equal(remote.results[j].map((h) => h.metadata));
         });
       }
@@ -79,7 +94,10 @@ describe('SDK LocalIndex (in Node, from the bundle)', () => {
       ['NaN component', () => client.search([1, 2, NaN]), () => local.search([1, 2, NaN])],
     ];
     for (const [what, remote, mine] of mistakes) {
-      const serverError = await remote().then(() => null, (e) => e);
+      const serverError = await remote().then(
+        () => null,
+        (e) => e,
+      );
       let localError: any = null;
       try {
         mine();
@@ -89,8 +107,9 @@ describe('SDK LocalIndex (in Node, from the bundle)', () => {
       expect(serverError, what).to.be.instanceOf(sdk.TempvecError);
       expect(localError, what).to.be.instanceOf(sdk.TempvecError);
       expect(localError.code, what).to.equal(serverError.code);
-      expect(localError.details?.path ?? localError.details?.issues?.[0]?.path, what)
-        .to.equal(serverError.details?.path ?? serverError.details?.issues?.[0]?.path);
+      expect(localError.details?.path ?? localError.details?.issues?.[0]?.path, what).to.equal(
+        serverError.details?.path ?? serverError.details?.issues?.[0]?.path,
+      );
     }
     expect(local.size).to.equal(1);
   });

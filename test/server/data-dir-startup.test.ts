@@ -15,7 +15,9 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 async function startWith(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
@@ -52,17 +54,22 @@ describe('start-up with an unusable DATA_DIR', function () {
     it('refuses a second process with exit 1 and leaves the first untouched', async () => {
       const first = await startServer({ DATA_DIR: dir });
       try {
-        const token = await (await fetch(`${first.url}/token`, { method: 'POST' })).json() as { token: string };
+        const token = (await (await fetch(`${first.url}/token`, { method: 'POST' })).json()) as { token: string };
         const lock = readFileSync(lockOf(), 'utf8');
         expect(lock.split(' ')[0]).to.equal(String(first.child.pid));
 
         const { code, output } = await startWith({ DATA_DIR: dir });
         expect(code).to.equal(1);
-        expect(output.trim()).to.match(new RegExp(`^tempvec: cannot start: DATA_DIR ".*" is in use by process ${first.child.pid} on host \\S+ \\(lock file .*tempvec\\.lock\\); one process per DATA_DIR\\. If that process is gone, delete the lock file$`));
+        expect(output.trim()).to.match(
+          new RegExp(
+            `^tempvec: cannot start: DATA_DIR ".*" is in use by process ${first.child.pid} on host \\S+ \\(lock file .*tempvec\\.lock\\); one process per DATA_DIR\\. If that process is gone, delete the lock file$`,
+          ),
+        );
 
         expect(readFileSync(lockOf(), 'utf8')).to.equal(lock);
         const added = await fetch(`${first.url}/vectors/add`, {
-          method: 'POST', headers: { authorization: `Bearer ${token.token}`, 'content-type': 'application/json' },
+          method: 'POST',
+          headers: { authorization: `Bearer ${token.token}`, 'content-type': 'application/json' },
           body: JSON.stringify({ id: 'a', vector: [1, 2, 3] }),
         });
         expect(added.status).to.equal(200);

@@ -19,7 +19,9 @@ const noRelaxed = `Node ${process.version} does not run relaxed SIMD`;
 /** npm start's launcher (src/start.ts) with `env` and Node `flags`; resolves at its first line, or its exit. */
 async function launch(env: Record<string, string>, flags: string[] = []): Promise<{ code: number | null; log: string; url?: string; stop(): Promise<void> }> {
   const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'src/start.ts'], {
-    cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MEMORY_BUDGET_BYTES: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MEMORY_BUDGET_BYTES: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
   const exited = once(child, 'exit').then(([code]) => code as number | null);
@@ -27,7 +29,16 @@ async function launch(env: Record<string, string>, flags: string[] = []): Promis
     const onData = (chunk: Buffer) => {
       log += chunk;
       const url = /listening on (http:\/\/[\d.]+:\d+)/.exec(log)?.[1];
-      if (url) resolve({ code: null, log, url, stop: async () => { child.kill('SIGTERM'); await exited; } });
+      if (url)
+        resolve({
+          code: null,
+          log,
+          url,
+          stop: async () => {
+            child.kill('SIGTERM');
+            await exited;
+          },
+        });
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
@@ -57,17 +68,25 @@ describe('KERNEL_BUILD', function () {
     expect(run.log.trim()).to.equal('tempvec: cannot start: KERNEL_BUILD must be one of auto, simd128, relaxed, got "fastest"');
   });
 
-  it(relaxedRuns ? 'relaxed: accepted where the engine runs relaxed SIMD' : 'relaxed: stops start-up where the engine cannot run it (this Node): one line, exit 1', async () => {
-    if (relaxedRuns) {
-      expect(loadConfig({ KERNEL_BUILD: 'relaxed' }).kernelBuild).to.equal('relaxed');
-      return;
-    }
-    expect(() => loadConfig({ KERNEL_BUILD: 'relaxed' })).to.throw(ConfigError, /KERNEL_BUILD=relaxed: this engine \(Node v20\.[\d.]+\) does not run WebAssembly relaxed SIMD; use Node 22 or later/);
-    const run = await launch({ KERNEL_BUILD: 'relaxed' });
-    expect(run.code).to.equal(1);
-    expect(run.log.trim().split('\n')).to.have.length(1);
-    expect(run.log).to.match(/^tempvec: cannot start: KERNEL_BUILD=relaxed: this engine \(Node v20\.[\d.]+\) does not run WebAssembly relaxed SIMD/);
-  });
+  it(
+    relaxedRuns
+      ? 'relaxed: accepted where the engine runs relaxed SIMD'
+      : 'relaxed: stops start-up where the engine cannot run it (this Node): one line, exit 1',
+    async () => {
+      if (relaxedRuns) {
+        expect(loadConfig({ KERNEL_BUILD: 'relaxed' }).kernelBuild).to.equal('relaxed');
+        return;
+      }
+      expect(() => loadConfig({ KERNEL_BUILD: 'relaxed' })).to.throw(
+        ConfigError,
+        /KERNEL_BUILD=relaxed: this engine \(Node v20\.[\d.]+\) does not run WebAssembly relaxed SIMD; use Node 22 or later/,
+      );
+      const run = await launch({ KERNEL_BUILD: 'relaxed' });
+      expect(run.code).to.equal(1);
+      expect(run.log.trim().split('\n')).to.have.length(1);
+      expect(run.log).to.match(/^tempvec: cannot start: KERNEL_BUILD=relaxed: this engine \(Node v20\.[\d.]+\) does not run WebAssembly relaxed SIMD/);
+    },
+  );
 
   it('relaxed: npm start runs it, given the Node flag where the engine needs one', async () => {
     const flags = relaxedRuns ? [] : ['--experimental-wasm-relaxed-simd'];
@@ -81,7 +100,11 @@ describe('KERNEL_BUILD', function () {
     }
   });
 
-  const builds: [KernelBuild, Backend, string][] = [['auto', 'wasm-simd128', 'build/kernel.wasm'], ['simd128', 'wasm-simd128', 'build/kernel.wasm'], ['relaxed', 'wasm-relaxed-simd', 'build/kernel.relaxed.wasm']];
+  const builds: [KernelBuild, Backend, string][] = [
+    ['auto', 'wasm-simd128', 'build/kernel.wasm'],
+    ['simd128', 'wasm-simd128', 'build/kernel.wasm'],
+    ['relaxed', 'wasm-relaxed-simd', 'build/kernel.relaxed.wasm'],
+  ];
   for (const [kernelBuild, backend, file] of builds) {
     for (const kernelThreads of [1, 2]) {
       const runs = kernelBuild !== 'relaxed' || relaxedRuns;
@@ -106,7 +129,10 @@ describe('KERNEL_BUILD', function () {
           expect((await send('GET', '/limits')).body.limits.backend).to.equal(backend);
           const token = (await send('POST', '/token')).body.token;
           // Past the pool's smallest split (POOL_MIN_WORK), so 2 threads share the scan.
-          const vectors = Array.from({ length: 3000 }, (_, i) => ({ id: `v${i}`, vector: Array.from({ length: 384 }, (_, d) => Math.sin(i * 0.37 + d * 1.3)) }));
+          const vectors = Array.from({ length: 3000 }, (_, i) => ({
+            id: `v${i}`,
+            vector: Array.from({ length: 384 }, (_, d) => Math.sin(i * 0.37 + d * 1.3)),
+          }));
           for (let i = 0; i < vectors.length; i += 1000) await send('POST', '/vectors/add-many', { token, body: { vectors: vectors.slice(i, i + 1000) } });
           const one = (await send('POST', '/search', { token, body: { queryVector: vectors[7].vector, topK: 5 } })).body;
           expect(one.results[0].id).to.equal('v7');
@@ -118,7 +144,10 @@ describe('KERNEL_BUILD', function () {
         });
 
         it(`serves ${file} at /kernel.wasm and build/kernel.wasm at /kernel.simd128.wasm`, async () => {
-          for (const [path, want] of [['/kernel.wasm', file], ['/kernel.simd128.wasm', 'build/kernel.wasm']]) {
+          for (const [path, want] of [
+            ['/kernel.wasm', file],
+            ['/kernel.simd128.wasm', 'build/kernel.wasm'],
+          ]) {
             await send('GET', path);
             const bytes = Buffer.from(await (await fetch(`${live.url}${path}`)).arrayBuffer());
             expect(bytes.equals(readFileSync(`${ROOT}/${want}`)), path).to.equal(true);

@@ -40,7 +40,10 @@ describe('graceful shutdown', function () {
       server.child.kill(signal);
       await sleep(300);
       expect(server.child.exitCode, 'exited with a request in flight').to.equal(null);
-      const refused = await fetch(`${server.url}/limits`).then(() => 'answered', () => 'refused');
+      const refused = await fetch(`${server.url}/limits`).then(
+        () => 'answered',
+        () => 'refused',
+      );
       expect(refused).to.equal('refused');
 
       inFlight.finish();
@@ -61,7 +64,9 @@ async function bigSession(url: string): Promise<{ token: string; ids: string[] }
   const ids = Array.from({ length: 1000 }, (_, i) => `v${i}`);
   const vectors = ids.map((id, i) => ({ id, vector: Array.from({ length: 1024 }, (_, j) => Math.sin(i * 7 + j) + 0.01) }));
   const res = await fetch(`${url}/vectors/add-many`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ vectors }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ vectors }),
   });
   expect(res.status).to.equal(200);
   return { token, ids };
@@ -71,10 +76,14 @@ async function bigSession(url: string): Promise<{ token: string; ids: string[] }
 function pausedAnswer(url: string, token: string, ids: string[]) {
   const body = JSON.stringify({ ids });
   const req = request(`${url}/vectors/get-many`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` },
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` },
   });
   const started = new Promise<IncomingMessage>((resolve, reject) => {
-    req.on('response', (res) => { res.pause(); resolve(res); });
+    req.on('response', (res) => {
+      res.pause();
+      resolve(res);
+    });
     req.on('error', reject);
   });
   req.end(body);

@@ -13,7 +13,9 @@ const MiB = 1024 * 1024;
 
 function launch(env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/start.ts'], {
-    cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
   child.stdout!.on('data', (chunk) => (log += chunk));
@@ -51,9 +53,15 @@ describe('start-up and the heap limit', function () {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setInterval(() => {
         const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(run.log());
-        if (match) { clearInterval(timer); resolve(match[1]); }
+        if (match) {
+          clearInterval(timer);
+          resolve(match[1]);
+        }
       }, 50);
-      run.exited.then(() => { clearInterval(timer); reject(new Error(run.log())); });
+      run.exited.then(() => {
+        clearInterval(timer);
+        reject(new Error(run.log()));
+      });
     });
     const limits = await (await fetch(`${url}/limits`)).json();
     expect(limits.usage.memoryBudgetBytes).to.equal(512 * MiB);

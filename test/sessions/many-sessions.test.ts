@@ -28,6 +28,8 @@ describe('MAX_SESSIONS sessions on shared memories', function () {
       const out = await store.searches.search(sessions[i], [[i + 1, 1, 0.5]], { topK: 3 });
       expect(out.results[0]).to.deep.equal([{ id: `only-${i}`, score: 0 }]);
     }
-    expect(() => store.create()).to.throw().with.property('code', 'SERVER_AT_CAPACITY');
+    expect(() => store.create())
+      .to.throw()
+      .with.property('code', 'SERVER_AT_CAPACITY');
   });
 });

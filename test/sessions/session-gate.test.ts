@@ -6,12 +6,14 @@ import { SessionGate } from '../../src/sessions/session-gate.js';
 /** A promise and the function that settles it. */
 function deferred() {
   let resolve!: () => void;
-  const promise = new Promise<void>((r) => { resolve = r; });
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
   return { promise, resolve };
 }
 
 describe('SessionGate', () => {
-  it('runs a turn at once, in the caller\'s tick, when the gate is free', async () => {
+  it("runs a turn at once, in the caller's tick, when the gate is free", async () => {
     const gate = new SessionGate();
     const seen: string[] = [];
     const write = gate.write(() => seen.push('write'));
@@ -25,9 +27,20 @@ describe('SessionGate', () => {
     const gate = new SessionGate();
     const seen: string[] = [];
     const [one, two] = [deferred(), deferred()];
-    const first = gate.search(async () => { seen.push('search 1 starts'); await one.promise; seen.push('search 1 ends'); });
-    const second = gate.search(async () => { seen.push('search 2 starts'); await two.promise; seen.push('search 2 ends'); });
-    const write = gate.write(() => { seen.push('write'); expect(gate.writing).to.equal(true); });
+    const first = gate.search(async () => {
+      seen.push('search 1 starts');
+      await one.promise;
+      seen.push('search 1 ends');
+    });
+    const second = gate.search(async () => {
+      seen.push('search 2 starts');
+      await two.promise;
+      seen.push('search 2 ends');
+    });
+    const write = gate.write(() => {
+      seen.push('write');
+      expect(gate.writing).to.equal(true);
+    });
     // Arrives after the waiting write: waits for it.
     const third = gate.search(() => seen.push('search 3'));
     expect(seen).to.deep.equal(['search 1 starts', 'search 2 starts']);
@@ -55,10 +68,18 @@ describe('SessionGate', () => {
 
   it('passes the turn on when a turn throws or its promise rejects', async () => {
     const gate = new SessionGate();
-    const failing = gate.search(async () => { throw new Error('kernel thread died'); });
-    const write = gate.write(() => { throw new Error('disk full'); });
+    const failing = gate.search(async () => {
+      throw new Error('kernel thread died');
+    });
+    const write = gate.write(() => {
+      throw new Error('disk full');
+    });
     const after = gate.search(() => 'ran');
-    const reason = (p: Promise<unknown>) => p.then(() => 'settled', (err: Error) => err.message);
+    const reason = (p: Promise<unknown>) =>
+      p.then(
+        () => 'settled',
+        (err: Error) => err.message,
+      );
     expect(await reason(failing)).to.equal('kernel thread died');
     expect(await reason(write)).to.equal('disk full');
     expect(await after).to.equal('ran');
@@ -69,7 +90,12 @@ describe('SessionGate', () => {
     const gate = new SessionGate();
     const seen: string[] = [];
     const logged = deferred();
-    const write = gate.write(async () => { seen.push('write logs'); await logged.promise; seen.push('write applies'); return 'added'; });
+    const write = gate.write(async () => {
+      seen.push('write logs');
+      await logged.promise;
+      seen.push('write applies');
+      return 'added';
+    });
     const search = gate.search(() => seen.push('search'));
     const next = gate.write(() => seen.push('next write'));
     await new Promise((resolve) => setImmediate(resolve));
@@ -79,8 +105,16 @@ describe('SessionGate', () => {
     expect(await write).to.equal('added');
     await Promise.all([search, next]);
     expect(seen).to.deep.equal(['write logs', 'write applies', 'next write', 'search']);
-    const refused = gate.write(async () => { await Promise.resolve(); throw new Error('disk full'); });
-    expect(await refused.then(() => 'settled', (err: Error) => err.message)).to.equal('disk full');
+    const refused = gate.write(async () => {
+      await Promise.resolve();
+      throw new Error('disk full');
+    });
+    expect(
+      await refused.then(
+        () => 'settled',
+        (err: Error) => err.message,
+      ),
+    ).to.equal('disk full');
     expect(gate.busy).to.equal(false);
     expect(gate.writing).to.equal(false);
   });

@@ -14,7 +14,12 @@ function randomVectors(random: () => number, n: number, dim: number): Vec[] {
   return Array.from({ length: n }, () => Array.from({ length: dim }, () => Math.round((random() * 2 - 1) * 8) / 8 || 0.125));
 }
 
-async function fill(api: TestServer, vectors: Vec[], options: { metric: string; vectorType: string }, metadataOf: (i: number) => Record<string, number> = (i) => ({ group: i % 5 })) {
+async function fill(
+  api: TestServer,
+  vectors: Vec[],
+  options: { metric: string; vectorType: string },
+  metadataOf: (i: number) => Record<string, number> = (i) => ({ group: i % 5 }),
+) {
   const token = await api.token();
   for (let at = 0; at < vectors.length; at += 1000) {
     const batch = vectors.slice(at, at + 1000).map((vector, j) => ({ id: `v${at + j}`, vector, metadata: metadataOf(at + j) }));
@@ -34,8 +39,10 @@ describe('searches on the kernel pool', function () {
 
   it('answer exactly as with KERNEL_THREADS=1: metrics, int8, filters, ids, thresholds', async () => {
     const random = seededRng(17);
-    const dim = 128, n = 2000, queries = 40;
-    expect(queries * n * dim / 4, "int8 work").to.be.greaterThan(POOL_MIN_WORK);
+    const dim = 128,
+      n = 2000,
+      queries = 40;
+    expect((queries * n * dim) / 4, 'int8 work').to.be.greaterThan(POOL_MIN_WORK);
     const vectors = randomVectors(random, n, dim);
     for (const metric of ['cosine', 'l2']) {
       for (const vectorType of ['float32', 'int8']) {
@@ -61,7 +68,8 @@ describe('searches on the kernel pool', function () {
 
   it('runs a large single query on the pool with the inline answer', async () => {
     const random = seededRng(5);
-    const dim = 1024, n = 2000;
+    const dim = 1024,
+      n = 2000;
     expect(n * dim).to.be.at.least(POOL_MIN_WORK);
     const vectors = randomVectors(random, n, dim);
     const tokens = [await fill(inline, vectors, { metric: 'l2', vectorType: 'float32' }), await fill(pooled, vectors, { metric: 'l2', vectorType: 'float32' })];
@@ -76,7 +84,8 @@ describe('searches on the kernel pool', function () {
 
   it('runs a large single int8 query on the pool with the inline answer: filtered and by queryId too', async () => {
     const random = seededRng(8);
-    const dim = 1024, n = 10_000;
+    const dim = 1024,
+      n = 10_000;
     const vectors = randomVectors(random, n, dim);
     // base64 float32: a quarter of the JSON text of these vectors.
     const asBase64 = (v: Vec) => Buffer.from(Float32Array.from(v).buffer).toString('base64');
@@ -92,7 +101,7 @@ describe('searches on the kernel pool', function () {
       tokens.push(token);
     }
     const filter = { group: { $ne: 4 } };
-    expect(n * 0.8 * dim / 4, 'filtered int8 work').to.be.at.least(POOL_MIN_WORK);
+    expect((n * 0.8 * dim) / 4, 'filtered int8 work').to.be.at.least(POOL_MIN_WORK);
     const queryVector = randomVectors(random, 1, dim)[0];
     const bodies = [
       { queryVector, topK: 10 },
@@ -111,7 +120,8 @@ describe('searches on the kernel pool', function () {
 
   it('never shows a deleted id after the delete, nor a half-written vector', async () => {
     const random = seededRng(99);
-    const dim = 128, n = 3000;
+    const dim = 128,
+      n = 3000;
     const model = new Map<string, Vec>(randomVectors(random, n, dim).map((v, i) => [`v${i}`, v]));
     const token = await fill(pooled, [...model.values()], { metric: 'cosine', vectorType: 'float32' }, () => ({}));
     const queryVectors = randomVectors(random, 16, dim);
@@ -120,7 +130,10 @@ describe('searches on the kernel pool', function () {
       results.forEach((hits, j) => {
         for (const { id, score } of hits) {
           const scores = [before.get(id), after.get(id)].filter((v): v is Vec => v !== undefined).map((v) => cosine(queries[j], v));
-          expect(scores.some((s) => Math.abs(s - score) < 1e-5), `score of ${id}`).to.equal(true);
+          expect(
+            scores.some((s) => Math.abs(s - score) < 1e-5),
+            `score of ${id}`,
+          ).to.equal(true);
         }
       });
     };
@@ -155,7 +168,8 @@ describe('searches on the kernel pool', function () {
 
   it('fails only the search a killed thread held (503), then answers, data intact', async () => {
     const random = seededRng(3);
-    const dim = 512, n = 5000;
+    const dim = 512,
+      n = 5000;
     const vectors = randomVectors(random, n, dim);
     const tokens = [await fill(inline, vectors, { metric: 'l2', vectorType: 'float32' }), await fill(pooled, vectors, { metric: 'l2', vectorType: 'float32' })];
     const queryVectors = randomVectors(random, 64, dim);

@@ -158,7 +158,10 @@ describe('SessionStore reopening sessions from DATA_DIR', () => {
   }
 
   async function refusal(pending: Session | Promise<Session>): Promise<ApiError> {
-    const err = await Promise.resolve(pending).then(() => null, (caught) => caught);
+    const err = await Promise.resolve(pending).then(
+      () => null,
+      (caught) => caught,
+    );
     expect(err).to.be.instanceOf(ApiError);
     return err as ApiError;
   }

@@ -59,7 +59,9 @@ describe('session writes and a failed memory grow', () => {
     failGrows();
     const { error } = console;
     console.error = () => {};
-    const refused = await live!.send('POST', '/vectors/add-many', { token, body: { vectors: records(10, 3000) } }).finally(() => { console.error = error; });
+    const refused = await live!.send('POST', '/vectors/add-many', { token, body: { vectors: records(10, 3000) } }).finally(() => {
+      console.error = error;
+    });
     WebAssembly.Memory.prototype.grow = grow;
     expect(grows, 'the add needed a grow').to.be.above(0);
     expectError(refused, 503, 'SERVER_AT_CAPACITY');
@@ -76,8 +78,11 @@ describe('session writes and a failed memory grow', () => {
     failGrows();
     const { error } = console;
     console.error = () => {};
-    const refused = await live!.send('POST', '/vectors/import', { token, raw: exported.text, headers: { 'content-type': 'application/x-ndjson' } })
-      .finally(() => { console.error = error; });
+    const refused = await live!
+      .send('POST', '/vectors/import', { token, raw: exported.text, headers: { 'content-type': 'application/x-ndjson' } })
+      .finally(() => {
+        console.error = error;
+      });
     WebAssembly.Memory.prototype.grow = grow;
     expect(grows, 'the import needed a grow').to.be.above(0);
     expectError(refused, 503, 'SERVER_AT_CAPACITY');

@@ -9,10 +9,12 @@ import { prepareTextsAhead } from '../../src/sessions/texts-ahead.js';
 
 const newIndex = () => new VectorIndex(loadKernelModule(), 10_000);
 const WORDS = ['running', 'runner', 'ran', 'the', 'blue', 'sea', 'apples', 'apple', "don't", 'état', '東京都'];
-const records = (n: number) => Array.from({ length: n }, (_, i) => ({
-  id: `r${i}`, vector: [1, i % 7, 2],
-  ...(i % 5 === 4 ? {} : { text: Array.from({ length: 150 }, (_, w) => WORDS[(i * 7 + w * 3) % WORDS.length]).join(' ') }),
-}));
+const records = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    id: `r${i}`,
+    vector: [1, i % 7, 2],
+    ...(i % 5 === 4 ? {} : { text: Array.from({ length: 150 }, (_, w) => WORDS[(i * 7 + w * 3) % WORDS.length]).join(' ') }),
+  }));
 const answers = (index: VectorIndex) => ['run', 'apple sea', '東京', 'etat'].map((q) => index.search(null, { queryTexts: [q], topK: 20 }).results[0]);
 
 describe('texts analysed ahead of the write turn', () => {

@@ -59,7 +59,7 @@ export function reserveBody(ctx: Context, budget: MemoryBudget | undefined, limi
   const hasBody = announced !== '' || ctx.get('transfer-encoding') !== '';
   if (!hasBody) return undefined;
   const length = announced === '' ? limit : Math.min(Number(announced) || 0, limit);
-  return budget.reserve('bodies', length, 'the server\'s memory budget is used up by requests in flight; nothing was read or stored, try again shortly');
+  return budget.reserve('bodies', length, "the server's memory budget is used up by requests in flight; nothing was read or stored, try again shortly");
 }
 
 /**
@@ -70,7 +70,12 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
   const buffers = new SpareBuffers();
   // A WasmBodyBuffer holds a body and up to 0.75 of its size in floats (used only by base64 vectors).
   const wasmBuffers = options.vectors
-    ? new SpareBuffers((bytes) => new WasmBodyBuffer(loadKernelModule(), bytes), WasmBodyBuffer.bytesFor(MAX_SPARE_BYTES), WASM_BUFFERS_SPARE_TOTAL, MAX_WASM_BODY_BUFFERS)
+    ? new SpareBuffers(
+        (bytes) => new WasmBodyBuffer(loadKernelModule(), bytes),
+        WasmBodyBuffer.bytesFor(MAX_SPARE_BYTES),
+        WASM_BUFFERS_SPARE_TOTAL,
+        MAX_WASM_BODY_BUFFERS,
+      )
     : undefined;
   return async (ctx, next) => {
     assertJsonContent(ctx);
@@ -81,7 +86,7 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
       // A large body's last bytes, its parsing and its validation each start a turn of their own.
       const large = bytes.length >= LARGE_BODY_BYTES;
       if (large) await nextTurn();
-      const body = (options.vectors && await readVectorBodySliced(bytes, target.lease, target.wasmBuffer, config.maxIdLength)) || parseJson(bytes);
+      const body = (options.vectors && (await readVectorBodySliced(bytes, target.lease, target.wasmBuffer, config.maxIdLength))) || parseJson(bytes);
       if (large) await nextTurn();
       assertBodyDepth(body, BODY_FRAME_DEPTH + config.maxJsonDepth);
       ctx.request.body = body;

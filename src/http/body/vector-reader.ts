@@ -154,8 +154,15 @@ class Reader {
       this.pos = pos + 4;
       return 'id';
     }
-    if (bytes[pos + 7] === QUOTE && bytes[pos + 1] === 0x76 && bytes[pos + 2] === 0x65 && bytes[pos + 3] === 0x63
-      && bytes[pos + 4] === 0x74 && bytes[pos + 5] === 0x6f && bytes[pos + 6] === 0x72) {
+    if (
+      bytes[pos + 7] === QUOTE &&
+      bytes[pos + 1] === 0x76 &&
+      bytes[pos + 2] === 0x65 &&
+      bytes[pos + 3] === 0x63 &&
+      bytes[pos + 4] === 0x74 &&
+      bytes[pos + 5] === 0x6f &&
+      bytes[pos + 6] === 0x72
+    ) {
       this.pos = pos + 8;
       return 'vector';
     }
@@ -455,7 +462,12 @@ function* topLevel(reader: Reader): Generator<void, Record<string, unknown>> {
  * vectors live in it: give either back only once nothing will read
  * them. In one piece: readVectorBodySliced is the same parse in slices.
  */
-export function readVectorBody(bytes: Buffer, lease?: BufferLease, wasmBuffer?: WasmBodyBuffer, maxIdLength = DEFAULT_MAX_ID_LENGTH): Record<string, unknown> | undefined {
+export function readVectorBody(
+  bytes: Buffer,
+  lease?: BufferLease,
+  wasmBuffer?: WasmBodyBuffer,
+  maxIdLength = DEFAULT_MAX_ID_LENGTH,
+): Record<string, unknown> | undefined {
   // No check of the whole body for non-ASCII bytes: every string is made
   // from ASCII bytes only (string(), jsonValue()), and anywhere else such a
   // byte is not JSON structure, a digit or base64, so the reader declines.

@@ -14,14 +14,18 @@ export function overviewRoutes({ router }: RouteDeps): void {
       return;
     }
     // Every route the router knows, from the router itself, so the list cannot drift.
-    const routes = router.stack
-      .flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: layer.path })));
+    const routes = router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: layer.path })));
     reply(ctx, {
       name: packageInfo.name,
       version: packageInfo.version,
       description: packageInfo.description,
       links: {
-        openapi: '/openapi.json', sdk: '/sdk.js', sdkTypes: '/sdk.d.ts', kernel: '/kernel.wasm', limits: '/limits', token: '/token',
+        openapi: '/openapi.json',
+        sdk: '/sdk.js',
+        sdkTypes: '/sdk.d.ts',
+        kernel: '/kernel.wasm',
+        limits: '/limits',
+        token: '/token',
       },
       routes,
     });

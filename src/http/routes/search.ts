@@ -33,7 +33,10 @@ export function searchRoutes({ router, config, store, schemas, auth, vectorJson 
     const { session, timings } = stateOf(ctx);
     const { results, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchManyMs', () => run(searches, session, call));
     timings.set('queryCount', results.length);
-    timings.set('resultCount', results.reduce((sum, list) => sum + list.length, 0));
+    timings.set(
+      'resultCount',
+      results.reduce((sum, list) => sum + list.length, 0),
+    );
     const answerBytes = hitsBytes(results, metadataJsonBytes + textJsonBytes);
     assertAnswerSize(config, answerBytes, SMALLER_SEARCH_MANY);
     replyWithSession(ctx, store, { results, stats }, answerBytes);

@@ -69,12 +69,19 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     const query = v.safeParse(schemas.ExportQuerySchema, { ...ctx.query });
     if (!query.success) throw requestError(query.issues, 'query');
     const { session, timings } = stateOf(ctx);
-    const held = store.budget.reserve('answers', EXPORT_WINDOW_BYTES, 'the server\'s memory budget is used up by answers in flight; nothing was exported, try again shortly');
+    const held = store.budget.reserve(
+      'answers',
+      EXPORT_WINDOW_BYTES,
+      "the server's memory budget is used up by answers in flight; nothing was exported, try again shortly",
+    );
     // Copies the snapshot keeps of vectors changed before it reached them count with it.
     const exp = timings.measure('exportOpenMs', () => session.index.openExport((bytes) => held.grow(bytes)));
     // The body is streamed: its timings go in Server-Timing only (no JSON envelope to carry them).
     const { dbOpenMs, exportOpenMs } = timings.entries;
-    ctx.set('Server-Timing', `requestLatency;dur=${timings.elapsed()}${dbOpenMs === undefined ? '' : `, dbOpen;dur=${dbOpenMs}`}, exportOpen;dur=${exportOpenMs}`);
+    ctx.set(
+      'Server-Timing',
+      `requestLatency;dur=${timings.elapsed()}${dbOpenMs === undefined ? '' : `, dbOpen;dur=${dbOpenMs}`}, exportOpen;dur=${exportOpenMs}`,
+    );
     ctx.type = NDJSON_TYPE;
     ctx.body = exportStream(exp, query.output.vectorEncoding, () => held.release());
   });
@@ -100,13 +107,15 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     const encodeStart = performance.now();
     const encoded = plan ? await store.encodeImport(plan) : undefined;
     timings.set('importEncodeMs', Math.round((performance.now() - encodeStart) * 1000) / 1000);
-    const mutation = await writes.inTurn(session, () => timings.measure('importMs', () => {
-      // Other changes may have come in meanwhile: the whole plan again when this session changed
-      // (its log records are then written anew if it differs), else the memory checks.
-      if (plan && !session.index.isCurrent(plan)) plan = writes.prepareImport(session, parsed);
-      else if (plan) recheckMemory(store, session, plan);
-      return plan ? writes.importPlan(session, plan, encoded) : { added: 0, replaced: 0 };
-    }));
+    const mutation = await writes.inTurn(session, () =>
+      timings.measure('importMs', () => {
+        // Other changes may have come in meanwhile: the whole plan again when this session changed
+        // (its log records are then written anew if it differs), else the memory checks.
+        if (plan && !session.index.isCurrent(plan)) plan = writes.prepareImport(session, parsed);
+        else if (plan) recheckMemory(store, session, plan);
+        return plan ? writes.importPlan(session, plan, encoded) : { added: 0, replaced: 0 };
+      }),
+    );
     replyWithSession(ctx, store, { mutation });
   });
 }

@@ -90,7 +90,9 @@ export function vectorRoutes(deps: RouteDeps): void {
   router.post('/vectors/metadata/patch', auth, json, async (ctx) => {
     const { id, patch } = parseBody(ctx, schemas.PatchMetadataRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const metadata = await writes.inTurn(session, () => timings.measure('patchMetadataMs', () => writes.patchMetadata(session, id, (current) => patchedMetadata(schemas, current, patch))));
+    const metadata = await writes.inTurn(session, () =>
+      timings.measure('patchMetadataMs', () => writes.patchMetadata(session, id, (current) => patchedMetadata(schemas, current, patch))),
+    );
     replyWithSession(ctx, store, { id, metadata, mutation: { updated: 1 } });
   });
 
@@ -123,7 +125,9 @@ export function vectorRoutes(deps: RouteDeps): void {
   router.post('/vectors/delete-many', auth, json, async (ctx) => {
     const { ids, filter } = parseBody(ctx, schemas.DeleteManyRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const mutation = await writes.inTurn(session, () => timings.measure('deleteManyMs', () => (filter ? writes.deleteMatching(session, filter) : writes.delete(session, ids!))));
+    const mutation = await writes.inTurn(session, () =>
+      timings.measure('deleteManyMs', () => (filter ? writes.deleteMatching(session, filter) : writes.delete(session, ids!))),
+    );
     replyWithSession(ctx, store, { mutation });
   });
 

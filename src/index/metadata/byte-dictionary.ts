@@ -59,13 +59,14 @@ export class ByteDictionary {
 
   /** Bytes of the typed arrays held. */
   get byteLength(): number {
-    return this.table.byteLength + this.keyStart.byteLength + this.keyLength.byteLength
-      + this.keys.byteLength + this.freeIds.byteLength;
+    return this.table.byteLength + this.keyStart.byteLength + this.keyLength.byteLength + this.keys.byteLength + this.freeIds.byteLength;
   }
 
   /** The id of the key `bytes[at, at + length)` (hash from hashBytes), or -1. */
   find(bytes: Uint8Array, length: number, hash: number, at = 0): number {
-    const table = this.table, mask = (table.length >>> 1) - 1, signed = hash | 0;
+    const table = this.table,
+      mask = (table.length >>> 1) - 1,
+      signed = hash | 0;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const id = table[2 * slot];
       if (id === EMPTY) return -1;
@@ -86,7 +87,8 @@ export class ByteDictionary {
     this.keyStart[id] = this.keyTop;
     this.keyLength[id] = length;
     this.keyTop += length;
-    const table = this.table, mask = (table.length >>> 1) - 1;
+    const table = this.table,
+      mask = (table.length >>> 1) - 1;
     let slot = hash & mask;
     while (table[2 * slot] >= 0) slot = (slot + 1) & mask;
     if (table[2 * slot] === EMPTY) this.usedSlots++;
@@ -98,7 +100,8 @@ export class ByteDictionary {
 
   /** Remove the key of `id`; the id may be handed out again. */
   remove(id: number): void {
-    const table = this.table, mask = (table.length >>> 1) - 1;
+    const table = this.table,
+      mask = (table.length >>> 1) - 1;
     let slot = hashBytes(this.keys.subarray(this.keyStart[id]), this.keyLength[id]) & mask;
     while (table[2 * slot] !== id) slot = (slot + 1) & mask;
     table[2 * slot] = TOMBSTONE;
@@ -117,7 +120,8 @@ export class ByteDictionary {
 
   private keyEquals(id: number, bytes: Uint8Array, length: number, at: number): boolean {
     if (this.keyLength[id] !== length) return false;
-    const keys = this.keys, start = this.keyStart[id];
+    const keys = this.keys,
+      start = this.keyStart[id];
     for (let i = 0; i < length; i++) if (keys[start + i] !== bytes[at + i]) return false;
     return true;
   }
@@ -125,7 +129,9 @@ export class ByteDictionary {
   /** A table sized for the keys held (twice them, at least 16 slots), without tombstones. */
   private rehash(): void {
     const slots = Math.max(FIRST_SLOTS, powerOfTwoAtLeast((this.size + 1) * 2));
-    const table = emptyTable(slots), old = this.table, mask = slots - 1;
+    const table = emptyTable(slots),
+      old = this.table,
+      mask = slots - 1;
     for (let i = 0; i < old.length; i += 2) {
       const id = old[i];
       if (id < 0) continue;
@@ -146,7 +152,8 @@ export class ByteDictionary {
     for (let i = 0; i < this.table.length; i += 2) {
       const id = this.table[i];
       if (id < 0) continue;
-      const start = this.keyStart[id], length = this.keyLength[id];
+      const start = this.keyStart[id],
+        length = this.keyLength[id];
       keys.set(this.keys.subarray(start, start + length), top);
       this.keyStart[id] = top;
       top += length;

@@ -70,7 +70,8 @@ export class MetadataArena {
    * the arena does after.
    */
   jsonBytesOf(row: number): Uint8Array {
-    const chunk = this.chunks[this.chunkOf[row]]!, at = this.offsetOf[row];
+    const chunk = this.chunks[this.chunkOf[row]]!,
+      at = this.offsetOf[row];
     return chunk.bytes.subarray(at, at + this.jsonLengthOf[row]);
   }
 
@@ -92,7 +93,8 @@ export class MetadataArena {
     this.ensureRows(row + 1);
     const size = align4(jsonLength) + 4 * entryCount;
     const index = this.room(size);
-    const chunk = this.chunks[index]!, at = chunk.used;
+    const chunk = this.chunks[index]!,
+      at = chunk.used;
     // A record's text is long: the engine's encoder beats a JS loop (which wins on short keys).
     if (quoted) {
       chunk.bytes[at] = chunk.bytes[at + jsonLength - 1] = 0x22;
@@ -150,7 +152,8 @@ export class MetadataArena {
     const from = this.chunks[worst]!;
     for (let row = 0; row < rows && from.live > 0; row++) {
       if (this.chunkOf[row] !== worst) continue;
-      const jsonLength = this.jsonLengthOf[row], count = this.entryCountOf[row];
+      const jsonLength = this.jsonLengthOf[row],
+        count = this.entryCountOf[row];
       const size = align4(jsonLength) + 4 * count;
       const at = this.offsetOf[row];
       const index = this.room(size);

@@ -20,7 +20,13 @@ import { RowPostings } from './row-postings.js';
 import { grown } from './typed-arrays.js';
 
 /** Entry kinds, the first byte of an entry's key; a value's key goes on with its path's id (4 bytes) and the value. */
-const PATH = 0x50, LONG_STRINGS = 0x4c, NUMBER = 0x6e, STRING = 0x73, TRUE = 0x74, FALSE = 0x66, NULL = 0x7a;
+const PATH = 0x50,
+  LONG_STRINGS = 0x4c,
+  NUMBER = 0x6e,
+  STRING = 0x73,
+  TRUE = 0x74,
+  FALSE = 0x66,
+  NULL = 0x7a;
 const VALUE_AT = 5;
 /** Paths whose ids are remembered by name; past it, the cache starts again (a caller can make any number of paths). */
 const PATH_CACHE_SIZE = 4096;
@@ -58,8 +64,18 @@ export class MetadataIndex {
 
   /** Bytes of the typed arrays held. */
   get byteLength(): number {
-    return this.dictionary.byteLength + this.postings.byteLength + this.key.byteLength + this.rowEntries.byteLength
-      + this.kindOf.byteLength + this.pathOf.byteLength + this.nextInPath.byteLength + this.prevInPath.byteLength + this.numberValue.byteLength + this.listedBy.byteLength;
+    return (
+      this.dictionary.byteLength +
+      this.postings.byteLength +
+      this.key.byteLength +
+      this.rowEntries.byteLength +
+      this.kindOf.byteLength +
+      this.pathOf.byteLength +
+      this.nextInPath.byteLength +
+      this.prevInPath.byteLength +
+      this.numberValue.byteLength +
+      this.listedBy.byteLength
+    );
   }
 
   /** Entries held (paths, values, long-string sets). */
@@ -268,7 +284,8 @@ export class MetadataIndex {
       const key = this.dictionary.keyOf(id);
       this.pathIds.delete(utf8Out.decode(key.subarray(1)));
     } else if (kind !== LONG_STRINGS) {
-      const prev = this.prevInPath[id], next = this.nextInPath[id];
+      const prev = this.prevInPath[id],
+        next = this.nextInPath[id];
       if (prev >= 0) this.nextInPath[prev] = next;
       else this.nextInPath[this.pathOf[id]] = next;
       if (next >= 0) this.prevInPath[next] = prev;
@@ -349,11 +366,17 @@ const LONG = -2;
 /** Whether answering `node` reads rows' metadata (equality with an object or array, a long string, a string range). */
 function reads(node: FilterNode): boolean {
   switch (node.kind) {
-    case 'and': case 'or': return node.nodes.some(reads);
-    case 'not': return reads(node.node);
-    case 'eq': return !isScalar(node.value) || typeof node.value === 'string';
-    case 'range': return typeof node.value === 'string';
-    case 'exists': return false;
+    case 'and':
+    case 'or':
+      return node.nodes.some(reads);
+    case 'not':
+      return reads(node.node);
+    case 'eq':
+      return !isScalar(node.value) || typeof node.value === 'string';
+    case 'range':
+      return typeof node.value === 'string';
+    case 'exists':
+      return false;
   }
 }
 

@@ -97,7 +97,7 @@ export class MetadataStore {
 
   /** The row's metadata as a new object. */
   object(row: number): Metadata {
-    return this.arena.has(row) ? JSON.parse(this.arena.json(row)) as Metadata : {};
+    return this.arena.has(row) ? (JSON.parse(this.arena.json(row)) as Metadata) : {};
   }
 
   /** Rows of [0, size) that match `node`. */

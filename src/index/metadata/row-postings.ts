@@ -9,7 +9,10 @@
 
 import { grown } from './typed-arrays.js';
 
-const NONE = 0, SINGLE = 1, LIST = 2, BITMAP = 3;
+const NONE = 0,
+  SINGLE = 1,
+  LIST = 2,
+  BITMAP = 3;
 /** A list this short stays a list whatever the row count (a bitmap of a tiny index gains nothing). */
 const MIN_BITMAP_ROWS = 16;
 
@@ -30,8 +33,15 @@ export class RowPostings {
 
   /** Bytes of the typed arrays held. */
   get byteLength(): number {
-    return this.kind.byteLength + this.count.byteLength + this.ref.byteLength + this.blockClass.byteLength
-      + this.slab.byteLength + this.freeBlocks.byteLength + this.bitmapBytes;
+    return (
+      this.kind.byteLength +
+      this.count.byteLength +
+      this.ref.byteLength +
+      this.blockClass.byteLength +
+      this.slab.byteLength +
+      this.freeBlocks.byteLength +
+      this.bitmapBytes
+    );
   }
 
   /** Make room for entry ids below `limit`. */
@@ -130,7 +140,9 @@ export class RowPostings {
         return;
       }
       case LIST: {
-        const block = this.ref[id], end = block + this.count[id], slab = this.slab;
+        const block = this.ref[id],
+          end = block + this.count[id],
+          slab = this.slab;
         for (let i = block; i < end; i++) words[slab[i] >>> 5] |= 1 << (slab[i] & 31);
         return;
       }
@@ -175,7 +187,8 @@ export class RowPostings {
   }
 
   private lowerBound(block: number, n: number, row: number): number {
-    let lo = 0, hi = n;
+    let lo = 0,
+      hi = n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (this.slab[block + mid] < row) lo = mid + 1;
@@ -186,7 +199,8 @@ export class RowPostings {
 
   private toBitmap(id: number, rowCount: number): void {
     const bits = new Uint32Array(((rowCount + 32) >>> 5) + 1);
-    const block = this.ref[id], n = this.count[id];
+    const block = this.ref[id],
+      n = this.count[id];
     for (let i = block; i < block + n; i++) bits[this.slab[i] >>> 5] |= 1 << (this.slab[i] & 31);
     this.free(block, this.blockClass[id]);
     const slot = this.freeBitmapSlots.pop() ?? this.bitmaps.length;

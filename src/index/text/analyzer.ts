@@ -37,8 +37,39 @@ export type { AnalyzerName } from '../../config.js';
 
 /** Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET. */
 export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set([
-  'a', 'an', 'and', 'are', 'as', 'at', 'be', 'but', 'by', 'for', 'if', 'in', 'into', 'is', 'it', 'no', 'not', 'of',
-  'on', 'or', 'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with',
+  'a',
+  'an',
+  'and',
+  'are',
+  'as',
+  'at',
+  'be',
+  'but',
+  'by',
+  'for',
+  'if',
+  'in',
+  'into',
+  'is',
+  'it',
+  'no',
+  'not',
+  'of',
+  'on',
+  'or',
+  'such',
+  'that',
+  'the',
+  'their',
+  'then',
+  'there',
+  'these',
+  'they',
+  'this',
+  'to',
+  'was',
+  'will',
+  'with',
 ]);
 
 /** Lucene's StandardTokenizer.DEFAULT_MAX_TOKEN_LENGTH. */
@@ -116,7 +147,8 @@ const utf8Out = new TextEncoder();
 function asciiTermBytes(text: string, english: boolean): { bytes: Uint8Array; count: number } {
   // Terms and separators take at most the text's length, plus a separator per cut of a long term.
   const bytes = chunks.take(text.length + Math.ceil(text.length / MAX_TOKEN_CHARS) + 1);
-  let at = 0, count = 0;
+  let at = 0,
+    count = 0;
   scanAscii(text, (start, end) => {
     for (let from = start; from < end; from += MAX_TOKEN_CHARS) {
       const stop = Math.min(end, from + MAX_TOKEN_CHARS);
@@ -165,7 +197,12 @@ function scanAscii(text: string, word: (start: number, end: number) => void): vo
   }
 }
 
-const LETTER = 0, DIGIT = 1, UNDERSCORE = 2, MID_NUM_LET = 3, MID_NUM = 4, OTHER = 5;
+const LETTER = 0,
+  DIGIT = 1,
+  UNDERSCORE = 2,
+  MID_NUM_LET = 3,
+  MID_NUM = 4,
+  OTHER = 5;
 
 /** The UAX #29 class of each ASCII code (letters of both cases, as a lookup: the scan's inner loop). */
 const ASCII_CLASS = new Uint8Array(128).fill(OTHER);
@@ -191,7 +228,7 @@ const asciiNormalized = (text: string) => text.toLowerCase().replace(COLON, ' ')
 
 function normalized(text: string): string {
   if (!NON_ASCII.test(text)) return asciiNormalized(text);
-  const folded = text.normalize('NFKC').toLowerCase().replace(QUOTE, '\'').replace(COLON, ' ').replace(VARIATION_SELECTORS, '');
+  const folded = text.normalize('NFKC').toLowerCase().replace(QUOTE, "'").replace(COLON, ' ').replace(VARIATION_SELECTORS, '');
   return folded.normalize('NFD').replace(DIACRITICS, '').normalize('NFC');
 }
 
@@ -220,7 +257,7 @@ function cutLong(out: string[], start: number): string[] {
 /** A long token cut into pieces of at most MAX_TOKEN_CHARS code units, never inside a surrogate pair. */
 function pieces(token: string): string[] {
   const out: string[] = [];
-  for (let i = 0; i < token.length;) {
+  for (let i = 0; i < token.length; ) {
     let end = Math.min(token.length, i + MAX_TOKEN_CHARS);
     const last = token.charCodeAt(end - 1);
     if (end < token.length && last >= 0xd800 && last < 0xdc00) end--;
@@ -234,7 +271,8 @@ let segmenter: Intl.Segmenter | null = null;
 
 /** Words of normalized `text`: bigram-script runs as bigrams, the rest by Intl.Segmenter. */
 function segmentedWords(text: string, out: string[]): void {
-  let runStart = 0, bigramRun = false;
+  let runStart = 0,
+    bigramRun = false;
   let i = 0;
   const flush = (end: number) => {
     if (end <= runStart) return;
@@ -279,16 +317,37 @@ function bigrams(run: string, out: string[]): void {
 function isBigramScript(c: number): boolean {
   if (c < 0x0e00) return false;
   if (c < 0x3000) {
-    return c <= 0x0eff || (c >= 0x1000 && c <= 0x109f) || (c >= 0x1100 && c <= 0x11ff) || (c >= 0x1780 && c <= 0x17ff)
-      || (c >= 0x1950 && c <= 0x1aaf) || (c >= 0x2e80 && c <= 0x2fdf);
+    return (
+      c <= 0x0eff ||
+      (c >= 0x1000 && c <= 0x109f) ||
+      (c >= 0x1100 && c <= 0x11ff) ||
+      (c >= 0x1780 && c <= 0x17ff) ||
+      (c >= 0x1950 && c <= 0x1aaf) ||
+      (c >= 0x2e80 && c <= 0x2fdf)
+    );
   }
   if (c < 0xa000) {
-    return (c >= 0x3005 && c <= 0x3007) || (c >= 0x3021 && c <= 0x3029) || (c >= 0x3031 && c <= 0x3035) || (c >= 0x3038 && c <= 0x303c)
-      || (c >= 0x3041 && c <= 0x30ff && c !== 0x30fb) || (c >= 0x3131 && c <= 0x318e) || (c >= 0x31f0 && c <= 0x31ff)
-      || (c >= 0x3400 && c <= 0x4dbf) || c >= 0x4e00;
+    return (
+      (c >= 0x3005 && c <= 0x3007) ||
+      (c >= 0x3021 && c <= 0x3029) ||
+      (c >= 0x3031 && c <= 0x3035) ||
+      (c >= 0x3038 && c <= 0x303c) ||
+      (c >= 0x3041 && c <= 0x30ff && c !== 0x30fb) ||
+      (c >= 0x3131 && c <= 0x318e) ||
+      (c >= 0x31f0 && c <= 0x31ff) ||
+      (c >= 0x3400 && c <= 0x4dbf) ||
+      c >= 0x4e00
+    );
   }
-  return (c >= 0xa960 && c <= 0xa97f) || (c >= 0xa9e0 && c <= 0xa9ff) || (c >= 0xaa60 && c <= 0xaadf) || (c >= 0xac00 && c <= 0xd7ff)
-    || (c >= 0xf900 && c <= 0xfaff) || (c >= 0x11700 && c <= 0x1174f) || (c >= 0x20000 && c <= 0x323af);
+  return (
+    (c >= 0xa960 && c <= 0xa97f) ||
+    (c >= 0xa9e0 && c <= 0xa9ff) ||
+    (c >= 0xaa60 && c <= 0xaadf) ||
+    (c >= 0xac00 && c <= 0xd7ff) ||
+    (c >= 0xf900 && c <= 0xfaff) ||
+    (c >= 0x11700 && c <= 0x1174f) ||
+    (c >= 0x20000 && c <= 0x323af)
+  );
 }
 
 const STEMMABLE = /^[a-z']+$/;
@@ -317,7 +376,7 @@ function stemOf(word: string): string {
 
 /** A standard token under english: its stem, or '' for none (a stop word). */
 function englishTerm(token: string): string {
-  const word = token.endsWith('\'s') ? token.slice(0, -2) : token;
+  const word = token.endsWith("'s") ? token.slice(0, -2) : token;
   return word === '' || ENGLISH_STOP_WORDS.has(word) ? '' : stemOf(word);
 }
 

@@ -23,7 +23,6 @@ export interface FusedHit {
   textRank: number | null;
 }
 
-
 /**
  * The union of `vector` and `text` (each best first), fused, best first.
  * `lowerIsBetter`: the vector arm's scores are distances (l2).
@@ -54,7 +53,8 @@ export function fuse(vector: readonly ArmHit[], text: readonly ArmHit[], fusion:
     }
   } else {
     const alpha = fusion.alpha ?? SPEC_LIMITS.defaultLinearAlpha;
-    const vectorNorm = normaliser(vector, lowerIsBetter), textNorm = normaliser(text, false);
+    const vectorNorm = normaliser(vector, lowerIsBetter),
+      textNorm = normaliser(text, false);
     for (const hit of hits) {
       const v = hit.vectorScore === null ? 0 : vectorNorm(hit.vectorScore);
       const t = hit.textScore === null ? 0 : textNorm(hit.textScore);
@@ -66,7 +66,8 @@ export function fuse(vector: readonly ArmHit[], text: readonly ArmHit[], fusion:
 
 /** Min-max normalisation over an arm's scores, higher better. */
 function normaliser(hits: readonly ArmHit[], lowerIsBetter: boolean): (score: number) => number {
-  let min = Infinity, max = -Infinity;
+  let min = Infinity,
+    max = -Infinity;
   for (const { score } of hits) {
     if (score < min) min = score;
     if (score > max) max = score;

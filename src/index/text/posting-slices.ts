@@ -30,8 +30,14 @@ export class PostingSlices {
   private lastDoc = new Uint32Array(16);
 
   get byteLength(): number {
-    return this.blocks.length * BLOCK_BYTES + this.head.byteLength + this.writeAt.byteLength + this.sliceEnd.byteLength
-      + this.level.byteLength + this.lastDoc.byteLength;
+    return (
+      this.blocks.length * BLOCK_BYTES +
+      this.head.byteLength +
+      this.writeAt.byteLength +
+      this.sliceEnd.byteLength +
+      this.level.byteLength +
+      this.lastDoc.byteLength
+    );
   }
 
   /** Start list `id` empty (a new term, or an id handed out again). */
@@ -67,12 +73,18 @@ export class PostingSlices {
    */
   read(id: number, docs: Uint32Array, tfs: Uint32Array): number {
     const stop = this.writeAt[id];
-    let slice = this.head[id], level = 0;
+    let slice = this.head[id],
+      level = 0;
     let bytes = this.blocks[slice >>> BLOCK_BITS];
     let base = slice - (slice & OFFSET_MASK);
-    let at = (slice & OFFSET_MASK) + LINK_BYTES, end = (slice & OFFSET_MASK) + SLICE_BYTES[0];
+    let at = (slice & OFFSET_MASK) + LINK_BYTES,
+      end = (slice & OFFSET_MASK) + SLICE_BYTES[0];
     // Byte by byte: a varint is done at a byte below 0x80; after a doc gap flagged tf > 1 comes the tf's varint.
-    let n = 0, doc = 0, value = 0, shift = 1, tfNext = false;
+    let n = 0,
+      doc = 0,
+      value = 0,
+      shift = 1,
+      tfNext = false;
     while (base + at !== stop) {
       if (at === end) {
         const link = at - SLICE_BYTES[level];
@@ -118,7 +130,8 @@ export class PostingSlices {
       const slice = this.allocate(SLICE_BYTES[level]);
       // Link the full slice to the new one.
       const from = at - SLICE_BYTES[this.level[id]];
-      const bytes = this.blocks[from >>> BLOCK_BITS], offset = from & OFFSET_MASK;
+      const bytes = this.blocks[from >>> BLOCK_BITS],
+        offset = from & OFFSET_MASK;
       bytes[offset] = slice & 0xff;
       bytes[offset + 1] = (slice >>> 8) & 0xff;
       bytes[offset + 2] = (slice >>> 16) & 0xff;

@@ -101,9 +101,24 @@ export class TextIndex {
 
   /** Bytes of the typed arrays held. */
   get byteLength(): number {
-    return this.dictionary.byteLength + this.df.byteLength + this.entryCount.byteLength + this.listedBy.byteLength + this.countIn.byteLength
-      + this.textTerms.byteLength + this.postings.byteLength + this.rowOfDoc.byteLength + this.lengthOf.byteLength + this.seqOf.byteLength + this.docOfRow.byteLength + this.key.byteLength
-      + this.scores.byteLength + this.touched.byteLength + this.listDocs.byteLength + this.listTfs.byteLength;
+    return (
+      this.dictionary.byteLength +
+      this.df.byteLength +
+      this.entryCount.byteLength +
+      this.listedBy.byteLength +
+      this.countIn.byteLength +
+      this.textTerms.byteLength +
+      this.postings.byteLength +
+      this.rowOfDoc.byteLength +
+      this.lengthOf.byteLength +
+      this.seqOf.byteLength +
+      this.docOfRow.byteLength +
+      this.key.byteLength +
+      this.scores.byteLength +
+      this.touched.byteLength +
+      this.listDocs.byteLength +
+      this.listTfs.byteLength
+    );
   }
 
   /** Distinct terms held. */
@@ -207,7 +222,8 @@ export class TextIndex {
   /** After a change to an index of `rowCount` rows: compact when dead postings or document ids outnumber live ones. */
   afterChange(rowCount: number): void {
     if (this.docCount === 0 && this.docTop > 0) this.clear();
-    else if (this.deadEntries + this.deadListEntries > this.liveEntries + this.compactSlack || this.docTop > 2 * this.docCount + this.compactSlack) this.compact(rowCount);
+    else if (this.deadEntries + this.deadListEntries > this.liveEntries + this.compactSlack || this.docTop > 2 * this.docCount + this.compactSlack)
+      this.compact(rowCount);
   }
 
   clear(): void {
@@ -220,15 +236,28 @@ export class TextIndex {
    * `threshold` left out, and the row `exclude`; ties by the seq of the
    * write, earlier first. `rowCount`: rows of the index.
    */
-  search(terms: readonly string[], rowCount: number, k: number, params: Bm25Parameters, filter: RowBitmap | null, threshold = -Infinity, exclude = -1): TextHits {
+  search(
+    terms: readonly string[],
+    rowCount: number,
+    k: number,
+    params: Bm25Parameters,
+    filter: RowBitmap | null,
+    threshold = -Infinity,
+    exclude = -1,
+  ): TextHits {
     if (this.scores.length < rowCount) {
       this.scores = new Float64Array(Math.max(rowCount, 2 * this.scores.length));
       this.touched = new Int32Array(this.scores.length);
     }
-    const scores = this.scores, touched = this.touched, rowOfDoc = this.rowOfDoc, lengthOf = this.lengthOf;
-    const n = this.docCount, avgdl = this.totalLength / n;
+    const scores = this.scores,
+      touched = this.touched,
+      rowOfDoc = this.rowOfDoc,
+      lengthOf = this.lengthOf;
+    const n = this.docCount,
+      avgdl = this.totalLength / n;
     // tf + k1 * (1 - b + b * dl / avgdl) = tf + base + perLength * dl
-    const base = params.k1 * (1 - params.b), perLength = params.k1 * params.b / avgdl;
+    const base = params.k1 * (1 - params.b),
+      perLength = (params.k1 * params.b) / avgdl;
     let matched = 0;
     const words = filter?.words;
     for (const term of terms) {
@@ -237,13 +266,16 @@ export class TextIndex {
       if (id < 0) continue;
       const df = this.df[id];
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      const count = this.readList(id), docs = this.listDocs, tfs = this.listTfs;
+      const count = this.readList(id),
+        docs = this.listDocs,
+        tfs = this.listTfs;
       for (let i = 0; i < count; i++) {
-        const doc = docs[i], row = rowOfDoc[doc];
+        const doc = docs[i],
+          row = rowOfDoc[doc];
         if (row < 0 || row === exclude || (words !== undefined && (words[row >>> 5] & (1 << (row & 31))) === 0)) continue;
         const tf = tfs[i];
         if (scores[row] === 0) touched[matched++] = row;
-        scores[row] += idf * tf / (tf + base + perLength * lengthOf[doc]);
+        scores[row] += (idf * tf) / (tf + base + perLength * lengthOf[doc]);
       }
     }
     const hits = this.best(matched, k, threshold);
@@ -253,14 +285,18 @@ export class TextIndex {
 
   /** The best `k` of the touched rows (scores at or above `threshold`), best first. */
   private best(matched: number, k: number, threshold: number): { rows: Int32Array; scores: Float64Array } {
-    const scores = this.scores, touched = this.touched, seqOf = this.seqOf, docOfRow = this.docOfRow;
+    const scores = this.scores,
+      touched = this.touched,
+      seqOf = this.seqOf,
+      docOfRow = this.docOfRow;
     // A heap of the best so far, its worst on top: worse = lower score, or the same score written later.
     const heap = new Int32Array(Math.min(k, matched));
     let size = 0;
     const worse = (a: number, b: number) => scores[a] < scores[b] || (scores[a] === scores[b] && seqOf[docOfRow[a]] > seqOf[docOfRow[b]]);
     const siftDown = () => {
-      for (let i = 0; ;) {
-        const l = 2 * i + 1, r = l + 1;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1,
+          r = l + 1;
         let top = i;
         if (l < size && worse(heap[l], heap[top])) top = l;
         if (r < size && worse(heap[r], heap[top])) top = r;
@@ -272,7 +308,8 @@ export class TextIndex {
       }
     };
     for (let t = 0; t < matched; t++) {
-      const row = touched[t], score = scores[row];
+      const row = touched[t],
+        score = scores[row];
       if (!(score >= threshold)) continue;
       if (size < heap.length) {
         let i = size++;
@@ -293,7 +330,8 @@ export class TextIndex {
       heap[0] = row;
       siftDown();
     }
-    const rows = new Int32Array(size), out = new Float64Array(size);
+    const rows = new Int32Array(size),
+      out = new Float64Array(size);
     for (let i = size - 1; i >= 0; i--) {
       rows[i] = heap[0];
       out[i] = scores[heap[0]];
@@ -329,12 +367,16 @@ export class TextIndex {
     for (let id = 0; id < limit; id++) {
       if (this.df[id] === 0) continue;
       postings.start(id);
-      const count = this.readList(id), docs = this.listDocs, tfs = this.listTfs;
+      const count = this.readList(id),
+        docs = this.listDocs,
+        tfs = this.listTfs;
       for (let i = 0; i < count; i++) if (renumbered[docs[i]] >= 0) postings.append(id, renumbered[docs[i]], tfs[i]);
       this.entryCount[id] = this.df[id];
     }
     const size = Math.max(16, live);
-    const lengthOf = new Uint32Array(size), seqOf = new Float64Array(size), rowOfDoc = new Int32Array(size);
+    const lengthOf = new Uint32Array(size),
+      seqOf = new Float64Array(size),
+      rowOfDoc = new Int32Array(size);
     for (let doc = 0; doc < this.docTop; doc++) {
       const to = renumbered[doc];
       if (to < 0) continue;
@@ -375,8 +417,6 @@ export class TextIndex {
     if (this.key.length < term.length * 3) this.key = new Uint8Array(term.length * 3);
     return utf8.encodeInto(term, this.key).written;
   }
-
-
 
   private ensureTerms(limit: number): void {
     if (limit <= this.df.length) return;

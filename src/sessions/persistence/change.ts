@@ -40,7 +40,11 @@ export interface ChangeResults {
  * logged in pieces), the change is applied once that settles, and not if it
  * rejects.
  */
-export function applyToIndex<C extends IndexChange>(index: VectorIndex, change: C, log?: () => Promise<void> | undefined): ChangeResults[C['t']] | Promise<ChangeResults[C['t']]> {
+export function applyToIndex<C extends IndexChange>(
+  index: VectorIndex,
+  change: C,
+  log?: () => Promise<void> | undefined,
+): ChangeResults[C['t']] | Promise<ChangeResults[C['t']]> {
   type Result = ChangeResults[C['t']];
   if (change.t === 'upsert' || change.t === 'import') return index.applyUpsert(change.plan, log ?? noLog) as Result | Promise<Result>;
   const apply = (): Result => {

@@ -17,7 +17,11 @@ export const LOCK_NAME = 'tempvec.lock';
 /** An empty lock file this recent is being written by the process that created it. */
 const LOCK_WRITE_MS = 5000;
 
-interface Holder { pid: number; host: string; boot: string }
+interface Holder {
+  pid: number;
+  host: string;
+  boot: string;
+}
 
 /** The locks this process took, released when it exits (a SIGKILL leaves them stale). */
 const held = new Map<string, () => void>();
@@ -27,9 +31,10 @@ export function lockDir(io: JournalFs, dir: string, me: Holder = thisProcess()):
   const path = join(dir, LOCK_NAME);
   for (let attempt = 0; attempt < 3; attempt++) {
     if (create(io, path, me)) {
-      if (held.size === 0) process.once('exit', () => {
-        for (const release of held.values()) release();
-      });
+      if (held.size === 0)
+        process.once('exit', () => {
+          for (const release of held.values()) release();
+        });
       held.set(path, () => release(io, path, me));
       return;
     }

@@ -53,7 +53,7 @@ export const nodeFs: JournalFs = {
 
 /** Write all of `bytes` at `position`: a short write continues where it stopped; no progress is an error. */
 export function writeAllSync(io: JournalFs, fd: number, bytes: Uint8Array, position: number): void {
-  for (let done = 0; done < bytes.length;) {
+  for (let done = 0; done < bytes.length; ) {
     const n = io.writeSync(fd, bytes, done, bytes.length - done, position + done);
     if (!(n > 0)) throw new Error(`write made no progress at byte ${position + done}`);
     done += n;
@@ -61,7 +61,7 @@ export function writeAllSync(io: JournalFs, fd: number, bytes: Uint8Array, posit
 }
 
 export async function writeAll(io: JournalFs, fd: number, bytes: Uint8Array, position: number): Promise<void> {
-  for (let done = 0; done < bytes.length;) {
+  for (let done = 0; done < bytes.length; ) {
     const n = await io.write(fd, bytes, done, bytes.length - done, position + done);
     if (!(n > 0)) throw new Error(`write made no progress at byte ${position + done}`);
     done += n;
@@ -71,7 +71,7 @@ export async function writeAll(io: JournalFs, fd: number, bytes: Uint8Array, pos
 /** Read exactly `length` bytes at `position` (a file shorter than that is an error). */
 export function readExactSync(io: JournalFs, fd: number, length: number, position: number): Buffer {
   const out = Buffer.allocUnsafe(length);
-  for (let done = 0; done < length;) {
+  for (let done = 0; done < length; ) {
     const n = io.readSync(fd, out, done, length - done, position + done);
     if (!(n > 0)) throw new Error(`the file ended at byte ${position + done}, ${length - done} bytes early`);
     done += n;
@@ -80,7 +80,7 @@ export function readExactSync(io: JournalFs, fd: number, length: number, positio
 }
 
 export async function readExact(io: JournalFs, fd: number, out: Buffer, position: number): Promise<void> {
-  for (let done = 0; done < out.length;) {
+  for (let done = 0; done < out.length; ) {
     const n = await io.read(fd, out, done, out.length - done, position + done);
     if (!(n > 0)) throw new Error(`the file ended at byte ${position + done}, ${out.length - done} bytes early`);
     done += n;

@@ -130,7 +130,7 @@ export class LogFile {
           const piece = record.subarray(from, Math.min(record.length, from + pieceBytes));
           await writeAll(io, fd, piece, this.size + bytes);
           bytes += piece.length;
-          if (this.closed || this.broken) throw new Error('the session\'s log was closed, or an fsync of it failed, while a change was written to it');
+          if (this.closed || this.broken) throw new Error("the session's log was closed, or an fsync of it failed, while a change was written to it");
         }
       }
       if (this.generation !== generation) throw new Error('a new log was renamed over the one a change was written to'); // a bug: compaction and rewrite wait
@@ -160,14 +160,14 @@ export class LogFile {
 
   /** Whether a record may be appended now; throws for a change that may not. A touch or sync record is skipped (false) while an append in pieces is under way. */
   private writable(change: boolean): boolean {
-    if (this.closed) throw new Error('the session\'s log is closed');
+    if (this.closed) throw new Error("the session's log is closed");
     if (this.broken) {
       void this.host.rewrite(this).catch(() => {});
       throw new Error('an fsync of the log failed: it is being rewritten from memory, changes are refused until that is on stable storage');
     }
     if (this.appending) {
       if (!change) return false;
-      throw new Error('a change was appended while another was being written in pieces (outside the session\'s write turn)');
+      throw new Error("a change was appended while another was being written in pieces (outside the session's write turn)");
     }
     if (this.fenced) this.repair();
     return true;
@@ -275,7 +275,9 @@ export class LogFile {
       if (generation !== this.generation) return;
       if (!this.closed) {
         // fsyncgate: the kernel may have marked unwritten pages clean; the log no longer tells the truth.
-        console.error(`tempvec: fsync failed for the log of session ${this.sessionId} (${describe(err)}); its changes are refused until it is rewritten from memory`);
+        console.error(
+          `tempvec: fsync failed for the log of session ${this.sessionId} (${describe(err)}); its changes are refused until it is rewritten from memory`,
+        );
         this.broken = true;
         void this.host.rewrite(this).catch(() => {});
       }

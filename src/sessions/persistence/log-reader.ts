@@ -14,8 +14,16 @@
 // rather than shortened.
 import { PERSISTENCE_CHUNK_BYTES } from '../../config.js';
 import {
-  checkFileHeader, checksumHolds, CorruptLogError, decodeRecord, FILE_HEADER_BYTES, RECORD_HEADER_BYTES, recordHeader, syncedBack,
-  type RecordType, type RecordV2,
+  checkFileHeader,
+  checksumHolds,
+  CorruptLogError,
+  decodeRecord,
+  FILE_HEADER_BYTES,
+  RECORD_HEADER_BYTES,
+  recordHeader,
+  syncedBack,
+  type RecordType,
+  type RecordV2,
 } from './records-v2.js';
 
 /** Bytes of a log read at once (and the most a reader holds, but for one larger record). */
@@ -109,7 +117,7 @@ export class LogReader {
    */
   async damageAt(offset: number): Promise<LogEnd> {
     let cutRecords = 0;
-    for (let next = offset + 1; next < this.size;) {
+    for (let next = offset + 1; next < this.size; ) {
       const raw = await this.recordAt(next);
       if (!raw) {
         next++;
@@ -118,7 +126,9 @@ export class LogReader {
       cutRecords++;
       const back = syncedBack(raw.bytes, raw.at);
       if (back !== null && next - back > offset) {
-        throw new CorruptLogError(`damaged record at byte ${offset}, which the sync record at byte ${next} says was on stable storage (FSYNC=always may have acknowledged it)`);
+        throw new CorruptLogError(
+          `damaged record at byte ${offset}, which the sync record at byte ${next} says was on stable storage (FSYNC=always may have acknowledged it)`,
+        );
       }
       next += raw.size;
     }

@@ -205,7 +205,12 @@ export type Allocate = (size: number) => Buffer;
 const fresh: Allocate = (size) => Buffer.allocUnsafeSlow(size);
 
 /** An upsert or import part of `rows`, written straight into one buffer (rows and strings copied once). */
-export function encodeRows(head: RowsHead & { t: 'upsert' | 'import'; part?: number; parts?: number }, rows: RowSource, sequence: number, allocate = fresh): Buffer {
+export function encodeRows(
+  head: RowsHead & { t: 'upsert' | 'import'; part?: number; parts?: number },
+  rows: RowSource,
+  sequence: number,
+  allocate = fresh,
+): Buffer {
   const { count } = rows;
   const dim = head.dimensions;
   const ids = new Column(count, (i) => rows.id(i));
@@ -251,13 +256,17 @@ export function encodeRecordV2(record: RecordV2, sequence: number): Buffer {
     case 'upsert':
     case 'import': {
       const { rows, dimensions: dim } = record;
-      return encodeRows(record, {
-        count: record.ids.length,
-        id: (i) => record.ids[i],
-        vector: (i) => rows.subarray(i * dim, (i + 1) * dim),
-        metadata: (i) => record.metadata[i],
-        text: record.text ? (i) => record.text![i] : undefined,
-      }, sequence);
+      return encodeRows(
+        record,
+        {
+          count: record.ids.length,
+          id: (i) => record.ids[i],
+          vector: (i) => rows.subarray(i * dim, (i + 1) * dim),
+          metadata: (i) => record.metadata[i],
+          text: record.text ? (i) => record.text![i] : undefined,
+        },
+        sequence,
+      );
     }
     case 'open': {
       const id = utf8.encode(record.sessionId);
@@ -306,7 +315,12 @@ export function encodeRecordV2(record: RecordV2, sequence: number): Buffer {
 
 /** Reads a payload field by field; a field past its end is damage the checksum did not catch (a bug, or a forged file). */
 class Reader {
-  constructor(private readonly bytes: Buffer, private at: number, private readonly end: number, private readonly copy: boolean) {}
+  constructor(
+    private readonly bytes: Buffer,
+    private at: number,
+    private readonly end: number,
+    private readonly copy: boolean,
+  ) {}
 
   take(n: number): number {
     const at = this.at;
@@ -397,7 +411,8 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number, copy =
       const part = r.u32();
       const parts = r.u32();
       r.take(ROWS_HEAD_BYTES - 28);
-      if (metric === undefined || vectorType === undefined || analyzerCode > ANALYZERS.length) throw new CorruptLogError('a record names an unknown metric, vector type or analyzer');
+      if (metric === undefined || vectorType === undefined || analyzerCode > ANALYZERS.length)
+        throw new CorruptLogError('a record names an unknown metric, vector type or analyzer');
       const rows = r.floats(count * dimensions);
       const idLengths = r.lengths(count);
       const metadataLengths = r.lengths(count);

@@ -384,7 +384,10 @@ export class SessionJournal implements LogHost {
     return this.slots.run(() => this.reopen(tokenHash, make));
   }
 
-  private async reopen(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<{ session: Session; report: RestoreReport } | null> {
+  private async reopen(
+    tokenHash: string,
+    make: (sessionId: string, createdAt: number) => Session,
+  ): Promise<{ session: Session; report: RestoreReport } | null> {
     const path = this.pathOf(tokenHash);
     const slices = new Slices(this.sliceMs);
     const held = this.hold(0);
@@ -457,7 +460,8 @@ export class SessionJournal implements LogHost {
       const job = this.rewriteInTurn(file)
         .catch((err) => {
           quietly(() => this.io.rmSync(`${file.path}.tmp`));
-          if (!file.closed) console.error(`tempvec: could not rewrite the log of session ${file.sessionId} from memory; its changes are still refused: ${describe(err)}`);
+          if (!file.closed)
+            console.error(`tempvec: could not rewrite the log of session ${file.sessionId} from memory; its changes are still refused: ${describe(err)}`);
           throw err;
         })
         .finally(() => {
@@ -483,7 +487,8 @@ export class SessionJournal implements LogHost {
 
   compactionDue(file: LogFile): void {
     file.compacting = true;
-    const job = this.slots.run(() => compact(file, this.env))
+    const job = this.slots
+      .run(() => compact(file, this.env))
       .catch((err) => {
         quietly(() => this.io.rmSync(`${file.path}.tmp`));
         // Tried again once the log has grown by as much again.

@@ -33,13 +33,17 @@ export function* snapshotRecords(state: SnapshotState, rows: IndexExport): Gener
       const head: RowsHead & { t: 'upsert' } = { t: 'upsert', at, dimensions, metric, vectorType, analyzer };
       const step = rowsPerStep(dimensions);
       for (let batch = rows.next(step); batch.length > 0; batch = rows.next(step)) {
-        yield encodeRows(head, {
-          count: batch.length,
-          id: (i) => batch[i].id,
-          vector: (i) => batch[i].vector,
-          metadata: (i) => batch[i].metadata.bytes,
-          text: batch.some((row) => row.text) ? (i) => batch[i].text?.bytes ?? null : undefined,
-        }, sequence);
+        yield encodeRows(
+          head,
+          {
+            count: batch.length,
+            id: (i) => batch[i].id,
+            vector: (i) => batch[i].vector,
+            metadata: (i) => batch[i].metadata.bytes,
+            text: batch.some((row) => row.text) ? (i) => batch[i].text?.bytes ?? null : undefined,
+          },
+          sequence,
+        );
       }
       if (rows.count === 0) {
         // Configured but empty: one vector fixes dimensions and metric, a clear removes it.

@@ -75,7 +75,9 @@ describe('base64 decoder: nothing kept after a body', () => {
     const refs = parseAndDrop(body(40), true);
     await collect(refs);
     expect(refs.body.deref(), 'the body').to.equal(undefined);
-    refs.buffers.forEach((buffer, i) => { expect(buffer.deref(), `vector buffer ${i}`).to.equal(undefined); });
+    refs.buffers.forEach((buffer, i) => {
+      expect(buffer.deref(), `vector buffer ${i}`).to.equal(undefined);
+    });
   });
 
   it('keeps no body or vector buffer once a body is declined half way', async () => {
@@ -84,7 +86,9 @@ describe('base64 decoder: nothing kept after a body', () => {
     const refs = parseAndDrop(body(40, 20), false);
     await collect(refs);
     expect(refs.body.deref(), 'the body').to.equal(undefined);
-    refs.buffers.forEach((buffer, i) => { expect(buffer.deref(), `vector buffer ${i}`).to.equal(undefined); });
+    refs.buffers.forEach((buffer, i) => {
+      expect(buffer.deref(), `vector buffer ${i}`).to.equal(undefined);
+    });
   });
 
   it('the check works: a body still referenced is kept, the rest collected', async () => {

@@ -45,12 +45,20 @@ describe('base64 vectors through the kernel decoder (body reader)', () => {
   });
 
   it('reads base64 and number vectors of every size mixed in one batch, padded or not', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 60 }), fc.integer(), (count, seed) => {
-      const rng = seededRng(seed);
-      const dims = Array.from({ length: count }, () => 1 + Math.floor(rng() * (rng() < 0.1 ? SPEC_LIMITS.maxDimensions : 40)));
-      const { text, wanted } = batch(rng, count, (i) => dims[i], () => rng() < 0.3);
-      expect(bitsOf(readVectorBody(Buffer.from(text), new BufferLease(new SpareBuffers())))).to.deep.equal(wanted);
-    }), { numRuns: 60 });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 60 }), fc.integer(), (count, seed) => {
+        const rng = seededRng(seed);
+        const dims = Array.from({ length: count }, () => 1 + Math.floor(rng() * (rng() < 0.1 ? SPEC_LIMITS.maxDimensions : 40)));
+        const { text, wanted } = batch(
+          rng,
+          count,
+          (i) => dims[i],
+          () => rng() < 0.3,
+        );
+        expect(bitsOf(readVectorBody(Buffer.from(text), new BufferLease(new SpareBuffers())))).to.deep.equal(wanted);
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('declines a bad character anywhere in a vector, then reads the next body', () => {

@@ -44,17 +44,27 @@ const module = loadKernelModule();
 
 describe('WasmBodyBuffer: base64 vectors decoded in place', () => {
   it('reads base64 and number vectors as an ordinary buffer, base64 in place', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 40 }), fc.integer(), (count, seed) => {
-      const rng = seededRng(seed);
-      const dims = Array.from({ length: count }, () => 1 + Math.floor(rng() * (rng() < 0.1 ? SPEC_LIMITS.maxDimensions : 40)));
-      const json = Array.from({ length: count }, () => rng() < 0.3);
-      const text = batchText(rng, count, (i) => dims[i], (i) => json[i]);
-      const space = new WasmBodyBuffer(module, WasmBodyBuffer.bytesFor(text.length));
-      const { inPlace, windowed } = bothWays(space, text);
-      expect(bitsOf(inPlace)).to.deep.equal(bitsOf(windowed));
-      const { records } = inPlace!.vectors as CheckedBatch;
-      records.forEach((r, i) => { expect(r.vector.buffer === space.memory.buffer, `record ${i}`).to.equal(!json[i]); });
-    }), { numRuns: 50 });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer(), (count, seed) => {
+        const rng = seededRng(seed);
+        const dims = Array.from({ length: count }, () => 1 + Math.floor(rng() * (rng() < 0.1 ? SPEC_LIMITS.maxDimensions : 40)));
+        const json = Array.from({ length: count }, () => rng() < 0.3);
+        const text = batchText(
+          rng,
+          count,
+          (i) => dims[i],
+          (i) => json[i],
+        );
+        const space = new WasmBodyBuffer(module, WasmBodyBuffer.bytesFor(text.length));
+        const { inPlace, windowed } = bothWays(space, text);
+        expect(bitsOf(inPlace)).to.deep.equal(bitsOf(windowed));
+        const { records } = inPlace!.vectors as CheckedBatch;
+        records.forEach((r, i) => {
+          expect(r.vector.buffer === space.memory.buffer, `record ${i}`).to.equal(!json[i]);
+        });
+      }),
+      { numRuns: 50 },
+    );
   });
 
   it('decodes what does not fit with the windowed decoder, same result', () => {

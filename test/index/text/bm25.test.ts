@@ -11,7 +11,6 @@ import { randomQuery, randomText, smallVector } from './corpus.js';
 
 const newIndex = () => new VectorIndex(loadKernelModule(), 10_000);
 
-
 describe('keyword search (BM25)', () => {
   for (const analyzer of ['standard', 'english'] as AnalyzerName[]) {
     it(`ranks every matching document as the reference does (${analyzer}), with and without a filter`, () => {
@@ -78,7 +77,10 @@ describe('keyword search (BM25)', () => {
 
   it('answers one list per query text, each with its own ranking', () => {
     const index = newIndex();
-    index.upsert([{ id: 'a', vector: [1, 0], text: 'alpha beta' }, { id: 'b', vector: [0, 1], text: 'beta gamma' }]);
+    index.upsert([
+      { id: 'a', vector: [1, 0], text: 'alpha beta' },
+      { id: 'b', vector: [0, 1], text: 'beta gamma' },
+    ]);
     const out = index.search(null, { queryTexts: ['alpha', 'gamma', 'delta'] });
     expect(out.results.map((list) => list.map((h) => h.id))).to.deep.equal([['a'], ['b'], []]);
     expect(out.stats).to.include({ scanned: 0, textMatched: 2 });
@@ -92,14 +94,20 @@ describe('keyword search (BM25)', () => {
     expect(index.getConfig().analyzer).to.equal(null);
   });
 
-  it('returns the text with includeText (null for a vector without), and the bytes of the answer\'s texts', () => {
+  it("returns the text with includeText (null for a vector without), and the bytes of the answer's texts", () => {
     const index = newIndex();
-    index.upsert([{ id: 'a', vector: [1, 0], text: 'caf\u00e9 "quoted"' }, { id: 'b', vector: [0, 1] }]);
+    index.upsert([
+      { id: 'a', vector: [1, 0], text: 'caf\u00e9 "quoted"' },
+      { id: 'b', vector: [0, 1] },
+    ]);
     const out = index.search(null, { queryTexts: ['cafe'], includeText: true });
     expect(out.results[0][0].text!.value()).to.equal('caf\u00e9 "quoted"');
     expect(out.textJsonBytes).to.equal(Buffer.byteLength(JSON.stringify('caf\u00e9 "quoted"')));
     const hybrid = index.search([[0, 1]], { queryTexts: ['cafe'], includeText: true });
-    expect(hybrid.results[0].map((h) => [h.id, h.text?.value() ?? null])).to.deep.equal([['a', 'caf\u00e9 "quoted"'], ['b', null]]);
+    expect(hybrid.results[0].map((h) => [h.id, h.text?.value() ?? null])).to.deep.equal([
+      ['a', 'caf\u00e9 "quoted"'],
+      ['b', null],
+    ]);
     expect(JSON.stringify(index.get('a'))).to.equal(JSON.stringify({ id: 'a', vector: [1, 0], metadata: {}, text: 'caf\u00e9 "quoted"' }));
     expect(index.get('b')).to.not.have.property('text');
     expect(index.textJsonBytes('a')).to.equal(out.textJsonBytes);

@@ -4,8 +4,36 @@
 import { randomInt, type Rng } from '../../helpers/random.js';
 
 const WORDS = [
-  'apple', 'Apples', 'banana', 'cherry', 'dog', 'dogs', 'running', 'runs', 'fox', 'the', 'and', 'of', 'is', 'café', 'CAFE',
-  'naïve', 'wi-fi', 'don\'t', '3.14', '1,000', 'x', 'zebra', 'quick', 'lazy', '東京都', 'über', 'Straße', 'a', 'to', 'it',
+  'apple',
+  'Apples',
+  'banana',
+  'cherry',
+  'dog',
+  'dogs',
+  'running',
+  'runs',
+  'fox',
+  'the',
+  'and',
+  'of',
+  'is',
+  'café',
+  'CAFE',
+  'naïve',
+  'wi-fi',
+  "don't",
+  '3.14',
+  '1,000',
+  'x',
+  'zebra',
+  'quick',
+  'lazy',
+  '東京都',
+  'über',
+  'Straße',
+  'a',
+  'to',
+  'it',
 ];
 const PUNCTUATION = [' ', ' ', ' ', ', ', '. ', '; ', ' - ', '\n', '! '];
 

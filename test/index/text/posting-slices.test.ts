@@ -26,17 +26,22 @@ describe('PostingSlices', () => {
       last[id] = doc;
     }
     expect(pool.byteLength).to.be.above(32 * 1024);
-    const docs = new Uint32Array(60_000), tfs = new Uint32Array(60_000);
+    const docs = new Uint32Array(60_000),
+      tfs = new Uint32Array(60_000);
     for (let id = 0; id < 200; id++) {
       const n = pool.read(id, docs, tfs);
-      expect(Array.from({ length: n }, (_, i) => [docs[i], tfs[i]]), `list ${id}`).to.deep.equal(lists[id]);
+      expect(
+        Array.from({ length: n }, (_, i) => [docs[i], tfs[i]]),
+        `list ${id}`,
+      ).to.deep.equal(lists[id]);
     }
   });
 
   it('reads an empty list as nothing, and a list started again from its new start', () => {
     const pool = new PostingSlices();
     pool.start(0);
-    const docs = new Uint32Array(4), tfs = new Uint32Array(4);
+    const docs = new Uint32Array(4),
+      tfs = new Uint32Array(4);
     expect(pool.read(0, docs, tfs)).to.equal(0);
     pool.append(0, 5, 1);
     pool.start(0);

@@ -32,7 +32,11 @@ describe('text refusals', () => {
   it('refuses a query text without terms with QUERY_TEXT_EMPTY at its path', () => {
     const index = newIndex();
     index.upsert([{ id: 'a', vector: [1, 0], text: 'the dog' }], { analyzer: 'english' });
-    for (const [text, j] of [['', 0], ['  ...!', 1], ['the and of', 1]] as const) {
+    for (const [text, j] of [
+      ['', 0],
+      ['  ...!', 1],
+      ['the and of', 1],
+    ] as const) {
       const texts = j === 0 ? [text] : ['dog', text];
       const err = expectApiError(() => index.search(null, { queryTexts: texts }), 'QUERY_TEXT_EMPTY');
       expect(err.status).to.equal(400);
@@ -47,14 +51,24 @@ describe('text refusals', () => {
   it('refuses a text over maxTextBytes (UTF-8) with VALIDATION_ERROR at its path, storing nothing of the batch', () => {
     const index = newIndex(8);
     index.upsert([{ id: 'a', vector: [1, 0], text: '12345678' }]);
-    const err = expectApiError(() => index.upsert([{ id: 'b', vector: [1, 0] }, { id: 'c', vector: [1, 0], text: 'caf\u00e9 caf' }]), 'VALIDATION_ERROR');
+    const err = expectApiError(
+      () =>
+        index.upsert([
+          { id: 'b', vector: [1, 0] },
+          { id: 'c', vector: [1, 0], text: 'caf\u00e9 caf' },
+        ]),
+      'VALIDATION_ERROR',
+    );
     expect(err.details).to.deep.equal({ path: '/vectors/1/text', limit: 8, actual: 9 });
     expect(index.size).to.equal(1);
     expect(index.has('b')).to.equal(false);
   });
 
   it('refuses a text that is not a string', () => {
-    const err = expectApiError(() => newIndex().upsert([{ id: 'a', vector: [1, 0], text: 42 as unknown as string }], { pathOf: (i) => `/x/${i}` }), 'VALIDATION_ERROR');
+    const err = expectApiError(
+      () => newIndex().upsert([{ id: 'a', vector: [1, 0], text: 42 as unknown as string }], { pathOf: (i) => `/x/${i}` }),
+      'VALIDATION_ERROR',
+    );
     expect(err.details).to.deep.equal({ path: '/x/0/text' });
   });
 
@@ -73,7 +87,17 @@ describe('text refusals', () => {
   it('refuses a hybrid search whose texts and vectors differ in number', () => {
     const index = newIndex();
     index.upsert([{ id: 'a', vector: [1, 0], text: 'alpha' }]);
-    const err = expectApiError(() => index.search([[1, 0], [0, 1]], { queryTexts: ['alpha'] }), 'VALIDATION_ERROR');
+    const err = expectApiError(
+      () =>
+        index.search(
+          [
+            [1, 0],
+            [0, 1],
+          ],
+          { queryTexts: ['alpha'] },
+        ),
+      'VALIDATION_ERROR',
+    );
     expect(err.details).to.include({ path: '/queryTexts', expected: 2, actual: 1 });
   });
 

@@ -19,14 +19,18 @@ function proseMaker(rng: Rng): () => string {
 }
 
 describe('text store memory', () => {
-  it('grows by no more than each plan\'s textBytesAdded', () => {
+  it("grows by no more than each plan's textBytesAdded", () => {
     const rng = seededRng(11);
     const prose = proseMaker(rng);
     const index = new VectorIndex(loadKernelModule(), 20_000);
     let id = 0;
     for (let batch = 0; batch < 40; batch++) {
       const size = 1 + randomInt(rng, 200);
-      const records: VectorInput[] = Array.from({ length: size }, () => ({ id: `v${rng() < 0.2 ? randomInt(rng, id + 1) : id++}`, vector: [1, 2], text: prose() }));
+      const records: VectorInput[] = Array.from({ length: size }, () => ({
+        id: `v${rng() < 0.2 ? randomInt(rng, id + 1) : id++}`,
+        vector: [1, 2],
+        text: prose(),
+      }));
       const plan = index.prepareUpsert(records);
       const before = index.textBytes;
       index.applyUpsert(plan);
@@ -34,7 +38,7 @@ describe('text store memory', () => {
     }
   });
 
-  it('keeps dictionary and postings under the texts\' bytes, and gives everything back', () => {
+  it("keeps dictionary and postings under the texts' bytes, and gives everything back", () => {
     const prose = proseMaker(seededRng(12));
     const index = new VectorIndex(loadKernelModule(), 20_000);
     let textBytes = 0;

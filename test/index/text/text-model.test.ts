@@ -16,7 +16,6 @@ import { randomQuery, randomText, smallVector } from './corpus.js';
 const IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', '__proto__'];
 const BM25 = { k1: 1.2, b: 0.75 };
 
-
 describe('text index model', () => {
   it('every write keeps keyword search equal to a reference rebuilt from scratch', () => {
     for (let run = 0; run < scaled(12); run++) {
@@ -26,7 +25,10 @@ describe('text index model', () => {
       const docs = new Map<string, TextDoc>();
       let seq = 0;
       const write = (records: { id: string; text?: string }[], wanted: AnalyzerName) => {
-        index.upsert(records.map(({ id, text }) => ({ id, vector: smallVector(rng, 2).map((x) => x + 10), text })), { analyzer: wanted });
+        index.upsert(
+          records.map(({ id, text }) => ({ id, vector: smallVector(rng, 2).map((x) => x + 10), text })),
+          { analyzer: wanted },
+        );
         for (const { id, text } of records) {
           docs.delete(id);
           if (text !== undefined) docs.set(id, { id, text, seq });
@@ -90,7 +92,8 @@ describe('text index model', () => {
           rows.push(doc);
           index.add(row, termBytes('standard', doc.text), doc.seq);
         } else {
-          const row = randomInt(rng, rows.length), last = rows.length - 1;
+          const row = randomInt(rng, rows.length),
+            last = rows.length - 1;
           index.remove(row, termBytes('standard', rows[row].text));
           if (row !== last) {
             index.move(last, row);

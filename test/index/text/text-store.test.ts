@@ -6,10 +6,20 @@ import { VectorIndex } from '../../../src/index/vector-index.js';
 import { loadKernelModule } from '../../../src/kernel/load-node.js';
 
 const newIndex = () => new VectorIndex(loadKernelModule(), 1000);
-const TEXTS = ['plain words', '', 'say "hi"', 'back\\slash', 'tab\there\nnew line', '\u0000\u001f\u007f', 'caf\u00e9 東京 🚀', 'lone \ud800 surrogate', '\u2028\u2029'];
+const TEXTS = [
+  'plain words',
+  '',
+  'say "hi"',
+  'back\\slash',
+  'tab\there\nnew line',
+  '\u0000\u001f\u007f',
+  'caf\u00e9 東京 🚀',
+  'lone \ud800 surrogate',
+  '\u2028\u2029',
+];
 
 describe('stored texts', () => {
-  it('keeps each text as exactly JSON.stringify\'s literal', () => {
+  it("keeps each text as exactly JSON.stringify's literal", () => {
     const index = newIndex();
     index.upsert(TEXTS.map((text, i) => ({ id: `t${i}`, vector: [1, i], text })));
     TEXTS.forEach((text, i) => {
@@ -37,8 +47,14 @@ describe('stored texts', () => {
 
   it('lists texts with includeText and exports them', () => {
     const index = newIndex();
-    index.upsert([{ id: 'a', vector: [1, 0], text: 'alpha' }, { id: 'b', vector: [0, 1] }]);
-    expect(JSON.parse(JSON.stringify(index.list({ limit: 10, includeText: true }).vectors))).to.deep.equal([{ id: 'a', text: 'alpha' }, { id: 'b', text: null }]);
+    index.upsert([
+      { id: 'a', vector: [1, 0], text: 'alpha' },
+      { id: 'b', vector: [0, 1] },
+    ]);
+    expect(JSON.parse(JSON.stringify(index.list({ limit: 10, includeText: true }).vectors))).to.deep.equal([
+      { id: 'a', text: 'alpha' },
+      { id: 'b', text: null },
+    ]);
     expect(index.list({ limit: 10 }).vectors[0]).to.not.have.property('text');
     const exported = index.openExport();
     const all = exported.next(10);

@@ -57,7 +57,10 @@ describe('compaction from memory', () => {
     const session = make('s', 1_000);
     journal.create(session);
     for (let from = 0; from < rows; from += 500) {
-      const plan = session.index.prepareUpsert(Array.from({ length: 500 }, (_, i) => ({ id: `v${from + i}`, vector: vectorOf(from + i), metadata: { i: from + i } })), { metric: 'l2' });
+      const plan = session.index.prepareUpsert(
+        Array.from({ length: 500 }, (_, i) => ({ id: `v${from + i}`, vector: vectorOf(from + i), metadata: { i: from + i } })),
+        { metric: 'l2' },
+      );
       // 2 MB a batch: written in pieces.
       await session.index.applyUpsert(plan, () => journal.upsert(session, plan, 2_000));
     }

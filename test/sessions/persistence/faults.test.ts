@@ -110,7 +110,10 @@ describe('disk faults with DATA_DIR', () => {
 
   /** An add through the same steps as the route (session-writes.ts): validate, grow, log, apply. */
   function add(store: SessionStore, session: Session, ids: number[]) {
-    const plan = session.index.prepareUpsert(ids.map((i) => ({ id: `v${i}`, vector: vectorOf(i), metadata: { i } })), { metric: 'l2' });
+    const plan = session.index.prepareUpsert(
+      ids.map((i) => ({ id: `v${i}`, vector: vectorOf(i), metadata: { i } })),
+      { metric: 'l2' },
+    );
     session.index.applyUpsert(plan, () => store.journal(session, (log, at) => log.upsert(session, plan, at)));
   }
 
@@ -226,14 +229,24 @@ describe('disk faults with DATA_DIR', () => {
       const { token, session } = store.create();
       faults.asyncWrite = kind;
       // ~80 KB per round of the same 300 ids: compaction comes due after ~1 MiB.
-      for (let round = 0; round < 16; round++) add(store, session, range(0, 300).map((i) => i + (round % 2) * 1000));
+      for (let round = 0; round < 16; round++)
+        add(
+          store,
+          session,
+          range(0, 300).map((i) => i + (round % 2) * 1000),
+        );
       await store.whenIdle();
       expect(logged.join('\n')).to.match(/could not compact.*old log is kept/);
       const expected = [...range(0, 300), ...range(1000, 1300)];
       expectExactly(await open().authenticate(token), expected);
       // Once the disk behaves, the next compaction (after as much growth again) goes through.
       faults.asyncWrite = null;
-      for (let round = 0; round < 20; round++) add(store, session, range(0, 300).map((i) => i + (round % 2) * 1000));
+      for (let round = 0; round < 20; round++)
+        add(
+          store,
+          session,
+          range(0, 300).map((i) => i + (round % 2) * 1000),
+        );
       add(store, session, range(5000, 5010));
       await store.whenIdle();
       expected.push(...range(5000, 5010));
@@ -246,7 +259,12 @@ describe('disk faults with DATA_DIR', () => {
   it('keeps changes appended while a compaction runs', async () => {
     const store = open();
     const { token, session } = store.create();
-    for (let round = 0; round < 10; round++) add(store, session, range(0, 300).map((i) => i + round * 1000));
+    for (let round = 0; round < 10; round++)
+      add(
+        store,
+        session,
+        range(0, 300).map((i) => i + round * 1000),
+      );
     // Compaction is under way in slices; these go to the old log and must reach the new one.
     const during: number[] = [];
     for (let k = 0; k < 20; k++) {
@@ -265,7 +283,10 @@ describe('disk faults with DATA_DIR', () => {
     add(store, session, range(0, 10));
     const path = join(dir, `${hashToken(token)}.log`);
     const before = statSync(path).size;
-    const plan = session.index.prepareUpsert(range(100, 2600).map((i) => ({ id: `v${i}`, vector: vectorOf(i) })), { metric: 'l2' });
+    const plan = session.index.prepareUpsert(
+      range(100, 2600).map((i) => ({ id: `v${i}`, vector: vectorOf(i) })),
+      { metric: 'l2' },
+    );
     store.journal(session, (log, at) => log.import(session, plan, at));
     // The crash: two of the three parts whole on disk, the third cut short.
     const bytes = readFileSync(path);
@@ -277,10 +298,12 @@ describe('disk faults with DATA_DIR', () => {
   });
 
   describe('an add-many encoded ahead in slices', () => {
-    const records = (ids: number[], dims: number) => ids.map((i) => ({
-      id: `v${i}`, vector: Float32Array.from({ length: dims }, (_, j) => ((i * 13 + j * 7) % 41) / 8 - 2),
-      ...(i % 3 === 0 ? {} : { metadata: { i, text: `é${i}`.repeat(i % 5) } }),
-    }));
+    const records = (ids: number[], dims: number) =>
+      ids.map((i) => ({
+        id: `v${i}`,
+        vector: Float32Array.from({ length: dims }, (_, j) => ((i * 13 + j * 7) % 41) / 8 - 2),
+        ...(i % 3 === 0 ? {} : { metadata: { i, text: `é${i}`.repeat(i % 5) } }),
+      }));
 
     for (const dims of [3, 200, 1024]) {
       it(`writes the same log record as an add-many encoded in one step (${dims} dimensions)`, async () => {
@@ -294,7 +317,9 @@ describe('disk faults with DATA_DIR', () => {
         const encoded = await store.encodeUpsert(ahead.session, batch, { metric: 'l2' });
         // Only a batch of 64k components or more is encoded ahead.
         expect(encoded === undefined).to.equal(dims * 1000 < 64 * 1024);
-        await store.writes.inTurn(ahead.session, () => store.writes.upsert(ahead.session, store.writes.prepareUpsert(ahead.session, batch, { metric: 'l2' }), encoded));
+        await store.writes.inTurn(ahead.session, () =>
+          store.writes.upsert(ahead.session, store.writes.prepareUpsert(ahead.session, batch, { metric: 'l2' }), encoded),
+        );
         const logged = (token: string, from: number) => readFileSync(path(token)).subarray(from);
         expect(logged(ahead.token, before[1]).equals(logged(one.token, before[0]))).to.equal(true);
         const reopened = await open().authenticate(ahead.token);
@@ -308,14 +333,19 @@ describe('disk faults with DATA_DIR', () => {
       const { token, session } = store.create();
       const encoded = await store.encodeUpsert(session, records(range(0, 1000), 128), { metric: 'l2' });
       expect(encoded).to.not.equal(undefined);
-      await store.writes.inTurn(session, () => store.writes.upsert(session, store.writes.prepareUpsert(session, records(range(0, 600), 128), { metric: 'l2' }), encoded));
+      await store.writes.inTurn(session, () =>
+        store.writes.upsert(session, store.writes.prepareUpsert(session, records(range(0, 600), 128), { metric: 'l2' }), encoded),
+      );
       expect((await open().authenticate(token)).index.size).to.equal(600);
     });
   });
 
   describe('an import encoded ahead in slices', () => {
     const importPlan = (session: Session, ids: number[]) =>
-      session.index.prepareUpsert(ids.map((i) => ({ id: `v${i}`, vector: vectorOf(i), metadata: { i } })), { metric: 'l2' });
+      session.index.prepareUpsert(
+        ids.map((i) => ({ id: `v${i}`, vector: vectorOf(i), metadata: { i } })),
+        { metric: 'l2' },
+      );
     /** The bytes the session's log gained while `write` ran. */
     const appended = async (token: string, write: () => Promise<unknown>) => {
       const path = join(dir, `${hashToken(token)}.log`);
@@ -367,7 +397,10 @@ describe('disk faults with DATA_DIR', () => {
       const plan = importPlan(session, range(100, 2600));
       const encoded = await store.encodeImport(plan);
       failAt = writes + 2;
-      const failed = await apply(store, session, plan, encoded).then(() => null, (err: unknown) => err);
+      const failed = await apply(store, session, plan, encoded).then(
+        () => null,
+        (err: unknown) => err,
+      );
       expect(failed).to.be.instanceOf(ApiError);
       expect((failed as ApiError).status).to.equal(503);
       expect(statSync(path).size).to.equal(before);
@@ -440,7 +473,9 @@ describe('disk faults with DATA_DIR', () => {
       const importing = store.writes.inTurn(session, () => store.writes.importPlan(session, plan, encoded));
       expect(await turnsDuring(importing)).to.be.greaterThan(1);
       expect(await importing).to.deep.equal({ added: 6000, replaced: 0 });
-      const adding = store.writes.inTurn(session, () => store.writes.upsert(session, store.writes.prepareUpsert(session, rows(range(6000, 12_000)), { metric: 'l2' })));
+      const adding = store.writes.inTurn(session, () =>
+        store.writes.upsert(session, store.writes.prepareUpsert(session, rows(range(6000, 12_000)), { metric: 'l2' })),
+      );
       expect(await turnsDuring(adding)).to.be.greaterThan(1);
       await adding;
       await store.whenIdle();
@@ -461,8 +496,12 @@ describe('disk faults with DATA_DIR', () => {
         const before = statSync(path).size;
         seen.failAt = seen.async.length + 2;
         seen.short = short;
-        const failed = await store.writes.inTurn(session, () => store.writes.upsert(session, store.writes.prepareUpsert(session, rows(range(100, 6100)), { metric: 'l2' })))
-          .then(() => null, (err: unknown) => err);
+        const failed = await store.writes
+          .inTurn(session, () => store.writes.upsert(session, store.writes.prepareUpsert(session, rows(range(100, 6100)), { metric: 'l2' })))
+          .then(
+            () => null,
+            (err: unknown) => err,
+          );
         expect(failed).to.be.instanceOf(ApiError);
         expect((failed as ApiError).status).to.equal(503);
         expect(statSync(path).size).to.equal(before);
@@ -513,7 +552,11 @@ describe('disk faults with DATA_DIR', () => {
       const { token, session } = store.create();
       const confirmed: Promise<void>[] = [];
       for (let round = 0; round < 14; round++) {
-        add(store, session, range(0, 300).map((i) => i + (round % 2) * 1000));
+        add(
+          store,
+          session,
+          range(0, 300).map((i) => i + (round % 2) * 1000),
+        );
         confirmed.push(store.durable(session)!);
         await new Promise((resolve) => setImmediate(resolve));
       }
@@ -535,7 +578,10 @@ describe('disk faults with DATA_DIR', () => {
       faults.fdatasync = true;
       faults.fsync = true;
       add(store, session, range(5, 10));
-      const err = await store.durable(session)!.then(() => null, (caught) => caught);
+      const err = await store.durable(session)!.then(
+        () => null,
+        (caught) => caught,
+      );
       expect(err).to.be.instanceOf(ApiError);
       expect(err.status).to.equal(503);
       // The page cache may hold what the disk does not: no change is taken until the rewrite succeeds.
@@ -572,7 +618,12 @@ describe('disk faults with DATA_DIR', () => {
 
   describe('an unusable DATA_DIR at start-up', () => {
     it('is a configuration error when the directory takes no file', () => {
-      const fs: JournalFs = { ...nodeFs, openSync: () => { throw fault('EROFS'); } };
+      const fs: JournalFs = {
+        ...nodeFs,
+        openSync: () => {
+          throw fault('EROFS');
+        },
+      };
       expect(() => open(fs)).to.throw(/DATA_DIR .* is not writable.*EROFS/);
     });
 

@@ -51,7 +51,10 @@ describe('open session logs', () => {
     expect(opens).to.be.above(3); // closed past the cap, opened again by the next append
     journal.close(sessions[0]);
     for (const [n, session] of sessions.entries()) {
-      const restored = await new SessionJournal(dir, 60_000).restore(session.tokenHash, (id, createdAt) => new Session(session.tokenHash, kernel, 100, 600_000, createdAt, { id, createdAt }));
+      const restored = await new SessionJournal(dir, 60_000).restore(
+        session.tokenHash,
+        (id, createdAt) => new Session(session.tokenHash, kernel, 100, 600_000, createdAt, { id, createdAt }),
+      );
       expect(restored!.session.index.size, `session ${n}`).to.equal(4);
     }
   });

@@ -21,7 +21,10 @@ describe('PowerLossFs', () => {
       fs.crash();
       const after = fs.image!.get('f')!;
       expect(after.subarray(0, 700).equals(bytes(700, 1)), `seed ${seed}`).to.equal(true);
-      expect(after.subarray(700).every((b) => b === 0 || b === 2), `seed ${seed}`).to.equal(true);
+      expect(
+        after.subarray(700).every((b) => b === 0 || b === 2),
+        `seed ${seed}`,
+      ).to.equal(true);
     }
   });
 

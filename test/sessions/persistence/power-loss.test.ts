@@ -85,7 +85,14 @@ function fingerprint(session: Session, t: Tracked): number {
 
 const vector = (w: number) => [w, 1, -w / 2, 0.5];
 
-async function workload(store: SessionStore, fs: PowerLossFs, tracked: Tracked[], scenario: Scenario, random: Random, flags: { importing: number; pieces: number; unexpected: string[] }) {
+async function workload(
+  store: SessionStore,
+  fs: PowerLossFs,
+  tracked: Tracked[],
+  scenario: Scenario,
+  random: Random,
+  flags: { importing: number; pieces: number; unexpected: string[] },
+) {
   let counter = 0;
   const pick = <T>(items: T[]) => items[Math.floor(random() * items.length)];
 
@@ -97,7 +104,10 @@ async function workload(store: SessionStore, fs: PowerLossFs, tracked: Tracked[]
       const w = ++counter;
       if (scenario.imports && r < 0.06 && t.importIds === 0) {
         const n = 1001 + Math.floor(random() * 60);
-        const plan = session.index.prepareUpsert(Array.from({ length: n }, (_, i) => ({ id: `i${i}`, vector: vector(w) })), { metric: 'l2' });
+        const plan = session.index.prepareUpsert(
+          Array.from({ length: n }, (_, i) => ({ id: `i${i}`, vector: vector(w) })),
+          { metric: 'l2' },
+        );
         // From its first write until fdatasync confirms it (FSYNC=never: from then on), an import is at the mercy of a power loss.
         flags.importing++;
         flags.pieces++;
@@ -115,7 +125,11 @@ async function workload(store: SessionStore, fs: PowerLossFs, tracked: Tracked[]
       } else if (r < 0.65 || t.model.size === 0) {
         const ids = [...new Set(Array.from({ length: 1 + Math.floor(random() * 4) }, () => `p${Math.floor(random() * POOL)}`))];
         const meta = random() < 0.5;
-        const plan = store.writes.prepareUpsert(session, ids.map((id) => ({ id, vector: vector(w), metadata: meta ? { w } : undefined })), { metric: 'l2' });
+        const plan = store.writes.prepareUpsert(
+          session,
+          ids.map((id) => ({ id, vector: vector(w), metadata: meta ? { w } : undefined })),
+          { metric: 'l2' },
+        );
         await store.writes.upsert(session, plan);
         for (const id of ids) setEntry(t, id, `${w}|${meta ? w : ''}`);
       } else if (r < 0.8) {
@@ -163,7 +177,15 @@ async function crashPoint(scenario: Scenario, seed: number, crashAt: number): Pr
   const config = loadConfig({}, { dataDir: DIR, sessionTtlMs: 864_000_000, fsync: scenario.fsync });
   const fs = new PowerLossFs(DIR, random);
   const store = new SessionStore(config, kernel, Date.now, true, { journalFs: fs, journalWritePieceBytes: PIECE_BYTES });
-  const tracked: Tracked[] = [0, 1].map(() => ({ token: store.create().token, model: new Map(), sum: 0, history: [0], acked: 0, ackedAtCrash: 0, importIds: 0 }));
+  const tracked: Tracked[] = [0, 1].map(() => ({
+    token: store.create().token,
+    model: new Map(),
+    sum: 0,
+    history: [0],
+    acked: 0,
+    ackedAtCrash: 0,
+    importIds: 0,
+  }));
   const flags = { importing: 0, pieces: 0, unexpected: [] as string[] };
   const outcome: Outcome = { failures: [], inCompaction: false, inImport: false, inPieces: false, afterFailedSync: false, failedOp: null, cut: 0 };
   fs.onCrash = () => {
@@ -180,7 +202,14 @@ async function crashPoint(scenario: Scenario, seed: number, crashAt: number): Pr
     // Each kind as often (a rename or an fsync is rarer than a write); a failed write whose cut-back fails too is one kind.
     const kind = FAILING[Math.floor(random() * FAILING.length)];
     const nth = 1 + Math.floor(random() * (['rename', 'unlink', 'fsync'].includes(kind) ? 3 : 20));
-    fs.failFromNow(kind === 'write+ftruncate' ? new Map([['write', nth], ['ftruncate', 1]]) : new Map([[kind, nth]]));
+    fs.failFromNow(
+      kind === 'write+ftruncate'
+        ? new Map([
+            ['write', nth],
+            ['ftruncate', 1],
+          ])
+        : new Map([[kind, nth]]),
+    );
   }
   await workload(store, fs, tracked, scenario, random, flags);
   outcome.failures.push(...flags.unexpected);
@@ -200,7 +229,11 @@ async function crashPoint(scenario: Scenario, seed: number, crashAt: number): Pr
       if (found < least) found = -1;
       if (found < 0) {
         const any = t.history.lastIndexOf(sum);
-        outcome.failures.push(any < 0 ? `session ${n}: reopened to a state that is no prefix of its history` : `session ${n}: reopened at change ${any} of ${t.history.length - 1}, ${t.ackedAtCrash} acknowledged`);
+        outcome.failures.push(
+          any < 0
+            ? `session ${n}: reopened to a state that is no prefix of its history`
+            : `session ${n}: reopened at change ${any} of ${t.history.length - 1}, ${t.ackedAtCrash} acknowledged`,
+        );
       } else outcome.cut += t.history.length - 1 - found;
     } catch (err) {
       const code = err instanceof ApiError ? err.code : String(err);
@@ -237,22 +270,40 @@ async function run(scenario: Scenario, points: number) {
 /** `hole`: what the harness found that is not fixed yet (the scenario is then pending). */
 const SCENARIOS: { name: string; scenario: Scenario; share: number; hole?: string }[] = [
   {
-    name: 'writes', scenario: { fsync: 'always', compact: false, imports: false, failSync: false }, share: 1,
+    name: 'writes',
+    scenario: { fsync: 'always', compact: false, imports: false, failSync: false },
+    share: 1,
   },
   {
-    name: 'writes, compactions and imports', scenario: { fsync: 'always', compact: true, imports: true, failSync: false }, share: 3,
+    name: 'writes, compactions and imports',
+    scenario: { fsync: 'always', compact: true, imports: true, failSync: false },
+    share: 3,
   },
   {
-    name: 'writes, compactions, imports and a failed fsync', scenario: { fsync: 'always', compact: true, imports: true, failSync: true }, share: 2,
-  },
-  { name: 'writes, compactions, imports and a failed operation', scenario: { fsync: 'always', compact: true, imports: true, failSync: false, failOp: true }, share: 2 },
-  {
-    name: 'writes', scenario: { fsync: 'never', compact: false, imports: false, failSync: false }, share: 1,
+    name: 'writes, compactions, imports and a failed fsync',
+    scenario: { fsync: 'always', compact: true, imports: true, failSync: true },
+    share: 2,
   },
   {
-    name: 'writes, compactions and imports', scenario: { fsync: 'never', compact: true, imports: true, failSync: false }, share: 3,
+    name: 'writes, compactions, imports and a failed operation',
+    scenario: { fsync: 'always', compact: true, imports: true, failSync: false, failOp: true },
+    share: 2,
   },
-  { name: 'writes, compactions, imports and a failed operation', scenario: { fsync: 'never', compact: true, imports: true, failSync: false, failOp: true }, share: 2 },
+  {
+    name: 'writes',
+    scenario: { fsync: 'never', compact: false, imports: false, failSync: false },
+    share: 1,
+  },
+  {
+    name: 'writes, compactions and imports',
+    scenario: { fsync: 'never', compact: true, imports: true, failSync: false },
+    share: 3,
+  },
+  {
+    name: 'writes, compactions, imports and a failed operation',
+    scenario: { fsync: 'never', compact: true, imports: true, failSync: false, failOp: true },
+    share: 2,
+  },
 ];
 const SHARES = SCENARIOS.reduce((total, { share }) => total + share, 0);
 
@@ -265,12 +316,18 @@ describe('power loss at random points (PowerLossFs)', function () {
   for (const { name, scenario, share, hole } of SCENARIOS) {
     const points = Math.max(1, Math.round((POINTS * share) / SHARES));
     const promise = scenario.fsync === 'always' ? 'loses no acknowledged change' : 'reopens every session at a prefix of its history';
-    (hole && !process.env.POWER_LOSS_HOLES ? it.skip : it)(`FSYNC=${scenario.fsync}, ${name}: ${promise} (${points} crash points)${hole ? ` [known hole: ${hole}]` : ''}`, async () => {
-      const { failures, counts } = await run(scenario, points);
-      if (process.env.POWER_LOSS_POINTS) Object.assign(console, console_).log(`      ${points} crash points: ${counts.inCompaction} in a compaction or rewrite, ${counts.inImport} with an import not yet fsynced (${counts.inPieces} in its write turn), ${counts.afterFailedSync} after a failed fsync${counts.failedOps.size > 0 ? `, after a failed ${[...counts.failedOps].map(([op, n]) => `${op} ${n}`).join(', ')}` : ''}; ${counts.cut} unacknowledged changes cut`);
-      expect(failures.slice(0, 10), `${failures.length} of ${points} crash points failed`).to.deep.equal([]);
-      // The harness reaches what it claims to: crash points inside an import's turn, written in pieces.
-      if (scenario.imports && points >= 50) expect(counts.inPieces, 'crash points in an import\'s write turn').to.be.greaterThan(0);
-    });
+    (hole && !process.env.POWER_LOSS_HOLES ? it.skip : it)(
+      `FSYNC=${scenario.fsync}, ${name}: ${promise} (${points} crash points)${hole ? ` [known hole: ${hole}]` : ''}`,
+      async () => {
+        const { failures, counts } = await run(scenario, points);
+        if (process.env.POWER_LOSS_POINTS)
+          Object.assign(console, console_).log(
+            `      ${points} crash points: ${counts.inCompaction} in a compaction or rewrite, ${counts.inImport} with an import not yet fsynced (${counts.inPieces} in its write turn), ${counts.afterFailedSync} after a failed fsync${counts.failedOps.size > 0 ? `, after a failed ${[...counts.failedOps].map(([op, n]) => `${op} ${n}`).join(', ')}` : ''}; ${counts.cut} unacknowledged changes cut`,
+          );
+        expect(failures.slice(0, 10), `${failures.length} of ${points} crash points failed`).to.deep.equal([]);
+        // The harness reaches what it claims to: crash points inside an import's turn, written in pieces.
+        if (scenario.imports && points >= 50) expect(counts.inPieces, "crash points in an import's write turn").to.be.greaterThan(0);
+      },
+    );
   }
 });

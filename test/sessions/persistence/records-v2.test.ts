@@ -19,7 +19,10 @@ async function readAll(bytes: Buffer) {
 }
 
 async function rejects(promise: Promise<unknown>, type: new (...args: never[]) => Error, pattern?: RegExp): Promise<void> {
-  const err = await promise.then(() => null, (e: unknown) => e);
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err, 'rejects').to.be.instanceOf(type);
   if (pattern) expect((err as Error).message).to.match(pattern);
 }
@@ -27,14 +30,41 @@ async function rejects(promise: Promise<unknown>, type: new (...args: never[]) =
 const RECORDS: RecordV2[] = [
   { t: 'open', sessionId: '6f1c2d3e-aaaa-4bbb-8ccc-0123456789ab', createdAt: 1_700_000_000_123 },
   {
-    t: 'upsert', at: 1_700_000_000_200, dimensions: 3, metric: 'l2', vectorType: 'float32', ids: ['a', 'é✓', ''],
-    rows: Float32Array.from([0.1, -0, 1e-40, 3.4e38, -7.25, Math.PI, 1, 2, 3]), metadata: [utf8('{"k":1}'), null, utf8('{"s":"✓"}')], text: null,
+    t: 'upsert',
+    at: 1_700_000_000_200,
+    dimensions: 3,
+    metric: 'l2',
+    vectorType: 'float32',
+    ids: ['a', 'é✓', ''],
+    rows: Float32Array.from([0.1, -0, 1e-40, 3.4e38, -7.25, Math.PI, 1, 2, 3]),
+    metadata: [utf8('{"k":1}'), null, utf8('{"s":"✓"}')],
+    text: null,
   },
   {
-    t: 'upsert', at: 1_700_000_000_300, dimensions: 2, metric: 'cosine', vectorType: 'float32', analyzer: 'english', ids: ['t1', 't2'],
-    rows: Float32Array.from([1, 2, 3, 4]), metadata: [null, null], text: [utf8('running dogs'), null],
+    t: 'upsert',
+    at: 1_700_000_000_300,
+    dimensions: 2,
+    metric: 'cosine',
+    vectorType: 'float32',
+    analyzer: 'english',
+    ids: ['t1', 't2'],
+    rows: Float32Array.from([1, 2, 3, 4]),
+    metadata: [null, null],
+    text: [utf8('running dogs'), null],
   },
-  { t: 'import', part: 1, parts: 3, at: 5, dimensions: 2, metric: 'cosine', vectorType: 'int8', ids: ['x'], rows: Float32Array.from([1, 2]), metadata: [null], text: null },
+  {
+    t: 'import',
+    part: 1,
+    parts: 3,
+    at: 5,
+    dimensions: 2,
+    metric: 'cosine',
+    vectorType: 'int8',
+    ids: ['x'],
+    rows: Float32Array.from([1, 2]),
+    metadata: [null],
+    text: null,
+  },
   { t: 'metadata', at: 6, id: 'a', metadata: utf8('{"n":2}') },
   { t: 'delete', at: 7, ids: ['a', 'é✓'] },
   { t: 'clear', at: 8 },
@@ -56,7 +86,17 @@ describe('session log records v2 (binary)', () => {
 
   it('stores float32 rows raw: an upsert of 1000 x 128 takes the rows, ids and metadata bytes and a fixed head', () => {
     const ids = Array.from({ length: 1000 }, (_, i) => `id${i}`);
-    const record: RecordV2 = { t: 'upsert', at: 1, dimensions: 128, metric: 'l2', vectorType: 'float32', ids, rows: new Float32Array(128_000), metadata: ids.map(() => null), text: null };
+    const record: RecordV2 = {
+      t: 'upsert',
+      at: 1,
+      dimensions: 128,
+      metric: 'l2',
+      vectorType: 'float32',
+      ids,
+      rows: new Float32Array(128_000),
+      metadata: ids.map(() => null),
+      text: null,
+    };
     const idBytes = ids.reduce((total, id) => total + id.length, 0);
     expect(encodeRecordV2(record, 1).length).to.equal(24 + 32 + 128_000 * 4 + 8 * 1000 + idBytes);
   });
@@ -99,7 +139,11 @@ describe('session log records v2 (binary)', () => {
     const decoded = await readAll(damaged);
     expect(decoded.records).to.deep.equal([RECORDS[0], RECORDS[1]]);
     expect(decoded.cutRecords).to.equal(2);
-    for (const [back, refused] of [[0, true], [after[0].length + after[1].length, true], [middle.length + after[0].length + after[1].length, false]] as const) {
+    for (const [back, refused] of [
+      [0, true],
+      [after[0].length + after[1].length, true],
+      [middle.length + after[0].length + after[1].length, false],
+    ] as const) {
       const withSync = Buffer.concat([damaged, encodeRecordV2({ t: 'synced', back }, 6)]);
       if (refused) await rejects(readAll(withSync), CorruptLogError, /stable storage/);
       else expect((await readAll(withSync)).validBytes).to.equal(head.length);

@@ -34,11 +34,18 @@ describe('persistence with DATA_DIR', () => {
 
   async function populate(token: string) {
     const post = (path: string, body?: unknown) => live!.send('POST', path, { token, body });
-    expect((await post('/vectors/add-many', { metric: 'l2', vectors: [
-      { id: 'a', vector: [0.1, 0.2, 0.3], metadata: { k: 1, '__proto__': 'x' } },
-      { id: 'b', vector: [1, 0, 0] },
-      { id: 'c', vector: [0, 1, 0], metadata: { tags: ['x', 'y'] } },
-    ] })).status).to.equal(200);
+    expect(
+      (
+        await post('/vectors/add-many', {
+          metric: 'l2',
+          vectors: [
+            { id: 'a', vector: [0.1, 0.2, 0.3], metadata: { k: 1, __proto__: 'x' } },
+            { id: 'b', vector: [1, 0, 0] },
+            { id: 'c', vector: [0, 1, 0], metadata: { tags: ['x', 'y'] } },
+          ],
+        })
+      ).status,
+    ).to.equal(200);
     await post('/vectors/add', { id: 'b', vector: [2, 0, 0], metadata: { replaced: true } });
     await post('/vectors/metadata/set', { id: 'c', metadata: { n: 2 } });
     await post('/vectors/add', { id: 'd', vector: [0, 0, 1] });
@@ -200,7 +207,11 @@ describe('persistence with DATA_DIR', () => {
       live = await start();
       const res = await live.send('POST', '/vectors/get-many', { token: damaged, body: { ids: ['a', 'b', 'c', 'd'] } });
       expect(res.status).to.equal(200);
-      expect(res.body.vectors.map((v: { id: string; vector: number[] }) => [v.id, v.vector])).to.deep.equal([['a', [0.1, 0.2, 0.3]], ['b', [1, 0, 0]], ['c', [0, 1, 0]]]);
+      expect(res.body.vectors.map((v: { id: string; vector: number[] }) => [v.id, v.vector])).to.deep.equal([
+        ['a', [0.1, 0.2, 0.3]],
+        ['b', [1, 0, 0]],
+        ['c', [0, 1, 0]],
+      ]);
     } finally {
       console.warn = warn;
     }
@@ -299,7 +310,9 @@ describe('persistence with DATA_DIR', () => {
     await watch;
     expect(sessions.map((res) => res.status)).to.deep.equal([200, 200, 200]);
     // One reopen at a time: its window (the log, read whole when it is this small) and one record; three at once would hold three logs.
-    expect(most).to.be.above(0).and.at.most(2 * largest);
+    expect(most)
+      .to.be.above(0)
+      .and.at.most(2 * largest);
     expect(live!.store.budget.persistenceBytes).to.equal(0);
     expect((await live!.send('GET', '/metrics')).text).to.match(/^tempvec_persistence_buffer_bytes 0$/m);
     expect(await Promise.all(tokens.map((token) => readAll(token)))).to.deep.equal(before);
@@ -308,11 +321,19 @@ describe('persistence with DATA_DIR', () => {
   it('keeps texts and the analyzer through a restart and through a compaction', async () => {
     const token = await live!.newToken();
     const post = (path: string, body?: unknown) => live!.send('POST', path, { token, body });
-    expect((await post('/vectors/add-many', { metric: 'l2', analyzer: 'english', vectors: [
-      { id: 'a', vector: [1, 0, 0], text: 'Running dogs chase the cats', metadata: { k: 1 } },
-      { id: 'b', vector: [0, 1, 0] },
-      { id: 'c', vector: [0, 0, 1], text: 'Un café “naïve” ✓ "quoted"\n' },
-    ] })).status).to.equal(200);
+    expect(
+      (
+        await post('/vectors/add-many', {
+          metric: 'l2',
+          analyzer: 'english',
+          vectors: [
+            { id: 'a', vector: [1, 0, 0], text: 'Running dogs chase the cats', metadata: { k: 1 } },
+            { id: 'b', vector: [0, 1, 0] },
+            { id: 'c', vector: [0, 0, 1], text: 'Un café “naïve” ✓ "quoted"\n' },
+          ],
+        })
+      ).status,
+    ).to.equal(200);
     await post('/vectors/add', { id: 'd', vector: [1, 1, 0], text: 'a dog runs' });
     await post('/vectors/delete', { id: 'a' });
     const texts = async () => {
