@@ -35,9 +35,6 @@ const MAX_REMEMBERED_EXPIRED = 100_000;
 /** JS heap of a session with nothing stored: its objects, index, maps and kernel instance (estimated like heap-size.ts). */
 export const SESSION_HEAP_BYTES = 16 * 1024;
 
-/** Vector components from which an add-many's log record is encoded ahead of its write turn (smaller ones take well under a millisecond). */
-const ENCODE_AHEAD_FROM = 64 * 1024;
-
 export class SessionStore {
   private readonly sessions = new Map<string, Session>();
   /** Hashes of recently expired tokens, so their callers hear SESSION_EXPIRED, oldest first. */
@@ -117,8 +114,8 @@ export class SessionStore {
   }
 
   /**
-   * DATA_DIR only: the log record of a large add-many, encoded ahead of its
-   * write turn, in one step (writes.upsert writes it if the plan made then
+   * DATA_DIR only: the log record of a large add-many, encoded in slices
+   * ahead of its write turn (writes.upsert writes it if the plan made then
    * is the same). Undefined for a small batch, or one the turn will refuse.
    */
   async encodeUpsert(session: Session, records: VectorInput[], options: UpsertOptions): Promise<EncodedChange | undefined> {
@@ -129,7 +126,6 @@ export class SessionStore {
     } catch {
       return undefined;
     }
-    if (plan.records.length * plan.dimensions < ENCODE_AHEAD_FROM) return undefined;
     return this.log.encodeUpsert(plan, this.now());
   }
 

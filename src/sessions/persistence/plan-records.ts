@@ -3,9 +3,8 @@
 // stores. Bytes encoded ahead of the turn (encodeUpsert, encodeImport) are
 // written only when the turn's plan is made at the same index version from
 // the same records, so it is the same plan.
-import { crc32 } from 'node:zlib';
 import type { UpsertPlan, VectorInput } from '../../index/vector-index.js';
-import { encodeRows, RECORD_HEADER_BYTES, sealRecord, typeOf, type Allocate, type RowSource, type RowsHead } from './records-v2.js';
+import { encodeRows, encodeRowsInSlices, sealRecord, typeOf, type Allocate, type RowSource, type RowsHead } from './records-v2.js';
 import type { Slices } from '../../limits/slices.js';
 
 /** Records per import part: keeps each part far below the framing's size cap, however large the import. */
@@ -57,18 +56,17 @@ export function importRecords(plan: UpsertPlan, at: number, sequence: number): B
   return importParts(plan, at).map((part, i) => encodeRows(part.head, part.rows, sequence + i));
 }
 
-export async function encodeUpsert(plan: UpsertPlan, at: number): Promise<EncodedChange> {
-  return encodedChange('upsert', plan, at, [upsertRecord(plan, at, 0)]);
+/** An add's record, encoded in slices (the event loop given back between steps of about 1 MiB). */
+export async function encodeUpsert(plan: UpsertPlan, at: number, slices: Slices): Promise<EncodedChange> {
+  const encoded = await encodeRowsInSlices({ t: 'upsert', ...planHead(plan, at) }, planRows(plan, 0, plan.records.length), 0, slices);
+  return encodedChange('upsert', plan, at, [encoded]);
 }
 
-/** An import's records, a part at a time with the event loop given back between them. */
+/** An import's records, a part at a time, each in slices. */
 export async function encodeImport(plan: UpsertPlan, at: number, slices: Slices): Promise<EncodedChange> {
-  const bytes: Buffer[] = [];
-  for (const part of importParts(plan, at)) {
-    bytes.push(encodeRows(part.head, part.rows, 0));
-    await slices.pause();
-  }
-  return encodedChange('import', plan, at, bytes);
+  const parts = [];
+  for (const part of importParts(plan, at)) parts.push(await encodeRowsInSlices(part.head, part.rows, 0, slices));
+  return encodedChange('import', plan, at, parts);
 }
 
 /** The records of `encoded`, if it holds `plan`'s, sealed with sequences from `sequence` on; else null. */
@@ -96,8 +94,8 @@ export interface EncodedChange {
   payloadCrcs: number[];
 }
 
-function encodedChange(kind: EncodedChange['kind'], plan: UpsertPlan, at: number, bytes: Buffer[]): EncodedChange {
-  return { kind, at, version: plan.version, records: plan.records, bytes, payloadCrcs: bytes.map((b) => crc32(b.subarray(RECORD_HEADER_BYTES))) };
+function encodedChange(kind: EncodedChange['kind'], plan: UpsertPlan, at: number, encoded: { record: Buffer; payloadCrc: number }[]): EncodedChange {
+  return { kind, at, version: plan.version, records: plan.records, bytes: encoded.map((e) => e.record), payloadCrcs: encoded.map((e) => e.payloadCrc) };
 }
 
 function planHead(plan: UpsertPlan, at: number): RowsHead {

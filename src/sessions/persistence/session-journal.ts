@@ -41,6 +41,8 @@ export type { EncodedChange } from './plan-records.js';
 import { Slices } from '../../limits/slices.js';
 
 const LOG_NAME = /^([0-9a-f]{64})\.log$/;
+/** Bytes of records (rows, ids, metadata, texts) from which an add-many's is encoded ahead of its turn, in slices. */
+const ENCODE_AHEAD_FROM_BYTES = 256 * 1024;
 /** What a reopen found wrong, for the operator's log. */
 export interface RestoreReport {
   tornTail: string | null;
@@ -249,9 +251,14 @@ export class SessionJournal implements LogHost {
     return undefined;
   }
 
-  /** An add-many's log record, encoded ahead of its write turn (upsert() then only seals and writes it, if the plan is the same). */
-  async encodeUpsert(plan: UpsertPlan, at: number): Promise<EncodedChange> {
-    return encodeUpsert(plan, at);
+  /**
+   * An add-many's log record, encoded ahead of its write turn in slices
+   * (upsert() then only seals and writes it, if the plan is the same);
+   * undefined for a small one, made in its turn in well under a millisecond.
+   */
+  async encodeUpsert(plan: UpsertPlan, at: number): Promise<EncodedChange | undefined> {
+    if (planBytes(plan) < ENCODE_AHEAD_FROM_BYTES) return undefined;
+    return encodeUpsert(plan, at, new Slices(this.sliceMs));
   }
 
   /** An import's log records (its parts), encoded ahead in slices. */

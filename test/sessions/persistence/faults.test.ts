@@ -315,8 +315,8 @@ describe('disk faults with DATA_DIR', () => {
         const before = [statSync(path(one.token)).size, statSync(path(ahead.token)).size];
         await store.writes.inTurn(one.session, () => store.writes.upsert(one.session, store.writes.prepareUpsert(one.session, batch, { metric: 'l2' })));
         const encoded = await store.encodeUpsert(ahead.session, batch, { metric: 'l2' });
-        // Only a batch of 64k components or more is encoded ahead.
-        expect(encoded === undefined).to.equal(dims * 1000 < 64 * 1024);
+        // Only a batch of 256 KiB of records or more is encoded ahead (its rows decide it here).
+        expect(encoded === undefined).to.equal(dims * 1000 * 4 < 256 * 1024);
         await store.writes.inTurn(ahead.session, () =>
           store.writes.upsert(ahead.session, store.writes.prepareUpsert(ahead.session, batch, { metric: 'l2' }), encoded),
         );
@@ -327,6 +327,27 @@ describe('disk faults with DATA_DIR', () => {
         for (const r of batch.slice(0, 50)) expect(reopened.index.get(r.id)?.vector).to.deep.equal(Array.from(r.vector));
       });
     }
+
+    it('encodes ahead, in steps, a batch of small vectors with large metadata and texts (several MiB), as its turn would have', async () => {
+      const store = open();
+      const one = store.create();
+      const ahead = store.create();
+      const batch = records(range(0, 400), 4).map((r, i) => ({ ...r, metadata: { i, body: `ü${i} `.repeat(1200) }, text: `word${i} é `.repeat(900) }));
+      const path = (token: string) => join(dir, `${hashToken(token)}.log`);
+      const before = [statSync(path(one.token)).size, statSync(path(ahead.token)).size];
+      await store.writes.inTurn(one.session, () => store.writes.upsert(one.session, store.writes.prepareUpsert(one.session, batch, { metric: 'l2' })));
+      const encoded = await store.encodeUpsert(ahead.session, batch, { metric: 'l2' });
+      expect(encoded, 'encoded ahead').to.not.equal(undefined);
+      await store.writes.inTurn(ahead.session, () =>
+        store.writes.upsert(ahead.session, store.writes.prepareUpsert(ahead.session, batch, { metric: 'l2' }), encoded),
+      );
+      const logged = (token: string, from: number) => readFileSync(path(token)).subarray(from);
+      expect(logged(ahead.token, before[1]).length).to.be.greaterThan(4 * 1024 * 1024);
+      expect(logged(ahead.token, before[1]).equals(logged(one.token, before[0]))).to.equal(true);
+      const reopened = await open().authenticate(ahead.token);
+      expect(reopened.index.size).to.equal(400);
+      for (const r of batch.slice(0, 20)) expect(reopened.index.get(r.id)?.metadata?.value()).to.deep.equal(r.metadata);
+    });
 
     it('writes the batch the turn prepared when it differs from the one encoded', async () => {
       const store = open();
