@@ -65,7 +65,11 @@ export async function encodeUpsert(plan: UpsertPlan, at: number, slices: Slices)
 /** An import's records, a part at a time, each in slices. */
 export async function encodeImport(plan: UpsertPlan, at: number, slices: Slices): Promise<EncodedChange> {
   const parts = [];
-  for (const part of importParts(plan, at)) parts.push(await encodeRowsInSlices(part.head, part.rows, 0, slices));
+  for (const part of importParts(plan, at)) {
+    parts.push(await encodeRowsInSlices(part.head, part.rows, 0, slices));
+    // A part smaller than an encoding step never yields inside: the event loop may be due its turn between parts.
+    await slices.pause();
+  }
   return encodedChange('import', plan, at, parts);
 }
 
