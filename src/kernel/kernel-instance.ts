@@ -17,7 +17,7 @@ import { runHere, runOnPool, THIS_THREAD, type PoolExecutor } from './executor.j
 import { instantiateKernel, memoryFor, type KernelExports } from './kernel-module.js';
 import { align16, codeStrideFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor, type Layout } from './layout.js';
 import { quantizeInto, sumOfSquares } from './quantize.js';
-import { singleQueryPathsOf, type SingleQueryPaths } from './search-path.js';
+import { singleQueryPathsOf } from './search-path.js';
 import { checkRequest, NO_HITS, type MemoryGuard, type SearchHits, type SearchRequest } from './search-request.js';
 import { exactSearch, int8Search, type SearchSpace } from './search-steps.js';
 
@@ -55,12 +55,12 @@ export class KernelInstance {
     this.metricCode = metric === 'cosine' ? this.kernel.METRIC_COSINE.value : this.kernel.METRIC_L2.value;
     this.codeStride = codeStrideFor(dim, vectorType === 'int8');
     this.layout = layoutFor(this.kernel.heapBase(), dim, 0, this.codeStride);
-    this.singleQueryPaths = singleQueryPathsOf(this.kernel);
+    this.space = this.searchSpace();
   }
 
   private readonly codeStride: number;
-  /** What the kernel offers one query beyond the one-pass scan. */
-  private readonly singleQueryPaths: SingleQueryPaths;
+  /** What a search sees of this instance (made once: a search makes no closures). */
+  private readonly space: SearchSpace;
 
   get capacity(): number {
     return this.layout.capacity;
@@ -188,24 +188,16 @@ export class KernelInstance {
     return runOnPool(executor, this.id, this.memory, this.kernel, algorithm(this.space, checked, executor));
   }
 
-  /** What a search sees of this instance (made once: a search makes no closures). */
-  private readonly space: SearchSpace = (() => {
+  /** The instance as the search steps see it: its constants, and getters for what a grow or a search in flight changes. */
+  private searchSpace(): SearchSpace {
     const instance = this;
     return {
-      get kernel() {
-        return instance.kernel;
-      },
-      get metric() {
-        return instance.metric;
-      },
-      get metricCode() {
-        return instance.metricCode;
-      },
+      kernel: this.kernel,
+      metric: this.metric,
+      metricCode: this.metricCode,
+      paths: singleQueryPathsOf(this.kernel),
       get layout() {
         return instance.layout;
-      },
-      get paths() {
-        return instance.singleQueryPaths;
       },
       // Past the scratch of the pool searches in flight: searches of one session run side by side,
       // each in scratch of its own (a write waits for all of them, so the rows do not move).
@@ -218,7 +210,7 @@ export class KernelInstance {
       views: () => this.wholeMemory(),
       seqs: () => new Uint32Array(this.memory.buffer, this.layout.seqs, this.layout.capacity),
     };
-  })();
+  }
 
   /** Searches holding scratch, and the end of the scratch they hold. */
   private searchesInFlight = 0;

@@ -203,7 +203,7 @@ function mergeSlices(space: SearchSpace, slices: Slice[], queryCount: number, k:
   return { rows, scores, perQuery };
 }
 
-/** One int8 first stage: query q over scanned rows [r0, r1), its scratch, and where it runs (call `call` of job `job`). */
+/** One int8 first stage: query q over scanned rows [r0, r1), its scratch, and where it runs (call `call` of job `job`, in that order). */
 interface Stage {
   q: number;
   r0: number;
@@ -233,16 +233,19 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
   const at = (base: number) => ({ ...space.layout, scratch: base });
   const rowListAt = space.scratchBase;
   let base = align16(rowListAt + (rowList ? rowList.length * 4 : 0));
+  // Consecutive stages share a job, perJob to a job.
+  const stageCount = queryCount * Math.ceil(scanned / rowStep);
+  const jobCount = Math.min(stageCount, executor.maxJobs);
+  const perJob = Math.ceil(stageCount / jobCount);
   const stages: Stage[] = [];
   for (let q = 0; q < queryCount; q++) {
     for (let r0 = 0; r0 < scanned; r0 += rowStep) {
       const scratch = int8ScratchFor(at(base), 0, candidates);
-      stages.push({ q, r0, r1: Math.min(scanned, r0 + rowStep), scratch, job: 0, call: 0 });
+      const s = stages.length;
+      stages.push({ q, r0, r1: Math.min(scanned, r0 + rowStep), scratch, job: Math.floor(s / perJob), call: s % perJob });
       base = align16(scratch.end);
     }
   }
-  const jobCount = Math.min(stages.length, executor.maxJobs);
-  const perJob = Math.ceil(stages.length / jobCount);
   const jobAreas: { keys: number; workArea: number }[] = [];
   for (let j = 0; j * perJob < stages.length; j++) {
     const keys = base;
@@ -267,14 +270,11 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
       return { codes8, scale: quantizeInto(queries.subarray(q * dim, (q + 1) * dim), codes8) };
     });
     const firstJobs: KernelJob[] = jobAreas.map(({ workArea }) => ({ calls: [], workArea }));
-    stages.forEach((stage, s) => {
-      const { q, r0, r1, scratch } = stage;
-      stage.job = Math.floor(s / perJob);
-      stage.call = firstJobs[stage.job].calls.length;
+    for (const { q, r0, r1, scratch, job } of stages) {
       new Int16Array(buffer, scratch.query16, codeStride).set(quantized[q].codes8);
       // Without a row list a range is its own rows from r0: its per-row regions start there.
       const from = rowList ? 0 : r0;
-      firstJobs[stage.job].calls.push({
+      firstJobs[job].calls.push({
         fn: 'searchInt8',
         args: [
           codes + from * codeStride,
@@ -290,10 +290,10 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
           candidates,
           scratch.outRows,
           scratch.outKeys,
-          keysFirst ? jobAreas[stage.job].keys : 0,
+          keysFirst ? jobAreas[job].keys : 0,
         ],
       });
-    });
+    }
     const found = yield { jobs: firstJobs, small: false };
     const kept = stages.map(({ job, call }) => found[job][call]);
     // 3. merge each query's candidates, then run and merge its re-ranking
