@@ -98,6 +98,8 @@ export interface Limits {
     analyzers: Analyzer[];
     defaultAnalyzer: Analyzer;
     maxQueryTextBytes: number;
+    /** UTF-8 bytes of all of one request's query texts. */
+    maxQueryTextBytesPerRequest: number;
     bm25: { k1: number; b: number };
     fusion: { defaultMethod: 'rrf'; rrfK: Bounds; defaultAlpha: number };
   };

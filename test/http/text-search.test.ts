@@ -148,6 +148,25 @@ describe('text, keyword and hybrid search', () => {
     expect(ids(expectOk(await api.post('/search', { token, body: { queryText: 'end' } })))).to.deep.equal([]);
   });
 
+  it('takes query texts up to maxQueryTextBytesPerRequest in all and refuses one byte more, naming it', async () => {
+    const token = await sessionWith(api, DOCS);
+    const { limits } = expectOk(await api.get('/limits'));
+    const cap = limits.text.maxQueryTextBytesPerRequest;
+    expect(cap).to.equal(64 * 1024);
+    const perText = limits.text.maxQueryTextBytes;
+    // Cyrillic (2 bytes a character) and a Latin word, each text exactly perText bytes.
+    const words = Math.floor((perText - 5) / 13);
+    const full = 'яблоко '.repeat(words) + ' '.repeat(perText - 5 - 13 * words) + 'fruit';
+    expect(Buffer.byteLength(full)).to.equal(perText);
+    const texts = Array.from({ length: cap / perText }, () => full);
+    const ok = expectOk(await api.post('/search-many', { token, body: { queryTexts: texts, topK: 2 } }));
+    expect(ok.results).to.have.length(texts.length);
+    expect(ids({ results: ok.results[0] })).to.deep.equal(['apple', 'banana']);
+    const over = expectError(await api.post('/search-many', { token, body: { queryTexts: [...texts, 'a'], topK: 2 } }), 400, 'VALIDATION_ERROR');
+    expect(over.details.issues[0].path).to.equal('/queryTexts');
+    expect(over.message).to.include('maxQueryTextBytesPerRequest');
+  });
+
   it('fixes the analyzer with the first add that carries text, until a reset', async () => {
     const token = await sessionWith(api, [{ id: 'v', vector: [1, 0] }]);
     expect((await sessionOf(api, token)).config.analyzer).to.equal(null);
