@@ -248,6 +248,29 @@ describe('GET /vectors/export and POST /vectors/import', () => {
     }
   });
 
+  it("analyses an import's texts again in slices when the analyzer changed before its turn, and writes it whole", async () => {
+    const token = await api.token();
+    const header = { format: 'tempvec-export', version: 1, dimensions: 3, metric: 'cosine', vectorType: 'float32', analyzer: null, count: 50 };
+    const lines = Array.from({ length: 50 }, (_, i) => JSON.stringify({ id: `r${i}`, vector: [1, i, 2], text: `running dogs ${i}` }));
+    const { store } = api;
+    const encodeImport = store.encodeImport.bind(store);
+    let raced = 0;
+    store.encodeImport = async (plan) => {
+      // Another request fixes the session's analyzer between the import's check and its write.
+      if (raced++ === 0) expectOk(await api.post('/vectors/add', { token, body: { id: 'first', vector: [1, 1, 1], text: 'runs', analyzer: 'english' } }));
+      return encodeImport(plan);
+    };
+    try {
+      const reply = await api.post('/vectors/import', { token, body: [JSON.stringify(header), ...lines].join('\n'), headers: NDJSON });
+      expect(expectOk(reply).mutation).to.deep.equal({ added: 50, replaced: 0 });
+    } finally {
+      store.encodeImport = encodeImport;
+    }
+    expect(raced).to.equal(2);
+    // Stemmed by english: "running" is "run" in every text.
+    expect(expectOk(await api.post('/search', { token, body: { queryText: 'run' } })).stats.textMatched).to.equal(51);
+  });
+
   it('survives a restart with DATA_DIR: an import is replayed whole', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tempvec-import-'));
     try {
