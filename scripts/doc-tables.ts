@@ -38,12 +38,16 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
     '`vectorType` differs from the storage type of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',
   ANALYZER_LOCKED:
     "`analyzer` differs from the analyzer the session's first text fixed (reset the index to change it); `details`: `{ path, expected, actual }`",
+  ANALYZER_CHANGED:
+    "the session's analyzer changed (a reset, or another request's first text) before each of a write's turns, 3 times in a row (its texts are analysed again, in slices, each time); nothing of that request is stored, send it again; `details`: `{ analyzer, analyses }`",
   QUERY_TEXT_EMPTY: "a query text has no terms under the session's analyzer (empty, punctuation, or only stop words); `details`: `{ path, analyzer }`",
   CAPACITY_EXCEEDED: 'an add would take the session past `maxVectors`; nothing of that request is stored; `details`: `{ maxVectors, vectorCount, adding }`',
   VECTOR_NOT_FOUND: '`/vectors/get` or a `/vectors/metadata/*` route names an id that is not stored; `details`: `{ path: "/id", id }`',
   NOT_FOUND: 'no such route',
   METHOD_NOT_ALLOWED: 'the route exists with another method (the `Allow` header lists it)',
   PAYLOAD_TOO_LARGE: 'the body is larger than `MAX_BODY_BYTES`',
+  IMPORT_LINE_TOO_LARGE:
+    'a line of a `POST /vectors/import` body is longer than `MAX_BODY_BYTES` (refused once that many bytes of it arrived); nothing is imported; `details`: `{ path, line, limit }`',
   REQUEST_TIMEOUT:
     'the headers took longer than `HEADERS_TIMEOUT_MS`, or the body arrived slower than `MIN_BODY_BYTES_PER_SEC` after `the first 10 s of a body`; the connection is closed',
   HEADERS_TOO_LARGE: "the request line and headers are larger than Node's limit (16 KiB)",

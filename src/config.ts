@@ -65,6 +65,8 @@ export const SPEC_LIMITS = {
   bm25B: 0.75,
   /** UTF-8 bytes of one query text (a question, not a document). */
   maxQueryTextBytes: 4096,
+  /** UTF-8 bytes of all of a request's query texts: 64 KiB of Cyrillic analyse in ~23 ms (the slowest script), the most a rare re-analysis in the turn can hold the loop. */
+  maxQueryTextBytesPerRequest: 64 * 1024,
   /** Hybrid search's fusions: RRF's k, and linear's weight of the vector arm. */
   defaultRrfK: 60,
   maxRrfK: 10_000,
@@ -392,6 +394,7 @@ export function publicLimits(config: Config) {
       analyzers: [...ANALYZERS],
       defaultAnalyzer: SPEC_LIMITS.defaultAnalyzer,
       maxQueryTextBytes: SPEC_LIMITS.maxQueryTextBytes,
+      maxQueryTextBytesPerRequest: SPEC_LIMITS.maxQueryTextBytesPerRequest,
       bm25: { k1: SPEC_LIMITS.bm25K1, b: SPEC_LIMITS.bm25B },
       fusion: {
         defaultMethod: 'rrf' as const,

@@ -9,6 +9,7 @@ import * as v from 'valibot';
 import { apiError, ApiError, pointer } from '../errors.js';
 import type { PreparedTexts, UpsertOptions, UpsertPlan, VectorIndex, VectorInput } from '../index/vector-index.js';
 import type { RequestSchemas } from '../schemas/index.js';
+import { firstTooDeep } from '../schemas/json-shape.js';
 import { requestError } from '../schemas/request-error.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader } from './format.js';
 import { LineSplitter } from './lines.js';
@@ -24,13 +25,28 @@ export interface ParsedImport {
 
 type ImportSchemas = Pick<RequestSchemas, 'ImportHeaderSchema' | 'ImportRecordSchema'>;
 
+/** What one line may be: its bytes (the server's MAX_BODY_BYTES), and the nesting of a metadata object in it (MAX_JSON_DEPTH). */
+export interface ImportLineLimits {
+  maxLineBytes: number;
+  maxJsonDepth: number;
+}
+
+/** Levels of a vector line around its metadata object: the record. */
+const LINE_FRAME_DEPTH = 1;
+
 export class ImportReader {
   private header: ExportHeader | null = null;
   private readonly records: VectorInput[] = [];
   private readonly lineOf: number[] = [];
-  private readonly splitter = new LineSplitter((text, index) => this.line(text, index));
+  private readonly splitter: LineSplitter;
 
-  constructor(private readonly schemas: ImportSchemas) {}
+  /** `limits`: none (the page's LocalIndex) reads lines of any length and depth. */
+  constructor(
+    private readonly schemas: ImportSchemas,
+    private readonly limits?: ImportLineLimits,
+  ) {
+    this.splitter = new LineSplitter((text, index) => this.line(text, index), limits?.maxLineBytes);
+  }
 
   /** The next bytes of the body. */
   push(chunk: Uint8Array): void {
@@ -60,6 +76,7 @@ export class ImportReader {
     } catch {
       throw apiError('INVALID_JSON', `line ${index + 1} is not JSON`, { path: pointer(index), line: index + 1 });
     }
+    if (this.limits) assertLineDepth(value, index, LINE_FRAME_DEPTH + this.limits.maxJsonDepth);
     if (!this.header) {
       this.header = this.readHeader(value, index);
       return;
@@ -82,6 +99,18 @@ export class ImportReader {
     if (!result.success) throw atLine(requestError(result.issues, 'header line'), index);
     return result.output as ExportHeader;
   }
+}
+
+/** 400 VALIDATION_ERROR at the first value of line `index` nested deeper than `maxDepth`, before any validator walks it (as a body's, http/body/depth.ts). */
+function assertLineDepth(value: unknown, index: number, maxDepth: number): void {
+  const deep = firstTooDeep(value, maxDepth);
+  if (!deep) return;
+  const path = pointer(index, ...deep);
+  throw apiError('VALIDATION_ERROR', `vector line ${index + 1}: ${path}: nested deeper than ${maxDepth} levels`, {
+    issues: [{ path, message: `nested deeper than ${maxDepth} levels` }],
+    path,
+    line: index + 1,
+  });
 }
 
 function invalidImport(message: string, index: number): ApiError {

@@ -5,20 +5,34 @@ import { apiError, pointer } from '../errors.js';
 export class LineSplitter {
   private readonly decoder = new TextDecoder('utf-8', { fatal: true });
   private pending: Uint8Array[] = [];
+  private pendingBytes = 0;
+  private lastByte = 0;
   /** 0-based number of the next line. */
   private lineIndex = 0;
 
-  constructor(private readonly onLine: (text: string, index: number) => void) {}
+  /** `maxLineBytes`: a longer line (its CR and LF aside) is refused as soon as its bytes pass it, never held whole. */
+  constructor(
+    private readonly onLine: (text: string, index: number) => void,
+    private readonly maxLineBytes = Infinity,
+  ) {}
 
   push(chunk: Uint8Array): void {
     let start = 0;
     for (let nl = chunk.indexOf(10, start); nl >= 0; nl = chunk.indexOf(10, start)) {
-      this.pending.push(chunk.subarray(start, nl));
+      this.hold(chunk.subarray(start, nl), false);
       this.emit();
       start = nl + 1;
     }
-    // Copied: the caller may reuse its chunk.
-    if (start < chunk.length) this.pending.push(chunk.slice(start));
+    // Copied (once within the limit): the caller may reuse its chunk.
+    if (start < chunk.length) this.hold(chunk.subarray(start), true);
+  }
+
+  /** Add `part` to the line being read, within maxLineBytes (a last CR aside: it goes if an LF follows, and else counts with what follows). */
+  private hold(part: Uint8Array, copy: boolean): void {
+    this.pendingBytes += part.length;
+    if (part.length > 0) this.lastByte = part[part.length - 1];
+    if (this.pendingBytes - (this.lastByte === CR ? 1 : 0) > this.maxLineBytes) throw lineTooLarge(this.lineIndex, this.maxLineBytes);
+    this.pending.push(copy ? part.slice() : part);
   }
 
   /** The end of the stream: a last line without a newline counts too. */
@@ -29,6 +43,8 @@ export class LineSplitter {
   private emit(): void {
     const parts = this.pending;
     this.pending = [];
+    this.pendingBytes = 0;
+    this.lastByte = 0;
     const bytes = parts.length === 1 ? parts[0] : concat(parts);
     let text: string;
     try {
@@ -40,6 +56,21 @@ export class LineSplitter {
     if (text.endsWith('\r')) text = text.slice(0, -1);
     this.onLine(text, index);
   }
+}
+
+/** 413 IMPORT_LINE_TOO_LARGE: line `index` passed `limit` bytes (MAX_BODY_BYTES, what any JSON body may be). */
+const CR = 13;
+
+function lineTooLarge(index: number, limit: number) {
+  return apiError(
+    'IMPORT_LINE_TOO_LARGE',
+    `line ${index + 1} is longer than ${limit} bytes (MAX_BODY_BYTES, the most any JSON body may be); nothing was imported`,
+    {
+      path: pointer(index),
+      line: index + 1,
+      limit,
+    },
+  );
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

@@ -22,7 +22,7 @@ import { jsonText, utf8Length, type JsonText } from './json-size.js';
 import { decodeCursor, encodeCursor, newEpoch } from './list-cursor.js';
 import { MetadataJson, type TextJson } from './metadata/metadata-json.js';
 import { MetadataStore } from './metadata/metadata-store.js';
-import { analyze, termBytes } from './text/analyzer.js';
+import { distinctTerms, termBytes } from './text/analyzer.js';
 import { fuse, type ArmHit, type Fusion } from './text/fusion.js';
 import { TextStore, type PreparedText } from './text/text-store.js';
 
@@ -124,6 +124,14 @@ export interface SearchOptions {
   includeText?: boolean;
   /** JSON Pointer of query text j in the request, for error details. */
   textPathOf?: (j: number) => string;
+  /** queryTexts analysed ahead (the server does it in slices), used when the analyzer is still the one they were made with. */
+  queryTerms?: QueryTerms;
+}
+
+/** Each query text's distinct terms (distinctTerms) under `analyzer`. */
+export interface QueryTerms {
+  readonly analyzer: AnalyzerName;
+  readonly terms: readonly string[][];
 }
 
 export interface ListOptions {
@@ -476,6 +484,11 @@ export class VectorIndex {
     return { texts, analyzer, textBytesAdded };
   }
 
+  /** The analyzer a search analyses its query texts with now. */
+  get queryAnalyzer(): AnalyzerName {
+    return this.config.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
+  }
+
   /** The analyzer an upsert with `options` would analyse its texts with now. */
   textAnalyzerFor(options: UpsertOptions): AnalyzerName {
     return this.config.analyzer ?? options.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
@@ -692,9 +705,10 @@ export class VectorIndex {
   /** Each query text's distinct terms under the session's analyzer (standard before any text); QUERY_TEXT_EMPTY for one without. */
   private queryTerms(texts: string[], options: SearchOptions): string[][] {
     const pathOf = options.textPathOf ?? ((j: number) => pointer('queryTexts', j));
-    const analyzer = this.config.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
+    const analyzer = this.queryAnalyzer;
+    const ahead = options.queryTerms?.analyzer === analyzer ? options.queryTerms.terms : null;
     return texts.map((text, j) => {
-      const terms = [...new Set(analyze(analyzer, text))];
+      const terms = ahead?.[j] ?? distinctTerms(analyzer, text);
       if (terms.length === 0) {
         throw apiError('QUERY_TEXT_EMPTY', `the query text has no terms under the ${analyzer} analyzer (it is empty, punctuation, or only stop words)`, {
           path: pathOf(j),

@@ -26,6 +26,7 @@ export const LimitsSchema = v.pipe(
         analyzers: v.array(v.picklist(ANALYZERS)),
         defaultAnalyzer: v.picklist(ANALYZERS),
         maxQueryTextBytes: CountSchema,
+        maxQueryTextBytesPerRequest: CountSchema,
         bm25: v.strictObject({ k1: v.number(), b: v.number() }),
         fusion: v.strictObject({ defaultMethod: v.literal('rrf'), rrfK: BoundsSchema, defaultAlpha: v.number() }),
       }),

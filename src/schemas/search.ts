@@ -3,6 +3,14 @@ import * as v from 'valibot';
 import { SPEC_LIMITS, type Config } from '../config.js';
 import { commonSchemas, utf8StringSchema, VectorSchema } from './common.js';
 import { queryFields } from './query-fields.js';
+import { utf8Length } from '../index/json-size.js';
+
+/** UTF-8 bytes of all of `texts`. */
+function totalUtf8Length(texts: readonly string[]): number {
+  let bytes = 0;
+  for (const text of texts) bytes += utf8Length(text);
+  return bytes;
+}
 
 const QueryTextSchema = v.pipe(
   utf8StringSchema(SPEC_LIMITS.maxQueryTextBytes, 'a query text'),
@@ -86,8 +94,12 @@ export function searchSchemas(config: Config) {
             v.array(QueryTextSchema),
             v.minLength(1),
             v.maxLength(config.maxSearchManyBatch),
+            v.check(
+              (texts) => totalUtf8Length(texts) <= SPEC_LIMITS.maxQueryTextBytesPerRequest,
+              `the query texts must be at most ${SPEC_LIMITS.maxQueryTextBytesPerRequest} bytes as UTF-8 in all (maxQueryTextBytesPerRequest)`,
+            ),
             v.description(
-              'Keyword queries: alone, one keyword search each; beside queryVectors or queryIds, one per query (same count), each fused with its vector query.',
+              `Keyword queries: alone, one keyword search each; beside queryVectors or queryIds, one per query (same count), each fused with its vector query. At most ${SPEC_LIMITS.maxQueryTextBytesPerRequest} bytes in all (text.maxQueryTextBytesPerRequest).`,
             ),
           ),
         ),

@@ -25,12 +25,14 @@ export type ServerErrorCode =
   | 'METRIC_LOCKED'
   | 'VECTOR_TYPE_LOCKED'
   | 'ANALYZER_LOCKED'
+  | 'ANALYZER_CHANGED'
   | 'QUERY_TEXT_EMPTY'
   | 'CAPACITY_EXCEEDED'
   | 'VECTOR_NOT_FOUND'
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'PAYLOAD_TOO_LARGE'
+  | 'IMPORT_LINE_TOO_LARGE'
   | 'ANSWER_TOO_LARGE'
   | 'REQUEST_TIMEOUT'
   | 'HEADERS_TOO_LARGE'
@@ -98,6 +100,8 @@ export interface Limits {
     analyzers: Analyzer[];
     defaultAnalyzer: Analyzer;
     maxQueryTextBytes: number;
+    /** UTF-8 bytes of all of one request's query texts. */
+    maxQueryTextBytesPerRequest: number;
     bm25: { k1: number; b: number };
     fusion: { defaultMethod: 'rrf'; rrfK: Bounds; defaultAlpha: number };
   };

@@ -6,6 +6,7 @@ import type { SearchOptions, SearchOutput, SearchPlan } from '../index/vector-in
 import { onPool, type PoolExecutor } from '../kernel/executor.js';
 import { KernelUnavailableError, type KernelPool } from '../kernel/kernel-pool.js';
 import { POOL_MIN_WORK } from '../kernel/search-path.js';
+import { queryTermsAhead } from './query-terms-ahead.js';
 import type { Session } from './session.js';
 
 export class SessionSearches {
@@ -24,12 +25,19 @@ export class SessionSearches {
 
   /** The k nearest of the session's vectors to each query, or the best by keywords, or both fused (VectorIndex.search). */
   search(session: Session, queries: ArrayLike<number>[] | null, options: SearchOptions): Promise<SearchOutput> {
-    return session.gate.search(() => this.run(session, session.index.planSearch(queries, options)));
+    return this.inTurn(session, options, (ahead) => session.index.planSearch(queries, ahead));
   }
 
   /** Stored vectors as the queries, each left out of its own results (VectorIndex.searchByIds). */
   searchByIds(session: Session, ids: string[], options: SearchOptions): Promise<SearchOutput> {
-    return session.gate.search(() => this.run(session, session.index.planSearchByIds(ids, options)));
+    return this.inTurn(session, options, (ahead) => session.index.planSearchByIds(ids, ahead));
+  }
+
+  /** The search `plan` makes, run in the session's turn; its query texts analysed before, in slices (query-terms-ahead.ts). */
+  private inTurn(session: Session, options: SearchOptions, plan: (options: SearchOptions) => SearchOutput | SearchPlan): Promise<SearchOutput> {
+    const texts = options.queryTexts;
+    if (texts === undefined) return session.gate.search(() => this.run(session, plan(options)));
+    return queryTermsAhead(session.index, texts).then((queryTerms) => session.gate.search(() => this.run(session, plan({ ...options, queryTerms }))));
   }
 
   private run(session: Session, plan: SearchOutput | SearchPlan): SearchOutput | Promise<SearchOutput> {

@@ -132,4 +132,57 @@ describe('export text and ImportReader', () => {
     const short = read(header + good + '{"id":"s","vector":[1]}\n' + good);
     expect(expectApiError(() => newIndex().upsert(short.records, importOptions(short)), 'DIMENSION_MISMATCH').details).to.include({ path: '/2/vector' });
   });
+
+  describe('with line limits (the server: MAX_BODY_BYTES a line, MAX_JSON_DEPTH)', () => {
+    const header = '{"format":"tempvec-export","version":1,"dimensions":2,"metric":"cosine","vectorType":"float32","count":1}';
+    const limits = { maxLineBytes: 300, maxJsonDepth: 3 };
+    /** A vector line of exactly `length` bytes (its metadata padded). */
+    const lineOf = (length: number) => {
+      const bare = '{"id":"a","vector":[1,2],"metadata":{"p":""}}';
+      return bare.replace('"p":""', `"p":"${'é'.repeat(Math.floor((length - bare.length) / 2))}${'x'.repeat((length - bare.length) % 2)}"`);
+    };
+    /** Read `text` through a limited reader, `chunk` bytes at a time. */
+    const readLimited = (text: string, chunk: number) => {
+      const reader = new ImportReader(schemas, limits);
+      const all = bytes(text);
+      for (let at = 0; at < all.length; at += chunk) reader.push(all.subarray(at, at + chunk));
+      return reader.finish();
+    };
+
+    it('takes a line of maxLineBytes (LF or CRLF) and refuses one byte more, nothing imported', () => {
+      expect(bytes(lineOf(300)).length).to.equal(300);
+      for (const chunk of [1, 7, 1000]) {
+        expect(readLimited(`${header}\n${lineOf(300)}\n`, chunk).records).to.have.length(1);
+        expect(readLimited(`${header}\r\n${lineOf(300)}\r\n`, chunk).records).to.have.length(1);
+        expect(readLimited(`${header}\n${lineOf(300)}`, chunk).records).to.have.length(1);
+        const err = expectApiError(() => readLimited(`${header}\n${lineOf(301)}\n`, chunk), 'IMPORT_LINE_TOO_LARGE');
+        expect(err.status).to.equal(413);
+        expect(err.details).to.deep.equal({ path: '/1', line: 2, limit: 300 });
+        expect(err.message).to.include('MAX_BODY_BYTES');
+        expectApiError(() => readLimited(`${header}\n${lineOf(300)}\r\r\n`, chunk), 'IMPORT_LINE_TOO_LARGE');
+      }
+    });
+
+    it('refuses a long line once maxLineBytes + 1 of its bytes arrived, before its end', () => {
+      const reader = new ImportReader(schemas, limits);
+      reader.push(bytes(`${header}\n`));
+      // A CR may be the line's last byte before its LF: it is held (301 bytes) until the next byte shows it is not.
+      for (let i = 0; i < 300; i++) reader.push(bytes('x'));
+      reader.push(bytes('\r'));
+      expectApiError(() => reader.push(bytes('x')), 'IMPORT_LINE_TOO_LARGE');
+      const plain = new ImportReader(schemas, limits);
+      expectApiError(() => plain.push(bytes(`${header}\n${'x'.repeat(10_000)}`)), 'IMPORT_LINE_TOO_LARGE');
+    });
+
+    it('refuses a line nested deeper than MAX_JSON_DEPTH around its metadata (1 + maxJsonDepth levels), naming the place', () => {
+      const deep = (levels: number) => `{"id":"a","vector":[1,2],"metadata":${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}}`;
+      expect(readLimited(`${header}\n${deep(3)}\n`, 50).records[0].metadata).to.deep.equal({ a: { a: {} } });
+      const err = expectApiError(() => readLimited(`${header}\n${deep(4)}\n`, 50), 'VALIDATION_ERROR');
+      expect(err.details).to.deep.include({ path: '/1/metadata/a/a/a', line: 2 });
+      // Anywhere in the line, before the record schema sees it.
+      const nested = expectApiError(() => readLimited(`${header}\n{"id":"a","vector":[[[[[1]]]]]}\n`, 50), 'VALIDATION_ERROR');
+      expect(nested.message).to.include('nested deeper than 4 levels');
+      expect(nested.details!.path).to.equal('/1/vector/0/0/0');
+    });
+  });
 });

@@ -198,6 +198,79 @@ describe('GET /vectors/export and POST /vectors/import', () => {
     expect(inFlight()).to.equal(0);
   });
 
+  it('takes a line of MAX_BODY_BYTES and refuses one byte more (or a huge one) with 413 IMPORT_LINE_TOO_LARGE, nothing imported', async () => {
+    const live = await startApp({ maxBodyBytes: 4096, maxImportBytes: 4 << 20, maxJsonDepth: 3 });
+    try {
+      const token = await live.newToken();
+      const seed = { id: 'seed', vector: [1, 2], metadata: { n: 1 } };
+      expect((await live.send('POST', '/vectors/add', { token, body: seed })).status).to.equal(200);
+      const header = (count: number) => `{"format":"tempvec-export","version":1,"dimensions":2,"metric":"cosine","vectorType":"float32","count":${count}}`;
+      const line = (id: string, length: number) => {
+        const bare = `{"id":"${id}","vector":[3,4],"metadata":{"p":""}}`;
+        return bare.replace('"p":""', `"p":"${'x'.repeat(length - bare.length)}"`);
+      };
+      const stored = async () => (await live.send('POST', '/vectors/list', { token, body: { includeMetadata: true } })).body.vectors;
+      const before = await stored();
+      const refused = [
+        `${header(2)}\n${line('a', 100)}\n${line('b', 4097)}\n`,
+        // 16 times the limit (one the client can send whole before the answer: the reader's test refuses a longer one mid-stream).
+        `${header(2)}\n${line('a', 100)}\n${'x'.repeat(64 << 10)}`,
+        `${header(1)}\n{"id":"d","vector":[3,4],"metadata":{"a":{"a":{"a":{}}}}}\n`,
+      ];
+      for (const [i, raw] of refused.entries()) {
+        const reply = await live.send('POST', '/vectors/import', { token, raw, headers: NDJSON });
+        if (i < 2) {
+          expect(reply.status).to.equal(413);
+          expect(reply.body.error.code).to.equal('IMPORT_LINE_TOO_LARGE');
+          expect(reply.body.error.details).to.deep.equal({ path: '/2', line: 3, limit: 4096 });
+        } else {
+          expect(reply.body.error.code).to.equal('VALIDATION_ERROR');
+          expect(reply.body.error.details.path).to.equal('/1/metadata/a/a/a');
+        }
+        expect(await stored()).to.deep.equal(before);
+      }
+      expect(live.store.budget!.usage().bodiesInFlightBytes).to.equal(0);
+      // At the limit: taken, the body's reservation held until the import is written.
+      const raw = `${header(2)}\n${line('a', 100)}\n${line('b', 4096)}\n`;
+      const writes = live.store.writes;
+      const importPlan = writes.importPlan.bind(writes);
+      let heldWhileWriting = -1;
+      writes.importPlan = (...args) => {
+        heldWhileWriting = live.store.budget!.usage().bodiesInFlightBytes;
+        return importPlan(...args);
+      };
+      const reply = await live.send('POST', '/vectors/import', { token, raw, headers: NDJSON });
+      expect(reply.body.mutation).to.deep.equal({ added: 2, replaced: 0 });
+      expect(heldWhileWriting).to.equal(Buffer.byteLength(raw));
+      expect(live.store.budget!.usage().bodiesInFlightBytes).to.equal(0);
+    } finally {
+      await live.close();
+    }
+  });
+
+  it("analyses an import's texts again in slices when the analyzer changed before its turn, and writes it whole", async () => {
+    const token = await api.token();
+    const header = { format: 'tempvec-export', version: 1, dimensions: 3, metric: 'cosine', vectorType: 'float32', analyzer: null, count: 50 };
+    const lines = Array.from({ length: 50 }, (_, i) => JSON.stringify({ id: `r${i}`, vector: [1, i, 2], text: `running dogs ${i}` }));
+    const { store } = api;
+    const encodeImport = store.encodeImport.bind(store);
+    let raced = 0;
+    store.encodeImport = async (plan) => {
+      // Another request fixes the session's analyzer between the import's check and its write.
+      if (raced++ === 0) expectOk(await api.post('/vectors/add', { token, body: { id: 'first', vector: [1, 1, 1], text: 'runs', analyzer: 'english' } }));
+      return encodeImport(plan);
+    };
+    try {
+      const reply = await api.post('/vectors/import', { token, body: [JSON.stringify(header), ...lines].join('\n'), headers: NDJSON });
+      expect(expectOk(reply).mutation).to.deep.equal({ added: 50, replaced: 0 });
+    } finally {
+      store.encodeImport = encodeImport;
+    }
+    expect(raced).to.equal(2);
+    // Stemmed by english: "running" is "run" in every text.
+    expect(expectOk(await api.post('/search', { token, body: { queryText: 'run' } })).stats.textMatched).to.equal(51);
+  });
+
   it('survives a restart with DATA_DIR: an import is replayed whole', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tempvec-import-'));
     try {

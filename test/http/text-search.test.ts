@@ -148,6 +148,83 @@ describe('text, keyword and hybrid search', () => {
     expect(ids(expectOk(await api.post('/search', { token, body: { queryText: 'end' } })))).to.deep.equal([]);
   });
 
+  it('takes query texts up to maxQueryTextBytesPerRequest in all and refuses one byte more, naming it', async () => {
+    const token = await sessionWith(api, DOCS);
+    const { limits } = expectOk(await api.get('/limits'));
+    const cap = limits.text.maxQueryTextBytesPerRequest;
+    expect(cap).to.equal(64 * 1024);
+    const perText = limits.text.maxQueryTextBytes;
+    // Cyrillic (2 bytes a character) and a Latin word, each text exactly perText bytes.
+    const words = Math.floor((perText - 5) / 13);
+    const full = 'яблоко '.repeat(words) + ' '.repeat(perText - 5 - 13 * words) + 'fruit';
+    expect(Buffer.byteLength(full)).to.equal(perText);
+    const texts = Array.from({ length: cap / perText }, () => full);
+    const ok = expectOk(await api.post('/search-many', { token, body: { queryTexts: texts, topK: 2 } }));
+    expect(ok.results).to.have.length(texts.length);
+    expect(ids({ results: ok.results[0] })).to.deep.equal(['apple', 'banana']);
+    const over = expectError(await api.post('/search-many', { token, body: { queryTexts: [...texts, 'a'], topK: 2 } }), 400, 'VALIDATION_ERROR');
+    expect(over.details.issues[0].path).to.equal('/queryTexts');
+    expect(over.message).to.include('maxQueryTextBytesPerRequest');
+  });
+
+  describe('an analyzer changed between an add-many analysing its texts and its turn', () => {
+    const batch = Array.from({ length: 300 }, (_, i) => ({ id: `r${i}`, vector: [1, i % 7, 2], text: `running dogs number ${i}` }));
+    /** Runs `race` (another request) after add-many's texts are analysed, before its turn; records what each turn's plan was given. */
+    function raceBeforeTurn(race: (round: number) => Promise<void>) {
+      const store = api.store;
+      const encode = store.encodeUpsert.bind(store);
+      let round = 0;
+      const turns: { prepared: string | undefined; session: string | null }[] = [];
+      store.encodeUpsert = async (session, records, options) => {
+        if (records.length === batch.length) {
+          await race(++round);
+          if (!session.index.getConfig().analyzer) return encode(session, records, options);
+          const prepare = session.index.prepareUpsert.bind(session.index);
+          session.index.prepareUpsert = (recs, opts) => {
+            turns.push({ prepared: opts?.preparedTexts?.analyzer, session: session.index.getConfig().analyzer });
+            return prepare(recs, opts);
+          };
+        }
+        return encode(session, records, options);
+      };
+      return { turns, restore: () => Object.assign(store, { encodeUpsert: encode }) };
+    }
+
+    it('analyses the batch again in slices, outside the turn, and writes it with the analyzer now fixed', async () => {
+      const token = await api.token();
+      const spy = raceBeforeTurn(async (round) => {
+        if (round === 1) expectOk(await api.post('/vectors/add', { token, body: { id: 'first', vector: [1, 1, 1], text: 'runs', analyzer: 'english' } }));
+      });
+      try {
+        const added = expectOk(await api.post('/vectors/add-many', { token, body: { vectors: batch } }));
+        expect(added.mutation).to.deep.equal({ added: 300, replaced: 0 });
+      } finally {
+        spy.restore();
+      }
+      // The turn that wrote got texts analysed with english; none analysed in the turn (its analyzer was the session's).
+      expect(spy.turns.at(-1)).to.deep.equal({ prepared: 'english', session: 'english' });
+      expect(spy.turns.every((turn) => turn.prepared === turn.session)).to.equal(true);
+      // Stemmed by english: "running" is "run", so every text matches.
+      expect(expectOk(await api.post('/search', { token, body: { queryText: 'run' } })).stats.textMatched).to.equal(301);
+    });
+
+    it('answers 409 ANALYZER_CHANGED when it changed before each of three turns, storing nothing of the batch', async () => {
+      const token = await api.token();
+      const spy = raceBeforeTurn(async (round) => {
+        expectOk(await api.post('/index/reset', { token }));
+        const analyzer = round % 2 ? 'english' : 'standard';
+        expectOk(await api.post('/vectors/add', { token, body: { id: `first${round}`, vector: [1, 1, 1], text: 'runs', analyzer } }));
+      });
+      try {
+        const refused = expectError(await api.post('/vectors/add-many', { token, body: { vectors: batch } }), 409, 'ANALYZER_CHANGED');
+        expect(refused.details).to.include({ analyses: 3 });
+      } finally {
+        spy.restore();
+      }
+      expect(expectOk(await api.post('/vectors/count', { token, body: {} })).count).to.equal(1);
+    });
+  });
+
   it('fixes the analyzer with the first add that carries text, until a reset', async () => {
     const token = await sessionWith(api, [{ id: 'v', vector: [1, 0] }]);
     expect((await sessionOf(api, token)).config.analyzer).to.equal(null);

@@ -149,7 +149,13 @@ describe('GET /openapi.json', () => {
     const codes = (path: string, method: string, status: string) =>
       doc.paths[path][method].responses[status].content['application/json'].schema.allOf[1].properties.error.properties.code.enum;
     expect(codes('/vectors/get', 'post', '404')).to.deep.equal(['VECTOR_NOT_FOUND']);
-    expect(codes('/vectors/add', 'post', '409')).to.deep.equal(['METRIC_LOCKED', 'VECTOR_TYPE_LOCKED', 'ANALYZER_LOCKED', 'CAPACITY_EXCEEDED']);
+    expect(codes('/vectors/add', 'post', '409')).to.deep.equal([
+      'METRIC_LOCKED',
+      'VECTOR_TYPE_LOCKED',
+      'ANALYZER_LOCKED',
+      'ANALYZER_CHANGED',
+      'CAPACITY_EXCEEDED',
+    ]);
     expect(codes('/search', 'post', '400')).to.include('QUERY_TEXT_EMPTY');
     expect(codes('/session', 'get', '401')).to.deep.equal(['UNAUTHORIZED', 'INVALID_TOKEN', 'SESSION_EXPIRED']);
     expect(doc.paths['/session'].get.responses).to.not.have.property('400');

@@ -173,6 +173,7 @@ const ERRORS: Case[] = [
   ['POST', '/vectors/import', ndjson([{ id: 'new', vector: [1, 0, 0] }])],
   ['POST', '/vectors/import', { ...ndjson([{ id: 'a', vector: [1, 0, 0] }]), headers: { 'content-type': 'application/json' } }],
   ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [1, 0, 0], metadata: { pad: 'x'.repeat(5000) } }])],
+  ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [1, 0, 0], metadata: { pad: 'x'.repeat(2500) } }])],
 ];
 
 describe('OpenAPI conformance: real responses match the declared schemas', () => {
@@ -298,6 +299,42 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
       ownChecker.check('POST', '/vectors/add', add);
       ownChecker.check('POST', '/vectors/add-many', addMany);
       expect([add.body.error.code, addMany.body.error.code]).to.deep.equal(['SERVER_AT_CAPACITY', 'SERVER_AT_CAPACITY']);
+    }));
+
+  it('writes whose texts meet a changed analyzer before each turn answer ANALYZER_CHANGED as declared', () =>
+    onOwnServer({}, async (own, ownChecker) => {
+      const token = await own.newToken();
+      // Another request of the token resets the session and fixes the other analyzer after each analysis of the texts.
+      let racing = false,
+        round = 0;
+      const race = async () => {
+        if (racing) return;
+        racing = true;
+        await own.send('POST', '/index/reset', { token });
+        const analyzer = ++round % 2 ? 'english' : 'standard';
+        await own.send('POST', '/vectors/add', { token, body: { id: 'x', vector: [1, 0, 0], text: 'runs', analyzer } });
+        racing = false;
+      };
+      const { store } = own;
+      const [encodeUpsert, encodeImport] = [store.encodeUpsert.bind(store), store.encodeImport.bind(store)];
+      store.encodeUpsert = async (...args) => {
+        await race();
+        return encodeUpsert(...args);
+      };
+      store.encodeImport = async (...args) => {
+        await race();
+        return encodeImport(...args);
+      };
+      const cases: Case[] = [
+        ['POST', '/vectors/add', { body: SEED[0] }],
+        ['POST', '/vectors/add-many', { body: { vectors: SEED } }],
+        ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [1, 0, 0], text: 'x' }])],
+      ];
+      for (const [method, path, options] of cases) {
+        const reply = await own.send(method, path, { token, ...options });
+        ownChecker.check(method, path, reply);
+        expect(reply.body.error?.code, path).to.equal('ANALYZER_CHANGED');
+      }
     }));
 
   it('searches whose scratch would pass the memory budget answer SERVER_AT_CAPACITY as declared', () => {

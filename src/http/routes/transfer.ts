@@ -7,7 +7,9 @@
 // away. It has no MAX_ANSWER_BYTES: it is how a whole session leaves, and
 // back-pressure bounds what it holds, not its length.
 // The import reads its body as it arrives, within MAX_IMPORT_BYTES,
-// validating each line; checks the whole, encodes its log records in slices
+// validating each line (at most MAX_BODY_BYTES and MAX_JSON_DEPTH, as a JSON
+// body), its reservation in the memory budget held until it is written;
+// checks the whole, encodes its log records in slices
 // (DATA_DIR), then applies it in one step (checked again if the session
 // changed meanwhile), so readers and a restart see all of it or nothing.
 // Like every body, it is admitted and cut when slower than
@@ -17,11 +19,11 @@ import * as v from 'valibot';
 import { apiError } from '../../errors.js';
 import { EXPORT_WINDOW_BYTES, exportStream } from '../../export/export-stream.js';
 import { NDJSON_TYPE } from '../../export/format.js';
-import { ImportReader, importOptions } from '../../export/import-reader.js';
-import type { UpsertPlan } from '../../index/vector-index.js';
+import { ImportReader, importOptions, type ParsedImport } from '../../export/import-reader.js';
+import type { UpsertPlan, UpsertResult } from '../../index/vector-index.js';
 import type { Session } from '../../sessions/session.js';
 import type { SessionStore } from '../../sessions/session-store.js';
-import { prepareTextsAhead } from '../../sessions/texts-ahead.js';
+import { analyzerChanged, STALE_TEXTS, withTextsAhead } from '../../sessions/texts-ahead.js';
 import { requestError } from '../../schemas/request-error.js';
 import { reserveBody } from '../body/index.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
@@ -62,9 +64,34 @@ function recheckMemory(store: SessionStore, session: Session, plan: UpsertPlan):
   store.assertWasmMemoryFor(session);
 }
 
-export function transferRoutes({ router, store, schemas, config, auth }: RouteDeps): void {
+/**
+ * An import whose texts were analysed ahead: checked in a write turn, its log records encoded in slices
+ * outside any turn, then checked again and applied in one turn. STALE_TEXTS when a turn finds the
+ * session's analyzer changed since the texts were analysed (withTextsAhead analyses them again).
+ */
+async function writeImport(ctx: Context, store: SessionStore, session: Session, parsed: ParsedImport): Promise<UpsertResult | typeof STALE_TEXTS> {
   const { writes } = store;
+  const { timings } = stateOf(ctx);
+  const stale = () => analyzerChanged(session.index, importOptions(parsed));
+  const checked = await writes.inTurn(session, () => (stale() ? STALE_TEXTS : timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed))));
+  if (checked === STALE_TEXTS) return checked;
+  let plan = checked;
+  const encodeStart = performance.now();
+  const encoded = plan ? await store.encodeImport(plan) : undefined;
+  timings.set('importEncodeMs', Math.round((performance.now() - encodeStart) * 1000) / 1000);
+  return writes.inTurn(session, () => {
+    if (stale()) return STALE_TEXTS;
+    return timings.measure('importMs', () => {
+      // Other changes may have come in meanwhile: the whole plan again when this session changed
+      // (its log records are then written anew if it differs), else the memory checks.
+      if (plan && !session.index.isCurrent(plan)) plan = writes.prepareImport(session, parsed);
+      else if (plan) recheckMemory(store, session, plan);
+      return plan ? writes.importPlan(session, plan, encoded) : { added: 0, replaced: 0 };
+    });
+  });
+}
 
+export function transferRoutes({ router, store, schemas, config, auth }: RouteDeps): void {
   router.get('/vectors/export', auth, (ctx) => {
     const query = v.safeParse(schemas.ExportQuerySchema, { ...ctx.query });
     if (!query.success) throw requestError(query.issues, 'query');
@@ -89,33 +116,21 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
   router.post('/vectors/import', auth, async (ctx) => {
     assertNdjson(ctx);
     const { session, timings } = stateOf(ctx);
-    const reader = new ImportReader(schemas);
+    const reader = new ImportReader(schemas, { maxLineBytes: config.maxBodyBytes, maxJsonDepth: config.maxJsonDepth });
     const start = performance.now();
+    // Held until the import is written: its records, prepared texts and log records live until then.
     const reservation = reserveBody(ctx, store.budget, config.maxImportBytes);
-    let parsed: ReturnType<ImportReader['finish']>;
     try {
       await readImport(ctx, reader, config.maxImportBytes);
-      parsed = reader.finish();
+      const parsed = reader.finish();
+      const mutation = await withTextsAhead(session.index, parsed.records, importOptions(parsed), (preparedTexts) => {
+        parsed.preparedTexts = preparedTexts;
+        timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);
+        return writeImport(ctx, store, session, parsed);
+      });
+      replyWithSession(ctx, store, { mutation });
     } finally {
       reservation?.release();
     }
-    // Its texts analysed in slices now, so its write turn does not hold the event loop for that too.
-    parsed.preparedTexts = await prepareTextsAhead(session.index, parsed.records, importOptions(parsed));
-    timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);
-    // Checked in a write turn, its log records encoded in slices outside any turn, then checked again and applied in one turn.
-    let plan = await writes.inTurn(session, () => timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed)));
-    const encodeStart = performance.now();
-    const encoded = plan ? await store.encodeImport(plan) : undefined;
-    timings.set('importEncodeMs', Math.round((performance.now() - encodeStart) * 1000) / 1000);
-    const mutation = await writes.inTurn(session, () =>
-      timings.measure('importMs', () => {
-        // Other changes may have come in meanwhile: the whole plan again when this session changed
-        // (its log records are then written anew if it differs), else the memory checks.
-        if (plan && !session.index.isCurrent(plan)) plan = writes.prepareImport(session, parsed);
-        else if (plan) recheckMemory(store, session, plan);
-        return plan ? writes.importPlan(session, plan, encoded) : { added: 0, replaced: 0 };
-      }),
-    );
-    replyWithSession(ctx, store, { mutation });
   });
 }

@@ -4,7 +4,7 @@ import { pointer } from '../../errors.js';
 import type { StoredVector, UpsertOptions, VectorInput } from '../../index/vector-index.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';
-import { prepareTextsAhead } from '../../sessions/texts-ahead.js';
+import { analyzerChanged, STALE_TEXTS, withTextsAhead } from '../../sessions/texts-ahead.js';
 import { parseAddManyBody, parseBody } from '../body/index.js';
 import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
@@ -14,13 +14,16 @@ import { noBody } from '../body/no-body.js';
 async function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], given: UpsertOptions, metric: string) {
   const { session, timings } = stateOf(ctx);
   const { writes } = deps.store;
-  // Texts are analysed in slices before the turn, and a large batch's log record encoded (DATA_DIR), so the turn only writes them.
-  const preparedTexts = await prepareTextsAhead(session.index, records, given);
-  const options = preparedTexts ? { ...given, preparedTexts } : given;
-  const encoded = await deps.store.encodeUpsert(session, records, options);
-  return writes.inTurn(session, () => {
-    const plan = timings.measure('capacityCheckMs', () => writes.prepareUpsert(session, records, options));
-    return timings.measure(metric, () => writes.upsert(session, plan, encoded));
+  // Texts are analysed in slices before the turn (again if the analyzer changed by then), and a large batch's
+  // log record encoded (DATA_DIR), so the turn only writes them.
+  return withTextsAhead(session.index, records, given, async (preparedTexts) => {
+    const options = preparedTexts ? { ...given, preparedTexts } : given;
+    const encoded = await deps.store.encodeUpsert(session, records, options);
+    return writes.inTurn(session, () => {
+      if (analyzerChanged(session.index, options)) return STALE_TEXTS;
+      const plan = timings.measure('capacityCheckMs', () => writes.prepareUpsert(session, records, options));
+      return timings.measure(metric, () => writes.upsert(session, plan, encoded));
+    });
   });
 }
 

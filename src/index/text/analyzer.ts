@@ -82,6 +82,11 @@ export function analyze(name: AnalyzerName, text: string): string[] {
   return name === 'english' ? english(out) : out;
 }
 
+/** A query text's distinct terms under analyzer `name`, in the order of their first use. */
+export function distinctTerms(name: AnalyzerName, text: string): string[] {
+  return [...new Set(analyze(name, text))];
+}
+
 /** standard's tokens by the segmenter alone (no split at whitespace, no ASCII fast path), for the test that proves them equal. */
 export function segmenterWords(text: string): string[] {
   const out: string[] = [];

@@ -1,0 +1,25 @@
+// A search's query texts analysed before its turn, a text at a time with a
+// pause between: a text is at most maxQueryTextBytes (4 KiB of Cyrillic,
+// the slowest script, analyse in ~1.5 ms), so no slice holds the event loop
+// for long however many texts a search-many carries. The turn takes the
+// terms as they are (SearchOptions.queryTerms) unless the session's analyzer
+// changed meanwhile (its first text, or a reset), when it analyses the texts
+// again in one step: at most maxQueryTextBytesPerRequest, ~23 ms.
+import { distinctTerms } from '../index/text/analyzer.js';
+import type { QueryTerms, VectorIndex } from '../index/vector-index.js';
+import { Slices } from '../limits/slices.js';
+
+/** Longest a slice holds the event loop: a neighbour's search waits behind it. */
+const SLICE_MS = 2;
+
+/** Each of `texts`' distinct terms under the analyzer `index` would search them with now. */
+export async function queryTermsAhead(index: VectorIndex, texts: readonly string[], sliceMs = SLICE_MS): Promise<QueryTerms> {
+  const analyzer = index.queryAnalyzer;
+  const terms: string[][] = [];
+  const slices = new Slices(sliceMs);
+  for (const text of texts) {
+    await slices.pause();
+    terms.push(distinctTerms(analyzer, text));
+  }
+  return { analyzer, terms };
+}
