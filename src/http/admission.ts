@@ -7,10 +7,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
+import { tokenKey } from './auth.js';
 
 interface BodyInFlight {
   req: IncomingMessage;
   res: ServerResponse;
+  /** The token's hash (tokenKey): '' without a bearer token. */
   token: string;
   started: number;
   /** socket.bytesRead when the body was admitted (a listener on the body would start it flowing before its reader). */
@@ -58,7 +60,7 @@ export class BodyAdmission {
         retry,
       );
     }
-    const token = req.headers.authorization ?? '';
+    const token = tokenKey(req.headers.authorization);
     const ofToken = this.perToken.get(token) ?? 0;
     if (token !== '' && ofToken >= config.maxBodiesInFlightPerToken) {
       throw apiError(

@@ -36,13 +36,16 @@ function rawConnection(base: string) {
   };
 }
 
-/** A POST (to /vectors/add unless `to` says otherwise) whose headers announce `length` bytes, followed by `sent` of them. */
+/**
+ * A POST (to /vectors/add unless `to` says otherwise) whose headers announce
+ * `length` bytes, followed by `sent` of them. `token`: a token (sent as
+ * `Bearer <token>`) or a whole Authorization header value.
+ */
 async function heldBody(base: string, length: number, token?: string, sent = 1, to = { path: '/vectors/add', type: 'application/json' }) {
   const conn = rawConnection(base);
   await conn.ready;
-  conn.send(
-    `POST ${to.path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${to.type}\r\nContent-Length: ${length}\r\n${token ? `Authorization: Bearer ${token}\r\n` : ''}\r\n${'{'.padEnd(sent, ' ')}`,
-  );
+  const authorization = token === undefined ? '' : `Authorization: ${token.includes(' ') ? token : `Bearer ${token}`}\r\n`;
+  conn.send(`POST ${to.path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${to.type}\r\nContent-Length: ${length}\r\n${authorization}\r\n${'{'.padEnd(sent, ' ')}`);
   return conn;
 }
 
@@ -101,6 +104,22 @@ describe('admission control', function () {
     await sleep(100);
     expectError(await api.post('/vectors/add', { token: mine, body: { id: 'a', vector: [1, 2] } }), 429, 'RATE_LIMITED');
     expectOk(await api.post('/vectors/add', { token: other, body: { id: 'a', vector: [1, 2] } }));
+  });
+
+  it("keys a token's bodies in flight on the token, whatever the spelling of its header", async () => {
+    const [mine, other] = [await api.token(), await api.token()];
+    // Auth takes the scheme in any case: each spelling used to get slots of its own.
+    held.push(await heldBody(api.base, 1000, `bearer ${mine}`), await heldBody(api.base, 1000, `BEARER ${mine}`));
+    await sleep(100);
+    for (const header of [`Bearer ${mine}`, `bEaReR ${mine}`, `Bearer   ${mine}`, ` bearer\t${mine} `]) {
+      expectError(await api.post('/vectors/add', { authorization: header, body: { id: 'a', vector: [1, 2] } }), 429, 'RATE_LIMITED');
+    }
+    expectOk(await api.post('/vectors/add', { token: other, body: { id: 'a', vector: [1, 2] } }));
+    held.splice(0).forEach((c) => {
+      c.close();
+    });
+    await sleep(100);
+    expect(expectOk(await api.post('/vectors/count', { token: mine, body: {} })).count).to.equal(0);
   });
 
   it('answers 503 past MAX_BODY_BYTES_IN_FLIGHT of announced lengths', async () => {
