@@ -4,6 +4,7 @@
 // goes on serving.
 import { expect } from 'chai';
 import { connect, type Socket } from 'node:net';
+import { BODY_RESERVE_STEP } from '../../src/http/body/arrival.js';
 import { expectError, expectOk, TestServer } from '../helpers/http.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -122,13 +123,50 @@ describe('admission control', function () {
     expect(expectOk(await api.post('/vectors/count', { token: mine, body: {} })).count).to.equal(0);
   });
 
-  it('answers 503 past MAX_BODY_BYTES_IN_FLIGHT of announced lengths', async () => {
-    held.push(await heldBody(api.base, 90_000, await api.token()));
-    await sleep(100);
+  it('counts the bytes of a body as they arrive, not its announced length', async () => {
+    // Announced past MAX_BODY_BYTES_IN_FLIGHT, one byte sent: it holds what it sent.
+    held.push(await heldBody(api.base, 8 * 1024 * 1024, await api.token(), 1));
+    await sleep(250);
+    expect(api.admission.usage).to.deep.include({ bodiesInFlight: 1 });
+    expect(api.admission.usage.bodyBytesInFlight).to.be.below(1000);
+    const { bodiesInFlightBytes } = api.store.budget.usage();
+    // The memory budget holds one step ahead of what arrived (arrival.ts), not the 200,000 announced.
+    expect(bodiesInFlightBytes).to.equal(BODY_RESERVE_STEP);
     const token = await api.token();
-    const body = JSON.stringify({ id: 'a', vector: [1, 2], metadata: { pad: 'x'.repeat(12_000) } });
-    expectError(await api.post('/vectors/add', { token, body }), 503, 'SERVER_AT_CAPACITY');
-    expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } }));
+    const body = JSON.stringify({ id: 'a', vector: [1, 2], metadata: { pad: 'x'.repeat(8000) } });
+    expectOk(await api.post('/vectors/add', { token, body }));
+  });
+
+  it('answers 503 and closes a body once the bytes in flight pass MAX_BODY_BYTES_IN_FLIGHT; stores nothing', async () => {
+    const [first, second] = [await api.token(), await api.token()];
+    const a = await heldBody(api.base, 200_000, first, 1);
+    const b = await heldBody(api.base, 200_000, second, 1);
+    held.push(a, b);
+    a.send(' '.repeat(60_000));
+    await sleep(250);
+    // 60,000 of 100,000: taken.
+    expect(api.admission.usage.bodyBytesInFlight).to.equal(60_000);
+    expect(api.admission.usage.bodiesInFlight).to.equal(2);
+    b.send(' '.repeat(45_000));
+    // Past the cap: the body whose bytes took the total past it is cut.
+    const answer = parseAnswer((await b.answer(3000)).text);
+    expect(answer.status).to.equal(503);
+    expect(answer.body.error.code).to.equal('SERVER_AT_CAPACITY');
+    expect(api.admission.usage).to.deep.equal({ bodiesInFlight: 1, bodyBytesInFlight: 60_000 });
+    for (const token of [first, second]) expect(expectOk(await api.post('/vectors/count', { token, body: {} })).count).to.equal(0);
+  });
+
+  it('cuts a body that sent its start fast and then stalls (the rate holds in every window)', async () => {
+    const conn = await heldBody(api.base, 50_000, await api.token(), 1);
+    held.push(conn);
+    // 20,000 bytes at once: past 2,000 B/s for seconds on average, then nothing.
+    conn.send(' '.repeat(20_000));
+    const started = Date.now();
+    const answer = parseAnswer((await conn.answer(5000)).text);
+    expect(answer.status).to.equal(408);
+    expect(answer.body.error.code).to.equal('REQUEST_TIMEOUT');
+    // Two windows of BODY_GRACE_MS (300 ms) and a check: a rate averaged since the start would wait 10 s.
+    expect(Date.now() - started).to.be.below(2000);
   });
 
   const routes = [

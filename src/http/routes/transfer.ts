@@ -24,6 +24,7 @@ import type { SessionStore } from '../../sessions/session-store.js';
 import { prepareTextsAhead } from '../../sessions/texts-ahead.js';
 import { requestError } from '../../schemas/request-error.js';
 import { reserveBody } from '../body/index.js';
+import type { BodyArrival } from '../body/arrival.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 /** 415 unless the body is NDJSON, uncompressed. */
@@ -37,8 +38,8 @@ function assertNdjson(ctx: Context): void {
   }
 }
 
-/** Feed the body to `reader` as it arrives; 413 once it passes `limit` bytes (announced or read). */
-async function readImport(ctx: Context, reader: ImportReader, limit: number): Promise<void> {
+/** Feed the body to `reader` as it arrives; 413 once it passes `limit` bytes (announced or read). `arrival` holds its bytes as they come. */
+async function readImport(ctx: Context, reader: ImportReader, limit: number, arrival?: BodyArrival): Promise<void> {
   const tooLarge = () => apiError('PAYLOAD_TOO_LARGE', `the import body is larger than ${limit} bytes (MAX_IMPORT_BYTES)`, { limit });
   if (Number(ctx.get('content-length') || 0) > limit) throw tooLarge();
   let bytes = 0;
@@ -46,6 +47,7 @@ async function readImport(ctx: Context, reader: ImportReader, limit: number): Pr
     for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
       bytes += chunk.length;
       if (bytes > limit) throw tooLarge();
+      arrival?.received(chunk.length);
       reader.push(chunk);
     }
   } catch (err) {
@@ -94,7 +96,7 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     const reservation = reserveBody(ctx, store.budget, config.maxImportBytes);
     let parsed: ReturnType<ImportReader['finish']>;
     try {
-      await readImport(ctx, reader, config.maxImportBytes);
+      await readImport(ctx, reader, config.maxImportBytes, reservation);
       parsed = reader.finish();
     } finally {
       reservation?.release();
