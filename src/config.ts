@@ -71,6 +71,8 @@ export const SPEC_LIMITS = {
   defaultLinearAlpha: 0.5,
   /** Largest MAX_TEXT_BYTES (it bounds one text's analysis, and a term's count in it). */
   maxTextBytesCap: 1024 * 1024,
+  /** Imports of one token at once (a session's writes take turns anyway). */
+  maxImportsInFlightPerToken: 1,
 } as const;
 
 export interface Config {
@@ -108,6 +110,10 @@ export interface Config {
   maxBodiesInFlight: number;
   maxBodiesInFlightPerToken: number;
   maxBodyBytesInFlight: number;
+  maxImportsInFlight: number;
+  maxSessionsPerAddress: number;
+  /** Bearer token GET /metrics requires; '' leaves it open. */
+  metricsToken: string;
   headersTimeoutMs: number;
   bodyGraceMs: number;
   minBodyBytesPerSec: number;
@@ -186,6 +192,24 @@ export const CONFIG_VARIABLES = [
     'maxBodyBytesInFlight',
     512 * 1024 * 1024,
     'bytes of all request bodies being received (announced lengths, or bytes so far without one); past it 503 `SERVER_AT_CAPACITY`',
+  ],
+  [
+    'MAX_IMPORTS_IN_FLIGHT',
+    'maxImportsInFlight',
+    4,
+    'POST /vectors/import requests being read or written at once (one per token); past it 503 `SERVER_AT_CAPACITY` (429 `RATE_LIMITED` for a second one of a token)',
+  ],
+  [
+    'MAX_SESSIONS_PER_ADDRESS',
+    'maxSessionsPerAddress',
+    100,
+    'live sessions created from one client address (IPv6 by its /64; dormant ones on disk included); past it POST /token answers 429 `TOO_MANY_SESSIONS`; 0 turns it off',
+  ],
+  [
+    'METRICS_TOKEN',
+    'metricsToken',
+    '',
+    'when set, GET /metrics answers 401 unless sent `Authorization: Bearer <METRICS_TOKEN>`; empty leaves it open (keep it on an internal listener then)',
   ],
   ['HEADERS_TIMEOUT_MS', 'headersTimeoutMs', 10_000, "time to send a request's headers; past it 408 `REQUEST_TIMEOUT` and the connection is closed"],
   [
@@ -427,6 +451,10 @@ export function publicLimits(config: Config) {
       maxBodiesInFlight: config.maxBodiesInFlight,
       maxBodiesInFlightPerToken: config.maxBodiesInFlightPerToken,
       maxBodyBytesInFlight: config.maxBodyBytesInFlight,
+      maxImportsInFlight: config.maxImportsInFlight,
+      maxImportsInFlightPerToken: SPEC_LIMITS.maxImportsInFlightPerToken,
+      /** 0 means off. */
+      maxSessionsPerAddress: config.maxSessionsPerAddress,
       headersTimeoutMs: config.headersTimeoutMs,
       bodyGraceMs: config.bodyGraceMs,
       minBodyBytesPerSec: config.minBodyBytesPerSec,

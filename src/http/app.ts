@@ -11,6 +11,7 @@ import { requestSchemas } from '../schemas/index.js';
 import { SessionStore, type Clock } from '../sessions/session-store.js';
 import { requireSession } from './auth.js';
 import { BodyAdmission } from './admission.js';
+import { ImportSlots } from './import-slots.js';
 import { jsonBody } from './body/index.js';
 import { corsMiddleware } from './cors.js';
 import { sessionRateLimit, tokenRateLimit } from './rate-limit.js';
@@ -122,6 +123,7 @@ export function createApp(options: AppOptions = {}) {
   const metrics = serviceMetrics(config, store);
   const router = new Router();
   const limitSession = sessionRateLimit(config, store.now);
+  const imports = new ImportSlots(config);
   const deps: RouteDeps = {
     router,
     config,
@@ -132,6 +134,7 @@ export function createApp(options: AppOptions = {}) {
     auth: requireSession(store, limitSession),
     authWithoutDbOpenMs: requireSession(store, limitSession, null),
     tokenRateLimit: tokenRateLimit(config, store.now),
+    importSlots: imports.middleware,
     readiness,
     metrics: metrics.registry,
   };
@@ -156,5 +159,5 @@ export function createApp(options: AppOptions = {}) {
   }
   // Koa logs errors its handler did not catch; ours catches them all.
   app.silent = true;
-  return { app, store, config, readiness, admission, pool, restore: () => store.restore() };
+  return { app, store, config, readiness, admission, imports, pool, restore: () => store.restore() };
 }

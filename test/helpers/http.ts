@@ -65,6 +65,8 @@ export class TestServer {
   pool!: ReturnType<typeof createApp>['pool'];
   /** Request bodies in flight (src/http/admission.ts). */
   admission!: ReturnType<typeof createApp>['admission'];
+  /** Imports in flight (src/http/import-slots.ts). */
+  imports!: ReturnType<typeof createApp>['imports'];
 
   constructor(
     private readonly overrides: Partial<Config> = {},
@@ -73,7 +75,7 @@ export class TestServer {
   ) {}
 
   async start(): Promise<void> {
-    const { app, store, config, restore, readiness, pool, admission } = createApp({
+    const { app, store, config, restore, readiness, pool, admission, imports } = createApp({
       config: loadConfig({}, this.overrides),
       now: this.now,
       deferRestore: this.deferRestore,
@@ -81,6 +83,7 @@ export class TestServer {
     this.store = store;
     this.pool = pool;
     this.admission = admission;
+    this.imports = imports;
     this.config = config;
     this.restore = restore;
     this.readiness = readiness;

@@ -61,6 +61,7 @@ describe('admission control', function () {
     maxBodiesInFlight: 4,
     maxBodiesInFlightPerToken: 2,
     maxBodyBytesInFlight: 100_000,
+    maxImportsInFlight: 2,
     bodyGraceMs: 300,
     minBodyBytesPerSec: 2_000,
     headersTimeoutMs: 400,
@@ -81,7 +82,14 @@ describe('admission control', function () {
   it('publishes the admission limits in /limits', async () => {
     const limits = expectOk(await api.get('/limits')).limits ?? expectOk(await api.get('/limits'));
     const admission = limits.admission ?? limits.limits?.admission;
-    expect(admission).to.include({ maxBodiesInFlight: 4, maxBodiesInFlightPerToken: 2, maxBodyBytesInFlight: 100_000, minBodyBytesPerSec: 2_000 });
+    expect(admission).to.include({
+      maxBodiesInFlight: 4,
+      maxBodiesInFlightPerToken: 2,
+      maxBodyBytesInFlight: 100_000,
+      minBodyBytesPerSec: 2_000,
+      maxImportsInFlight: 2,
+      maxImportsInFlightPerToken: 1,
+    });
   });
 
   it('answers 503 SERVER_AT_CAPACITY past MAX_BODIES_IN_FLIGHT, then serves', async () => {
@@ -188,6 +196,28 @@ describe('admission control', function () {
       expectOk(await api.get('/limits'));
     });
   }
+
+  it('takes MAX_IMPORTS_IN_FLIGHT imports at once: 503 past it, 429 for a second of one token, nothing stored', async () => {
+    const ndjson = { path: '/vectors/import', type: 'application/x-ndjson' };
+    const [a, b, c] = [await api.token(), await api.token(), await api.token()];
+    // Two imports (the cap) held mid-body: both taken.
+    held.push(await heldBody(api.base, 10_000, a, 1, ndjson), await heldBody(api.base, 10_000, b, 1, ndjson));
+    await sleep(100);
+    expect(api.imports.inFlight).to.equal(2);
+    const header = { format: 'tempvec-export', version: 1, dimensions: 2, metric: 'cosine', vectorType: 'float32', count: 1 };
+    const body = [header, { id: 'x', vector: [1, 2] }].map((r) => JSON.stringify(r)).join('\n');
+    const headers = { 'content-type': 'application/x-ndjson' };
+    const full = expectError(await api.post('/vectors/import', { token: c, body, headers }), 503, 'SERVER_AT_CAPACITY');
+    expect(full.details).to.deep.equal({ maxImportsInFlight: 2 });
+    expectError(await api.post('/vectors/import', { token: a, body, headers }), 429, 'RATE_LIMITED');
+    expect(expectOk(await api.post('/vectors/count', { token: c, body: {} })).count).to.equal(0);
+    held.splice(0).forEach((conn) => {
+      conn.close();
+    });
+    for (let waited = 0; api.imports.inFlight > 0 && waited < 2000; waited += 50) await sleep(50);
+    expect(expectOk(await api.post('/vectors/import', { token: c, body, headers })).mutation).to.deep.equal({ added: 1, replaced: 0 });
+    expect(expectOk(await api.post('/vectors/import', { token: a, body, headers })).mutation).to.deep.equal({ added: 1, replaced: 0 });
+  });
 
   it('answers headers slower than HEADERS_TIMEOUT_MS with 408 JSON', async () => {
     const conn = rawConnection(api.base);

@@ -64,7 +64,7 @@ function recheckMemory(store: SessionStore, session: Session, plan: UpsertPlan):
   store.assertWasmMemoryFor(session);
 }
 
-export function transferRoutes({ router, store, schemas, config, auth }: RouteDeps): void {
+export function transferRoutes({ router, store, schemas, config, auth, importSlots }: RouteDeps): void {
   const { writes } = store;
 
   router.get('/vectors/export', auth, (ctx) => {
@@ -88,7 +88,7 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     ctx.body = exportStream(exp, query.output.vectorEncoding, () => held.release());
   });
 
-  router.post('/vectors/import', auth, async (ctx) => {
+  router.post('/vectors/import', auth, importSlots, async (ctx) => {
     assertNdjson(ctx);
     const { session, timings } = stateOf(ctx);
     const reader = new ImportReader(schemas);
