@@ -114,6 +114,7 @@ export interface Config {
   maxSessionsPerAddress: number;
   /** Bearer token GET /metrics requires; '' leaves it open. */
   metricsToken: string;
+  metricsWindowMs: number;
   headersTimeoutMs: number;
   bodyGraceMs: number;
   minBodyBytesPerSec: number;
@@ -210,6 +211,12 @@ export const CONFIG_VARIABLES = [
     'metricsToken',
     '',
     'when set, GET /metrics answers 401 unless sent `Authorization: Bearer <METRICS_TOKEN>`; empty leaves it open (keep it on an internal listener then)',
+  ],
+  [
+    'METRICS_WINDOW_MS',
+    'metricsWindowMs',
+    60_000,
+    "window of /metrics' event-loop delay gauges (max and p99 over the last this many ms, in 1 s slices; at least the scrape interval): a scrape resets nothing",
   ],
   ['HEADERS_TIMEOUT_MS', 'headersTimeoutMs', 10_000, "time to send a request's headers; past it 408 `REQUEST_TIMEOUT` and the connection is closed"],
   [
@@ -328,6 +335,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!(final.kernelThreads >= 1 && final.kernelThreads <= MAX_KERNEL_THREADS)) {
     throw new ConfigError(`KERNEL_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.kernelThreads}`);
   }
+  if (final.metricsWindowMs < 1000) throw new ConfigError(`METRICS_WINDOW_MS must be at least 1000, got ${final.metricsWindowMs}`);
   if (final.persistenceJobs < 1) throw new ConfigError(`PERSISTENCE_JOBS must be at least 1, got ${final.persistenceJobs}`);
   checkKernelBuild(final.kernelBuild);
   if (final.maxTextBytes > SPEC_LIMITS.maxTextBytesCap) {

@@ -290,6 +290,13 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
       }
     }));
 
+  it('GET /metrics without METRICS_TOKEN answers UNAUTHORIZED as declared', () =>
+    onOwnServer({ metricsToken: 'metrics-secret' } as never, async (own, ownChecker) => {
+      const reply = await own.send('GET', '/metrics');
+      ownChecker.check('GET', '/metrics', reply);
+      expect(reply.body.error.code).to.equal('UNAUTHORIZED');
+    }));
+
   it('adds over the memory budget answer SERVER_AT_CAPACITY as declared', () =>
     onOwnServer({ memoryBudgetBytes: SESSION_HEAP_BYTES + 1 }, async (own, ownChecker) => {
       const token = await own.newToken();
