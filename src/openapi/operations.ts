@@ -185,7 +185,7 @@ export function operations(s: RequestSchemas): Operation[] {
       rateLimited: true,
       status: 201,
       responses: json(r.TokenResponseSchema),
-      errors: ['VALIDATION_ERROR', 'RATE_LIMITED', 'SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE'],
+      errors: ['VALIDATION_ERROR', 'RATE_LIMITED', 'TOO_MANY_SESSIONS', 'SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE'],
     },
     {
       method: 'get',
