@@ -88,7 +88,7 @@ export const REQUEST_PATH: readonly RequestStep[] = [
     name: 'admission',
     file: 'src/http/admission.ts',
     answers:
-      'a request with a body past the caps on bodies in flight, before it is read: 503 `SERVER_AT_CAPACITY`, 429 `RATE_LIMITED`; 408 `REQUEST_TIMEOUT` for a body arriving too slowly',
+      'a request with a body past the caps on bodies in flight, before it is read: 503 `SERVER_AT_CAPACITY`, 429 `RATE_LIMITED` (per token hash); then, as its bytes arrive, 503 past the bytes in flight and 408 `REQUEST_TIMEOUT` for a body arriving too slowly',
     make: ({ admission }) => admission.middleware,
   },
   {
