@@ -1,12 +1,12 @@
 // Admission of request bodies: caps on bodies in flight (in all and per
 // token, keyed on the token's hash) and on their bytes, and a minimum arrival
 // rate. A body past a cap is refused before it is read. Its bytes count as
-// they arrive (never its announced length up front), so a body that trickles
-// holds only what it sent (counted every RATE_CHECK_MS); a body whose bytes
-// take the total past its cap is answered 503 and its connection closed. One that, after
-// BODY_GRACE_MS, brings fewer than MIN_BODY_BYTES_PER_SEC in any window of
+// they arrive (every RATE_CHECK_MS), never its announced length up front, so
+// a body that trickles holds only what it sent; a body whose bytes take the
+// total past its cap is answered 503 and its connection closed. One that,
+// after BODY_GRACE_MS, brings fewer than MIN_BODY_BYTES_PER_SEC in a window of
 // BODY_GRACE_MS is answered 408 and its connection closed: sending the start
-// of a body fast and stalling does not buy time.
+// of a body fast and then stalling buys one window, not minutes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
