@@ -9,7 +9,7 @@ export function metaRoutes({ router, config, store, tokenRateLimit }: RouteDeps)
   router.get('/limits', (ctx) => {
     reply(ctx, {
       limits: publicLimits(config),
-      usage: { activeSessions: store.size, maxSessions: config.maxSessions, ...store.memoryUsage() },
+      usage: { activeSessions: store.size, maxSessions: config.maxSessions, ...store.reportedUsage() },
     });
   });
 
