@@ -49,6 +49,7 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
     PORT: '0',
     HOST: '127.0.0.1',
     TOKEN_RATE_PER_MIN: '0',
+    MAX_SESSIONS_PER_ADDRESS: '0',
     REQUEST_RATE_PER_SEC: '0',
     MEMORY_BUDGET_BYTES: String(BUDGET),
     ...env,

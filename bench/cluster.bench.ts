@@ -190,7 +190,7 @@ async function sequentialP50(pool: Pool, method: 'GET' | 'POST', path: string, c
 }
 
 const config = loadConfig();
-const env = { ...process.env, TOKEN_RATE_PER_MIN: '0', REQUEST_RATE_PER_SEC: '0' };
+const env = { ...process.env, TOKEN_RATE_PER_MIN: '0', MAX_SESSIONS_PER_ADDRESS: '0', REQUEST_RATE_PER_SEC: '0' };
 const clusters: Cluster[] = [];
 const targets: Target[] = [];
 try {

@@ -195,6 +195,7 @@ async function main() {
       PORT: '0',
       HOST: '127.0.0.1',
       TOKEN_RATE_PER_MIN: '0',
+      MAX_SESSIONS_PER_ADDRESS: '0',
       REQUEST_RATE_PER_SEC: '0',
       SESSION_TTL_MS: String(TTL_MS),
       DATA_DIR: dataDir,

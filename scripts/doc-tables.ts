@@ -55,9 +55,11 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   ANSWER_TOO_LARGE:
     'the answer of a search, search-many, get-many or list would be larger than `MAX_ANSWER_BYTES` (estimated before anything is written); ask for fewer queries or ids, a lower `topK`/`limit`, or no metadata; `details`: `{ answerBytes, maxAnswerBytes }`',
   RATE_LIMITED:
-    'too many `POST /token` from one address, or requests with one token, or more than `MAX_BODIES_IN_FLIGHT_PER_TOKEN` bodies of one token at once (`Retry-After` says when to retry)',
+    'too many `POST /token` from one address, or requests with one token, or more than `MAX_BODIES_IN_FLIGHT_PER_TOKEN` bodies (or a second import) of one token at once (`Retry-After` says when to retry)',
+  TOO_MANY_SESSIONS:
+    '`POST /token` from an address (IPv6: its /64) that already holds `MAX_SESSIONS_PER_ADDRESS` live sessions (`Retry-After`; a session frees its place when it expires)',
   SERVER_AT_CAPACITY:
-    '`POST /token` while `MAX_SESSIONS` sessions are live, or a body, an add, a metadata change, an import, a search or a token that would take what the server holds past `MEMORY_BUDGET_BYTES`, or (with `DATA_DIR`) a change the disk did not take (full, I/O error; nothing of it is kept), or more than `MAX_BODIES_IN_FLIGHT` bodies or `MAX_BODY_BYTES_IN_FLIGHT` bytes being received, or a session that needs a WebAssembly memory past `MAX_WASM_MEMORIES` or one the system cannot reserve (`Retry-After`)',
+    '`POST /token` while `MAX_SESSIONS` sessions are live, or a body, an add, a metadata change, an import, a search or a token that would take what the server holds past `MEMORY_BUDGET_BYTES`, or (with `DATA_DIR`) a change the disk did not take (full, I/O error; nothing of it is kept), or more than `MAX_BODIES_IN_FLIGHT` bodies or `MAX_BODY_BYTES_IN_FLIGHT` bytes being received or `MAX_IMPORTS_IN_FLIGHT` imports, or a session that needs a WebAssembly memory past `MAX_WASM_MEMORIES` or one the system cannot reserve (`Retry-After`)',
   INSTANCE_UNAVAILABLE:
     "the instance holding the token's session is down or restarting (behind the cluster's nginx), or this instance is still restoring its sessions from disk (`Retry-After`); other sessions are not affected",
   KERNEL_THREAD_FAILED:

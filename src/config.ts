@@ -73,6 +73,8 @@ export const SPEC_LIMITS = {
   defaultLinearAlpha: 0.5,
   /** Largest MAX_TEXT_BYTES (it bounds one text's analysis, and a term's count in it). */
   maxTextBytesCap: 1024 * 1024,
+  /** Imports of one token at once (a session's writes take turns anyway). */
+  maxImportsInFlightPerToken: 1,
 } as const;
 
 export interface Config {
@@ -110,6 +112,11 @@ export interface Config {
   maxBodiesInFlight: number;
   maxBodiesInFlightPerToken: number;
   maxBodyBytesInFlight: number;
+  maxImportsInFlight: number;
+  maxSessionsPerAddress: number;
+  /** Bearer token GET /metrics requires; '' leaves it open. */
+  metricsToken: string;
+  metricsWindowMs: number;
   headersTimeoutMs: number;
   bodyGraceMs: number;
   minBodyBytesPerSec: number;
@@ -188,6 +195,30 @@ export const CONFIG_VARIABLES = [
     'maxBodyBytesInFlight',
     512 * 1024 * 1024,
     'bytes of all request bodies being received (announced lengths, or bytes so far without one); past it 503 `SERVER_AT_CAPACITY`',
+  ],
+  [
+    'MAX_IMPORTS_IN_FLIGHT',
+    'maxImportsInFlight',
+    4,
+    'POST /vectors/import requests being read or written at once (one per token); past it 503 `SERVER_AT_CAPACITY` (429 `RATE_LIMITED` for a second one of a token)',
+  ],
+  [
+    'MAX_SESSIONS_PER_ADDRESS',
+    'maxSessionsPerAddress',
+    100,
+    'live sessions created from one client address (IPv6 by its /64; dormant ones on disk included); past it POST /token answers 429 `TOO_MANY_SESSIONS`; 0 turns it off',
+  ],
+  [
+    'METRICS_TOKEN',
+    'metricsToken',
+    '',
+    'when set, GET /metrics answers 401 unless sent `Authorization: Bearer <METRICS_TOKEN>`; empty leaves it open (keep it on an internal listener then)',
+  ],
+  [
+    'METRICS_WINDOW_MS',
+    'metricsWindowMs',
+    60_000,
+    "window of /metrics' event-loop delay gauges (max and p99 over the last this many ms, in 1 s slices; at least the scrape interval): a scrape resets nothing",
   ],
   ['HEADERS_TIMEOUT_MS', 'headersTimeoutMs', 10_000, "time to send a request's headers; past it 408 `REQUEST_TIMEOUT` and the connection is closed"],
   [
@@ -306,6 +337,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!(final.kernelThreads >= 1 && final.kernelThreads <= MAX_KERNEL_THREADS)) {
     throw new ConfigError(`KERNEL_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.kernelThreads}`);
   }
+  if (final.metricsWindowMs < 1000) throw new ConfigError(`METRICS_WINDOW_MS must be at least 1000, got ${final.metricsWindowMs}`);
   if (final.persistenceJobs < 1) throw new ConfigError(`PERSISTENCE_JOBS must be at least 1, got ${final.persistenceJobs}`);
   checkKernelBuild(final.kernelBuild);
   if (final.maxTextBytes > SPEC_LIMITS.maxTextBytesCap) {
@@ -430,6 +462,10 @@ export function publicLimits(config: Config) {
       maxBodiesInFlight: config.maxBodiesInFlight,
       maxBodiesInFlightPerToken: config.maxBodiesInFlightPerToken,
       maxBodyBytesInFlight: config.maxBodyBytesInFlight,
+      maxImportsInFlight: config.maxImportsInFlight,
+      maxImportsInFlightPerToken: SPEC_LIMITS.maxImportsInFlightPerToken,
+      /** 0 means off. */
+      maxSessionsPerAddress: config.maxSessionsPerAddress,
       headersTimeoutMs: config.headersTimeoutMs,
       bodyGraceMs: config.bodyGraceMs,
       minBodyBytesPerSec: config.minBodyBytesPerSec,

@@ -20,7 +20,7 @@ import { loadConfig } from '../../dist/config.js';
 import { createApp } from '../../dist/http/app.js';
 import { jsonBody } from '../../dist/http/body/index.js';
 
-const config = loadConfig(process.env, { requestRatePerSec: 0, tokenRatePerMin: 0, port: 0 });
+const config = loadConfig(process.env, { requestRatePerSec: 0, tokenRatePerMin: 0, maxSessionsPerAddress: 0, port: 0 });
 const { app, store, restore } = createApp({ config });
 const parse = jsonBody(config);
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });

@@ -16,7 +16,7 @@ export interface BenchServer {
 }
 
 export async function startServer(overrides: Partial<Config> = {}, extend?: (app: BenchServer['app']) => void): Promise<BenchServer> {
-  const created = createApp({ config: loadConfig({}, { requestRatePerSec: 0, tokenRatePerMin: 0, ...overrides }) });
+  const created = createApp({ config: loadConfig({}, { requestRatePerSec: 0, tokenRatePerMin: 0, maxSessionsPerAddress: 0, ...overrides }) });
   extend?.(created.app);
   const server = created.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));

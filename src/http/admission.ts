@@ -1,22 +1,30 @@
 // Admission of request bodies: caps on bodies in flight (in all and per
-// token) and on their bytes, and a minimum arrival rate. A body past a cap is
-// refused before it is read; one that trickles slower than
-// MIN_BODY_BYTES_PER_SEC (after BODY_GRACE_MS) is answered 408 and its
-// connection closed.
+// token, keyed on the token's hash) and on their bytes, and a minimum arrival
+// rate. A body past a cap is refused before it is read. Its bytes count as
+// they arrive (every RATE_CHECK_MS), never its announced length up front, so
+// a body that trickles holds only what it sent; a body whose bytes take the
+// total past its cap is answered 503 and its connection closed. One that,
+// after BODY_GRACE_MS, brings fewer than MIN_BODY_BYTES_PER_SEC in a window of
+// BODY_GRACE_MS is answered 408 and its connection closed: sending the start
+// of a body fast and then stalling buys one window, not minutes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
+import { tokenKey } from './auth.js';
 
 interface BodyInFlight {
   req: IncomingMessage;
   res: ServerResponse;
+  /** The token's hash (tokenKey): '' without a bearer token. */
   token: string;
-  started: number;
   /** socket.bytesRead when the body was admitted (a listener on the body would start it flowing before its reader). */
   bytesReadBefore: number;
-  /** Bytes counted against maxBodyBytesInFlight: the announced length, or what arrived so far. */
+  /** Bytes counted against maxBodyBytesInFlight: what arrived so far. */
   reserved: number;
+  /** The start of the current rate window, and the bytes received by then. */
+  windowStart: number;
+  receivedAtWindowStart: number;
 }
 
 /** How often bodies in flight are checked against the minimum rate. */
@@ -43,11 +51,11 @@ export class BodyAdmission {
     const announced = req.headers['content-length'];
     const length = announced === undefined ? 0 : Number(announced);
     if (!(length > 0 || req.headers['transfer-encoding'] !== undefined) || req.readableEnded) return next();
-    this.admit(req, res, length);
+    this.admit(req, res);
     return next();
   };
 
-  private admit(req: IncomingMessage, res: ServerResponse, length: number): void {
+  private admit(req: IncomingMessage, res: ServerResponse): void {
     const { config } = this;
     const retry = { 'Retry-After': '1', Connection: 'close' };
     if (this.inFlight.size >= config.maxBodiesInFlight) {
@@ -58,7 +66,7 @@ export class BodyAdmission {
         retry,
       );
     }
-    const token = req.headers.authorization ?? '';
+    const token = tokenKey(req.headers.authorization);
     const ofToken = this.perToken.get(token) ?? 0;
     if (token !== '' && ofToken >= config.maxBodiesInFlightPerToken) {
       throw apiError(
@@ -68,8 +76,8 @@ export class BodyAdmission {
         retry,
       );
     }
-    const reserved = Number.isSafeInteger(length) ? Math.min(length, config.maxBodyBytes) : 0;
-    if (this.reservedBytes + reserved > config.maxBodyBytesInFlight) {
+    // Room for at least one byte more: the body's bytes are counted as they arrive.
+    if (this.reservedBytes >= config.maxBodyBytesInFlight) {
       throw apiError(
         'SERVER_AT_CAPACITY',
         'the server is receiving its maximum of request body bytes; try again shortly',
@@ -77,16 +85,13 @@ export class BodyAdmission {
         retry,
       );
     }
-    const body: BodyInFlight = { req, res, token, started: this.now(), bytesReadBefore: req.socket.bytesRead, reserved };
+    // The grace comes before the first window.
+    const windowStart = this.now() + config.bodyGraceMs;
+    const body: BodyInFlight = { req, res, token, bytesReadBefore: req.socket.bytesRead, reserved: 0, windowStart, receivedAtWindowStart: 0 };
     this.inFlight.add(body);
     this.perToken.set(token, ofToken + 1);
-    this.reservedBytes += reserved;
     const release = () => {
-      if (!this.inFlight.delete(body)) return;
-      this.reservedBytes -= body.reserved;
-      const left = (this.perToken.get(token) ?? 1) - 1;
-      if (left === 0) this.perToken.delete(token);
-      else this.perToken.set(token, left);
+      this.forget(body);
       if (this.inFlight.size === 0) this.stopTimer();
     };
     req.once('end', release);
@@ -96,31 +101,54 @@ export class BodyAdmission {
     this.timer ??= setInterval(() => this.cutSlowBodies(), RATE_CHECK_MS).unref();
   }
 
-  /** Answer 408 to each body that arrives slower than the minimum rate, and close its connection. */
+  /** Count what each body received; answer 503 past the bytes in flight, 408 to one slower than the minimum rate; close its connection. */
   private cutSlowBodies(): void {
-    const { bodyGraceMs, minBodyBytesPerSec } = this.config;
+    const { bodyGraceMs, minBodyBytesPerSec, maxBodyBytesInFlight } = this.config;
     const now = this.now();
     for (const body of this.inFlight) {
       const received = body.req.socket ? body.req.socket.bytesRead - body.bytesReadBefore : 0;
-      // Without an announced length, the bytes count as they arrive.
       if (received > body.reserved) {
         this.reservedBytes += received - body.reserved;
         body.reserved = received;
       }
-      const late = now - body.started - bodyGraceMs;
-      if (late <= 0 || received >= (minBodyBytesPerSec * late) / 1000) continue;
-      this.inFlight.delete(body);
-      this.reservedBytes -= body.reserved;
-      this.perToken.set(body.token, (this.perToken.get(body.token) ?? 1) - 1);
-      if ((this.perToken.get(body.token) ?? 0) <= 0) this.perToken.delete(body.token);
-      answerAndClose(
-        body.res,
+      if (this.reservedBytes > maxBodyBytesInFlight && received > 0) {
+        this.cut(
+          body,
+          503,
+          'SERVER_AT_CAPACITY',
+          'the server filled its maximum of request body bytes while this body arrived; nothing was stored, try again shortly',
+        );
+        continue;
+      }
+      const window = now - body.windowStart;
+      if (window < bodyGraceMs) continue;
+      if (received - body.receivedAtWindowStart >= (minBodyBytesPerSec * window) / 1000) {
+        body.windowStart = now;
+        body.receivedAtWindowStart = received;
+        continue;
+      }
+      this.cut(
+        body,
         408,
         'REQUEST_TIMEOUT',
-        `the request body arrived slower than ${minBodyBytesPerSec} bytes/s after the first ${bodyGraceMs} ms; send it faster or in smaller requests`,
+        `the request body arrived slower than ${minBodyBytesPerSec} bytes/s over ${bodyGraceMs} ms (after the first ${bodyGraceMs} ms); send it faster or in smaller requests`,
       );
     }
     if (this.inFlight.size === 0) this.stopTimer();
+  }
+
+  private cut(body: BodyInFlight, status: number, code: string, message: string): void {
+    this.forget(body);
+    answerAndClose(body.res, status, code, message);
+  }
+
+  /** The body no longer counts (idempotent). */
+  private forget(body: BodyInFlight): void {
+    if (!this.inFlight.delete(body)) return;
+    this.reservedBytes -= body.reserved;
+    const left = (this.perToken.get(body.token) ?? 1) - 1;
+    if (left <= 0) this.perToken.delete(body.token);
+    else this.perToken.set(body.token, left);
   }
 
   private stopTimer(): void {

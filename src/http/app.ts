@@ -11,6 +11,7 @@ import { requestSchemas } from '../schemas/index.js';
 import { SessionStore, type Clock } from '../sessions/session-store.js';
 import { requireSession } from './auth.js';
 import { BodyAdmission } from './admission.js';
+import { ImportSlots } from './import-slots.js';
 import { jsonBody } from './body/index.js';
 import { corsMiddleware } from './cors.js';
 import { sessionRateLimit, tokenRateLimit } from './rate-limit.js';
@@ -87,7 +88,7 @@ export const REQUEST_PATH: readonly RequestStep[] = [
     name: 'admission',
     file: 'src/http/admission.ts',
     answers:
-      'a request with a body past the caps on bodies in flight, before it is read: 503 `SERVER_AT_CAPACITY`, 429 `RATE_LIMITED`; 408 `REQUEST_TIMEOUT` for a body arriving too slowly',
+      'a request with a body past the caps on bodies in flight, before it is read: 503 `SERVER_AT_CAPACITY`, 429 `RATE_LIMITED` (per token hash); then, as its bytes arrive, 503 past the bytes in flight and 408 `REQUEST_TIMEOUT` for a body arriving too slowly',
     make: ({ admission }) => admission.middleware,
   },
   {
@@ -122,6 +123,7 @@ export function createApp(options: AppOptions = {}) {
   const metrics = serviceMetrics(config, store);
   const router = new Router();
   const limitSession = sessionRateLimit(config, store.now);
+  const imports = new ImportSlots(config);
   const deps: RouteDeps = {
     router,
     config,
@@ -132,6 +134,7 @@ export function createApp(options: AppOptions = {}) {
     auth: requireSession(store, limitSession),
     authWithoutDbOpenMs: requireSession(store, limitSession, null),
     tokenRateLimit: tokenRateLimit(config, store.now),
+    importSlots: imports.middleware,
     readiness,
     metrics: metrics.registry,
   };
@@ -156,5 +159,5 @@ export function createApp(options: AppOptions = {}) {
   }
   // Koa logs errors its handler did not catch; ours catches them all.
   app.silent = true;
-  return { app, store, config, readiness, admission, pool, restore: () => store.restore() };
+  return { app, store, config, readiness, admission, imports, pool, restore: () => store.restore() };
 }

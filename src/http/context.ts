@@ -26,6 +26,8 @@ export interface RouteDeps {
   authWithoutDbOpenMs: Middleware;
   /** The per-address rate limit of POST /token. */
   tokenRateLimit: Middleware;
+  /** The cap on imports in flight (after auth, before the body). */
+  importSlots: Middleware;
   /** What GET /readyz reports. */
   readiness: Readiness;
   /** The app's Prometheus registry (GET /metrics). */

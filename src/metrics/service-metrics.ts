@@ -6,7 +6,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { KernelPool } from '../kernel/kernel-pool.js';
 import type { SessionStore } from '../sessions/session-store.js';
-import { sharedEventLoopProbe } from './event-loop-delay.js';
+import { sharedEventLoopDelay } from './event-loop-delay.js';
 
 /** Seconds; from a cached /limits answer to a search over a full session. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -92,20 +92,22 @@ export function serviceMetrics(config: Config, store: SessionStore): ServiceMetr
     () => store.budget.persistenceBytes,
   );
   gauge(registry, 'tempvec_sessions_max', 'MAX_SESSIONS.', () => config.maxSessions);
-  gauge(registry, 'tempvec_vectors', 'Vectors stored in the sessions in memory.', () => store.vectorCount());
-  gauge(registry, 'tempvec_linear_memory_bytes', 'Linear memory of all sessions together.', () => store.memoryBytes());
+  // Recounting every session costs a pass over them all: once per USAGE_CACHE_MS at most, however often anyone scrapes.
+  const usage = cached(() => ({ vectors: store.vectorCount(), ...store.memoryUsage() }));
+  gauge(registry, 'tempvec_vectors', 'Vectors stored in the sessions in memory.', () => usage().vectors);
+  gauge(registry, 'tempvec_linear_memory_bytes', 'Linear memory of all sessions together.', () => usage().linearMemoryBytes);
   gauge(
     registry,
     'tempvec_metadata_bytes',
     'Metadata stores of all sessions (bytes, row tables, filter indexes), outside the JS heap, as allocated.',
-    () => store.memoryUsage().metadataBytes,
+    () => usage().metadataBytes,
   );
-  gauge(registry, 'tempvec_heap_bytes', "Estimated JS heap of all sessions' ids.", () => store.heapBytes());
+  gauge(registry, 'tempvec_heap_bytes', "Estimated JS heap of all sessions' ids.", () => usage().heapBytes);
   gauge(registry, 'tempvec_memory_budget_bytes', 'MEMORY_BUDGET_BYTES (0: no budget).', () => config.memoryBudgetBytes);
   gauge(registry, 'tempvec_memory_budget_used_ratio', 'Linear memory over the memory budget (0 without a budget).', () =>
-    config.memoryBudgetBytes === 0 ? 0 : store.memoryBytes() / config.memoryBudgetBytes,
+    config.memoryBudgetBytes === 0 ? 0 : usage().linearMemoryBytes / config.memoryBudgetBytes,
   );
-  eventLoopGauges(registry);
+  eventLoopGauges(registry, config.metricsWindowMs);
   kernelPoolMetrics(registry, config, store.searches.pool);
 
   const middleware: Middleware = async (ctx, next) => {
@@ -133,6 +135,23 @@ export function serviceMetrics(config: Config, store: SessionStore): ServiceMetr
     }
   };
   return { registry, middleware };
+}
+
+/** Figures that recount every session are computed at most this often, however often /metrics is scraped. */
+export const USAGE_CACHE_MS = 1000;
+
+/** `read`, computed again only once its last value is USAGE_CACHE_MS old. */
+function cached<T>(read: () => T): () => T {
+  let at = -Infinity;
+  let value: T;
+  return () => {
+    const t = performance.now();
+    if (t - at >= USAGE_CACHE_MS) {
+      value = read();
+      at = t;
+    }
+    return value;
+  };
 }
 
 /** A gauge read when /metrics is scraped. */
@@ -177,30 +196,26 @@ function total(registry: Registry, name: string, help: string, read: () => numbe
 }
 
 /**
- * Event-loop delay since the previous scrape (event-loop-delay.ts): the p99
- * and the longest, which is about the longest time the main thread was held.
- * The p99 gauge reads (and resets) the probe and sets the max gauge, made
- * after it, so both describe the same window.
+ * Event-loop delay over the last METRICS_WINDOW_MS (event-loop-delay.ts): the
+ * p99 and the longest, which is about the longest time the main thread was
+ * held. A scrape reads the window and resets nothing, so any number of
+ * scrapers (or callers) see the same figures.
  */
-function eventLoopGauges(registry: Registry): void {
-  const probe = sharedEventLoopProbe();
-  const max = new Gauge({
-    name: 'tempvec_event_loop_delay_max_seconds',
-    help: 'Longest event-loop delay since the previous scrape (about the longest time the main thread was held).',
-    registers: [],
-  });
-  const p99 = new Gauge({
-    name: 'tempvec_event_loop_delay_p99_seconds',
-    help: 'p99 of the event-loop delay (1 ms timer) since the previous scrape.',
-    registers: [],
-    collect() {
-      const delay = probe.read();
-      this.set(delay.p99 / 1000);
-      max.set(delay.max / 1000);
-    },
-  });
-  registry.registerMetric(p99);
-  registry.registerMetric(max);
+function eventLoopGauges(registry: Registry, windowMs: number): void {
+  const rolling = sharedEventLoopDelay(windowMs);
+  const seconds = Math.round(windowMs / 1000);
+  gauge(
+    registry,
+    'tempvec_event_loop_delay_max_seconds',
+    `Longest event-loop delay in the last ${seconds} s (METRICS_WINDOW_MS; about the longest time the main thread was held).`,
+    () => rolling.read().max / 1000,
+  );
+  gauge(
+    registry,
+    'tempvec_event_loop_delay_p99_seconds',
+    `Highest p99 of the event-loop delay (1 ms timer) of any 1 s slice in the last ${seconds} s.`,
+    () => rolling.read().p99 / 1000,
+  );
 }
 
 /** The `error.code` of an error envelope (the error handler leaves it as an object). */

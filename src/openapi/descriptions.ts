@@ -15,7 +15,7 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   kernelSimd128:
     'The SIMD128 build of the kernel, which every engine with WebAssembly SIMD runs: LocalIndex.load() falls back to it where the engine cannot compile /kernel.wasm for want of relaxed SIMD (Safari).',
   createToken:
-    'Creates an anonymous bearer token with its own private, empty index that lives until it is idle for sessionTtlMs. Send the token as `Authorization: Bearer <token>`. Takes no body: a request with one is answered 400 VALIDATION_ERROR. Limited per client address (429 RATE_LIMITED with Retry-After) and by the number of live sessions (503).',
+    'Creates an anonymous bearer token with its own private, empty index that lives until it is idle for sessionTtlMs. Send the token as `Authorization: Bearer <token>`. Takes no body: a request with one is answered 400 VALIDATION_ERROR. Limited per client address (429 RATE_LIMITED with Retry-After), by the live sessions of the address (MAX_SESSIONS_PER_ADDRESS, IPv6 by /64: 429 TOO_MANY_SESSIONS) and by the number of live sessions (503).',
   health: 'Liveness: answers 200 as long as the process can answer at all.',
   ready:
     'Readiness: 200 once the kernel is compiled and the sessions on disk are restored, 503 INSTANCE_UNAVAILABLE before that and while shutting down, so a load balancer sends no traffic to this instance.',

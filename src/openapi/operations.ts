@@ -186,7 +186,7 @@ export function operations(s: RequestSchemas): Operation[] {
       rateLimited: true,
       status: 201,
       responses: json(r.TokenResponseSchema),
-      errors: ['VALIDATION_ERROR', 'RATE_LIMITED', 'SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE'],
+      errors: ['VALIDATION_ERROR', 'RATE_LIMITED', 'TOO_MANY_SESSIONS', 'SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE'],
     },
     {
       method: 'get',
@@ -215,12 +215,12 @@ export function operations(s: RequestSchemas): Operation[] {
       path: '/metrics',
       operationId: 'metrics',
       summary:
-        'Prometheus text exposition: requests by route and status, latencies, sessions, vectors, memory, rate-limited and refused requests, kernel time.',
+        'Prometheus text exposition: requests by route and status, latencies, sessions, vectors, memory, rate-limited and refused requests, kernel time, event-loop delay over METRICS_WINDOW_MS. A scrape changes nothing. With METRICS_TOKEN set it answers 401 UNAUTHORIZED unless sent `Authorization: Bearer <METRICS_TOKEN>`.',
       tag: 'service',
       auth: false,
       status: 200,
       responses: text('text/plain', 'Prometheus text format 0.0.4.'),
-      errors: [],
+      errors: ['UNAUTHORIZED'],
     },
     {
       method: 'get',

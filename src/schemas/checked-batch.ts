@@ -1,6 +1,6 @@
 // An add-many batch as the body reader (src/http/body/vector-reader.ts) hands
 // it over: what the reader checked (each record's id a string of 1 to
-// maxIdLength characters, the bounds of IdSchema, and its vector a
+// maxIdLength characters without a lone surrogate, the bounds of IdSchema, and its vector a
 // Float32Array of valid components) apart from what it did not (any other
 // field of a record, such as metadata, as JSON.parse made it).
 // safeParseAddMany validates the rest through the add-many schemas

@@ -2,7 +2,7 @@
 // (src/config.ts), so validation and the OpenAPI document publish the same numbers.
 import * as v from 'valibot';
 import { ANALYZERS, METRICS, SPEC_LIMITS, VECTOR_TYPES, type Config } from '../config.js';
-import { jsonByteLength, utf8Length } from '../index/json-size.js';
+import { hasLoneSurrogate, jsonByteLength, utf8Length } from '../index/json-size.js';
 import { firstOverKeyLimit, firstTooDeep, type JsonPath } from './json-shape.js';
 
 export { jsonByteLength };
@@ -76,7 +76,9 @@ export function commonSchemas(config: Config) {
     v.string(),
     v.minLength(1, 'id must not be empty'),
     v.maxLength(config.maxIdLength),
-    v.description('Key of the vector in the index.'),
+    // The log writes UTF-8, where a lone surrogate becomes U+FFFD: two such ids would be one after a restart.
+    v.check((id) => !hasLoneSurrogate(id), 'id must be well-formed UTF-16 (no lone surrogate)'),
+    v.description('Key of the vector in the index: well-formed UTF-16 (no lone surrogate).'),
   );
   const MetadataSchema = v.pipe(
     v.custom<Record<string, unknown>>(isPlainObject, 'must be a JSON object (not an array or null)'),

@@ -79,6 +79,9 @@ export const LimitsSchema = v.pipe(
         maxBodiesInFlight: CountSchema,
         maxBodiesInFlightPerToken: CountSchema,
         maxBodyBytesInFlight: CountSchema,
+        maxImportsInFlight: CountSchema,
+        maxImportsInFlightPerToken: CountSchema,
+        maxSessionsPerAddress: CountSchema,
         headersTimeoutMs: CountSchema,
         bodyGraceMs: CountSchema,
         minBodyBytesPerSec: CountSchema,
@@ -87,7 +90,9 @@ export const LimitsSchema = v.pipe(
         maxWasmMemories: CountSchema,
         shutdownDrainMs: CountSchema,
       }),
-      v.description('Connections, bodies in flight, timeouts, WebAssembly memories and the shutdown drain time (see the configuration table).'),
+      v.description(
+        'Connections, bodies and imports in flight, sessions per address, timeouts, WebAssembly memories and the shutdown drain time (see the configuration table).',
+      ),
     ),
     kernelThreads: v.pipe(
       CountSchema,

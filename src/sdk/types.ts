@@ -38,6 +38,7 @@ export type ServerErrorCode =
   | 'HEADERS_TOO_LARGE'
   | 'BAD_REQUEST'
   | 'RATE_LIMITED'
+  | 'TOO_MANY_SESSIONS'
   | 'SERVER_AT_CAPACITY'
   | 'INSTANCE_UNAVAILABLE'
   | 'KERNEL_THREAD_FAILED'
@@ -131,6 +132,11 @@ export interface Limits {
     maxBodiesInFlight: number;
     maxBodiesInFlightPerToken: number;
     maxBodyBytesInFlight: number;
+    /** Imports being read or written at once, in all and per token. */
+    maxImportsInFlight?: number;
+    maxImportsInFlightPerToken?: number;
+    /** Live sessions one client address may hold (IPv6 by /64); 0: off. */
+    maxSessionsPerAddress?: number;
     headersTimeoutMs: number;
     bodyGraceMs: number;
     minBodyBytesPerSec: number;

@@ -16,6 +16,7 @@ import { SessionWrites } from './session-writes.js';
 import { SessionSearches } from './session-searches.js';
 import type { KernelPool } from '../kernel/kernel-pool.js';
 import { hashToken, isTokenOf, newToken } from './token.js';
+import { SessionAddresses } from './session-addresses.js';
 
 export type Clock = () => number;
 
@@ -31,6 +32,9 @@ export interface StoreOptions {
 }
 
 const MAX_REMEMBERED_EXPIRED = 100_000;
+
+/** reportedUsage() walks every session at most this often. */
+export const USAGE_RECOUNT_MS = 1000;
 
 /** JS heap of a session with nothing stored: its objects, index, maps and kernel instance (estimated like heap-size.ts). */
 export const SESSION_HEAP_BYTES = 16 * 1024;
@@ -54,6 +58,8 @@ export class SessionStore {
   restoring = false;
   /** MEMORY_BUDGET_BYTES over what sessions store and what requests hold in flight. */
   readonly budget: MemoryBudget;
+  /** Live sessions per client address (MAX_SESSIONS_PER_ADDRESS), those on disk included. */
+  private readonly addresses: SessionAddresses;
   /** What each live session was last counted at in the budget (recount()). */
   private readonly counted = new WeakMap<Session, { linear: number; heap: number; metadata: number }>();
 
@@ -67,6 +73,7 @@ export class SessionStore {
   ) {
     this.searches = new SessionSearches(options.pool ?? null, (session) => this.recount(session));
     this.budget = new MemoryBudget(config.memoryBudgetBytes, this.retryAfterSeconds(), heapCapBytes(config));
+    this.addresses = new SessionAddresses(config.dataDir);
     if (config.dataDir !== '') {
       this.log = new SessionJournal(config.dataDir, Math.min(60_000, Math.ceil(config.sessionTtlMs / 20)), {
         fsync: config.fsync,
@@ -76,15 +83,19 @@ export class SessionStore {
         slots: new JobSlots(config.persistenceJobs),
         hold: (bytes) => this.budget.hold('persistence', bytes),
       });
-      if (restoreNow) this.dormant = this.log.scan();
-      else this.restoring = true;
+      if (restoreNow) {
+        this.dormant = this.log.scan();
+        this.addresses.load(this.dormant);
+      } else this.restoring = true;
     }
   }
 
   /** List the sessions on disk without blocking the event loop (they are reopened on their first request). */
   async restore(): Promise<void> {
     if (!this.restoring || !this.log) return;
-    this.dormant = await this.log.scanAsync();
+    const dormant = await this.log.scanAsync();
+    await this.addresses.loadAsync(dormant);
+    this.dormant = dormant;
     this.restoring = false;
   }
 
@@ -184,9 +195,10 @@ export class SessionStore {
     this.log?.flush(this.sessions.values());
   }
 
-  /** A new session and the only copy of its token. */
-  create(): { token: string; session: Session } {
+  /** A new session and the only copy of its token; `address`: the hash of the caller's address (session-addresses.ts), if counted. */
+  create(address?: string): { token: string; session: Session } {
     this.assertRestored();
+    if (address !== undefined) this.assertAddressRoom(address);
     // Expired sessions make room first (the sweeper's timer may not have run yet).
     if (this.size >= this.config.maxSessions) this.sweep();
     if (this.size >= this.config.maxSessions) {
@@ -200,7 +212,33 @@ export class SessionStore {
     session.index.maxTextBytes = this.config.maxTextBytes;
     this.journal(session, (log) => log.create(session));
     this.admit(session);
+    if (address !== undefined) this.addresses.add(session.tokenHash, address);
     return { token, session };
+  }
+
+  /** 429 TOO_MANY_SESSIONS when `address` holds MAX_SESSIONS_PER_ADDRESS live sessions (its expired ones go first). */
+  private assertAddressRoom(address: string): void {
+    const max = this.config.maxSessionsPerAddress;
+    if (max === 0 || this.addresses.count(address) < max) return;
+    const now = this.now();
+    for (const hash of this.addresses.sessionsOf(address)) {
+      const session = this.sessions.get(hash);
+      const lastWrite = this.dormant.get(hash);
+      if (session?.isExpired(now)) this.expire(session, now);
+      else if (lastWrite !== undefined && now >= lastWrite + this.config.sessionTtlMs) this.forget(hash, now);
+    }
+    if (this.addresses.count(address) < max) return;
+    throw apiError(
+      'TOO_MANY_SESSIONS',
+      `this address already holds ${max} live sessions, the most one address may; use one of them, or wait until one expires`,
+      { maxSessionsPerAddress: max },
+      { 'Retry-After': String(this.retryAfterSeconds()) },
+    );
+  }
+
+  /** Live sessions created from `address` (those on disk included). */
+  sessionsOfAddress(address: string): number {
+    return this.addresses.count(address);
   }
 
   /**
@@ -377,6 +415,23 @@ export class SessionStore {
     return this.budget.usage();
   }
 
+  /**
+   * memoryUsage() for answers anyone may ask for often (GET /limits, GET
+   * /session): the walk over every session (23 ms for 10,000) at most once
+   * per USAGE_RECOUNT_MS; in between the budget's counters, which every
+   * request keeps current for its own session.
+   */
+  reportedUsage() {
+    const now = performance.now();
+    if (now - this.lastRecountAll >= USAGE_RECOUNT_MS) {
+      this.recountAll();
+      this.lastRecountAll = now;
+    }
+    return this.budget.usage();
+  }
+
+  private lastRecountAll = -Infinity;
+
   /** Count every live session as it is now (reports; requests recount their own session as they go). */
   private recountAll(): void {
     for (const session of this.sessions.values()) this.recount(session);
@@ -415,7 +470,10 @@ export class SessionStore {
         session.index.maxTextBytes = this.config.maxTextBytes;
         return session;
       });
-      if (!restored) return undefined; // its creation failed: it was never acknowledged
+      if (!restored) {
+        this.addresses.remove(hash);
+        return undefined; // its creation failed: it was never acknowledged
+      }
       const { session, report } = restored;
       // Its last access on record: the log's, or a later request that was refused (the file's time).
       session.touch(Math.max(session.lastAccessedAt, lastWrite));
@@ -436,6 +494,7 @@ export class SessionStore {
           'Retry-After': String(this.retryAfterSeconds()),
         });
       }
+      if (err instanceof FormatError || err instanceof CorruptLogError) this.addresses.remove(hash);
       if (err instanceof FormatError) {
         console.error(
           `tempvec: the log of a session (token hash ${hash.slice(0, 12)}...) is not a tempvec log of the version this server reads, and was set aside as .other-format: ${err.message}`,
@@ -464,12 +523,14 @@ export class SessionStore {
   /** An expired session that is only on disk: delete its file, remember its token as expired. */
   private forget(hash: string, now: number): void {
     this.dormant.delete(hash);
+    this.addresses.remove(hash);
     this.log?.remove(hash);
     this.rememberExpired(hash, now);
   }
 
   private expire(session: Session, now: number): void {
     this.sessions.delete(session.tokenHash);
+    this.addresses.remove(session.tokenHash);
     this.dropMemory(session);
     this.log?.remove(session.tokenHash, session);
     this.rememberExpired(session.tokenHash, now);

@@ -22,7 +22,7 @@ export async function startCluster(instances: number, env: Record<string, string
   if (!nginx) throw new Error('nginx is not installed: apt-get install nginx (.ci/run does)');
   const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-cluster-'));
   const log: string[] = [];
-  const fullEnv: Record<string, string | undefined> = { ...process.env, TOKEN_RATE_PER_MIN: '0', ...env };
+  const fullEnv: Record<string, string | undefined> = { ...process.env, TOKEN_RATE_PER_MIN: '0', MAX_SESSIONS_PER_ADDRESS: '0', ...env };
   // The body limits the instances will read from this environment, for nginx.
   const config = loadConfig({ MAX_BODY_BYTES: fullEnv.MAX_BODY_BYTES, MAX_IMPORT_BYTES: fullEnv.MAX_IMPORT_BYTES });
   const cluster = new Cluster({

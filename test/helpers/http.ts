@@ -63,6 +63,10 @@ export class TestServer {
   restore!: () => Promise<void>;
   /** The kernel pool (KERNEL_THREADS > 1). */
   pool!: ReturnType<typeof createApp>['pool'];
+  /** Request bodies in flight (src/http/admission.ts). */
+  admission!: ReturnType<typeof createApp>['admission'];
+  /** Imports in flight (src/http/import-slots.ts). */
+  imports!: ReturnType<typeof createApp>['imports'];
 
   constructor(
     private readonly overrides: Partial<Config> = {},
@@ -71,13 +75,15 @@ export class TestServer {
   ) {}
 
   async start(): Promise<void> {
-    const { app, store, config, restore, readiness, pool } = createApp({
+    const { app, store, config, restore, readiness, pool, admission, imports } = createApp({
       config: loadConfig({}, this.overrides),
       now: this.now,
       deferRestore: this.deferRestore,
     });
     this.store = store;
     this.pool = pool;
+    this.admission = admission;
+    this.imports = imports;
     this.config = config;
     this.restore = restore;
     this.readiness = readiness;

@@ -17,7 +17,7 @@ export interface ServerProcess {
 export async function startServer(env: Record<string, string> = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', TOKEN_RATE_PER_MIN: '0', REQUEST_RATE_PER_SEC: '0', ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', TOKEN_RATE_PER_MIN: '0', MAX_SESSIONS_PER_ADDRESS: '0', REQUEST_RATE_PER_SEC: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';

@@ -4,6 +4,7 @@
 // goes on serving.
 import { expect } from 'chai';
 import { connect, type Socket } from 'node:net';
+import { BODY_RESERVE_STEP } from '../../src/http/body/arrival.js';
 import { expectError, expectOk, TestServer } from '../helpers/http.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -36,13 +37,16 @@ function rawConnection(base: string) {
   };
 }
 
-/** A POST (to /vectors/add unless `to` says otherwise) whose headers announce `length` bytes, followed by `sent` of them. */
+/**
+ * A POST (to /vectors/add unless `to` says otherwise) whose headers announce
+ * `length` bytes, followed by `sent` of them. `token`: a token (sent as
+ * `Bearer <token>`) or a whole Authorization header value.
+ */
 async function heldBody(base: string, length: number, token?: string, sent = 1, to = { path: '/vectors/add', type: 'application/json' }) {
   const conn = rawConnection(base);
   await conn.ready;
-  conn.send(
-    `POST ${to.path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${to.type}\r\nContent-Length: ${length}\r\n${token ? `Authorization: Bearer ${token}\r\n` : ''}\r\n${'{'.padEnd(sent, ' ')}`,
-  );
+  const authorization = token === undefined ? '' : `Authorization: ${token.includes(' ') ? token : `Bearer ${token}`}\r\n`;
+  conn.send(`POST ${to.path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${to.type}\r\nContent-Length: ${length}\r\n${authorization}\r\n${'{'.padEnd(sent, ' ')}`);
   return conn;
 }
 
@@ -57,6 +61,7 @@ describe('admission control', function () {
     maxBodiesInFlight: 4,
     maxBodiesInFlightPerToken: 2,
     maxBodyBytesInFlight: 100_000,
+    maxImportsInFlight: 2,
     bodyGraceMs: 300,
     minBodyBytesPerSec: 2_000,
     headersTimeoutMs: 400,
@@ -77,7 +82,14 @@ describe('admission control', function () {
   it('publishes the admission limits in /limits', async () => {
     const limits = expectOk(await api.get('/limits')).limits ?? expectOk(await api.get('/limits'));
     const admission = limits.admission ?? limits.limits?.admission;
-    expect(admission).to.include({ maxBodiesInFlight: 4, maxBodiesInFlightPerToken: 2, maxBodyBytesInFlight: 100_000, minBodyBytesPerSec: 2_000 });
+    expect(admission).to.include({
+      maxBodiesInFlight: 4,
+      maxBodiesInFlightPerToken: 2,
+      maxBodyBytesInFlight: 100_000,
+      minBodyBytesPerSec: 2_000,
+      maxImportsInFlight: 2,
+      maxImportsInFlightPerToken: 1,
+    });
   });
 
   it('answers 503 SERVER_AT_CAPACITY past MAX_BODIES_IN_FLIGHT, then serves', async () => {
@@ -103,13 +115,66 @@ describe('admission control', function () {
     expectOk(await api.post('/vectors/add', { token: other, body: { id: 'a', vector: [1, 2] } }));
   });
 
-  it('answers 503 past MAX_BODY_BYTES_IN_FLIGHT of announced lengths', async () => {
-    held.push(await heldBody(api.base, 90_000, await api.token()));
+  it("keys a token's bodies in flight on the token, whatever the spelling of its header", async () => {
+    const [mine, other] = [await api.token(), await api.token()];
+    // Auth takes the scheme in any case: each spelling used to get slots of its own.
+    held.push(await heldBody(api.base, 1000, `bearer ${mine}`), await heldBody(api.base, 1000, `BEARER ${mine}`));
     await sleep(100);
+    for (const header of [`Bearer ${mine}`, `bEaReR ${mine}`, `Bearer   ${mine}`, ` bearer\t${mine} `]) {
+      expectError(await api.post('/vectors/add', { authorization: header, body: { id: 'a', vector: [1, 2] } }), 429, 'RATE_LIMITED');
+    }
+    expectOk(await api.post('/vectors/add', { token: other, body: { id: 'a', vector: [1, 2] } }));
+    held.splice(0).forEach((c) => {
+      c.close();
+    });
+    await sleep(100);
+    expect(expectOk(await api.post('/vectors/count', { token: mine, body: {} })).count).to.equal(0);
+  });
+
+  it('counts the bytes of a body as they arrive, not its announced length', async () => {
+    // Announced past MAX_BODY_BYTES_IN_FLIGHT, one byte sent: it holds what it sent.
+    held.push(await heldBody(api.base, 8 * 1024 * 1024, await api.token(), 1));
+    await sleep(250);
+    expect(api.admission.usage).to.deep.include({ bodiesInFlight: 1 });
+    expect(api.admission.usage.bodyBytesInFlight).to.be.below(1000);
+    const { bodiesInFlightBytes } = api.store.budget.usage();
+    // The memory budget holds one step ahead of what arrived (arrival.ts), not the 200,000 announced.
+    expect(bodiesInFlightBytes).to.equal(BODY_RESERVE_STEP);
     const token = await api.token();
-    const body = JSON.stringify({ id: 'a', vector: [1, 2], metadata: { pad: 'x'.repeat(12_000) } });
-    expectError(await api.post('/vectors/add', { token, body }), 503, 'SERVER_AT_CAPACITY');
-    expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } }));
+    const body = JSON.stringify({ id: 'a', vector: [1, 2], metadata: { pad: 'x'.repeat(8000) } });
+    expectOk(await api.post('/vectors/add', { token, body }));
+  });
+
+  it('answers 503 and closes a body once the bytes in flight pass MAX_BODY_BYTES_IN_FLIGHT; stores nothing', async () => {
+    const [first, second] = [await api.token(), await api.token()];
+    const a = await heldBody(api.base, 200_000, first, 1);
+    const b = await heldBody(api.base, 200_000, second, 1);
+    held.push(a, b);
+    a.send(' '.repeat(60_000));
+    await sleep(250);
+    // 60,000 of 100,000: taken.
+    expect(api.admission.usage.bodyBytesInFlight).to.equal(60_000);
+    expect(api.admission.usage.bodiesInFlight).to.equal(2);
+    b.send(' '.repeat(45_000));
+    // Past the cap: the body whose bytes took the total past it is cut.
+    const answer = parseAnswer((await b.answer(3000)).text);
+    expect(answer.status).to.equal(503);
+    expect(answer.body.error.code).to.equal('SERVER_AT_CAPACITY');
+    expect(api.admission.usage).to.deep.equal({ bodiesInFlight: 1, bodyBytesInFlight: 60_000 });
+    for (const token of [first, second]) expect(expectOk(await api.post('/vectors/count', { token, body: {} })).count).to.equal(0);
+  });
+
+  it('cuts a body that sent its start fast and then stalls (the rate holds in every window)', async () => {
+    const conn = await heldBody(api.base, 50_000, await api.token(), 1);
+    held.push(conn);
+    // 20,000 bytes at once: past 2,000 B/s for seconds on average, then nothing.
+    conn.send(' '.repeat(20_000));
+    const started = Date.now();
+    const answer = parseAnswer((await conn.answer(5000)).text);
+    expect(answer.status).to.equal(408);
+    expect(answer.body.error.code).to.equal('REQUEST_TIMEOUT');
+    // Two windows of BODY_GRACE_MS (300 ms) and a check: a rate averaged since the start would wait 10 s.
+    expect(Date.now() - started).to.be.below(2000);
   });
 
   const routes = [
@@ -131,6 +196,28 @@ describe('admission control', function () {
       expectOk(await api.get('/limits'));
     });
   }
+
+  it('takes MAX_IMPORTS_IN_FLIGHT imports at once: 503 past it, 429 for a second of one token, nothing stored', async () => {
+    const ndjson = { path: '/vectors/import', type: 'application/x-ndjson' };
+    const [a, b, c] = [await api.token(), await api.token(), await api.token()];
+    // Two imports (the cap) held mid-body: both taken.
+    held.push(await heldBody(api.base, 10_000, a, 1, ndjson), await heldBody(api.base, 10_000, b, 1, ndjson));
+    await sleep(100);
+    expect(api.imports.inFlight).to.equal(2);
+    const header = { format: 'tempvec-export', version: 1, dimensions: 2, metric: 'cosine', vectorType: 'float32', count: 1 };
+    const body = [header, { id: 'x', vector: [1, 2] }].map((r) => JSON.stringify(r)).join('\n');
+    const headers = { 'content-type': 'application/x-ndjson' };
+    const full = expectError(await api.post('/vectors/import', { token: c, body, headers }), 503, 'SERVER_AT_CAPACITY');
+    expect(full.details).to.deep.equal({ maxImportsInFlight: 2 });
+    expectError(await api.post('/vectors/import', { token: a, body, headers }), 429, 'RATE_LIMITED');
+    expect(expectOk(await api.post('/vectors/count', { token: c, body: {} })).count).to.equal(0);
+    held.splice(0).forEach((conn) => {
+      conn.close();
+    });
+    for (let waited = 0; api.imports.inFlight > 0 && waited < 2000; waited += 50) await sleep(50);
+    expect(expectOk(await api.post('/vectors/import', { token: c, body, headers })).mutation).to.deep.equal({ added: 1, replaced: 0 });
+    expect(expectOk(await api.post('/vectors/import', { token: a, body, headers })).mutation).to.deep.equal({ added: 1, replaced: 0 });
+  });
 
   it('answers headers slower than HEADERS_TIMEOUT_MS with 408 JSON', async () => {
     const conn = rawConnection(api.base);

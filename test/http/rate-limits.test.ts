@@ -67,7 +67,7 @@ describe('rate limits', () => {
   });
 
   it('turns both limits off with 0', async () => {
-    live = await startApp({ tokenRatePerMin: 0, requestRatePerSec: 0 }, { now });
+    live = await startApp({ tokenRatePerMin: 0, requestRatePerSec: 0, maxSessionsPerAddress: 0 }, { now });
     const token = await live.newToken();
     for (let i = 0; i < 100; i++) await live.newToken();
     for (let i = 0; i < 100; i++) expect((await live.send('GET', '/session', { token })).status).to.equal(200);

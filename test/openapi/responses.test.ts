@@ -291,6 +291,22 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
       }
     }));
 
+  it('POST /token past the sessions of its address answers TOO_MANY_SESSIONS as declared', () =>
+    onOwnServer({ maxSessionsPerAddress: 1, tokenRatePerMin: 0 }, async (own, ownChecker) => {
+      for (const expected of [201, 429]) {
+        const reply = await own.send('POST', '/token');
+        ownChecker.check('POST', '/token', reply);
+        expect(reply.status).to.equal(expected);
+      }
+    }));
+
+  it('GET /metrics without METRICS_TOKEN answers UNAUTHORIZED as declared', () =>
+    onOwnServer({ metricsToken: 'metrics-secret' } as never, async (own, ownChecker) => {
+      const reply = await own.send('GET', '/metrics');
+      ownChecker.check('GET', '/metrics', reply);
+      expect(reply.body.error.code).to.equal('UNAUTHORIZED');
+    }));
+
   it('adds over the memory budget answer SERVER_AT_CAPACITY as declared', () =>
     onOwnServer({ memoryBudgetBytes: SESSION_HEAP_BYTES + 1 }, async (own, ownChecker) => {
       const token = await own.newToken();

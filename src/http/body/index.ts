@@ -1,6 +1,7 @@
 // The request-body pipeline, in the order a body goes through it:
 //   1. content-type.ts   415 unless application/json, uncompressed
-//   2. read.ts           the bytes, within maxBodyBytes (413), into a spare
+//   2. read.ts           the bytes, within maxBodyBytes (413), held in the memory
+//                        budget as they arrive (arrival.ts), into a spare
 //                        buffer (spare-buffers.ts, read-into.ts) or, for a vector
 //                        body, a WasmBodyBuffer (wasm-body-buffer.ts)
 //   3. vector-reader.ts  vector bodies: vectors straight into float32 (JSON
@@ -16,7 +17,8 @@ import type { Context } from 'koa';
 import type { Config } from '../../config.js';
 import { MAX_WASM_BODY_BUFFERS } from '../../limits/wasm-memories.js';
 import { loadKernelModule } from '../../kernel/load-node.js';
-import type { MemoryBudget, Reservation } from '../../limits/memory-budget.js';
+import type { MemoryBudget } from '../../limits/memory-budget.js';
+import { BodyArrival } from './arrival.js';
 import { BufferLease, SpareBuffers, MAX_SPARE_BYTES } from './spare-buffers.js';
 import { assertJsonContent } from './content-type.js';
 import { assertBodyDepth, BODY_FRAME_DEPTH } from './depth.js';
@@ -44,22 +46,17 @@ const WASM_BUFFERS_SPARE_TOTAL = 32 * 1024 * 1024;
 export interface JsonBodyOptions {
   /** Add, add-many, search and search-many: read vectors straight into float32 (vector-reader.ts). */
   vectors?: boolean;
-  /** The memory budget a body in flight is counted in (its announced length, or the limit when it has none). */
+  /** The memory budget a body in flight is counted in (as its bytes arrive, arrival.ts). */
   budget?: MemoryBudget;
 }
 
 /**
- * Hold a body's bytes in the memory budget before reading it: its
- * Content-Length, or `limit` for a body of unknown length. 503 when they do
- * not fit; nothing of the body is read.
+ * Hold a body's bytes in the memory budget as they arrive (arrival.ts): a
+ * first step before reading it (503 when it does not fit, nothing read), the
+ * rest as the reader reports it.
  */
-export function reserveBody(ctx: Context, budget: MemoryBudget | undefined, limit: number): Reservation | undefined {
-  if (!budget) return undefined;
-  const announced = ctx.get('content-length');
-  const hasBody = announced !== '' || ctx.get('transfer-encoding') !== '';
-  if (!hasBody) return undefined;
-  const length = announced === '' ? limit : Math.min(Number(announced) || 0, limit);
-  return budget.reserve('bodies', length, "the server's memory budget is used up by requests in flight; nothing was read or stored, try again shortly");
+export function reserveBody(ctx: Context, budget: MemoryBudget | undefined, limit: number): BodyArrival | undefined {
+  return BodyArrival.start(ctx, budget, limit);
 }
 
 /**
@@ -82,7 +79,8 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
     const reservation = reserveBody(ctx, options.budget, config.maxBodyBytes);
     const target: BodyTarget = { lease: new BufferLease(buffers), wasmBuffers: wasmBuffers && new BufferLease(wasmBuffers) };
     try {
-      const bytes = await readBody(ctx, config.maxBodyBytes, target);
+      const bytes = await readBody(ctx, config.maxBodyBytes, target, reservation && ((n) => reservation.received(n)));
+      reservation?.settle();
       // A large body's last bytes, its parsing and its validation each start a turn of their own.
       const large = bytes.length >= LARGE_BODY_BYTES;
       if (large) await nextTurn();

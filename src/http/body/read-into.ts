@@ -1,5 +1,6 @@
 // A body of announced length read into one buffer given by the caller (a
-// pooled one) as the chunks arrive. raw-body keeps a list of chunks and
+// pooled one) as the chunks arrive; a body of unknown length as a list of
+// chunks. Each chunk is reported as it arrives (the memory budget holds it). raw-body keeps a list of chunks and
 // concatenates them into a fresh buffer at the end: a copy, and page faults
 // of a new buffer, that this avoids.
 //
@@ -16,6 +17,9 @@ function failure(status: number, message: string, type: string): ReadFailure {
   return Object.assign(new Error(message), { status, type });
 }
 
+/** Called with each chunk's length as it arrives; a throw stops the read and rejects with what it threw. */
+export type OnChunk = (bytes: number) => void;
+
 /**
  * The `length` bytes of `stream`, copied into `target` (at least `length`
  * bytes); the result is a view of `target`. Rejects with 'entity.too.large'
@@ -23,8 +27,39 @@ function failure(status: number, message: string, type: string): ReadFailure {
  * ends at another length than announced, 'request.aborted' when the client
  * goes away, or the stream's own error.
  */
-export function readInto(stream: Readable, length: number, limit: number, target: Buffer): Promise<Buffer> {
+export function readInto(stream: Readable, length: number, limit: number, target: Buffer, onChunk?: OnChunk): Promise<Buffer> {
   if (target.length < length) throw new RangeError('the target is shorter than the body');
+  return readStream(
+    stream,
+    limit,
+    // Bytes past the announced length are counted (the end reports the mismatch), not stored.
+    (chunk, at) => {
+      if (at + chunk.length <= length) chunk.copy(target, at);
+    },
+    (received) => (received === length ? target.subarray(0, length) : failure(400, 'request size did not match content length', 'request.size.invalid')),
+    onChunk,
+  );
+}
+
+/** A body of unknown length (chunked): its chunks kept as they arrive, joined at the end; fails as readInto does. */
+export function readChunks(stream: Readable, limit: number, onChunk?: OnChunk): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  return readStream(
+    stream,
+    limit,
+    (chunk) => chunks.push(chunk),
+    (received) => Buffer.concat(chunks, received),
+    onChunk,
+  );
+}
+
+function readStream(
+  stream: Readable,
+  limit: number,
+  keep: (chunk: Buffer, at: number) => void,
+  done: (received: number) => Buffer | ReadFailure,
+  onChunk: OnChunk | undefined,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let received = 0;
     let complete = false;
@@ -51,17 +86,22 @@ export function readInto(stream: Readable, length: number, limit: number, target
       if (complete) return;
       const at = received;
       received += chunk.length;
-      if (received > limit) fail(failure(413, 'request entity too large', 'entity.too.large'));
-      // Bytes past the announced length are counted (the end reports the mismatch), not stored.
-      else if (received <= length) chunk.copy(target, at);
+      if (received > limit) return fail(failure(413, 'request entity too large', 'entity.too.large'));
+      try {
+        onChunk?.(chunk.length);
+      } catch (err) {
+        return fail(err as Error);
+      }
+      keep(chunk, at);
     }
     function onEnd(err?: Error) {
       if (complete) return;
       if (err) return fail(err);
-      if (received !== length) return fail(failure(400, 'request size did not match content length', 'request.size.invalid'));
+      const result = done(received);
+      if (!Buffer.isBuffer(result)) return fail(result);
       complete = true;
       cleanup();
-      resolve(target.subarray(0, length));
+      resolve(result);
     }
 
     stream.on('aborted', onAborted);

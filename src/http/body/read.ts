@@ -1,12 +1,12 @@
 // Step 2: the body's bytes, within the size limit. A body of announced length
 // from PREALLOCATE_FROM up goes into one spare buffer (read-into.ts): a
-// vector body into a WasmBodyBuffer, where its base64 decodes in place; any
-// other body is read by raw-body.
+// vector body into a WasmBodyBuffer, where its base64 decodes in place; one of
+// unknown length chunk by chunk (read-into.ts); any other by raw-body.
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
-import { apiError } from '../../errors.js';
+import { ApiError, apiError } from '../../errors.js';
 import { type BufferLease, MAX_SPARE_BYTES } from './spare-buffers.js';
-import { readInto } from './read-into.js';
+import { type OnChunk, readChunks, readInto } from './read-into.js';
 import { WasmBodyBuffer } from './wasm-body-buffer.js';
 
 /** Bodies from this size up, with a Content-Length, are read into a spare buffer; smaller ones cost little either way. */
@@ -39,14 +39,22 @@ function bufferFor(target: BodyTarget, length: number): Buffer {
   return wasmBuffer.open(length);
 }
 
-/** The request body as bytes: 413 past the limit, 400 when it ends early. */
-export async function readBody(ctx: Context, limit: number, target: BodyTarget): Promise<Buffer> {
+/**
+ * The request body as bytes: 413 past the limit, 400 when it ends early.
+ * `onChunk` hears each chunk as it arrives (a small body read by raw-body: all
+ * of it once read); what it throws ends the read.
+ */
+export async function readBody(ctx: Context, limit: number, target: BodyTarget, onChunk?: OnChunk): Promise<Buffer> {
   const length = ctx.get('content-length');
   try {
     const known = preallocatable(ctx, length, limit);
-    if (known !== null) return await readInto(ctx.req, known, limit, bufferFor(target, known));
-    return await getRawBody(ctx.req, { limit, length: length === '' ? undefined : length });
+    if (known !== null) return await readInto(ctx.req, known, limit, bufferFor(target, known), onChunk);
+    if (length === '' && ctx.req.readable && ctx.req.readableEncoding === null) return await readChunks(ctx.req, limit, onChunk);
+    const bytes = await getRawBody(ctx.req, { limit, length: length === '' ? undefined : length });
+    onChunk?.(bytes.length);
+    return bytes;
   } catch (err) {
+    if (err instanceof ApiError) throw err;
     const { type } = err as { type?: string };
     if (type === 'entity.too.large') throw apiError('PAYLOAD_TOO_LARGE', `the request body is larger than ${limit} bytes`, { limit });
     throw apiError('INVALID_JSON', `the request body could not be read: ${(err as Error).message}`);

@@ -12,7 +12,7 @@
 //
 // An add-many batch (`vectors`) comes out as a CheckedBatch
 // (src/schemas/checked-batch.ts): records of a string id of 1 to maxIdLength
-// characters and a checked vector each, their other fields as JSON.parse
+// characters (well-formed UTF-16) and a checked vector each, their other fields as JSON.parse
 // makes them, for the route to validate through the schema.
 //
 // It only takes the easy road: on anything it does not handle (non-ASCII
@@ -22,6 +22,7 @@
 import { isAscii } from 'node:buffer';
 import { endianness } from 'node:os';
 import { loadConfig, SPEC_LIMITS } from '../../config.js';
+import { hasLoneSurrogate } from '../../index/json-size.js';
 import { Slices } from '../../limits/slices.js';
 import { base64Length } from '../../schemas/base64-float32.js';
 import { CheckedBatch, type CheckedRecord } from '../../schemas/checked-batch.js';
@@ -139,6 +140,8 @@ class Reader {
         if (next !== COMMA) throw DECLINE;
       }
       if (typeof id !== 'string' || id.length < 1 || id.length > this.maxIdLength || !(vector instanceof Float32Array)) throw DECLINE;
+      // A lone surrogate (only a JSON escape makes one): the schema refuses it.
+      if (hasLoneSurrogate(id)) throw DECLINE;
       if (fields) otherFields ??= new Array(records.length).fill(undefined);
       otherFields?.push(fields);
       records.push({ id, vector });

@@ -7,7 +7,7 @@ export function sessionRoutes({ router, config, store, auth, authWithoutDbOpenMs
   router.get('/session', auth, (ctx) => {
     const { session, timings } = stateOf(ctx);
     const { stats, usage } = timings.measure('statsReadMs', () => ({ stats: session.stats(), usage: session.usage() }));
-    replyWithSession(ctx, store, { stats, usage, serverMemory: store.memoryUsage(), limits: publicLimits(config) });
+    replyWithSession(ctx, store, { stats, usage, serverMemory: store.reportedUsage(), limits: publicLimits(config) });
   });
 
   router.post('/index/reset', authWithoutDbOpenMs, noBody, async (ctx) => {

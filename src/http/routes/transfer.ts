@@ -26,6 +26,7 @@ import type { SessionStore } from '../../sessions/session-store.js';
 import { analyzerChanged, STALE_TEXTS, withTextsAhead } from '../../sessions/texts-ahead.js';
 import { requestError } from '../../schemas/request-error.js';
 import { reserveBody } from '../body/index.js';
+import type { BodyArrival } from '../body/arrival.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 /** 415 unless the body is NDJSON, uncompressed. */
@@ -39,8 +40,8 @@ function assertNdjson(ctx: Context): void {
   }
 }
 
-/** Feed the body to `reader` as it arrives; 413 once it passes `limit` bytes (announced or read). */
-async function readImport(ctx: Context, reader: ImportReader, limit: number): Promise<void> {
+/** Feed the body to `reader` as it arrives; 413 once it passes `limit` bytes (announced or read). `arrival` holds its bytes as they come. */
+async function readImport(ctx: Context, reader: ImportReader, limit: number, arrival?: BodyArrival): Promise<void> {
   const tooLarge = () => apiError('PAYLOAD_TOO_LARGE', `the import body is larger than ${limit} bytes (MAX_IMPORT_BYTES)`, { limit });
   if (Number(ctx.get('content-length') || 0) > limit) throw tooLarge();
   let bytes = 0;
@@ -48,6 +49,7 @@ async function readImport(ctx: Context, reader: ImportReader, limit: number): Pr
     for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
       bytes += chunk.length;
       if (bytes > limit) throw tooLarge();
+      arrival?.received(chunk.length);
       reader.push(chunk);
     }
   } catch (err) {
@@ -91,7 +93,7 @@ async function writeImport(ctx: Context, store: SessionStore, session: Session, 
   });
 }
 
-export function transferRoutes({ router, store, schemas, config, auth }: RouteDeps): void {
+export function transferRoutes({ router, store, schemas, config, auth, importSlots }: RouteDeps): void {
   router.get('/vectors/export', auth, (ctx) => {
     const query = v.safeParse(schemas.ExportQuerySchema, { ...ctx.query });
     if (!query.success) throw requestError(query.issues, 'query');
@@ -113,7 +115,7 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     ctx.body = exportStream(exp, query.output.vectorEncoding, () => held.release());
   });
 
-  router.post('/vectors/import', auth, async (ctx) => {
+  router.post('/vectors/import', auth, importSlots, async (ctx) => {
     assertNdjson(ctx);
     const { session, timings } = stateOf(ctx);
     const reader = new ImportReader(schemas, { maxLineBytes: config.maxBodyBytes, maxJsonDepth: config.maxJsonDepth });
@@ -121,7 +123,7 @@ export function transferRoutes({ router, store, schemas, config, auth }: RouteDe
     // Held until the import is written: its records, prepared texts and log records live until then.
     const reservation = reserveBody(ctx, store.budget, config.maxImportBytes);
     try {
-      await readImport(ctx, reader, config.maxImportBytes);
+      await readImport(ctx, reader, config.maxImportBytes, reservation);
       const parsed = reader.finish();
       const mutation = await withTextsAhead(session.index, parsed.records, importOptions(parsed), (preparedTexts) => {
         parsed.preparedTexts = preparedTexts;
