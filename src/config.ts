@@ -94,6 +94,7 @@ export interface Config {
   maxJsonDepth: number;
   maxMetadataKeys: number;
   maxFilterKeys: number;
+  maxFilterNodes: number;
   tokenRatePerMin: number;
   requestRatePerSec: number;
   memoryBudgetBytes: number;
@@ -139,6 +140,7 @@ export const CONFIG_VARIABLES = [
   ['MAX_JSON_DEPTH', 'maxJsonDepth', 8, 'nesting depth of one metadata object or filter (the object itself is 1)'],
   ['MAX_METADATA_KEYS', 'maxMetadataKeys', 256, "keys of one vector's metadata, nested objects' keys included"],
   ['MAX_FILTER_KEYS', 'maxFilterKeys', 64, "keys of one search filter, nested objects' keys included"],
+  ['MAX_FILTER_NODES', 'maxFilterNodes', 1024, 'nodes of one filter: each field condition, each element of $in/$nin, each $and/$or/$not and each of their clauses'],
   ['TOKEN_RATE_PER_MIN', 'tokenRatePerMin', 60, 'POST /token per client address per minute (burst of the same size); 0 turns it off'],
   ['REQUEST_RATE_PER_SEC', 'requestRatePerSec', 500, 'requests per token per second, with a burst of twice that; 0 turns it off'],
   [
@@ -406,6 +408,7 @@ export function publicLimits(config: Config) {
     maxJsonDepth: config.maxJsonDepth,
     maxMetadataKeys: config.maxMetadataKeys,
     maxFilterKeys: config.maxFilterKeys,
+    maxFilterNodes: config.maxFilterNodes,
     maxIndexedValueBytes: SPEC_LIMITS.maxIndexedValueBytes,
     /** 0 means the limit is off. */
     rateLimits: {
@@ -443,7 +446,7 @@ export type PublicLimits = ReturnType<typeof publicLimits>;
 /** The request limits among a server's public ones, back as Config fields (the SDK's local index applies a server's caps with them). */
 export function requestLimitsOf(
   limits: Pick<PublicLimits, 'maxVectorsPerSession' | 'batch' | 'maxIdLength' | 'maxMetadataBytes' | 'maxJsonDepth' | 'maxMetadataKeys' | 'maxFilterKeys'> &
-    Partial<Pick<PublicLimits, 'maxTextBytes'>>,
+    Partial<Pick<PublicLimits, 'maxTextBytes' | 'maxFilterNodes'>>,
 ) {
   return {
     maxVectorsPerSession: limits.maxVectorsPerSession,
@@ -458,5 +461,7 @@ export function requestLimitsOf(
     maxFilterKeys: limits.maxFilterKeys,
     // A server from before keyword search has no text limit: this SDK's default then.
     ...(limits.maxTextBytes === undefined ? {} : { maxTextBytes: limits.maxTextBytes }),
+    // A server from before the node limit has none: this SDK's default then.
+    ...(limits.maxFilterNodes === undefined ? {} : { maxFilterNodes: limits.maxFilterNodes }),
   } satisfies Partial<Config>;
 }

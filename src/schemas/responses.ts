@@ -38,6 +38,7 @@ export const LimitsSchema = v.pipe(
     maxJsonDepth: CountSchema,
     maxMetadataKeys: CountSchema,
     maxFilterKeys: CountSchema,
+    maxFilterNodes: CountSchema,
     maxIndexedValueBytes: v.pipe(
       CountSchema,
       v.description(
