@@ -140,7 +140,12 @@ export const CONFIG_VARIABLES = [
   ['MAX_JSON_DEPTH', 'maxJsonDepth', 8, 'nesting depth of one metadata object or filter (the object itself is 1)'],
   ['MAX_METADATA_KEYS', 'maxMetadataKeys', 256, "keys of one vector's metadata, nested objects' keys included"],
   ['MAX_FILTER_KEYS', 'maxFilterKeys', 64, "keys of one search filter, nested objects' keys included"],
-  ['MAX_FILTER_NODES', 'maxFilterNodes', 1024, 'nodes of one filter: each field condition, each element of $in/$nin, each $and/$or/$not and each of their clauses'],
+  [
+    'MAX_FILTER_NODES',
+    'maxFilterNodes',
+    1024,
+    'nodes of one filter: each field condition, each element of $in/$nin, each $and/$or/$not and each of their clauses',
+  ],
   ['TOKEN_RATE_PER_MIN', 'tokenRatePerMin', 60, 'POST /token per client address per minute (burst of the same size); 0 turns it off'],
   ['REQUEST_RATE_PER_SEC', 'requestRatePerSec', 500, 'requests per token per second, with a burst of twice that; 0 turns it off'],
   [

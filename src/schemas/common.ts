@@ -78,7 +78,13 @@ function filterNodeLimit(maxNodes: number) {
     if (!dataset.typed) return;
     const past = nodesPastLimit(dataset.value, maxNodes);
     if (past === null) return;
-    const items = past === '' ? [] : past.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const items =
+      past === ''
+        ? []
+        : past
+            .slice(1)
+            .split('/')
+            .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     addIssue({ message: filterNodesMessage(maxNodes), path: pathItems(dataset.value, items) as never });
   });
 }
