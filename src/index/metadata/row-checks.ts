@@ -2,25 +2,36 @@
 // array's or object's hash has them as candidates; a string range, the rows
 // with long strings at its path), gathered over the whole filter first, so
 // that each row's metadata is read once per filter, whatever the number of
-// clauses that name it. The index then answers each such clause from the
-// rows verified here (MetadataIndex.evaluate's second pass).
+// clauses that name it. Clauses that mean the same (one path, one operator,
+// one operand) are checked once; a row's values at a path are found once.
+// The index then answers each such clause from the rows verified here
+// (MetadataIndex.evaluate's second pass).
 
 import type { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter-types.js';
-import { matchNode } from '../filter-match.js';
+import { equalsAmong, rangeAmong, valuesAt } from '../filter-match.js';
+import { canonicalJson } from './canonical-json.js';
 
 /** Reads a row's metadata (parsed from its stored bytes). */
 export type MetadataReader = (row: number) => Metadata;
 
+type Leaf = Extract<FilterNode, { kind: 'eq' } | { kind: 'range' }>;
+
+interface Check {
+  node: Leaf;
+  /** Candidate rows, from every clause with this meaning. */
+  rows: Int32Array[];
+  matches: number[];
+}
+
 export class RowChecks {
-  /** Per clause that reads: its candidate rows (ascending), then the ones that match. */
-  private readonly candidates = new Map<FilterNode, Int32Array>();
-  private readonly matches = new Map<FilterNode, number[]>();
+  /** Per meaning of a clause that reads (checkKey): its candidates, then its matches. */
+  private readonly checks = new Map<string, Check>();
   private verified = false;
 
   /** Clauses that have rows to read. */
   get size(): number {
-    return this.candidates.size;
+    return this.checks.size;
   }
 
   /** Whether the reads are done (the clauses then answer from them). */
@@ -28,39 +39,51 @@ export class RowChecks {
     return this.verified;
   }
 
-  /** Rows `node` must read, added to the ones it has (a clause can ask twice only when its rows are the same). */
+  /** Rows `node` (an equality or a range) must read. */
   add(node: FilterNode, rows: Int32Array): void {
-    if (rows.length > 0) this.candidates.set(node, rows);
+    if (rows.length === 0 || (node.kind !== 'eq' && node.kind !== 'range')) return;
+    const key = checkKey(node);
+    const check = this.checks.get(key);
+    if (check) check.rows.push(rows);
+    else this.checks.set(key, { node, rows: [rows], matches: [] });
   }
 
-  /** Read each candidate row once, in row order, and test every clause that names it. */
+  /** Read each candidate row once, in row order, and test every distinct clause that names it. */
   verify(read: MetadataReader): void {
-    const clausesOf = new Map<number, FilterNode[]>();
-    for (const [node, rows] of this.candidates) {
-      for (const row of rows) {
-        const list = clausesOf.get(row);
-        if (list) list.push(node);
-        else clausesOf.set(row, [node]);
+    const checksOf = new Map<number, Check[]>();
+    for (const check of this.checks.values()) {
+      for (const rows of check.rows) {
+        for (const row of rows) {
+          const list = checksOf.get(row);
+          if (!list) checksOf.set(row, [check]);
+          else if (list[list.length - 1] !== check) list.push(check); // rows of one check arrive in runs
+        }
       }
     }
-    const rows = Int32Array.from(clausesOf.keys()).sort();
+    const rows = Int32Array.from(checksOf.keys()).sort();
     for (const row of rows) {
       const metadata = read(row);
-      for (const node of clausesOf.get(row)!) if (matchNode(node, metadata)) this.matchesOf(node).push(row);
+      const valuesOf = new Map<string, unknown[]>();
+      for (const check of checksOf.get(row)!) {
+        const { node } = check;
+        const values = valuesOf.get(node.path) ?? valuesAt(metadata, node.path);
+        valuesOf.set(node.path, values);
+        if (node.kind === 'eq' ? equalsAmong(values, node.value) : rangeAmong(values, node.op, node.value)) check.matches.push(row);
+      }
     }
     this.verified = true;
   }
 
   /** Set in `out` the rows of `node` that matched. */
   orMatches(node: FilterNode, out: RowBitmap): void {
-    for (const row of this.matches.get(node) ?? []) out.add(row);
+    if (node.kind !== 'eq' && node.kind !== 'range') return;
+    for (const row of this.checks.get(checkKey(node))?.matches ?? []) out.add(row);
   }
+}
 
-  private matchesOf(node: FilterNode): number[] {
-    const list = this.matches.get(node);
-    if (list) return list;
-    const made: number[] = [];
-    this.matches.set(node, made);
-    return made;
-  }
+/** What a clause means, as a string: two clauses with one key match the same rows. */
+function checkKey(node: Leaf): string {
+  // An operand JSON cannot hold never reads (it equals nothing), so its key is never asked for.
+  const operand = node.kind === 'eq' ? (canonicalJson(node.value, 'operand') ?? '') : `${typeof node.value}:${node.value}`;
+  return `${node.kind === 'eq' ? 'eq' : node.op}\u0000${node.path}\u0000${operand}`;
 }
