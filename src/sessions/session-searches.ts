@@ -24,12 +24,18 @@ export class SessionSearches {
 
   /** The k nearest of the session's vectors to each query, or the best by keywords, or both fused (VectorIndex.search). */
   search(session: Session, queries: ArrayLike<number>[] | null, options: SearchOptions): Promise<SearchOutput> {
-    return session.gate.search(() => this.run(session, session.index.planSearch(queries, options)));
+    return session.gate.search(() => this.afterFilter(session, options, () => this.run(session, session.index.planSearch(queries, options))));
   }
 
   /** Stored vectors as the queries, each left out of its own results (VectorIndex.searchByIds). */
   searchByIds(session: Session, ids: string[], options: SearchOptions): Promise<SearchOutput> {
-    return session.gate.search(() => this.run(session, session.index.planSearchByIds(ids, options)));
+    return session.gate.search(() => this.afterFilter(session, options, () => this.run(session, session.index.planSearchByIds(ids, options))));
+  }
+
+  /** `search` once the rows the filter must read are read (in slices: VectorIndex.prepareFilter), at once when there are none. */
+  private afterFilter(session: Session, options: SearchOptions, search: () => SearchOutput | Promise<SearchOutput>): SearchOutput | Promise<SearchOutput> {
+    const reading = session.index.prepareFilter(options.filter);
+    return reading ? reading.then(search) : search();
   }
 
   private run(session: Session, plan: SearchOutput | SearchPlan): SearchOutput | Promise<SearchOutput> {

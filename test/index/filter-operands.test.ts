@@ -204,3 +204,52 @@ describe('filters on arrays, objects, long strings and paths through arrays', ()
     expect(reads.length).to.equal(50);
   });
 });
+
+describe('rows a filter reads, read ahead in slices (MetadataStore.prepare)', () => {
+  const CUT_HERE = 16;
+  const long = (i: number) => `${'p'.repeat(CUT_HERE)}-${i % 4}`;
+  function filled(n: number) {
+    const store = new MetadataStore(CUT_HERE);
+    const rows: Metadata[] = Array.from({ length: n }, (_, i) => ({ s: long(i), n: i % 3 }));
+    for (const [row, m] of rows.entries()) store.set(row, m, jsonText(m), row + 1);
+    const reads: number[] = [];
+    const object = store.object.bind(store);
+    store.object = (row: number) => {
+      reads.push(row);
+      const until = performance.now() + 0.05; // a slow row, so that slices show
+      while (performance.now() < until);
+      return object(row);
+    };
+    return { store, rows, reads };
+  }
+  const expected = (rows: Metadata[], filter: Record<string, unknown>) => rows.flatMap((m, row) => (referenceMatches(filter, m) ? [row] : []));
+
+  it('gives the event loop back while it reads, and evaluate then reads nothing', async () => {
+    const { store, rows, reads } = filled(400);
+    const filter = { $or: [{ s: long(1) }, { s: { $gte: long(2) } }], n: { $ne: 0 } };
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    await store.prepare(parseFilter(filter), rows.length);
+    clearInterval(ticker);
+    expect(turns, 'timer turns during the reads').to.be.greaterThan(0);
+    expect(new Set(reads).size).to.equal(reads.length);
+    reads.length = 0;
+    expect(Array.from(store.evaluate(parseFilter(filter), rows.length).rows())).to.deep.equal(expected(rows, filter));
+    expect(reads).to.deep.equal([]);
+  });
+
+  it('reads again at once when the rows changed after prepare, or for another filter', async () => {
+    const { store, rows, reads } = filled(100);
+    const filter = { s: long(3) };
+    await store.prepare(parseFilter(filter), rows.length);
+    rows[3] = { s: long(2) };
+    store.set(3, rows[3], jsonText(rows[3]), rows.length);
+    reads.length = 0;
+    expect(Array.from(store.evaluate(parseFilter(filter), rows.length).rows())).to.deep.equal(expected(rows, filter));
+    expect(reads.length).to.be.greaterThan(0);
+    await store.prepare(parseFilter(filter), rows.length);
+    const other = { s: long(1) };
+    expect(Array.from(store.evaluate(parseFilter(other), rows.length).rows())).to.deep.equal(expected(rows, other));
+    expect(store.prepare(parseFilter({ n: 1 }), rows.length), 'nothing to read').to.equal(null);
+  });
+});

@@ -131,12 +131,20 @@ export class MetadataIndex {
    * clauses that must read metadata may match (RowChecks), which are then
    * read once each; a second pass answers those clauses from what was read.
    */
-  evaluate(node: FilterNode, size: number, read: MetadataReader): RowBitmap {
+  evaluate(node: FilterNode, size: number, read: MetadataReader, prepared: RowChecks | null = null): RowBitmap {
+    if (prepared?.done) return this.rowsOf(node, size, null, prepared);
     const checks = new RowChecks();
     const first = this.rowsOf(node, size, null, checks);
     if (checks.size === 0) return first;
     checks.verify(read);
     return this.rowsOf(node, size, null, checks);
+  }
+
+  /** The first pass of evaluate alone: the rows `node` must read, to be read before evaluate (verifySliced) and given to it. */
+  checksOf(node: FilterNode, size: number): RowChecks {
+    const checks = new RowChecks();
+    this.rowsOf(node, size, null, checks);
+    return checks;
   }
 
   /**

@@ -15,6 +15,9 @@ import { canonicalJson } from './canonical-json.js';
 /** Reads a row's metadata (parsed from its stored bytes). */
 export type MetadataReader = (row: number) => Metadata;
 
+/** Longest stretch of reading rows before the event loop gets a turn. */
+const SLICE_MS = 4;
+
 type Leaf = Extract<FilterNode, { kind: 'eq' } | { kind: 'range' }>;
 
 interface Check {
@@ -50,18 +53,41 @@ export class RowChecks {
 
   /** Read each candidate row once, in row order, and test every distinct clause that names it. */
   verify(read: MetadataReader): void {
+    const plan = this.plan();
+    this.verifyRows(plan, read, 0, Number.POSITIVE_INFINITY);
+    this.verified = true;
+  }
+
+  /** verify(), giving the event loop back every `sliceMs` (the server's filters; the caller keeps writes away meanwhile). */
+  async verifySliced(read: MetadataReader, sliceMs = SLICE_MS): Promise<void> {
+    const plan = this.plan();
+    for (let next = 0; next < plan.rows.length; ) {
+      next = this.verifyRows(plan, read, next, performance.now() + sliceMs);
+      if (next < plan.rows.length) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    this.verified = true;
+  }
+
+  /** The rows to read, ascending, and the checks that name each. */
+  private plan(): { rows: Int32Array; checksOf: Map<number, Check[]> } {
     const checksOf = new Map<number, Check[]>();
     for (const check of this.checks.values()) {
       for (const rows of check.rows) {
         for (const row of rows) {
           const list = checksOf.get(row);
           if (!list) checksOf.set(row, [check]);
-          else if (list[list.length - 1] !== check) list.push(check); // rows of one check arrive in runs
+          else if (list[list.length - 1] !== check) list.push(check); // a check's rows arrive together
         }
       }
     }
-    const rows = Int32Array.from(checksOf.keys()).sort();
-    for (const row of rows) {
+    return { rows: Int32Array.from(checksOf.keys()).sort(), checksOf };
+  }
+
+  /** Verify plan.rows from `from` until `deadline` (checked every few rows); the next row to do. */
+  private verifyRows({ rows, checksOf }: ReturnType<RowChecks['plan']>, read: MetadataReader, from: number, deadline: number): number {
+    for (let i = from; i < rows.length; i++) {
+      if ((i & 7) === 7 && performance.now() > deadline) return i;
+      const row = rows[i];
       const metadata = read(row);
       const valuesOf = new Map<string, unknown[]>();
       for (const check of checksOf.get(row)!) {
@@ -71,7 +97,7 @@ export class RowChecks {
         if (node.kind === 'eq' ? equalsAmong(values, node.value) : rangeAmong(values, node.op, node.value)) check.matches.push(row);
       }
     }
-    this.verified = true;
+    return rows.length;
   }
 
   /** Set in `out` the rows of `node` that matched. */
