@@ -50,8 +50,9 @@ export const SPEC_LIMITS = {
   /** Nesting of $and/$or/$not in one filter (bounds the recursion a request can cause). */
   maxFilterDepth: 32,
   /**
-   * UTF-8 bytes of the longest metadata string the filter index keeps as a
-   * key; filters on longer strings read the metadata of the rows they may match.
+   * UTF-8 bytes of the longest metadata string (or object's or array's
+   * canonical JSON) the filter index keeps as a key; longer ones are keyed by
+   * a hash, and filters on them read the few rows under it.
    */
   maxIndexedValueBytes: 256,
   /** Vectors per page of POST /vectors/list. */
