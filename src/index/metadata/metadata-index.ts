@@ -22,7 +22,7 @@ import { isScalar } from '../json-value.js';
 import { hasLoneSurrogate, writeUtf8 } from '../json-size.js';
 import { ByteDictionary, hashBytes } from './byte-dictionary.js';
 import { canonicalBytesUpper, canonicalJson, hashText } from './canonical-json.js';
-import { type MetadataReader, RowChecks } from './row-checks.js';
+import { type MetadataReader, RowChecks, START, type WalkStep } from './row-checks.js';
 import { RowPostings } from './row-postings.js';
 import { grown } from './typed-arrays.js';
 
@@ -127,6 +127,26 @@ export class MetadataIndex {
   }
 
   /**
+   * One stretch of the walk of a path's values for its ranges (RowChecks):
+   * from entry `from` (START: the first), each number or string value in a
+   * range sets its rows in that range's bitmap; the entry to go on from when
+   * `deadline` passed, else -1. Each string is decoded once for all ranges.
+   */
+  readonly walkStep: WalkStep = (path, ranges, from, deadline) => {
+    let n = 0;
+    const numbers = ranges.some((r) => typeof r.node.value === 'number'),
+      strings = ranges.some((r) => typeof r.node.value === 'string');
+    for (let id = from === START ? this.nextInPath[path] : from; id >= 0; id = this.nextInPath[id]) {
+      if ((++n & 63) === 0 && performance.now() > deadline) return id;
+      const kind = this.kindOf[id];
+      if (!(kind === NUMBER ? numbers : kind === STRING && strings)) continue;
+      const value = kind === NUMBER ? this.numberOf(id) : this.stringOf(id);
+      for (const { node, bits } of ranges) if (compareRange(node.op, value, node.value)) this.postings.orInto(id, bits.words);
+    }
+    return -1;
+  };
+
+  /**
    * Rows of [0, size) that match `node`. A first pass gathers the rows the
    * clauses that must read metadata may match (RowChecks), which are then
    * read once each; a second pass answers those clauses from what was read.
@@ -136,7 +156,7 @@ export class MetadataIndex {
     const checks = new RowChecks();
     const first = this.rowsOf(node, size, null, checks);
     if (checks.size === 0) return first;
-    checks.verify(read);
+    checks.verify(read, this.walkStep);
     return this.rowsOf(node, size, null, checks);
   }
 
@@ -206,13 +226,10 @@ export class MetadataIndex {
     if (node.kind === 'range') {
       const path = this.findPath(node.path);
       if (path < 0) return true;
-      const numeric = typeof node.value === 'number';
-      for (let id = this.nextInPath[path]; id >= 0; id = this.nextInPath[id]) {
-        const kind = this.kindOf[id];
-        if (kind !== (numeric ? NUMBER : STRING)) continue;
-        if (compareRange(node.op, numeric ? this.numberOf(id) : this.stringOf(id), node.value)) this.postings.orInto(id, out.words);
-      }
-      if (!numeric) this.readRows(this.findLongStrings(path), node, out, within, checks);
+      // The walk over the path's values is done between the passes (in slices ahead, on the server).
+      if (checks.done) checks.orWalked(node, out);
+      else checks.addWalk(path, node, out.size);
+      if (typeof node.value === 'string') this.readRows(this.findLongStrings(path), node, out, within, checks);
       return true;
     }
     return false;
@@ -462,7 +479,7 @@ export class MetadataIndex {
 /** findValue's and findComposite's answer for a value too long to be a key (keyed by its hash). */
 const LONG = -2;
 
-/** Whether answering `node` may read rows' metadata (equality with a string, an object or an array, a string range). */
+/** Whether answering `node` may read rows' metadata or walk a path's values (equality with a string, an object or an array, a range). */
 function reads(node: FilterNode): boolean {
   switch (node.kind) {
     case 'and':
@@ -473,7 +490,7 @@ function reads(node: FilterNode): boolean {
     case 'eq':
       return !isScalar(node.value) || typeof node.value === 'string';
     case 'range':
-      return typeof node.value === 'string';
+      return true;
     case 'exists':
       return false;
   }

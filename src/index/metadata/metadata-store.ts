@@ -117,9 +117,9 @@ export class MetadataStore {
   }
 
   /**
-   * Read the rows `node` must read (if any) in slices, giving the event loop
-   * back every few ms, for the next evaluate of the same filter; null when
-   * there are none. The caller keeps writes away until that evaluate (a
+   * Walk the values `node`'s ranges compare and read the rows it must read
+   * (if any) in slices, giving the event loop back every few ms, for the next
+   * evaluate of the same filter; null when there are none. The caller keeps writes away until that evaluate (a
    * change in between only makes evaluate read again, at once).
    */
   prepare(node: FilterNode, size: number): Promise<void> | null {
@@ -127,10 +127,11 @@ export class MetadataStore {
     const checks = this.index.checksOf(node, size);
     if (checks.size === 0) return null;
     const version = this.version;
+    const stale = () => this.version !== version;
     return checks
-      .verifySliced((row) => this.object(row))
+      .verifySliced((row) => this.object(row), this.index.walkStep, stale)
       .then(() => {
-        if (this.version === version) this.prepared = { key: JSON.stringify(node), version, checks };
+        if (!stale() && checks.done) this.prepared = { key: JSON.stringify(node), version, checks };
       });
   }
 
