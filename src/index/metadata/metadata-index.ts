@@ -245,11 +245,11 @@ export class MetadataIndex {
       checks.orMatches(node, out);
       return;
     }
-    if (id < 0) return;
+    if (id < 0 || !checks.wants(node, within)) return;
     const candidates = new RowBitmap(out.size);
     this.postings.orInto(id, candidates.words);
     if (within) candidates.and(within);
-    checks.add(node, candidates.rows());
+    checks.add(node, candidates.rows(), within);
     out.or(candidates);
   }
 

@@ -49,6 +49,8 @@ interface Check {
   node: Leaf;
   /** Candidate rows, from every clause with this meaning. */
   rows: Int32Array[];
+  /** The `within` each list of rows was cut to: a clause repeated under one (an $in's) adds nothing. */
+  cuts: (RowBitmap | null)[];
   matches: number[];
 }
 
@@ -69,13 +71,21 @@ export class RowChecks {
     return this.verified;
   }
 
-  /** Rows `node` (an equality or a range) must read. */
-  add(node: FilterNode, rows: Int32Array): void {
-    if (rows.length === 0 || (node.kind !== 'eq' && node.kind !== 'range')) return;
+  /** Whether `node` (an equality or a range) under `within` has rows to note yet (false once a clause of the same meaning under the same `within` has). */
+  wants(node: FilterNode, within: RowBitmap | null): boolean {
+    if (node.kind !== 'eq' && node.kind !== 'range') return false;
+    return !this.checks.get(checkKey(node))?.cuts.includes(within);
+  }
+
+  /** Rows `node` (an equality or a range) must read, its candidates under `within`. */
+  add(node: FilterNode, rows: Int32Array, within: RowBitmap | null): void {
+    if (node.kind !== 'eq' && node.kind !== 'range') return;
     const key = checkKey(node);
     const check = this.checks.get(key);
-    if (check) check.rows.push(rows);
-    else this.checks.set(key, { node, rows: [rows], matches: [] });
+    if (check) {
+      check.rows.push(rows);
+      check.cuts.push(within);
+    } else this.checks.set(key, { node, rows: [rows], cuts: [within], matches: [] });
   }
 
   /** The range `node` on path `path` (an id of the index) is answered by a walk of the path's values. */
