@@ -50,8 +50,9 @@ export const SPEC_LIMITS = {
   /** Nesting of $and/$or/$not in one filter (bounds the recursion a request can cause). */
   maxFilterDepth: 32,
   /**
-   * UTF-8 bytes of the longest metadata string the filter index keeps as a
-   * key; filters on longer strings read the metadata of the rows they may match.
+   * UTF-8 bytes of the longest metadata string (or object's or array's
+   * canonical JSON) the filter index keeps as a key; longer ones are keyed by
+   * a hash, and filters on them read the few rows under it.
    */
   maxIndexedValueBytes: 256,
   /** Vectors per page of POST /vectors/list. */
@@ -98,6 +99,7 @@ export interface Config {
   maxJsonDepth: number;
   maxMetadataKeys: number;
   maxFilterKeys: number;
+  maxFilterNodes: number;
   tokenRatePerMin: number;
   requestRatePerSec: number;
   memoryBudgetBytes: number;
@@ -148,6 +150,12 @@ export const CONFIG_VARIABLES = [
   ['MAX_JSON_DEPTH', 'maxJsonDepth', 8, 'nesting depth of one metadata object or filter (the object itself is 1)'],
   ['MAX_METADATA_KEYS', 'maxMetadataKeys', 256, "keys of one vector's metadata, nested objects' keys included"],
   ['MAX_FILTER_KEYS', 'maxFilterKeys', 64, "keys of one search filter, nested objects' keys included"],
+  [
+    'MAX_FILTER_NODES',
+    'maxFilterNodes',
+    1024,
+    'nodes of one filter: each field condition, each element of $in/$nin, each $and/$or/$not and each of their clauses',
+  ],
   ['TOKEN_RATE_PER_MIN', 'tokenRatePerMin', 60, 'POST /token per client address per minute (burst of the same size); 0 turns it off'],
   ['REQUEST_RATE_PER_SEC', 'requestRatePerSec', 500, 'requests per token per second, with a burst of twice that; 0 turns it off'],
   [
@@ -441,6 +449,7 @@ export function publicLimits(config: Config) {
     maxJsonDepth: config.maxJsonDepth,
     maxMetadataKeys: config.maxMetadataKeys,
     maxFilterKeys: config.maxFilterKeys,
+    maxFilterNodes: config.maxFilterNodes,
     maxIndexedValueBytes: SPEC_LIMITS.maxIndexedValueBytes,
     /** 0 means the limit is off. */
     rateLimits: {
@@ -482,7 +491,7 @@ export type PublicLimits = ReturnType<typeof publicLimits>;
 /** The request limits among a server's public ones, back as Config fields (the SDK's local index applies a server's caps with them). */
 export function requestLimitsOf(
   limits: Pick<PublicLimits, 'maxVectorsPerSession' | 'batch' | 'maxIdLength' | 'maxMetadataBytes' | 'maxJsonDepth' | 'maxMetadataKeys' | 'maxFilterKeys'> &
-    Partial<Pick<PublicLimits, 'maxTextBytes'>>,
+    Partial<Pick<PublicLimits, 'maxTextBytes' | 'maxFilterNodes'>>,
 ) {
   return {
     maxVectorsPerSession: limits.maxVectorsPerSession,
@@ -497,5 +506,7 @@ export function requestLimitsOf(
     maxFilterKeys: limits.maxFilterKeys,
     // A server from before keyword search has no text limit: this SDK's default then.
     ...(limits.maxTextBytes === undefined ? {} : { maxTextBytes: limits.maxTextBytes }),
+    // A server from before the node limit has none: this SDK's default then.
+    ...(limits.maxFilterNodes === undefined ? {} : { maxFilterNodes: limits.maxFilterNodes }),
   } satisfies Partial<Config>;
 }

@@ -5,8 +5,8 @@
 // Values at a path: the metadata's own key equal to the path, plus, for an
 // own key K with the path starting "K.", the values at the rest of the path
 // inside metadata[K] (an object, or each object element of an array).
-// Scalars at a path: each value that is a scalar, and each scalar element of
-// a value that is an array.
+// Scalars at a path (what a range compares, and what a scalar equals): each
+// value that is a scalar, and each scalar element of a value that is an array.
 
 import type { FilterNode, Metadata, RangeOp } from './filter-types.js';
 import { isObject, isScalar, jsonEqual } from './json-value.js';
@@ -20,16 +20,6 @@ export function valuesAt(object: Record<string, unknown>, path: string, out: unk
       if (isObject(value)) valuesAt(value, rest, out);
       else if (Array.isArray(value)) for (const item of value) if (isObject(item)) valuesAt(item, rest, out);
     }
-  }
-  return out;
-}
-
-export function scalarsAt(object: Record<string, unknown>, path: string): unknown[] {
-  const out: unknown[] = [];
-  for (const value of valuesAt(object, path)) {
-    if (Array.isArray(value)) {
-      for (const item of value) if (isScalar(item)) out.push(item);
-    } else if (isScalar(value)) out.push(value);
   }
   return out;
 }
@@ -51,8 +41,23 @@ export function compareRange(op: RangeOp, field: unknown, operand: number | stri
 
 /** Equality: a field equal to the value, or an array field containing it. */
 function equals(metadata: Metadata, path: string, expected: unknown): boolean {
-  if (isScalar(expected)) return scalarsAt(metadata, path).includes(expected);
-  return valuesAt(metadata, path).some((field) => jsonEqual(field, expected) || (Array.isArray(field) && field.some((item) => jsonEqual(item, expected))));
+  return equalsAmong(valuesAt(metadata, path), expected);
+}
+
+/** Equality among `values` (valuesAt's answer for the path). */
+export function equalsAmong(values: unknown[], expected: unknown): boolean {
+  if (isScalar(expected)) return values.some((field) => field === expected || (Array.isArray(field) && field.includes(expected)));
+  return values.some((field) => jsonEqual(field, expected) || (Array.isArray(field) && field.some((item) => jsonEqual(item, expected))));
+}
+
+/** A range among `values` (valuesAt's answer for the path): a scalar of them, or of an array of them, in it. */
+export function rangeAmong(values: unknown[], op: RangeOp, operand: number | string): boolean {
+  for (const field of values) {
+    if (Array.isArray(field)) {
+      for (const item of field) if (compareRange(op, item, operand)) return true;
+    } else if (compareRange(op, field, operand)) return true;
+  }
+  return false;
 }
 
 export function matchNode(node: FilterNode, metadata: Metadata): boolean {
@@ -66,7 +71,7 @@ export function matchNode(node: FilterNode, metadata: Metadata): boolean {
     case 'eq':
       return equals(metadata, node.path, node.value);
     case 'range':
-      return scalarsAt(metadata, node.path).some((s) => compareRange(node.op, s, node.value));
+      return rangeAmong(valuesAt(metadata, node.path), node.op, node.value);
     case 'exists':
       return valuesAt(metadata, node.path).length > 0 === node.value;
   }

@@ -857,6 +857,16 @@ export class VectorIndex {
     return { work: plan.work, run: () => withoutOwn(plan.run()), runOn: async (executor) => withoutOwn(await plan.runOn(executor)) };
   }
 
+  /**
+   * Read ahead, in slices that give the event loop back, the rows `filter`
+   * must read (long values, string ranges), for the next call with it; null
+   * when there is nothing to read. Keep writes away until that call.
+   */
+  prepareFilter(filter: Filter | undefined): Promise<void> | null {
+    if (!filter || this.size === 0) return null;
+    return this.metadata.prepare(parseFilter(filter), this.size);
+  }
+
   /** How many vectors match `filter` (all of them without one). */
   count(filter?: Filter): number {
     const node = filter ? parseFilter(filter) : null;

@@ -3,6 +3,7 @@
 import * as v from 'valibot';
 import { ANALYZERS, METRICS, SPEC_LIMITS, VECTOR_TYPES, type Config } from '../config.js';
 import { hasLoneSurrogate, jsonByteLength, utf8Length } from '../index/json-size.js';
+import { filterNodesMessage, nodesPastLimit } from '../index/filter.js';
 import { firstOverKeyLimit, firstTooDeep, type JsonPath } from './json-shape.js';
 
 export { jsonByteLength };
@@ -71,6 +72,23 @@ function shapeLimits(what: string, maxDepth: number, maxKeys: number) {
   });
 }
 
+/** maxFilterNodes, counted as the index's parse counts them, reported where the count passed it. */
+function filterNodeLimit(maxNodes: number) {
+  return v.rawCheck<Record<string, unknown>>(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const past = nodesPastLimit(dataset.value, maxNodes);
+    if (past === null) return;
+    const items =
+      past === ''
+        ? []
+        : past
+            .slice(1)
+            .split('/')
+            .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    addIssue({ message: filterNodesMessage(maxNodes), path: pathItems(dataset.value, items) as never });
+  });
+}
+
 export function commonSchemas(config: Config) {
   const IdSchema = v.pipe(
     v.string(),
@@ -91,6 +109,7 @@ export function commonSchemas(config: Config) {
   const FilterSchema = v.pipe(
     v.custom<Record<string, unknown>>(isPlainObject, 'must be a JSON object (not an array or null)'),
     shapeLimits('filter', config.maxJsonDepth, config.maxFilterKeys),
+    filterNodeLimit(config.maxFilterNodes),
     v.description(
       'Metadata filter; every key must match. A key is a field path ("a.b" reaches nested objects and arrays of objects) ' +
         'or $and/$or (arrays of filters) or $not (a filter). A field value is either a plain value (equality; an array-valued field ' +

@@ -39,10 +39,16 @@ export const LimitsSchema = v.pipe(
     maxJsonDepth: CountSchema,
     maxMetadataKeys: CountSchema,
     maxFilterKeys: CountSchema,
+    maxFilterNodes: v.pipe(
+      CountSchema,
+      v.description(
+        'Nodes of one filter: each field condition, each element of $in/$nin, each $and/$or/$not and each of their clauses; past it 400 VALIDATION_ERROR.',
+      ),
+    ),
     maxIndexedValueBytes: v.pipe(
       CountSchema,
       v.description(
-        'UTF-8 bytes of the longest metadata string the filter index keeps as a key; filters on longer strings read the metadata of the rows they may match.',
+        "UTF-8 bytes of the longest metadata string (or object's or array's canonical JSON) the filter index keeps as a key; longer ones are keyed by a hash, and filters on them read the few rows under it.",
       ),
     ),
     rateLimits: v.pipe(
@@ -241,7 +247,9 @@ export const SessionResponseSchema = withSession(['dbOpenMs', 'statsReadMs'], {
     metadataJsonBytes: v.pipe(CountSchema, v.description('UTF-8 bytes of the metadata stored, as JSON.')),
     filterIndexEntries: v.pipe(
       CountSchema,
-      v.description('Entries of the filter index: paths, scalar values at a path (strings up to maxIndexedValueBytes), long-string sets.'),
+      v.description(
+        'Entries of the filter index: paths, scalar values at a path (strings up to maxIndexedValueBytes), objects and arrays at a path, hashes of longer values, long-string sets.',
+      ),
     ),
     textBytes: v.pipe(
       CountSchema,

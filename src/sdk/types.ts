@@ -113,6 +113,8 @@ export interface Limits {
   maxJsonDepth: number;
   maxMetadataKeys: number;
   maxFilterKeys: number;
+  /** Nodes of one filter (each field condition, each $in/$nin element, each $and/$or/$not and clause); absent from servers before it. */
+  maxFilterNodes?: number;
   maxIndexedValueBytes: number;
   rateLimits: { tokensPerMinutePerAddress: number; requestsPerSecondPerToken: number; requestBurstPerToken: number };
   memoryBudgetBytes: number;

@@ -33,11 +33,22 @@ export class SessionSearches {
     return this.inTurn(session, options, (ahead) => session.index.planSearchByIds(ids, ahead));
   }
 
-  /** The search `plan` makes, run in the session's turn; its query texts analysed before, in slices (query-terms-ahead.ts). */
+  /**
+   * The search `plan` makes, run in the session's turn: its query texts analysed before, in slices
+   * (query-terms-ahead.ts), and in the turn the rows its filter must read read first, in slices
+   * (VectorIndex.prepareFilter).
+   */
   private inTurn(session: Session, options: SearchOptions, plan: (options: SearchOptions) => SearchOutput | SearchPlan): Promise<SearchOutput> {
     const texts = options.queryTexts;
-    if (texts === undefined) return session.gate.search(() => this.run(session, plan(options)));
-    return queryTermsAhead(session.index, texts).then((queryTerms) => session.gate.search(() => this.run(session, plan({ ...options, queryTerms }))));
+    const turn = (ahead: SearchOptions) => session.gate.search(() => this.afterFilter(session, ahead, () => this.run(session, plan(ahead))));
+    if (texts === undefined) return turn(options);
+    return queryTermsAhead(session.index, texts).then((queryTerms) => turn({ ...options, queryTerms }));
+  }
+
+  /** `search` once the rows the filter must read are read (in slices: VectorIndex.prepareFilter), at once when there are none. */
+  private afterFilter(session: Session, options: SearchOptions, search: () => SearchOutput | Promise<SearchOutput>): SearchOutput | Promise<SearchOutput> {
+    const reading = session.index.prepareFilter(options.filter);
+    return reading ? reading.then(search) : search();
   }
 
   private run(session: Session, plan: SearchOutput | SearchPlan): SearchOutput | Promise<SearchOutput> {

@@ -96,6 +96,13 @@ export class SessionWrites {
   /** Delete every vector `filter` matches, in one step (logged as a delete of their ids). */
   deleteMatching(session: Session, filter: Filter): Deleted | Promise<Deleted> {
     assertTurn(session);
+    // Rows the filter must read are read in slices first; the turn holds writes away meanwhile.
+    const reading = session.index.prepareFilter(filter);
+    if (reading) return reading.then(() => this.deleteMatchingNow(session, filter));
+    return this.deleteMatchingNow(session, filter);
+  }
+
+  private deleteMatchingNow(session: Session, filter: Filter): Deleted | Promise<Deleted> {
     const ids = session.index.idsMatching(filter);
     const deleted = ids.length > 0 ? this.write(session, { t: 'delete', ids }) : this.changed(session, { deleted: 0, notFound: [] });
     return then(deleted, ({ deleted }) => ({ deleted, notFound: [] }));

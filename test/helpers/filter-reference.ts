@@ -5,14 +5,15 @@
 type Json = unknown;
 const isObj = (x: Json): x is Record<string, Json> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const isScalar = (x: Json) => x === null || ['string', 'number', 'boolean'].includes(typeof x);
-const same = (a: Json, b: Json) => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
-function canonical(x: Json): Json {
-  if (Array.isArray(x)) return x.map(canonical);
-  if (isObj(x))
-    return Object.keys(x)
-      .sort()
-      .map((k) => [k, canonical(x[k])]);
-  return x;
+const same = (a: Json, b: Json) => canonical(a) === canonical(b);
+/** JSON text with object keys sorted: equal texts, equal values. */
+function canonical(x: Json): string {
+  if (Array.isArray(x)) return `[${x.map(canonical).join(',')}]`;
+  if (isObj(x)) {
+    const keys = Object.keys(x).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(x[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(x);
 }
 
 /** Every value found at a dotted path: try each split of the path into an own key and the rest. */

@@ -131,10 +131,11 @@ describe('SDK LocalIndex limits (in Node, from the bundle)', () => {
         maxMetadataKeys: 31,
         maxFilterKeys: 37,
         maxTextBytes: 41,
+        maxFilterNodes: 43,
       },
     );
     const back = requestLimitsOf(publicLimits(config));
     for (const [key, value] of Object.entries(back)) expect(value, key).to.equal(config[key as keyof typeof config]);
-    expect(Object.keys(back)).to.have.length(11);
+    expect(Object.keys(back)).to.have.length(12);
   });
 });

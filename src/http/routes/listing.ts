@@ -16,18 +16,27 @@ function wireVector({ id, vector, metadata, text }: ListedVector, encoding: Vect
 }
 
 export function listingRoutes({ router, config, store, schemas, auth, json }: RouteDeps): void {
-  router.post('/vectors/count', auth, json, (ctx) => {
+  router.post('/vectors/count', auth, json, async (ctx) => {
     const { filter } = parseBody(ctx, schemas.CountRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const count = timings.measure('countMs', () => session.index.count(filter));
+    // Rows the filter must read are read in slices first, in a search's turn (no write in between).
+    const count = await timings.measureAsync('countMs', () =>
+      session.gate.search(async () => {
+        await session.index.prepareFilter(filter);
+        return session.index.count(filter);
+      }),
+    );
     replyWithSession(ctx, store, { count });
   });
 
-  router.post('/vectors/list', auth, json, (ctx) => {
+  router.post('/vectors/list', auth, json, async (ctx) => {
     const { vectorEncoding, ...options } = parseBody(ctx, schemas.ListRequestSchema);
     const { session, timings } = stateOf(ctx);
     const started = performance.now();
-    const page = session.index.list(options);
+    const page = await session.gate.search(async () => {
+      await session.index.prepareFilter(options.filter);
+      return session.index.list(options);
+    });
     // Sized before the vectors are made JSON (base64 takes about a third of the numbers' estimate).
     let answerBytes = ENVELOPE_BYTES;
     for (const { id, vector, metadata, text } of page.vectors) {

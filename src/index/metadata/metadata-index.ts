@@ -4,18 +4,25 @@
 // of a ByteDictionary, keyed by its bytes; the rows of an entry are a
 // RowPostings posting. A filter becomes a RowBitmap by set algebra over them.
 //
-// The cost of a value is bounded: a string longer than maxValueBytes (UTF-8)
-// is no key; its rows join the path's "long strings" entry instead, and a
-// filter on such a string reads the metadata of those rows alone, among the
-// rows the filter's other clauses leave. Equality with an object or an array
-// reads the rows where the path exists, the same way.
+// An array or object at a path is an entry too, keyed by its canonical JSON
+// text (canonical-json.ts), so equality with one is a lookup.
+//
+// The cost of a value is bounded: a string longer than maxValueBytes (UTF-8),
+// or an array or object whose canonical text is, is keyed by a 64-bit hash
+// of its canonical text instead; a filter on such a value reads the metadata
+// of the few rows under its hash (to rule out another value with the same
+// hash). Such strings also join the path's "long strings" entry, the rows a
+// string range reads. Reads are gathered over the whole filter first
+// (row-checks.ts), so each row is read at most once per filter.
 
 import { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter.js';
-import { compareRange, matchNode } from '../filter-match.js';
+import { compareRange } from '../filter-match.js';
 import { isScalar } from '../json-value.js';
 import { hasLoneSurrogate, writeUtf8 } from '../json-size.js';
 import { ByteDictionary, hashBytes } from './byte-dictionary.js';
+import { canonicalBytesUpper, canonicalJson, hashText } from './canonical-json.js';
+import { type MetadataReader, RowChecks, START, type WalkStep } from './row-checks.js';
 import { RowPostings } from './row-postings.js';
 import { grown } from './typed-arrays.js';
 
@@ -26,15 +33,19 @@ const PATH = 0x50,
   STRING = 0x73,
   TRUE = 0x74,
   FALSE = 0x66,
-  NULL = 0x7a;
+  NULL = 0x7a,
+  /** An array or object at a path, keyed by its canonical text. */
+  COMPOSITE = 0x63,
+  /** A value too long to be a key (a string or a composite), keyed by a hash of its canonical text. */
+  HASHED = 0x68;
 const VALUE_AT = 5;
+const HASH_BYTES = 8;
 /** Paths whose ids are remembered by name; past it, the cache starts again (a caller can make any number of paths). */
 const PATH_CACHE_SIZE = 4096;
 
 const utf8Out = new TextDecoder();
 
-/** Reads a row's metadata (parsed from its stored bytes) for the filters the entries cannot answer. */
-export type MetadataReader = (row: number) => Metadata;
+export type { MetadataReader } from './row-checks.js';
 
 export class MetadataIndex {
   private readonly dictionary = new ByteDictionary();
@@ -115,28 +126,73 @@ export class MetadataIndex {
     for (let i = 0; i < entries.length; i++) this.postings.move(entries[i], from, to, rowCount);
   }
 
-  /** Rows of [0, size) that match `node`. */
-  evaluate(node: FilterNode, size: number, read: MetadataReader): RowBitmap {
-    return this.rowsOf(node, size, null, read);
+  /**
+   * One stretch of the walk of a path's values for its ranges (RowChecks):
+   * from entry `from` (START: the first), each number or string value in a
+   * range sets its rows in that range's bitmap; the entry to go on from when
+   * `deadline` passed, else -1. Each string is decoded once for all ranges.
+   */
+  readonly walkStep: WalkStep = (path, ranges, from, deadline) => {
+    let n = 0;
+    const numbers = ranges.some((r) => typeof r.node.value === 'number'),
+      strings = ranges.some((r) => typeof r.node.value === 'string');
+    for (let id = from === START ? this.nextInPath[path] : from; id >= 0; id = this.nextInPath[id]) {
+      if ((++n & 63) === 0 && performance.now() > deadline) return id;
+      const kind = this.kindOf[id];
+      if (!(kind === NUMBER ? numbers : kind === STRING && strings)) continue;
+      const value = kind === NUMBER ? this.numberOf(id) : this.stringOf(id);
+      for (const { node, bits } of ranges) if (compareRange(node.op, value, node.value)) this.postings.orInto(id, bits.words);
+    }
+    return -1;
+  };
+
+  /**
+   * Rows of [0, size) that match `node`. A first pass gathers the rows the
+   * clauses that must read metadata may match (RowChecks), which are then
+   * read once each; a second pass answers those clauses from what was read.
+   */
+  evaluate(node: FilterNode, size: number, read: MetadataReader, prepared: RowChecks | null = null): RowBitmap {
+    if (prepared?.done) return this.rowsOf(node, size, null, prepared);
+    const checks = new RowChecks();
+    const first = this.rowsOf(node, size, null, checks);
+    if (checks.size === 0) return first;
+    checks.verify(read, this.walkStep);
+    return this.rowsOf(node, size, null, checks);
   }
 
-  /** The rows matching `node`, exact on the rows of `within` (all rows when null); others may be either. */
-  private rowsOf(node: FilterNode, size: number, within: RowBitmap | null, read: MetadataReader): RowBitmap {
+  /** The first pass of evaluate alone: the rows `node` must read, to be read before evaluate (verifySliced) and given to it. */
+  checksOf(node: FilterNode, size: number): RowChecks {
+    const checks = new RowChecks();
+    this.rowsOf(node, size, null, checks);
+    return checks;
+  }
+
+  /**
+   * The rows matching `node`, exact on the rows of `within` (all rows when
+   * null); others may be either. Before `checks` are done, the clauses that
+   * read give their candidates, a superset: `within` is thus only ever made
+   * of clauses that do not read, the same in both passes.
+   */
+  private rowsOf(node: FilterNode, size: number, within: RowBitmap | null, checks: RowChecks): RowBitmap {
     switch (node.kind) {
       case 'and': {
         const out = within ? within.copy() : RowBitmap.all(size); // the empty filter {} matches everything
-        for (const child of readsLast(node.nodes)) out.and(this.rowsOf(child, size, out, read));
+        let exact: RowBitmap | null = null;
+        for (const child of readsLast(node.nodes)) {
+          if (exact === null && reads(child)) exact = out.copy();
+          out.and(this.rowsOf(child, size, exact ?? out, checks));
+        }
         return out;
       }
       case 'or': {
         const out = new RowBitmap(size);
         for (const child of node.nodes) {
-          if (!this.addMatches(child, out, within, read)) out.or(this.rowsOf(child, size, within, read));
+          if (!this.addMatches(child, out, within, checks)) out.or(this.rowsOf(child, size, within, checks));
         }
         return out;
       }
       case 'not':
-        return this.rowsOf(node.node, size, within, read).not();
+        return this.rowsOf(node.node, size, within, checks).not();
       case 'exists': {
         const out = new RowBitmap(size);
         const path = this.findPath(node.path);
@@ -146,52 +202,55 @@ export class MetadataIndex {
       case 'eq':
       case 'range': {
         const out = new RowBitmap(size);
-        if (!this.addMatches(node, out, within, read)) {
-          // Equality with an object or an array: read the rows that have the path.
-          const path = this.findPath(node.path);
-          if (path >= 0) this.readRows(path, node, out, within, read);
-        }
+        this.addMatches(node, out, within, checks);
         return out;
       }
     }
   }
 
   /**
-   * Set the rows matching an equality with a scalar or a range in `out` (exact
-   * on `within`), reading only rows with long strings at the path; false for
-   * any other node. An $in of many values thus fills one bitmap.
+   * Set the rows matching an equality or a range in `out` (exact on
+   * `within`), reading only rows under a long value's hash or, for a string
+   * range, with long strings at the path; false for any other node. An $in
+   * of many values thus fills one bitmap.
    */
-  private addMatches(node: FilterNode, out: RowBitmap, within: RowBitmap | null, read: MetadataReader): boolean {
-    if (node.kind === 'eq' && isScalar(node.value)) {
+  private addMatches(node: FilterNode, out: RowBitmap, within: RowBitmap | null, checks: RowChecks): boolean {
+    if (node.kind === 'eq') {
       const path = this.findPath(node.path);
       if (path < 0) return true;
-      const id = this.findValue(path, node.value);
+      const id = isScalar(node.value) ? this.findValue(path, node.value) : this.findComposite(path, node.value);
       if (id >= 0) this.postings.orInto(id, out.words);
-      else if (id === LONG) this.readRows(this.findLongStrings(path), node, out, within, read);
+      else if (id === LONG) this.readRows(this.findHashed(path, canonicalJson(node.value, 'operand')!), node, out, within, checks);
       return true;
     }
     if (node.kind === 'range') {
       const path = this.findPath(node.path);
       if (path < 0) return true;
-      const numeric = typeof node.value === 'number';
-      for (let id = this.nextInPath[path]; id >= 0; id = this.nextInPath[id]) {
-        const kind = this.kindOf[id];
-        if (kind !== (numeric ? NUMBER : STRING)) continue;
-        if (compareRange(node.op, numeric ? this.numberOf(id) : this.stringOf(id), node.value)) this.postings.orInto(id, out.words);
-      }
-      if (!numeric) this.readRows(this.findLongStrings(path), node, out, within, read);
+      // The walk over the path's values is done between the passes (in slices ahead, on the server).
+      if (checks.done) checks.orWalked(node, out);
+      else checks.addWalk(path, node, out.size);
+      if (typeof node.value === 'string') this.readRows(this.findLongStrings(path), node, out, within, checks);
       return true;
     }
     return false;
   }
 
-  /** Set in `out` the rows of entry `id` (none when -1) within `within` whose metadata matches `node`. */
-  private readRows(id: number, node: FilterNode, out: RowBitmap, within: RowBitmap | null, read: MetadataReader): void {
-    if (id < 0) return;
+  /**
+   * Set in `out` the rows of entry `id` (none when -1) within `within` whose
+   * metadata matches `node`: once `checks` are done, those read; before, all
+   * of them, each noted to be read.
+   */
+  private readRows(id: number, node: FilterNode, out: RowBitmap, within: RowBitmap | null, checks: RowChecks): void {
+    if (checks.done) {
+      checks.orMatches(node, out);
+      return;
+    }
+    if (id < 0 || !checks.wants(node, within)) return;
     const candidates = new RowBitmap(out.size);
     this.postings.orInto(id, candidates.words);
     if (within) candidates.and(within);
-    for (const row of candidates.rows()) if (matchNode(node, read(row))) out.add(row);
+    checks.add(node, candidates.rows(), within);
+    out.or(candidates);
   }
 
   private findPath(path: string): number {
@@ -204,6 +263,21 @@ export class MetadataIndex {
   private findLongStrings(path: number): number {
     this.writeKeyHead(LONG_STRINGS, path);
     return this.dictionary.find(this.key, VALUE_AT, hashBytes(this.key, VALUE_AT));
+  }
+
+  /** The entry keyed by the hash of a long value's canonical `text` at `path`, -1 when no row holds one. */
+  private findHashed(path: number, text: string): number {
+    this.writeHashedKey(path, text);
+    return this.dictionary.find(this.key, VALUE_AT + HASH_BYTES, hashBytes(this.key, VALUE_AT + HASH_BYTES));
+  }
+
+  /** The entry of an array or object at `path`, -1 when no row holds it (or it holds what JSON cannot), LONG when it is keyed by its hash. */
+  private findComposite(path: number, value: unknown): number {
+    const text = canonicalJson(value, 'operand');
+    if (text === null) return -1;
+    const length = this.writeCompositeKey(path, text);
+    if (length < 0) return LONG;
+    return this.dictionary.find(this.key, length, hashBytes(this.key, length));
   }
 
   /** The entry of `value` at `path`, -1 when no row holds it, LONG when it is a string too long to be a key. */
@@ -226,12 +300,20 @@ export class MetadataIndex {
       const path = prefix === null ? key : prefix + '.' + key;
       const pathId = this.pathEntry(path);
       this.list(pathId);
-      if (value === null || typeof value !== 'object') this.listValue(pathId, value);
-      else if (!Array.isArray(value)) this.walkObject(value as Record<string, unknown>, path);
+      if (value === null || typeof value !== 'object') {
+        this.listValue(pathId, value);
+        continue;
+      }
+      // An array or object equals a filter's value as a whole, and an array also by any element.
+      this.listComposite(pathId, value);
+      if (!Array.isArray(value)) this.walkObject(value as Record<string, unknown>, path);
       else {
         for (const item of value) {
           if (item === null || typeof item !== 'object') this.listValue(pathId, item);
-          else if (!Array.isArray(item)) this.walkObject(item as Record<string, unknown>, path);
+          else {
+            this.listComposite(pathId, item);
+            if (!Array.isArray(item)) this.walkObject(item as Record<string, unknown>, path);
+          }
         }
       }
     }
@@ -243,8 +325,21 @@ export class MetadataIndex {
       this.list(this.entry(length, this.key[0], path));
       return;
     }
+    this.writeHashedKey(path, JSON.stringify(value));
+    this.list(this.entry(VALUE_AT + HASH_BYTES, HASHED, path));
     this.writeKeyHead(LONG_STRINGS, path);
     this.list(this.entry(VALUE_AT, LONG_STRINGS, path));
+  }
+
+  /** List an array or object at `path`: by its canonical text, or that text's hash when it is too long. */
+  private listComposite(path: number, value: object): void {
+    const text = canonicalJson(value, 'stored')!;
+    const length = this.writeCompositeKey(path, text);
+    if (length >= 0) this.list(this.entry(length, COMPOSITE, path));
+    else {
+      this.writeHashedKey(path, text);
+      this.list(this.entry(VALUE_AT + HASH_BYTES, HASHED, path));
+    }
   }
 
   private pathEntry(path: string): number {
@@ -268,7 +363,7 @@ export class MetadataIndex {
     if (kind === NUMBER) this.numberValue[id] = this.number[0];
     this.prevInPath[id] = -1;
     this.nextInPath[id] = -1;
-    if (kind !== PATH && kind !== LONG_STRINGS) {
+    if (kind !== PATH && kind !== LONG_STRINGS && kind !== COMPOSITE && kind !== HASHED) {
       const first = this.nextInPath[path];
       this.nextInPath[id] = first;
       if (first >= 0) this.prevInPath[first] = id;
@@ -283,7 +378,7 @@ export class MetadataIndex {
     if (kind === PATH) {
       const key = this.dictionary.keyOf(id);
       this.pathIds.delete(utf8Out.decode(key.subarray(1)));
-    } else if (kind !== LONG_STRINGS) {
+    } else if (kind !== LONG_STRINGS && kind !== COMPOSITE && kind !== HASHED) {
       const prev = this.prevInPath[id],
         next = this.nextInPath[id];
       if (prev >= 0) this.nextInPath[prev] = next;
@@ -335,6 +430,27 @@ export class MetadataIndex {
     return VALUE_AT;
   }
 
+  /** Key of an array or object at `path` (`text` its canonical text): its length, or -1 when the text is longer than maxValueBytes. */
+  private writeCompositeKey(path: number, text: string): number {
+    if (text.length > this.maxValueBytes) return -1;
+    // Canonical text escapes lone surrogates: it always has a UTF-8 form.
+    const length = this.writeKeyText(COMPOSITE, VALUE_AT, text);
+    this.writeKeyHead(COMPOSITE, path);
+    return length - VALUE_AT > this.maxValueBytes ? -1 : length;
+  }
+
+  /** Key of a long value at `path` by the 64-bit hash of its canonical `text`. */
+  private writeHashedKey(path: number, text: string): void {
+    this.key = grown(this.key, VALUE_AT + HASH_BYTES);
+    this.writeKeyHead(HASHED, path);
+    const low = hashText(text, 0),
+      high = hashText(text, 1);
+    for (let i = 0; i < 4; i++) {
+      this.key[VALUE_AT + i] = (low >>> (8 * i)) & 0xff;
+      this.key[VALUE_AT + 4 + i] = (high >>> (8 * i)) & 0xff;
+    }
+  }
+
   private writeKeyHead(kind: number, path: number): void {
     const key = this.key;
     key[0] = kind;
@@ -360,10 +476,10 @@ export class MetadataIndex {
   }
 }
 
-/** findValue's answer for a string too long to be a key. */
+/** findValue's and findComposite's answer for a value too long to be a key (keyed by its hash). */
 const LONG = -2;
 
-/** Whether answering `node` reads rows' metadata (equality with an object or array, a long string, a string range). */
+/** Whether answering `node` may read rows' metadata or walk a path's values (equality with a string, an object or an array, a range). */
 function reads(node: FilterNode): boolean {
   switch (node.kind) {
     case 'and':
@@ -374,7 +490,7 @@ function reads(node: FilterNode): boolean {
     case 'eq':
       return !isScalar(node.value) || typeof node.value === 'string';
     case 'range':
-      return typeof node.value === 'string';
+      return true;
     case 'exists':
       return false;
   }
@@ -409,12 +525,19 @@ function measureObject(object: Record<string, unknown>, prefixLength: number, ma
     const pathLength = prefixLength + 1 + key.length;
     total.entries++;
     total.keyBytes += 1 + 3 * pathLength;
-    if (value === null || typeof value !== 'object') measureValue(value, maxValueBytes, total);
-    else if (!Array.isArray(value)) measureObject(value as Record<string, unknown>, pathLength, maxValueBytes, total);
+    if (value === null || typeof value !== 'object') {
+      measureValue(value, maxValueBytes, total);
+      continue;
+    }
+    measureComposite(value, maxValueBytes, total);
+    if (!Array.isArray(value)) measureObject(value as Record<string, unknown>, pathLength, maxValueBytes, total);
     else {
       for (const item of value) {
         if (item === null || typeof item !== 'object') measureValue(item, maxValueBytes, total);
-        else if (!Array.isArray(item)) measureObject(item as Record<string, unknown>, pathLength, maxValueBytes, total);
+        else {
+          measureComposite(item, maxValueBytes, total);
+          if (!Array.isArray(item)) measureObject(item as Record<string, unknown>, pathLength, maxValueBytes, total);
+        }
       }
     }
   }
@@ -422,5 +545,16 @@ function measureObject(object: Record<string, unknown>, prefixLength: number, ma
 
 function measureValue(value: unknown, maxValueBytes: number, total: EntryCount): void {
   total.entries++;
+  if (typeof value === 'string' && 3 * value.length > maxValueBytes) {
+    // Maybe a long string: its hash's entry and the path's long strings too.
+    total.entries += 2;
+    total.keyBytes += maxValueBytes + 2 * VALUE_AT + HASH_BYTES;
+  }
   total.keyBytes += VALUE_AT + (typeof value === 'number' ? 8 : typeof value === 'string' ? Math.min(3 * value.length, maxValueBytes) : 0);
+}
+
+/** An array or object's entry: its canonical text, or its hash past maxValueBytes. */
+function measureComposite(value: object, maxValueBytes: number, total: EntryCount): void {
+  total.entries++;
+  total.keyBytes += VALUE_AT + Math.max(HASH_BYTES, Math.min(canonicalBytesUpper(value, maxValueBytes), maxValueBytes));
 }

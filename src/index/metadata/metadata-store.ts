@@ -9,6 +9,7 @@ import type { JsonText } from '../json-size.js';
 import { MetadataArena } from './metadata-arena.js';
 import { MetadataIndex, measureEntries } from './metadata-index.js';
 import { MetadataJson } from './metadata-json.js';
+import type { RowChecks } from './row-checks.js';
 
 /** Bytes the index may take per entry and per row listed in one, at most, with every array at its emptiest after a doubling. */
 const ENTRY_BYTES_UPPER = 128;
@@ -20,6 +21,11 @@ export class MetadataStore {
   private readonly arena = new MetadataArena();
   /** Made by the first row with metadata, so a session without any holds nothing here. */
   private indexOrNull: MetadataIndex | null = null;
+
+  /** Bumped by every change, so rows read ahead for a filter (prepare) are used only while they are still the rows. */
+  private version = 0;
+  /** The reads done ahead for one filter: its node's JSON, the version they were made at, what they found. */
+  private prepared: { key: string; version: number; checks: RowChecks } | null = null;
 
   constructor(private readonly maxIndexedValueBytes: number) {}
 
@@ -54,6 +60,7 @@ export class MetadataStore {
 
   /** Replace the metadata of `row` with `metadata` (`json` its text; null for {}). `rowCount`: rows of the index. */
   set(row: number, metadata: Metadata, json: JsonText | null, rowCount: number): void {
+    this.version++;
     if (this.arena.has(row)) {
       this.index.removeRow(row, this.arena.entries(row), rowCount);
       this.arena.free(row);
@@ -67,6 +74,7 @@ export class MetadataStore {
 
   /** Delete the metadata of `row`, moving that of `last` (the index's last row) into it. */
   remove(row: number, last: number): void {
+    this.version++;
     const rowCount = last + 1;
     if (this.arena.has(row)) {
       this.index.removeRow(row, this.arena.entries(row), rowCount);
@@ -100,12 +108,36 @@ export class MetadataStore {
     return this.arena.has(row) ? (JSON.parse(this.arena.json(row)) as Metadata) : {};
   }
 
-  /** Rows of [0, size) that match `node`. */
+  /** Rows of [0, size) that match `node` (with the rows prepare read for it, when nothing changed since). */
   evaluate(node: FilterNode, size: number): RowBitmap {
-    return this.index.evaluate(node, size, (row) => this.object(row));
+    const prepared = this.prepared;
+    this.prepared = null;
+    const ahead = prepared && prepared.version === this.version && prepared.key === JSON.stringify(node) ? prepared.checks : null;
+    return this.index.evaluate(node, size, (row) => this.object(row), ahead);
+  }
+
+  /**
+   * Walk the values `node`'s ranges compare and read the rows it must read
+   * (if any) in slices, giving the event loop back every few ms, for the next
+   * evaluate of the same filter; null when there are none. The caller keeps writes away until that evaluate (a
+   * change in between only makes evaluate read again, at once).
+   */
+  prepare(node: FilterNode, size: number): Promise<void> | null {
+    if (this.indexOrNull === null) return null;
+    const checks = this.index.checksOf(node, size);
+    if (checks.size === 0) return null;
+    const version = this.version;
+    const stale = () => this.version !== version;
+    return checks
+      .verifySliced((row) => this.object(row), this.index.walkStep, stale)
+      .then(() => {
+        if (!stale() && checks.done) this.prepared = { key: JSON.stringify(node), version, checks };
+      });
   }
 
   clear(): void {
+    this.version++;
+    this.prepared = null;
     this.arena.clear();
     this.indexOrNull = null;
   }
