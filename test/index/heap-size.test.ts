@@ -3,6 +3,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { LOG_ENTRY_HEAP_BYTES } from '../../src/index/insertion-order.js';
 import { VectorIndex } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 
@@ -70,7 +71,8 @@ describe('heap size estimate of stored vectors', function () {
     expect(full).to.be.greaterThan(0);
     index.upsert(records.map((r) => ({ ...r, metadata: { other: r.id } })));
     index.upsert(records);
-    expect(index.heapBytes).to.equal(full);
+    // Each replace leaves a dead entry in the insertion log until it is compacted.
+    expect(index.heapBytes).to.equal(full + 2 * records.length * LOG_ENTRY_HEAP_BYTES);
     index.delete(records.slice(0, 25).map((r) => r.id));
     index.setMetadata('v30', {});
     index.delete(records.slice(25).map((r) => r.id));
