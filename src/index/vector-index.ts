@@ -292,9 +292,9 @@ export class VectorIndex {
     return this.kernel?.memoryBytes ?? 0;
   }
 
-  /** Estimated bytes of JS heap held: the ids and their bookkeeping (heap-size.ts), the insertion log's dead entries, the filter index's path cache. */
+  /** Estimated bytes of JS heap held: the ids and their bookkeeping (heap-size.ts), the insertion log's dead entries, the filter and keyword indexes' objects. */
   get heapBytes(): number {
-    return this.rowsHeap + this.order.heapBytes + this.metadata.heapBytes;
+    return this.rowsHeap + this.order.heapBytes + this.metadata.heapBytes + this.texts.heapBytes;
   }
 
   /** Bytes the metadata store holds (arena, row table, dictionary, postings), as allocated. */

@@ -7,6 +7,8 @@
 // unmeasured, compiles the code; then two churns of new sessions are measured
 // and the smaller growth is the data's (V8 now and then keeps a few hundred
 // KB of optimized code or feedback after one that the next does not repeat).
+// Then it adds many small sessions and prints what each costs, measured and
+// counted (a session's own objects, beside what it stores).
 // CHURN_ROUNDS (default 4) sets how many times each session is churned.
 import { TestServer } from './http.js';
 import { randomVector, seededRng, type Rng } from './random.js';
@@ -20,7 +22,7 @@ const ROUNDS = Number(process.env.CHURN_ROUNDS ?? 4);
 /** Long ids, as the issue's replace attack sends them: each request's copy of an id that is kept is not counted. */
 const idOf = (i: number) => `${'i'.repeat(240)}-${String(i).padStart(6, '0')}`;
 
-const server = new TestServer({ requestRatePerSec: 0, maxSessions: 100 });
+const server = new TestServer({ requestRatePerSec: 0, tokenRatePerMin: 0, maxSessions: 1000 });
 await server.start();
 
 async function send(token: string, path: string, body?: unknown): Promise<void> {
@@ -99,8 +101,25 @@ const warm = await server.token();
 await churnAll([warm], seededRng(1));
 await send(warm, '/index/reset');
 
+/** Many new sessions of one vector (with metadata and text): what each costs beside what it stores. */
+async function measuredSessions(count: number) {
+  const before = settle();
+  for (let i = 0; i < count; i++) {
+    const token = await server.token();
+    await send(token, '/vectors/add', { id: 'a', vector: [1, 2, 3, 4], metadata: { k: i }, text: `hello world ${i}` });
+  }
+  const after = settle();
+  return {
+    measured: (after.measured - before.measured) / count,
+    counted: (after.heapBytes + after.metadataBytes - before.heapBytes - before.metadataBytes) / count,
+  };
+}
+
 const first = await measuredChurn(2);
 const second = await measuredChurn(3);
-console.log(JSON.stringify({ first, second, data: first.measured <= second.measured ? first : second }));
+const sessionsA = await measuredSessions(200);
+const sessionsB = await measuredSessions(200);
+const sessions = sessionsA.measured <= sessionsB.measured ? sessionsA : sessionsB;
+console.log(JSON.stringify({ first, second, data: first.measured <= second.measured ? first : second, sessions }));
 server.store.stopSweeper();
 await server.close();
