@@ -17,7 +17,7 @@ import { float32ArrayToNumbers } from './float32.js';
 import type { RowBitmap } from './bitmap.js';
 import { parseFilter, type Filter, type FilterNode, type Metadata } from './filter.js';
 import { ROW_HEAP_BYTES, stringHeapBytes } from './heap-size.js';
-import { InsertionOrder } from './insertion-order.js';
+import { InsertionOrder, LOG_ENTRY_HEAP_BYTES } from './insertion-order.js';
 import { jsonText, utf8Length, type JsonText } from './json-size.js';
 import { decodeCursor, encodeCursor, newEpoch } from './list-cursor.js';
 import { MetadataJson, type TextJson } from './metadata/metadata-json.js';
@@ -300,9 +300,9 @@ export class VectorIndex {
     return this.kernel?.memoryBytes ?? 0;
   }
 
-  /** Estimated bytes of JS heap held: the ids and their bookkeeping (heap-size.ts). */
+  /** Estimated bytes of JS heap held: the ids and their bookkeeping (heap-size.ts), the insertion log's dead entries, the filter and keyword indexes' objects. */
   get heapBytes(): number {
-    return this.rowsHeap;
+    return this.rowsHeap + this.order.heapBytes + this.metadata.heapBytes + this.texts.heapBytes;
   }
 
   /** Bytes the metadata store holds (arena, row table, dictionary, postings), as allocated. */
@@ -414,6 +414,8 @@ export class VectorIndex {
       if (!this.rowOf.has(id) && !newIds.has(id)) {
         newIds.add(id);
         heapBytesAdded += rowHeapBytes(id);
+      } else {
+        heapBytesAdded += LOG_ENTRY_HEAP_BYTES; // a replace leaves a dead entry in the insertion log
       }
       // Made once here, checked against the budget, then written as they are.
       const json = metadata === undefined || isEmpty(metadata) ? null : jsonText(metadata);
@@ -546,7 +548,7 @@ export class VectorIndex {
         result.replaced++;
         this.beforeChange(id, row);
       }
-      this.order.write(id, this.nextSeq + i);
+      this.order.write(this.idOf[row], this.nextSeq + i); // the stored string, not this request's copy
       rows[i] = row;
       this.metadata.set(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i], this.size);
       this.texts.set(row, plan.texts[i], this.nextSeq + i, this.size);
@@ -924,13 +926,14 @@ export class VectorIndex {
   openExport(onCopies?: (bytes: number) => void): IndexExport {
     const open: OpenExport = { position: -1, upTo: this.nextSeq - 1, saved: new Map(), onCopies };
     this.openExports.add(open);
-    this.order.pin();
+    // Compactions keep the entries of the copies it saved, so it emits them in order.
+    const unpin = this.order.pin((seq) => open.saved.has(seq));
     let closed = false;
     const close = () => {
       if (closed) return;
       closed = true;
       this.openExports.delete(open);
-      this.order.unpin();
+      unpin();
       let kept = 0;
       for (const copy of open.saved.values()) kept += copy.bytes;
       open.saved.clear();

@@ -1,7 +1,9 @@
 // MEMORY_BUDGET_BYTES: one budget for every byte a caller can make the server
 // hold. Stored: the sessions' linear memories, their metadata stores (arena
 // and filter index, in ArrayBuffers: counted as allocated) and the JS heap
-// their ids take (estimated per id, src/index/heap-size.ts). In flight: request bodies being read and parsed,
+// their ids take (estimated per id, src/index/heap-size.ts), with their
+// insertion logs' dead entries, their filter indexes' path caches and the
+// token hashes remembered without a session. In flight: request bodies being read and parsed,
 // and answers being built or sent; with DATA_DIR, the buffers of session logs
 // being reopened or compacted (counted, never refused: PERSISTENCE_JOBS caps
 // them). A request that would take the total past

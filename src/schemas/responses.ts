@@ -189,7 +189,12 @@ const MemoryUsageSchema = v.pipe(
     memoryBudgetBytes: CountSchema,
     memoryUsedBytes: v.pipe(CountSchema, v.description('The sum of the five below.')),
     linearMemoryBytes: v.pipe(CountSchema, v.description('Linear memory of all sessions.')),
-    heapBytes: v.pipe(CountSchema, v.description('Estimated JS heap of the sessions: their ids (bounded per vector by MAX_ID_LENGTH).')),
+    heapBytes: v.pipe(
+      CountSchema,
+      v.description(
+        'Estimated JS heap of the sessions: their ids (bounded per vector by MAX_ID_LENGTH), insertion logs and filter path caches, and the token hashes remembered without a session.',
+      ),
+    ),
     metadataBytes: v.pipe(
       CountSchema,
       v.description(
@@ -237,7 +242,10 @@ export const SessionResponseSchema = withSession(['dbOpenMs', 'statsReadMs'], {
     rowCapacity: CountSchema,
     linearMemoryBytes: CountSchema,
     linearMemoryUsedBytes: CountSchema,
-    heapBytes: v.pipe(CountSchema, v.description('Estimated JS heap of this session: its ids (bounded per vector by MAX_ID_LENGTH).')),
+    heapBytes: v.pipe(
+      CountSchema,
+      v.description('Estimated JS heap of this session: its ids (bounded per vector by MAX_ID_LENGTH), its insertion log and its filter path cache.'),
+    ),
     metadataBytes: v.pipe(
       CountSchema,
       v.description(

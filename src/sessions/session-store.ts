@@ -39,6 +39,9 @@ export const USAGE_RECOUNT_MS = 1000;
 /** JS heap of a session with nothing stored: its objects, index, maps and kernel instance (estimated like heap-size.ts). */
 export const SESSION_HEAP_BYTES = 16 * 1024;
 
+/** JS heap of a token hash remembered without its session (expired, or dormant on disk): 64 hex characters, a map entry, a time. */
+export const REMEMBERED_TOKEN_HEAP_BYTES = 160;
+
 export class SessionStore {
   private readonly sessions = new Map<string, Session>();
   /** Hashes of recently expired tokens, so their callers hear SESSION_EXPIRED, oldest first. */
@@ -60,6 +63,8 @@ export class SessionStore {
   readonly budget: MemoryBudget;
   /** Live sessions per client address (MAX_SESSIONS_PER_ADDRESS), those on disk included. */
   private readonly addresses: SessionAddresses;
+  /** What the remembered token hashes (expired, dormant) were last counted at in the budget's heap. */
+  private rememberedCounted = 0;
   /** What each live session was last counted at in the budget (recount()). */
   private readonly counted = new WeakMap<Session, { linear: number; heap: number; metadata: number }>();
 
@@ -345,6 +350,7 @@ export class SessionStore {
           metadata: session.index.metadataBytes + session.index.textBytes,
         }
       : { linear: 0, heap: 0, metadata: 0 };
+    this.recountRemembered();
     const was = this.counted.get(session) ?? { linear: 0, heap: 0, metadata: 0 };
     this.budget.adjustStored(now.linear - was.linear, now.heap - was.heap, now.metadata - was.metadata);
     this.sessionsWithMemory += Number(now.linear > 0) - Number(was.linear > 0);
@@ -434,7 +440,15 @@ export class SessionStore {
 
   /** Count every live session as it is now (reports; requests recount their own session as they go). */
   private recountAll(): void {
+    this.recountRemembered();
     for (const session of this.sessions.values()) this.recount(session);
+  }
+
+  /** Count the token hashes remembered without a session (bounded: MAX_REMEMBERED_EXPIRED, MAX_SESSIONS) in the budget's heap. */
+  private recountRemembered(): void {
+    const now = (this.expired.size + this.dormant.size) * REMEMBERED_TOKEN_HEAP_BYTES;
+    this.budget.adjustStored(0, now - this.rememberedCounted);
+    this.rememberedCounted = now;
   }
 
   /** Seconds a caller refused for capacity is asked to wait. */

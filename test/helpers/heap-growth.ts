@@ -24,6 +24,8 @@ export const METADATA_KINDS: Record<string, [(i: number) => Metadata | undefined
   emptyObjects: [() => ({ a: Array.from({ length: 2000 }, () => ({})) }), 1000],
   twoByteText: [(i) => ({ t: '\u4e2d'.repeat(2500) + i }), 2000],
   nested: [(i) => ({ a: { b: { c: { d: i, e: 'x' + i } } }, tags: ['a', 'b', 'c' + (i % 100)] }), 5000],
+  // Every key new, in each fill too (a key seen before is the same internalized string): the filter index's path cache holds each.
+  uniqueKeys: [(i) => ({ [`key_${'k'.repeat(80)}${i}_${Math.random()}`]: i }), 3000],
 };
 
 const settle = () => {

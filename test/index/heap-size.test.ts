@@ -3,6 +3,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { LOG_ENTRY_HEAP_BYTES } from '../../src/index/insertion-order.js';
 import { VectorIndex } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 
@@ -38,7 +39,7 @@ describe('heap size estimate of stored vectors', function () {
   });
 
   it(`is within ${LOW}x to ${HIGH}x of the measured heap growth without metadata, and never below it with any`, () => {
-    expect(rows.map((r) => r.kind)).to.include.members(['none', 'unique256', 'emptyObjects', 'twoByteText']);
+    expect(rows.map((r) => r.kind)).to.include.members(['none', 'unique256', 'emptyObjects', 'twoByteText', 'uniqueKeys']);
     const none = rows.find((r) => r.kind === 'none')!;
     expect(none.estimated / none.measured, `none: estimated ${none.estimated}, measured ${none.measured}`).to.be.within(LOW, HIGH);
     for (const { kind, measured, estimated } of rows) {
@@ -70,7 +71,8 @@ describe('heap size estimate of stored vectors', function () {
     expect(full).to.be.greaterThan(0);
     index.upsert(records.map((r) => ({ ...r, metadata: { other: r.id } })));
     index.upsert(records);
-    expect(index.heapBytes).to.equal(full);
+    // Each replace leaves a dead entry in the insertion log until it is compacted.
+    expect(index.heapBytes).to.equal(full + 2 * records.length * LOG_ENTRY_HEAP_BYTES);
     index.delete(records.slice(0, 25).map((r) => r.id));
     index.setMetadata('v30', {});
     index.delete(records.slice(25).map((r) => r.id));
@@ -92,7 +94,8 @@ describe('heap size estimate of stored vectors', function () {
     const records = Array.from({ length: 40 }, (_, i) => ({ id: `v${i}`, vector: [1, 2, i + 1], metadata: { tag: `t${i % 3}`, a: [{ b: i }, { b: 'x' }] } }));
     const plan = index.prepareUpsert(records);
     index.applyUpsert(plan);
-    expect(plan.heapBytesAdded).to.be.at.least(index.heapBytes);
+    // The metadata figure holds the filter index's path cache (JS heap) too.
+    expect(plan.heapBytesAdded + plan.metadataBytesAdded).to.be.at.least(index.heapBytes + index.metadataBytes);
     expect(plan.metadataBytesAdded).to.be.at.least(index.metadataBytes);
   });
 });

@@ -20,6 +20,7 @@ import type { FilterNode, Metadata } from '../filter.js';
 import { compareRange } from '../filter-match.js';
 import { isScalar } from '../json-value.js';
 import { hasLoneSurrogate, writeUtf8 } from '../json-size.js';
+import { stringHeapBytes } from '../heap-size.js';
 import { ByteDictionary, hashBytes } from './byte-dictionary.js';
 import { canonicalBytesUpper, canonicalJson, hashText } from './canonical-json.js';
 import { type MetadataReader, RowChecks, START, type WalkStep } from './row-checks.js';
@@ -47,6 +48,9 @@ const utf8Out = new TextDecoder();
 
 export type { MetadataReader } from './row-checks.js';
 
+/** A Map entry (3 words, in a table at most half full after a doubling, with its bucket) and its key. */
+const pathCacheHeapBytes = (path: string) => 64 + stringHeapBytes(path);
+
 export class MetadataIndex {
   private readonly dictionary = new ByteDictionary();
   private readonly postings = new RowPostings();
@@ -64,6 +68,8 @@ export class MetadataIndex {
   private listedBy = new Uint32Array(16);
   private rowStamp = 0;
   private readonly pathIds = new Map<string, number>();
+  /** Estimated JS heap of pathIds: its keys and entries (the only part of the index in the heap that grows with writes). */
+  private pathIdsHeap = 0;
   private key = new Uint8Array(256);
   private readonly number = new Float64Array(1);
   private readonly numberBytes = new Uint8Array(this.number.buffer);
@@ -72,6 +78,11 @@ export class MetadataIndex {
   private rowEntryCount = 0;
 
   constructor(readonly maxValueBytes: number) {}
+
+  /** Estimated JS heap held beside the typed arrays: the path cache (heap-size.ts). */
+  get heapBytes(): number {
+    return this.pathIdsHeap;
+  }
 
   /** Bytes of the typed arrays held. */
   get byteLength(): number {
@@ -346,8 +357,12 @@ export class MetadataIndex {
     const known = this.pathIds.get(path);
     if (known !== undefined) return known;
     const id = this.entry(this.writeKeyText(PATH, 1, path), PATH, -1);
-    if (this.pathIds.size >= PATH_CACHE_SIZE) this.pathIds.clear();
+    if (this.pathIds.size >= PATH_CACHE_SIZE) {
+      this.pathIds.clear();
+      this.pathIdsHeap = 0;
+    }
     this.pathIds.set(path, id);
+    this.pathIdsHeap += pathCacheHeapBytes(path);
     return id;
   }
 
@@ -376,8 +391,8 @@ export class MetadataIndex {
   private drop(id: number): void {
     const kind = this.kindOf[id];
     if (kind === PATH) {
-      const key = this.dictionary.keyOf(id);
-      this.pathIds.delete(utf8Out.decode(key.subarray(1)));
+      const path = utf8Out.decode(this.dictionary.keyOf(id).subarray(1));
+      if (this.pathIds.delete(path)) this.pathIdsHeap -= pathCacheHeapBytes(path);
     } else if (kind !== LONG_STRINGS && kind !== COMPOSITE && kind !== HASHED) {
       const prev = this.prevInPath[id],
         next = this.nextInPath[id];

@@ -14,6 +14,10 @@ import type { RowChecks } from './row-checks.js';
 /** Bytes the index may take per entry and per row listed in one, at most, with every array at its emptiest after a doubling. */
 const ENTRY_BYTES_UPPER = 128;
 const ROW_ENTRY_BYTES_UPPER = 20;
+/** JS heap of a filter index's objects, beside its arrays' bytes (measured: about 4 to 6 KiB). */
+const INDEX_HEAP_BYTES = 6 * 1024;
+/** JS heap of a path in the index's path cache, besides its characters: a map entry and a string's header. */
+const PATH_CACHE_ENTRY_UPPER = 88;
 /** The largest chunk the arena opens for small records. */
 const CHUNK_BYTES_UPPER = 1024 * 1024;
 
@@ -39,6 +43,11 @@ export class MetadataStore {
     return this.arena.byteLength + (this.indexOrNull?.byteLength ?? 0);
   }
 
+  /** Estimated JS heap of the filter index, once made: its objects and typed arrays' own objects, and its path cache. */
+  get heapBytes(): number {
+    return this.indexOrNull === null ? 0 : INDEX_HEAP_BYTES + this.indexOrNull.heapBytes;
+  }
+
   /** Bytes of metadata JSON stored. */
   get jsonBytes(): number {
     return this.arena.jsonBytes;
@@ -49,10 +58,12 @@ export class MetadataStore {
     return this.indexOrNull?.entryCount ?? 0;
   }
 
-  /** Bytes a row with this metadata (`json` its text) can add at most. */
+  /** Bytes a row with this metadata (`json` its text) can add at most, the JS heap of the index's path cache included. */
   upperBytes(metadata: Metadata, json: JsonText): number {
     const { entries, keyBytes } = measureEntries(metadata, this.maxIndexedValueBytes);
-    return json.bytes + 4 + entries * (ENTRY_BYTES_UPPER + ROW_ENTRY_BYTES_UPPER) + 2 * keyBytes;
+    // A cached path: a map entry and a string of at most 2 bytes a character (keyBytes counts 3 a character).
+    const pathCache = entries * PATH_CACHE_ENTRY_UPPER + keyBytes;
+    return json.bytes + 4 + entries * (ENTRY_BYTES_UPPER + ROW_ENTRY_BYTES_UPPER) + 2 * keyBytes + pathCache;
   }
 
   /** Bytes a change can add however small, besides upperBytes: a new chunk of the arena. */
