@@ -9,6 +9,7 @@ import { JobSlots } from '../limits/job-slots.js';
 import { MemoryBudget } from '../limits/memory-budget.js';
 import { CorruptLogError, FormatError } from './persistence/records-v2.js';
 import type { JournalFs } from './persistence/journal-fs.js';
+import { SyncNotTriedError } from './persistence/log-file.js';
 import { SessionJournal, type EncodedChange, type JournalCounts } from './persistence/session-journal.js';
 import type { UpsertOptions, UpsertPlan, VectorInput } from '../index/vector-index.js';
 import { Session } from './session.js';
@@ -159,6 +160,10 @@ export class SessionStore {
   durable(session: Session): Promise<void> | undefined {
     const synced = this.log?.durable(session);
     return synced?.catch((err) => {
+      if (err instanceof SyncNotTriedError) {
+        console.error(`tempvec: the log of session ${session.id} could not be fsynced now: ${err.message}`);
+        throw diskError('the server has no file handle free to confirm the change on disk; it was not confirmed, read the session back before retrying');
+      }
       console.error(`tempvec: the log of session ${session.id} could not be confirmed on disk:`, (err as Error).message ?? err);
       throw diskError('the change could not be confirmed on disk; read the session back before retrying');
     });

@@ -27,6 +27,9 @@ export interface LogHost {
   used(file: LogFile): void;
 }
 
+/** An fsync that could not even be tried (the log could not be opened): not a failed fsync, nothing to rewrite. */
+export class SyncNotTriedError extends Error {}
+
 export class LogFile {
   readonly sessionId: string;
   /** Cutting a failed append back failed too: the file may end in a partial record until repaired. */
@@ -262,14 +265,16 @@ export class LogFile {
     const upTo = this.written;
     const bytes = this.size;
     const generation = this.generation;
+    let fd: number;
+    try {
+      fd = await io.open(this.path, 'r');
+    } catch (err) {
+      // No fsync was tried (no file handle free: EMFILE): nothing is lost, the next sync covers these changes too.
+      throw new SyncNotTriedError(`the log could not be opened to fsync it (${describe(err)})`);
+    }
     try {
       await this.renamed;
-      const fd = await io.open(this.path, 'r');
-      try {
-        await io.fdatasync(fd);
-      } finally {
-        await io.close(fd).catch(() => {});
-      }
+      await io.fdatasync(fd);
     } catch (err) {
       // A compaction renamed a new file (fsynced whole) over the log meanwhile: the old file's failure no longer matters.
       if (generation !== this.generation) return;
@@ -282,6 +287,8 @@ export class LogFile {
         void this.host.rewrite(this).catch(() => {});
       }
       throw err;
+    } finally {
+      await io.close(fd).catch(() => {});
     }
     // A compaction renamed a new file over the log meanwhile: sync again, that one.
     if (generation !== this.generation) return;

@@ -36,6 +36,8 @@ function faultyFs() {
     fdatasyncCalls: 0,
     /** Asynchronous fsync (a compaction's or a rewrite's file, the directory). */
     fsync: false,
+    /** Asynchronous opens (an fdatasync's, a compaction's): fail as when the process has no file handle free. */
+    open: false,
   };
   const fs: JournalFs = {
     ...nodeFs,
@@ -72,6 +74,10 @@ function faultyFs() {
     async fsync(fd) {
       if (faults.fsync) throw fault('EIO');
       return nodeFs.fsync(fd);
+    },
+    async open(path, flags, mode) {
+      if (faults.open) throw fault('EMFILE');
+      return nodeFs.open(path, flags, mode);
     },
   };
   return { fs, faults };
@@ -618,6 +624,35 @@ describe('disk faults with DATA_DIR', () => {
       add(store, session, [10]);
       await store.durable(session);
       expectExactly(session, range(0, 11));
+      expectExactly(await open().authenticate(token), range(0, 11));
+    });
+
+    it('takes an open() that fails (EMFILE) for no failed fsync: 503 for that change, no rewrite, the next fdatasync confirms it', async () => {
+      const { fs, faults } = faultyFs();
+      const store = open(fs, { fsync: 'always' });
+      const { token, session } = store.create();
+      const path = join(dir, `${hashToken(token)}.log`);
+      add(store, session, range(0, 5));
+      await store.durable(session);
+      const inode = statSync(path).ino;
+      faults.open = true;
+      const calls = faults.fdatasyncCalls;
+      add(store, session, range(5, 10));
+      const err = await store.durable(session)!.then(
+        () => null,
+        (caught) => caught,
+      );
+      expect(err).to.be.instanceOf(ApiError);
+      expect([err.status, err.code]).to.deep.equal([503, 'SERVER_AT_CAPACITY']);
+      expect(err.message).to.match(/no file handle free/);
+      expect(faults.fdatasyncCalls, 'no fdatasync was tried').to.equal(calls);
+      faults.open = false;
+      // Not broken: the next change is taken at once, and its fdatasync confirms the one before too.
+      add(store, session, [10]);
+      await store.durable(session);
+      await store.whenIdle();
+      expect(statSync(path).ino, 'the log was not rewritten').to.equal(inode);
+      expect(logged.join('\n')).not.to.match(/rewritten from memory/);
       expectExactly(await open().authenticate(token), range(0, 11));
     });
 
