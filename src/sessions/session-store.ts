@@ -3,7 +3,7 @@
 // log (persistence/session-journal.ts) and reopens sessions after a restart.
 import { isWasmAllocationFailure, WASM_MEMORIES_OUTSIDE_SESSIONS } from '../limits/wasm-memories.js';
 import type { Config } from '../config.js';
-import { apiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { heapCapBytes } from '../limits/heap-limit.js';
 import { JobSlots } from '../limits/job-slots.js';
 import { MemoryBudget } from '../limits/memory-budget.js';
@@ -76,6 +76,9 @@ export class SessionStore {
         writePieceBytes: options.journalWritePieceBytes,
         slots: new JobSlots(config.persistenceJobs),
         hold: (bytes) => this.budget.hold('persistence', bytes),
+        maxBytes: config.dataDirMaxBytes,
+        maxLogBytes: config.maxSessionLogBytes,
+        now,
       });
       if (restoreNow) this.dormant = this.log.scan();
       else this.restoring = true;
@@ -139,6 +142,8 @@ export class SessionStore {
   journal(session: Session, write: (log: SessionJournal, at: number) => Promise<void> | undefined | void): Promise<void> | undefined {
     if (!this.log) return undefined;
     const failed = (err: unknown): never => {
+      // Past DATA_DIR_MAX_BYTES or MAX_SESSION_LOG_BYTES: refused (507) before anything was written.
+      if (err instanceof ApiError) throw err;
       console.error(`tempvec: cannot write the log of session ${session.id}:`, (err as Error).message ?? err);
       throw diskError();
     };
@@ -172,6 +177,11 @@ export class SessionStore {
   /** What reopens cut off or set aside since the start (/metrics; zeros without DATA_DIR). */
   journalCounts(): JournalCounts {
     return this.log?.counts ?? { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
+  }
+
+  /** DATA_DIR only: the bytes of its files, as the journal counts them (0 without DATA_DIR). */
+  dataDirBytes(): number {
+    return this.log?.usage.used ?? 0;
   }
 
   /** Settles when the journal has no background work (compaction) under way. */
@@ -265,6 +275,7 @@ export class SessionStore {
       if (now - at < this.config.expiredTokenMemoryMs) break;
       this.expired.delete(hash);
     }
+    this.log?.sweepSetAside(now, this.config.sessionTtlMs);
   }
 
   startSweeper(): void {

@@ -25,6 +25,10 @@ export interface LogHost {
   stamp(path: string, at: number): void;
   /** The file was opened, or used while open: the host closes the least recently used past its cap. */
   used(file: LogFile): void;
+  /** The file's size changed (the host counts DATA_DIR's bytes). */
+  resized(file: LogFile): void;
+  /** The store's clock (a failed compaction's pause). */
+  now(): number;
 }
 
 /** An fsync that could not even be tried (the log could not be opened): not a failed fsync, nothing to rewrite. */
@@ -45,6 +49,9 @@ export class LogFile {
   compacting = false;
   /** The compaction under way (settles, never rejects). */
   compaction: Promise<void> | null = null;
+  /** After a compaction failed: not tried again before this time (the host's clock), and failures in a row. */
+  compactAfter = 0;
+  compactFailures = 0;
   /** Changes appended, and how many of them fdatasync has confirmed (FSYNC=always). */
   written = 0;
   synced = 0;
@@ -191,11 +198,23 @@ export class LogFile {
     this.size += bytes;
     this.appended += bytes;
     this.sequence += count;
+    this.host.resized(this);
     if (change) this.written++;
     // Every write moves the file's mtime: set it back to the last access (a sync record's `at` is -Infinity).
     this.persistedAccess = Math.max(at, this.persistedAccess);
     this.host.stamp(this.path, this.persistedAccess);
-    if (!this.compacting && this.appended > Math.max(COMPACT_MIN_BYTES, this.base)) this.host.compactionDue(this);
+    if (this.due()) this.host.compactionDue(this);
+  }
+
+  /** Whether the log is due a compaction: it holds more than its live data by that data's size (and 1 MiB), and no failed one is waited out. */
+  due(): boolean {
+    return !this.compacting && !this.closed && this.appended > Math.max(COMPACT_MIN_BYTES, this.base) && this.host.now() >= this.compactAfter;
+  }
+
+  /** A reopened log holds about `liveBytes` of live data (the rest is replaced or deleted data): compacted by that, not after it doubles again. */
+  holds(liveBytes: number): void {
+    this.base = Math.min(this.size, liveBytes);
+    this.appended = this.size - this.base;
   }
 
   /** Cut a fenced log back to its whole records (throws while that still fails). */
@@ -234,6 +253,7 @@ export class LogFile {
     this.size = size;
     this.base = size - fromTail;
     this.appended = fromTail;
+    this.host.resized(this);
   }
 
   /**

@@ -245,8 +245,9 @@ describe('disk faults with DATA_DIR', () => {
       expect(logged.join('\n')).to.match(/could not compact.*old log is kept/);
       const expected = [...range(0, 300), ...range(1000, 1300)];
       expectExactly(await open().authenticate(token), expected);
-      // Once the disk behaves, the next compaction (after as much growth again) goes through.
+      // Once the disk behaves, the next compaction (after the pause a failed one waits, 1 s) goes through.
       faults.asyncWrite = null;
+      clock += 1000;
       for (let round = 0; round < 20; round++)
         add(
           store,
