@@ -7,7 +7,7 @@
 // may hold pages the disk never will.
 import type { FsyncMode } from '../../config.js';
 import type { Session } from '../session.js';
-import { closeQuietly, describe, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
+import { closeQuietly, describe, SyncNotTriedError, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
 import { encodeRecordV2 } from './records-v2.js';
 
 /** A log is compacted once it has grown by this much and by its own compacted size since the last time. */
@@ -29,10 +29,11 @@ export interface LogHost {
   resized(file: LogFile): void;
   /** The store's clock (a failed compaction's pause). */
   now(): number;
+  /** fsync DATA_DIR (after a rename whose directory fsync could not be tried). */
+  syncDir(): Promise<void>;
 }
 
-/** An fsync that could not even be tried (the log could not be opened): not a failed fsync, nothing to rewrite. */
-export class SyncNotTriedError extends Error {}
+export { SyncNotTriedError } from './journal-fs.js';
 
 export class LogFile {
   readonly sessionId: string;
@@ -60,6 +61,8 @@ export class LogFile {
   generation = 0;
   /** The directory fsync that makes the last rename durable. */
   renamed: Promise<void> | null = null;
+  /** That fsync could not be tried (the directory could not be opened): the next sync tries it first. */
+  renameUnsynced = false;
   /**
    * An fsync of the log (or of the directory after its rename) failed: the page cache may hold
    * pages the disk never will, so nothing is appended or acknowledged until the log has been
@@ -249,6 +252,7 @@ export class LogFile {
   replaced(size: number, fromTail: number): void {
     this.release();
     this.generation++; // an fdatasync of the old file no longer counts
+    this.renameUnsynced = false; // the new rename's directory fsync follows
     this.fenced = false; // the new file ends at its last whole record
     this.size = size;
     this.base = size - fromTail;
@@ -293,11 +297,20 @@ export class LogFile {
       throw new SyncNotTriedError(`the log could not be opened to fsync it (${describe(err)})`);
     }
     try {
-      await this.renamed;
+      if (this.renameUnsynced) {
+        await this.host.syncDir();
+        this.renameUnsynced = false;
+      } else await this.renamed;
       await io.fdatasync(fd);
     } catch (err) {
       // A compaction renamed a new file (fsynced whole) over the log meanwhile: the old file's failure no longer matters.
       if (generation !== this.generation) return;
+      // The directory could not be opened to fsync the rename: no fsync failed, the next sync tries it again.
+      if (err instanceof SyncNotTriedError) {
+        if (this.renamed) this.renameUnsynced = true;
+        this.renamed = null;
+        throw err;
+      }
       if (!this.closed) {
         // fsyncgate: the kernel may have marked unwritten pages clean; the log no longer tells the truth.
         console.error(

@@ -30,7 +30,7 @@ import { JobSlots } from '../../limits/job-slots.js';
 import type { Reservation } from '../../limits/memory-budget.js';
 import { compact, COPIES_MAX_BYTES, rewriteFromMemory, type CompactionEnv } from './compaction.js';
 import { lockDir } from './dir-lock.js';
-import { closeQuietly, describe, nodeFs, quietly, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
+import { closeQuietly, describe, nodeFs, quietly, syncDir, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
 import { LogFile, type LogHost } from './log-file.js';
 import { CHUNK_BYTES, LogReader } from './log-reader.js';
 import { DiskUsage } from './disk-usage.js';
@@ -212,6 +212,10 @@ export class SessionJournal implements LogHost {
       this.aside.delete(path);
       this.usage.add(-bytes);
     }
+  }
+
+  syncDir(): Promise<void> {
+    return syncDir(this.io, this.dir);
   }
 
   resized(file: LogFile): void {

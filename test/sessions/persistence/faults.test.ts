@@ -38,6 +38,8 @@ function faultyFs() {
     fsync: false,
     /** Asynchronous opens (an fdatasync's, a compaction's): fail as when the process has no file handle free. */
     open: false,
+    /** The same, for the directory only (its fsync after a compaction's rename). */
+    openDir: false,
   };
   const fs: JournalFs = {
     ...nodeFs,
@@ -76,7 +78,7 @@ function faultyFs() {
       return nodeFs.fsync(fd);
     },
     async open(path, flags, mode) {
-      if (faults.open) throw fault('EMFILE');
+      if (faults.open || (faults.openDir && !/\.log(\.tmp)?$/.test(path))) throw fault('EMFILE');
       return nodeFs.open(path, flags, mode);
     },
   };
@@ -655,6 +657,29 @@ describe('disk faults with DATA_DIR', () => {
       expect(statSync(path).ino, 'the log was not rewritten').to.equal(inode);
       expect(logged.join('\n')).not.to.match(/rewritten from memory/);
       expectExactly(await open().authenticate(token), range(0, 11));
+    });
+
+    it("takes a directory that cannot be opened for a compaction's fsync (EMFILE) for no failed fsync: 503, no rewrite, the next sync tries it again", async () => {
+      const { fs, faults } = faultyFs();
+      const store = open(fs, { fsync: 'always' });
+      const { token, session } = store.create();
+      add(store, session, range(0, 5));
+      await store.durable(session);
+      faults.openDir = true;
+      // Renamed over the log; the directory fsync that makes the rename durable could not be tried.
+      await store.compactLog(session);
+      add(store, session, range(5, 8));
+      const err = await store.durable(session)!.then(
+        () => null,
+        (caught) => caught,
+      );
+      expect([err?.status, err?.code]).to.deep.equal([503, 'SERVER_AT_CAPACITY']);
+      faults.openDir = false;
+      add(store, session, [8]);
+      await store.durable(session);
+      await store.whenIdle();
+      expect(logged.join('\n')).not.to.match(/rewritten from memory|fsync failed/);
+      expectExactly(await open().authenticate(token), range(0, 9));
     });
 
     it('confirms the changes a failed fdatasync left waiting once the rewrite from memory is on stable storage', async () => {

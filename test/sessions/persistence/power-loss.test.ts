@@ -76,8 +76,9 @@ interface Outcome {
   /** The operation that failed before the power loss (failOp), if it came. */
   failedOp: string | null;
   cut: number;
-  /** The reopen cut a torn tail and the power was lost a second time after it. */
+  /** The reopen cut a torn tail and the power was lost a second time after it; how many such second losses. */
   secondLoss: boolean;
+  secondLosses: number;
 }
 
 const entryHash = (id: string, tag: string) => crc32(`${id}=${tag}`);
@@ -262,6 +263,7 @@ async function crashPoint(scenario: Scenario, seed: number, crashAt: number): Pr
     failedOp: null,
     cut: 0,
     secondLoss: false,
+    secondLosses: 0,
   };
   fs.onCrash = () => {
     for (const t of tracked) t.ackedAtCrash = t.acked;
@@ -344,6 +346,7 @@ async function secondLoss(
   outcome.failures.push(...second.unexpected.map((failure) => `after the reopen: ${failure}`));
   await reopened.whenIdle();
   disk.crash();
+  outcome.secondLosses++;
   const third = new SessionStore(config, kernel, Date.now, true, { journalFs: new PowerLossFs(DIR, random, disk.image!) });
   await compare(third, live, scenario, `second reopen (power lost after ${after} changes)`, outcome);
   await third.whenIdle();
@@ -400,7 +403,16 @@ async function run(scenario: Scenario, points: number) {
   // A dry run (power lost after the workload) sizes the range of crash points.
   const dry = await crashPoint(scenario, 1, 0);
   const failures: string[] = [];
-  const counts = { inCompaction: 0, inImport: 0, inPieces: 0, afterFailedSync: 0, cut: 0, secondLoss: 0, failedOps: new Map<string, number>() };
+  const counts = {
+    inCompaction: 0,
+    inImport: 0,
+    inPieces: 0,
+    afterFailedSync: 0,
+    cut: 0,
+    secondLoss: 0,
+    secondLosses: 0,
+    failedOps: new Map<string, number>(),
+  };
   for (let i = 0; i < points; i++) {
     const seed = 1000 + i;
     const crashAt = 1 + Math.floor(seeded(seed * 7919)() * dry.steps * 1.1);
@@ -413,6 +425,7 @@ async function run(scenario: Scenario, points: number) {
     if (outcome.failedOp) counts.failedOps.set(outcome.failedOp, (counts.failedOps.get(outcome.failedOp) ?? 0) + 1);
     counts.cut += outcome.cut;
     counts.secondLoss += Number(outcome.secondLoss);
+    counts.secondLosses += outcome.secondLosses;
   }
   return { failures, counts };
 }
@@ -482,7 +495,7 @@ describe('power loss at random points (PowerLossFs)', function () {
         const { failures, counts } = await run(scenario, points);
         if (process.env.POWER_LOSS_POINTS)
           Object.assign(console, console_).log(
-            `      ${points} crash points: ${counts.inCompaction} in a compaction or rewrite, ${counts.inImport} with an import not yet fsynced (${counts.inPieces} in its write turn), ${counts.afterFailedSync} after a failed fsync${counts.failedOps.size > 0 ? `, after a failed ${[...counts.failedOps].map(([op, n]) => `${op} ${n}`).join(', ')}` : ''}; ${counts.cut} unacknowledged changes cut${scenario.secondLoss ? `; ${counts.secondLoss} second losses after a reopen that cut` : ''}`,
+            `      ${points} crash points: ${counts.inCompaction} in a compaction or rewrite, ${counts.inImport} with an import not yet fsynced (${counts.inPieces} in its write turn), ${counts.afterFailedSync} after a failed fsync${counts.failedOps.size > 0 ? `, after a failed ${[...counts.failedOps].map(([op, n]) => `${op} ${n}`).join(', ')}` : ''}; ${counts.cut} unacknowledged changes cut${scenario.secondLoss ? `; ${counts.secondLoss} reopens that cut, followed by ${counts.secondLosses} second losses` : ''}`,
           );
         expect(failures.slice(0, 10), `${failures.length} of ${points} crash points failed`).to.deep.equal([]);
         // The harness reaches what it claims to: crash points inside an import's turn, written in pieces.
