@@ -193,6 +193,25 @@ export class LogFile {
     } catch (undo) {
       this.fenced = true;
       console.error(`tempvec: session ${this.sessionId}: a failed append could not be cut back (${describe(undo)}); its changes are refused until it can`);
+      return;
+    }
+    this.syncCut(fd);
+  }
+
+  /**
+   * Make a cut durable before the log takes another record (both FSYNC modes): a truncate lost to a
+   * power loss would bring back the failed append's whole records (an import's parts) behind new
+   * records that filled the cut exactly. A failed fsync breaks the log (rewritten from memory).
+   */
+  private syncCut(fd: number): void {
+    try {
+      this.host.io.fsyncSync(fd);
+    } catch (err) {
+      console.error(
+        `tempvec: fsync failed for the log of session ${this.sessionId} after a cut (${describe(err)}); its changes are refused until it is rewritten from memory`,
+      );
+      this.broken = true;
+      void this.host.rewrite(this).catch(() => {});
     }
   }
 
@@ -222,8 +241,11 @@ export class LogFile {
 
   /** Cut a fenced log back to its whole records (throws while that still fails). */
   private repair(): void {
-    this.host.io.ftruncateSync(this.open(), this.size);
+    const fd = this.open();
+    this.host.io.ftruncateSync(fd, this.size);
     this.fenced = false;
+    this.syncCut(fd);
+    if (this.broken) throw new Error('an fsync of the log failed after it was cut back: it is being rewritten from memory');
   }
 
   /** The log, open for appends (kept open between them; the host caps how many logs stay open). */

@@ -40,6 +40,9 @@ function faultyFs() {
     open: false,
     /** The same, for the directory only (its fsync after a compaction's rename). */
     openDir: false,
+    /** Synchronous fsyncs (a new log's, a cut's): fail; and how many were made. */
+    fsyncSync: false,
+    fsyncSyncCalls: 0,
   };
   const fs: JournalFs = {
     ...nodeFs,
@@ -50,6 +53,11 @@ function faultyFs() {
       }
       if (faults.write) throw fault(faults.write);
       return nodeFs.writeSync(fd, buffer, offset, length, position);
+    },
+    fsyncSync(fd) {
+      faults.fsyncSyncCalls++;
+      if (faults.fsyncSync) throw fault('EIO');
+      nodeFs.fsyncSync(fd);
     },
     ftruncateSync(fd, length) {
       if (faults.truncate) throw fault('EIO');
@@ -178,6 +186,37 @@ describe('disk faults with DATA_DIR', () => {
       expect(logged.join('\n')).not.to.match(/torn/);
     });
   }
+
+  it('fsyncs the cut of a failed append before the log takes another record (FSYNC=never too)', async () => {
+    const { fs, faults } = faultyFs();
+    const store = open(fs);
+    const { token, session } = store.create();
+    add(store, session, range(0, 10));
+    const calls = faults.fsyncSyncCalls;
+    faults.write = 'short';
+    expect(refused(() => add(store, session, range(10, 20))).status).to.equal(503);
+    expect(faults.fsyncSyncCalls, 'the cut was fsynced').to.equal(calls + 1);
+    faults.write = null;
+    add(store, session, range(20, 30));
+    expectExactly(await open().authenticate(token), [...range(0, 10), ...range(20, 30)]);
+  });
+
+  it('rewrites the log from memory when the fsync of a cut fails, refusing changes until then', async () => {
+    const { fs, faults } = faultyFs();
+    const store = open(fs);
+    const { token, session } = store.create();
+    add(store, session, range(0, 10));
+    faults.write = 'short';
+    faults.fsyncSync = true;
+    expect(refused(() => add(store, session, range(10, 20))).status).to.equal(503);
+    faults.write = null;
+    faults.fsyncSync = false;
+    expect(refused(() => add(store, session, [99])).status, 'refused while the rewrite runs').to.equal(503);
+    await store.whenIdle();
+    expect(logged.join('\n')).to.match(/fsync failed .* after a cut/);
+    add(store, session, range(20, 30));
+    expectExactly(await open().authenticate(token), [...range(0, 10), ...range(20, 30)]);
+  });
 
   it('refuses changes while a failed append cannot be cut back, and recovers when it can', async () => {
     const { store, token, session } = fencedSession();
