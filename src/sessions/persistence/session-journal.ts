@@ -619,7 +619,8 @@ export class SessionJournal implements LogHost {
         (err) => {
           quietly(() => this.io.rmSync(`${file.path}.tmp`));
           if (!file.closed) console.error(`tempvec: could not compact the log of session ${file.sessionId}; the old log is kept: ${describe(err)}`);
-          this.retryCompaction(file);
+          // The log is gone (deleted with its session's directory): nothing to try again.
+          if ((err as { code?: string }).code !== 'ENOENT') this.retryCompaction(file);
         },
       )
       .finally(() => {
