@@ -120,6 +120,8 @@ export class SessionJournal implements LogHost {
   private readonly logBytes = new Map<string, number>();
   /** Logs of the sessions in memory. */
   private readonly live = new Set<LogFile>();
+  /** When the logs were last looked through for one to compact past the quota. */
+  private roomSoughtAt = Number.NEGATIVE_INFINITY;
   /** Files set aside (path -> bytes, and when they were set aside): deleted once the session TTL has passed. */
   private readonly aside = new Map<string, { bytes: number; at: number }>();
   readonly now: () => number;
@@ -564,7 +566,11 @@ export class SessionJournal implements LogHost {
     } catch (err) {
       const own = file.size + bytes > this.usage.maxLogBytes && this.usage.maxLogBytes > 0;
       let candidate: LogFile | null = file.appended >= bytes ? file : null;
-      if (!candidate && !own && this.jobs.size === 0) for (const other of this.live) if (other.appended > (candidate?.appended ?? 0)) candidate = other;
+      // Every live log looked at, at most once a second (refusals can come fast while the quota is full).
+      if (!candidate && !own && this.jobs.size === 0 && this.now() - this.roomSoughtAt >= 1000) {
+        this.roomSoughtAt = this.now();
+        for (const other of this.live) if (other.appended > (candidate?.appended ?? 0)) candidate = other;
+      }
       if (candidate && !candidate.compacting && !candidate.broken && this.now() >= candidate.compactAfter) this.compactionDue(candidate);
       if (!candidate?.compacting) throw err;
       this.usage.assertRoom(file.size, bytes, true);

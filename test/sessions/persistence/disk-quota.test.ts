@@ -139,6 +139,24 @@ describe('disk bounded (DATA_DIR_MAX_BYTES, MAX_SESSION_LOG_BYTES)', () => {
     expect(store.dataDirBytes()).to.equal(measured());
   });
 
+  it("past the quota, compacts the log that appended most to make room for another session's change", async () => {
+    const quota = 192 * 1024;
+    const store = open({ dataDirMaxBytes: quota });
+    const churned = store.create().session;
+    const random = seededRng(4);
+    // The same 8 ids again and again, up to a few KB short of the quota (a log under 1 MiB is not compacted as it grows).
+    while (store.dataDirBytes() + 6000 < quota) expect(await add(store, churned, 0, 8, random)).to.equal(null);
+    const fresh = store.create().session;
+    let answer = await add(store, fresh, 0, 40, random);
+    expect(answer?.code, 'refused past the quota').to.equal('DISK_QUOTA_EXCEEDED');
+    await store.whenIdle();
+    answer = await add(store, fresh, 0, 40, random);
+    expect(answer, 'taken once the churned log was compacted').to.equal(null);
+    expect(fresh.index.size).to.equal(40);
+    expect(store.dataDirBytes(), 'the churned log holds its live rows only').to.be.below(quota / 2);
+    expect(store.dataDirBytes()).to.equal(measured());
+  });
+
   it('derives DATA_DIR_MAX_BYTES at start from the free space: the bytes in DATA_DIR plus 90% of the free space, published in /limits', () => {
     writeFileSync(join(dir, 'a'.repeat(64) + '.log'), Buffer.alloc(5000));
     const config = loadConfig({}, { dataDir: dir });
