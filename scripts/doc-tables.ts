@@ -64,6 +64,10 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
     "the instance holding the token's session is down or restarting (behind the cluster's nginx), or this instance is still restoring its sessions from disk (`Retry-After`); other sessions are not affected",
   KERNEL_THREAD_FAILED:
     'the kernel thread running a search stopped (out of memory, a fault); only the searches it held fail, the pool starts another thread, no data is lost; retry (`Retry-After`)',
+  DISK_QUOTA_EXCEEDED:
+    'with `DATA_DIR`: a change that would take the bytes of the data directory past `DATA_DIR_MAX_BYTES`; nothing of it is kept (`Retry-After`; a compaction may be making room)',
+  SESSION_LOG_FULL:
+    "with `DATA_DIR`: a change that would take the session's log past `MAX_SESSION_LOG_BYTES`; nothing of it is kept (`Retry-After` when a compaction is making room; otherwise delete vectors or clear the session)",
   INTERNAL_ERROR: 'a bug; the body carries no internals',
 };
 

@@ -129,6 +129,9 @@ export interface Config {
   maxAnswerBytes: number;
   kernelThreads: number;
   persistenceJobs: number;
+  /** With DATA_DIR: bytes of all files in it at most (0 in CONFIG_VARIABLES: derived at start, defaultDataDirMaxBytes). */
+  dataDirMaxBytes: number;
+  maxSessionLogBytes: number;
   kernelBuild: KernelBuild;
 }
 
@@ -260,6 +263,18 @@ export const CONFIG_VARIABLES = [
     `with DATA_DIR: session logs reopened, compacted or rewritten at once (each holds about ${PERSISTENCE_JOB_BUFFER_BYTES / MiB} MiB of buffers, counted in the memory budget; /limits \`persistence\`); the rest wait their turn`,
   ],
   [
+    'DATA_DIR_MAX_BYTES',
+    'dataDirMaxBytes',
+    0,
+    "with DATA_DIR: bytes of all session logs in it at most (/limits `persistence`); a change past it is refused with 507 DISK_QUOTA_EXCEEDED, compaction still runs to make room; 0 derives it at start: the bytes already in DATA_DIR plus 90% of its file system's free space",
+  ],
+  [
+    'MAX_SESSION_LOG_BYTES',
+    'maxSessionLogBytes',
+    1024 * MiB,
+    "with DATA_DIR: bytes of one session's log at most (a full session of 50,000 x 1024 float32 holds about 205 MB of vectors, and a log is compacted once it holds twice its live data); a change past it is refused with 507 SESSION_LOG_FULL",
+  ],
+  [
     'KERNEL_BUILD',
     'kernelBuild',
     'auto',
@@ -277,6 +292,7 @@ export const CONFIG_VARIABLES = [
 export const MACHINE_DEPENDENT_DEFAULTS: Partial<Record<(typeof CONFIG_VARIABLES)[number][0], string>> = {
   MEMORY_BUDGET_BYTES: "a quarter of the machine's memory",
   KERNEL_THREADS: "the machine's available parallelism",
+  DATA_DIR_MAX_BYTES: "0: the bytes in DATA_DIR plus 90% of its file system's free space, at start",
 };
 
 /**
@@ -284,6 +300,34 @@ export const MACHINE_DEPENDENT_DEFAULTS: Partial<Record<(typeof CONFIG_VARIABLES
  * metadata), the OS and other processes. This module also runs in browsers
  * (the SDK's local index), so node:os is reached without importing it.
  */
+/** Share of the free space at start that DATA_DIR_MAX_BYTES leaves to the logs by default (the rest: compactions' temporary files, other users). */
+const DATA_DIR_FREE_SHARE = 0.9;
+
+/**
+ * DATA_DIR_MAX_BYTES by default: the bytes of the files already in `dir`
+ * plus 90% of its file system's free space (that of its nearest existing
+ * ancestor when it is not made yet); 0 (no quota) where that cannot be read.
+ */
+export function defaultDataDirMaxBytes(dir: string): number {
+  const fs = nodeModule<typeof import('node:fs')>('node:fs');
+  const path = nodeModule<typeof import('node:path')>('node:path');
+  if (!fs || !path) return 0;
+  let at = path.resolve(dir);
+  while (!fs.existsSync(at) && path.dirname(at) !== at) at = path.dirname(at);
+  try {
+    const { bavail, bsize } = fs.statfsSync(at);
+    let held = 0;
+    if (at === path.resolve(dir)) for (const name of fs.readdirSync(at)) held += fs.statSync(path.join(at, name), { throwIfNoEntry: false })?.size ?? 0;
+    return held + Math.floor(bavail * bsize * DATA_DIR_FREE_SHARE);
+  } catch {
+    return 0;
+  }
+}
+
+function nodeModule<T>(id: string): T | undefined {
+  return (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.(id) as T | undefined;
+}
+
 function defaultMemoryBudget(): number {
   const os = nodeOs();
   return os ? Math.floor(os.totalmem() / 4) : 1024 * 1024 * 1024;
@@ -347,6 +391,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (final.metricsWindowMs < 1000) throw new ConfigError(`METRICS_WINDOW_MS must be at least 1000, got ${final.metricsWindowMs}`);
   if (final.persistenceJobs < 1) throw new ConfigError(`PERSISTENCE_JOBS must be at least 1, got ${final.persistenceJobs}`);
+  if (final.dataDir !== '' && final.dataDirMaxBytes === 0) final.dataDirMaxBytes = defaultDataDirMaxBytes(final.dataDir);
   checkKernelBuild(final.kernelBuild);
   if (final.maxTextBytes > SPEC_LIMITS.maxTextBytesCap) {
     throw new ConfigError(`MAX_TEXT_BYTES must be at most ${SPEC_LIMITS.maxTextBytesCap}, got ${final.maxTextBytes}`);
@@ -459,7 +504,12 @@ export function publicLimits(config: Config) {
     },
     memoryBudgetBytes: config.memoryBudgetBytes,
     persistent: config.dataDir !== '',
-    persistence: { jobs: config.persistenceJobs, bufferBytesPerJob: PERSISTENCE_JOB_BUFFER_BYTES },
+    persistence: {
+      jobs: config.persistenceJobs,
+      bufferBytesPerJob: PERSISTENCE_JOB_BUFFER_BYTES,
+      dataDirMaxBytes: config.dataDirMaxBytes,
+      maxSessionLogBytes: config.maxSessionLogBytes,
+    },
     maxAbsComponent: SPEC_LIMITS.maxAbsComponent,
     metrics: [...METRICS],
     vectorTypes: [...VECTOR_TYPES],

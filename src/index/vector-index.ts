@@ -277,7 +277,8 @@ export class VectorIndex {
 
   constructor(
     private readonly module: WebAssembly.Module,
-    readonly maxVectors: number,
+    /** MAX_VECTORS_PER_SESSION (raised only while a reopen replays rows acknowledged under a higher one: allowRows()). */
+    public maxVectors: number,
     /** UTF-8 bytes of the longest text a vector may have (MAX_TEXT_BYTES). */
     public maxTextBytes: number = DEFAULT_MAX_TEXT_BYTES,
   ) {}
@@ -353,6 +354,13 @@ export class VectorIndex {
     return this.kernel?.capacity ?? 0;
   }
 
+  /** A reopen's replay: let the index hold `rows` rows, acknowledged when MAX_VECTORS_PER_SESSION was higher than it is now. */
+  allowRows(rows: number): void {
+    if (rows <= this.maxVectors) return;
+    this.maxVectors = rows;
+    if (this.kernel) this.kernel.maxCapacity = Math.max(this.kernel.maxCapacity, rows);
+  }
+
   /** Make room for `rows` rows at once (up to maxVectors), so rows added later move no stored data; a no-op before the first add. */
   reserve(rows: number): void {
     this.kernel?.ensureCapacity(Math.min(rows, this.maxVectors));
@@ -423,7 +431,8 @@ export class VectorIndex {
       if (json) metadataBytesAdded += this.metadata.upperBytes(metadata!, json);
     }
     if (metadataBytesAdded > 0) metadataBytesAdded += MetadataStore.changeBytesUpper;
-    if (this.size + newIds.size > this.maxVectors) {
+    // A replace adds nothing: taken even by an index over a MAX_VECTORS_PER_SESSION lowered since it was filled.
+    if (newIds.size > 0 && this.size + newIds.size > this.maxVectors) {
       throw apiError('CAPACITY_EXCEEDED', `the index holds ${this.size} of ${this.maxVectors} vectors; this request adds ${newIds.size} more`, {
         maxVectors: this.maxVectors,
         vectorCount: this.size,

@@ -45,8 +45,8 @@ export class KernelInstance {
     module: WebAssembly.Module,
     readonly dim: number,
     readonly metric: Metric,
-    /** Rows this instance may ever hold (the session's maxVectors). */
-    readonly maxCapacity: number,
+    /** Rows this instance may ever hold (the session's maxVectors; raised by VectorIndex.allowRows()). */
+    public maxCapacity: number,
     /** int8 keeps int8 codes beside the float32 rows for a fast first stage. */
     readonly vectorType: VectorType = 'float32',
   ) {

@@ -133,14 +133,14 @@ const HEADERS = {
 };
 const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 
-/** The headers of one answer: the rate-limit fields under a limit (not on 401: no token, no budget), Retry-After on 429 and 503. */
+/** The headers of one answer: the rate-limit fields under a limit (not on 401: no token, no budget), Retry-After on 429, 503 and 507. */
 function headersOf(op: Operation, status: number): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   if ((op.auth || op.rateLimited) && status !== 401) {
     out['RateLimit-Policy'] = header('RateLimit-Policy');
     out.RateLimit = header('RateLimit');
   }
-  if (status === 429 || status === 503) out['Retry-After'] = header('Retry-After');
+  if (status === 429 || status === 503 || status === 507) out['Retry-After'] = header('Retry-After');
   return Object.keys(out).length ? out : undefined;
 }
 

@@ -52,7 +52,11 @@ const WRITE: ErrorCode[] = [
   'ANALYZER_CHANGED',
   'CAPACITY_EXCEEDED',
   'SERVER_AT_CAPACITY',
+  'DISK_QUOTA_EXCEEDED',
+  'SESSION_LOG_FULL',
 ];
+/** With DATA_DIR: a change that would pass DATA_DIR_MAX_BYTES or MAX_SESSION_LOG_BYTES (507). */
+const DISK: ErrorCode[] = ['DISK_QUOTA_EXCEEDED', 'SESSION_LOG_FULL'];
 /** SERVER_AT_CAPACITY: the search's working memory, or its answer in flight, would pass the memory budget; ANSWER_TOO_LARGE: past MAX_ANSWER_BYTES. */
 const SEARCH: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'QUERY_TEXT_EMPTY', 'SERVER_AT_CAPACITY', 'ANSWER_TOO_LARGE'];
 /** Reads whose answer may be large: MAX_ANSWER_BYTES, and the memory budget while it is sent. */
@@ -258,6 +262,7 @@ export function operations(s: RequestSchemas): Operation[] {
     ]),
     authed('/vectors/metadata/set', 'setMetadata', 'Replace the metadata of one vector.', 'metadata', s.SetMetadataRequestSchema, r.SetMetadataResponseSchema, [
       'VECTOR_NOT_FOUND',
+      ...DISK,
     ]),
     authed(
       '/vectors/metadata/delete',
@@ -266,7 +271,7 @@ export function operations(s: RequestSchemas): Operation[] {
       'metadata',
       s.DeleteMetadataRequestSchema,
       r.DeleteMetadataResponseSchema,
-      ['VECTOR_NOT_FOUND'],
+      ['VECTOR_NOT_FOUND', ...DISK],
     ),
     authed(
       '/vectors/add',
@@ -288,6 +293,7 @@ export function operations(s: RequestSchemas): Operation[] {
       'vectors',
       s.DeleteRequestSchema,
       r.DeleteResponseSchema,
+      DISK,
     ),
     authed(
       '/vectors/delete-many',
@@ -296,7 +302,7 @@ export function operations(s: RequestSchemas): Operation[] {
       'vectors',
       s.DeleteManyRequestSchema,
       r.DeleteManyResponseSchema,
-      ['BATCH_TOO_LARGE'],
+      ['BATCH_TOO_LARGE', ...DISK],
     ),
     authed('/vectors/count', 'count', 'How many vectors match a filter (all of them without one).', 'vectors', s.CountRequestSchema, r.CountResponseSchema),
     authed(
@@ -315,7 +321,7 @@ export function operations(s: RequestSchemas): Operation[] {
       'metadata',
       s.PatchMetadataRequestSchema,
       r.PatchMetadataResponseSchema,
-      ['VECTOR_NOT_FOUND'],
+      ['VECTOR_NOT_FOUND', ...DISK],
     ),
     {
       method: 'get',

@@ -70,6 +70,16 @@ export const LimitsSchema = v.pipe(
       v.strictObject({
         jobs: v.pipe(CountSchema, v.description('Session logs reopened, compacted or rewritten at once (PERSISTENCE_JOBS); the rest wait their turn.')),
         bufferBytesPerJob: v.pipe(CountSchema, v.description('Bytes of buffers each such job holds, about, counted in memoryBudgetBytes.')),
+        dataDirMaxBytes: v.pipe(
+          CountSchema,
+          v.description(
+            'Bytes of all session logs at most (DATA_DIR_MAX_BYTES, derived from the free space at start by default); past it a change gets 507 DISK_QUOTA_EXCEEDED. 0: no quota.',
+          ),
+        ),
+        maxSessionLogBytes: v.pipe(
+          CountSchema,
+          v.description("Bytes of one session's log at most (MAX_SESSION_LOG_BYTES); past it a change gets 507 SESSION_LOG_FULL."),
+        ),
       }),
       v.description('With DATA_DIR: the background work on session logs (meaningful when persistent is true).'),
     ),

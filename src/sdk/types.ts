@@ -42,6 +42,8 @@ export type ServerErrorCode =
   | 'SERVER_AT_CAPACITY'
   | 'INSTANCE_UNAVAILABLE'
   | 'KERNEL_THREAD_FAILED'
+  | 'DISK_QUOTA_EXCEEDED'
+  | 'SESSION_LOG_FULL'
   | 'INTERNAL_ERROR';
 /**
  * The SDK's own: NETWORK_ERROR (no answer; `cause` says why), BASE_URL_REQUIRED
@@ -120,7 +122,7 @@ export interface Limits {
   memoryBudgetBytes: number;
   persistent: boolean;
   /** With DATA_DIR: session logs reopened, compacted or rewritten at once, and the bytes of buffers each holds. */
-  persistence: { jobs: number; bufferBytesPerJob: number };
+  persistence: { jobs: number; bufferBytesPerJob: number; dataDirMaxBytes: number; maxSessionLogBytes: number };
   maxAbsComponent: number;
   metrics: Metric[];
   vectorTypes: VectorType[];

@@ -3,12 +3,13 @@
 // log (persistence/session-journal.ts) and reopens sessions after a restart.
 import { isWasmAllocationFailure, WASM_MEMORIES_OUTSIDE_SESSIONS } from '../limits/wasm-memories.js';
 import type { Config } from '../config.js';
-import { apiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { heapCapBytes } from '../limits/heap-limit.js';
 import { JobSlots } from '../limits/job-slots.js';
 import { MemoryBudget } from '../limits/memory-budget.js';
 import { CorruptLogError, FormatError } from './persistence/records-v2.js';
 import type { JournalFs } from './persistence/journal-fs.js';
+import { SyncNotTriedError } from './persistence/log-file.js';
 import { SessionJournal, type EncodedChange, type JournalCounts } from './persistence/session-journal.js';
 import type { UpsertOptions, UpsertPlan, VectorInput } from '../index/vector-index.js';
 import { Session } from './session.js';
@@ -87,6 +88,9 @@ export class SessionStore {
         writePieceBytes: options.journalWritePieceBytes,
         slots: new JobSlots(config.persistenceJobs),
         hold: (bytes) => this.budget.hold('persistence', bytes),
+        maxBytes: config.dataDirMaxBytes,
+        maxLogBytes: config.maxSessionLogBytes,
+        now,
       });
       if (restoreNow) {
         this.dormant = this.log.scan();
@@ -154,6 +158,8 @@ export class SessionStore {
   journal(session: Session, write: (log: SessionJournal, at: number) => Promise<void> | undefined | void): Promise<void> | undefined {
     if (!this.log) return undefined;
     const failed = (err: unknown): never => {
+      // Past DATA_DIR_MAX_BYTES or MAX_SESSION_LOG_BYTES: refused (507) before anything was written.
+      if (err instanceof ApiError) throw err;
       console.error(`tempvec: cannot write the log of session ${session.id}:`, (err as Error).message ?? err);
       throw diskError();
     };
@@ -175,6 +181,10 @@ export class SessionStore {
   durable(session: Session): Promise<void> | undefined {
     const synced = this.log?.durable(session);
     return synced?.catch((err) => {
+      if (err instanceof SyncNotTriedError) {
+        console.error(`tempvec: the log of session ${session.id} could not be fsynced now: ${err.message}`);
+        throw diskError('the server has no file handle free to confirm the change on disk; it was not confirmed, read the session back before retrying');
+      }
       console.error(`tempvec: the log of session ${session.id} could not be confirmed on disk:`, (err as Error).message ?? err);
       throw diskError('the change could not be confirmed on disk; read the session back before retrying');
     });
@@ -183,6 +193,11 @@ export class SessionStore {
   /** What reopens cut off or set aside since the start (/metrics; zeros without DATA_DIR). */
   journalCounts(): JournalCounts {
     return this.log?.counts ?? { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
+  }
+
+  /** DATA_DIR only: the bytes of its files, as the journal counts them (0 without DATA_DIR). */
+  dataDirBytes(): number {
+    return this.log?.usage.used ?? 0;
   }
 
   /** Settles when the journal has no background work (compaction) under way. */
@@ -303,6 +318,7 @@ export class SessionStore {
       if (now - at < this.config.expiredTokenMemoryMs) break;
       this.expired.delete(hash);
     }
+    this.log?.sweepSetAside(now, this.config.sessionTtlMs);
   }
 
   startSweeper(): void {

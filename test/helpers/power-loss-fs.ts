@@ -6,7 +6,12 @@
 // (so pages reach the disk out of order), the file's size lands anywhere
 // between its synced and its written size, and of the directory changes
 // (create, rename, delete) since the last directory fsync a random prefix
-// survives. A failed fsync behaves as Linux's does ("fsyncgate"): some dirty
+// survives. A truncate is a change of the file's size, like a write's: until
+// an fsync it may be lost, and then the bytes past the cut come back as the
+// disk held them; a page written after it is written back up to the end of
+// the file only (as a file system that writes back byte ranges does: LazyFS),
+// so new records that fill a cut region exactly can be followed by the old
+// ones behind it. A failed fsync behaves as Linux's does ("fsyncgate"): some dirty
 // pages are never written, yet they are marked clean, so reads (the page
 // cache) go on returning the data that the disk does not hold.
 import type { JournalFs } from '../../src/sessions/persistence/journal-fs.js';
@@ -52,7 +57,8 @@ class Inode {
     this.data = grow(this.data, length);
     if (length < this.size) this.data.fill(0, length, this.size);
     else this.data.fill(0, this.size, length);
-    this.markDirty(Math.min(length, this.size), Math.max(length, this.size));
+    // Shrinking frees the pages past the cut: until an fsync makes the new size durable they are the disk's as it was.
+    this.markDirty(Math.min(length, this.size), length);
     this.size = length;
   }
 
@@ -98,8 +104,9 @@ class Inode {
     if (keepNone) return out;
     for (const page of this.dirty) {
       const from = page * PAGE_BYTES;
-      if (from >= size) continue;
-      const to = Math.min(size, from + PAGE_BYTES);
+      // Bytes past the end of the file are never written back (past a lost truncate: the old ones stay).
+      const to = Math.min(size, this.size, from + PAGE_BYTES);
+      if (from >= to) continue;
       const fate = keepAll ? 0 : random();
       if (fate < 0.4)
         this.data.copy(out, from, from, to); // written

@@ -66,7 +66,7 @@ describe('GET /limits', () => {
     expect(limits.candidatePool).to.deep.equal({ min: 1, max: 2048, default: 100 });
     expect(limits.metrics).to.deep.equal(['cosine', 'l2']);
     expect(limits.defaultMetric).to.equal('cosine');
-    expect(limits.persistence).to.deep.equal({ jobs: 3, bufferBytesPerJob: 8 * 1024 * 1024 });
+    expect(limits.persistence).to.deep.equal({ jobs: 3, bufferBytesPerJob: 8 * 1024 * 1024, dataDirMaxBytes: 0, maxSessionLogBytes: 1024 * 1024 * 1024 });
     expect(usage).to.include.keys('activeSessions', 'maxSessions', 'linearMemoryBytes');
   });
 

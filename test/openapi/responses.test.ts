@@ -4,7 +4,7 @@
 // that no case here produced, so a route, field or error code added later
 // must come with its schema and a case here.
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newToken } from '../../src/sessions/token.js';
@@ -438,6 +438,48 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
       ownChecker.check('POST', '/vectors/import', reply);
       expect(reply.body.error.code).to.equal('SERVER_AT_CAPACITY');
     }));
+
+  it('with DATA_DIR, a change past MAX_SESSION_LOG_BYTES or DATA_DIR_MAX_BYTES answers SESSION_LOG_FULL or DISK_QUOTA_EXCEEDED as declared', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-disk-caps-'));
+    const limits = { ...LIMITS, requestRatePerSec: 0, dataDir };
+    try {
+      const first = await startApp(limits);
+      const token = await first.newToken();
+      expect((await first.send('POST', '/vectors/add', { token, body: { id: 'a', vector: [1, 0, 0] } })).status).to.equal(200);
+      await first.close();
+      // Caps at the log's size: every change is one byte too many.
+      const logBytes = statSync(join(dataDir, readdirSync(dataDir).find((name) => name.endsWith('.log'))!)).size;
+      for (const [caps, code] of [
+        [{ maxSessionLogBytes: logBytes }, 'SESSION_LOG_FULL'],
+        [{ dataDirMaxBytes: logBytes }, 'DISK_QUOTA_EXCEEDED'],
+      ] as const) {
+        const own = await startApp({ ...limits, ...caps });
+        try {
+          const ownChecker = new ResponseChecker(checker.doc);
+          const changes: [string, SendOptions][] = [
+            ['/vectors/add', { body: { id: 'b', vector: [0, 1, 0] } }],
+            ['/vectors/add-many', { body: { vectors: [{ id: 'b', vector: [0, 1, 0] }] } }],
+            ['/vectors/import', ndjson([{ id: 'b', vector: [0, 1, 0] }])],
+            ['/vectors/metadata/set', { body: { id: 'a', metadata: { n: 1 } } }],
+            ['/vectors/metadata/patch', { body: { id: 'a', patch: { n: 1 } } }],
+            ['/vectors/metadata/delete', { body: { id: 'a' } }],
+            ['/vectors/delete', { body: { id: 'a' } }],
+            ['/vectors/delete-many', { body: { ids: ['a'] } }],
+          ];
+          for (const [path, options] of changes) {
+            const reply = await own.send('POST', path, { token, ...options });
+            ownChecker.check('POST', path, reply);
+            expect([reply.status, reply.body?.error?.code], path).to.deep.equal([507, code]);
+          }
+          for (const key of ownChecker.seen) checker.seen.add(key);
+        } finally {
+          await own.close();
+        }
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 
   it('an instance still restoring its sessions answers INSTANCE_UNAVAILABLE as declared', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-restoring-'));

@@ -101,6 +101,13 @@ function inputs(rows: RowsHead & Rows, from: number, to: number): VectorInput[] 
   return out;
 }
 
+/** Ids of [from, to) that the index does not hold yet. */
+function newIds(index: VectorIndex, ids: string[], from: number, to: number): number {
+  let count = 0;
+  for (let i = from; i < to; i++) if (!index.has(ids[i])) count++;
+  return count;
+}
+
 /** Apply one logged change to `session` through applyToIndex (a reopen's replay; an import's parts arrive here one at a time, once all are known to be whole). */
 export async function applyChange(session: Session, change: Change, slices: Slices): Promise<void> {
   const { index } = session;
@@ -111,6 +118,8 @@ export async function applyChange(session: Session, change: Change, slices: Slic
       const options = { dimensions, metric, vectorType, ...(analyzer ? { analyzer } : {}) };
       const step = rowsPerStep(dimensions);
       for (let i = 0; i < change.ids.length; i += step) {
+        // Acknowledged rows are replayed even past a MAX_VECTORS_PER_SESSION lowered since.
+        index.allowRows(index.size + newIds(index, change.ids, i, Math.min(change.ids.length, i + step)));
         applyToIndex(index, { t: change.t, plan: index.prepareUpsert(inputs(change, i, Math.min(change.ids.length, i + step)), options) });
         await slices.pause();
       }

@@ -35,6 +35,8 @@ export interface CompactionEnv {
   hold: (bytes: number) => Reservation;
   /** COPIES_MAX_BYTES (tests lower it). */
   copiesMaxBytes: number;
+  /** Bytes the job's temporary file grew by (negative once it is renamed or deleted): DATA_DIR's count. */
+  temp: (bytes: number) => void;
 }
 
 /** Buffers a compaction holds besides its export's copies: a piece of the tail being copied, and one read back (2 x CHUNK_BYTES). */
@@ -66,6 +68,11 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
   const temp = `${file.path}.tmp`;
   let target: number | undefined;
   const held = env.hold(BUFFER_BYTES);
+  let counted = 0;
+  const count = (to: number) => {
+    env.temp(to - counted);
+    counted = to;
+  };
   try {
     target = await io.open(temp, 'w+', 0o600);
     // The snapshot's moment: the log up to `snapshot` bytes holds what the export holds.
@@ -84,6 +91,7 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
       await writeAll(io, target, bytes, size);
       checksum = crc32(bytes, checksum);
       size += bytes.length;
+      count(size);
       await slices.pause();
     }
     // Changes appended meanwhile: copied in rounds while the event loop runs, each round what is
@@ -99,6 +107,7 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
         await writeAll(io, target!, piece, size);
         checksum = crc32(piece, checksum);
         size += piece.length;
+        count(size);
         copied += piece.length;
         await slices.pause();
       }
@@ -147,6 +156,8 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
     file.renamed = env.fsync === 'always' ? renamed : renamed.catch(() => {});
     await renamed.catch((err) => console.error(`tempvec: could not fsync ${env.dir} after compacting a log: ${describe(err)}`));
   } finally {
+    // Renamed over the log (which the log's size now counts) or deleted by the caller.
+    count(0);
     held.release();
     if (target !== undefined) closeQuietly(io, target);
     await io.close(source).catch(() => {});
@@ -175,11 +186,14 @@ export async function rewriteFromMemory(file: LogFile, env: CompactionEnv): Prom
     for (const bytes of snapshotRecords(stateOf(file), file.session.index.openExport())) {
       await writeAll(io, target, bytes, size);
       size += bytes.length;
+      env.temp(bytes.length);
       if (file.closed) throw new Error('the session closed during the rewrite');
       await slices.pause();
     }
     await io.fsync(target);
   } finally {
+    // Renamed over the log below (which the log's size then counts), or deleted by the caller.
+    env.temp(-size);
     held.release();
     await io.close(target).catch(() => {});
   }

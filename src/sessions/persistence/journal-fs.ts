@@ -105,9 +105,17 @@ export function describe(err: unknown): string {
   return code ?? message ?? String(err);
 }
 
-/** fsync a directory, so the renames and creations in it are durable. */
+/** An fsync that could not even be tried (the file or directory could not be opened: EMFILE): not a failed fsync, nothing was lost. */
+export class SyncNotTriedError extends Error {}
+
+/** fsync a directory, so the renames and creations in it are durable (SyncNotTriedError when it cannot be opened). */
 export async function syncDir(io: JournalFs, dir: string): Promise<void> {
-  const fd = await io.open(dir, 'r');
+  let fd: number;
+  try {
+    fd = await io.open(dir, 'r');
+  } catch (err) {
+    throw new SyncNotTriedError(`the directory could not be opened to fsync it (${describe(err)})`);
+  }
   try {
     await io.fsync(fd);
   } finally {

@@ -7,7 +7,7 @@
 // may hold pages the disk never will.
 import type { FsyncMode } from '../../config.js';
 import type { Session } from '../session.js';
-import { closeQuietly, describe, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
+import { closeQuietly, describe, SyncNotTriedError, writeAll, writeAllSync, type JournalFs } from './journal-fs.js';
 import { encodeRecordV2 } from './records-v2.js';
 
 /** A log is compacted once it has grown by this much and by its own compacted size since the last time. */
@@ -25,7 +25,15 @@ export interface LogHost {
   stamp(path: string, at: number): void;
   /** The file was opened, or used while open: the host closes the least recently used past its cap. */
   used(file: LogFile): void;
+  /** The file's size changed (the host counts DATA_DIR's bytes). */
+  resized(file: LogFile): void;
+  /** The store's clock (a failed compaction's pause). */
+  now(): number;
+  /** fsync DATA_DIR (after a rename whose directory fsync could not be tried). */
+  syncDir(): Promise<void>;
 }
+
+export { SyncNotTriedError } from './journal-fs.js';
 
 export class LogFile {
   readonly sessionId: string;
@@ -42,6 +50,9 @@ export class LogFile {
   compacting = false;
   /** The compaction under way (settles, never rejects). */
   compaction: Promise<void> | null = null;
+  /** After a compaction failed: not tried again before this time (the host's clock), and failures in a row. */
+  compactAfter = 0;
+  compactFailures = 0;
   /** Changes appended, and how many of them fdatasync has confirmed (FSYNC=always). */
   written = 0;
   synced = 0;
@@ -50,6 +61,8 @@ export class LogFile {
   generation = 0;
   /** The directory fsync that makes the last rename durable. */
   renamed: Promise<void> | null = null;
+  /** That fsync could not be tried (the directory could not be opened): the next sync tries it first. */
+  renameUnsynced = false;
   /**
    * An fsync of the log (or of the directory after its rename) failed: the page cache may hold
    * pages the disk never will, so nothing is appended or acknowledged until the log has been
@@ -180,6 +193,25 @@ export class LogFile {
     } catch (undo) {
       this.fenced = true;
       console.error(`tempvec: session ${this.sessionId}: a failed append could not be cut back (${describe(undo)}); its changes are refused until it can`);
+      return;
+    }
+    this.syncCut(fd);
+  }
+
+  /**
+   * Make a cut durable before the log takes another record (both FSYNC modes): a truncate lost to a
+   * power loss would bring back the failed append's whole records (an import's parts) behind new
+   * records that filled the cut exactly. A failed fsync breaks the log (rewritten from memory).
+   */
+  private syncCut(fd: number): void {
+    try {
+      this.host.io.fsyncSync(fd);
+    } catch (err) {
+      console.error(
+        `tempvec: fsync failed for the log of session ${this.sessionId} after a cut (${describe(err)}); its changes are refused until it is rewritten from memory`,
+      );
+      this.broken = true;
+      void this.host.rewrite(this).catch(() => {});
     }
   }
 
@@ -188,17 +220,32 @@ export class LogFile {
     this.size += bytes;
     this.appended += bytes;
     this.sequence += count;
+    this.host.resized(this);
     if (change) this.written++;
     // Every write moves the file's mtime: set it back to the last access (a sync record's `at` is -Infinity).
     this.persistedAccess = Math.max(at, this.persistedAccess);
     this.host.stamp(this.path, this.persistedAccess);
-    if (!this.compacting && this.appended > Math.max(COMPACT_MIN_BYTES, this.base)) this.host.compactionDue(this);
+    if (this.due()) this.host.compactionDue(this);
+  }
+
+  /** Whether the log is due a compaction: it holds more than its live data by that data's size (and 1 MiB), and no failed one is waited out. */
+  due(): boolean {
+    return !this.compacting && !this.closed && this.appended > Math.max(COMPACT_MIN_BYTES, this.base) && this.host.now() >= this.compactAfter;
+  }
+
+  /** A reopened log holds about `liveBytes` of live data (the rest is replaced or deleted data): compacted by that, not after it doubles again. */
+  holds(liveBytes: number): void {
+    this.base = Math.min(this.size, liveBytes);
+    this.appended = this.size - this.base;
   }
 
   /** Cut a fenced log back to its whole records (throws while that still fails). */
   private repair(): void {
-    this.host.io.ftruncateSync(this.open(), this.size);
+    const fd = this.open();
+    this.host.io.ftruncateSync(fd, this.size);
     this.fenced = false;
+    this.syncCut(fd);
+    if (this.broken) throw new Error('an fsync of the log failed after it was cut back: it is being rewritten from memory');
   }
 
   /** The log, open for appends (kept open between them; the host caps how many logs stay open). */
@@ -227,10 +274,12 @@ export class LogFile {
   replaced(size: number, fromTail: number): void {
     this.release();
     this.generation++; // an fdatasync of the old file no longer counts
+    this.renameUnsynced = false; // the new rename's directory fsync follows
     this.fenced = false; // the new file ends at its last whole record
     this.size = size;
     this.base = size - fromTail;
     this.appended = fromTail;
+    this.host.resized(this);
   }
 
   /**
@@ -262,17 +311,28 @@ export class LogFile {
     const upTo = this.written;
     const bytes = this.size;
     const generation = this.generation;
+    let fd: number;
     try {
-      await this.renamed;
-      const fd = await io.open(this.path, 'r');
-      try {
-        await io.fdatasync(fd);
-      } finally {
-        await io.close(fd).catch(() => {});
-      }
+      fd = await io.open(this.path, 'r');
+    } catch (err) {
+      // No fsync was tried (no file handle free: EMFILE): nothing is lost, the next sync covers these changes too.
+      throw new SyncNotTriedError(`the log could not be opened to fsync it (${describe(err)})`);
+    }
+    try {
+      if (this.renameUnsynced) {
+        await this.host.syncDir();
+        this.renameUnsynced = false;
+      } else await this.renamed;
+      await io.fdatasync(fd);
     } catch (err) {
       // A compaction renamed a new file (fsynced whole) over the log meanwhile: the old file's failure no longer matters.
       if (generation !== this.generation) return;
+      // The directory could not be opened to fsync the rename: no fsync failed, the next sync tries it again.
+      if (err instanceof SyncNotTriedError) {
+        if (this.renamed) this.renameUnsynced = true;
+        this.renamed = null;
+        throw err;
+      }
       if (!this.closed) {
         // fsyncgate: the kernel may have marked unwritten pages clean; the log no longer tells the truth.
         console.error(
@@ -282,6 +342,8 @@ export class LogFile {
         void this.host.rewrite(this).catch(() => {});
       }
       throw err;
+    } finally {
+      await io.close(fd).catch(() => {});
     }
     // A compaction renamed a new file over the log meanwhile: sync again, that one.
     if (generation !== this.generation) return;

@@ -27,6 +27,8 @@ export async function replay(reader: LogReader, make: (sessionId: string, create
   let reserved = false;
   let offset = FILE_HEADER_BYTES;
   let end: LogEnd | null = null;
+  // What was acknowledged is replayed whatever limits were lowered since it was written (MAX_TEXT_BYTES, MAX_VECTORS_PER_SESSION); they apply again after.
+  let limits: { maxTextBytes: number; maxVectors: number } | null = null;
   try {
     while (offset < reader.size) {
       let raw = await reader.recordAt(offset);
@@ -51,6 +53,8 @@ export async function replay(reader: LogReader, make: (sessionId: string, create
       if (!session) {
         if (record.t !== 'open') throw new CorruptLogError('the log does not start with an open record');
         session = make(record.sessionId, record.createdAt);
+        limits = { maxTextBytes: session.index.maxTextBytes, maxVectors: session.index.maxVectors };
+        session.index.maxTextBytes = Number.POSITIVE_INFINITY;
       } else if (record.t === 'open') {
         throw new CorruptLogError(`a second open record at byte ${offset - raw.size}`);
       } else if (record.t !== 'synced') {
@@ -67,6 +71,11 @@ export async function replay(reader: LogReader, make: (sessionId: string, create
   } catch (err) {
     session?.index.reset();
     throw err;
+  } finally {
+    if (session && limits) {
+      session.index.maxTextBytes = limits.maxTextBytes;
+      session.index.maxVectors = limits.maxVectors;
+    }
   }
   return { session, end: end ?? { validBytes: offset, tornTail: null, cutRecords: 0 }, sequence };
 }

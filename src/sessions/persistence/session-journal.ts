@@ -30,9 +30,10 @@ import { JobSlots } from '../../limits/job-slots.js';
 import type { Reservation } from '../../limits/memory-budget.js';
 import { compact, COPIES_MAX_BYTES, rewriteFromMemory, type CompactionEnv } from './compaction.js';
 import { lockDir } from './dir-lock.js';
-import { closeQuietly, describe, nodeFs, quietly, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
+import { closeQuietly, describe, nodeFs, quietly, syncDir, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
 import { LogFile, type LogHost } from './log-file.js';
 import { CHUNK_BYTES, LogReader } from './log-reader.js';
+import { DiskUsage } from './disk-usage.js';
 import { encodeImport, encodeUpsert, importRecords, planBytes, ScratchBuffer, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
 import { CorruptLogError, encodeRecordV2, fileHeader, FormatError, type RecordV2 } from './records-v2.js';
 import { replay } from './replay.js';
@@ -41,6 +42,8 @@ export type { EncodedChange } from './plan-records.js';
 import { Slices } from '../../limits/slices.js';
 
 const LOG_NAME = /^([0-9a-f]{64})\.log$/;
+/** A log set aside (setAside()): kept for the operator until the session TTL has passed, then deleted. */
+const SET_ASIDE = /^[0-9a-f]{64}\.log\.(corrupt|other-format)$/;
 /** Bytes of records (rows, ids, metadata, texts) from which an add-many's is encoded ahead of its turn, in slices. */
 const ENCODE_AHEAD_FROM_BYTES = 256 * 1024;
 /** What a reopen found wrong, for the operator's log. */
@@ -78,8 +81,17 @@ export interface JournalOptions {
   openLogsMax?: number;
   /** A change larger than this is written in pieces of at most this size, off the event loop (WRITE_PIECE_BYTES; tests lower it). */
   writePieceBytes?: number;
+  /** DATA_DIR_MAX_BYTES: bytes of all files in DATA_DIR at most (0: no quota). */
+  maxBytes?: number;
+  /** MAX_SESSION_LOG_BYTES: bytes of one log at most (0: no cap). */
+  maxLogBytes?: number;
+  /** The store's clock (when a file is set aside). */
+  now?: () => number;
 }
 
+/** A failed compaction is tried again after this pause, doubled with each failure in a row up to COMPACT_RETRY_MAX_MS. */
+const COMPACT_RETRY_MS = 1000;
+const COMPACT_RETRY_MAX_MS = 60_000;
 /** Logs kept open between appends: an append on an open log saves an open and a close (a third of its cost), without a descriptor per session. */
 const OPEN_LOGS_MAX = 256;
 /** The most bytes of a change written in one synchronous write on the event loop; a larger change goes out in pieces of this size, each an asynchronous write. */
@@ -102,6 +114,17 @@ export class SessionJournal implements LogHost {
   /** An add's record, made and written at once in its write turn (never one written in pieces). */
   private readonly scratch: ScratchBuffer;
   readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
+  /** The bytes of DATA_DIR, counted as they change, and the caps on them. */
+  readonly usage: DiskUsage;
+  /** Bytes of each session's log, as counted (token hash -> bytes): those on disk only included. */
+  private readonly logBytes = new Map<string, number>();
+  /** Logs of the sessions in memory. */
+  private readonly live = new Set<LogFile>();
+  /** When the logs were last looked through for one to compact past the quota. */
+  private roomSoughtAt = Number.NEGATIVE_INFINITY;
+  /** Files set aside (path -> bytes, and when they were set aside): deleted once the session TTL has passed. */
+  private readonly aside = new Map<string, { bytes: number; at: number }>();
+  readonly now: () => number;
 
   constructor(
     readonly dir: string,
@@ -118,6 +141,8 @@ export class SessionJournal implements LogHost {
     this.openLogsMax = options.openLogsMax ?? OPEN_LOGS_MAX;
     this.writePieceBytes = options.writePieceBytes ?? WRITE_PIECE_BYTES;
     this.scratch = new ScratchBuffer(this.writePieceBytes);
+    this.usage = new DiskUsage(options.maxBytes ?? 0, options.maxLogBytes ?? 0);
+    this.now = options.now ?? Date.now;
     this.checkDir();
     lockDir(this.io, dir);
   }
@@ -159,11 +184,56 @@ export class SessionJournal implements LogHost {
   private track(session: Session, size: number, sequence: number): LogFile {
     const file = new LogFile(this, this.pathOf(session.tokenHash), session, size, sequence);
     this.files.set(session, file);
+    this.live.add(file);
+    this.resized(file);
     return file;
   }
 
+  /** Count a log at `bytes` (undefined: gone). */
+  private countLog(tokenHash: string, bytes: number | undefined): void {
+    this.usage.add((bytes ?? 0) - (this.logBytes.get(tokenHash) ?? 0));
+    if (bytes === undefined) this.logBytes.delete(tokenHash);
+    else this.logBytes.set(tokenHash, bytes);
+  }
+
+  private countAside(path: string, bytes: number, at: number): void {
+    this.aside.set(path, { bytes, at });
+    this.usage.add(bytes);
+  }
+
+  /** Delete the files set aside (.corrupt, .other-format) `ttlMs` or longer ago: kept that long for the operator to look at. */
+  sweepSetAside(now: number, ttlMs: number): void {
+    for (const [path, { bytes, at }] of this.aside) {
+      if (now < at + ttlMs) continue;
+      try {
+        this.io.rmSync(path);
+      } catch (err) {
+        console.error(`tempvec: could not delete ${path}, a log set aside: ${describe(err)}`);
+        continue;
+      }
+      this.aside.delete(path);
+      this.usage.add(-bytes);
+    }
+  }
+
+  syncDir(): Promise<void> {
+    return syncDir(this.io, this.dir);
+  }
+
+  resized(file: LogFile): void {
+    this.countLog(file.session.tokenHash, file.size);
+  }
+
   private get env(): CompactionEnv {
-    return { io: this.io, dir: this.dir, fsync: this.fsync, sliceMs: this.sliceMs, hold: this.hold, copiesMaxBytes: this.copiesMaxBytes };
+    return {
+      io: this.io,
+      dir: this.dir,
+      fsync: this.fsync,
+      sliceMs: this.sliceMs,
+      hold: this.hold,
+      copiesMaxBytes: this.copiesMaxBytes,
+      temp: (bytes) => this.usage.add(bytes),
+    };
   }
 
   /** A rewrite from memory once its turn comes; a compaction under way (which gives up once it sees the log broken) ends first, outside any slot. */
@@ -172,14 +242,13 @@ export class SessionJournal implements LogHost {
     return this.slots.run(() => rewriteFromMemory(file, this.env));
   }
 
-  /** Sessions on disk: token hash -> last recorded access (the file's mtime, see stamp()). */
+  /** Sessions on disk: token hash -> last recorded access (the file's mtime, see stamp()); their bytes counted. */
   scan(): Map<string, number> {
     const found = new Map<string, number>();
     for (const name of this.io.readdirSync(this.dir)) {
       // A compaction that a crash interrupted: the log it was replacing is intact.
       if (name.endsWith('.log.tmp')) this.io.rmSync(join(this.dir, name));
-      const match = LOG_NAME.exec(name);
-      if (match) found.set(match[1], this.io.statSync(join(this.dir, name)).mtimeMs);
+      else this.found(found, name, this.io.statSync(join(this.dir, name)));
     }
     return found;
   }
@@ -189,10 +258,18 @@ export class SessionJournal implements LogHost {
     const found = new Map<string, number>();
     for (const name of await readdir(this.dir)) {
       if (name.endsWith('.log.tmp')) await rm(join(this.dir, name), { force: true });
-      const match = LOG_NAME.exec(name);
-      if (match) found.set(match[1], (await stat(join(this.dir, name))).mtimeMs);
+      else this.found(found, name, await stat(join(this.dir, name)));
     }
     return found;
+  }
+
+  /** A file scan() found: a session's log, or one set aside (both counted in DATA_DIR's bytes). */
+  private found(sessions: Map<string, number>, name: string, { mtimeMs, size }: { mtimeMs: number; size: number }): void {
+    const match = LOG_NAME.exec(name);
+    if (match) {
+      sessions.set(match[1], mtimeMs);
+      this.countLog(match[1], size);
+    } else if (SET_ASIDE.test(name)) this.countAside(join(this.dir, name), size, mtimeMs);
   }
 
   /** A new session's log: the file header and its open record, fsynced (the directory too under FSYNC=always). */
@@ -246,6 +323,7 @@ export class SessionJournal implements LogHost {
   private write(file: LogFile, at: number, records: Buffer[]): Promise<void> | undefined {
     let bytes = 0;
     for (const record of records) bytes += record.length;
+    this.assertRoom(file, bytes);
     if (bytes > this.writePieceBytes) return file.appendInPieces(at, records, true, this.writePieceBytes);
     file.append(at, records, true);
     return undefined;
@@ -353,6 +431,7 @@ export class SessionJournal implements LogHost {
     if (!file) return;
     file.close();
     this.open.delete(file);
+    this.live.delete(file);
   }
 
   /** Delete a session's log (it expired). Best-effort: a file left behind is an expired session the next start deletes. */
@@ -360,6 +439,7 @@ export class SessionJournal implements LogHost {
     if (session) this.close(session);
     try {
       this.io.rmSync(this.pathOf(tokenHash));
+      this.countLog(tokenHash, undefined);
     } catch (err) {
       console.error(`tempvec: could not delete the log of an expired session: ${describe(err)}`);
     }
@@ -407,12 +487,12 @@ export class SessionJournal implements LogHost {
       // No memory for it now: the log is sound and stays as it is for a later reopen.
       if (isWasmAllocationFailure(err)) throw err;
       if (err instanceof FormatError) {
-        this.setAside(path, 'other-format');
+        this.setAside(tokenHash, 'other-format');
         this.counts.otherFormat++;
         throw err;
       }
       if (err instanceof CorruptLogError || !isIoError(err)) {
-        this.setAside(path, 'corrupt');
+        this.setAside(tokenHash, 'corrupt');
         this.counts.setAside++;
         throw err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${(err as Error).message}`);
       }
@@ -424,6 +504,7 @@ export class SessionJournal implements LogHost {
     const { session, end, sequence } = replayed;
     if (!session) {
       this.io.rmSync(path);
+      this.countLog(tokenHash, undefined);
       return null;
     }
     try {
@@ -436,23 +517,64 @@ export class SessionJournal implements LogHost {
       this.counts.tailsCut++;
       this.counts.recordsCut += end.cutRecords;
     }
-    this.track(session, end.validBytes, sequence);
+    const file = this.track(session, end.validBytes, sequence);
+    // Compacted by what it holds: frequent restarts must not let a log grow to twice its size again each time.
+    file.holds(liveBytes(session));
+    if (file.due()) this.compactionDue(file);
     return { session, report: { tornTail: end.tornTail, cutRecords: end.cutRecords } };
   }
 
-  /** Cut a torn tail off (a failure throws: the session is not reopened on a log that could not be repaired). */
+  /**
+   * Cut a torn tail off (a failure throws: the session is not reopened on a log that could not be repaired).
+   * Fsynced in both modes before the log takes a record: a lost truncate would bring back the records behind
+   * a new one that filled the cut exactly (their sequence numbers run on), after a second power loss.
+   */
   private cut(path: string, size: number): void {
     const fd = this.io.openSync(path, 'r+');
     try {
       this.io.ftruncateSync(fd, size);
-      if (this.fsync === 'always') this.io.fsyncSync(fd);
+      this.io.fsyncSync(fd);
     } finally {
       closeQuietly(this.io, fd);
     }
   }
 
-  private setAside(path: string, why: 'corrupt' | 'other-format'): void {
-    quietly(() => this.io.renameSync(path, `${path}.${why}`));
+  /** Rename a log that cannot be replayed aside (kept for the operator until the session TTL has passed, sweepSetAside()). */
+  private setAside(tokenHash: string, why: 'corrupt' | 'other-format'): void {
+    const path = this.pathOf(tokenHash);
+    const to = `${path}.${why}`;
+    quietly(() => {
+      this.io.renameSync(path, to);
+      const bytes = this.logBytes.get(tokenHash) ?? 0;
+      this.countLog(tokenHash, undefined);
+      // A log set aside before (the same token's) is replaced: counted once.
+      this.usage.add(-(this.aside.get(to)?.bytes ?? 0));
+      this.countAside(to, bytes, this.now());
+    });
+  }
+
+  /**
+   * Refuse (507) a change of `bytes` that would pass MAX_SESSION_LOG_BYTES or
+   * DATA_DIR_MAX_BYTES, after starting a compaction that may make room: the
+   * refused log's when what it appended since its last one could hold the
+   * change, else (past the quota, nothing compacting) the log that appended most.
+   * A clear or reset (a few bytes that let the next compaction shrink the log) is never refused.
+   */
+  private assertRoom(file: LogFile, bytes: number): void {
+    try {
+      this.usage.assertRoom(file.size, bytes, false);
+    } catch (err) {
+      const own = file.size + bytes > this.usage.maxLogBytes && this.usage.maxLogBytes > 0;
+      let candidate: LogFile | null = file.appended >= bytes ? file : null;
+      // Every live log looked at, at most once a second (refusals can come fast while the quota is full).
+      if (!candidate && !own && this.jobs.size === 0 && this.now() - this.roomSoughtAt >= 1000) {
+        this.roomSoughtAt = this.now();
+        for (const other of this.live) if (other.appended > (candidate?.appended ?? 0)) candidate = other;
+      }
+      if (candidate && !candidate.compacting && !candidate.broken && this.now() >= candidate.compactAfter) this.compactionDue(candidate);
+      if (!candidate?.compacting) throw err;
+      this.usage.assertRoom(file.size, bytes, true);
+    }
   }
 
   /** A clear, reset or touch record appended to the session's log. */
@@ -496,13 +618,17 @@ export class SessionJournal implements LogHost {
     file.compacting = true;
     const job = this.slots
       .run(() => compact(file, this.env))
-      .catch((err) => {
-        quietly(() => this.io.rmSync(`${file.path}.tmp`));
-        // Tried again once the log has grown by as much again.
-        file.base = file.size;
-        file.appended = 0;
-        if (!file.closed) console.error(`tempvec: could not compact the log of session ${file.sessionId}; the old log is kept: ${describe(err)}`);
-      })
+      .then(
+        () => {
+          file.compactFailures = 0;
+        },
+        (err) => {
+          quietly(() => this.io.rmSync(`${file.path}.tmp`));
+          if (!file.closed) console.error(`tempvec: could not compact the log of session ${file.sessionId}; the old log is kept: ${describe(err)}`);
+          // The log is gone (deleted with its session's directory): nothing to try again.
+          if ((err as { code?: string }).code !== 'ENOENT') this.retryCompaction(file);
+        },
+      )
       .finally(() => {
         file.compacting = false;
         file.compaction = null;
@@ -510,6 +636,20 @@ export class SessionJournal implements LogHost {
       });
     file.compaction = job;
     this.jobs.add(job);
+  }
+
+  /**
+   * After a failed compaction (a clear under it, an I/O error): tried again
+   * after a pause that doubles with each failure in a row (1 s to 1 min),
+   * on a timer or the next append, not once the log has grown as much again.
+   */
+  private retryCompaction(file: LogFile): void {
+    const pauseMs = Math.min(COMPACT_RETRY_MAX_MS, COMPACT_RETRY_MS * 2 ** file.compactFailures);
+    file.compactFailures++;
+    file.compactAfter = this.now() + pauseMs;
+    setTimeout(() => {
+      if (file.due()) this.compactionDue(file);
+    }, pauseMs).unref();
   }
 
   /** Record an access to a session that stays on disk (a reopen refused for capacity), so its expiry counts from it. */
@@ -527,6 +667,16 @@ export class SessionJournal implements LogHost {
     quietly(() => this.io.utimesSync(path, at / 1000, at / 1000));
   }
 }
+
+/** About the bytes a compaction would write for `session` (its rows as float32, ids, metadata and texts as stored). */
+export function liveBytes(session: Session): number {
+  const { index } = session;
+  const dimensions = index.getConfig().dimensions ?? 0;
+  return index.size * (dimensions * 4 + ROW_OVERHEAD_BYTES) + index.heapBytes + index.metadataStats.jsonBytes + index.textStats.jsonBytes;
+}
+
+/** A row's bytes in a snapshot besides its vector, id, metadata and text (lengths, offsets), about. */
+const ROW_OVERHEAD_BYTES = 16;
 
 /** An I/O error (the log is unreadable for now and stays on disk), not a log that cannot be replayed. */
 function isIoError(err: unknown): boolean {

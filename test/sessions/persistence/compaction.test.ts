@@ -3,7 +3,7 @@
 // appended since are copied after it, and a compaction whose export would
 // keep too many copies of changed rows gives up and keeps the old log.
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadKernelModule } from '../../../src/kernel/load-node.js';
@@ -37,7 +37,7 @@ describe('compaction from memory', () => {
    * writes its third record (the snapshot's moment is then past, most of the
    * export not yet read), and a session of `rows` rows logged through it.
    */
-  async function setUp(rows: number, during: (journal: SessionJournal, session: Session) => void, copiesMaxBytes?: number) {
+  async function setUp(rows: number, during: (journal: SessionJournal, session: Session) => void, copiesMaxBytes?: number, now?: () => number) {
     let temp = -1;
     let writes = 0;
     let armed = false;
@@ -53,7 +53,7 @@ describe('compaction from memory', () => {
         return nodeFs.write(fd, buffer, offset, length, position);
       },
     };
-    const journal = new SessionJournal(dir, 60_000, { fs, compactionCopiesMaxBytes: copiesMaxBytes });
+    const journal = new SessionJournal(dir, 60_000, { fs, compactionCopiesMaxBytes: copiesMaxBytes, now });
     const session = make('s', 1_000);
     journal.create(session);
     for (let from = 0; from < rows; from += 500) {
@@ -101,5 +101,58 @@ describe('compaction from memory', () => {
     const reopened = await reopen();
     expect(reopened.index.size).to.equal(1000);
     expect(reopened.index.has('v2999')).to.equal(false);
+  });
+
+  const logBytes = () => statSync(join(dir, `${HASH}.log`)).size;
+
+  /** Add one row, logged then applied as a route does. */
+  async function addOne(journal: SessionJournal, session: Session, i: number) {
+    const plan = session.index.prepareUpsert([{ id: `n${i}`, vector: vectorOf(i) }], { metric: 'l2' });
+    await session.index.applyUpsert(plan, () => journal.upsert(session, plan, 4_000));
+  }
+
+  it('after giving up (a clear under it), is tried again after a pause, not once the log has grown as much again', async () => {
+    let clock = 10_000;
+    const clear = (journal: SessionJournal, session: Session) => {
+      journal.clear(session, 3_000);
+      session.index.clear();
+    };
+    const { journal, session } = await setUp(3000, clear, 1024 * 1024, () => clock);
+    // The same rows again until the log comes due: that compaction meets the clear and gives up.
+    const gaveUp = () => logged.some((line) => /could not compact.*changed too much/.test(line));
+    for (let round = 0; round < 10 && !gaveUp(); round++) {
+      const plan = session.index.prepareUpsert(
+        Array.from({ length: 500 }, (_, i) => ({ id: `v${i}`, vector: vectorOf(i) })),
+        { metric: 'l2' },
+      );
+      await session.index.applyUpsert(plan, () => journal.upsert(session, plan, 2_500));
+      await journal.whenIdle();
+    }
+    expect(gaveUp()).to.equal(true);
+    const before = logBytes();
+    // Within the pause an append starts none; after it, the next append does.
+    await addOne(journal, session, 1);
+    await journal.whenIdle();
+    expect(logBytes()).to.be.at.least(before);
+    clock += 1000;
+    await addOne(journal, session, 2);
+    await journal.whenIdle();
+    expect(logBytes(), `compacted from ${before} bytes`).to.be.below(64 * 1024);
+    const reopened = await reopen();
+    expect(reopened.index.size).to.equal(2);
+  });
+
+  it('compacts a reopened log by what it holds: live data against its size, not once it has doubled again', async () => {
+    const { journal, session } = await setUp(3000, () => {});
+    deleteRows(journal, session);
+    await journal.whenIdle();
+    const before = logBytes();
+    const second = new SessionJournal(dir, 60_000);
+    const restored = await second.restore(HASH, make);
+    expect(restored!.session.index.size).to.equal(1000);
+    // The reopen started its compaction: the log holds about a third of what it did (1,000 of 3,000 rows live).
+    await second.whenIdle();
+    expect(logBytes(), `from ${before} bytes`).to.be.below(before / 2);
+    expect((await reopen()).index.size).to.equal(1000);
   });
 });

@@ -36,6 +36,13 @@ function faultyFs() {
     fdatasyncCalls: 0,
     /** Asynchronous fsync (a compaction's or a rewrite's file, the directory). */
     fsync: false,
+    /** Asynchronous opens (an fdatasync's, a compaction's): fail as when the process has no file handle free. */
+    open: false,
+    /** The same, for the directory only (its fsync after a compaction's rename). */
+    openDir: false,
+    /** Synchronous fsyncs (a new log's, a cut's): fail; and how many were made. */
+    fsyncSync: false,
+    fsyncSyncCalls: 0,
   };
   const fs: JournalFs = {
     ...nodeFs,
@@ -46,6 +53,11 @@ function faultyFs() {
       }
       if (faults.write) throw fault(faults.write);
       return nodeFs.writeSync(fd, buffer, offset, length, position);
+    },
+    fsyncSync(fd) {
+      faults.fsyncSyncCalls++;
+      if (faults.fsyncSync) throw fault('EIO');
+      nodeFs.fsyncSync(fd);
     },
     ftruncateSync(fd, length) {
       if (faults.truncate) throw fault('EIO');
@@ -72,6 +84,10 @@ function faultyFs() {
     async fsync(fd) {
       if (faults.fsync) throw fault('EIO');
       return nodeFs.fsync(fd);
+    },
+    async open(path, flags, mode) {
+      if (faults.open || (faults.openDir && !/\.log(\.tmp)?$/.test(path))) throw fault('EMFILE');
+      return nodeFs.open(path, flags, mode);
     },
   };
   return { fs, faults };
@@ -171,6 +187,37 @@ describe('disk faults with DATA_DIR', () => {
     });
   }
 
+  it('fsyncs the cut of a failed append before the log takes another record (FSYNC=never too)', async () => {
+    const { fs, faults } = faultyFs();
+    const store = open(fs);
+    const { token, session } = store.create();
+    add(store, session, range(0, 10));
+    const calls = faults.fsyncSyncCalls;
+    faults.write = 'short';
+    expect(refused(() => add(store, session, range(10, 20))).status).to.equal(503);
+    expect(faults.fsyncSyncCalls, 'the cut was fsynced').to.equal(calls + 1);
+    faults.write = null;
+    add(store, session, range(20, 30));
+    expectExactly(await open().authenticate(token), [...range(0, 10), ...range(20, 30)]);
+  });
+
+  it('rewrites the log from memory when the fsync of a cut fails, refusing changes until then', async () => {
+    const { fs, faults } = faultyFs();
+    const store = open(fs);
+    const { token, session } = store.create();
+    add(store, session, range(0, 10));
+    faults.write = 'short';
+    faults.fsyncSync = true;
+    expect(refused(() => add(store, session, range(10, 20))).status).to.equal(503);
+    faults.write = null;
+    faults.fsyncSync = false;
+    expect(refused(() => add(store, session, [99])).status, 'refused while the rewrite runs').to.equal(503);
+    await store.whenIdle();
+    expect(logged.join('\n')).to.match(/fsync failed .* after a cut/);
+    add(store, session, range(20, 30));
+    expectExactly(await open().authenticate(token), [...range(0, 10), ...range(20, 30)]);
+  });
+
   it('refuses changes while a failed append cannot be cut back, and recovers when it can', async () => {
     const { store, token, session } = fencedSession();
     // The half record is still on disk: no change may go after it.
@@ -239,8 +286,9 @@ describe('disk faults with DATA_DIR', () => {
       expect(logged.join('\n')).to.match(/could not compact.*old log is kept/);
       const expected = [...range(0, 300), ...range(1000, 1300)];
       expectExactly(await open().authenticate(token), expected);
-      // Once the disk behaves, the next compaction (after as much growth again) goes through.
+      // Once the disk behaves, the next compaction (after the pause a failed one waits, 1 s) goes through.
       faults.asyncWrite = null;
+      clock += 1000;
       for (let round = 0; round < 20; round++)
         add(
           store,
@@ -619,6 +667,58 @@ describe('disk faults with DATA_DIR', () => {
       await store.durable(session);
       expectExactly(session, range(0, 11));
       expectExactly(await open().authenticate(token), range(0, 11));
+    });
+
+    it('takes an open() that fails (EMFILE) for no failed fsync: 503 for that change, no rewrite, the next fdatasync confirms it', async () => {
+      const { fs, faults } = faultyFs();
+      const store = open(fs, { fsync: 'always' });
+      const { token, session } = store.create();
+      const path = join(dir, `${hashToken(token)}.log`);
+      add(store, session, range(0, 5));
+      await store.durable(session);
+      const inode = statSync(path).ino;
+      faults.open = true;
+      const calls = faults.fdatasyncCalls;
+      add(store, session, range(5, 10));
+      const err = await store.durable(session)!.then(
+        () => null,
+        (caught) => caught,
+      );
+      expect(err).to.be.instanceOf(ApiError);
+      expect([err.status, err.code]).to.deep.equal([503, 'SERVER_AT_CAPACITY']);
+      expect(err.message).to.match(/no file handle free/);
+      expect(faults.fdatasyncCalls, 'no fdatasync was tried').to.equal(calls);
+      faults.open = false;
+      // Not broken: the next change is taken at once, and its fdatasync confirms the one before too.
+      add(store, session, [10]);
+      await store.durable(session);
+      await store.whenIdle();
+      expect(statSync(path).ino, 'the log was not rewritten').to.equal(inode);
+      expect(logged.join('\n')).not.to.match(/rewritten from memory/);
+      expectExactly(await open().authenticate(token), range(0, 11));
+    });
+
+    it("takes a directory that cannot be opened for a compaction's fsync (EMFILE) for no failed fsync: 503, no rewrite, the next sync tries it again", async () => {
+      const { fs, faults } = faultyFs();
+      const store = open(fs, { fsync: 'always' });
+      const { token, session } = store.create();
+      add(store, session, range(0, 5));
+      await store.durable(session);
+      faults.openDir = true;
+      // Renamed over the log; the directory fsync that makes the rename durable could not be tried.
+      await store.compactLog(session);
+      add(store, session, range(5, 8));
+      const err = await store.durable(session)!.then(
+        () => null,
+        (caught) => caught,
+      );
+      expect([err?.status, err?.code]).to.deep.equal([503, 'SERVER_AT_CAPACITY']);
+      faults.openDir = false;
+      add(store, session, [8]);
+      await store.durable(session);
+      await store.whenIdle();
+      expect(logged.join('\n')).not.to.match(/rewritten from memory|fsync failed/);
+      expectExactly(await open().authenticate(token), range(0, 9));
     });
 
     it('confirms the changes a failed fdatasync left waiting once the rewrite from memory is on stable storage', async () => {
