@@ -692,16 +692,19 @@ async function runShape(shape: Shape): Promise<void> {
 
 // ---------------------------------------------------------------- churn
 
-/** Apparent bytes of every file under `dir`. */
-function dirBytes(dir: string): number {
+/** Apparent bytes of every file under `dir`, and of the largest (a session's log). */
+function dirBytes(dir: string): { total: number; largest: number } {
   let total = 0;
+  let largest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
     if (!entry.isFile()) continue;
     try {
-      total += statSync(join(entry.parentPath, entry.name)).size;
+      const { size } = statSync(join(entry.parentPath, entry.name));
+      total += size;
+      largest = Math.max(largest, size);
     } catch {}
   }
-  return total;
+  return { total, largest };
 }
 
 interface ChurnResult {
@@ -724,6 +727,7 @@ async function churn(persist: boolean): Promise<ChurnResult> {
   let server = await startServer(env);
   const L = new Limits((await server.get('/limits')).limits);
   const quota = L.has('persistence.dataDirMaxBytes') ? L.num('persistence.dataDirMaxBytes', 0) : undefined;
+  const logCap = L.has('persistence.maxSessionLogBytes') ? L.num('persistence.maxSessionLogBytes', 0) : undefined;
   const token = (await server.post('/token', '')).token;
   const ledger = (await server.post('/token', '')).token;
   const ids = Array.from({ length: L.num('batch.addMany', 1000) }, (_, i) => padded(`c${i}`, L.num('maxIdLength', 256)));
@@ -753,11 +757,17 @@ async function churn(persist: boolean): Promise<ChurnResult> {
   const acked: string[] = [];
   const usage = async () => ((await server.get('/limits')).usage as { memoryUsedBytes: number }).memoryUsedBytes;
   let diskPeak = 0;
+  let filePeak = 0;
+  const sampleDisk = () => {
+    const { total, largest } = dirBytes(dir);
+    diskPeak = Math.max(diskPeak, total);
+    filePeak = Math.max(filePeak, largest);
+  };
   // Once a second after the warm-up: RSS and counted growth; the worst sample is RSS's growth furthest past 1.2x the counted growth.
   let base: { rss: number; counted: number } | undefined;
   let worst = { rss: 0, counted: 0, excess: Number.NEGATIVE_INFINITY };
   const sampler = setInterval(async () => {
-    if (persist) diskPeak = Math.max(diskPeak, dirBytes(dir));
+    if (persist) sampleDisk();
     if (!base) return;
     const rss = server.rss().current - base.rss;
     const counted = (await usage().catch(() => base!.counted)) - base.counted;
@@ -824,7 +834,7 @@ async function churn(persist: boolean): Promise<ChurnResult> {
     await kill(server);
     return { lines, pass: rssPass };
   }
-  diskPeak = Math.max(diskPeak, dirBytes(dir));
+  sampleDisk();
   // SIGKILL, restart on the same directory, look for every acknowledged write.
   await kill(server);
   server = await startServer(env);
@@ -839,10 +849,12 @@ async function churn(persist: boolean): Promise<ChurnResult> {
   const churnLost = known ? Math.max(0, present.size - count.count) : 0;
   await kill(server);
   rmSync(dir, { recursive: true, force: true });
-  const diskPass = quota === undefined || diskPeak <= quota;
+  const diskPass = (quota === undefined || diskPeak <= quota) && (logCap === undefined || filePeak <= logCap);
   const lostPass = lost === 0 && churnLost === 0;
   lines.push(
-    `  DATA_DIR peak ${(diskPeak / MiB).toFixed(1)} MiB; ${quota === undefined ? 'no persistence.dataDirMaxBytes published (reported only)' : `quota ${(quota / MiB).toFixed(0)} MiB: ${diskPass ? 'pass' : 'FAIL'}`}`,
+    `  DATA_DIR peak ${(diskPeak / MiB).toFixed(1)} MiB (${quota === undefined ? 'no persistence.dataDirMaxBytes published' : `quota ${(quota / MiB).toFixed(0)} MiB`}), ` +
+      `largest file ${(filePeak / MiB).toFixed(1)} MiB (${logCap === undefined ? 'no persistence.maxSessionLogBytes published' : `cap ${(logCap / MiB).toFixed(0)} MiB`}): ` +
+      `${quota === undefined && logCap === undefined ? 'reported only' : diskPass ? 'pass' : 'FAIL'}`,
     `  after SIGKILL + restart: ${lost} of ${acked.length} acknowledged ledger adds lost; churned session count ${count.count}, ${known ? `${present.size} acknowledged (${churnLost} lost)` : 'not checked (a write was not acknowledged)'}: ${lostPass ? 'pass' : 'FAIL'}`,
   );
   return { lines, pass: rssPass && diskPass && lostPass };
