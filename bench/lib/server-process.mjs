@@ -13,14 +13,16 @@
 // /bench/drain receives a body and answers a constant (the floor of taking
 // a body in).
 // POST /bench/compact (with a token) compacts that session's log now (DATA_DIR).
-// Rate limits are off: they would cap the very rates being measured.
+// Rate limits are off: they would cap the very rates being measured
+// (BENCH_RATE_LIMITS=on keeps the configured ones, as bench:adversary needs).
 // bench/lib/child-server.ts builds dist/ first when src/ is newer.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadConfig } from '../../dist/config.js';
 import { createApp } from '../../dist/http/app.js';
 import { jsonBody } from '../../dist/http/body/index.js';
 
-const config = loadConfig(process.env, { requestRatePerSec: 0, tokenRatePerMin: 0, maxSessionsPerAddress: 0, port: 0 });
+const rates = process.env.BENCH_RATE_LIMITS === 'on' ? {} : { requestRatePerSec: 0, tokenRatePerMin: 0, maxSessionsPerAddress: 0 };
+const config = loadConfig(process.env, { ...rates, port: 0 });
 const { app, store, restore } = createApp({ config });
 const parse = jsonBody(config);
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
