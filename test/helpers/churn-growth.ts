@@ -22,7 +22,7 @@ const ROUNDS = Number(process.env.CHURN_ROUNDS ?? 4);
 /** Long ids, as the issue's replace attack sends them: each request's copy of an id that is kept is not counted. */
 const idOf = (i: number) => `${'i'.repeat(240)}-${String(i).padStart(6, '0')}`;
 
-const server = new TestServer({ requestRatePerSec: 0, tokenRatePerMin: 0, maxSessions: 1000 });
+const server = new TestServer({ requestRatePerSec: 0, tokenRatePerMin: 0, maxSessionsPerAddress: 0, maxSessions: 1000 });
 await server.start();
 
 async function send(token: string, path: string, body?: unknown): Promise<void> {
