@@ -118,6 +118,7 @@ export interface Config {
   maxAnswerBytes: number;
   kernelThreads: number;
   persistenceJobs: number;
+  lockStaleMs: number;
   kernelBuild: KernelBuild;
 }
 
@@ -219,6 +220,12 @@ export const CONFIG_VARIABLES = [
     `with DATA_DIR: session logs reopened, compacted or rewritten at once (each holds about ${PERSISTENCE_JOB_BUFFER_BYTES / MiB} MiB of buffers, counted in the memory budget; /limits \`persistence\`); the rest wait their turn`,
   ],
   [
+    'LOCK_STALE_MS',
+    'lockStaleMs',
+    10_000,
+    "with DATA_DIR: the DATA_DIR lock's holder refreshes its heartbeat (the lock file's mtime) every third of this; a lock whose heartbeat is older is taken over by a new server (a new container on the same volume), one of a dead process on this host at once (/limits `persistence`); at least 2000",
+  ],
+  [
     'KERNEL_BUILD',
     'kernelBuild',
     'auto',
@@ -265,6 +272,12 @@ export class ConfigError extends Error {}
 /** Threads a process may start for searches (each holds an instance of the kernel per session it has served). */
 export const MAX_KERNEL_THREADS = 256;
 
+/** LOCK_STALE_MS's floor: a heartbeat every third of it must not come to more than one a second (proper-lockfile's floor too). */
+const MIN_LOCK_STALE_MS = 2000;
+
+/** How often the DATA_DIR lock's holder refreshes its heartbeat: three beats per stale interval, so one missed beat is not staleness. */
+export const lockHeartbeatMs = (lockStaleMs: number) => Math.floor(lockStaleMs / 3);
+
 /** What INSTANCE_ID may be: it appears in tokens, a response header and nginx's map. */
 export const INSTANCE_ID_PATTERN = /^[a-z0-9]{1,16}$/;
 
@@ -305,6 +318,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`KERNEL_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.kernelThreads}`);
   }
   if (final.persistenceJobs < 1) throw new ConfigError(`PERSISTENCE_JOBS must be at least 1, got ${final.persistenceJobs}`);
+  if (final.lockStaleMs < MIN_LOCK_STALE_MS) throw new ConfigError(`LOCK_STALE_MS must be at least ${MIN_LOCK_STALE_MS}, got ${final.lockStaleMs}`);
   checkKernelBuild(final.kernelBuild);
   if (final.maxTextBytes > SPEC_LIMITS.maxTextBytesCap) {
     throw new ConfigError(`MAX_TEXT_BYTES must be at most ${SPEC_LIMITS.maxTextBytesCap}, got ${final.maxTextBytes}`);
@@ -415,7 +429,12 @@ export function publicLimits(config: Config) {
     },
     memoryBudgetBytes: config.memoryBudgetBytes,
     persistent: config.dataDir !== '',
-    persistence: { jobs: config.persistenceJobs, bufferBytesPerJob: PERSISTENCE_JOB_BUFFER_BYTES },
+    persistence: {
+      jobs: config.persistenceJobs,
+      bufferBytesPerJob: PERSISTENCE_JOB_BUFFER_BYTES,
+      lockStaleMs: config.lockStaleMs,
+      lockHeartbeatMs: lockHeartbeatMs(config.lockStaleMs),
+    },
     maxAbsComponent: SPEC_LIMITS.maxAbsComponent,
     metrics: [...METRICS],
     vectorTypes: [...VECTOR_TYPES],

@@ -157,7 +157,8 @@ export class Cluster {
       // nginx sets X-Forwarded-For to the client's address: the per-address limit of POST /token applies per client.
       TRUST_PROXY: '1',
     };
-    const child = spawn(process.execPath, [...options.server.nodeArgs, options.server.script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // With an IPC channel: an instance drains and exits when this launcher dies, even by SIGKILL (src/server.ts).
+    const child = spawn(process.execPath, [...options.server.nodeArgs, options.server.script], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
     instance.child = child;
     instance.exited = exited;

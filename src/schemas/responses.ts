@@ -63,6 +63,13 @@ export const LimitsSchema = v.pipe(
       v.strictObject({
         jobs: v.pipe(CountSchema, v.description('Session logs reopened, compacted or rewritten at once (PERSISTENCE_JOBS); the rest wait their turn.')),
         bufferBytesPerJob: v.pipe(CountSchema, v.description('Bytes of buffers each such job holds, about, counted in memoryBudgetBytes.')),
+        lockStaleMs: v.pipe(
+          CountSchema,
+          v.description(
+            "LOCK_STALE_MS: a DATA_DIR lock whose heartbeat (the lock file's mtime) is older is taken over by a server starting on the same directory.",
+          ),
+        ),
+        lockHeartbeatMs: v.pipe(CountSchema, v.description("How often the lock's holder refreshes its heartbeat (a third of lockStaleMs).")),
       }),
       v.description('With DATA_DIR: the background work on session logs (meaningful when persistent is true).'),
     ),

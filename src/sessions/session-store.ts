@@ -74,6 +74,7 @@ export class SessionStore {
         sliceMs: options.journalSliceMs,
         writePieceBytes: options.journalWritePieceBytes,
         slots: new JobSlots(config.persistenceJobs),
+        lockStaleMs: config.lockStaleMs,
         hold: (bytes) => this.budget.hold('persistence', bytes),
       });
       if (restoreNow) this.dormant = this.log.scan();

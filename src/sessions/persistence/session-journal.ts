@@ -78,6 +78,8 @@ export interface JournalOptions {
   openLogsMax?: number;
   /** A change larger than this is written in pieces of at most this size, off the event loop (WRITE_PIECE_BYTES; tests lower it). */
   writePieceBytes?: number;
+  /** LOCK_STALE_MS: the DATA_DIR lock's heartbeat runs at a third of it (dir-lock.ts). */
+  lockStaleMs?: number;
 }
 
 /** Logs kept open between appends: an append on an open log saves an open and a close (a third of its cost), without a descriptor per session. */
@@ -119,7 +121,7 @@ export class SessionJournal implements LogHost {
     this.writePieceBytes = options.writePieceBytes ?? WRITE_PIECE_BYTES;
     this.scratch = new ScratchBuffer(this.writePieceBytes);
     this.checkDir();
-    lockDir(this.io, dir);
+    lockDir(this.io, dir, options.lockStaleMs);
   }
 
   /** Start-up check: DATA_DIR exists (or can be made) and takes a file; ConfigError otherwise. */
