@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { awaitStaleLock, LOCK_NAME, lockDir, onDirLockLost, procStat, thisProcess, type Holder } from '../../../src/sessions/persistence/dir-lock.js';
 import { nodeFs } from '../../../src/sessions/persistence/journal-fs.js';
+import { ConfigError, loadConfig, lockHeartbeatMs, publicLimits } from '../../../src/config.js';
 
 const STALE_MS = 2000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -39,6 +40,14 @@ describe('DATA_DIR lock (dir-lock.ts)', function () {
 
   const taken = () => expect(readFileSync(path, 'utf8')).to.equal(line(newcomer));
   const setAge = (ms: number) => utimesSync(path, (Date.now() - ms) / 1000, (Date.now() - ms) / 1000);
+
+  it('reads LOCK_STALE_MS (at least 2000) and publishes it with the heartbeat in /limits persistence', () => {
+    expect(loadConfig({}).lockStaleMs).to.equal(10_000);
+    const config = loadConfig({ LOCK_STALE_MS: '2000' });
+    expect(publicLimits(config).persistence).to.include({ lockStaleMs: 2000, lockHeartbeatMs: 666 });
+    expect(lockHeartbeatMs(30_000)).to.equal(10_000);
+    expect(() => loadConfig({ LOCK_STALE_MS: '1999' })).to.throw(ConfigError, 'LOCK_STALE_MS must be at least 2000, got 1999');
+  });
 
   it('takes over the lock of a zombie at once, though kill(pid, 0) still succeeds on it', async () => {
     const z = await zombie();
