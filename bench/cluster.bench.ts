@@ -36,6 +36,8 @@ interface Target {
   origin: string;
   pool: Pool;
   tokens: string[];
+  /** GET /healthz through nginx: its internal listener (the public port answers it 404). */
+  healthPool?: Pool;
   /** Process ids of the instances behind this target (nginx's are found from its master). */
   instancePids: number[];
   nginxPid?: number;
@@ -207,6 +209,8 @@ try {
       server: DIST_SERVER,
       respawnMs: 0,
       workerProcesses: 1,
+      // One address stands for many clients here: nginx's per-address limits are off.
+      perAddress: { connections: 0, requestsPerSec: 0 },
       log: () => {},
     });
     clusters.push(cluster);
@@ -222,6 +226,7 @@ try {
       instances,
       origin: cluster.url,
       pool,
+      healthPool: new Pool(cluster.internalUrl, { connections: 1 }),
       tokens: [],
       instancePids,
       nginxPid: cluster.nginxPid,
@@ -244,7 +249,7 @@ try {
       ['direct', direct],
       ['proxied', proxied],
     ] as const) {
-      latency.healthz[which].push(await sequentialP50(target.pool, 'GET', '/healthz', LATENCY_REQUESTS));
+      latency.healthz[which].push(await sequentialP50(target.healthPool ?? target.pool, 'GET', '/healthz', LATENCY_REQUESTS));
       latency.search[which].push(await sequentialP50(target.pool, 'POST', '/search', LATENCY_REQUESTS / 4, (i) => searchBodies[i % 64], token));
     }
   }
@@ -334,6 +339,6 @@ try {
   );
   console.log(`results: ${writeResults('cluster', { dim: DIM, rows: ROWS, sessions: SESSIONS, inFlight: IN_FLIGHT, table: rows, latency, goals })}`);
 } finally {
-  for (const target of targets) await target.pool.close();
+  for (const target of targets) await Promise.all([target.pool.close(), target.healthPool?.close()]);
   for (const cluster of clusters) await cluster.stop();
 }

@@ -132,6 +132,7 @@ export interface Config {
   /** With DATA_DIR: bytes of all files in it at most (0 in CONFIG_VARIABLES: derived at start, defaultDataDirMaxBytes). */
   dataDirMaxBytes: number;
   maxSessionLogBytes: number;
+  lockStaleMs: number;
   kernelBuild: KernelBuild;
 }
 
@@ -275,6 +276,12 @@ export const CONFIG_VARIABLES = [
     "with DATA_DIR: bytes of one session's log at most (a full session of 50,000 x 1024 float32 holds about 205 MB of vectors, and a log is compacted once it holds twice its live data); a change past it is refused with 507 SESSION_LOG_FULL",
   ],
   [
+    'LOCK_STALE_MS',
+    'lockStaleMs',
+    10_000,
+    "with DATA_DIR: the DATA_DIR lock's holder refreshes its heartbeat (the lock file's mtime) every third of this; a lock whose heartbeat is older is taken over by a new server (a new container on the same volume), one of a dead process on this host at once (/limits `persistence`); at least 2000",
+  ],
+  [
     'KERNEL_BUILD',
     'kernelBuild',
     'auto',
@@ -295,11 +302,6 @@ export const MACHINE_DEPENDENT_DEFAULTS: Partial<Record<(typeof CONFIG_VARIABLES
   DATA_DIR_MAX_BYTES: "0: the bytes in DATA_DIR plus 90% of its file system's free space, at start",
 };
 
-/**
- * A quarter of the machine's memory: the rest is left to the V8 heap (ids,
- * metadata), the OS and other processes. This module also runs in browsers
- * (the SDK's local index), so node:os is reached without importing it.
- */
 /** Share of the free space at start that DATA_DIR_MAX_BYTES leaves to the logs by default (the rest: compactions' temporary files, other users). */
 const DATA_DIR_FREE_SHARE = 0.9;
 
@@ -324,10 +326,16 @@ export function defaultDataDirMaxBytes(dir: string): number {
   }
 }
 
+/** A node: built-in, reached without importing it (this module also runs in browsers); undefined there. */
 function nodeModule<T>(id: string): T | undefined {
   return (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.(id) as T | undefined;
 }
 
+/**
+ * A quarter of the machine's memory: the rest is left to the V8 heap (ids,
+ * metadata), the OS and other processes. This module also runs in browsers
+ * (the SDK's local index), so node:os is reached without importing it.
+ */
 function defaultMemoryBudget(): number {
   const os = nodeOs();
   return os ? Math.floor(os.totalmem() / 4) : 1024 * 1024 * 1024;
@@ -349,6 +357,12 @@ export class ConfigError extends Error {}
 
 /** Threads a process may start for searches (each holds an instance of the kernel per session it has served). */
 export const MAX_KERNEL_THREADS = 256;
+
+/** LOCK_STALE_MS's floor: a heartbeat every third of it must not come to more than one a second (proper-lockfile's floor too). */
+const MIN_LOCK_STALE_MS = 2000;
+
+/** How often the DATA_DIR lock's holder refreshes its heartbeat: three beats per stale interval, so one missed beat is not staleness. */
+export const lockHeartbeatMs = (lockStaleMs: number) => Math.floor(lockStaleMs / 3);
 
 /** What INSTANCE_ID may be: it appears in tokens, a response header and nginx's map. */
 export const INSTANCE_ID_PATTERN = /^[a-z0-9]{1,16}$/;
@@ -392,6 +406,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (final.metricsWindowMs < 1000) throw new ConfigError(`METRICS_WINDOW_MS must be at least 1000, got ${final.metricsWindowMs}`);
   if (final.persistenceJobs < 1) throw new ConfigError(`PERSISTENCE_JOBS must be at least 1, got ${final.persistenceJobs}`);
   if (final.dataDir !== '' && final.dataDirMaxBytes === 0) final.dataDirMaxBytes = defaultDataDirMaxBytes(final.dataDir);
+  if (final.lockStaleMs < MIN_LOCK_STALE_MS) throw new ConfigError(`LOCK_STALE_MS must be at least ${MIN_LOCK_STALE_MS}, got ${final.lockStaleMs}`);
   checkKernelBuild(final.kernelBuild);
   if (final.maxTextBytes > SPEC_LIMITS.maxTextBytesCap) {
     throw new ConfigError(`MAX_TEXT_BYTES must be at most ${SPEC_LIMITS.maxTextBytesCap}, got ${final.maxTextBytes}`);
@@ -509,6 +524,8 @@ export function publicLimits(config: Config) {
       bufferBytesPerJob: PERSISTENCE_JOB_BUFFER_BYTES,
       dataDirMaxBytes: config.dataDirMaxBytes,
       maxSessionLogBytes: config.maxSessionLogBytes,
+      lockStaleMs: config.lockStaleMs,
+      lockHeartbeatMs: lockHeartbeatMs(config.lockStaleMs),
     },
     maxAbsComponent: SPEC_LIMITS.maxAbsComponent,
     metrics: [...METRICS],

@@ -5,12 +5,15 @@ import { createApp } from './http/app.js';
 import { createHttpServer } from './http/http-server.js';
 import { ConnectionDrain } from './http/shutdown.js';
 import { assertBudgetFits } from './limits/heap-limit.js';
+import { awaitStaleLock, onDirLockLost } from './sessions/persistence/dir-lock.js';
 
 /** The app, or exit 1 with a one-line message for a configuration that cannot work (a bad variable, a budget that cannot fit, an unusable DATA_DIR). */
-function create() {
+async function create() {
   try {
     const config = loadConfig();
     assertBudgetFits(config);
+    // A lock left by a container just killed is waited out, not refused (dir-lock.ts).
+    if (config.dataDir) await awaitStaleLock(config.dataDir, config.lockStaleMs, (line) => console.log(line));
     return createApp({ config, deferRestore: true });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
@@ -19,7 +22,12 @@ function create() {
   }
 }
 
-const { app, store, config, readiness, pool, restore } = create();
+const { app, store, config, readiness, pool, restore } = await create();
+// Another process took DATA_DIR (it judged this one gone): writing on would interleave with it.
+onDirLockLost((message) => {
+  console.error(`tempvec: ${message}; exiting`);
+  process.exit(1);
+});
 pool?.warm();
 store.startSweeper();
 // Listen first, then list the sessions on disk: /readyz answers 503 until
@@ -70,3 +78,11 @@ function shutdown(signal: string) {
 }
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 process.on('SIGINT', () => shutdown('SIGINT'));
+// Started by a launcher (npm start, npm run cluster) with an IPC channel: when the launcher dies,
+// even by SIGKILL, the channel closes and the server drains and exits rather than run on orphaned.
+if (process.send) {
+  process.on('disconnect', () => {
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {}); // a pipe to a dead launcher
+    shutdown('launcher gone');
+  });
+}

@@ -21,6 +21,7 @@ function flags(): string[] {
   }
 }
 
-const server = spawn(process.execPath, [...flags(), new URL('./server.js', import.meta.url).pathname], { stdio: 'inherit' });
+// The IPC channel is how the server learns this launcher is gone (even SIGKILLed): it closes, and the server exits.
+const server = spawn(process.execPath, [...flags(), new URL('./server.js', import.meta.url).pathname], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => server.kill(signal));
 server.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -11,7 +11,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config.js';
-import { serverConfig, type Upstream } from './nginx-config.js';
+import { clusterLimits, serverConfig, type PerAddressLimits, type Upstream } from './nginx-config.js';
 
 export interface ClusterOptions {
   instances: number;
@@ -31,12 +31,18 @@ export interface ClusterOptions {
   /** Restart an instance that exited on its own after this long; 0: leave it down. */
   respawnMs: number;
   workerProcesses: number;
+  /** The internal listener's port on 127.0.0.1 (/healthz, /readyz, /metrics); 0: a free one. */
+  internalPort?: number;
+  /** Per-address limits other than the defaults derived from the instances' configuration (clusterLimits). */
+  perAddress?: Partial<PerAddressLimits>;
   log: (line: string) => void;
 }
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The server as `npm start` runs it (its Node flag included: test/cluster/launcher.test.ts compares them). */
 export const DIST_SERVER = { script: join(ROOT, 'dist/server.js'), nodeArgs: ['--initial-old-space-size=128'] };
+/** nginx has no IPC channel: this small process stops it (SIGQUIT) when the launcher goes, even by SIGKILL, and so its channel closes. */
+const NGINX_WATCHDOG = "process.on('disconnect', () => { try { process.kill(Number(process.argv[1]), 'SIGQUIT'); } catch {} process.exit(0); });";
 /** How long an instance may take to list its sessions and listen. */
 const START_TIMEOUT_MS = 60_000;
 /** How long stop() waits for instances to drain before SIGKILL (they give up after 10 s themselves). */
@@ -72,6 +78,8 @@ export const kernelThreadsPerInstance = (instances: number, cores = availablePar
 export class Cluster {
   readonly instances: Instance[] = [];
   url = '';
+  /** The internal listener: /healthz, /readyz and /metrics (any instance's), /<id>/metrics (instance <id>'s). */
+  internalUrl = '';
   private nginx?: { child: ChildProcess; exited: Promise<number | string> };
   private prefix = '';
   private stopping = false;
@@ -157,7 +165,8 @@ export class Cluster {
       // nginx sets X-Forwarded-For to the client's address: the per-address limit of POST /token applies per client.
       TRUST_PROXY: '1',
     };
-    const child = spawn(process.execPath, [...options.server.nodeArgs, options.server.script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // With an IPC channel: an instance drains and exits when this launcher dies, even by SIGKILL (src/server.ts).
+    const child = spawn(process.execPath, [...options.server.nodeArgs, options.server.script], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
     instance.child = child;
     instance.exited = exited;
@@ -197,9 +206,12 @@ export class Cluster {
     const { options } = this;
     this.prefix = mkdtempSync(join(tmpdir(), 'tempvec-nginx-'));
     // Started by root, nginx's workers run as nobody: they must get through the prefix to the
-    // temporary directories nginx makes for them (their own, mode 0700) for bodies over 1 MiB.
+    // temporary directories nginx makes for them (their own, mode 0700).
     chmodSync(this.prefix, 0o711);
     const port = options.port || (await freePort());
+    const internalPort = options.internalPort || (await freePort());
+    // The instances' own configuration (the environment they get): nginx applies their timeouts.
+    const limits = clusterLimits(loadConfig(options.env));
     const listen = `${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
     const upstreams: Upstream[] = this.instances.map(({ id, port: p }) => ({ id, host: '127.0.0.1', port: p }));
     const file = join(this.prefix, 'nginx.conf');
@@ -210,17 +222,23 @@ export class Cluster {
         upstreams,
         maxBodyBytes: options.maxBodyBytes,
         maxImportBytes: options.maxImportBytes,
+        internalListen: `127.0.0.1:${internalPort}`,
+        timeouts: limits.timeouts,
+        perAddress: { ...limits.perAddress, ...options.perAddress },
         prefix: this.prefix,
         workerProcesses: options.workerProcesses,
       }),
     );
     const child = spawn(options.nginx, ['-p', this.prefix, '-c', file, '-e', join(this.prefix, 'error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
+    const watchdog = spawn(process.execPath, ['-e', NGINX_WATCHDOG, String(child.pid)], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+    exited.then(() => watchdog.kill('SIGKILL'));
     let output = '';
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
     this.nginx = { child, exited };
     this.url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+    this.internalUrl = `http://127.0.0.1:${internalPort}`;
     let down = false;
     exited.then((code) => {
       down = true;
@@ -230,13 +248,13 @@ export class Cluster {
     for (;;) {
       if (down) throw new Error(`nginx did not start: ${output}`);
       try {
-        const res = await fetch(`${this.url}/healthz`, { signal: AbortSignal.timeout(1000) });
+        const res = await fetch(`${this.internalUrl}/healthz`, { signal: AbortSignal.timeout(1000) });
         await res.arrayBuffer();
         if (res.ok) return;
       } catch {
         // not listening yet
       }
-      if (Date.now() > deadline) throw new Error(`nginx did not answer on ${this.url} within 10 s: ${output}`);
+      if (Date.now() > deadline) throw new Error(`nginx did not answer on ${this.internalUrl} within 10 s: ${output}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

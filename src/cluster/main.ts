@@ -8,10 +8,13 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { Cluster, DIST_SERVER, findNginx } from './launcher.js';
-import { parseUpstreams, proxyConfig } from './nginx-config.js';
+import { clusterLimits, parseUpstreams, proxyConfig, type PerAddressLimits } from './nginx-config.js';
 
-const USAGE = `usage: npm run cluster -- [--instances K] [--port P] [--host ADDR] [--nginx PATH] [--nginx-workers N] [--respawn-ms MS]
-       npm run cluster -- --upstreams id=host:port,... [--port P] [--host ADDR] [--out FILE]`;
+const USAGE = `usage: npm run cluster -- [--instances K] [--port P] [--host ADDR] [--internal-port P] [--nginx PATH] [--nginx-workers N] [--respawn-ms MS]
+                          [--connections-per-address N] [--requests-per-sec-per-address N]
+       npm run cluster -- --upstreams id=host:port,... [--port P] [--host ADDR] [--internal-port P] [--out FILE] [same per-address options]
+--internal-port: /healthz, /readyz and /metrics answer on 127.0.0.1 there only (default P+1); the per-address
+limits default to a hundredth of MAX_CONNECTIONS and twice REQUEST_RATE_PER_SEC (0 turns one off).`;
 
 function fail(message: string): never {
   console.error(`tempvec cluster: ${message}`);
@@ -37,6 +40,9 @@ function cliArgs() {
         'nginx-workers': { type: 'string', default: '1' },
         nginx: { type: 'string' },
         'respawn-ms': { type: 'string', default: '1000' },
+        'internal-port': { type: 'string' },
+        'connections-per-address': { type: 'string' },
+        'requests-per-sec-per-address': { type: 'string' },
         help: { type: 'boolean' },
       },
     }).values;
@@ -64,11 +70,25 @@ async function main(): Promise<void> {
   const config = configOrFail();
   const port = count(args.port, 'port', 0);
   const listen = `${args.host.includes(':') ? `[${args.host}]` : args.host}:${port}`;
+  const internalPort = args['internal-port'] === undefined ? (port ? port + 1 : 0) : count(args['internal-port'], 'internal-port', 0);
+  const perAddress: Partial<PerAddressLimits> = {};
+  if (args['connections-per-address'] !== undefined) perAddress.connections = count(args['connections-per-address'], 'connections-per-address', 0);
+  if (args['requests-per-sec-per-address'] !== undefined)
+    perAddress.requestsPerSec = count(args['requests-per-sec-per-address'], 'requests-per-sec-per-address', 0);
 
   if (args.upstreams !== undefined) {
     let text: string;
     try {
-      text = proxyConfig({ listen, upstreams: parseUpstreams(args.upstreams), maxBodyBytes: config.maxBodyBytes, maxImportBytes: config.maxImportBytes });
+      const limits = clusterLimits(config);
+      text = proxyConfig({
+        listen,
+        upstreams: parseUpstreams(args.upstreams),
+        maxBodyBytes: config.maxBodyBytes,
+        maxImportBytes: config.maxImportBytes,
+        internalListen: `127.0.0.1:${internalPort || 8081}`,
+        timeouts: limits.timeouts,
+        perAddress: { ...limits.perAddress, ...perAddress },
+      });
     } catch (err) {
       fail((err as Error).message);
     }
@@ -93,6 +113,8 @@ async function main(): Promise<void> {
     server: DIST_SERVER,
     respawnMs: count(args['respawn-ms'], 'respawn-ms', 0),
     workerProcesses: count(args['nginx-workers'], 'nginx-workers', 1),
+    internalPort,
+    perAddress,
     log: (line) => console.log(line),
   });
   let stopping = false;
@@ -115,7 +137,7 @@ async function main(): Promise<void> {
   } catch (err) {
     fail((err as Error).message);
   }
-  console.log(`tempvec cluster listening on ${cluster.url} (nginx in ${cluster.nginxPrefix})`);
+  console.log(`tempvec cluster listening on ${cluster.url} (nginx in ${cluster.nginxPrefix}); /healthz, /readyz, /metrics on ${cluster.internalUrl}`);
   for (const { id, url } of cluster.instances) console.log(`  instance ${id}: ${url}${config.dataDir ? ` (DATA_DIR ${config.dataDir}/${id})` : ''}`);
   cluster.nginxExited?.then((code) => {
     if (stopping) return;

@@ -80,6 +80,13 @@ export const LimitsSchema = v.pipe(
           CountSchema,
           v.description("Bytes of one session's log at most (MAX_SESSION_LOG_BYTES); past it a change gets 507 SESSION_LOG_FULL."),
         ),
+        lockStaleMs: v.pipe(
+          CountSchema,
+          v.description(
+            "LOCK_STALE_MS: a DATA_DIR lock whose heartbeat (the lock file's mtime) is older is taken over by a server starting on the same directory.",
+          ),
+        ),
+        lockHeartbeatMs: v.pipe(CountSchema, v.description("How often the lock's holder refreshes its heartbeat (a third of lockStaleMs).")),
       }),
       v.description('With DATA_DIR: the background work on session logs (meaningful when persistent is true).'),
     ),

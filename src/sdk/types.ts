@@ -122,7 +122,7 @@ export interface Limits {
   memoryBudgetBytes: number;
   persistent: boolean;
   /** With DATA_DIR: session logs reopened, compacted or rewritten at once, and the bytes of buffers each holds. */
-  persistence: { jobs: number; bufferBytesPerJob: number; dataDirMaxBytes: number; maxSessionLogBytes: number };
+  persistence: { jobs: number; bufferBytesPerJob: number; dataDirMaxBytes: number; maxSessionLogBytes: number; lockStaleMs: number; lockHeartbeatMs: number };
   maxAbsComponent: number;
   metrics: Metric[];
   vectorTypes: VectorType[];

@@ -87,6 +87,7 @@ export class SessionStore {
         sliceMs: options.journalSliceMs,
         writePieceBytes: options.journalWritePieceBytes,
         slots: new JobSlots(config.persistenceJobs),
+        lockStaleMs: config.lockStaleMs,
         hold: (bytes) => this.budget.hold('persistence', bytes),
         maxBytes: config.dataDirMaxBytes,
         maxLogBytes: config.maxSessionLogBytes,

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { INTERNAL_PATHS } from '../../src/cluster/nginx-config.js';
 import { loadConfig } from '../../src/config.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { expectError, expectOk, type ApiResponse } from '../helpers/http.js';
@@ -95,9 +96,6 @@ describe('cluster: 3 instances behind nginx', function () {
       ['GET', '/sdk.d.ts'],
       ['GET', '/kernel.wasm'],
       ['GET', '/kernel.simd128.wasm'],
-      ['GET', '/healthz'],
-      ['GET', '/readyz'],
-      ['GET', '/metrics'],
       ['POST', '/token'],
       ['GET', '/session'],
       ['POST', '/vectors/has', { id: 'a' }],
@@ -132,7 +130,8 @@ describe('cluster: 3 instances behind nginx', function () {
     const documented = Object.entries(doc.paths)
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
-    expect(cases.map(([m, p]) => `${m} ${p}`).sort()).to.deep.equal(documented);
+    const internal = INTERNAL_PATHS.map((path) => `GET ${path}`);
+    expect([...cases.map(([m, p]) => `${m} ${p}`), ...internal].sort()).to.deep.equal(documented);
     for (const [method, path, body, headers] of cases) {
       const res = await c.request(method, path, { token, body, headers });
       expect(res.status, `${method} ${path}: ${res.text.slice(0, 200)}`).to.be.oneOf([200, 201]);
@@ -142,6 +141,22 @@ describe('cluster: 3 instances behind nginx', function () {
         expect(res.headers.get('server-timing'), `${method} ${path}`).to.match(/^requestLatency;dur=[0-9.]+/);
       }
     }
+  });
+
+  it('answers /healthz, /readyz and /metrics on the internal listener only (any instance, or /<id>/... for one), 404 on the public port', async () => {
+    for (const path of INTERNAL_PATHS) {
+      expectError(await c.request('GET', path), 404, 'NOT_FOUND');
+      const any = await c.internal(path);
+      expect(any.status, path).to.equal(200);
+      expect(any.headers.get(INSTANCE), path).to.match(/^i[123]$/);
+      for (const id of ['i1', 'i2', 'i3']) {
+        const one = await c.internal(`/${id}${path}`);
+        expect(one.status, `/${id}${path}`).to.equal(200);
+        expect(one.headers.get(INSTANCE)).to.equal(id);
+      }
+    }
+    expect((await c.internal('/metrics')).text).to.match(/^# HELP /m);
+    expectError(await c.internal('/token'), 404, 'NOT_FOUND');
   });
 
   it("divides the machine's default memory budget among the instances", async () => {

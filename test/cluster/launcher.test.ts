@@ -2,7 +2,8 @@
 // instance and stops nginx; without nginx it says how to install it; with
 // --upstreams it writes a configuration nginx accepts.
 import { expect } from 'chai';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { startScriptNodeFlags } from '../../bench/lib/child-server.js';
 import { startCluster } from '../helpers/cluster.js';
 import { expectError, expectOk } from '../helpers/http.js';
 import { DIST_SERVER, findNginx, freePort, kernelThreadsPerInstance } from '../../src/cluster/launcher.js';
+import { procStat } from '../../src/sessions/persistence/dir-lock.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/cluster/main.js', import.meta.url));
 
@@ -119,5 +121,60 @@ describe('npm run cluster (the launcher command)', function () {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("applies nginx's protections live: bodies reach the instance unbuffered, requests per address capped with a JSON 429", async () => {
+    const c = await startCluster(1, {}, 0, { connections: 4, requestsPerSec: 5 });
+    try {
+      // A 3 MB body announced with a token no instance knows: the instance answers 401 while the
+      // body is still on its way (a buffering proxy would first wait for all of it).
+      const { port } = new URL(c.cluster.url);
+      const socket = connect(Number(port), '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write(
+        `POST /vectors/add HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer i1.nope\r\nContent-Type: application/json\r\nContent-Length: 3000000\r\n\r\n{"id":"`,
+      );
+      const [head] = (await once(socket, 'data')) as [Buffer];
+      expect(String(head)).to.match(/^HTTP\/1\.1 401 /);
+      socket.destroy();
+
+      // 5 a second with a burst of 10: 30 at once from one address get 429 from nginx, in the service's shape.
+      const answers = await Promise.all(Array.from({ length: 30 }, () => c.request('GET', '/limits')));
+      const limited = answers.filter((r) => r.status === 429);
+      expect(limited.length).to.be.at.least(10);
+      expectError(limited[0], 429, 'RATE_LIMITED');
+      expect(limited[0].headers.get('retry-after')).to.equal('1');
+      expect(limited[0].headers.get('x-tempvec-instance'), 'answered by nginx').to.equal(null);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('ends its instances and nginx when the launcher is SIGKILLed', async () => {
+    const child = spawn(process.execPath, [MAIN, '--instances', '1', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const deadline = Date.now() + 30_000;
+    while (!/cluster listening on/.test(output)) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the cluster did not start:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const children = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(child.pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
+    const instance = Number(
+      children
+        .find((line) => line.includes('dist/server.js'))!
+        .trim()
+        .split(' ')[0],
+    );
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    const until = Date.now() + 15_000;
+    while (procStat(instance) && procStat(instance)?.state !== 'Z' && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+    const state = procStat(instance)?.state ?? 'gone';
+    if (state !== 'gone' && state !== 'Z') process.kill(instance, 'SIGKILL');
+    expect(state, 'the orphaned instance exits').to.be.oneOf(['gone', 'Z']);
   });
 });

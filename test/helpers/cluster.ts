@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, DIST_SERVER, findNginx } from '../../src/cluster/launcher.js';
+import type { PerAddressLimits } from '../../src/cluster/nginx-config.js';
 import { loadConfig } from '../../src/config.js';
 import { requestAt, type ApiResponse, type RequestOptions } from './http.js';
 
@@ -12,12 +13,22 @@ export interface TestCluster {
   dataDir: string;
   log: string[];
   request(method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
+  /** A GET on nginx's internal listener (/healthz, /readyz, /metrics, /<id>/metrics). */
+  internal(path: string): Promise<ApiResponse>;
   /** POST /token through nginx; returns the token. */
   token(): Promise<string>;
   close(): Promise<void>;
 }
 
-export async function startCluster(instances: number, env: Record<string, string> = {}, respawnMs = 0): Promise<TestCluster> {
+/** Per-address limits off unless a test asks: every test request comes from 127.0.0.1, standing for many clients. */
+const UNLIMITED: PerAddressLimits = { connections: 0, requestsPerSec: 0 };
+
+export async function startCluster(
+  instances: number,
+  env: Record<string, string> = {},
+  respawnMs = 0,
+  perAddress: PerAddressLimits = UNLIMITED,
+): Promise<TestCluster> {
   const nginx = findNginx();
   if (!nginx) throw new Error('nginx is not installed: apt-get install nginx (.ci/run does)');
   const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-cluster-'));
@@ -37,6 +48,7 @@ export async function startCluster(instances: number, env: Record<string, string
     server: DIST_SERVER,
     respawnMs,
     workerProcesses: 1,
+    perAddress,
     log: (line) => log.push(line),
   });
   await cluster.start();
@@ -46,6 +58,7 @@ export async function startCluster(instances: number, env: Record<string, string
     dataDir,
     log,
     request,
+    internal: (path) => requestAt(cluster.internalUrl, 'GET', path, { timeoutMs: 15_000 }),
     async token() {
       const res = await request('POST', '/token');
       if (res.status !== 201) throw new Error(`POST /token answered ${res.status}: ${res.text}`);

@@ -45,6 +45,7 @@ describe('GET /limits', () => {
     maxMetadataBytes: 160,
     maxBodyBytes: 170_000,
     persistenceJobs: 3,
+    lockStaleMs: 6000,
   };
   const api = useServer(overrides);
 
@@ -66,7 +67,14 @@ describe('GET /limits', () => {
     expect(limits.candidatePool).to.deep.equal({ min: 1, max: 2048, default: 100 });
     expect(limits.metrics).to.deep.equal(['cosine', 'l2']);
     expect(limits.defaultMetric).to.equal('cosine');
-    expect(limits.persistence).to.deep.equal({ jobs: 3, bufferBytesPerJob: 8 * 1024 * 1024, dataDirMaxBytes: 0, maxSessionLogBytes: 1024 * 1024 * 1024 });
+    expect(limits.persistence).to.deep.equal({
+      jobs: 3,
+      bufferBytesPerJob: 8 * 1024 * 1024,
+      dataDirMaxBytes: 0,
+      maxSessionLogBytes: 1024 * 1024 * 1024,
+      lockStaleMs: 6000,
+      lockHeartbeatMs: 2000,
+    });
     expect(usage).to.include.keys('activeSessions', 'maxSessions', 'linearMemoryBytes');
   });
 

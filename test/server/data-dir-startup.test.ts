@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,7 +62,7 @@ describe('start-up with an unusable DATA_DIR', function () {
         expect(code).to.equal(1);
         expect(output.trim()).to.match(
           new RegExp(
-            `^tempvec: cannot start: DATA_DIR ".*" is in use by process ${first.child.pid} on host \\S+ \\(lock file .*tempvec\\.lock\\); one process per DATA_DIR\\. If that process is gone, delete the lock file$`,
+            `^tempvec: cannot start: DATA_DIR ".*" is in use by process ${first.child.pid} on host \\S+, which is running \\(lock file .*tempvec\\.lock\\); one process per DATA_DIR\\. A lock whose process is gone is taken over without deleting it: at once on this host, after LOCK_STALE_MS from another$`,
           ),
         );
 
@@ -98,15 +98,28 @@ describe('start-up with an unusable DATA_DIR', function () {
       await third.exited;
     });
 
-    it('never takes over a lock of another host, nor one being written', async () => {
-      writeFileSync(lockOf(), `${process.pid} some-other-host ${bootId()}\n`);
-      const other = await startWith({ DATA_DIR: dir });
-      expect(other.code).to.equal(1);
-      expect(other.output).to.include(`is in use by process ${process.pid} on host some-other-host`);
-      writeFileSync(lockOf(), '');
-      const writing = await startWith({ DATA_DIR: dir });
-      expect(writing.code).to.equal(1);
-      expect(writing.output).to.include('is in use by another process');
+    it('refuses a lock of another host whose heartbeat beats; takes one gone quiet (a new container on the volume) within LOCK_STALE_MS', async () => {
+      writeFileSync(lockOf(), `1 old-container ${bootId()} 99\n`);
+      const beating = setInterval(() => utimesSync(lockOf(), new Date(), new Date()), 300);
+      try {
+        const other = await startWith({ DATA_DIR: dir, LOCK_STALE_MS: '2000' });
+        expect(other.code).to.equal(1);
+        expect(other.output).to.include('is in use by process 1 on host old-container, whose heartbeat is younger than LOCK_STALE_MS (2000 ms)');
+      } finally {
+        clearInterval(beating);
+      }
+      // The old container was killed: its lock's heartbeat stops; the new one waits it out and starts.
+      utimesSync(lockOf(), new Date(), new Date());
+      const started = Date.now();
+      const next = await startServer({ DATA_DIR: dir, LOCK_STALE_MS: '2000' });
+      try {
+        expect(Date.now() - started).to.be.below(2000 + 8000); // the stale interval, plus a start-up
+        expect(next.output()).to.match(/waiting up to 2000 ms for it to go stale/);
+        expect(readFileSync(lockOf(), 'utf8').split(' ')[0]).to.equal(String(next.child.pid));
+      } finally {
+        next.child.kill('SIGKILL');
+        await next.exited;
+      }
     });
   });
 });

@@ -3,9 +3,13 @@
 // from the budget, and signals and the exit code pass through.
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
+import { procStat } from '../../src/sessions/persistence/dir-lock.js';
 import { assertBudgetFits, HEAP_BASELINE_BYTES, heapCapBytes, heapLimitMiB } from '../../src/limits/heap-limit.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -70,4 +74,49 @@ describe('start-up and the heap limit', function () {
     run.child.kill('SIGTERM');
     expect(await run.exited).to.equal(0);
   });
+
+  it('ends the server when the launcher is SIGKILLed; a launcher started right after takes its DATA_DIR', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tempvec-launcher-'));
+    try {
+      const first = launch({ DATA_DIR: dir });
+      const url = await listening(first);
+      const token = (await (await fetch(`${url}/token`, { method: 'POST' })).json()).token as string;
+      const server = Number(execFileSync('ps', ['-o', 'pid=', '--ppid', String(first.child.pid)], { encoding: 'utf8' }).trim());
+      expect(procStat(server)?.state).to.not.equal(undefined);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const deadline = Date.now() + 15_000;
+      while (procStat(server) && procStat(server)?.state !== 'Z' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      const state = procStat(server)?.state ?? 'gone';
+      if (state !== 'gone' && state !== 'Z') process.kill(server, 'SIGKILL'); // not left running past a failure
+      expect(state, 'the orphaned server exits').to.be.oneOf(['gone', 'Z']);
+      expect(first.log()).to.include('launcher gone: finishing requests in flight');
+
+      const second = launch({ DATA_DIR: dir });
+      const again = await listening(second);
+      const res = await fetch(`${again}/session`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status, 'the session came back from DATA_DIR').to.equal(200);
+      second.child.kill('SIGKILL');
+      await second.exited;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+
+/** The URL the launched server prints once it listens; rejects if it exits first. */
+function listening(run: ReturnType<typeof launch>): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(run.log());
+      if (match) {
+        clearInterval(timer);
+        resolve(match[1]);
+      }
+    }, 50);
+    run.exited.then(() => {
+      clearInterval(timer);
+      reject(new Error(run.log()));
+    });
+  });
+}

@@ -87,6 +87,8 @@ export interface JournalOptions {
   maxLogBytes?: number;
   /** The store's clock (when a file is set aside). */
   now?: () => number;
+  /** LOCK_STALE_MS: the DATA_DIR lock's heartbeat runs at a third of it (dir-lock.ts). */
+  lockStaleMs?: number;
 }
 
 /** A failed compaction is tried again after this pause, doubled with each failure in a row up to COMPACT_RETRY_MAX_MS. */
@@ -144,7 +146,7 @@ export class SessionJournal implements LogHost {
     this.usage = new DiskUsage(options.maxBytes ?? 0, options.maxLogBytes ?? 0);
     this.now = options.now ?? Date.now;
     this.checkDir();
-    lockDir(this.io, dir);
+    lockDir(this.io, dir, options.lockStaleMs);
   }
 
   /** Start-up check: DATA_DIR exists (or can be made) and takes a file; ConfigError otherwise. */
