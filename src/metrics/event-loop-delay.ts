@@ -30,7 +30,7 @@ function delayOf(h: IntervalHistogram): EventLoopDelay {
     : { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max), mean: ms(h.mean), samples };
 }
 
-export class EventLoopProbe {
+class EventLoopProbe {
   private readonly histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
 
   constructor() {
