@@ -1,0 +1,106 @@
+// npm run bench:experiment -- text-drop [--docs 1000] [--distinct]: what
+// removing stored texts costs in a write's turn. 1,000 texts of 32 KiB of
+// Cyrillic (made-up words, Zipf-distributed over 30k; --distinct: every word
+// of a text new, the most terms a text can hold) are written, then replaced
+// by an add-many of the same ids (texts analysed ahead, as the route does),
+// then deleted by two delete-many (every other id, the rest), written again
+// and deleted by one; then written again and cleared, and reset.
+// Prints each turn's time (the event loop's stall: the turn is synchronous)
+// and the text store's bytes against the texts' own.
+import { performance } from 'node:perf_hooks';
+import { rng } from '../lib/data.js';
+import { loadKernelModule } from '../../src/kernel/load-node.js';
+import { VectorIndex, type VectorInput } from '../../src/index/vector-index.js';
+import { prepareTextsAhead } from '../../src/sessions/texts-ahead.js';
+
+const argAfter = (flag: string) => (process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
+const DOCS = Number(argAfter('--docs') ?? 1000);
+const DISTINCT = process.argv.includes('--distinct');
+const TEXT_BYTES = 32 * 1024;
+const next = rng(42);
+
+const SYLLABLES = 'ка ро ми на ту ле сво бо да пра вый ст ор ен жи зни ско ль ко вал гор дом'.split(' ');
+function word(): string {
+  let w = '';
+  for (let n = 1 + Math.floor(next() * 3); n > 0; n--) w += SYLLABLES[Math.floor(next() * SYLLABLES.length)];
+  return w;
+}
+const vocabulary = [...new Set(Array.from({ length: 40_000 }, word))].slice(0, 30_000);
+const cumulative = new Float64Array(vocabulary.length);
+let weights = 0;
+for (let r = 0; r < vocabulary.length; r++) cumulative[r] = weights += 1 / (r + 1);
+function zipfWord(): string {
+  const x = next() * weights;
+  let lo = 0,
+    hi = vocabulary.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cumulative[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return vocabulary[lo];
+}
+let serial = 0;
+/** A distinct word: a number written in Cyrillic letters. */
+const distinctWord = () => [...(serial++).toString(32)].map((c) => String.fromCharCode(0x430 + parseInt(c, 32))).join('');
+
+function text(): string {
+  const parts: string[] = [];
+  let bytes = 0;
+  for (;;) {
+    const w = DISTINCT ? distinctWord() : zipfWord();
+    const add = Buffer.byteLength(w) + 1;
+    if (bytes + add > TEXT_BYTES) return parts.join(' ');
+    parts.push(w);
+    bytes += add;
+  }
+}
+
+const module = loadKernelModule();
+const batch = (): VectorInput[] => Array.from({ length: DOCS }, (_, i) => ({ id: `d${i}`, vector: [1, i % 7, 2], text: text() }));
+
+interface Timed {
+  ms: number;
+  cpuMs: number;
+}
+
+function timed(run: () => unknown): Timed {
+  const start = performance.now(),
+    cpu = process.cpuUsage();
+  run();
+  const used = process.cpuUsage(cpu);
+  return { ms: performance.now() - start, cpuMs: (used.user + used.system) / 1000 };
+}
+
+/** The write turn of an add-many: texts analysed ahead (not timed), then prepareUpsert and applyUpsert. */
+async function addMany(index: VectorIndex, records: VectorInput[]): Promise<Timed> {
+  const preparedTexts = await prepareTextsAhead(index, records, {});
+  return timed(() => index.applyUpsert(index.prepareUpsert(records, { preparedTexts })));
+}
+
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1) + ' MiB';
+const index = new VectorIndex(module, DOCS * 2);
+const first = batch();
+// Wall time is the stall a neighbour sees; CPU time is steadier on a shared machine.
+const ms = (x: Timed) => `${x.ms.toFixed(0)} ms (cpu ${x.cpuMs.toFixed(0)} ms)`;
+console.log(`${DOCS} texts of ${TEXT_BYTES / 1024} KiB of Cyrillic, ${DISTINCT ? 'every word distinct' : 'Zipf over 30k words'}`);
+console.log('add-many (new ids) turn', ms(await addMany(index, first)));
+const stats = index.textStats;
+// The documents' term lists, read through the privates (an experiment's peek; undefined before they existed).
+const termLists = (index as unknown as { texts: { indexOrNull: { termsOf?: { usedBytes: number } } } }).texts.indexOrNull.termsOf;
+console.log(
+  `stored: texts ${mb(stats.jsonBytes)}, index ${mb(stats.indexBytes)} (${stats.terms} terms), text store ${mb(index.textBytes)}; ` +
+    `${((index.textBytes - stats.jsonBytes) / stats.jsonBytes).toFixed(2)} of the texts' bytes beside them; ` +
+    `documents' term lists ${termLists ? mb(termLists.usedBytes) + ` (${((100 * termLists.usedBytes) / stats.jsonBytes).toFixed(1)}% of the texts)` : 'none'}`,
+);
+console.log('add-many replacing every text, turn', ms(await addMany(index, batch())));
+const ids = first.map((r) => r.id);
+const odd = ids.filter((_, i) => i % 2 === 1);
+console.log(`delete-many of every other id (${odd.length}), turn`, ms(timed(() => index.delete(odd))));
+console.log(`delete-many of the rest (${ids.length - odd.length}), turn`, ms(timed(() => index.delete(ids))));
+await addMany(index, first);
+console.log(`delete-many of all ${ids.length}, turn`, ms(timed(() => index.delete(ids))));
+await addMany(index, first);
+console.log('clear, turn', ms(timed(() => index.clear())));
+await addMany(index, first);
+console.log('reset, turn', ms(timed(() => index.reset())));
