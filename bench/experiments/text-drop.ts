@@ -6,12 +6,17 @@
 // then deleted by two delete-many (every other id, the rest), written again
 // and deleted by one; then written again and cleared, and reset.
 // Prints each turn's time (the event loop's stall: the turn is synchronous)
-// and the text store's bytes against the texts' own.
+// and the text store's bytes against the texts' own. --http: the same
+// requests to a child server (dist/, as `npm start` runs it) while a
+// neighbour session searches every 10 ms; prints the neighbour's longest
+// wait during each request.
 import { performance } from 'node:perf_hooks';
 import { rng } from '../lib/data.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { VectorIndex, type VectorInput } from '../../src/index/vector-index.js';
 import { prepareTextsAhead } from '../../src/sessions/texts-ahead.js';
+import { startChildServer } from '../lib/child-server.js';
+import { neighbourLoop } from '../lib/neighbour.js';
 
 const argAfter = (flag: string) => (process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
 const DOCS = Number(argAfter('--docs') ?? 1000);
@@ -76,6 +81,42 @@ function timed(run: () => unknown): Timed {
 async function addMany(index: VectorIndex, records: VectorInput[]): Promise<Timed> {
   const preparedTexts = await prepareTextsAhead(index, records, {});
   return timed(() => index.applyUpsert(index.prepareUpsert(records, { preparedTexts })));
+}
+
+/** The add-many and delete-many requests over HTTP, a neighbour searching every 10 ms meanwhile. */
+async function overHttp(): Promise<void> {
+  const server = await startChildServer();
+  try {
+    const newToken = async () => ((await (await server.pool.request({ method: 'POST', path: '/token' })).body.json()) as { token: string }).token;
+    const token = await newToken(),
+      neighbour = await newToken();
+    const small = Array.from({ length: 200 }, (_, i) => ({ id: `n${i}`, vector: [1, i % 7, 2], text: `слово ${i % 13} текст` }));
+    await server.post('/vectors/add-many', JSON.stringify({ vectors: small }), neighbour);
+    const search = Buffer.from(JSON.stringify({ queryVector: [1, 2, 3], topK: 5 }));
+    const timedRequest = async (label: string, path: string, body: string) => {
+      const stop = neighbourLoop(server, neighbour, search, 10);
+      const start = performance.now();
+      await server.post(path, body, token);
+      const took = performance.now() - start;
+      const waits = await stop();
+      console.log(
+        `${label}: request ${took.toFixed(0)} ms; neighbour's longest wait ${waits.max.toFixed(0)} ms (p99 ${waits.p99.toFixed(0)}, ${waits.count} searches)`,
+      );
+    };
+    const first = batch();
+    await server.post('/vectors/add-many', JSON.stringify({ vectors: first }), token);
+    await timedRequest('add-many replacing every text', '/vectors/add-many', JSON.stringify({ vectors: batch() }));
+    const ids = first.map((r) => r.id);
+    await timedRequest(`delete-many of every other id (${ids.length / 2})`, '/vectors/delete-many', JSON.stringify({ ids: ids.filter((_, i) => i % 2 === 1) }));
+    await server.post('/vectors/add-many', JSON.stringify({ vectors: first }), token);
+    await timedRequest(`delete-many of all ${ids.length}`, '/vectors/delete-many', JSON.stringify({ ids }));
+  } finally {
+    await server.stop();
+  }
+}
+if (process.argv.includes('--http')) {
+  await overHttp();
+  process.exit(0);
 }
 
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1) + ' MiB';
