@@ -538,7 +538,6 @@ export class VectorIndex {
   private writeUpsert(plan: UpsertPlan, kernel: KernelInstance): UpsertResult {
     this.kernel = kernel;
     this.config = { ...this.config, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, analyzer: plan.analyzer };
-    if (plan.analyzer !== null) this.texts.analyzer = plan.analyzer;
     this.version++;
 
     const result: UpsertResult = { added: 0, replaced: 0 };
@@ -564,6 +563,7 @@ export class VectorIndex {
     }
     // One pass over linear memory for the whole batch (views made once, not per row).
     kernel.writeRows(rows, vectors, this.nextSeq);
+    this.texts.settle(this.size);
     this.nextSeq += records.length;
     return result;
   }
@@ -582,6 +582,7 @@ export class VectorIndex {
       this.removeRow(row);
       deleted++;
     }
+    this.texts.settle(this.size);
     return { deleted, notFound };
   }
 
@@ -605,7 +606,6 @@ export class VectorIndex {
     if (this.kernel) this.kernelDropped?.(this.kernel.id);
     this.kernel = null;
     this.config = NEW_CONFIG;
-    this.texts.analyzer = SPEC_LIMITS.defaultAnalyzer;
     return removed;
   }
 

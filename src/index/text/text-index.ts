@@ -2,7 +2,8 @@
 // dictionary (ByteDictionary, keyed by the term's UTF-8 bytes) and, per term,
 // a posting list of (document id, term count) pairs, varint-coded in byte
 // slices (PostingSlices). Per document: its row, its length in terms, and the
-// seq of its write (ties go by insertion order).
+// seq of its write (ties go by insertion order), and its distinct terms
+// (DocumentTerms), so a delete walks them instead of analysing the text again.
 //
 // Document ids, not rows, are what the postings hold, so a delete's move of
 // the last row into the hole changes two words, not every posting of the
@@ -22,6 +23,7 @@
 import type { RowBitmap } from '../bitmap.js';
 import { ByteDictionary, hashBytes } from '../metadata/byte-dictionary.js';
 import { grown } from '../metadata/typed-arrays.js';
+import { DocumentTerms } from './document-terms.js';
 import { PostingSlices } from './posting-slices.js';
 
 /** A document's ranked hits, best first: rows and BM25 scores, and how many documents matched. */
@@ -67,17 +69,18 @@ export class TextIndex {
   /** Per term: live documents holding it, and postings in its list (dead ones too). */
   private df = new Uint32Array(16);
   private entryCount = new Uint32Array(16);
-  /** Per term: the last add or remove that listed it (each lists a term once), and its count in the text being added. */
+  /** Per term: the last add that listed it (each lists a term once), and its count in the text being added. */
   private listedBy = new Uint32Array(16);
   private countIn = new Uint32Array(16);
   private stamp = 0;
-  /** The distinct terms of the text being added. */
+  /** The distinct terms of the text being added or dropped. */
   private textTerms = new Int32Array(64);
   private postings = new PostingSlices();
   /** Per document: its row (-1 once deleted), its length in terms, its write's seq. */
   private rowOfDoc = new Int32Array(16);
   private lengthOf = new Uint32Array(16);
   private seqOf = new Float64Array(16);
+  private termsOf = new DocumentTerms();
   private docTop = 0;
   /** Per row: its document, or -1 (no text, or a text without terms). */
   private docOfRow = new Int32Array(16).fill(NO_DOC);
@@ -112,6 +115,7 @@ export class TextIndex {
       this.rowOfDoc.byteLength +
       this.lengthOf.byteLength +
       this.seqOf.byteLength +
+      this.termsOf.byteLength +
       this.docOfRow.byteLength +
       this.key.byteLength +
       this.scores.byteLength +
@@ -177,25 +181,22 @@ export class TextIndex {
       this.entryCount[id]++;
       this.df[id]++;
     }
+    this.termsOf.add(doc, this.textTerms, distinct);
     this.liveEntries += distinct;
   }
 
-  /** Drop the document of `row`; `terms` are its text's terms, analysed again (the index keeps no forward list). */
-  remove(row: number, terms: JoinedTerms): void {
+  /** Drop the document of `row`: a walk over its distinct terms, its text not analysed again. */
+  remove(row: number): void {
     if (!this.has(row)) return;
     const doc = this.docOfRow[row];
     this.docOfRow[row] = NO_DOC;
     this.rowOfDoc[doc] = NO_DOC;
     this.docCount--;
     this.totalLength -= this.lengthOf[doc];
-    const stamp = this.nextStamp();
-    const bytes = terms.bytes;
-    for (let start = 0, end = 0; start < bytes.length; start = end + 1) {
-      end = termEnd(bytes, start);
-      const length = end - start;
-      const id = this.dictionary.find(bytes, length, hashBytes(bytes, length, start), start);
-      if (id < 0 || this.listedBy[id] === stamp) continue;
-      this.listedBy[id] = stamp;
+    const { ids, read } = this.termsOf.read(doc, this.textTerms);
+    this.textTerms = ids;
+    for (let i = 0; i < read; i++) {
+      const id = ids[i];
       this.liveEntries--;
       if (--this.df[id] > 0) {
         this.deadEntries++;
@@ -385,6 +386,7 @@ export class TextIndex {
       rowOfDoc[to] = this.rowOfDoc[doc];
     }
     for (let row = 0; row < rowCount; row++) if (this.docOfRow[row] !== NO_DOC) this.docOfRow[row] = renumbered[this.docOfRow[row]];
+    this.termsOf.compact(renumbered);
     this.postings = postings;
     this.lengthOf = lengthOf;
     this.seqOf = seqOf;

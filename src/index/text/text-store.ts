@@ -5,7 +5,6 @@
 
 import { JsonBytes, type TextJson } from '../metadata/metadata-json.js';
 import { MetadataArena } from '../metadata/metadata-arena.js';
-import { termBytes, type AnalyzerName } from './analyzer.js';
 import { TextIndex, type JoinedTerms, type TextHits } from './text-index.js';
 
 /** A text checked and analysed by a plan, ready to write. */
@@ -20,10 +19,10 @@ export interface PreparedText {
 
 /** Bytes a term can add at most, beside twice its bytes: its slots in the dictionary and the per-term arrays, each at its emptiest after a doubling. */
 const TERM_BYTES_UPPER = 112;
-/** Bytes a posting (4 + 2) can take at most: its block and the slab each at their emptiest after a doubling. */
-const POSTING_BYTES_UPPER = 24;
-/** A document's row-table and per-document entries (arena 16, index 20), doubled. */
-const DOCUMENT_BYTES_UPPER = 72;
+/** Bytes a posting (4 + 2) and its term's id in the document's list (a varint, at most 5) can take: each array at its emptiest after a doubling. */
+const POSTING_BYTES_UPPER = 34;
+/** A document's row-table and per-document entries (arena 16, index 24), doubled. */
+const DOCUMENT_BYTES_UPPER = 80;
 /** The largest chunk the arena opens for small records. */
 const CHUNK_BYTES_UPPER = 1024 * 1024;
 const NO_ENTRIES = new Uint32Array(0);
@@ -34,8 +33,6 @@ export class TextStore {
   private readonly arena = new MetadataArena();
   /** Made by the first text, so a session without any holds nothing here. */
   private indexOrNull: TextIndex | null = null;
-  /** The analyzer of the texts stored (the session's, once locked). */
-  analyzer: AnalyzerName = 'standard';
 
   private get index(): TextIndex {
     if (this.indexOrNull === null) this.indexOrNull = new TextIndex();
@@ -99,12 +96,7 @@ export class TextStore {
   /** Bytes a change can add however small, besides upperBytes: a new chunk of the arena. */
   static readonly changeBytesUpper = CHUNK_BYTES_UPPER;
 
-  /** Analyse `text` with the store's analyzer. */
-  terms(text: string): JoinedTerms {
-    return termBytes(this.analyzer, text);
-  }
-
-  /** Replace the text of `row` with `text` (null: none), written at `seq`. `rowCount`: rows of the index. */
+  /** Replace the text of `row` with `text` (null: none), written at `seq`. `rowCount`: rows of the index. A batch of sets and removes ends with settle(). */
   set(row: number, text: PreparedText | null, seq: number, rowCount: number): void {
     this.drop(row);
     if (text !== null) {
@@ -124,6 +116,16 @@ export class TextStore {
     this.afterChange(last);
   }
 
+  /**
+   * After a batch of sets and removes: the index compacts if dead postings
+   * now outnumber live ones, once for the batch, not at every row (a
+   * delete-many of every row would rewrite the postings again and again).
+   * Dead postings take no new memory, so nothing is held longer for it.
+   */
+  settle(rowCount: number): void {
+    this.indexOrNull?.afterChange(rowCount);
+  }
+
   clear(): void {
     this.arena.clear();
     this.indexOrNull = null;
@@ -131,15 +133,12 @@ export class TextStore {
 
   private drop(row: number): void {
     if (!this.arena.has(row)) return;
-    if (this.indexOrNull?.has(row)) this.index.remove(row, this.terms(JSON.parse(this.arena.json(row)) as string));
+    this.indexOrNull?.remove(row);
     this.arena.free(row);
   }
 
   private afterChange(rowCount: number): void {
     if (this.arena.jsonBytes === 0) this.clear();
-    else {
-      this.arena.compactStep(rowCount);
-      this.indexOrNull?.afterChange(rowCount);
-    }
+    else this.arena.compactStep(rowCount);
   }
 }
