@@ -378,7 +378,7 @@ describe('persistence with DATA_DIR', () => {
     await restart();
     expect((await live!.send('POST', '/vectors/get-many', { token, body: { ids } })).body.vectors).to.deep.equal(before);
     expect(before[0].metadata).to.deep.equal({ round: 39 });
-    // The reopen may compact the log again (rounds appended during the last compaction): once it is done, no file is left.
+    // A reopened log holding more than its live data is compacted at once: no temporary file stays once that is done.
     await live!.store.whenIdle();
     expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).to.deep.equal([]);
   });
