@@ -139,6 +139,8 @@ async function prober(server: Server) {
   const vectors = Array.from({ length: 100 }, (_, i) => ({ id: `p${i}`, vector: Array.from({ length: 16 }, (_, j) => Math.sin(i + j)) }));
   await call(pool, 'POST', '/vectors/add-many', token, { vectors });
   const latencies: number[] = [];
+  /** The neighbour's failures: status and error code. */
+  const failures = new Codes();
   let running = true;
   const loop = (async () => {
     while (running) {
@@ -149,8 +151,10 @@ async function prober(server: Server) {
           new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 10_000)),
         ]);
         latencies.push(res.status === 200 ? performance.now() - t0 : 10_000);
-      } catch {
+        if (res.status !== 200) failures.add(`${res.status} ${res.json?.error?.code ?? ''} ${String(res.json?.error?.message ?? '').slice(0, 60)}`.trim());
+      } catch (err) {
         latencies.push(10_000);
+        failures.add((err as Error).message);
       }
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -161,6 +165,7 @@ async function prober(server: Server) {
       await loop;
       await pool.close().catch(() => {});
       const sorted = [...latencies].sort((a, b) => a - b);
+      if (failures.seen.size > 0) console.error(`   the neighbour's failures: ${failures}`);
       return { p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? NaN, count: sorted.length };
     },
   };

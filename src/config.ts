@@ -76,7 +76,14 @@ export const SPEC_LIMITS = {
   maxTextBytesCap: 1024 * 1024,
   /** Imports of one token at once (a session's writes take turns anyway). */
   maxImportsInFlightPerToken: 1,
+  /** The share of MEMORY_BUDGET_BYTES stored data may take; the rest stays for requests in flight, so reads answer when writers have filled theirs. */
+  storedShareOfBudget: 0.9,
 } as const;
+
+/** Bytes of MEMORY_BUDGET_BYTES stored data may take (0: no budget). */
+export function memoryStoredMaxBytes(memoryBudgetBytes: number): number {
+  return Math.floor(memoryBudgetBytes * SPEC_LIMITS.storedShareOfBudget);
+}
 
 export interface Config {
   port: number;
@@ -518,6 +525,7 @@ export function publicLimits(config: Config) {
       requestBurstPerToken: config.requestRatePerSec * 2,
     },
     memoryBudgetBytes: config.memoryBudgetBytes,
+    memoryStoredMaxBytes: memoryStoredMaxBytes(config.memoryBudgetBytes),
     persistent: config.dataDir !== '',
     persistence: {
       jobs: config.persistenceJobs,

@@ -87,7 +87,7 @@ export interface UpsertPlan {
   readonly metadataJson: (JsonText | null)[];
   /** The most JS heap the batch can add: new ids (heap-size.ts). */
   readonly heapBytesAdded: number;
-  /** The most bytes the metadata store can grow by: the records' bytes, and every entry new to the filter index. */
+  /** The most bytes the metadata store can grow by, as allocated: each of its typed arrays' next length projected (MetadataStore.growthUpper). */
   readonly metadataBytesAdded: number;
   /** Each record's text, checked and analysed; null for none. */
   readonly texts: (PreparedText | null)[];
@@ -397,7 +397,10 @@ export class VectorIndex {
 
   /** The most bytes setMetadata(id, metadata) can add to the metadata store (for the server's memory budget). */
   metadataBytesUpper(metadata: Metadata): number {
-    return isEmpty(metadata) ? 0 : this.metadata.upperBytes(metadata, jsonText(metadata)) + MetadataStore.changeBytesUpper;
+    const batch = MetadataStore.batch();
+    batch.replaces = 1;
+    if (!isEmpty(metadata)) this.metadata.measure(batch, metadata, jsonText(metadata));
+    return this.metadata.growthUpper(batch, this.size, this.size);
   }
 
   /** Add or replace vectors, all or nothing. */
@@ -415,8 +418,8 @@ export class VectorIndex {
     const { texts, analyzer, textBytesAdded } = this.prepareTexts(records, options, pathOf);
     const newIds = new Set<string>();
     const metadataJson = new Array<JsonText | null>(records.length);
-    let heapBytesAdded = 0,
-      metadataBytesAdded = 0;
+    let heapBytesAdded = 0;
+    const metadataBatch = MetadataStore.batch();
     for (let i = 0; i < records.length; i++) {
       const { id, metadata } = records[i];
       if (!this.rowOf.has(id) && !newIds.has(id)) {
@@ -424,13 +427,13 @@ export class VectorIndex {
         heapBytesAdded += rowHeapBytes(id);
       } else {
         heapBytesAdded += LOG_ENTRY_HEAP_BYTES; // a replace leaves a dead entry in the insertion log
+        metadataBatch.replaces++;
       }
       // Made once here, checked against the budget, then written as they are.
       const json = metadata === undefined || isEmpty(metadata) ? null : jsonText(metadata);
       metadataJson[i] = json;
-      if (json) metadataBytesAdded += this.metadata.upperBytes(metadata!, json);
+      if (json) this.metadata.measure(metadataBatch, metadata!, json);
     }
-    if (metadataBytesAdded > 0) metadataBytesAdded += MetadataStore.changeBytesUpper;
     // A replace adds nothing: taken even by an index over a MAX_VECTORS_PER_SESSION lowered since it was filled.
     if (newIds.size > 0 && this.size + newIds.size > this.maxVectors) {
       throw apiError('CAPACITY_EXCEEDED', `the index holds ${this.size} of ${this.maxVectors} vectors; this request adds ${newIds.size} more`, {
@@ -439,17 +442,18 @@ export class VectorIndex {
         adding: newIds.size,
       });
     }
+    const rowsNeeded = this.size + newIds.size;
     return {
       records,
       vectors,
       dimensions,
       metric,
       vectorType,
-      rowsNeeded: this.size + newIds.size,
+      rowsNeeded,
       version: this.version,
       metadataJson,
       heapBytesAdded,
-      metadataBytesAdded,
+      metadataBytesAdded: this.metadata.growthUpper(metadataBatch, this.size, rowsNeeded),
       texts,
       analyzer,
       textBytesAdded,

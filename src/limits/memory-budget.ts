@@ -8,6 +8,10 @@
 // being reopened or compacted (counted, never refused: PERSISTENCE_JOBS caps
 // them). A request that would take the total past
 // the budget is refused up front with 503 SERVER_AT_CAPACITY and Retry-After.
+// Stored data may take only its share (memoryStoredMaxBytes, config.ts): a
+// write past it is refused while bodies and answers still fit in the rest, so
+// writers filling what they may cannot deny other sessions' reads.
+import { memoryStoredMaxBytes } from '../config.js';
 import { apiError, type ErrorDetails } from '../errors.js';
 
 export type InFlightKind = 'bodies' | 'answers' | 'persistence';
@@ -62,6 +66,16 @@ export class MemoryBudget {
     return this.metadata;
   }
 
+  /** Bytes stored data may take (the budget's share for it; 0: no budget). */
+  get storedLimitBytes(): number {
+    return memoryStoredMaxBytes(this.limitBytes);
+  }
+
+  /** Bytes of stored data counted: linear memories, heap, metadata and text stores. */
+  get storedBytes(): number {
+    return this.linear + this.heap + this.metadata;
+  }
+
   get usedBytes(): number {
     return this.linear + this.heap + this.metadata + this.inFlight.bodies + this.inFlight.answers + this.inFlight.persistence;
   }
@@ -71,7 +85,20 @@ export class MemoryBudget {
     if (this.limitBytes === 0 || bytes <= 0) return;
     const fits = this.usedBytes + bytes <= this.limitBytes && (heapBytes <= 0 || this.heap + this.inFlight.answers + heapBytes <= this.heapCapBytes);
     if (fits) return;
-    throw apiError(
+    throw this.atCapacity(bytes, message, details);
+  }
+
+  /** assertRoom() for `bytes` more of stored data: they must also fit in the stored share (memoryStoredMaxBytes). */
+  assertStoredRoom(bytes: number, message: string, details: ErrorDetails = {}, heapBytes = 0): void {
+    if (this.limitBytes === 0 || bytes <= 0) return;
+    if (this.storedBytes + bytes > this.storedLimitBytes) {
+      throw this.atCapacity(bytes, message, { ...details, memoryStoredMaxBytes: this.storedLimitBytes, storedBytes: this.storedBytes });
+    }
+    this.assertRoom(bytes, message, details, heapBytes);
+  }
+
+  private atCapacity(bytes: number, message: string, details: ErrorDetails) {
+    return apiError(
       'SERVER_AT_CAPACITY',
       message,
       {

@@ -65,6 +65,12 @@ export const LimitsSchema = v.pipe(
         'Bytes callers can make the server hold: linear memories, metadata and text stores (off the JS heap), the JS heap of stored ids, bodies and answers in flight; 0 means no budget.',
       ),
     ),
+    memoryStoredMaxBytes: v.pipe(
+      CountSchema,
+      v.description(
+        'The most of memoryBudgetBytes stored data (linear memories, metadata and text stores, stored ids) may take; a write past it is refused with 503 SERVER_AT_CAPACITY, and the rest stays for bodies and answers in flight.',
+      ),
+    ),
     persistent: v.pipe(v.boolean(), v.description('Whether sessions survive a restart of the server.')),
     persistence: v.pipe(
       v.strictObject({

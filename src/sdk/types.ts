@@ -120,6 +120,8 @@ export interface Limits {
   maxIndexedValueBytes: number;
   rateLimits: { tokensPerMinutePerAddress: number; requestsPerSecondPerToken: number; requestBurstPerToken: number };
   memoryBudgetBytes: number;
+  /** The most of memoryBudgetBytes stored data may take (writes past it get 503); absent from servers before it. */
+  memoryStoredMaxBytes?: number;
   persistent: boolean;
   /** With DATA_DIR: session logs reopened, compacted or rewritten at once, and the bytes of buffers each holds. */
   persistence: { jobs: number; bufferBytesPerJob: number; dataDirMaxBytes: number; maxSessionLogBytes: number; lockStaleMs: number; lockHeartbeatMs: number };

@@ -227,7 +227,7 @@ export class SessionStore {
         'Retry-After': String(Math.ceil(Math.min(this.config.sessionTtlMs, 60_000) / 1000)),
       });
     }
-    this.budget.assertRoom(SESSION_HEAP_BYTES, "the server's memory budget is used up; no session was created, try again later", {}, SESSION_HEAP_BYTES);
+    this.budget.assertStoredRoom(SESSION_HEAP_BYTES, "the server's memory budget is used up; no session was created, try again later", {}, SESSION_HEAP_BYTES);
     const token = newToken(this.config.instanceId);
     const session = new Session(hashToken(token), this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, this.now());
     session.index.maxTextBytes = this.config.maxTextBytes;
@@ -336,12 +336,15 @@ export class SessionStore {
   /**
    * Refuse (503 SERVER_AT_CAPACITY) a change, or a search, that would take
    * `session` to `bytesAfter` of linear memory and add `heapBytes` of JS heap
-   * when that passes the budget (src/limits/memory-budget.ts). One that grows
-   * neither always passes.
+   * when that passes the budget (src/limits/memory-budget.ts): a change must
+   * fit in the stored share, a search's working memory (a read) in the whole
+   * budget. One that grows neither always passes.
    */
   assertMemoryBudget(session: Session, bytesAfter: number, what: 'change' | 'search' = 'change', heapBytes = 0, metadataBytes = 0): void {
     const linearGrowth = Math.max(0, bytesAfter - session.index.memoryBytes);
-    this.budget.assertRoom(
+    const assert = what === 'search' ? this.budget.assertRoom : this.budget.assertStoredRoom;
+    assert.call(
+      this.budget,
       linearGrowth + heapBytes + metadataBytes,
       what === 'search'
         ? `the server's memory budget is used up: this search needs ${linearGrowth} more bytes of working memory; nothing was changed, try a smaller search (fewer queries, a lower topK or candidatePool) or try again later`

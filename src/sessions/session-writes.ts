@@ -9,6 +9,7 @@
 // write changes it.
 import { apiError } from '../errors.js';
 import { prepareImport, type ParsedImport } from '../export/import-reader.js';
+import { LoopTurns } from '../limits/loop-turns.js';
 import type { Filter, Metadata, UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/vector-index.js';
 import { applyToIndex, type ChangeResults, type IndexChange } from './persistence/change.js';
 import type { EncodedChange, SessionJournal } from './persistence/session-journal.js';
@@ -47,6 +48,9 @@ function assertTurn(session: Session): void {
 }
 
 export class SessionWrites {
+  /** One write's step per turn of the event loop, whatever its session (loop-turns.ts). */
+  private readonly turns = new LoopTurns();
+
   constructor(private readonly store: WriteHost) {}
 
   /**
@@ -55,6 +59,15 @@ export class SessionWrites {
    */
   inTurn<T>(session: Session, change: () => T | Promise<T>): Promise<T> {
     return session.gate.write(change);
+  }
+
+  /**
+   * inTurn(), the change run on a later turn of the event loop, one write of
+   * any session a turn (loop-turns.ts): the routes' writes, so other sessions'
+   * reads are answered between them. The session's order is kept (its turn is taken first).
+   */
+  inLoopTurn<T>(session: Session, change: () => T | Promise<T>): Promise<T> {
+    return session.gate.write(() => this.turns.next().then(change));
   }
 
   /** Check a batch (shape, capacity, the memory budget) without changing anything; upsert() writes it. */

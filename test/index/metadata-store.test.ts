@@ -179,6 +179,42 @@ describe('metadata store: memory', () => {
     expect(held[7].json).to.equal(JSON.stringify(meta(7, 0)));
   });
 
+  it('plans at least what each write then allocates, through every doubling of its arrays (small writes, unique values, replaces)', () => {
+    const rng = seededRng(33);
+    const index = new VectorIndex(loadKernelModule(), 100_000);
+    const stored = () => index.metadataBytes + index.heapBytes;
+    let doublings = 0;
+    for (let step = 0; step < 400; step++) {
+      // Mostly new rows of many unique values (the abuse bench's shape), some replaces and random shapes.
+      const rows = 1 + randomInt(rng, 12);
+      const records = Array.from({ length: rows }, (_, i) => {
+        const id = rng() < 0.2 && step > 0 ? `s${randomInt(rng, step)}r${i}` : `s${step}r${i}`;
+        const metadata = rng() < 0.7 ? Object.fromEntries(Array.from({ length: 64 }, (_, k) => [`k${k}`, `${step}.${i}.${k}`])) : randomMetadata(rng);
+        return { id, vector: [1, 2], metadata };
+      });
+      const plan = index.prepareUpsert(records);
+      const before = stored();
+      index.applyUpsert(plan);
+      const grew = stored() - before - plan.heapBytesAdded;
+      if (grew > 64 * 1024) doublings++;
+      expect(plan.metadataBytesAdded, `step ${step}`).to.be.at.least(grew);
+    }
+    // The arrays doubled past 64 KiB at once more than a few times: the figure held through them.
+    expect(doublings).to.be.greaterThan(5);
+  });
+
+  it('plans at least what a metadata replace then allocates', () => {
+    const index = new VectorIndex(loadKernelModule(), 10_000);
+    index.upsert(Array.from({ length: 2000 }, (_, i) => ({ id: `v${i}`, vector: [1, 2] })));
+    for (let i = 0; i < 2000; i++) {
+      const metadata = Object.fromEntries(Array.from({ length: 32 }, (_, k) => [`k${k}`, `${i}.${k}`]));
+      const planned = index.metadataBytesUpper(metadata);
+      const before = index.metadataBytes + index.heapBytes;
+      index.setMetadata(`v${i}`, metadata);
+      expect(planned, `row ${i}`).to.be.at.least(index.metadataBytes + index.heapBytes - before);
+    }
+  });
+
   it('holds nothing for a batch that is only planned (a refused add leaves no store behind)', () => {
     const index = new VectorIndex(loadKernelModule(), 100);
     const plan = index.prepareUpsert([{ id: 'a', vector: [1, 2], metadata: { tag: 'x', n: 1 } }]);

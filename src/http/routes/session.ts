@@ -12,7 +12,7 @@ export function sessionRoutes({ router, config, store, auth, authWithoutDbOpenMs
 
   router.post('/index/reset', authWithoutDbOpenMs, noBody, async (ctx) => {
     const { session, timings } = stateOf(ctx);
-    const deleted = await store.writes.inTurn(session, () => timings.measure('resetMs', () => store.writes.reset(session)));
+    const deleted = await store.writes.inLoopTurn(session, () => timings.measure('resetMs', () => store.writes.reset(session)));
     replyWithSession(ctx, store, { mutation: { reset: true, deleted } });
   });
 }

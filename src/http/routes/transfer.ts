@@ -75,13 +75,15 @@ async function writeImport(ctx: Context, store: SessionStore, session: Session, 
   const { writes } = store;
   const { timings } = stateOf(ctx);
   const stale = () => analyzerChanged(session.index, importOptions(parsed));
-  const checked = await writes.inTurn(session, () => (stale() ? STALE_TEXTS : timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed))));
+  const checked = await writes.inLoopTurn(session, () =>
+    stale() ? STALE_TEXTS : timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed)),
+  );
   if (checked === STALE_TEXTS) return checked;
   let plan = checked;
   const encodeStart = performance.now();
   const encoded = plan ? await store.encodeImport(plan) : undefined;
   timings.set('importEncodeMs', Math.round((performance.now() - encodeStart) * 1000) / 1000);
-  return writes.inTurn(session, () => {
+  return writes.inLoopTurn(session, () => {
     if (stale()) return STALE_TEXTS;
     return timings.measure('importMs', () => {
       // Other changes may have come in meanwhile: the whole plan again when this session changed

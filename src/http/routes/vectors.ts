@@ -19,7 +19,7 @@ async function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], giv
   return withTextsAhead(session.index, records, given, async (preparedTexts) => {
     const options = preparedTexts ? { ...given, preparedTexts } : given;
     const encoded = await deps.store.encodeUpsert(session, records, options);
-    return writes.inTurn(session, () => {
+    return writes.inLoopTurn(session, () => {
       if (analyzerChanged(session.index, options)) return STALE_TEXTS;
       const plan = timings.measure('capacityCheckMs', () => writes.prepareUpsert(session, records, options));
       return timings.measure(metric, () => writes.upsert(session, plan, encoded));
@@ -86,14 +86,14 @@ export function vectorRoutes(deps: RouteDeps): void {
   router.post('/vectors/metadata/set', auth, json, async (ctx) => {
     const { id, metadata } = parseBody(ctx, schemas.SetMetadataRequestSchema);
     const { session, timings } = stateOf(ctx);
-    await writes.inTurn(session, () => timings.measure('setMetadataMs', () => writes.setMetadata(session, id, metadata)));
+    await writes.inLoopTurn(session, () => timings.measure('setMetadataMs', () => writes.setMetadata(session, id, metadata)));
     replyWithSession(ctx, store, { id, metadata, mutation: { updated: 1 } });
   });
 
   router.post('/vectors/metadata/patch', auth, json, async (ctx) => {
     const { id, patch } = parseBody(ctx, schemas.PatchMetadataRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const metadata = await writes.inTurn(session, () =>
+    const metadata = await writes.inLoopTurn(session, () =>
       timings.measure('patchMetadataMs', () => writes.patchMetadata(session, id, (current) => patchedMetadata(schemas, current, patch))),
     );
     replyWithSession(ctx, store, { id, metadata, mutation: { updated: 1 } });
@@ -102,7 +102,7 @@ export function vectorRoutes(deps: RouteDeps): void {
   router.post('/vectors/metadata/delete', auth, json, async (ctx) => {
     const { id } = parseBody(ctx, schemas.DeleteMetadataRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const metadata = await writes.inTurn(session, () => timings.measure('deleteMetadataMs', () => writes.deleteMetadata(session, id)));
+    const metadata = await writes.inLoopTurn(session, () => timings.measure('deleteMetadataMs', () => writes.deleteMetadata(session, id)));
     replyWithSession(ctx, store, { id, metadata, mutation: { updated: 1 } });
   });
 
@@ -121,14 +121,14 @@ export function vectorRoutes(deps: RouteDeps): void {
   router.post('/vectors/delete', auth, json, async (ctx) => {
     const { id } = parseBody(ctx, schemas.DeleteRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const mutation = await writes.inTurn(session, () => timings.measure('deleteMs', () => writes.delete(session, [id])));
+    const mutation = await writes.inLoopTurn(session, () => timings.measure('deleteMs', () => writes.delete(session, [id])));
     replyWithSession(ctx, store, { id, mutation });
   });
 
   router.post('/vectors/delete-many', auth, json, async (ctx) => {
     const { ids, filter } = parseBody(ctx, schemas.DeleteManyRequestSchema);
     const { session, timings } = stateOf(ctx);
-    const mutation = await writes.inTurn(session, () =>
+    const mutation = await writes.inLoopTurn(session, () =>
       timings.measure('deleteManyMs', () => (filter ? writes.deleteMatching(session, filter) : writes.delete(session, ids!))),
     );
     replyWithSession(ctx, store, { mutation });
@@ -136,7 +136,7 @@ export function vectorRoutes(deps: RouteDeps): void {
 
   router.post('/vectors/clear', auth, noBody, async (ctx) => {
     const { session, timings } = stateOf(ctx);
-    const deleted = await writes.inTurn(session, () => timings.measure('clearMs', () => writes.clear(session)));
+    const deleted = await writes.inLoopTurn(session, () => timings.measure('clearMs', () => writes.clear(session)));
     replyWithSession(ctx, store, { mutation: { deleted } });
   });
 }

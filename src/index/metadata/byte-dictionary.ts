@@ -7,7 +7,7 @@
 // string and one Map entry per value. Ids of removed keys are reused; the key
 // arena is rewritten without its dead bytes once they outweigh the live ones.
 
-import { grown, powerOfTwoAtLeast } from './typed-arrays.js';
+import { grown, grownLength, powerOfTwoAtLeast } from './typed-arrays.js';
 
 const EMPTY = -1;
 const TOMBSTONE = -2;
@@ -60,6 +60,18 @@ export class ByteDictionary {
   /** Bytes of the typed arrays held. */
   get byteLength(): number {
     return this.table.byteLength + this.keyStart.byteLength + this.keyLength.byteLength + this.keys.byteLength + this.freeIds.byteLength;
+  }
+
+  /** The most its arrays can grow by (as allocated) when `keys` new keys of `keyBytes` bytes in all are added. */
+  growthUpper(keys: number, keyBytes: number): number {
+    if (keys === 0) return 0;
+    const ids = grownLength(this.keyStart.length, this.idTop + keys) - this.keyStart.length;
+    let bytes = 2 * 4 * ids + grownLength(this.keys.length, this.keyTop + keyBytes) - this.keys.length;
+    // A rehash sizes the table for the keys then held: at most all of them.
+    if ((this.usedSlots + keys) * 8 > this.table.length * 3) {
+      bytes += Math.max(0, 2 * 4 * Math.max(FIRST_SLOTS, powerOfTwoAtLeast((this.size + keys + 1) * 2)) - this.table.byteLength);
+    }
+    return bytes;
   }
 
   /** The id of the key `bytes[at, at + length)` (hash from hashBytes), or -1. */

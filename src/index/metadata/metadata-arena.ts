@@ -8,7 +8,7 @@
 // records copied to the open chunk, the chunk let go): the work of one step
 // is bounded by a chunk, however large the session.
 
-import { grown } from './typed-arrays.js';
+import { grown, grownLength } from './typed-arrays.js';
 
 const FIRST_CHUNK_BYTES = 4 * 1024;
 const MAX_CHUNK_BYTES = 1024 * 1024;
@@ -45,6 +45,24 @@ export class MetadataArena {
   /** Bytes held: chunks and the row table. */
   get byteLength(): number {
     return this.chunkBytes + this.chunkOf.byteLength + this.offsetOf.byteLength + this.jsonLengthOf.byteLength + this.entryCountOf.byteLength;
+  }
+
+  /**
+   * The most it can grow by (as allocated) when `records` of `recordBytes`
+   * (JSON and entry ids) in all are written and the table reaches `rowsAfter`:
+   * nothing past the open chunk's free bytes; else the records, the tails
+   * they leave (each at most the record that did not fit) and the last chunk
+   * opened (the next size, or at most twice what went into the one before).
+   * `holes`: records are replaced or freed, so a compaction step may open a chunk.
+   */
+  growthUpper(records: number, recordBytes: number, rowsAfter: number, holes: boolean): number {
+    const rows = grownLength(this.chunkOf.length, rowsAfter) - this.chunkOf.length;
+    const bytes = recordBytes + 4 * records;
+    const open = this.open >= 0 ? this.chunks[this.open]! : null;
+    const free = open ? open.bytes.length - open.used : 0;
+    const chunks = records === 0 || bytes <= free ? 0 : 2 * bytes + Math.max(this.nextChunkBytes, 2 * bytes);
+    const compaction = holes || this.halfEmpty.length > 0 ? this.nextChunkBytes : 0;
+    return 16 * rows + chunks + compaction;
   }
 
   /** Bytes of metadata JSON stored (holes and entry lists aside). */

@@ -25,7 +25,7 @@ import { ByteDictionary, hashBytes } from './byte-dictionary.js';
 import { canonicalBytesUpper, canonicalJson, hashText } from './canonical-json.js';
 import { type MetadataReader, RowChecks, START, type WalkStep } from './row-checks.js';
 import { RowPostings } from './row-postings.js';
-import { grown } from './typed-arrays.js';
+import { grown, grownLength } from './typed-arrays.js';
 
 /** Entry kinds, the first byte of an entry's key; a value's key goes on with its path's id (4 bytes) and the value. */
 const PATH = 0x50,
@@ -51,6 +51,23 @@ export type { MetadataReader } from './row-checks.js';
 /** A Map entry (3 words, in a table at most half full after a doubling, with its bucket) and its key. */
 const pathCacheHeapBytes = (path: string) => 64 + stringHeapBytes(path);
 
+/** Bytes per entry of the index's per-entry arrays (kindOf 1, pathOf, nextInPath, prevInPath, listedBy 4 each, numberValue 8). */
+const PER_ENTRY_BYTES = 1 + 4 + 4 + 4 + 8 + 4;
+
+/** What a batch of rows' metadata adds at most (measureEntries summed), for growthUpper(). */
+export interface MetadataBatch {
+  /** Rows with metadata, and the UTF-8 bytes of their JSON. */
+  rows: number;
+  /** Rows whose metadata is replaced (or emptied): holes in the arena that a compaction step may move. */
+  replaces: number;
+  jsonBytes: number;
+  /** Entries listed, and their keys' bytes, in all and in the largest row. */
+  entries: number;
+  keyBytes: number;
+  maxRowEntries: number;
+  maxRowKeyBytes: number;
+}
+
 export class MetadataIndex {
   private readonly dictionary = new ByteDictionary();
   private readonly postings = new RowPostings();
@@ -59,6 +76,7 @@ export class MetadataIndex {
    * path's list of values; a path entry's nextInPath is its first value.
    */
   private kindOf = new Uint8Array(16);
+  // PER_ENTRY_BYTES counts these six arrays' bytes per entry: keep it in step.
   private pathOf = new Int32Array(16);
   private nextInPath = new Int32Array(16);
   private prevInPath = new Int32Array(16);
@@ -97,6 +115,19 @@ export class MetadataIndex {
       this.prevInPath.byteLength +
       this.numberValue.byteLength +
       this.listedBy.byteLength
+    );
+  }
+
+  /** The most its arrays can grow by (as allocated) when rows measured as `batch` are added, the index going from `rowCount` rows to `rowsAfter`. */
+  growthUpper(batch: MetadataBatch, rowCount: number, rowsAfter: number): number {
+    const idLimit = grownLength(this.kindOf.length, this.dictionary.idLimit + batch.entries);
+    const keyLength = grownLength(this.key.length, Math.max(batch.maxRowKeyBytes, VALUE_AT + 3 * this.maxValueBytes + HASH_BYTES));
+    return (
+      this.dictionary.growthUpper(batch.entries, batch.keyBytes) +
+      PER_ENTRY_BYTES * (idLimit - this.kindOf.length) +
+      4 * (grownLength(this.rowEntries.length, batch.maxRowEntries) - this.rowEntries.length) +
+      (keyLength - this.key.length) +
+      this.postings.growthUpper(idLimit, batch.entries, rowCount, rowsAfter)
     );
   }
 

@@ -7,19 +7,14 @@ import type { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter.js';
 import type { JsonText } from '../json-size.js';
 import { MetadataArena } from './metadata-arena.js';
-import { MetadataIndex, measureEntries } from './metadata-index.js';
+import { type MetadataBatch, MetadataIndex, measureEntries } from './metadata-index.js';
 import { MetadataJson } from './metadata-json.js';
 import type { RowChecks } from './row-checks.js';
 
-/** Bytes the index may take per entry and per row listed in one, at most, with every array at its emptiest after a doubling. */
-const ENTRY_BYTES_UPPER = 128;
-const ROW_ENTRY_BYTES_UPPER = 20;
 /** JS heap of a filter index's objects, beside its arrays' bytes (measured: about 4 to 6 KiB). */
 const INDEX_HEAP_BYTES = 6 * 1024;
 /** JS heap of a path in the index's path cache, besides its characters: a map entry and a string's header. */
 const PATH_CACHE_ENTRY_UPPER = 88;
-/** The largest chunk the arena opens for small records. */
-const CHUNK_BYTES_UPPER = 1024 * 1024;
 
 export class MetadataStore {
   private readonly arena = new MetadataArena();
@@ -58,16 +53,41 @@ export class MetadataStore {
     return this.indexOrNull?.entryCount ?? 0;
   }
 
-  /** Bytes a row with this metadata (`json` its text) can add at most, the JS heap of the index's path cache included. */
-  upperBytes(metadata: Metadata, json: JsonText): number {
-    const { entries, keyBytes } = measureEntries(metadata, this.maxIndexedValueBytes);
-    // A cached path: a map entry and a string of at most 2 bytes a character (keyBytes counts 3 a character).
-    const pathCache = entries * PATH_CACHE_ENTRY_UPPER + keyBytes;
-    return json.bytes + 4 + entries * (ENTRY_BYTES_UPPER + ROW_ENTRY_BYTES_UPPER) + 2 * keyBytes + pathCache;
+  /** An empty measure of a batch's metadata, for measure() and growthUpper(). */
+  static batch(): MetadataBatch {
+    return { rows: 0, replaces: 0, jsonBytes: 0, entries: 0, keyBytes: 0, maxRowEntries: 0, maxRowKeyBytes: 0 };
   }
 
-  /** Bytes a change can add however small, besides upperBytes: a new chunk of the arena. */
-  static readonly changeBytesUpper = CHUNK_BYTES_UPPER;
+  /** Add a row with this metadata (`json` its text) to `batch`. */
+  measure(batch: MetadataBatch, metadata: Metadata, json: JsonText): void {
+    const { entries, keyBytes } = measureEntries(metadata, this.maxIndexedValueBytes);
+    batch.rows++;
+    batch.jsonBytes += json.bytes;
+    batch.entries += entries;
+    batch.keyBytes += keyBytes;
+    batch.maxRowEntries = Math.max(batch.maxRowEntries, entries);
+    batch.maxRowKeyBytes = Math.max(batch.maxRowKeyBytes, keyBytes);
+  }
+
+  /**
+   * The most writing `batch` can add, as allocated, the index going from
+   * `rowCount` rows to `rowsAfter`: each typed array's next length projected
+   * (a doubling adds the whole array at once), and the JS heap of the index's
+   * path cache. Removals are not subtracted.
+   */
+  growthUpper(batch: MetadataBatch, rowCount: number, rowsAfter: number): number {
+    if (batch.rows === 0) return batch.replaces === 0 ? 0 : this.arena.growthUpper(0, 0, rowCount, true);
+    const index = this.indexOrNull ?? new MetadataIndex(this.maxIndexedValueBytes);
+    const made = this.indexOrNull === null ? index.byteLength + INDEX_HEAP_BYTES : 0;
+    // A cached path: a map entry and a string of at most 2 bytes a character (keyBytes counts 3 a character).
+    const pathCache = batch.entries * PATH_CACHE_ENTRY_UPPER + batch.keyBytes;
+    return (
+      made +
+      this.arena.growthUpper(batch.rows, batch.jsonBytes + 4 * batch.entries, rowsAfter, batch.replaces > 0) +
+      index.growthUpper(batch, rowCount, rowsAfter) +
+      pathCache
+    );
+  }
 
   /** Replace the metadata of `row` with `metadata` (`json` its text; null for {}). `rowCount`: rows of the index. */
   set(row: number, metadata: Metadata, json: JsonText | null, rowCount: number): void {

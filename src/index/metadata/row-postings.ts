@@ -7,7 +7,7 @@
 //     in 32): setting and clearing a row is then O(1), whatever its place.
 // Filters OR postings into a RowBitmap; nothing here allocates per row.
 
-import { grown } from './typed-arrays.js';
+import { grown, grownLength } from './typed-arrays.js';
 
 const NONE = 0,
   SINGLE = 1,
@@ -42,6 +42,26 @@ export class RowPostings {
       this.freeBlocks.byteLength +
       this.bitmapBytes
     );
+  }
+
+  /**
+   * The most its arrays can grow by (as allocated) when `rowEntries` rows are
+   * added to postings, entry ids reach `idLimit` and the index goes from
+   * `rowCount` rows to `rowsAfter`: per-id arrays, the slab (every list's block
+   * may double), bitmaps grown to the new rows, and lists turned bitmaps.
+   */
+  growthUpper(idLimit: number, rowEntries: number, rowCount: number, rowsAfter: number): number {
+    const ids = grownLength(this.kind.length, idLimit) - this.kind.length;
+    let bytes = 10 * ids;
+    if (rowEntries === 0) return bytes;
+    const longestList = Math.max(MIN_BITMAP_ROWS, rowsAfter / 32);
+    const slabWords = this.slabTop + 2 * rowEntries + Math.min(2 * this.slabTop, 2 * longestList * rowEntries);
+    bytes += 4 * (grownLength(this.slab.length, slabWords) - this.slab.length);
+    const lastWord = Math.max(0, rowsAfter - 1) >>> 5;
+    for (const bits of this.bitmaps) if (bits && bits.length <= lastWord) bytes += 4 * (grownLength(bits.length, lastWord + 1) - bits.length);
+    // A list turns bitmap at rowCount / 32 rows: the slab holds that many per list that can.
+    const turning = Math.min(rowEntries, Math.floor(this.slabTop / Math.max(MIN_BITMAP_ROWS - 1, rowCount / 32 - 1)));
+    return bytes + turning * 4 * (((rowsAfter + 32) >>> 5) + 1);
   }
 
   /** Make room for entry ids below `limit`. */
