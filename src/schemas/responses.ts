@@ -102,6 +102,8 @@ export const LimitsSchema = v.pipe(
         maxBodiesInFlight: CountSchema,
         maxBodiesInFlightPerToken: CountSchema,
         maxBodyBytesInFlight: CountSchema,
+        maxSmallBodiesInFlight: v.pipe(CountSchema, v.description('Bodies announcing at most smallBodyBytes being received at once (a lane of their own).')),
+        smallBodyBytes: CountSchema,
         maxImportsInFlight: CountSchema,
         maxImportsInFlightPerToken: CountSchema,
         maxSessionsPerAddress: CountSchema,

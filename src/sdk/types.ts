@@ -136,6 +136,9 @@ export interface Limits {
     maxBodiesInFlight: number;
     maxBodiesInFlightPerToken: number;
     maxBodyBytesInFlight: number;
+    /** Bodies announcing at most smallBodyBytes, in a lane of their own. */
+    maxSmallBodiesInFlight?: number;
+    smallBodyBytes?: number;
     /** Imports being read or written at once, in all and per token. */
     maxImportsInFlight?: number;
     maxImportsInFlightPerToken?: number;

@@ -4,10 +4,14 @@
 // goes on serving.
 import { expect } from 'chai';
 import { connect, type Socket } from 'node:net';
+import { SPEC_LIMITS } from '../../src/config.js';
 import { BODY_RESERVE_STEP } from '../../src/http/body/arrival.js';
 import { expectError, expectOk, TestServer } from '../helpers/http.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Bodies announcing at most this go in the small bodies' lane; LARGE is one past it. */
+const SMALL = SPEC_LIMITS.smallBodyBytes;
+const LARGE = SMALL + 1;
 
 /** A raw connection: send text, read everything until the server closes it or `waitMs` passes. */
 function rawConnection(base: string) {
@@ -61,6 +65,7 @@ describe('admission control', function () {
     maxBodiesInFlight: 4,
     maxBodiesInFlightPerToken: 2,
     maxBodyBytesInFlight: 100_000,
+    maxSmallBodiesInFlight: 3,
     maxImportsInFlight: 2,
     bodyGraceMs: 300,
     minBodyBytesPerSec: 2_000,
@@ -86,25 +91,66 @@ describe('admission control', function () {
       maxBodiesInFlight: 4,
       maxBodiesInFlightPerToken: 2,
       maxBodyBytesInFlight: 100_000,
+      maxSmallBodiesInFlight: 3,
+      smallBodyBytes: SMALL,
       minBodyBytesPerSec: 2_000,
       maxImportsInFlight: 2,
       maxImportsInFlightPerToken: 1,
     });
   });
 
-  it('answers 503 SERVER_AT_CAPACITY past MAX_BODIES_IN_FLIGHT, then serves', async () => {
+  it('answers 503 SERVER_AT_CAPACITY past MAX_BODIES_IN_FLIGHT large bodies, then serves', async () => {
     const holders = [await api.token(), await api.token()];
-    for (let i = 0; i < 4; i++) held.push(await heldBody(api.base, 1000, holders[i % 2]));
+    for (let i = 0; i < 4; i++) held.push(await heldBody(api.base, LARGE, holders[i % 2]));
     await sleep(100);
+    expect(api.admission.usage).to.deep.include({ bodiesInFlight: 4, smallBodiesInFlight: 0 });
     const token = await api.token();
-    const refused = await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } });
-    expectError(refused, 503, 'SERVER_AT_CAPACITY');
-    expect(refused.headers.get('retry-after')).to.equal('1');
+    const refused = parseAnswer((await (await heldBody(api.base, LARGE, token)).answer(3000)).text);
+    expect(refused.status).to.equal(503);
+    expect(refused.body.error.code).to.equal('SERVER_AT_CAPACITY');
+    expect(refused.head.toLowerCase()).to.include('retry-after: 1');
+    held.splice(0).forEach((c) => {
+      c.close();
+    });
+    await sleep(100);
+    expectOk(await api.post('/vectors/add', { token, body: JSON.stringify({ id: 'a', vector: [1, 2] }).padEnd(LARGE, ' ') }));
+  });
+
+  it('admits a small body while the large bodies fill MAX_BODIES_IN_FLIGHT and MAX_BODY_BYTES_IN_FLIGHT slowly', async () => {
+    const holders = [await api.token(), await api.token()];
+    const slow = [];
+    for (let i = 0; i < 4; i++) slow.push(await heldBody(api.base, 8 * 1024 * 1024, holders[i % 2]));
+    held.push(...slow);
+    await sleep(100);
+    for (const conn of slow) conn.send(' '.repeat(25_000));
+    await sleep(250);
+    expect(api.admission.usage.bodiesInFlight).to.equal(4);
+    expect(api.admission.usage.bodyBytesInFlight).to.equal(100_000);
+    const token = await api.token();
+    // Exactly smallBodyBytes: the small lane; every large place and byte is taken.
+    const body = JSON.stringify({ id: 'a', vector: [1, 2] }).padEnd(SMALL, ' ');
+    expectOk(await api.post('/vectors/add', { token, body }));
+    expect(expectOk(await api.post('/vectors/count', { token, body: {} })).count).to.equal(1);
+  });
+
+  it('takes MAX_SMALL_BODIES_IN_FLIGHT small bodies at once: 503 past it, nothing stored', async () => {
+    const holders = [await api.token(), await api.token()];
+    // Three (the cap) held mid-body: taken.
+    for (let i = 0; i < 3; i++) held.push(await heldBody(api.base, SMALL, holders[i % 2]));
+    await sleep(100);
+    expect(api.admission.usage).to.deep.include({ smallBodiesInFlight: 3, bodiesInFlight: 0 });
+    const token = await api.token();
+    const refused = expectError(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } }), 503, 'SERVER_AT_CAPACITY');
+    expect(refused.details).to.deep.equal({ maxSmallBodiesInFlight: 3 });
+    // The large bodies' lane is its own.
+    const large = JSON.stringify({ id: 'b', vector: [1, 2] }).padEnd(LARGE, ' ');
+    expectOk(await api.post('/vectors/add', { token, body: large }));
     held.splice(0).forEach((c) => {
       c.close();
     });
     await sleep(100);
     expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } }));
+    expect(expectOk(await api.post('/vectors/count', { token, body: {} })).count).to.equal(2);
   });
 
   it("answers 429 RATE_LIMITED past a token's bodies in flight; other tokens pass", async () => {
@@ -160,7 +206,7 @@ describe('admission control', function () {
     const answer = parseAnswer((await b.answer(3000)).text);
     expect(answer.status).to.equal(503);
     expect(answer.body.error.code).to.equal('SERVER_AT_CAPACITY');
-    expect(api.admission.usage).to.deep.equal({ bodiesInFlight: 1, bodyBytesInFlight: 60_000 });
+    expect(api.admission.usage).to.deep.equal({ bodiesInFlight: 1, bodyBytesInFlight: 60_000, smallBodiesInFlight: 0 });
     for (const token of [first, second]) expect(expectOk(await api.post('/vectors/count', { token, body: {} })).count).to.equal(0);
   });
 
