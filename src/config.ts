@@ -117,6 +117,7 @@ export interface Config {
   maxBodiesInFlightPerToken: number;
   maxBodyBytesInFlight: number;
   maxSmallBodiesInFlight: number;
+  maxBodiesInFlightPerAddress: number;
   maxImportsInFlight: number;
   maxSessionsPerAddress: number;
   /** Bearer token GET /metrics requires; '' leaves it open. */
@@ -214,6 +215,12 @@ export const CONFIG_VARIABLES = [
     'maxSmallBodiesInFlight',
     1024,
     'request bodies announcing at most 64 KiB being received at once, a lane of their own (large bodies held open cannot lock them out); past it 503 `SERVER_AT_CAPACITY`',
+  ],
+  [
+    'MAX_BODIES_IN_FLIGHT_PER_ADDRESS',
+    'maxBodiesInFlightPerAddress',
+    64,
+    'request bodies announcing more than 64 KiB (or chunked) one client address (IPv6 by its /64) has in flight at once; past it 429 `RATE_LIMITED`; 0 turns it off',
   ],
   ['MAX_BODIES_IN_FLIGHT_PER_TOKEN', 'maxBodiesInFlightPerToken', 8, 'request bodies one token has in flight at once; past it 429 `RATE_LIMITED`'],
   [
@@ -554,6 +561,8 @@ export function publicLimits(config: Config) {
       maxBodyBytesInFlight: config.maxBodyBytesInFlight,
       maxSmallBodiesInFlight: config.maxSmallBodiesInFlight,
       smallBodyBytes: SPEC_LIMITS.smallBodyBytes,
+      /** 0 means off. */
+      maxBodiesInFlightPerAddress: config.maxBodiesInFlightPerAddress,
       maxImportsInFlight: config.maxImportsInFlight,
       maxImportsInFlightPerToken: SPEC_LIMITS.maxImportsInFlightPerToken,
       /** 0 means off. */

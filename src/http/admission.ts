@@ -10,17 +10,21 @@
 // A small body (announced length at most smallBodyBytes) is admitted in a lane
 // of its own (MAX_SMALL_BODIES_IN_FLIGHT, its bytes bounded by that count), so
 // large bodies held open at the minimum rate cannot lock ordinary API calls out.
+// Large bodies are also capped per client address (IPv6 by its /64).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import { type Config, SPEC_LIMITS } from '../config.js';
 import { apiError } from '../errors.js';
 import { tokenKey } from './auth.js';
+import { clientKey } from './rate-limit.js';
 
 interface BodyInFlight {
   req: IncomingMessage;
   res: ServerResponse;
   /** The token's hash (tokenKey): '' without a bearer token. */
   token: string;
+  /** The client address's key (clientKey: IPv6 by its /64). */
+  address: string;
   /** In the small bodies' lane (announced length at most smallBodyBytes): not counted against the large bodies' caps. */
   small: boolean;
   /** socket.bytesRead when the body was admitted (a listener on the body would start it flowing before its reader). */
@@ -38,6 +42,8 @@ const RATE_CHECK_MS = 100;
 export class BodyAdmission {
   private readonly inFlight = new Set<BodyInFlight>();
   private readonly perToken = new Map<string, number>();
+  /** Large bodies in flight per client address. */
+  private readonly perAddress = new Map<string, number>();
   /** Large bodies in flight (the small ones are inFlight.size - large) and their received bytes. */
   private large = 0;
   private reservedBytes = 0;
@@ -59,11 +65,11 @@ export class BodyAdmission {
     const length = announced === undefined ? 0 : Number(announced);
     const chunked = req.headers['transfer-encoding'] !== undefined;
     if (!(length > 0 || chunked) || req.readableEnded) return next();
-    this.admit(req, res, !chunked && length <= SPEC_LIMITS.smallBodyBytes);
+    this.admit(req, res, clientKey(ctx.ip), !chunked && length <= SPEC_LIMITS.smallBodyBytes);
     return next();
   };
 
-  private admit(req: IncomingMessage, res: ServerResponse, small: boolean): void {
+  private admit(req: IncomingMessage, res: ServerResponse, address: string, small: boolean): void {
     const { config } = this;
     const retry = { 'Retry-After': '1', Connection: 'close' };
     if (small && this.inFlight.size - this.large >= config.maxSmallBodiesInFlight) {
@@ -92,6 +98,15 @@ export class BodyAdmission {
         retry,
       );
     }
+    const ofAddress = small ? 0 : (this.perAddress.get(address) ?? 0);
+    if (config.maxBodiesInFlightPerAddress > 0 && ofAddress >= config.maxBodiesInFlightPerAddress) {
+      throw apiError(
+        'RATE_LIMITED',
+        `this address already has ${ofAddress} large request bodies in flight, the most at once; wait for one to finish`,
+        { maxBodiesInFlightPerAddress: config.maxBodiesInFlightPerAddress },
+        retry,
+      );
+    }
     // Room for at least one byte more: the body's bytes are counted as they arrive.
     if (!small && this.reservedBytes >= config.maxBodyBytesInFlight) {
       throw apiError(
@@ -103,9 +118,12 @@ export class BodyAdmission {
     }
     // The grace comes before the first window.
     const windowStart = this.now() + config.bodyGraceMs;
-    const body: BodyInFlight = { req, res, token, small, bytesReadBefore: req.socket.bytesRead, reserved: 0, windowStart, receivedAtWindowStart: 0 };
+    const body: BodyInFlight = { req, res, token, address, small, bytesReadBefore: req.socket.bytesRead, reserved: 0, windowStart, receivedAtWindowStart: 0 };
     this.inFlight.add(body);
-    if (!small) this.large++;
+    if (!small) {
+      this.large++;
+      this.perAddress.set(address, ofAddress + 1);
+    }
     this.perToken.set(token, ofToken + 1);
     const release = () => {
       this.forget(body);
@@ -162,7 +180,12 @@ export class BodyAdmission {
   /** The body no longer counts (idempotent). */
   private forget(body: BodyInFlight): void {
     if (!this.inFlight.delete(body)) return;
-    if (!body.small) this.large--;
+    if (!body.small) {
+      this.large--;
+      const ofAddress = (this.perAddress.get(body.address) ?? 1) - 1;
+      if (ofAddress <= 0) this.perAddress.delete(body.address);
+      else this.perAddress.set(body.address, ofAddress);
+    }
     this.reservedBytes -= body.reserved;
     const left = (this.perToken.get(body.token) ?? 1) - 1;
     if (left <= 0) this.perToken.delete(body.token);

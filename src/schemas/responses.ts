@@ -104,6 +104,7 @@ export const LimitsSchema = v.pipe(
         maxBodyBytesInFlight: CountSchema,
         maxSmallBodiesInFlight: v.pipe(CountSchema, v.description('Bodies announcing at most smallBodyBytes being received at once (a lane of their own).')),
         smallBodyBytes: CountSchema,
+        maxBodiesInFlightPerAddress: v.pipe(CountSchema, v.description('Large bodies one client address (IPv6 by its /64) has in flight at once; 0: off.')),
         maxImportsInFlight: CountSchema,
         maxImportsInFlightPerToken: CountSchema,
         maxSessionsPerAddress: CountSchema,

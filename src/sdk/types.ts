@@ -139,6 +139,8 @@ export interface Limits {
     /** Bodies announcing at most smallBodyBytes, in a lane of their own. */
     maxSmallBodiesInFlight?: number;
     smallBodyBytes?: number;
+    /** Large bodies one client address (IPv6 by /64) has in flight; 0: off. */
+    maxBodiesInFlightPerAddress?: number;
     /** Imports being read or written at once, in all and per token. */
     maxImportsInFlight?: number;
     maxImportsInFlightPerToken?: number;

@@ -305,3 +305,55 @@ describe('admission control', function () {
     expectOk(await api.get('/limits'));
   });
 });
+
+describe('admission control: large bodies per client address', function () {
+  this.timeout(30_000);
+  const api = new TestServer({
+    maxBodiesInFlight: 10,
+    maxBodiesInFlightPerAddress: 2,
+    trustProxy: 1,
+    bodyGraceMs: 5_000,
+    requestRatePerSec: 0,
+    tokenRatePerMin: 0,
+  });
+  before(() => api.start());
+  after(() => api.close());
+
+  /** A large body from `address` (X-Forwarded-For), held after its first byte. */
+  async function fromAddress(address: string, token: string) {
+    const conn = rawConnection(api.base);
+    await conn.ready;
+    conn.send(
+      `POST /vectors/add HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${LARGE}\r\nAuthorization: Bearer ${token}\r\nX-Forwarded-For: ${address}\r\n\r\n{`,
+    );
+    return conn;
+  }
+
+  it('takes MAX_BODIES_IN_FLIGHT_PER_ADDRESS large bodies of one address (IPv6 by /64): 429 past it; other addresses and small bodies pass', async () => {
+    const tokens = [await api.token(), await api.token(), await api.token(), await api.token()];
+    // Two (the cap) from one /64, on two tokens: taken.
+    const held = [await fromAddress('2001:db8::1', tokens[0]), await fromAddress('2001:db8::2', tokens[1])];
+    await sleep(100);
+    expect(api.admission.usage.bodiesInFlight).to.equal(2);
+    try {
+      // A third from another address of the same /64, on a fresh token: refused before it is read.
+      const refused = parseAnswer((await (await fromAddress('2001:db8:0:0:ffff::3', tokens[2])).answer(3000)).text);
+      expect(refused.status).to.equal(429);
+      expect(refused.body.error.code).to.equal('RATE_LIMITED');
+      expect(refused.body.error.details).to.deep.equal({ maxBodiesInFlightPerAddress: 2 });
+      // Another /64 is another address.
+      const other = await fromAddress('2001:db8:0:1::1', tokens[2]);
+      held.push(other);
+      await sleep(100);
+      expect(api.admission.usage.bodiesInFlight).to.equal(3);
+      // A small body of the full address still passes.
+      const small = await api.post('/vectors/add', { token: tokens[3], body: { id: 'a', vector: [1, 2] }, headers: { 'x-forwarded-for': '2001:db8::9' } });
+      expectOk(small);
+    } finally {
+      for (const c of held) c.close();
+    }
+    await sleep(100);
+    const body = JSON.stringify({ id: 'b', vector: [1, 2] }).padEnd(LARGE, ' ');
+    expectOk(await api.post('/vectors/add', { token: tokens[3], body, headers: { 'x-forwarded-for': '2001:db8::9' } }));
+  });
+});

@@ -53,8 +53,8 @@ export function readChunks(stream: Readable, limit: number, onChunk?: OnChunk): 
   );
 }
 
-/** Where a growing buffer starts: the memory budget holds this much of a body before it is read (arrival.ts). */
-const GROW_FROM = 1024 * 1024;
+/** Where a growing buffer starts (a few chunks): what a body that trickles makes the process allocate. */
+const GROW_FROM = 64 * 1024;
 
 /**
  * The `length` bytes of `stream` in a buffer that grows with what arrived
