@@ -77,7 +77,10 @@ describe('readGrowing (a large body into a buffer that grows as it arrives)', ()
   /** Random bytes cut into random chunks (up to 40 KiB, so the buffer grows several times past its first 64 KiB). */
   function randomBody(seed: number, length: number): Buffer[] {
     let x = seed;
-    const next = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const next = () => {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      return x / 2 ** 31;
+    };
     const body = Buffer.alloc(length);
     for (let i = 0; i < length; i++) body[i] = Math.floor(next() * 256);
     const chunks: Buffer[] = [];
