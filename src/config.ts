@@ -55,6 +55,8 @@ export const SPEC_LIMITS = {
    * a hash, and filters on them read the few rows under it.
    */
   maxIndexedValueBytes: 256,
+  /** A body announcing at most this many bytes is admitted in the small bodies' lane (MAX_SMALL_BODIES_IN_FLIGHT): parsed in well under a ms. */
+  smallBodyBytes: 64 * 1024,
   /** Vectors per page of POST /vectors/list. */
   minListLimit: 1,
   maxListLimit: 1000,
@@ -121,6 +123,8 @@ export interface Config {
   maxBodiesInFlight: number;
   maxBodiesInFlightPerToken: number;
   maxBodyBytesInFlight: number;
+  maxSmallBodiesInFlight: number;
+  maxBodiesInFlightPerAddress: number;
   maxImportsInFlight: number;
   maxSessionsPerAddress: number;
   /** Bearer token GET /metrics requires; '' leaves it open. */
@@ -207,13 +211,30 @@ export const CONFIG_VARIABLES = [
     'bytes of one POST /vectors/import body (NDJSON, read as it arrives; a full 50k x 1024 session exports to about 275 MiB as base64)',
   ],
   ['MAX_CONNECTIONS', 'maxConnections', 10_000, 'open TCP connections; past it new ones are closed at once (server.maxConnections)'],
-  ['MAX_BODIES_IN_FLIGHT', 'maxBodiesInFlight', 256, 'request bodies being received at once; past it 503 `SERVER_AT_CAPACITY`'],
+  [
+    'MAX_BODIES_IN_FLIGHT',
+    'maxBodiesInFlight',
+    256,
+    'request bodies announcing more than 64 KiB (or chunked) being received at once; past it 503 `SERVER_AT_CAPACITY`',
+  ],
+  [
+    'MAX_SMALL_BODIES_IN_FLIGHT',
+    'maxSmallBodiesInFlight',
+    1024,
+    'request bodies announcing at most 64 KiB being received at once, a lane of their own (large bodies held open cannot lock them out); past it 503 `SERVER_AT_CAPACITY`',
+  ],
+  [
+    'MAX_BODIES_IN_FLIGHT_PER_ADDRESS',
+    'maxBodiesInFlightPerAddress',
+    64,
+    'request bodies announcing more than 64 KiB (or chunked) one client address (IPv6 by its /64) has in flight at once; past it 429 `RATE_LIMITED`; 0 turns it off',
+  ],
   ['MAX_BODIES_IN_FLIGHT_PER_TOKEN', 'maxBodiesInFlightPerToken', 8, 'request bodies one token has in flight at once; past it 429 `RATE_LIMITED`'],
   [
     'MAX_BODY_BYTES_IN_FLIGHT',
     'maxBodyBytesInFlight',
     512 * 1024 * 1024,
-    'bytes of all request bodies being received (announced lengths, or bytes so far without one); past it 503 `SERVER_AT_CAPACITY`',
+    'bytes of the large request bodies being received, counted as they arrive (small ones are bounded by their count); past it 503 `SERVER_AT_CAPACITY`',
   ],
   [
     'MAX_IMPORTS_IN_FLIGHT',
@@ -546,6 +567,10 @@ export function publicLimits(config: Config) {
       maxBodiesInFlight: config.maxBodiesInFlight,
       maxBodiesInFlightPerToken: config.maxBodiesInFlightPerToken,
       maxBodyBytesInFlight: config.maxBodyBytesInFlight,
+      maxSmallBodiesInFlight: config.maxSmallBodiesInFlight,
+      smallBodyBytes: SPEC_LIMITS.smallBodyBytes,
+      /** 0 means off. */
+      maxBodiesInFlightPerAddress: config.maxBodiesInFlightPerAddress,
       maxImportsInFlight: config.maxImportsInFlight,
       maxImportsInFlightPerToken: SPEC_LIMITS.maxImportsInFlightPerToken,
       /** 0 means off. */

@@ -7,17 +7,26 @@
 // after BODY_GRACE_MS, brings fewer than MIN_BODY_BYTES_PER_SEC in a window of
 // BODY_GRACE_MS is answered 408 and its connection closed: sending the start
 // of a body fast and then stalling buys one window, not minutes.
+// A small body (announced length at most smallBodyBytes) is admitted in a lane
+// of its own (MAX_SMALL_BODIES_IN_FLIGHT, its bytes bounded by that count), so
+// large bodies held open at the minimum rate cannot lock ordinary API calls out.
+// Large bodies are also capped per client address (IPv6 by its /64).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
-import type { Config } from '../config.js';
+import { type Config, SPEC_LIMITS } from '../config.js';
 import { apiError } from '../errors.js';
 import { tokenKey } from './auth.js';
+import { clientKey } from './rate-limit.js';
 
 interface BodyInFlight {
   req: IncomingMessage;
   res: ServerResponse;
   /** The token's hash (tokenKey): '' without a bearer token. */
   token: string;
+  /** The client address's key (clientKey: IPv6 by its /64). */
+  address: string;
+  /** In the small bodies' lane (announced length at most smallBodyBytes): not counted against the large bodies' caps. */
+  small: boolean;
   /** socket.bytesRead when the body was admitted (a listener on the body would start it flowing before its reader). */
   bytesReadBefore: number;
   /** Bytes counted against maxBodyBytesInFlight: what arrived so far. */
@@ -33,6 +42,10 @@ const RATE_CHECK_MS = 100;
 export class BodyAdmission {
   private readonly inFlight = new Set<BodyInFlight>();
   private readonly perToken = new Map<string, number>();
+  /** Large bodies in flight per client address. */
+  private readonly perAddress = new Map<string, number>();
+  /** Large bodies in flight (the small ones are inFlight.size - large) and their received bytes. */
+  private large = 0;
   private reservedBytes = 0;
   private timer: NodeJS.Timeout | undefined;
 
@@ -41,24 +54,33 @@ export class BodyAdmission {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Bodies and bytes being received now. */
+  /** Large bodies and their bytes being received now, and small bodies. */
   get usage() {
-    return { bodiesInFlight: this.inFlight.size, bodyBytesInFlight: this.reservedBytes };
+    return { bodiesInFlight: this.large, bodyBytesInFlight: this.reservedBytes, smallBodiesInFlight: this.inFlight.size - this.large };
   }
 
   readonly middleware: Middleware = async (ctx, next) => {
     const { req, res } = ctx;
     const announced = req.headers['content-length'];
     const length = announced === undefined ? 0 : Number(announced);
-    if (!(length > 0 || req.headers['transfer-encoding'] !== undefined) || req.readableEnded) return next();
-    this.admit(req, res);
+    const chunked = req.headers['transfer-encoding'] !== undefined;
+    if (!(length > 0 || chunked) || req.readableEnded) return next();
+    this.admit(req, res, clientKey(ctx.ip), !chunked && length <= SPEC_LIMITS.smallBodyBytes);
     return next();
   };
 
-  private admit(req: IncomingMessage, res: ServerResponse): void {
+  private admit(req: IncomingMessage, res: ServerResponse, address: string, small: boolean): void {
     const { config } = this;
     const retry = { 'Retry-After': '1', Connection: 'close' };
-    if (this.inFlight.size >= config.maxBodiesInFlight) {
+    if (small && this.inFlight.size - this.large >= config.maxSmallBodiesInFlight) {
+      throw apiError(
+        'SERVER_AT_CAPACITY',
+        `the server is receiving its maximum of ${config.maxSmallBodiesInFlight} small request bodies; try again shortly`,
+        { maxSmallBodiesInFlight: config.maxSmallBodiesInFlight },
+        retry,
+      );
+    }
+    if (!small && this.large >= config.maxBodiesInFlight) {
       throw apiError(
         'SERVER_AT_CAPACITY',
         `the server is receiving its maximum of ${config.maxBodiesInFlight} request bodies; try again shortly`,
@@ -76,8 +98,17 @@ export class BodyAdmission {
         retry,
       );
     }
+    const ofAddress = small ? 0 : (this.perAddress.get(address) ?? 0);
+    if (config.maxBodiesInFlightPerAddress > 0 && ofAddress >= config.maxBodiesInFlightPerAddress) {
+      throw apiError(
+        'RATE_LIMITED',
+        `this address already has ${ofAddress} large request bodies in flight, the most at once; wait for one to finish`,
+        { maxBodiesInFlightPerAddress: config.maxBodiesInFlightPerAddress },
+        retry,
+      );
+    }
     // Room for at least one byte more: the body's bytes are counted as they arrive.
-    if (this.reservedBytes >= config.maxBodyBytesInFlight) {
+    if (!small && this.reservedBytes >= config.maxBodyBytesInFlight) {
       throw apiError(
         'SERVER_AT_CAPACITY',
         'the server is receiving its maximum of request body bytes; try again shortly',
@@ -87,8 +118,12 @@ export class BodyAdmission {
     }
     // The grace comes before the first window.
     const windowStart = this.now() + config.bodyGraceMs;
-    const body: BodyInFlight = { req, res, token, bytesReadBefore: req.socket.bytesRead, reserved: 0, windowStart, receivedAtWindowStart: 0 };
+    const body: BodyInFlight = { req, res, token, address, small, bytesReadBefore: req.socket.bytesRead, reserved: 0, windowStart, receivedAtWindowStart: 0 };
     this.inFlight.add(body);
+    if (!small) {
+      this.large++;
+      this.perAddress.set(address, ofAddress + 1);
+    }
     this.perToken.set(token, ofToken + 1);
     const release = () => {
       this.forget(body);
@@ -107,11 +142,11 @@ export class BodyAdmission {
     const now = this.now();
     for (const body of this.inFlight) {
       const received = body.req.socket ? body.req.socket.bytesRead - body.bytesReadBefore : 0;
-      if (received > body.reserved) {
+      if (!body.small && received > body.reserved) {
         this.reservedBytes += received - body.reserved;
         body.reserved = received;
       }
-      if (this.reservedBytes > maxBodyBytesInFlight && received > 0) {
+      if (!body.small && this.reservedBytes > maxBodyBytesInFlight && received > 0) {
         this.cut(
           body,
           503,
@@ -145,6 +180,12 @@ export class BodyAdmission {
   /** The body no longer counts (idempotent). */
   private forget(body: BodyInFlight): void {
     if (!this.inFlight.delete(body)) return;
+    if (!body.small) {
+      this.large--;
+      const ofAddress = (this.perAddress.get(body.address) ?? 1) - 1;
+      if (ofAddress <= 0) this.perAddress.delete(body.address);
+      else this.perAddress.set(body.address, ofAddress);
+    }
     this.reservedBytes -= body.reserved;
     const left = (this.perToken.get(body.token) ?? 1) - 1;
     if (left <= 0) this.perToken.delete(body.token);

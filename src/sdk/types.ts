@@ -138,6 +138,11 @@ export interface Limits {
     maxBodiesInFlight: number;
     maxBodiesInFlightPerToken: number;
     maxBodyBytesInFlight: number;
+    /** Bodies announcing at most smallBodyBytes, in a lane of their own. */
+    maxSmallBodiesInFlight?: number;
+    smallBodyBytes?: number;
+    /** Large bodies one client address (IPv6 by /64) has in flight; 0: off. */
+    maxBodiesInFlightPerAddress?: number;
     /** Imports being read or written at once, in all and per token. */
     maxImportsInFlight?: number;
     maxImportsInFlightPerToken?: number;

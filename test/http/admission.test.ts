@@ -4,10 +4,14 @@
 // goes on serving.
 import { expect } from 'chai';
 import { connect, type Socket } from 'node:net';
+import { SPEC_LIMITS } from '../../src/config.js';
 import { BODY_RESERVE_STEP } from '../../src/http/body/arrival.js';
 import { expectError, expectOk, TestServer } from '../helpers/http.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Bodies announcing at most this go in the small bodies' lane; LARGE is one past it. */
+const SMALL = SPEC_LIMITS.smallBodyBytes;
+const LARGE = SMALL + 1;
 
 /** A raw connection: send text, read everything until the server closes it or `waitMs` passes. */
 function rawConnection(base: string) {
@@ -61,6 +65,7 @@ describe('admission control', function () {
     maxBodiesInFlight: 4,
     maxBodiesInFlightPerToken: 2,
     maxBodyBytesInFlight: 100_000,
+    maxSmallBodiesInFlight: 3,
     maxImportsInFlight: 2,
     bodyGraceMs: 300,
     minBodyBytesPerSec: 2_000,
@@ -86,25 +91,66 @@ describe('admission control', function () {
       maxBodiesInFlight: 4,
       maxBodiesInFlightPerToken: 2,
       maxBodyBytesInFlight: 100_000,
+      maxSmallBodiesInFlight: 3,
+      smallBodyBytes: SMALL,
       minBodyBytesPerSec: 2_000,
       maxImportsInFlight: 2,
       maxImportsInFlightPerToken: 1,
     });
   });
 
-  it('answers 503 SERVER_AT_CAPACITY past MAX_BODIES_IN_FLIGHT, then serves', async () => {
+  it('answers 503 SERVER_AT_CAPACITY past MAX_BODIES_IN_FLIGHT large bodies, then serves', async () => {
     const holders = [await api.token(), await api.token()];
-    for (let i = 0; i < 4; i++) held.push(await heldBody(api.base, 1000, holders[i % 2]));
+    for (let i = 0; i < 4; i++) held.push(await heldBody(api.base, LARGE, holders[i % 2]));
     await sleep(100);
+    expect(api.admission.usage).to.deep.include({ bodiesInFlight: 4, smallBodiesInFlight: 0 });
     const token = await api.token();
-    const refused = await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } });
-    expectError(refused, 503, 'SERVER_AT_CAPACITY');
-    expect(refused.headers.get('retry-after')).to.equal('1');
+    const refused = parseAnswer((await (await heldBody(api.base, LARGE, token)).answer(3000)).text);
+    expect(refused.status).to.equal(503);
+    expect(refused.body.error.code).to.equal('SERVER_AT_CAPACITY');
+    expect(refused.head.toLowerCase()).to.include('retry-after: 1');
+    held.splice(0).forEach((c) => {
+      c.close();
+    });
+    await sleep(100);
+    expectOk(await api.post('/vectors/add', { token, body: JSON.stringify({ id: 'a', vector: [1, 2] }).padEnd(LARGE, ' ') }));
+  });
+
+  it('admits a small body while the large bodies fill MAX_BODIES_IN_FLIGHT and MAX_BODY_BYTES_IN_FLIGHT slowly', async () => {
+    const holders = [await api.token(), await api.token()];
+    const slow = [];
+    for (let i = 0; i < 4; i++) slow.push(await heldBody(api.base, 8 * 1024 * 1024, holders[i % 2]));
+    held.push(...slow);
+    await sleep(100);
+    for (const conn of slow) conn.send(' '.repeat(25_000));
+    await sleep(250);
+    expect(api.admission.usage.bodiesInFlight).to.equal(4);
+    expect(api.admission.usage.bodyBytesInFlight).to.equal(100_000);
+    const token = await api.token();
+    // Exactly smallBodyBytes: the small lane; every large place and byte is taken.
+    const body = JSON.stringify({ id: 'a', vector: [1, 2] }).padEnd(SMALL, ' ');
+    expectOk(await api.post('/vectors/add', { token, body }));
+    expect(expectOk(await api.post('/vectors/count', { token, body: {} })).count).to.equal(1);
+  });
+
+  it('takes MAX_SMALL_BODIES_IN_FLIGHT small bodies at once: 503 past it, nothing stored', async () => {
+    const holders = [await api.token(), await api.token()];
+    // Three (the cap) held mid-body: taken.
+    for (let i = 0; i < 3; i++) held.push(await heldBody(api.base, SMALL, holders[i % 2]));
+    await sleep(100);
+    expect(api.admission.usage).to.deep.include({ smallBodiesInFlight: 3, bodiesInFlight: 0 });
+    const token = await api.token();
+    const refused = expectError(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } }), 503, 'SERVER_AT_CAPACITY');
+    expect(refused.details).to.deep.equal({ maxSmallBodiesInFlight: 3 });
+    // The large bodies' lane is its own.
+    const large = JSON.stringify({ id: 'b', vector: [1, 2] }).padEnd(LARGE, ' ');
+    expectOk(await api.post('/vectors/add', { token, body: large }));
     held.splice(0).forEach((c) => {
       c.close();
     });
     await sleep(100);
     expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector: [1, 2] } }));
+    expect(expectOk(await api.post('/vectors/count', { token, body: {} })).count).to.equal(2);
   });
 
   it("answers 429 RATE_LIMITED past a token's bodies in flight; other tokens pass", async () => {
@@ -160,7 +206,7 @@ describe('admission control', function () {
     const answer = parseAnswer((await b.answer(3000)).text);
     expect(answer.status).to.equal(503);
     expect(answer.body.error.code).to.equal('SERVER_AT_CAPACITY');
-    expect(api.admission.usage).to.deep.equal({ bodiesInFlight: 1, bodyBytesInFlight: 60_000 });
+    expect(api.admission.usage).to.deep.equal({ bodiesInFlight: 1, bodyBytesInFlight: 60_000, smallBodiesInFlight: 0 });
     for (const token of [first, second]) expect(expectOk(await api.post('/vectors/count', { token, body: {} })).count).to.equal(0);
   });
 
@@ -257,5 +303,57 @@ describe('admission control', function () {
     });
     await sleep(200);
     expectOk(await api.get('/limits'));
+  });
+});
+
+describe('admission control: large bodies per client address', function () {
+  this.timeout(30_000);
+  const api = new TestServer({
+    maxBodiesInFlight: 10,
+    maxBodiesInFlightPerAddress: 2,
+    trustProxy: 1,
+    bodyGraceMs: 5_000,
+    requestRatePerSec: 0,
+    tokenRatePerMin: 0,
+  });
+  before(() => api.start());
+  after(() => api.close());
+
+  /** A large body from `address` (X-Forwarded-For), held after its first byte. */
+  async function fromAddress(address: string, token: string) {
+    const conn = rawConnection(api.base);
+    await conn.ready;
+    conn.send(
+      `POST /vectors/add HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${LARGE}\r\nAuthorization: Bearer ${token}\r\nX-Forwarded-For: ${address}\r\n\r\n{`,
+    );
+    return conn;
+  }
+
+  it('takes MAX_BODIES_IN_FLIGHT_PER_ADDRESS large bodies of one address (IPv6 by /64): 429 past it; other addresses and small bodies pass', async () => {
+    const tokens = [await api.token(), await api.token(), await api.token(), await api.token()];
+    // Two (the cap) from one /64, on two tokens: taken.
+    const held = [await fromAddress('2001:db8::1', tokens[0]), await fromAddress('2001:db8::2', tokens[1])];
+    await sleep(100);
+    expect(api.admission.usage.bodiesInFlight).to.equal(2);
+    try {
+      // A third from another address of the same /64, on a fresh token: refused before it is read.
+      const refused = parseAnswer((await (await fromAddress('2001:db8:0:0:ffff::3', tokens[2])).answer(3000)).text);
+      expect(refused.status).to.equal(429);
+      expect(refused.body.error.code).to.equal('RATE_LIMITED');
+      expect(refused.body.error.details).to.deep.equal({ maxBodiesInFlightPerAddress: 2 });
+      // Another /64 is another address.
+      const other = await fromAddress('2001:db8:0:1::1', tokens[2]);
+      held.push(other);
+      await sleep(100);
+      expect(api.admission.usage.bodiesInFlight).to.equal(3);
+      // A small body of the full address still passes.
+      const small = await api.post('/vectors/add', { token: tokens[3], body: { id: 'a', vector: [1, 2] }, headers: { 'x-forwarded-for': '2001:db8::9' } });
+      expectOk(small);
+    } finally {
+      for (const c of held) c.close();
+    }
+    await sleep(100);
+    const body = JSON.stringify({ id: 'b', vector: [1, 2] }).padEnd(LARGE, ' ');
+    expectOk(await api.post('/vectors/add', { token: tokens[3], body, headers: { 'x-forwarded-for': '2001:db8::9' } }));
   });
 });

@@ -42,14 +42,24 @@ export class BodyArrival {
     const held = this.reservation.bytes;
     if (this.arrived <= held) return;
     const target = Math.max(this.arrived, Math.min(this.limit, this.arrived + BODY_RESERVE_STEP));
+    this.grow(target - held);
+  }
+
+  private grow(bytes: number): void {
     try {
-      this.budget.assertRoom(target - held, FILLED);
+      this.budget.assertRoom(bytes, FILLED);
     } catch (err) {
       // The rest of the body is not read: the connection closes after the answer.
       const { status, code, message, details, headers } = err as ApiError;
       throw new ApiError(status, code, message, details, { ...headers, Connection: 'close' });
     }
-    this.reservation.grow(target - held);
+    this.reservation.grow(bytes);
+  }
+
+  /** The body's buffer grows to `bytes`: hold them all, or throw 503 (the caller stops reading). */
+  holdAtLeast(bytes: number): void {
+    const held = this.reservation.bytes;
+    if (bytes > held) this.grow(bytes - held);
   }
 
   /** What the body holds once read: its bytes (the step ahead goes back). */

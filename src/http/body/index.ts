@@ -77,7 +77,11 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
   return async (ctx, next) => {
     assertJsonContent(ctx);
     const reservation = reserveBody(ctx, options.budget, config.maxBodyBytes);
-    const target: BodyTarget = { lease: new BufferLease(buffers), wasmBuffers: wasmBuffers && new BufferLease(wasmBuffers) };
+    const target: BodyTarget = {
+      lease: new BufferLease(buffers),
+      wasmBuffers: wasmBuffers && new BufferLease(wasmBuffers),
+      hold: reservation && ((n) => reservation.holdAtLeast(n)),
+    };
     try {
       const bytes = await readBody(ctx, config.maxBodyBytes, target, reservation && ((n) => reservation.received(n)));
       reservation?.settle();

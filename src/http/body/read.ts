@@ -1,12 +1,13 @@
 // Step 2: the body's bytes, within the size limit. A body of announced length
 // from PREALLOCATE_FROM up goes into one spare buffer (read-into.ts): a
-// vector body into a WasmBodyBuffer, where its base64 decodes in place; one of
+// vector body into a WasmBodyBuffer, where its base64 decodes in place; past
+// MAX_SPARE_BYTES into a buffer that grows as its bytes arrive; one of
 // unknown length chunk by chunk (read-into.ts); any other by raw-body.
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { ApiError, apiError } from '../../errors.js';
 import { type BufferLease, MAX_SPARE_BYTES } from './spare-buffers.js';
-import { type OnChunk, readChunks, readInto } from './read-into.js';
+import { type OnChunk, readChunks, readGrowing, readInto } from './read-into.js';
 import { WasmBodyBuffer } from './wasm-body-buffer.js';
 
 /** Bodies from this size up, with a Content-Length, are read into a spare buffer; smaller ones cost little either way. */
@@ -18,6 +19,8 @@ export interface BodyTarget {
   wasmBuffers?: BufferLease<WasmBodyBuffer>;
   /** The WasmBodyBuffer the body was read into, if any. */
   wasmBuffer?: WasmBodyBuffer;
+  /** Hears the capacity a body past the spare buffers' size grows to, before it is allocated (the memory budget counts it). */
+  hold?: OnChunk;
 }
 
 /** The announced body length when the body can be read into one spare buffer, else null. */
@@ -28,10 +31,8 @@ function preallocatable(ctx: Context, length: string, limit: number): number | n
   return ctx.req.readable && ctx.req.readableEncoding === null ? n : null;
 }
 
-/** A buffer of `length` bytes to read the body into. */
+/** A buffer of `length` bytes (at most MAX_SPARE_BYTES) to read the body into. */
 function bufferFor(target: BodyTarget, length: number): Buffer {
-  // Past what the spare buffers keep, a buffer of its own: read chunk by chunk, never concatenated in one step.
-  if (length > MAX_SPARE_BYTES) return Buffer.allocUnsafeSlow(length);
   // A WasmBodyBuffer when one is free (their number is capped: each is a WebAssembly memory), else an ordinary one.
   const wasmBuffer = target.wasmBuffers?.tryTake(WasmBodyBuffer.bytesFor(length));
   if (!wasmBuffer) return Buffer.from(target.lease.take(length), 0, length);
@@ -48,6 +49,8 @@ export async function readBody(ctx: Context, limit: number, target: BodyTarget, 
   const length = ctx.get('content-length');
   try {
     const known = preallocatable(ctx, length, limit);
+    // Past what the spare buffers keep, a buffer of its own that grows as the bytes arrive.
+    if (known !== null && known > MAX_SPARE_BYTES) return await readGrowing(ctx.req, known, limit, onChunk, target.hold);
     if (known !== null) return await readInto(ctx.req, known, limit, bufferFor(target, known), onChunk);
     if (length === '' && ctx.req.readable && ctx.req.readableEncoding === null) return await readChunks(ctx.req, limit, onChunk);
     const bytes = await getRawBody(ctx.req, { limit, length: length === '' ? undefined : length });

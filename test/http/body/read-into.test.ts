@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
 import getRawBody from 'raw-body';
-import { readInto } from '../../../src/http/body/read-into.js';
+import { readGrowing, readInto } from '../../../src/http/body/read-into.js';
 
 type Event = Buffer | 'end' | 'aborted' | 'error' | 'close';
 
@@ -70,5 +70,76 @@ describe('readInto (a body of announced length into one buffer)', () => {
     const target = Buffer.alloc(8, 0x78);
     await outcome(readInto(streamOf([bytes('abcdef'), bytes('ghij'), 'end']), 5, 100, target));
     expect(target.toString('latin1', 5)).to.equal('xxx');
+  });
+});
+
+describe('readGrowing (a large body into a buffer that grows as it arrives)', () => {
+  /** Random bytes cut into random chunks (up to 40 KiB, so the buffer grows several times past its first 64 KiB). */
+  function randomBody(seed: number, length: number): Buffer[] {
+    let x = seed;
+    const next = () => {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      return x / 2 ** 31;
+    };
+    const body = Buffer.alloc(length);
+    for (let i = 0; i < length; i++) body[i] = Math.floor(next() * 256);
+    const chunks: Buffer[] = [];
+    for (let at = 0; at < length; ) {
+      const n = Math.min(length - at, 1 + Math.floor(next() * 40 * 1024));
+      chunks.push(body.subarray(at, at + n));
+      at += n;
+    }
+    return chunks;
+  }
+
+  it('gives the bytes raw-body gives, and holds each capacity (at most twice what arrived) before allocating it', async () => {
+    for (const [seed, length] of [
+      [1, 1],
+      [2, 64 * 1024],
+      [3, 64 * 1024 + 1],
+      [4, 700_000],
+      [5, 1_500_000],
+    ]) {
+      const chunks = randomBody(seed, length);
+      let arrived = 0;
+      const held: { capacity: number; arrived: number }[] = [];
+      const mine = await outcome(
+        readGrowing(
+          streamOf([...chunks, 'end']),
+          length,
+          length,
+          (n) => (arrived += n),
+          (capacity) => held.push({ capacity, arrived }),
+        ),
+      );
+      const theirs = await outcome(getRawBody(streamOf([...chunks, 'end']), { length, limit: length }));
+      expect(mine).to.deep.equal(theirs);
+      for (const { capacity, arrived: at } of held) {
+        expect(capacity).to.be.at.most(length);
+        expect(capacity).to.be.at.most(Math.max(2 * at, 128 * 1024));
+      }
+      // Capacities only grow, the last one is the body's length.
+      if (length > 64 * 1024) expect(held.at(-1)?.capacity).to.equal(length);
+      expect(held.map((h) => h.capacity)).to.deep.equal([...held.map((h) => h.capacity)].sort((a, b) => a - b));
+    }
+  });
+
+  it('fails like raw-body: short, long, over the limit, aborted; a throw from hold ends the read', async () => {
+    const big = Buffer.alloc(100_000, 0x61);
+    for (const [events, length, limit] of [
+      [[big, 'end'], 100_001, 200_000],
+      [[big, big, 'end'], 150_000, 300_000],
+      [[big, big, 'end'], 150_000, 150_000],
+      [[big, 'aborted', big, 'end'], 150_000, 300_000],
+    ] as [Event[], number, number][]) {
+      const mine = await outcome(readGrowing(streamOf(events), length, limit));
+      const theirs = await outcome(getRawBody(streamOf(events), { length, limit }));
+      expect(mine).to.deep.equal(theirs);
+    }
+    const refused = Object.assign(new Error('no room'), { status: 503, type: 'x' });
+    const read = readGrowing(streamOf([big, 'end']), 100_000, 100_000, undefined, () => {
+      throw refused;
+    });
+    expect(await outcome(read)).to.deep.equal({ status: 503, type: 'x', message: 'no room' });
   });
 });
