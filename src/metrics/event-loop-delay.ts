@@ -1,8 +1,7 @@
 // How long the event loop was held: perf_hooks.monitorEventLoopDelay with a
 // 1 ms timer. A timer that fires late by d ms means the main thread was busy
 // for about d ms without a turn, so the largest delay is the longest block.
-// Benches make a probe of their own and read it with a reset; the service's
-// /metrics reads a rolling window (RollingEventLoopDelay) shared by every app
+// The service's /metrics reads a rolling window (RollingEventLoopDelay) shared by every app
 // of the process (a timer per app would cost each a wake-up per millisecond),
 // so a scrape resets nothing and no caller can blank the operator's view.
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
@@ -28,25 +27,6 @@ function delayOf(h: IntervalHistogram): EventLoopDelay {
   return samples === 0
     ? { p50: 0, p99: 0, max: 0, mean: 0, samples }
     : { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max), mean: ms(h.mean), samples };
-}
-
-class EventLoopProbe {
-  private readonly histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-
-  constructor() {
-    this.histogram.enable();
-  }
-
-  /** The delay since the probe started or was last read with `reset`. */
-  read(reset = true): EventLoopDelay {
-    const delay = delayOf(this.histogram);
-    if (reset) this.histogram.reset();
-    return delay;
-  }
-
-  stop(): void {
-    this.histogram.disable();
-  }
 }
 
 /** Slices a rolling window is kept in: the window moves by one slice at a time. */
