@@ -12,6 +12,7 @@ import { apiError, pointer } from '../errors.js';
 import type { PoolExecutor } from '../kernel/executor.js';
 import { inverseNorm } from '../kernel/inverse-norm.js';
 import { KernelInstance } from '../kernel/kernel-instance.js';
+import type { Slices } from '../limits/slices.js';
 import type { MemoryGuard, SearchHits, SearchRequest } from '../kernel/search-request.js';
 import { float32ArrayToNumbers } from './float32.js';
 import type { RowBitmap } from './bitmap.js';
@@ -246,6 +247,9 @@ export interface SearchOutput {
   textJsonBytes: number;
 }
 
+/** Rows an upsert in slices writes between two reads of the clock (a row costs well under a millisecond). */
+const ROWS_PER_CLOCK_READ = 4;
+
 export class VectorIndex {
   private kernel: KernelInstance | null = null;
   private config: IndexConfig = NEW_CONFIG;
@@ -266,6 +270,8 @@ export class VectorIndex {
   private nextSeq = 0;
   /** Bumped by every change, so a stale UpsertPlan is refused. */
   private version = 0;
+  /** An upsert written in slices, until its last row is in (reads of the session wait for it: `applying`). */
+  private inSlices: Promise<UpsertResult> | null = null;
   /**
    * Asked before a search grows the linear memory for its scratch (the
    * server's memory budget; upserts are checked by their caller with
@@ -520,30 +526,78 @@ export class VectorIndex {
    * meanwhile.
    */
   applyUpsert(plan: UpsertPlan, grown?: () => void): UpsertResult;
-  applyUpsert(plan: UpsertPlan, grown: () => Promise<void> | undefined): UpsertResult | Promise<UpsertResult>;
-  applyUpsert(plan: UpsertPlan, grown?: () => Promise<void> | undefined | void): UpsertResult | Promise<UpsertResult> {
+  applyUpsert(plan: UpsertPlan, grown: () => Promise<void> | undefined, slices?: Slices): UpsertResult | Promise<UpsertResult>;
+  applyUpsert(plan: UpsertPlan, grown?: () => Promise<void> | undefined | void, slices?: Slices): UpsertResult | Promise<UpsertResult> {
     if (plan.version !== this.version) throw new Error('the index changed since this upsert was prepared');
     // Growing is the only step that can still fail (out of memory); it comes before any write.
     const kernel = this.kernel ?? new KernelInstance(this.module, plan.dimensions, plan.metric, this.maxVectors, plan.vectorType);
     kernel.ensureCapacity(plan.rowsNeeded);
     const logged = grown?.();
-    if (!logged) return this.writeUpsert(plan, kernel);
+    if (!logged) return this.writeUpsert(plan, kernel, slices);
     return logged.then(() => {
       if (plan.version !== this.version) throw new Error('the index changed while an upsert was logged');
-      return this.writeUpsert(plan, kernel);
+      return this.writeUpsert(plan, kernel, slices);
     });
   }
 
-  /** applyUpsert's writes, once `kernel` has room for them. */
-  private writeUpsert(plan: UpsertPlan, kernel: KernelInstance): UpsertResult {
+  /**
+   * An upsert being written in slices, until it is all in: a read outside the
+   * session's gate (get, has, export, ...) waits for it, so it sees all of the
+   * change or none of it. Null when none is.
+   */
+  get applying(): Promise<unknown> | null {
+    return this.inSlices;
+  }
+
+  /** Once no upsert is being written in slices (undefined when none is: the caller goes on in its tick). */
+  settled(): Promise<void> | undefined {
+    return this.inSlices ? this.whenApplied() : undefined;
+  }
+
+  private async whenApplied(): Promise<void> {
+    // Another may start as this one ends (the next write waiting): wait for it too. A failed one is its writer's to report.
+    while (this.inSlices) await this.inSlices.then(noop, noop);
+  }
+
+  /** applyUpsert's writes, once `kernel` has room for them: in one step, or with `slices` in slices that give the event loop back. */
+  private writeUpsert(plan: UpsertPlan, kernel: KernelInstance, slices?: Slices): UpsertResult | Promise<UpsertResult> {
     this.kernel = kernel;
     this.config = { ...this.config, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, analyzer: plan.analyzer };
     this.version++;
-
     const result: UpsertResult = { added: 0, replaced: 0 };
+    const count = plan.records.length;
+    if (!slices) {
+      this.writeRows(plan, kernel, 0, count, result);
+      return this.settleUpsert(plan, result);
+    }
+    // The first slice runs in the caller's tick; a small batch is done in it.
+    let from = 0;
+    while (from < count && !slices.due()) from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
+    if (from === count) return this.settleUpsert(plan, result);
+    const rest = this.writeRest(plan, kernel, from, result, slices);
+    this.inSlices = rest;
+    return rest;
+  }
+
+  /** Rows [from, count) of an upsert in slices; nothing else changes the index meanwhile (the session's turn is held). */
+  private async writeRest(plan: UpsertPlan, kernel: KernelInstance, from: number, result: UpsertResult, slices: Slices): Promise<UpsertResult> {
+    try {
+      const count = plan.records.length;
+      while (from < count) {
+        await slices.pause();
+        from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
+      }
+      return this.settleUpsert(plan, result);
+    } finally {
+      this.inSlices = null;
+    }
+  }
+
+  /** Rows [from, to) of an upsert: ids, insertion order, metadata, text, then their vectors in one pass; `to`. */
+  private writeRows(plan: UpsertPlan, kernel: KernelInstance, from: number, to: number, result: UpsertResult): number {
     const { records, vectors } = plan;
-    const rows = new Array<number>(records.length);
-    for (let i = 0; i < records.length; i++) {
+    const rows = new Array<number>(to - from);
+    for (let i = from; i < to; i++) {
       const { id } = records[i];
       let row = this.rowOf.get(id);
       if (row === undefined) {
@@ -557,14 +611,19 @@ export class VectorIndex {
         this.beforeChange(id, row);
       }
       this.order.write(this.idOf[row], this.nextSeq + i); // the stored string, not this request's copy
-      rows[i] = row;
+      rows[i - from] = row;
       this.metadata.set(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i], this.size);
       this.texts.set(row, plan.texts[i], this.nextSeq + i, this.size);
     }
-    // One pass over linear memory for the whole batch (views made once, not per row).
-    kernel.writeRows(rows, vectors, this.nextSeq);
+    // One pass over linear memory for the rows (views made once, not per row).
+    kernel.writeRows(rows, from === 0 && to === records.length ? vectors : vectors.slice(from, to), this.nextSeq + from);
+    return to;
+  }
+
+  /** After an upsert's last row: the keyword index compacts once for the batch, and the next write's seqs follow. */
+  private settleUpsert(plan: UpsertPlan, result: UpsertResult): UpsertResult {
     this.texts.settle(this.size);
-    this.nextSeq += records.length;
+    this.nextSeq += plan.records.length;
     return result;
   }
 
@@ -933,6 +992,8 @@ export class VectorIndex {
    * one it lets go (emitted, or closed): the server counts them in its budget.
    */
   openExport(onCopies?: (bytes: number) => void): IndexExport {
+    // Its upTo would leave out the rows already written: every caller waits for settled() first.
+    if (this.inSlices) throw new Error('an export was opened while an upsert is written in slices');
     const open: OpenExport = { position: -1, upTo: this.nextSeq - 1, saved: new Map(), onCopies };
     this.openExports.add(open);
     // Compactions keep the entries of the copies it saved, so it emits them in order.
@@ -1141,6 +1202,7 @@ function fusionWithoutBothArms() {
 
 /** The metadata of a record given without any. */
 const NO_METADATA: Metadata = Object.freeze({});
+const noop = () => {};
 
 /** A MetadataJson and its Uint8Array view. */
 const METADATA_VIEW_BYTES = 160;

@@ -94,10 +94,11 @@ async function writeImport(ctx: Context, store: SessionStore, session: Session, 
 }
 
 export function transferRoutes({ router, store, schemas, config, auth, importSlots }: RouteDeps): void {
-  router.get('/vectors/export', auth, (ctx) => {
+  router.get('/vectors/export', auth, async (ctx) => {
     const query = v.safeParse(schemas.ExportQuerySchema, { ...ctx.query });
     if (!query.success) throw requestError(query.issues, 'query');
     const { session, timings } = stateOf(ctx);
+    await session.settled(); // opened after an add applied in slices, never halfway through
     const held = store.budget.reserve(
       'answers',
       EXPORT_WINDOW_BYTES,

@@ -36,24 +36,27 @@ export function vectorRoutes(deps: RouteDeps): void {
   const { router, store, schemas, auth, json, vectorJson } = deps;
   const { writes } = store;
 
-  router.post('/vectors/has', auth, json, (ctx) => {
+  router.post('/vectors/has', auth, json, async (ctx) => {
     const { id } = parseBody(ctx, schemas.HasRequestSchema);
     const { session, timings } = stateOf(ctx);
+    await session.settled(); // an add applied in slices: all of it or none
     const has = timings.measure('hasMs', () => session.index.has(id));
     replyWithSession(ctx, store, { id, has });
   });
 
-  router.post('/vectors/get', auth, json, (ctx) => {
+  router.post('/vectors/get', auth, json, async (ctx) => {
     const { id, includeText } = parseBody(ctx, schemas.GetRequestSchema);
     const { session, timings } = stateOf(ctx);
+    await session.settled();
     const vector = timings.measure('getMs', () => session.index.get(id));
     if (!vector) throw vectorNotFound(id);
     replyWithSession(ctx, store, { vector: readOut(vector, includeText) });
   });
 
-  router.post('/vectors/get-many', auth, json, (ctx) => {
+  router.post('/vectors/get-many', auth, json, async (ctx) => {
     const { ids, includeText } = parseBody(ctx, schemas.GetManyRequestSchema);
     const { session, timings } = stateOf(ctx);
+    await session.settled();
     // Sized before any vector is read out.
     const { index } = session;
     const dims = index.getConfig().dimensions ?? 0;
@@ -75,9 +78,10 @@ export function vectorRoutes(deps: RouteDeps): void {
     replyWithSession(ctx, store, { vectors, notFound }, answerBytes);
   });
 
-  router.post('/vectors/metadata/get', auth, json, (ctx) => {
+  router.post('/vectors/metadata/get', auth, json, async (ctx) => {
     const { id } = parseBody(ctx, schemas.GetMetadataRequestSchema);
     const { session, timings } = stateOf(ctx);
+    await session.settled();
     const metadata = timings.measure('getMetadataMs', () => session.index.getMetadata(id));
     if (!metadata) throw vectorNotFound(id);
     replyWithSession(ctx, store, { id, metadata });
