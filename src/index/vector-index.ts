@@ -62,8 +62,16 @@ export interface UpsertOptions {
   analyzer?: AnalyzerName;
   /** The records' texts analysed ahead (prepareText), used when the analyzer is still the one they were made with. */
   preparedTexts?: PreparedTexts;
+  /** The records' metadata measured ahead (measureMetadata), one entry a record. */
+  preparedMetadata?: PreparedMetadata;
   /** JSON Pointer of record i in the request, for error details. */
   pathOf?: (i: number) => string;
+}
+
+/** Metadata of an upsert's records as JSON text (null for none or {}) and the store's growth bound, made before its write turn (pure: the same for any index). */
+export interface PreparedMetadata {
+  json: (JsonText | null)[];
+  bytes: number[];
 }
 
 /** Texts of an upsert's records analysed before its write turn (the server does it in slices); null where a record has none. */
@@ -420,6 +428,7 @@ export class VectorIndex {
     const { dimensions, metric, vectorType, vectors } = this.validateUpsert(records, options, pathOf);
     const { texts, analyzer, textBytesAdded } = this.prepareTexts(records, options, pathOf);
     const newIds = new Set<string>();
+    const ahead = options.preparedMetadata?.json.length === records.length ? options.preparedMetadata : undefined;
     const metadataJson = new Array<JsonText | null>(records.length);
     let heapBytesAdded = 0,
       metadataBytesAdded = 0;
@@ -431,10 +440,10 @@ export class VectorIndex {
       } else {
         heapBytesAdded += LOG_ENTRY_HEAP_BYTES; // a replace leaves a dead entry in the insertion log
       }
-      // Made once here, checked against the budget, then written as they are.
-      const json = metadata === undefined || isEmpty(metadata) ? null : jsonText(metadata);
+      // Made once (ahead, or here), checked against the budget, then written as they are.
+      const { json, bytes } = ahead ? { json: ahead.json[i], bytes: ahead.bytes[i] } : this.measureMetadata(metadata);
       metadataJson[i] = json;
-      if (json) metadataBytesAdded += this.metadata.upperBytes(metadata!, json);
+      metadataBytesAdded += bytes;
     }
     if (metadataBytesAdded > 0) metadataBytesAdded += MetadataStore.changeBytesUpper;
     // A replace adds nothing: taken even by an index over a MAX_VECTORS_PER_SESSION lowered since it was filled.
@@ -460,6 +469,13 @@ export class VectorIndex {
       analyzer,
       textBytesAdded,
     };
+  }
+
+  /** A record's metadata as the store takes it: its JSON text (null for none or {}) and the bytes it may add (pure: prepareUpsert, or ahead of the turn). */
+  measureMetadata(metadata: Metadata | undefined): { json: JsonText | null; bytes: number } {
+    if (metadata === undefined || isEmpty(metadata)) return { json: null, bytes: 0 };
+    const json = jsonText(metadata);
+    return { json, bytes: this.metadata.upperBytes(metadata, json) };
   }
 
   /** Check and analyse the records' texts (the analyzer locked, the size limit); the store's growth bound. */

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { VectorIndex, type VectorInput } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { Slices } from '../../src/limits/slices.js';
+import { prepareMetadataAhead } from '../../src/sessions/metadata-ahead.js';
 import { randomInt, randomVector, seededRng, type Rng } from '../helpers/random.js';
 
 const DIM = 16;
@@ -64,6 +65,17 @@ describe('VectorIndex upsert in slices', () => {
       expect(view(sliced)).to.deep.equal(view(reference));
     }
     expect(ticksInside).to.be.greaterThan(2);
+  });
+
+  it('takes metadata measured ahead as the plan would have made it', async () => {
+    const index = newIndex();
+    index.upsert(batch(seededRng(8), 300, 400));
+    const records = batch(seededRng(9), 500, 600);
+    const preparedMetadata = await prepareMetadataAhead(index, records);
+    const { records: _, ...ahead } = index.prepareUpsert(records, { preparedMetadata });
+    const { records: __, ...made } = index.prepareUpsert(records);
+    expect(ahead).to.deep.equal(made);
+    expect(made.metadataBytesAdded).to.be.greaterThan(0);
   });
 
   it('writes a small batch in the caller tick when its slice has time', () => {

@@ -23,6 +23,7 @@ import { ImportReader, importOptions, type ParsedImport } from '../../export/imp
 import type { UpsertPlan, UpsertResult } from '../../index/vector-index.js';
 import type { Session } from '../../sessions/session.js';
 import type { SessionStore } from '../../sessions/session-store.js';
+import { prepareMetadataAhead } from '../../sessions/metadata-ahead.js';
 import { analyzerChanged, STALE_TEXTS, withTextsAhead } from '../../sessions/texts-ahead.js';
 import { requestError } from '../../schemas/request-error.js';
 import { reserveBody } from '../body/index.js';
@@ -126,6 +127,7 @@ export function transferRoutes({ router, store, schemas, config, auth, importSlo
     try {
       await readImport(ctx, reader, config.maxImportBytes, reservation);
       const parsed = reader.finish();
+      parsed.preparedMetadata = await prepareMetadataAhead(session.index, parsed.records);
       const mutation = await withTextsAhead(session.index, parsed.records, importOptions(parsed), (preparedTexts) => {
         parsed.preparedTexts = preparedTexts;
         timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);

@@ -4,6 +4,7 @@ import { pointer } from '../../errors.js';
 import type { StoredVector, UpsertOptions, VectorInput } from '../../index/vector-index.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';
+import { prepareMetadataAhead } from '../../sessions/metadata-ahead.js';
 import { analyzerChanged, STALE_TEXTS, withTextsAhead } from '../../sessions/texts-ahead.js';
 import { parseAddManyBody, parseBody } from '../body/index.js';
 import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js';
@@ -16,8 +17,10 @@ async function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], giv
   const { writes } = deps.store;
   // Texts are analysed in slices before the turn (again if the analyzer changed by then), and a large batch's
   // log record encoded (DATA_DIR), so the turn only writes them.
+  // Metadata measured in slices before the turn too (its JSON text, the bytes it may add).
+  const preparedMetadata = await prepareMetadataAhead(session.index, records);
   return withTextsAhead(session.index, records, given, async (preparedTexts) => {
-    const options = preparedTexts ? { ...given, preparedTexts } : given;
+    const options = { ...given, ...(preparedTexts ? { preparedTexts } : {}), ...(preparedMetadata ? { preparedMetadata } : {}) };
     const encoded = await deps.store.encodeUpsert(session, records, options);
     return writes.inTurn(session, () => {
       if (analyzerChanged(session.index, options)) return STALE_TEXTS;
