@@ -7,7 +7,7 @@
 // 1-based number.
 import * as v from 'valibot';
 import { apiError, ApiError, pointer } from '../errors.js';
-import type { PreparedTexts, UpsertOptions, UpsertPlan, VectorIndex, VectorInput } from '../index/vector-index.js';
+import type { PreparedMetadata, PreparedTexts, UpsertOptions, UpsertPlan, VectorIndex, VectorInput } from '../index/vector-index.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import { firstTooDeep } from '../schemas/json-shape.js';
 import { requestError } from '../schemas/request-error.js';
@@ -21,6 +21,8 @@ export interface ParsedImport {
   pathOf: (i: number) => string;
   /** Its texts analysed ahead of the write turn (the server's import route), if they were. */
   preparedTexts?: PreparedTexts;
+  /** Its metadata measured ahead of the write turn (the server's import route), if it was. */
+  preparedMetadata?: PreparedMetadata;
 }
 
 type ImportSchemas = Pick<RequestSchemas, 'ImportHeaderSchema' | 'ImportRecordSchema'>;
@@ -135,8 +137,16 @@ export function prepareImport(index: VectorIndex, parsed: ParsedImport): UpsertP
 
 /** The upsert options of an import: its header configures a new session and is checked against a locked one, as add-many's fields are. */
 export function importOptions(parsed: ParsedImport): UpsertOptions {
-  const { header, preparedTexts, pathOf } = parsed;
+  const { header, preparedTexts, preparedMetadata, pathOf } = parsed;
   const analyzer = header.analyzer ?? undefined;
-  if (header.dimensions === null) return { analyzer, preparedTexts, pathOf };
-  return { dimensions: header.dimensions, metric: header.metric ?? undefined, vectorType: header.vectorType, analyzer, preparedTexts, pathOf };
+  if (header.dimensions === null) return { analyzer, preparedTexts, preparedMetadata, pathOf };
+  return {
+    dimensions: header.dimensions,
+    metric: header.metric ?? undefined,
+    vectorType: header.vectorType,
+    analyzer,
+    preparedTexts,
+    preparedMetadata,
+    pathOf,
+  };
 }

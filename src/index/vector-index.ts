@@ -12,6 +12,7 @@ import { apiError, pointer } from '../errors.js';
 import type { PoolExecutor } from '../kernel/executor.js';
 import { inverseNorm } from '../kernel/inverse-norm.js';
 import { KernelInstance } from '../kernel/kernel-instance.js';
+import type { Slices } from '../limits/slices.js';
 import type { MemoryGuard, SearchHits, SearchRequest } from '../kernel/search-request.js';
 import { float32ArrayToNumbers } from './float32.js';
 import type { RowBitmap } from './bitmap.js';
@@ -21,6 +22,7 @@ import { InsertionOrder, LOG_ENTRY_HEAP_BYTES } from './insertion-order.js';
 import { jsonText, utf8Length, type JsonText } from './json-size.js';
 import { decodeCursor, encodeCursor, newEpoch } from './list-cursor.js';
 import { MetadataJson, type TextJson } from './metadata/metadata-json.js';
+import type { EntryCount } from './metadata/metadata-index.js';
 import { MetadataStore } from './metadata/metadata-store.js';
 import { distinctTerms, termBytes } from './text/analyzer.js';
 import { fuse, type ArmHit, type Fusion } from './text/fusion.js';
@@ -61,8 +63,16 @@ export interface UpsertOptions {
   analyzer?: AnalyzerName;
   /** The records' texts analysed ahead (prepareText), used when the analyzer is still the one they were made with. */
   preparedTexts?: PreparedTexts;
+  /** The records' metadata measured ahead (measureMetadata), one entry a record. */
+  preparedMetadata?: PreparedMetadata;
   /** JSON Pointer of record i in the request, for error details. */
   pathOf?: (i: number) => string;
+}
+
+/** Metadata of an upsert's records as JSON text (null for none or {}) and the filter-index entries each lists, made before its write turn (pure: the same for any index). */
+export interface PreparedMetadata {
+  json: (JsonText | null)[];
+  counts: (EntryCount | null)[];
 }
 
 /** Texts of an upsert's records analysed before its write turn (the server does it in slices); null where a record has none. */
@@ -246,6 +256,9 @@ export interface SearchOutput {
   textJsonBytes: number;
 }
 
+/** Rows an upsert in slices writes between two reads of the clock (a row costs well under a millisecond). */
+const ROWS_PER_CLOCK_READ = 4;
+
 export class VectorIndex {
   private kernel: KernelInstance | null = null;
   private config: IndexConfig = NEW_CONFIG;
@@ -266,6 +279,8 @@ export class VectorIndex {
   private nextSeq = 0;
   /** Bumped by every change, so a stale UpsertPlan is refused. */
   private version = 0;
+  /** An upsert written in slices, until its last row is in (reads of the session wait for it: `applying`). */
+  private inSlices: Promise<UpsertResult> | null = null;
   /**
    * Asked before a search grows the linear memory for its scratch (the
    * server's memory budget; upserts are checked by their caller with
@@ -399,7 +414,7 @@ export class VectorIndex {
   metadataBytesUpper(metadata: Metadata): number {
     const batch = MetadataStore.batch();
     batch.replaces = 1;
-    if (!isEmpty(metadata)) this.metadata.measure(batch, metadata, jsonText(metadata));
+    if (!isEmpty(metadata)) this.metadata.measure(batch, jsonText(metadata), this.metadata.entriesOf(metadata));
     return this.metadata.growthUpper(batch, this.size, this.size);
   }
 
@@ -417,6 +432,7 @@ export class VectorIndex {
     const { dimensions, metric, vectorType, vectors } = this.validateUpsert(records, options, pathOf);
     const { texts, analyzer, textBytesAdded } = this.prepareTexts(records, options, pathOf);
     const newIds = new Set<string>();
+    const ahead = options.preparedMetadata?.json.length === records.length ? options.preparedMetadata : undefined;
     const metadataJson = new Array<JsonText | null>(records.length);
     let heapBytesAdded = 0;
     const metadataBatch = MetadataStore.batch();
@@ -429,10 +445,10 @@ export class VectorIndex {
         heapBytesAdded += LOG_ENTRY_HEAP_BYTES; // a replace leaves a dead entry in the insertion log
         metadataBatch.replaces++;
       }
-      // Made once here, checked against the budget, then written as they are.
-      const json = metadata === undefined || isEmpty(metadata) ? null : jsonText(metadata);
+      // Made once (ahead, or here), checked against the budget, then written as they are.
+      const { json, count } = ahead ? { json: ahead.json[i], count: ahead.counts[i] } : this.measureMetadata(metadata);
       metadataJson[i] = json;
-      if (json) this.metadata.measure(metadataBatch, metadata!, json);
+      if (json && count) this.metadata.measure(metadataBatch, json, count);
     }
     // A replace adds nothing: taken even by an index over a MAX_VECTORS_PER_SESSION lowered since it was filled.
     if (newIds.size > 0 && this.size + newIds.size > this.maxVectors) {
@@ -460,6 +476,12 @@ export class VectorIndex {
     };
   }
 
+  /** A record's metadata as the store takes it: its JSON text (null for none or {}) and the filter-index entries it lists (pure: prepareUpsert, or ahead of the turn). */
+  measureMetadata(metadata: Metadata | undefined): { json: JsonText | null; count: EntryCount | null } {
+    if (metadata === undefined || isEmpty(metadata)) return { json: null, count: null };
+    return { json: jsonText(metadata), count: this.metadata.entriesOf(metadata) };
+  }
+
   /** Check and analyse the records' texts (the analyzer locked, the size limit); the store's growth bound. */
   private prepareTexts(records: VectorInput[], options: UpsertOptions, pathOf: (i: number) => string) {
     const locked = this.config.analyzer;
@@ -481,7 +503,9 @@ export class VectorIndex {
         continue;
       }
       if (typeof text !== 'string') throw apiError('VALIDATION_ERROR', 'text must be a string', { path: pathOf(i) + '/text' });
-      const bytes = utf8Length(text);
+      // Measured ahead with the text's analysis when it was (a batch's texts: 32 MiB to scan in the turn otherwise).
+      const early = options.preparedTexts?.texts[i];
+      const bytes = early ? early.textBytes : utf8Length(text);
       if (bytes > this.maxTextBytes) {
         throw apiError('VALIDATION_ERROR', `text is ${bytes} bytes of UTF-8; the limit is MAX_TEXT_BYTES=${this.maxTextBytes}`, {
           path: pathOf(i) + '/text',
@@ -524,30 +548,78 @@ export class VectorIndex {
    * meanwhile.
    */
   applyUpsert(plan: UpsertPlan, grown?: () => void): UpsertResult;
-  applyUpsert(plan: UpsertPlan, grown: () => Promise<void> | undefined): UpsertResult | Promise<UpsertResult>;
-  applyUpsert(plan: UpsertPlan, grown?: () => Promise<void> | undefined | void): UpsertResult | Promise<UpsertResult> {
+  applyUpsert(plan: UpsertPlan, grown: () => Promise<void> | undefined, slices?: Slices): UpsertResult | Promise<UpsertResult>;
+  applyUpsert(plan: UpsertPlan, grown?: () => Promise<void> | undefined | void, slices?: Slices): UpsertResult | Promise<UpsertResult> {
     if (plan.version !== this.version) throw new Error('the index changed since this upsert was prepared');
     // Growing is the only step that can still fail (out of memory); it comes before any write.
     const kernel = this.kernel ?? new KernelInstance(this.module, plan.dimensions, plan.metric, this.maxVectors, plan.vectorType);
     kernel.ensureCapacity(plan.rowsNeeded);
     const logged = grown?.();
-    if (!logged) return this.writeUpsert(plan, kernel);
+    if (!logged) return this.writeUpsert(plan, kernel, slices);
     return logged.then(() => {
       if (plan.version !== this.version) throw new Error('the index changed while an upsert was logged');
-      return this.writeUpsert(plan, kernel);
+      return this.writeUpsert(plan, kernel, slices);
     });
   }
 
-  /** applyUpsert's writes, once `kernel` has room for them. */
-  private writeUpsert(plan: UpsertPlan, kernel: KernelInstance): UpsertResult {
+  /**
+   * An upsert being written in slices, until it is all in: a read outside the
+   * session's gate (get, has, export, ...) waits for it, so it sees all of the
+   * change or none of it. Null when none is.
+   */
+  get applying(): Promise<unknown> | null {
+    return this.inSlices;
+  }
+
+  /** Once no upsert is being written in slices (undefined when none is: the caller goes on in its tick). */
+  settled(): Promise<void> | undefined {
+    return this.inSlices ? this.whenApplied() : undefined;
+  }
+
+  private async whenApplied(): Promise<void> {
+    // Another may start as this one ends (the next write waiting): wait for it too. A failed one is its writer's to report.
+    while (this.inSlices) await this.inSlices.then(noop, noop);
+  }
+
+  /** applyUpsert's writes, once `kernel` has room for them: in one step, or with `slices` in slices that give the event loop back. */
+  private writeUpsert(plan: UpsertPlan, kernel: KernelInstance, slices?: Slices): UpsertResult | Promise<UpsertResult> {
     this.kernel = kernel;
     this.config = { ...this.config, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, analyzer: plan.analyzer };
     this.version++;
-
     const result: UpsertResult = { added: 0, replaced: 0 };
+    const count = plan.records.length;
+    if (!slices) {
+      this.writeRows(plan, kernel, 0, count, result);
+      return this.settleUpsert(plan, result);
+    }
+    // The first slice runs in the caller's tick; a small batch is done in it.
+    let from = 0;
+    while (from < count && !slices.due()) from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
+    if (from === count) return this.settleUpsert(plan, result);
+    const rest = this.writeRest(plan, kernel, from, result, slices);
+    this.inSlices = rest;
+    return rest;
+  }
+
+  /** Rows [from, count) of an upsert in slices; nothing else changes the index meanwhile (the session's turn is held). */
+  private async writeRest(plan: UpsertPlan, kernel: KernelInstance, from: number, result: UpsertResult, slices: Slices): Promise<UpsertResult> {
+    try {
+      const count = plan.records.length;
+      while (from < count) {
+        await slices.pause();
+        from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
+      }
+      return this.settleUpsert(plan, result);
+    } finally {
+      this.inSlices = null;
+    }
+  }
+
+  /** Rows [from, to) of an upsert: ids, insertion order, metadata, text, then their vectors in one pass; `to`. */
+  private writeRows(plan: UpsertPlan, kernel: KernelInstance, from: number, to: number, result: UpsertResult): number {
     const { records, vectors } = plan;
-    const rows = new Array<number>(records.length);
-    for (let i = 0; i < records.length; i++) {
+    const rows = new Array<number>(to - from);
+    for (let i = from; i < to; i++) {
       const { id } = records[i];
       let row = this.rowOf.get(id);
       if (row === undefined) {
@@ -561,14 +633,19 @@ export class VectorIndex {
         this.beforeChange(id, row);
       }
       this.order.write(this.idOf[row], this.nextSeq + i); // the stored string, not this request's copy
-      rows[i] = row;
+      rows[i - from] = row;
       this.metadata.set(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i], this.size);
       this.texts.set(row, plan.texts[i], this.nextSeq + i, this.size);
     }
-    // One pass over linear memory for the whole batch (views made once, not per row).
-    kernel.writeRows(rows, vectors, this.nextSeq);
+    // One pass over linear memory for the rows (views made once, not per row).
+    kernel.writeRows(rows, from === 0 && to === records.length ? vectors : vectors.slice(from, to), this.nextSeq + from);
+    return to;
+  }
+
+  /** After an upsert's last row: the keyword index compacts once for the batch, and the next write's seqs follow. */
+  private settleUpsert(plan: UpsertPlan, result: UpsertResult): UpsertResult {
     this.texts.settle(this.size);
-    this.nextSeq += records.length;
+    this.nextSeq += plan.records.length;
     return result;
   }
 
@@ -937,6 +1014,8 @@ export class VectorIndex {
    * one it lets go (emitted, or closed): the server counts them in its budget.
    */
   openExport(onCopies?: (bytes: number) => void): IndexExport {
+    // Its upTo would leave out the rows already written: every caller waits for settled() first.
+    if (this.inSlices) throw new Error('an export was opened while an upsert is written in slices');
     const open: OpenExport = { position: -1, upTo: this.nextSeq - 1, saved: new Map(), onCopies };
     this.openExports.add(open);
     // Compactions keep the entries of the copies it saved, so it emits them in order.
@@ -1124,7 +1203,7 @@ export function prepareText(text: string, analyzer: AnalyzerName, bytes = utf8Le
   const quoted = ascii && !JSON_ESCAPED.test(text);
   const literal = quoted ? text : JSON.stringify(text);
   const literalBytes = quoted ? text.length + 2 : ascii ? literal.length : utf8Length(literal);
-  return { literal, quoted, literalBytes, terms: termBytes(analyzer, text, ascii) };
+  return { literal, quoted, literalBytes, textBytes: bytes, terms: termBytes(analyzer, text, ascii) };
 }
 
 /** MAX_TEXT_BYTES's default (config.ts), for an index made without one. */
@@ -1145,6 +1224,7 @@ function fusionWithoutBothArms() {
 
 /** The metadata of a record given without any. */
 const NO_METADATA: Metadata = Object.freeze({});
+const noop = () => {};
 
 /** A MetadataJson and its Uint8Array view. */
 const METADATA_VIEW_BYTES = 160;

@@ -3,7 +3,9 @@
 // it needs, logs the change to the session's journal (DATA_DIR; a failed
 // write refuses the change with 503), applies it to the index through
 // applyToIndex (persistence/change.ts, which a reopen's replay runs too), and
-// marks the session updated. Routes parse,
+// marks the session updated; a large add or import is applied in slices
+// that give the event loop back, the turn held until the last (reads outside
+// the gate wait for it: Session.settled). Routes parse,
 // call one and reply; each runs inside inTurn(), which orders it against the
 // session's searches (session-gate.ts): no search reads the memory while a
 // write changes it.
@@ -14,6 +16,7 @@ import type { Filter, Metadata, UpsertOptions, UpsertPlan, UpsertResult, VectorI
 import { applyToIndex, type ChangeResults, type IndexChange } from './persistence/change.js';
 import type { EncodedChange, SessionJournal } from './persistence/session-journal.js';
 import type { Session } from './session.js';
+import { Slices } from '../limits/slices.js';
 
 /**
  * What the writes use of the session store, and nothing more: the memory
@@ -176,7 +179,9 @@ export class SessionWrites {
    * session updated. A promise when the change is logged in pieces (a large one).
    */
   private write<C extends IndexChange>(session: Session, change: C, encoded?: EncodedChange): ChangeResults[C['t']] | Promise<ChangeResults[C['t']]> {
-    const applied = applyToIndex(session.index, change, () => this.store.journal(session, (journal, at) => journal.record(session, change, at, encoded)));
+    // A large add or import is written in slices; the turn (the gate) is held until its last one.
+    const log = () => this.store.journal(session, (journal, at) => journal.record(session, change, at, encoded));
+    const applied = applyToIndex(session.index, change, log, new Slices());
     return then(applied, (result) => this.changed(session, result));
   }
 }

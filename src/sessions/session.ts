@@ -47,6 +47,15 @@ export class Session {
     this.backend = backendOf(kernelModule);
   }
 
+  /**
+   * Once no add or import is being applied in slices: a read outside the gate
+   * (get, has, export, GET /session) awaits it first, so it sees a change all
+   * or not at all. Undefined when none is (the read goes on in its tick).
+   */
+  settled(): Promise<void> | undefined {
+    return this.index.settled();
+  }
+
   get expiresAt(): number {
     return this.lastAccessedAt + this.ttlMs;
   }

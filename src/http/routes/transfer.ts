@@ -23,6 +23,7 @@ import { ImportReader, importOptions, type ParsedImport } from '../../export/imp
 import type { UpsertPlan, UpsertResult } from '../../index/vector-index.js';
 import type { Session } from '../../sessions/session.js';
 import type { SessionStore } from '../../sessions/session-store.js';
+import { prepareMetadataAhead } from '../../sessions/metadata-ahead.js';
 import { analyzerChanged, STALE_TEXTS, withTextsAhead } from '../../sessions/texts-ahead.js';
 import { requestError } from '../../schemas/request-error.js';
 import { reserveBody } from '../body/index.js';
@@ -96,10 +97,11 @@ async function writeImport(ctx: Context, store: SessionStore, session: Session, 
 }
 
 export function transferRoutes({ router, store, schemas, config, auth, importSlots }: RouteDeps): void {
-  router.get('/vectors/export', auth, (ctx) => {
+  router.get('/vectors/export', auth, async (ctx) => {
     const query = v.safeParse(schemas.ExportQuerySchema, { ...ctx.query });
     if (!query.success) throw requestError(query.issues, 'query');
     const { session, timings } = stateOf(ctx);
+    await session.settled(); // opened after an add applied in slices, never halfway through
     const held = store.budget.reserve(
       'answers',
       EXPORT_WINDOW_BYTES,
@@ -127,6 +129,7 @@ export function transferRoutes({ router, store, schemas, config, auth, importSlo
     try {
       await readImport(ctx, reader, config.maxImportBytes, reservation);
       const parsed = reader.finish();
+      parsed.preparedMetadata = await prepareMetadataAhead(session.index, parsed.records);
       const mutation = await withTextsAhead(session.index, parsed.records, importOptions(parsed), (preparedTexts) => {
         parsed.preparedTexts = preparedTexts;
         timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);

@@ -4,6 +4,7 @@ import { pointer } from '../../errors.js';
 import type { StoredVector, UpsertOptions, VectorInput } from '../../index/vector-index.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';
+import { prepareMetadataAhead } from '../../sessions/metadata-ahead.js';
 import { analyzerChanged, STALE_TEXTS, withTextsAhead } from '../../sessions/texts-ahead.js';
 import { parseAddManyBody, parseBody } from '../body/index.js';
 import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js';
@@ -16,8 +17,10 @@ async function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], giv
   const { writes } = deps.store;
   // Texts are analysed in slices before the turn (again if the analyzer changed by then), and a large batch's
   // log record encoded (DATA_DIR), so the turn only writes them.
+  // Metadata measured in slices before the turn too (its JSON text, the filter-index entries it lists).
+  const preparedMetadata = await prepareMetadataAhead(session.index, records);
   return withTextsAhead(session.index, records, given, async (preparedTexts) => {
-    const options = preparedTexts ? { ...given, preparedTexts } : given;
+    const options = { ...given, ...(preparedTexts ? { preparedTexts } : {}), ...(preparedMetadata ? { preparedMetadata } : {}) };
     const encoded = await deps.store.encodeUpsert(session, records, options);
     return writes.inLoopTurn(session, () => {
       if (analyzerChanged(session.index, options)) return STALE_TEXTS;
@@ -36,24 +39,27 @@ export function vectorRoutes(deps: RouteDeps): void {
   const { router, store, schemas, auth, json, vectorJson } = deps;
   const { writes } = store;
 
-  router.post('/vectors/has', auth, json, (ctx) => {
+  router.post('/vectors/has', auth, json, async (ctx) => {
     const { id } = parseBody(ctx, schemas.HasRequestSchema);
     const { session, timings } = stateOf(ctx);
+    await session.settled(); // an add applied in slices: all of it or none
     const has = timings.measure('hasMs', () => session.index.has(id));
     replyWithSession(ctx, store, { id, has });
   });
 
-  router.post('/vectors/get', auth, json, (ctx) => {
+  router.post('/vectors/get', auth, json, async (ctx) => {
     const { id, includeText } = parseBody(ctx, schemas.GetRequestSchema);
     const { session, timings } = stateOf(ctx);
+    await session.settled();
     const vector = timings.measure('getMs', () => session.index.get(id));
     if (!vector) throw vectorNotFound(id);
     replyWithSession(ctx, store, { vector: readOut(vector, includeText) });
   });
 
-  router.post('/vectors/get-many', auth, json, (ctx) => {
+  router.post('/vectors/get-many', auth, json, async (ctx) => {
     const { ids, includeText } = parseBody(ctx, schemas.GetManyRequestSchema);
     const { session, timings } = stateOf(ctx);
+    await session.settled();
     // Sized before any vector is read out.
     const { index } = session;
     const dims = index.getConfig().dimensions ?? 0;
@@ -75,9 +81,10 @@ export function vectorRoutes(deps: RouteDeps): void {
     replyWithSession(ctx, store, { vectors, notFound }, answerBytes);
   });
 
-  router.post('/vectors/metadata/get', auth, json, (ctx) => {
+  router.post('/vectors/metadata/get', auth, json, async (ctx) => {
     const { id } = parseBody(ctx, schemas.GetMetadataRequestSchema);
     const { session, timings } = stateOf(ctx);
+    await session.settled();
     const metadata = timings.measure('getMetadataMs', () => session.index.getMetadata(id));
     if (!metadata) throw vectorNotFound(id);
     replyWithSession(ctx, store, { id, metadata });

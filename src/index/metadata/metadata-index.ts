@@ -548,7 +548,8 @@ function readsLast(nodes: FilterNode[]): FilterNode[] {
   return first.length === nodes.length ? nodes : [...first, ...nodes.filter(reads)];
 }
 
-interface EntryCount {
+/** The filter-index entries one row's metadata lists, and their keys' bytes. */
+export interface EntryCount {
   entries: number;
   keyBytes: number;
 }

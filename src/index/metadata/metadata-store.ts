@@ -7,7 +7,7 @@ import type { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter.js';
 import type { JsonText } from '../json-size.js';
 import { MetadataArena } from './metadata-arena.js';
-import { type MetadataBatch, MetadataIndex, measureEntries } from './metadata-index.js';
+import { type EntryCount, type MetadataBatch, MetadataIndex, measureEntries } from './metadata-index.js';
 import { MetadataJson } from './metadata-json.js';
 import type { RowChecks } from './row-checks.js';
 
@@ -58,9 +58,13 @@ export class MetadataStore {
     return { rows: 0, replaces: 0, jsonBytes: 0, entries: 0, keyBytes: 0, maxRowEntries: 0, maxRowKeyBytes: 0 };
   }
 
-  /** Add a row with this metadata (`json` its text) to `batch`. */
-  measure(batch: MetadataBatch, metadata: Metadata, json: JsonText): void {
-    const { entries, keyBytes } = measureEntries(metadata, this.maxIndexedValueBytes);
+  /** The entries `metadata` lists in the filter index (pure: made ahead of a write's turn, or in it). */
+  entriesOf(metadata: Metadata): EntryCount {
+    return measureEntries(metadata, this.maxIndexedValueBytes);
+  }
+
+  /** Add a row whose metadata has the text `json` and lists `count` entries to `batch`. */
+  measure(batch: MetadataBatch, json: JsonText, { entries, keyBytes }: EntryCount): void {
     batch.rows++;
     batch.jsonBytes += json.bytes;
     batch.entries += entries;

@@ -14,6 +14,8 @@ export interface PreparedText {
   readonly quoted: boolean;
   /** UTF-8 bytes of the literal. */
   readonly literalBytes: number;
+  /** UTF-8 bytes of the text (so a turn taking it prepared ahead does not measure the text again). */
+  readonly textBytes: number;
   readonly terms: JoinedTerms;
 }
 

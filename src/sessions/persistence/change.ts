@@ -4,7 +4,8 @@
 // (applyChange, which turns each logged record into such changes). A
 // snapshot (compaction, a rewrite after a failed fsync) is written as records
 // that replay to the session as it was in memory. Replayed rows go in steps
-// of rowsPerStep with a pause between, so a large record keeps no step long.
+// of rowsPerStep with a pause between, each written in slices, so a large
+// record keeps no step long.
 import { rememberJsonText } from '../../index/json-size.js';
 import type { Metadata, UpsertPlan, UpsertResult, VectorIndex, VectorInput } from '../../index/vector-index.js';
 import type { Session } from '../session.js';
@@ -38,15 +39,18 @@ export interface ChangeResults {
  * once nothing can fail for want of memory (an add's memory is grown before
  * it); if it throws, nothing changes; if it returns a promise (a change
  * logged in pieces), the change is applied once that settles, and not if it
- * rejects.
+ * rejects. With `slices`, a large add or import is written in slices that
+ * give the event loop back (a promise until its last row is in; reads wait
+ * for it: VectorIndex.applying).
  */
 export function applyToIndex<C extends IndexChange>(
   index: VectorIndex,
   change: C,
   log?: () => Promise<void> | undefined,
+  slices?: Slices,
 ): ChangeResults[C['t']] | Promise<ChangeResults[C['t']]> {
   type Result = ChangeResults[C['t']];
-  if (change.t === 'upsert' || change.t === 'import') return index.applyUpsert(change.plan, log ?? noLog) as Result | Promise<Result>;
+  if (change.t === 'upsert' || change.t === 'import') return index.applyUpsert(change.plan, log ?? noLog, slices) as Result | Promise<Result>;
   const apply = (): Result => {
     switch (change.t) {
       case 'metadata':
@@ -120,7 +124,9 @@ export async function applyChange(session: Session, change: Change, slices: Slic
       for (let i = 0; i < change.ids.length; i += step) {
         // Acknowledged rows are replayed even past a MAX_VECTORS_PER_SESSION lowered since.
         index.allowRows(index.size + newIds(index, change.ids, i, Math.min(change.ids.length, i + step)));
-        applyToIndex(index, { t: change.t, plan: index.prepareUpsert(inputs(change, i, Math.min(change.ids.length, i + step)), options) });
+        // Wide metadata or long texts make even a step's rows long to write: they go in slices too.
+        const plan = index.prepareUpsert(inputs(change, i, Math.min(change.ids.length, i + step)), options);
+        await applyToIndex(index, { t: change.t, plan }, undefined, slices);
         await slices.pause();
       }
       break;

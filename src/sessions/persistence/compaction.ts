@@ -75,6 +75,8 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
   };
   try {
     target = await io.open(temp, 'w+', 0o600);
+    // An add being applied in slices is in the log already: the export opens once all of it is in memory.
+    await file.session.index.settled();
     // The snapshot's moment: the log up to `snapshot` bytes holds what the export holds.
     const snapshot = file.size;
     let copies = 0;
@@ -180,6 +182,8 @@ export async function rewriteFromMemory(file: LogFile, env: CompactionEnv): Prom
   const slices = new Slices(env.sliceMs);
   const temp = `${file.path}.tmp`;
   const target = await io.open(temp, 'w', 0o600);
+  // One logged before the failure may still be applied in slices: memory is read once it is all in.
+  await file.session.index.settled();
   const held = env.hold(BUFFER_BYTES);
   let size = 0;
   try {

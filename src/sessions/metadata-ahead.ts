@@ -1,0 +1,25 @@
+// An upsert's metadata measured before its write turn, a slice at a time:
+// its JSON text and the filter-index entries it lists (pure, the same
+// for any index), which prepareUpsert would otherwise make for the whole
+// batch in one piece inside the turn (1,000 objects of 8 KB, or an import's
+// 50,000: tens to hundreds of milliseconds). The turn takes them as they are
+// (options.preparedMetadata).
+import type { PreparedMetadata, VectorIndex, VectorInput } from '../index/vector-index.js';
+import { Slices } from '../limits/slices.js';
+
+/** Longest a slice holds the event loop: short, as a neighbour's search waits behind it (as texts-ahead.ts). */
+const SLICE_MS = 2;
+
+/** The records' metadata measured (index.measureMetadata); undefined when none has any. */
+export async function prepareMetadataAhead(index: VectorIndex, records: readonly VectorInput[]): Promise<PreparedMetadata | undefined> {
+  if (!records.some((record) => record.metadata !== undefined)) return undefined;
+  const prepared: PreparedMetadata = { json: new Array(records.length), counts: new Array(records.length) };
+  const slices = new Slices(SLICE_MS);
+  for (let i = 0; i < records.length; i++) {
+    const { json, count } = index.measureMetadata(records[i].metadata);
+    prepared.json[i] = json;
+    prepared.counts[i] = count;
+    await slices.pause();
+  }
+  return prepared;
+}

@@ -1,0 +1,89 @@
+// An upsert written in slices (the server's live writes): timers get turns
+// between its slices, and once done the index is the one a single-step apply
+// makes of the same batches (random ids, vectors, metadata and texts).
+import { expect } from 'chai';
+import { VectorIndex, type VectorInput } from '../../src/index/vector-index.js';
+import { loadKernelModule } from '../../src/kernel/load-node.js';
+import { Slices } from '../../src/limits/slices.js';
+import { prepareMetadataAhead } from '../../src/sessions/metadata-ahead.js';
+import { randomInt, randomVector, seededRng, type Rng } from '../helpers/random.js';
+
+const DIM = 16;
+const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'омега', 'сигма', '東京', '大阪', 'river', 'stone'];
+const newIndex = () => new VectorIndex(loadKernelModule(), 10_000);
+
+/** `count` records over ids id0..id(ids-1) (so batches replace each other's rows), some with metadata, some with text. */
+function batch(rng: Rng, count: number, ids: number): VectorInput[] {
+  return Array.from({ length: count }, () => {
+    const n = randomInt(rng, ids);
+    const record: VectorInput = { id: `id${n}`, vector: randomVector(rng, DIM) };
+    if (randomInt(rng, 4) > 0) record.metadata = { n, g: randomInt(rng, 5), tags: [WORDS[randomInt(rng, WORDS.length)]], o: { x: randomInt(rng, 3) } };
+    if (randomInt(rng, 3) > 0) record.text = Array.from({ length: 1 + randomInt(rng, 40) }, () => WORDS[randomInt(rng, WORDS.length)]).join(' ');
+    return record;
+  });
+}
+
+/** Everything a reader sees of an index: rows in insertion order with their vectors, metadata and texts, and a few searches. */
+function view(index: VectorIndex) {
+  const rows = [];
+  for (let page = index.list({ limit: 500, includeVectors: true, includeMetadata: true, includeText: true }); ; ) {
+    rows.push(...page.vectors);
+    if (!page.nextCursor) break;
+    page = index.list({ limit: 500, includeVectors: true, includeMetadata: true, includeText: true, cursor: page.nextCursor });
+  }
+  const query = Array.from({ length: DIM }, (_, j) => (j % 3) - 1);
+  const searches = [
+    index.search([query], { topK: 20, includeMetadata: true }),
+    index.search([query], { topK: 20, filter: { g: { $in: [1, 3] } } }),
+    index.search(null, { queryTexts: ['alpha сигма 東京'], topK: 20 }),
+    index.search([query], { queryTexts: ['river'], topK: 20, filter: { 'o.x': 2 } }),
+  ].map((out) => out.results);
+  return { size: index.size, rows, count: index.count({ tags: { $in: [['beta'], ['大阪']] } }), searches, stats: index.textStats };
+}
+
+describe('VectorIndex upsert in slices', () => {
+  it('gives timers turns between slices and leaves the index as a one-step apply does', async () => {
+    const rng = seededRng(33);
+    const sliced = newIndex();
+    const reference = newIndex();
+    const batches = [batch(rng, 600, 900), batch(rng, 1500, 900), batch(rng, 1500, 1200)];
+    let ticksInside = 0;
+    for (const records of batches) {
+      reference.upsert(records);
+      const plan = sliced.prepareUpsert(records);
+      // Slices of 0 ms: a pause at every few rows, so the batch takes many turns.
+      const applied = sliced.applyUpsert(plan, () => undefined, new Slices(0));
+      expect(applied).to.be.instanceOf(Promise);
+      expect(sliced.applying).to.equal(applied);
+      const timer = setInterval(() => {
+        if (sliced.applying) ticksInside++;
+      }, 0);
+      const result = await applied;
+      clearInterval(timer);
+      expect(sliced.applying).to.equal(null);
+      expect(result.added + result.replaced).to.equal(records.length);
+      expect(view(sliced)).to.deep.equal(view(reference));
+    }
+    expect(ticksInside).to.be.greaterThan(2);
+  });
+
+  it('takes metadata measured ahead as the plan would have made it', async () => {
+    const index = newIndex();
+    index.upsert(batch(seededRng(8), 300, 400));
+    const records = batch(seededRng(9), 500, 600);
+    const preparedMetadata = await prepareMetadataAhead(index, records);
+    const { records: _, ...ahead } = index.prepareUpsert(records, { preparedMetadata });
+    const { records: __, ...made } = index.prepareUpsert(records);
+    expect(ahead).to.deep.equal(made);
+    expect(made.metadataBytesAdded).to.be.greaterThan(0);
+  });
+
+  it('writes a small batch in the caller tick when its slice has time', () => {
+    const index = newIndex();
+    const records = batch(seededRng(5), 20, 20);
+    const result = index.applyUpsert(index.prepareUpsert(records), () => undefined, new Slices(1e9));
+    expect(result).not.to.be.instanceOf(Promise);
+    expect(index.applying).to.equal(null);
+    expect(index.size).to.equal(new Set(records.map((r) => r.id)).size);
+  });
+});
