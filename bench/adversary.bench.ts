@@ -393,7 +393,7 @@ for (const mode of CHURN_MODES) if (CHURN_SECONDS > 0 && selected('churn')) chur
 
 console.log(
   `\nbench:adversary: MEMORY_BUDGET_BYTES ${(BUDGET / MiB).toFixed(0)} MiB, each shape about ${SECONDS} s (at most ${MAX_REQUESTS} requests), ` +
-    `filter operands ${FALLBACK_NODES} while maxFilterNodes is unpublished, load average ${loadavg()
+    `filter operands up to the published maxFilterNodes (${FALLBACK_NODES} from a server without it), load average ${loadavg()
       .map((x) => x.toFixed(2))
       .join(' ')}\n` +
     `goals: the neighbour's longest wait <= ${GOAL_MS} ms and the event loop's longest delay <= ${GOAL_MS} ms\n`,
