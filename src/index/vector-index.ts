@@ -13,6 +13,7 @@ import type { PoolExecutor } from '../kernel/executor.js';
 import { inverseNorm } from '../kernel/inverse-norm.js';
 import { KernelInstance } from '../kernel/kernel-instance.js';
 import type { MemoryGuard, SearchHits, SearchRequest } from '../kernel/search-request.js';
+import type { Slices } from '../limits/slices.js';
 import { float32ArrayToNumbers } from './float32.js';
 import type { RowBitmap } from './bitmap.js';
 import { parseFilter, type Filter, type FilterNode, type Metadata } from './filter.js';
@@ -235,6 +236,43 @@ export interface SearchPlan {
   run(): SearchOutput;
   /** Run it on a kernel pool's threads (a shared build's index only); the same results. */
   runOn(executor: PoolExecutor): Promise<SearchOutput>;
+  /**
+   * The same results, the work after the kernel's (keyword arms, fusion,
+   * hits with their metadata and texts) a query at a time, with the event
+   * loop given back whenever `slices` is due; the scan on `executor`'s
+   * threads when given.
+   */
+  runSliced(executor: PoolExecutor | null, slices: Slices): Promise<SearchOutput>;
+}
+
+/** Work done a query at a time: a pause may come after each (SearchPlan.runSliced). */
+type QuerySteps = Generator<void, SearchOutput, void>;
+
+/** All of `steps` at once. */
+function runSteps(steps: QuerySteps): SearchOutput {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** `steps`, with the event loop given back between queries whenever `slices` is due. */
+async function runStepsSliced(steps: QuerySteps, slices: Slices): Promise<SearchOutput> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await slices.pause();
+  }
+}
+
+/** A plan whose kernel scan (`scan` here, `scanOn` a pool) is followed by per-query `finish` steps. */
+function stepsPlan<T>(work: number, scan: () => T, scanOn: (executor: PoolExecutor) => Promise<T>, finish: (scanned: T) => QuerySteps): SearchPlan {
+  return {
+    work,
+    run: () => runSteps(finish(scan())),
+    runOn: async (executor) => runSteps(finish(await scanOn(executor))),
+    runSliced: async (executor, slices) => runStepsSliced(finish(executor ? await scanOn(executor) : scan()), slices),
+  };
 }
 
 export interface SearchOutput {
@@ -673,15 +711,16 @@ export class VectorIndex {
       guard: this.memoryGuard,
       candidatePool: int8 ? candidatePool : undefined,
     };
-    return {
-      work: queryCount * stats.scanned * kernel.dim * (int8 ? 0.25 : 1),
-      run: () => finish(kernel.search(request)),
-      runOn: async (executor) => finish(await kernel.search(request, executor)),
-    };
+    return stepsPlan(
+      queryCount * stats.scanned * kernel.dim * (int8 ? 0.25 : 1),
+      () => kernel.search(request),
+      (executor) => kernel.search(request, executor),
+      finish,
+    );
   }
 
   /** The hits as results: ids, scores, metadata, cut at the threshold. */
-  private searchOutput(hits: SearchHits, queryCount: number, options: SearchOptions, stats: SearchStats): SearchOutput {
+  private *searchOutput(hits: SearchHits, queryCount: number, options: SearchOptions, stats: SearchStats): QuerySteps {
     const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
     const threshold = options.scoreThreshold;
     const cosine = this.config.metric === 'cosine';
@@ -695,6 +734,7 @@ export class VectorIndex {
         list.push(this.hit(hits.rows[j * hits.perQuery + i], score, options, sizes));
       }
       results.push(list);
+      yield;
     }
     return { results, stats, ...sizes };
   }
@@ -744,8 +784,8 @@ export class VectorIndex {
     return { hits, matched: found.matched };
   }
 
-  /** Keyword search: the BM25 topK of each text, filtered first. */
-  private keywordSearch(texts: string[], options: SearchOptions): SearchOutput {
+  /** Keyword search: the BM25 topK of each text, filtered first (checked now, run a query at a time). */
+  private keywordSearch(texts: string[], options: SearchOptions): SearchPlan {
     const topK = options.topK ?? SPEC_LIMITS.defaultTopK;
     const candidatePool = Math.max(options.candidatePool ?? SPEC_LIMITS.defaultCandidatePool, topK);
     const filter = options.filter ? parseFilter(options.filter) : null;
@@ -760,13 +800,24 @@ export class VectorIndex {
       scanned: 0,
       textMatched: 0,
     };
-    const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
-    const results = terms.map((queryTerms) => {
-      const { hits, matched } = this.textArm(queryTerms, topK, bitmap, options.scoreThreshold, -1);
-      stats.textMatched! += matched;
-      return hits.map(({ row, score }) => this.hit(row, score, options, sizes));
-    });
-    return { results, stats, ...sizes };
+    const index = this;
+    function* steps(): QuerySteps {
+      const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
+      const results: SearchHit[][] = [];
+      for (const queryTerms of terms) {
+        const { hits, matched } = index.textArm(queryTerms, topK, bitmap, options.scoreThreshold, -1);
+        stats.textMatched! += matched;
+        results.push(hits.map(({ row, score }) => index.hit(row, score, options, sizes)));
+        yield;
+      }
+      return { results, stats, ...sizes };
+    }
+    return stepsPlan(
+      0,
+      () => null,
+      async () => null,
+      steps,
+    );
   }
 
   /**
@@ -795,38 +846,52 @@ export class VectorIndex {
       filter: options.filter,
       pathOf: options.pathOf,
     });
-    const finish = (vectorOut: SearchOutput): SearchOutput => {
-      const bitmap = this.filterBitmap(filter);
+    const index = this;
+    function* finish(vectorOut: SearchOutput): QuerySteps {
+      const bitmap = index.filterBitmap(filter);
       const stats: SearchStats = { ...vectorOut.stats, topK, candidatePool, textMatched: 0 };
       const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
-      const lowerIsBetter = this.config.metric === 'l2';
-      const seqOf = (row: number) => this.order.seqOf(this.idOf[row])!;
+      const lowerIsBetter = index.config.metric === 'l2';
+      const seqOf = (row: number) => index.order.seqOf(index.idOf[row])!;
       const threshold = options.scoreThreshold;
-      const results = terms.map((queryTerms, j) => {
+      const results: SearchHit[][] = [];
+      for (let j = 0; j < terms.length; j++) {
         const exclude = own ? own[j] : -1;
         const vectorHits: ArmHit[] = [];
         for (const { id, score } of vectorOut.results[j]) {
-          const row = this.rowOf.get(id)!;
+          const row = index.rowOf.get(id)!;
           if (row !== exclude && vectorHits.length < candidatePool) vectorHits.push({ row, score });
         }
-        const text = this.textArm(queryTerms, candidatePool, bitmap, undefined, exclude);
+        const text = index.textArm(terms[j], candidatePool, bitmap, undefined, exclude);
         stats.textMatched! += text.matched;
         const list: SearchHit[] = [];
         for (const fused of fuse(vectorHits, text.hits, fusion, lowerIsBetter, seqOf)) {
           if (list.length === topK || (threshold !== undefined && !(fused.score >= threshold))) break;
-          const hit = this.hit(fused.row, fused.score, options, sizes);
+          const hit = index.hit(fused.row, fused.score, options, sizes);
           hit.vectorScore = fused.vectorScore;
           hit.vectorRank = fused.vectorRank;
           hit.textScore = fused.textScore;
           hit.textRank = fused.textRank;
           list.push(hit);
         }
-        return list;
-      });
+        results.push(list);
+        yield;
+      }
       return { results, stats, ...sizes };
-    };
-    if ('results' in vectorPlan) return finish(vectorPlan);
-    return { work: vectorPlan.work, run: () => finish(vectorPlan.run()), runOn: async (executor) => finish(await vectorPlan.runOn(executor)) };
+    }
+    if ('results' in vectorPlan)
+      return stepsPlan(
+        0,
+        () => vectorPlan,
+        async () => vectorPlan,
+        finish,
+      );
+    return stepsPlan(
+      vectorPlan.work,
+      () => vectorPlan.run(),
+      (executor) => vectorPlan.runOn(executor),
+      finish,
+    );
   }
 
   /**
@@ -865,7 +930,12 @@ export class VectorIndex {
     if (options.fusion !== undefined) throw fusionWithoutBothArms();
     const plan = this.planSearch(queries, { ...options, topK: topK + 1, candidatePool, pathOf });
     if ('results' in plan) return withoutOwn(plan);
-    return { work: plan.work, run: () => withoutOwn(plan.run()), runOn: async (executor) => withoutOwn(await plan.runOn(executor)) };
+    return {
+      work: plan.work,
+      run: () => withoutOwn(plan.run()),
+      runOn: async (executor) => withoutOwn(await plan.runOn(executor)),
+      runSliced: async (executor, slices) => withoutOwn(await plan.runSliced(executor, slices)),
+    };
   }
 
   /**
