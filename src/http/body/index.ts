@@ -7,7 +7,8 @@
 //   3. vector-reader.ts  vector bodies: vectors straight into float32 (JSON
 //                        numbers, and base64 through base64-decoder.ts), in slices
 //                        that give the event loop back (SLICE_MS); it may decline
-//   4. parse-json.ts     everything else: strict UTF-8, then JSON.parse (400 INVALID_JSON)
+//   4. parse-json.ts     everything else: strict UTF-8, then JSON.parse (400 INVALID_JSON);
+//                        before 3 and 4, depth.ts scans the brackets (prunedIfTooDeep)
 //   5. depth.ts          the nesting limit, before anything recursive runs
 //   6. validate.ts       in the route: parseBody(ctx, schema), valibot; add-many
 //                        through parseAddManyBody (its CheckedBatch: schemas/checked-batch.ts)
