@@ -775,10 +775,16 @@ export class VectorIndex {
     return filter && this.size > 0 ? this.metadata.evaluate(filter, this.size) : null;
   }
 
-  /** The BM25 best `k` of one query's terms (BM25 >= threshold), the row `exclude` left out. */
-  private textArm(terms: string[], k: number, bitmap: RowBitmap | null, threshold: number | undefined, exclude: number): { hits: ArmHit[]; matched: number } {
+  /** The BM25 best `k` of one query's terms (BM25 >= threshold), the row `exclude` left out; a pause may come after each term. */
+  private *textArm(
+    terms: string[],
+    k: number,
+    bitmap: RowBitmap | null,
+    threshold: number | undefined,
+    exclude: number,
+  ): Generator<void, { hits: ArmHit[]; matched: number }, void> {
     if (this.size === 0) return { hits: [], matched: 0 };
-    const found = this.texts.search(terms, this.size, k, BM25, bitmap, threshold, exclude);
+    const found = yield* this.texts.searchSteps(terms, this.size, k, BM25, bitmap, threshold, exclude);
     const hits = new Array<ArmHit>(found.rows.length);
     for (let i = 0; i < hits.length; i++) hits[i] = { row: found.rows[i], score: found.scores[i] };
     return { hits, matched: found.matched };
@@ -805,7 +811,7 @@ export class VectorIndex {
       const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
       const results: SearchHit[][] = [];
       for (const queryTerms of terms) {
-        const { hits, matched } = index.textArm(queryTerms, topK, bitmap, options.scoreThreshold, -1);
+        const { hits, matched } = yield* index.textArm(queryTerms, topK, bitmap, options.scoreThreshold, -1);
         stats.textMatched! += matched;
         results.push(hits.map(({ row, score }) => index.hit(row, score, options, sizes)));
         yield;
@@ -862,7 +868,7 @@ export class VectorIndex {
           const row = index.rowOf.get(id)!;
           if (row !== exclude && vectorHits.length < candidatePool) vectorHits.push({ row, score });
         }
-        const text = index.textArm(terms[j], candidatePool, bitmap, undefined, exclude);
+        const text = yield* index.textArm(terms[j], candidatePool, bitmap, undefined, exclude);
         stats.textMatched! += text.matched;
         const list: SearchHit[] = [];
         for (const fused of fuse(vectorHits, text.hits, fusion, lowerIsBetter, seqOf)) {

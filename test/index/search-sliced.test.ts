@@ -69,6 +69,24 @@ describe('SearchPlan.runSliced', () => {
     expect(compared).to.be.greaterThan(50);
   });
 
+  it('gives the same results when searches pause midway through their terms side by side (each its own scratch)', async () => {
+    const rng = seededRng(8);
+    const index = randomIndex(rng, 'cosine', 150);
+    for (let round = 0; round < 20; round++) {
+      const searches = Array.from({ length: 3 }, () => ({
+        texts: Array.from({ length: 1 + randomInt(rng, 4) }, () => `${randomQuery(rng)} ${randomQuery(rng)}`),
+        vectors: null as number[][] | null,
+      }));
+      searches[1].vectors = searches[1].texts.map(() => randomVector(rng, 6));
+      const plan = (i: number) => asPlan(index.planSearch(searches[i].vectors, { queryTexts: searches[i].texts, topK: 5, includeText: true }));
+      const once = searches.map((_, i) => plan(i).run());
+      const running = searches.map((_, i) => plan(i).runSliced(null, new Slices(0)));
+      // A search run at once while the others are paused midway.
+      expect(plan(2).run()).to.deep.equal(once[2]);
+      expect(await Promise.all(running)).to.deep.equal(once);
+    }
+  });
+
   it('gives timers a turn between the queries of a search-many', async () => {
     const rng = seededRng(7);
     const index = randomIndex(rng, 'cosine', 200);
