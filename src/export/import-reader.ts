@@ -10,7 +10,7 @@ import { apiError, ApiError, pointer } from '../errors.js';
 import type { PreparedTexts, UpsertOptions, UpsertPlan, VectorIndex, VectorInput } from '../index/vector-index.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import { firstTooDeep } from '../schemas/json-shape.js';
-import { nestsDeeperThan, pruneDeeperThan } from '../schemas/json-nesting.js';
+import { prunedIfTooDeep } from '../schemas/json-nesting.js';
 import { requestError } from '../schemas/request-error.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader } from './format.js';
 import { LineSplitter } from './lines.js';
@@ -75,7 +75,8 @@ export class ImportReader {
     if (text.trim() === '') return; // blank lines (a trailing newline, say) carry nothing
     const maxDepth = this.limits && LINE_FRAME_DEPTH + this.limits.maxJsonDepth;
     // A line too deep is parsed pruned below the limit: the same error and path, none of its depth built.
-    const source = maxDepth !== undefined && nestsDeeperThan(bytes, maxDepth) ? utf8.decode(pruneDeeperThan(bytes, maxDepth)) : text;
+    const pruned = maxDepth === undefined ? null : prunedIfTooDeep(bytes, maxDepth);
+    const source = pruned ? utf8.decode(pruned) : text;
     let value: unknown;
     try {
       value = JSON.parse(source);

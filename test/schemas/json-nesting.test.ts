@@ -2,7 +2,7 @@
 // parse the whole text, then firstTooDeep. Random JSON text with strings
 // full of brackets, quotes and escapes, duplicate keys and integer keys.
 import { expect } from 'chai';
-import { NestingScan, nestsDeeperThan, pruneDeeperThan } from '../../src/schemas/json-nesting.js';
+import { NestingScan, prunedIfTooDeep } from '../../src/schemas/json-nesting.js';
 import { firstTooDeep } from '../../src/schemas/json-shape.js';
 import { randomInt, seededRng, type Rng } from '../helpers/random.js';
 
@@ -37,9 +37,9 @@ describe('json-nesting: the depth read from the bytes', () => {
     for (let i = 0; i < 2000; i++) {
       const text = randomJson(rng, randomInt(rng, 9));
       const all = bytes(text);
-      const whole = new NestingScan();
+      const whole = new NestingScan(0);
       whole.scan(all);
-      const pieces = new NestingScan();
+      const pieces = new NestingScan(randomInt(rng, 5));
       for (let at = 0; at < all.length; ) {
         const end = Math.min(all.length, at + 1 + randomInt(rng, 5));
         pieces.scan(all, at, end);
@@ -48,7 +48,7 @@ describe('json-nesting: the depth read from the bytes', () => {
       expect(pieces.deepest, text).to.equal(whole.deepest);
       expect(whole.deepest, text).to.be.at.least(deepest(JSON.parse(text)));
       const plain = JSON.stringify(JSON.parse(text));
-      const scanPlain = new NestingScan();
+      const scanPlain = new NestingScan(0);
       scanPlain.scan(bytes(plain));
       expect(scanPlain.deepest, plain).to.equal(deepest(JSON.parse(plain)));
     }
@@ -61,11 +61,21 @@ describe('json-nesting: the depth read from the bytes', () => {
       const text = randomJson(rng, 1 + randomInt(rng, 9));
       const maxDepth = randomInt(rng, 6);
       const old = firstTooDeep(JSON.parse(text), maxDepth);
-      if (!nestsDeeperThan(bytes(text), maxDepth)) {
+      const pruned = prunedIfTooDeep(bytes(text), maxDepth);
+      if (!pruned) {
         expect(old, text).to.equal(null);
         continue;
       }
-      const prunedValue = JSON.parse(new TextDecoder().decode(pruneDeeperThan(bytes(text), maxDepth)));
+      // Read in random pieces, the same copy.
+      const all = bytes(text);
+      const pieces = new NestingScan(maxDepth);
+      for (let at = 0; at < all.length; ) {
+        const end = Math.min(all.length, at + 1 + randomInt(rng, 5));
+        pieces.scan(all, at, end);
+        at = end;
+      }
+      expect(pieces.pruned().equals(pruned), text).to.equal(true);
+      const prunedValue = JSON.parse(pruned.toString());
       expect(firstTooDeep(prunedValue, maxDepth), text).to.deep.equal(old);
       // Passing only through a duplicate key: the pruned value is the value.
       if (old === null) expect(prunedValue, text).to.deep.equal(JSON.parse(text));
@@ -76,7 +86,7 @@ describe('json-nesting: the depth read from the bytes', () => {
 
   it('prunes a million levels to the limit', () => {
     const text = `{"a":${'['.repeat(1e6)}${']'.repeat(1e6)}}`;
-    expect(new TextDecoder().decode(pruneDeeperThan(bytes(text), 3))).to.equal('{"a":[[[]]]}');
+    expect(prunedIfTooDeep(bytes(text), 3)!.toString()).to.equal('{"a":[[[]]]}');
     expect(firstTooDeep(JSON.parse('{"a":[[[]]]}'), 3)).to.deep.equal(['a', 0, 0]);
     expect(firstTooDeep(JSON.parse(text), 3)).to.deep.equal(['a', 0, 0]);
   });

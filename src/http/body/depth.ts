@@ -1,7 +1,7 @@
 // Step 5: a nesting limit, checked before anything recursive (the validators, JSON.stringify) sees the body.
 import { apiError, pointer } from '../../errors.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { NestingScan, pruneDeeperThan } from '../../schemas/json-nesting.js';
+import { NestingScan } from '../../schemas/json-nesting.js';
 import { firstTooDeep } from '../../schemas/json-shape.js';
 
 /** Bytes of a body scanned for its nesting in one turn (about a millisecond). */
@@ -26,13 +26,11 @@ export function assertBodyDepth(body: unknown, maxDepth: number): void {
  * same path, and nothing of its depth is built (JSON.parse of 32 MiB nested
  * 16M deep takes seconds). A large body is scanned in slices, each in a turn.
  */
-export async function prunedIfTooDeep(bytes: Buffer, maxDepth: number): Promise<Buffer> {
-  const scan = new NestingScan();
+export async function prunedBodyIfTooDeep(bytes: Buffer, maxDepth: number): Promise<Buffer> {
+  const scan = new NestingScan(maxDepth);
   for (let start = 0; start < bytes.length; start += SCAN_SLICE_BYTES) {
     if (start > 0) await nextTurn();
     scan.scan(bytes, start, Math.min(bytes.length, start + SCAN_SLICE_BYTES));
   }
-  if (scan.deepest <= maxDepth) return bytes;
-  const pruned = pruneDeeperThan(bytes, maxDepth);
-  return Buffer.from(pruned.buffer, pruned.byteOffset, pruned.length);
+  return scan.tooDeep ? scan.pruned() : bytes;
 }

@@ -8,7 +8,7 @@
 //                        numbers, and base64 through base64-decoder.ts), in slices
 //                        that give the event loop back (SLICE_MS); it may decline
 //   4. parse-json.ts     everything else: strict UTF-8, then JSON.parse (400 INVALID_JSON);
-//                        before 3 and 4, depth.ts scans the brackets (prunedIfTooDeep)
+//                        before 3 and 4, depth.ts scans the brackets (prunedBodyIfTooDeep)
 //   5. depth.ts          the nesting limit, before anything recursive runs
 //   6. validate.ts       in the route: parseBody(ctx, schema), valibot; add-many
 //                        through parseAddManyBody (its CheckedBatch: schemas/checked-batch.ts)
@@ -22,7 +22,7 @@ import type { MemoryBudget } from '../../limits/memory-budget.js';
 import { BodyArrival } from './arrival.js';
 import { BufferLease, SpareBuffers, MAX_SPARE_BYTES } from './spare-buffers.js';
 import { assertJsonContent } from './content-type.js';
-import { assertBodyDepth, BODY_FRAME_DEPTH, prunedIfTooDeep } from './depth.js';
+import { assertBodyDepth, BODY_FRAME_DEPTH, prunedBodyIfTooDeep } from './depth.js';
 import { parseJson } from './parse-json.js';
 import { readBody, type BodyTarget } from './read.js';
 import { readVectorBodySliced } from './vector-reader.js';
@@ -86,7 +86,7 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
       const large = bytes.length >= LARGE_BODY_BYTES;
       if (large) await nextTurn();
       const maxDepth = BODY_FRAME_DEPTH + config.maxJsonDepth;
-      const body = await parseBodyBytes(await prunedIfTooDeep(bytes, maxDepth), bytes, target, config, options);
+      const body = await parseBodyBytes(await prunedBodyIfTooDeep(bytes, maxDepth), bytes, target, config, options);
       if (large) await nextTurn();
       assertBodyDepth(body, maxDepth);
       ctx.request.body = body;
