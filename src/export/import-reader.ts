@@ -10,6 +10,7 @@ import { apiError, ApiError, pointer } from '../errors.js';
 import type { PreparedMetadata, PreparedTexts, UpsertOptions, UpsertPlan, VectorIndex, VectorInput } from '../index/vector-index.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import { firstTooDeep } from '../schemas/json-shape.js';
+import { prunedIfTooDeep } from '../schemas/json-nesting.js';
 import { requestError } from '../schemas/request-error.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader } from './format.js';
 import { LineSplitter } from './lines.js';
@@ -33,6 +34,8 @@ export interface ImportLineLimits {
   maxJsonDepth: number;
 }
 
+const utf8 = new TextDecoder('utf-8');
+
 /** Levels of a vector line around its metadata object: the record. */
 const LINE_FRAME_DEPTH = 1;
 
@@ -47,7 +50,7 @@ export class ImportReader {
     private readonly schemas: ImportSchemas,
     private readonly limits?: ImportLineLimits,
   ) {
-    this.splitter = new LineSplitter((text, index) => this.line(text, index), limits?.maxLineBytes);
+    this.splitter = new LineSplitter((text, index, bytes) => this.line(text, index, bytes), limits?.maxLineBytes);
   }
 
   /** The next bytes of the body. */
@@ -70,15 +73,19 @@ export class ImportReader {
     return { header, records: this.records, pathOf: (i) => pointer(lineOf[i]) };
   }
 
-  private line(text: string, index: number): void {
+  private line(text: string, index: number, bytes: Uint8Array): void {
     if (text.trim() === '') return; // blank lines (a trailing newline, say) carry nothing
+    const maxDepth = this.limits && LINE_FRAME_DEPTH + this.limits.maxJsonDepth;
+    // A line too deep is parsed pruned below the limit: the same error and path, none of its depth built.
+    const pruned = maxDepth === undefined ? null : prunedIfTooDeep(bytes, maxDepth);
+    const source = pruned ? utf8.decode(pruned) : text;
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = JSON.parse(source);
     } catch {
       throw apiError('INVALID_JSON', `line ${index + 1} is not JSON`, { path: pointer(index), line: index + 1 });
     }
-    if (this.limits) assertLineDepth(value, index, LINE_FRAME_DEPTH + this.limits.maxJsonDepth);
+    if (maxDepth !== undefined) assertLineDepth(value, index, maxDepth);
     if (!this.header) {
       this.header = this.readHeader(value, index);
       return;

@@ -12,7 +12,7 @@ export class LineSplitter {
 
   /** `maxLineBytes`: a longer line (its CR and LF aside) is refused as soon as its bytes pass it, never held whole. */
   constructor(
-    private readonly onLine: (text: string, index: number) => void,
+    private readonly onLine: (text: string, index: number, bytes: Uint8Array) => void,
     private readonly maxLineBytes = Infinity,
   ) {}
 
@@ -54,7 +54,7 @@ export class LineSplitter {
     }
     const index = this.lineIndex++;
     if (text.endsWith('\r')) text = text.slice(0, -1);
-    this.onLine(text, index);
+    this.onLine(text, index, bytes);
   }
 }
 

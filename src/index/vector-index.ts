@@ -245,6 +245,43 @@ export interface SearchPlan {
   run(): SearchOutput;
   /** Run it on a kernel pool's threads (a shared build's index only); the same results. */
   runOn(executor: PoolExecutor): Promise<SearchOutput>;
+  /**
+   * The same results, the work after the kernel's (keyword arms, fusion,
+   * hits with their metadata and texts) a query at a time, with the event
+   * loop given back whenever `slices` is due; the scan on `executor`'s
+   * threads when given.
+   */
+  runSliced(executor: PoolExecutor | null, slices: Slices): Promise<SearchOutput>;
+}
+
+/** Work done a query at a time: a pause may come after each (SearchPlan.runSliced). */
+type QuerySteps = Generator<void, SearchOutput, void>;
+
+/** All of `steps` at once. */
+function runSteps(steps: QuerySteps): SearchOutput {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** `steps`, with the event loop given back between queries whenever `slices` is due. */
+async function runStepsSliced(steps: QuerySteps, slices: Slices): Promise<SearchOutput> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await slices.pause();
+  }
+}
+
+/** A plan whose kernel scan (`scan` here, `scanOn` a pool) is followed by per-query `finish` steps. */
+function stepsPlan<T>(work: number, scan: () => T, scanOn: (executor: PoolExecutor) => Promise<T>, finish: (scanned: T) => QuerySteps): SearchPlan {
+  return {
+    work,
+    run: () => runSteps(finish(scan())),
+    runOn: async (executor) => runSteps(finish(await scanOn(executor))),
+    runSliced: async (executor, slices) => runStepsSliced(finish(executor ? await scanOn(executor) : scan()), slices),
+  };
 }
 
 export interface SearchOutput {
@@ -754,15 +791,16 @@ export class VectorIndex {
       guard: this.memoryGuard,
       candidatePool: int8 ? candidatePool : undefined,
     };
-    return {
-      work: queryCount * stats.scanned * kernel.dim * (int8 ? 0.25 : 1),
-      run: () => finish(kernel.search(request)),
-      runOn: async (executor) => finish(await kernel.search(request, executor)),
-    };
+    return stepsPlan(
+      queryCount * stats.scanned * kernel.dim * (int8 ? 0.25 : 1),
+      () => kernel.search(request),
+      (executor) => kernel.search(request, executor),
+      finish,
+    );
   }
 
   /** The hits as results: ids, scores, metadata, cut at the threshold. */
-  private searchOutput(hits: SearchHits, queryCount: number, options: SearchOptions, stats: SearchStats): SearchOutput {
+  private *searchOutput(hits: SearchHits, queryCount: number, options: SearchOptions, stats: SearchStats): QuerySteps {
     const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
     const threshold = options.scoreThreshold;
     const cosine = this.config.metric === 'cosine';
@@ -776,6 +814,7 @@ export class VectorIndex {
         list.push(this.hit(hits.rows[j * hits.perQuery + i], score, options, sizes));
       }
       results.push(list);
+      yield;
     }
     return { results, stats, ...sizes };
   }
@@ -816,17 +855,23 @@ export class VectorIndex {
     return filter && this.size > 0 ? this.metadata.evaluate(filter, this.size) : null;
   }
 
-  /** The BM25 best `k` of one query's terms (BM25 >= threshold), the row `exclude` left out. */
-  private textArm(terms: string[], k: number, bitmap: RowBitmap | null, threshold: number | undefined, exclude: number): { hits: ArmHit[]; matched: number } {
+  /** The BM25 best `k` of one query's terms (BM25 >= threshold), the row `exclude` left out; a pause may come after each term. */
+  private *textArm(
+    terms: string[],
+    k: number,
+    bitmap: RowBitmap | null,
+    threshold: number | undefined,
+    exclude: number,
+  ): Generator<void, { hits: ArmHit[]; matched: number }, void> {
     if (this.size === 0) return { hits: [], matched: 0 };
-    const found = this.texts.search(terms, this.size, k, BM25, bitmap, threshold, exclude);
+    const found = yield* this.texts.searchSteps(terms, this.size, k, BM25, bitmap, threshold, exclude);
     const hits = new Array<ArmHit>(found.rows.length);
     for (let i = 0; i < hits.length; i++) hits[i] = { row: found.rows[i], score: found.scores[i] };
     return { hits, matched: found.matched };
   }
 
-  /** Keyword search: the BM25 topK of each text, filtered first. */
-  private keywordSearch(texts: string[], options: SearchOptions): SearchOutput {
+  /** Keyword search: the BM25 topK of each text, filtered first (checked now, run a query at a time). */
+  private keywordSearch(texts: string[], options: SearchOptions): SearchPlan {
     const topK = options.topK ?? SPEC_LIMITS.defaultTopK;
     const candidatePool = Math.max(options.candidatePool ?? SPEC_LIMITS.defaultCandidatePool, topK);
     const filter = options.filter ? parseFilter(options.filter) : null;
@@ -841,13 +886,24 @@ export class VectorIndex {
       scanned: 0,
       textMatched: 0,
     };
-    const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
-    const results = terms.map((queryTerms) => {
-      const { hits, matched } = this.textArm(queryTerms, topK, bitmap, options.scoreThreshold, -1);
-      stats.textMatched! += matched;
-      return hits.map(({ row, score }) => this.hit(row, score, options, sizes));
-    });
-    return { results, stats, ...sizes };
+    const index = this;
+    function* steps(): QuerySteps {
+      const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
+      const results: SearchHit[][] = [];
+      for (const queryTerms of terms) {
+        const { hits, matched } = yield* index.textArm(queryTerms, topK, bitmap, options.scoreThreshold, -1);
+        stats.textMatched! += matched;
+        results.push(hits.map(({ row, score }) => index.hit(row, score, options, sizes)));
+        yield;
+      }
+      return { results, stats, ...sizes };
+    }
+    return stepsPlan(
+      0,
+      () => null,
+      async () => null,
+      steps,
+    );
   }
 
   /**
@@ -876,38 +932,52 @@ export class VectorIndex {
       filter: options.filter,
       pathOf: options.pathOf,
     });
-    const finish = (vectorOut: SearchOutput): SearchOutput => {
-      const bitmap = this.filterBitmap(filter);
+    const index = this;
+    function* finish(vectorOut: SearchOutput): QuerySteps {
+      const bitmap = index.filterBitmap(filter);
       const stats: SearchStats = { ...vectorOut.stats, topK, candidatePool, textMatched: 0 };
       const sizes: AnswerSizes = { metadataJsonBytes: 0, textJsonBytes: 0 };
-      const lowerIsBetter = this.config.metric === 'l2';
-      const seqOf = (row: number) => this.order.seqOf(this.idOf[row])!;
+      const lowerIsBetter = index.config.metric === 'l2';
+      const seqOf = (row: number) => index.order.seqOf(index.idOf[row])!;
       const threshold = options.scoreThreshold;
-      const results = terms.map((queryTerms, j) => {
+      const results: SearchHit[][] = [];
+      for (let j = 0; j < terms.length; j++) {
         const exclude = own ? own[j] : -1;
         const vectorHits: ArmHit[] = [];
         for (const { id, score } of vectorOut.results[j]) {
-          const row = this.rowOf.get(id)!;
+          const row = index.rowOf.get(id)!;
           if (row !== exclude && vectorHits.length < candidatePool) vectorHits.push({ row, score });
         }
-        const text = this.textArm(queryTerms, candidatePool, bitmap, undefined, exclude);
+        const text = yield* index.textArm(terms[j], candidatePool, bitmap, undefined, exclude);
         stats.textMatched! += text.matched;
         const list: SearchHit[] = [];
         for (const fused of fuse(vectorHits, text.hits, fusion, lowerIsBetter, seqOf)) {
           if (list.length === topK || (threshold !== undefined && !(fused.score >= threshold))) break;
-          const hit = this.hit(fused.row, fused.score, options, sizes);
+          const hit = index.hit(fused.row, fused.score, options, sizes);
           hit.vectorScore = fused.vectorScore;
           hit.vectorRank = fused.vectorRank;
           hit.textScore = fused.textScore;
           hit.textRank = fused.textRank;
           list.push(hit);
         }
-        return list;
-      });
+        results.push(list);
+        yield;
+      }
       return { results, stats, ...sizes };
-    };
-    if ('results' in vectorPlan) return finish(vectorPlan);
-    return { work: vectorPlan.work, run: () => finish(vectorPlan.run()), runOn: async (executor) => finish(await vectorPlan.runOn(executor)) };
+    }
+    if ('results' in vectorPlan)
+      return stepsPlan(
+        0,
+        () => vectorPlan,
+        async () => vectorPlan,
+        finish,
+      );
+    return stepsPlan(
+      vectorPlan.work,
+      () => vectorPlan.run(),
+      (executor) => vectorPlan.runOn(executor),
+      finish,
+    );
   }
 
   /**
@@ -946,7 +1016,12 @@ export class VectorIndex {
     if (options.fusion !== undefined) throw fusionWithoutBothArms();
     const plan = this.planSearch(queries, { ...options, topK: topK + 1, candidatePool, pathOf });
     if ('results' in plan) return withoutOwn(plan);
-    return { work: plan.work, run: () => withoutOwn(plan.run()), runOn: async (executor) => withoutOwn(await plan.runOn(executor)) };
+    return {
+      work: plan.work,
+      run: () => withoutOwn(plan.run()),
+      runOn: async (executor) => withoutOwn(await plan.runOn(executor)),
+      runSliced: async (executor, slices) => withoutOwn(await plan.runSliced(executor, slices)),
+    };
   }
 
   /**

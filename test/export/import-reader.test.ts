@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { exportText, type VectorEncoding } from '../../src/export/format.js';
+import { firstTooDeep } from '../../src/schemas/json-shape.js';
 import { ImportReader, importOptions, prepareImport } from '../../src/export/import-reader.js';
 import { VectorIndex } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
@@ -180,6 +181,17 @@ describe('export text and ImportReader', () => {
       const err = expectApiError(() => readLimited(`${header}\n${deep(4)}\n`, 50), 'VALIDATION_ERROR');
       expect(err.details).to.deep.include({ path: '/1/metadata/a/a/a', line: 2 });
       // Anywhere in the line, before the record schema sees it.
+      // A line nested 1e5 deep: scanned before parsing, refused at the path the parsed line would give.
+      const far = `{"id":"a","metadata":{"b":${'['.repeat(1e5)}${']'.repeat(1e5)}},"vector":[1,2]}`;
+      const expected = `/1/${firstTooDeep(JSON.parse(far), 4)!.join('/')}`;
+      for (const chunk of [50, 1 << 20]) {
+        const wide = new ImportReader(schemas, { ...limits, maxLineBytes: 1e6 });
+        const all = bytes(`${header}\n${far}\n`);
+        const err = expectApiError(() => {
+          for (let at = 0; at < all.length; at += chunk) wide.push(all.subarray(at, at + chunk));
+        }, 'VALIDATION_ERROR');
+        expect(err.details).to.deep.include({ path: expected, line: 2 });
+      }
       const nested = expectApiError(() => readLimited(`${header}\n{"id":"a","vector":[[[[[1]]]]]}\n`, 50), 'VALIDATION_ERROR');
       expect(nested.message).to.include('nested deeper than 4 levels');
       expect(nested.details!.path).to.equal('/1/vector/0/0/0');

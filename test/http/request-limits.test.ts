@@ -1,6 +1,7 @@
 // Request limits: body size (413); nesting depth, key counts, id length and
 // metadata size (400 with the path of the offending field).
 import { expect } from 'chai';
+import { firstTooDeep } from '../../src/schemas/json-shape.js';
 import { startApp, type LiveApp } from '../helpers/live-app.js';
 
 function nested(levels: number): Record<string, unknown> {
@@ -48,6 +49,19 @@ describe('request limits', () => {
       '/vectors/1/metadata/k/k/k/k',
     );
     await expect400('/vectors/metadata/set', { id: 'ref', metadata: { list: [[[[1]]]] } }, '/metadata/list/0/0/0');
+  });
+
+  it('refuses a body whose brackets nest far past the limit at the path the parsed body would give (scanned before parsing)', async () => {
+    const deep = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+    const text = `{"id":"x","vector":[1,1],"metadata":{"b":1,"a":${deep(1900)}}}`;
+    const expected = `/${firstTooDeep(JSON.parse(text), 7)!.join('/')}`;
+    expect(expected).to.equal('/metadata/a/0/0/0/0/0');
+    for (const path of ['/vectors/add', '/vectors/metadata/set']) {
+      const res = await live.send('POST', path, { token, raw: text });
+      expect(res.status, JSON.stringify(res.body)).to.equal(400);
+      expect(res.body.error.code).to.equal('VALIDATION_ERROR');
+      expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).to.deep.equal([expected]);
+    }
   });
 
   it('refuses metadata with too many keys, nested ones included, naming the object', async () => {

@@ -1,6 +1,7 @@
 // POST /vectors/has, /vectors/get, /vectors/get-many.
 import { expect } from 'chai';
 import { expectError, expectOk, useServer } from '../helpers/http.js';
+import { randomInt, seededRng } from '../helpers/random.js';
 import { sessionWith } from './fixtures.js';
 
 describe('reading vectors', () => {
@@ -60,6 +61,37 @@ describe('reading vectors', () => {
       const body = expectOk(await api.post('/vectors/get-many', { token, body: { ids: ['a', 'a', 'x', 'x'] } }));
       expect(body.vectors).to.have.length(1);
       expect(body.notFound).to.deep.equal(['x']);
+    });
+
+    it('reads many ids (read in slices, in the session turn) as one get each would, a write sent meanwhile landing before or after all of them', async () => {
+      const rng = seededRng(41);
+      const own = await api.token();
+      const record = (i: number, round: number) => ({
+        id: `r${i}`,
+        vector: [rng(), rng(), 1],
+        metadata: rng() < 0.7 ? { round, n: i, s: 'é'.repeat(randomInt(rng, 50)) } : undefined,
+        text: rng() < 0.7 ? `text ${round} ${i} ${'word '.repeat(randomInt(rng, 200))}` : undefined,
+      });
+      expectOk(await api.post('/vectors/add-many', { token: own, body: { vectors: Array.from({ length: 600 }, (_, i) => record(i, 0)) } }));
+      const ids = Array.from({ length: 1000 }, () => `r${randomInt(rng, 700)}`);
+      const getAll = async () => {
+        const found = [];
+        for (const id of new Set(ids)) {
+          const res = await api.post('/vectors/get', { token: own, body: { id, includeText: true } });
+          if (res.status === 200) found.push(res.body.vector);
+        }
+        return found;
+      };
+      const before = await getAll();
+      const [many, write] = await Promise.all([
+        api.post('/vectors/get-many', { token: own, body: { ids, includeText: true } }),
+        api.post('/vectors/add-many', { token: own, body: { vectors: Array.from({ length: 300 }, (_, i) => record(2 * i, 1)) } }),
+      ]);
+      expectOk(write);
+      const after = await getAll();
+      const body = expectOk(many);
+      expect(body.notFound).to.deep.equal([...new Set(ids)].filter((id) => Number(id.slice(1)) >= 600));
+      expect([before, after]).to.deep.include(body.vectors);
     });
 
     it('answers 200 with every id not found on a new session', async () => {

@@ -7,7 +7,8 @@
 //   3. vector-reader.ts  vector bodies: vectors straight into float32 (JSON
 //                        numbers, and base64 through base64-decoder.ts), in slices
 //                        that give the event loop back (SLICE_MS); it may decline
-//   4. parse-json.ts     everything else: strict UTF-8, then JSON.parse (400 INVALID_JSON)
+//   4. parse-json.ts     everything else: strict UTF-8, then JSON.parse (400 INVALID_JSON);
+//                        before 3 and 4, depth.ts scans the brackets (prunedBodyIfTooDeep)
 //   5. depth.ts          the nesting limit, before anything recursive runs
 //   6. validate.ts       in the route: parseBody(ctx, schema), valibot; add-many
 //                        through parseAddManyBody (its CheckedBatch: schemas/checked-batch.ts)
@@ -21,7 +22,7 @@ import type { MemoryBudget } from '../../limits/memory-budget.js';
 import { BodyArrival } from './arrival.js';
 import { BufferLease, SpareBuffers, MAX_SPARE_BYTES } from './spare-buffers.js';
 import { assertJsonContent } from './content-type.js';
-import { assertBodyDepth, BODY_FRAME_DEPTH } from './depth.js';
+import { assertBodyDepth, BODY_FRAME_DEPTH, prunedBodyIfTooDeep } from './depth.js';
 import { parseJson } from './parse-json.js';
 import { readBody, type BodyTarget } from './read.js';
 import { readVectorBodySliced } from './vector-reader.js';
@@ -88,9 +89,10 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
       // A large body's last bytes, its parsing and its validation each start a turn of their own.
       const large = bytes.length >= LARGE_BODY_BYTES;
       if (large) await nextTurn();
-      const body = (options.vectors && (await readVectorBodySliced(bytes, target.lease, target.wasmBuffer, config.maxIdLength))) || parseJson(bytes);
+      const maxDepth = BODY_FRAME_DEPTH + config.maxJsonDepth;
+      const body = await parseBodyBytes(await prunedBodyIfTooDeep(bytes, maxDepth), bytes, target, config, options);
       if (large) await nextTurn();
-      assertBodyDepth(body, BODY_FRAME_DEPTH + config.maxJsonDepth);
+      assertBodyDepth(body, maxDepth);
       ctx.request.body = body;
       await next();
     } finally {
@@ -99,4 +101,12 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
       reservation?.release();
     }
   };
+}
+
+/** JSON of `source` (the body's bytes, or a copy pruned below the depth limit: then without the pooled buffers it does not live in). */
+async function parseBodyBytes(source: Buffer, bytes: Buffer, target: BodyTarget, config: Config, options: JsonBodyOptions): Promise<unknown> {
+  const own = source === bytes;
+  const vectors =
+    options.vectors && (await readVectorBodySliced(source, own ? target.lease : undefined, own ? target.wasmBuffer : undefined, config.maxIdLength));
+  return vectors || parseJson(source);
 }

@@ -1,7 +1,8 @@
 // /vectors/*: add, read, change metadata, delete. Changes go through store.writes.
 import type { Context } from 'koa';
 import { pointer } from '../../errors.js';
-import type { StoredVector, UpsertOptions, VectorInput } from '../../index/vector-index.js';
+import type { StoredVector, UpsertOptions, VectorIndex, VectorInput } from '../../index/vector-index.js';
+import { Slices } from '../../limits/slices.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';
 import { prepareMetadataAhead } from '../../sessions/metadata-ahead.js';
@@ -10,6 +11,7 @@ import { parseAddManyBody, parseBody } from '../body/index.js';
 import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 import { noBody } from '../body/no-body.js';
+import type { Timings } from '../timings.js';
 
 /** Check (capacityCheckMs), then write (addMs / addManyMs), in the session's turn. */
 async function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], given: UpsertOptions, metric: string) {
@@ -33,6 +35,32 @@ async function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], giv
 /** A stored vector as get and get-many answer it: with its text (null for none) only when asked. */
 function readOut({ text, ...stored }: StoredVector, includeText: boolean) {
   return includeText ? { ...stored, text: text ?? null } : stored;
+}
+
+/** Longest get-many's reading holds the event loop before it gives it back (1,000 ids with metadata and text take tens of ms). */
+const READ_SLICE_MS = 2;
+
+/** get-many's answer: sized before any vector is read out (ANSWER_TOO_LARGE), then read, the event loop given back every few ms. */
+async function readMany(deps: RouteDeps, index: VectorIndex, ids: string[], includeText: boolean, timings: Timings) {
+  const slices = new Slices(READ_SLICE_MS);
+  const dims = index.getConfig().dimensions ?? 0;
+  let answerBytes = ENVELOPE_BYTES;
+  for (const id of ids) {
+    await slices.pause();
+    answerBytes += index.has(id) ? vectorBytes(id, dims, index.metadataJsonBytes(id) + (includeText ? index.textJsonBytes(id) : 0)) : vectorBytes(id, 0, 0);
+  }
+  assertAnswerSize(deps.config, answerBytes, 'ask for fewer ids at a time');
+  const started = performance.now();
+  const vectors = [];
+  const notFound: string[] = [];
+  for (const id of ids) {
+    await slices.pause();
+    const vector = index.get(id);
+    if (vector) vectors.push(readOut(vector, includeText));
+    else notFound.push(id);
+  }
+  timings.set('getManyMs', Math.round((performance.now() - started) * 1000) / 1000);
+  return { vectors, notFound, answerBytes };
 }
 
 export function vectorRoutes(deps: RouteDeps): void {
@@ -59,25 +87,8 @@ export function vectorRoutes(deps: RouteDeps): void {
   router.post('/vectors/get-many', auth, json, async (ctx) => {
     const { ids, includeText } = parseBody(ctx, schemas.GetManyRequestSchema);
     const { session, timings } = stateOf(ctx);
-    await session.settled();
-    // Sized before any vector is read out.
-    const { index } = session;
-    const dims = index.getConfig().dimensions ?? 0;
-    let answerBytes = ENVELOPE_BYTES;
-    for (const id of new Set(ids)) {
-      answerBytes += index.has(id) ? vectorBytes(id, dims, index.metadataJsonBytes(id) + (includeText ? index.textJsonBytes(id) : 0)) : vectorBytes(id, 0, 0);
-    }
-    assertAnswerSize(deps.config, answerBytes, 'ask for fewer ids at a time');
-    const { vectors, notFound } = timings.measure('getManyMs', () => {
-      const found = [];
-      const missing: string[] = [];
-      for (const id of new Set(ids)) {
-        const vector = session.index.get(id);
-        if (vector) found.push(readOut(vector, includeText));
-        else missing.push(id);
-      }
-      return { vectors: found, notFound: missing };
-    });
+    // In the session's turn (after any add applied in slices), so no write lands between the sizing and the reading, both in slices.
+    const { vectors, notFound, answerBytes } = await session.gate.search(() => readMany(deps, session.index, [...new Set(ids)], includeText, timings));
     replyWithSession(ctx, store, { vectors, notFound }, answerBytes);
   });
 

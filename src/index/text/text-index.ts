@@ -26,6 +26,12 @@ import { grown } from '../metadata/typed-arrays.js';
 import { DocumentTerms } from './document-terms.js';
 import { PostingSlices } from './posting-slices.js';
 
+/** A search's scratch: a score per row (0 when untouched), and the rows touched. */
+interface Scratch {
+  scores: Float64Array;
+  touched: Int32Array;
+}
+
 /** A document's ranked hits, best first: rows and BM25 scores, and how many documents matched. */
 export interface TextHits {
   rows: Int32Array;
@@ -88,6 +94,8 @@ export class TextIndex {
   /** Search scratch: a score per row, and the rows touched. */
   private scores = new Float64Array(0);
   private touched = new Int32Array(0);
+  /** A search paused between its terms (searchSteps) holds the scratch: another one meanwhile takes scratch of its own. */
+  private scratchBusy = false;
   /** A posting list read out (search, compaction). */
   private listDocs = new Uint32Array(0);
   private listTfs = new Uint32Array(0);
@@ -246,13 +254,26 @@ export class TextIndex {
     threshold = -Infinity,
     exclude = -1,
   ): TextHits {
-    if (this.scores.length < rowCount) {
-      this.scores = new Float64Array(Math.max(rowCount, 2 * this.scores.length));
-      this.touched = new Int32Array(this.scores.length);
+    const steps = this.searchSteps(terms, rowCount, k, params, filter, threshold, exclude);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
     }
-    const scores = this.scores,
-      touched = this.touched,
-      rowOfDoc = this.rowOfDoc,
+  }
+
+  /** search() a term at a time: a pause may come after each term's postings (a 4 KiB query text may hold 700 terms of thousands of postings each). */
+  *searchSteps(
+    terms: readonly string[],
+    rowCount: number,
+    k: number,
+    params: Bm25Parameters,
+    filter: RowBitmap | null,
+    threshold = -Infinity,
+    exclude = -1,
+  ): Generator<void, TextHits, void> {
+    const scratch = this.takeScratch(rowCount);
+    const { scores, touched } = scratch;
+    const rowOfDoc = this.rowOfDoc,
       lengthOf = this.lengthOf;
     const n = this.docCount,
       avgdl = this.totalLength / n;
@@ -261,34 +282,51 @@ export class TextIndex {
       perLength = (params.k1 * params.b) / avgdl;
     let matched = 0;
     const words = filter?.words;
-    for (const term of terms) {
-      const length = this.encode(term);
-      const id = this.dictionary.find(this.key, length, hashBytes(this.key, length));
-      if (id < 0) continue;
-      const df = this.df[id];
-      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      const count = this.readList(id),
-        docs = this.listDocs,
-        tfs = this.listTfs;
-      for (let i = 0; i < count; i++) {
-        const doc = docs[i],
-          row = rowOfDoc[doc];
-        if (row < 0 || row === exclude || (words !== undefined && (words[row >>> 5] & (1 << (row & 31))) === 0)) continue;
-        const tf = tfs[i];
-        if (scores[row] === 0) touched[matched++] = row;
-        scores[row] += (idf * tf) / (tf + base + perLength * lengthOf[doc]);
+    try {
+      for (const term of terms) {
+        const length = this.encode(term);
+        const id = this.dictionary.find(this.key, length, hashBytes(this.key, length));
+        if (id < 0) continue;
+        const df = this.df[id];
+        const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+        const count = this.readList(id),
+          docs = this.listDocs,
+          tfs = this.listTfs;
+        for (let i = 0; i < count; i++) {
+          const doc = docs[i],
+            row = rowOfDoc[doc];
+          if (row < 0 || row === exclude || (words !== undefined && (words[row >>> 5] & (1 << (row & 31))) === 0)) continue;
+          const tf = tfs[i];
+          if (scores[row] === 0) touched[matched++] = row;
+          scores[row] += (idf * tf) / (tf + base + perLength * lengthOf[doc]);
+        }
+        yield;
       }
+      return { ...this.best(scratch, matched, k, threshold), matched };
+    } finally {
+      for (let i = 0; i < matched; i++) scores[touched[i]] = 0;
+      this.releaseScratch(scratch);
     }
-    const hits = this.best(matched, k, threshold);
-    for (let i = 0; i < matched; i++) scores[touched[i]] = 0;
-    return { ...hits, matched };
+  }
+
+  /** The index's scratch for a search, grown to `rowCount`; scratch of its own (let go after it) while a paused search holds it. */
+  private takeScratch(rowCount: number): Scratch {
+    if (this.scratchBusy) return { scores: new Float64Array(rowCount), touched: new Int32Array(rowCount) };
+    if (this.scores.length < rowCount) {
+      this.scores = new Float64Array(Math.max(rowCount, 2 * this.scores.length));
+      this.touched = new Int32Array(this.scores.length);
+    }
+    this.scratchBusy = true;
+    return { scores: this.scores, touched: this.touched };
+  }
+
+  private releaseScratch(scratch: Scratch): void {
+    if (scratch.scores === this.scores) this.scratchBusy = false;
   }
 
   /** The best `k` of the touched rows (scores at or above `threshold`), best first. */
-  private best(matched: number, k: number, threshold: number): { rows: Int32Array; scores: Float64Array } {
-    const scores = this.scores,
-      touched = this.touched,
-      seqOf = this.seqOf,
+  private best({ scores, touched }: Scratch, matched: number, k: number, threshold: number): { rows: Int32Array; scores: Float64Array } {
+    const seqOf = this.seqOf,
       docOfRow = this.docOfRow;
     // A heap of the best so far, its worst on top: worse = lower score, or the same score written later.
     const heap = new Int32Array(Math.min(k, matched));

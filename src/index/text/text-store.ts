@@ -71,6 +71,12 @@ export class TextStore {
     return this.indexOrNull?.search(...args) ?? { rows: new Int32Array(0), scores: new Float64Array(0), matched: 0 };
   }
 
+  /** search() a term at a time (TextIndex.searchSteps). */
+  *searchSteps(...args: Parameters<TextIndex['search']>): Generator<void, TextHits, void> {
+    const index = this.indexOrNull;
+    return index ? yield* index.searchSteps(...args) : { rows: new Int32Array(0), scores: new Float64Array(0), matched: 0 };
+  }
+
   /** UTF-8 bytes of the stored texts as JSON string literals. */
   get jsonBytes(): number {
     return this.arena.jsonBytes;
