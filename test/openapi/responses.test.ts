@@ -8,6 +8,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newToken } from '../../src/sessions/token.js';
+import { SPEC_LIMITS } from '../../src/config.js';
 import { SESSION_HEAP_BYTES } from '../../src/sessions/session-store.js';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { startApp, type LiveApp, type Reply, type SendOptions } from '../helpers/live-app.js';
@@ -16,6 +17,9 @@ import { ResponseChecker, REVALIDATE } from '../helpers/openapi-check.js';
 /** Small limits, so every limit error is cheap to provoke. */
 // The clock is frozen, so a rate-limit bucket never refills: 1 request per second per token is a burst of 2,
 // exactly a seeded session plus the request under test.
+/** A budget whose stored share (memoryStoredMaxBytes) holds one new session and not a byte of a vector more. */
+const ONE_SESSION_BUDGET = Math.ceil((SESSION_HEAP_BYTES + 1) / SPEC_LIMITS.storedShareOfBudget);
+
 const LIMITS = {
   requestRatePerSec: 1,
   tokenRatePerMin: 0,
@@ -308,7 +312,7 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     }));
 
   it('adds over the memory budget answer SERVER_AT_CAPACITY as declared', () =>
-    onOwnServer({ memoryBudgetBytes: SESSION_HEAP_BYTES + 1 }, async (own, ownChecker) => {
+    onOwnServer({ memoryBudgetBytes: ONE_SESSION_BUDGET }, async (own, ownChecker) => {
       const token = await own.newToken();
       const add = await own.send('POST', '/vectors/add', { token, body: SEED[0] });
       const addMany = await own.send('POST', '/vectors/add-many', { token, body: { vectors: SEED } });
@@ -432,7 +436,7 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     }));
 
   it('an import over the memory budget answers SERVER_AT_CAPACITY as declared', () =>
-    onOwnServer({ memoryBudgetBytes: SESSION_HEAP_BYTES + 1 }, async (own, ownChecker) => {
+    onOwnServer({ memoryBudgetBytes: ONE_SESSION_BUDGET }, async (own, ownChecker) => {
       const token = await own.newToken();
       const reply = await own.send('POST', '/vectors/import', { token, ...ndjson([{ id: 'a', vector: [1, 0, 0] }]) });
       ownChecker.check('POST', '/vectors/import', reply);
