@@ -45,28 +45,40 @@ describe('add-many applied in slices', () => {
       const write = live.send('POST', '/vectors/add-many', { token, body: { vectors: records(2, ROWS + ADDED) } }).finally(() => (done = true));
       const seen = new Set<number>();
       const sample = ['v0', `v${ROWS / 2}`, `v${ROWS - 1}`, `v${ROWS + ADDED - 1}`];
-      while (!done) {
-        const [many, one, has, meta, session, search] = await Promise.all([
-          live.send('POST', '/vectors/get-many', { token, body: { ids: sample } }),
-          live.send('POST', '/vectors/get', { token, body: { id: `v${ROWS - 1}` } }),
-          live.send('POST', '/vectors/has', { token, body: { id: `v${ROWS + ADDED - 1}` } }),
-          live.send('POST', '/vectors/metadata/get', { token, body: { id: 'v0' } }),
-          live.send('GET', '/session', { token }),
-          live.send('POST', '/search', { token, body: { queryText: 'gen1 gen2', topK: 5, filter: { gen: 1 } } }),
-        ]);
-        const gens = new Set(expectOk(many).vectors.map((v: { metadata: { gen: number } }) => v.metadata.gen));
-        // A halfway change would show v0 of gen 2 beside rows of gen 1 or without the added rows.
-        // Each reply is of one generation: gen 1 without the added rows, or gen 2 with all of them.
-        const gen = expectOk(many).notFound.length === 1 ? 1 : 2;
-        expect([...gens]).to.deep.equal([gen]);
-        // Sent side by side, the other reads may fall before or after the change; each is one or the other.
-        expect(expectOk(one).vector.metadata.gen).to.be.oneOf([1, 2]);
-        expect(expectOk(meta).metadata.gen).to.be.oneOf([1, 2]);
-        expect(expectOk(session).session.vectorCount).to.be.oneOf([ROWS, ROWS + ADDED]);
-        expect(expectOk(has).has).to.be.oneOf([true, false]);
-        expect(expectOk(search).results.length).to.be.oneOf([0, 5]);
-        seen.add(gen);
-      }
+      // Reads that take the session's turn (get-many, search) wait out the whole apply; the others only
+      // wait for its last slice (settled()). Each kind in a loop of its own, so the second kind keeps
+      // arriving while the add is halfway applied.
+      const inTurn = async () => {
+        while (!done) {
+          const [many, search] = await Promise.all([
+            live.send('POST', '/vectors/get-many', { token, body: { ids: sample } }),
+            live.send('POST', '/search', { token, body: { queryText: 'gen1 gen2', topK: 5, filter: { gen: 1 } } }),
+          ]);
+          const gens = new Set(expectOk(many).vectors.map((v: { metadata: { gen: number } }) => v.metadata.gen));
+          // A halfway change would show v0 of gen 2 beside rows of gen 1 or without the added rows.
+          // Each reply is of one generation: gen 1 without the added rows, or gen 2 with all of them.
+          const gen = expectOk(many).notFound.length === 1 ? 1 : 2;
+          expect([...gens]).to.deep.equal([gen]);
+          expect(expectOk(search).results.length).to.be.oneOf([0, 5]);
+          seen.add(gen);
+        }
+      };
+      const settling = async () => {
+        while (!done) {
+          const [one, has, meta, session] = await Promise.all([
+            live.send('POST', '/vectors/get', { token, body: { id: `v${ROWS - 1}` } }),
+            live.send('POST', '/vectors/has', { token, body: { id: `v${ROWS + ADDED - 1}` } }),
+            live.send('POST', '/vectors/metadata/get', { token, body: { id: 'v0' } }),
+            live.send('GET', '/session', { token }),
+          ]);
+          // Sent side by side, these may fall before or after the change; each is one or the other.
+          expect(expectOk(one).vector.metadata.gen).to.be.oneOf([1, 2]);
+          expect(expectOk(meta).metadata.gen).to.be.oneOf([1, 2]);
+          expect(expectOk(session).session.vectorCount).to.be.oneOf([ROWS, ROWS + ADDED]);
+          expect(expectOk(has).has).to.be.oneOf([true, false]);
+        }
+      };
+      await Promise.all([inTurn(), settling()]);
       expectOk(await write);
       expect(waited, 'reads that arrived while the add was halfway applied').to.be.greaterThan(0);
       const after = expectOk(await live.send('POST', '/vectors/get-many', { token, body: { ids: sample } }));
