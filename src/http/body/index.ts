@@ -8,7 +8,8 @@
 //                        numbers, and base64 through base64-decoder.ts), in slices
 //                        that give the event loop back (SLICE_MS); it may decline
 //   4. parse-json.ts     everything else: strict UTF-8, then JSON.parse (400 INVALID_JSON);
-//                        before 3 and 4, depth.ts scans the brackets (prunedBodyIfTooDeep)
+//                        before 4, depth.ts scans the brackets (prunedBodyIfTooDeep); 3 declines
+//                        a value nested past 64 levels itself, so a vector body is not scanned twice
 //   5. depth.ts          the nesting limit, before anything recursive runs
 //   6. validate.ts       in the route: parseBody(ctx, schema), valibot; add-many
 //                        through parseAddManyBody (its CheckedBatch: schemas/checked-batch.ts)
@@ -90,7 +91,9 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
       const large = bytes.length >= LARGE_BODY_BYTES;
       if (large) await nextTurn();
       const maxDepth = BODY_FRAME_DEPTH + config.maxJsonDepth;
-      const body = await parseBodyBytes(await prunedBodyIfTooDeep(bytes, maxDepth), bytes, target, config, options);
+      // The vector reader declines a value nested past its bound; the whole-body path scans the nesting first.
+      const vectors = options.vectors && (await readVectorBodySliced(bytes, target.lease, target.wasmBuffer, config.maxIdLength));
+      const body = vectors || parseJson(await prunedBodyIfTooDeep(bytes, maxDepth));
       if (large) await nextTurn();
       assertBodyDepth(body, maxDepth);
       ctx.request.body = body;
@@ -101,12 +104,4 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
       reservation?.release();
     }
   };
-}
-
-/** JSON of `source` (the body's bytes, or a copy pruned below the depth limit: then without the pooled buffers it does not live in). */
-async function parseBodyBytes(source: Buffer, bytes: Buffer, target: BodyTarget, config: Config, options: JsonBodyOptions): Promise<unknown> {
-  const own = source === bytes;
-  const vectors =
-    options.vectors && (await readVectorBodySliced(source, own ? target.lease : undefined, own ? target.wasmBuffer : undefined, config.maxIdLength));
-  return vectors || parseJson(source);
 }

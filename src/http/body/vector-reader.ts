@@ -41,6 +41,13 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Thrown inside the parser to give up; never escapes readVectorBody. */
 const DECLINE = Symbol('decline');
+/**
+ * Nesting of one value (metadata, a filter) past which the reader declines:
+ * JSON.parse of a value a million levels deep takes seconds, and the whole-body
+ * path refuses it from a scan of its bytes first (depth.ts). Above any
+ * MAX_JSON_DEPTH in use, so an allowed value is never declined for it.
+ */
+const MAX_VALUE_DEPTH = 64;
 
 const LITTLE_ENDIAN = endianness() === 'LE';
 
@@ -394,6 +401,8 @@ function latin1(bytes: Buffer, start: number, end: number): string {
  */
 function endOfValue(bytes: Buffer, start: number): number {
   let depth = 0;
+  // Past this the caller's whole-body path scans the nesting before JSON.parse builds it (depth.ts).
+  const deepest = MAX_VALUE_DEPTH;
   let i = start;
   for (;;) {
     const c = bytes[i];
@@ -408,7 +417,7 @@ function endOfValue(bytes: Buffer, start: number): number {
         else if (s === QUOTE) break;
       }
     } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
-      depth++;
+      if (++depth > deepest) throw DECLINE;
       i++;
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
       if (depth === 0) return i;
