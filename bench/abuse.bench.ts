@@ -21,6 +21,7 @@ import { Agent, Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { heapLimitMiB } from '../src/limits/heap-limit.js';
 import { ensureBuiltServer } from './lib/child-server.js';
+import { Codes } from './lib/measure.js';
 
 const root = new URL('../', import.meta.url).pathname;
 const MiB = 1024 * 1024;
@@ -169,21 +170,6 @@ async function prober(server: Server) {
       return { p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? NaN, count: sorted.length };
     },
   };
-}
-
-class Codes {
-  readonly seen = new Map<string, number>();
-  add(code: number | string) {
-    this.seen.set(String(code), (this.seen.get(String(code)) ?? 0) + 1);
-  }
-  toString() {
-    return (
-      [...this.seen]
-        .sort()
-        .map(([c, n]) => `${c}x${n}`)
-        .join(' ') || '-'
-    );
-  }
 }
 
 interface Row {

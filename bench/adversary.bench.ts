@@ -31,9 +31,9 @@ import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { heapLimitMiB } from '../src/limits/heap-limit.js';
 import { startChildServer, startScriptNodeFlags, type ChildServer } from './lib/child-server.js';
-import { Codes, type Context, json, Limits, padded, queryVector, type Request, SHAPES, type Shape, targetBatches } from './lib/adversary-shapes.js';
+import { type Context, json, Limits, padded, queryVector, type Request, SHAPES, type Shape, targetBatches } from './lib/adversary-shapes.js';
 import { rowOf, uniformVectors } from './lib/data.js';
-import { printTable, quick, writeResults } from './lib/measure.js';
+import { Codes, printTable, quick, writeResults } from './lib/measure.js';
 import { neighbourWatch } from './lib/neighbour.js';
 
 const MiB = 1024 * 1024;

@@ -7,6 +7,7 @@
 import { connect, type Socket } from 'node:net';
 import type { ChildServer } from './child-server.js';
 import { rng, rowOf, uniformVectors } from './data.js';
+import type { Codes } from './measure.js';
 
 const MiB = 1024 * 1024;
 /** Operands of the filter shapes while the server publishes no maxFilterNodes (the issue's figure by default). */
@@ -477,18 +478,3 @@ function admissionShapes(): Shape[] {
 }
 
 export const SHAPES: Shape[] = [...filterShapes(), ...textShapes(), ...writeShapes(), ...importShapes(), ...admissionShapes()];
-
-export class Codes {
-  readonly seen = new Map<string, number>();
-  add(code: number | string) {
-    this.seen.set(String(code), (this.seen.get(String(code)) ?? 0) + 1);
-  }
-  toString() {
-    return (
-      [...this.seen]
-        .sort()
-        .map(([c, n]) => `${c}x${n}`)
-        .join(' ') || '-'
-    );
-  }
-}

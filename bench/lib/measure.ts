@@ -140,3 +140,19 @@ export async function interleaveTimed(cases: TimedCase[], { rounds = 5, targetMs
   }
   return cases.map((c, i) => ({ name: c.name, ms: median(perRound[i]), rounds: perRound[i] }));
 }
+
+/** Status codes (or error names) seen, counted: printed as `200x3 503x1`, `-` for none. */
+export class Codes {
+  readonly seen = new Map<string, number>();
+  add(code: number | string) {
+    this.seen.set(String(code), (this.seen.get(String(code)) ?? 0) + 1);
+  }
+  toString() {
+    return (
+      [...this.seen]
+        .sort()
+        .map(([c, n]) => `${c}x${n}`)
+        .join(' ') || '-'
+    );
+  }
+}

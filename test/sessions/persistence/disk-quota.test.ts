@@ -4,47 +4,27 @@
 // lost, the refused change is not applied); the bytes are counted in memory,
 // and the count is checked here against the directory as measured.
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statfsSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, statfsSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultDataDirMaxBytes, loadConfig, publicLimits, type Config } from '../../../src/config.js';
+import { defaultDataDirMaxBytes, loadConfig, publicLimits } from '../../../src/config.js';
 import { ApiError } from '../../../src/errors.js';
-import { loadKernelModule } from '../../../src/kernel/load-node.js';
-import { SessionStore } from '../../../src/sessions/session-store.js';
 import type { Session } from '../../../src/sessions/session.js';
+import type { SessionStore } from '../../../src/sessions/session-store.js';
 import { hashToken, newToken } from '../../../src/sessions/token.js';
+import { useDataDirStores } from '../../helpers/data-dir-stores.js';
 import { seededRng } from '../../helpers/random.js';
 
-const kernel = loadKernelModule();
 const DIM = 32;
 
 describe('disk bounded (DATA_DIR_MAX_BYTES, MAX_SESSION_LOG_BYTES)', () => {
-  let dir: string;
-  let stores: SessionStore[] = [];
-  const console_ = { warn: console.warn, error: console.error };
-
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'tempvec-quota-'));
-    console.warn = console.error = () => {};
-  });
-  afterEach(async () => {
-    await Promise.all(stores.map((store) => store.whenIdle()));
-    stores = [];
-    Object.assign(console, console_);
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  function open(overrides: Partial<Config>) {
-    const store = new SessionStore(loadConfig({}, { dataDir: dir, sessionTtlMs: 600_000, ...overrides }), kernel);
-    stores.push(store);
-    return store;
-  }
+  const stores = useDataDirStores('tempvec-quota-');
+  const open = stores.open;
 
   /** Bytes of the logs in DATA_DIR (those set aside and compactions' temporary files included), as the file system has them; not the lock file. */
   const measured = () =>
-    readdirSync(dir)
+    readdirSync(stores.dir())
       .filter((name) => name.includes('.log'))
-      .reduce((total, name) => total + statSync(join(dir, name)).size, 0);
+      .reduce((total, name) => total + statSync(join(stores.dir(), name)).size, 0);
 
   const vector = (random: () => number) => Array.from({ length: DIM }, () => random() * 2 - 1);
 
@@ -73,7 +53,7 @@ describe('disk bounded (DATA_DIR_MAX_BYTES, MAX_SESSION_LOG_BYTES)', () => {
     while (!refused) {
       refused = await add(store, session, stored, 10, random);
       if (!refused) stored += 10;
-      const log = statSync(join(dir, readdirSync(dir).find((name) => name.endsWith('.log'))!)).size;
+      const log = statSync(join(stores.dir(), readdirSync(stores.dir()).find((name) => name.endsWith('.log'))!)).size;
       expect(log, 'the log never passes its cap').to.be.at.most(cap);
     }
     expect([refused.status, refused.code]).to.deep.equal([507, 'SESSION_LOG_FULL']);
@@ -120,7 +100,7 @@ describe('disk bounded (DATA_DIR_MAX_BYTES, MAX_SESSION_LOG_BYTES)', () => {
     const reopened = open({ dataDirMaxBytes: quota });
     for (const [n, { token }] of sessions.entries()) expect((await reopened.authenticate(token)).index.size).to.equal(ids[n]);
     expect(reopened.dataDirBytes(), 'counted at start = measured').to.equal(measured());
-    console_.warn(`      ${acknowledged} add-many acknowledged, ${refusals} refused; the directory at most ${largest} of ${quota} bytes`);
+    stores.log(`      ${acknowledged} add-many acknowledged, ${refusals} refused; the directory at most ${largest} of ${quota} bytes`);
   });
 
   it('compacts to make room past the quota: replaced vectors free their bytes and the refused change then goes in', async () => {
@@ -158,35 +138,34 @@ describe('disk bounded (DATA_DIR_MAX_BYTES, MAX_SESSION_LOG_BYTES)', () => {
   });
 
   it('derives DATA_DIR_MAX_BYTES at start from the free space: the bytes in DATA_DIR plus 90% of the free space, published in /limits', () => {
-    writeFileSync(join(dir, 'a'.repeat(64) + '.log'), Buffer.alloc(5000));
-    const config = loadConfig({}, { dataDir: dir });
-    const { bavail, bsize } = statfsSync(dir);
+    writeFileSync(join(stores.dir(), 'a'.repeat(64) + '.log'), Buffer.alloc(5000));
+    const config = loadConfig({}, { dataDir: stores.dir() });
+    const { bavail, bsize } = statfsSync(stores.dir());
     const expected = 5000 + 0.9 * bavail * bsize;
     // The free space moves a little while the test runs (other processes write).
     expect(Math.abs(config.dataDirMaxBytes - expected)).to.be.below(64 * 1024 * 1024);
     expect(publicLimits(config).persistence).to.include({ dataDirMaxBytes: config.dataDirMaxBytes, maxSessionLogBytes: 1024 * 1024 * 1024 });
-    expect(loadConfig({ DATA_DIR: dir, DATA_DIR_MAX_BYTES: '123456' }).dataDirMaxBytes).to.equal(123_456);
+    expect(loadConfig({ DATA_DIR: stores.dir(), DATA_DIR_MAX_BYTES: '123456' }).dataDirMaxBytes).to.equal(123_456);
     expect(loadConfig({}).dataDirMaxBytes, 'no DATA_DIR: no quota').to.equal(0);
-    expect(defaultDataDirMaxBytes(join(dir, 'not', 'made', 'yet'))).to.be.greaterThan(0);
+    expect(defaultDataDirMaxBytes(join(stores.dir(), 'not', 'made', 'yet'))).to.be.greaterThan(0);
   });
 
   it('deletes the files set aside (.other-format, .corrupt) once the session TTL has passed, and counts them until then', async () => {
     const ttl = 600_000;
     let clock = 1_700_000_000_000;
     // One set aside before this start, long ago (its mtime), one recently; and a log of another format.
-    const old = join(dir, `${'b'.repeat(64)}.log.corrupt`);
-    const recent = join(dir, `${'c'.repeat(64)}.log.corrupt`);
+    const old = join(stores.dir(), `${'b'.repeat(64)}.log.corrupt`);
+    const recent = join(stores.dir(), `${'c'.repeat(64)}.log.corrupt`);
     writeFileSync(old, Buffer.alloc(300, 1));
     writeFileSync(recent, Buffer.alloc(400, 1));
     utimesSync(old, (clock - ttl - 1) / 1000, (clock - ttl - 1) / 1000);
     utimesSync(recent, (clock - 1000) / 1000, (clock - 1000) / 1000);
-    const config = loadConfig({}, { dataDir: dir, sessionTtlMs: ttl });
+    const config = loadConfig({}, { dataDir: stores.dir(), sessionTtlMs: ttl });
     const token = newToken(config.instanceId);
-    const other = join(dir, `${hashToken(token)}.log`);
+    const other = join(stores.dir(), `${hashToken(token)}.log`);
     writeFileSync(other, Buffer.from('not a tempvec log at all, 500 bytes of it'.padEnd(500, '.')));
     utimesSync(other, clock / 1000, clock / 1000);
-    const store = new SessionStore(config, kernel, () => clock);
-    stores.push(store);
+    const store = open({ sessionTtlMs: ttl }, () => clock);
     expect(store.dataDirBytes()).to.equal(1200);
     let code = '';
     try {

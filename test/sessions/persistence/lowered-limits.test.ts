@@ -2,37 +2,15 @@
 // limits (MAX_TEXT_BYTES, MAX_VECTORS_PER_SESSION) reopens whole after they
 // are lowered, and the lowered limits apply to the changes that follow.
 import { expect } from 'chai';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig, type Config } from '../../../src/config.js';
+import { readdirSync } from 'node:fs';
 import { ApiError } from '../../../src/errors.js';
-import { loadKernelModule } from '../../../src/kernel/load-node.js';
-import { SessionStore } from '../../../src/sessions/session-store.js';
 import type { Session } from '../../../src/sessions/session.js';
-
-const kernel = loadKernelModule();
+import type { SessionStore } from '../../../src/sessions/session-store.js';
+import { useDataDirStores } from '../../helpers/data-dir-stores.js';
 
 describe('replay under limits lowered since the log was written', () => {
-  let dir: string;
-  let stores: SessionStore[] = [];
-  const console_ = { warn: console.warn, error: console.error };
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'tempvec-lowered-'));
-    console.warn = console.error = () => {};
-  });
-  afterEach(async () => {
-    await Promise.all(stores.map((store) => store.whenIdle()));
-    stores = [];
-    Object.assign(console, console_);
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  function open(overrides: Partial<Config>) {
-    const store = new SessionStore(loadConfig({}, { dataDir: dir, sessionTtlMs: 600_000, ...overrides }), kernel);
-    stores.push(store);
-    return store;
-  }
+  const stores = useDataDirStores('tempvec-lowered-');
+  const open = stores.open;
 
   const text = (i: number, bytes: number) => `t${i} ${'word '.repeat(bytes / 5)}`.slice(0, bytes);
 
@@ -67,7 +45,7 @@ describe('replay under limits lowered since the log was written', () => {
     // A text as its JSON string literal: the 3,000 bytes and two quotes.
     expect(reopened.index.textJsonBytes('v59'), 'every acknowledged text, whole').to.equal(3002);
     expect(
-      readdirSync(dir).filter((name) => name.endsWith('.corrupt')),
+      readdirSync(stores.dir()).filter((name) => name.endsWith('.corrupt')),
       'nothing set aside',
     ).to.deep.equal([]);
     // The lowered limits hold for what comes next.
