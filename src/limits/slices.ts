@@ -7,6 +7,13 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 /** Work this long at most between two turns of the event loop. */
 export const SLICE_MS = 8;
 
+/**
+ * The slice of a request's own work that a neighbour's request waits behind
+ * (texts, metadata and query texts made ready ahead of a turn, a search's
+ * steps after its scan, a get-many's reads): shorter than SLICE_MS.
+ */
+export const REQUEST_SLICE_MS = 2;
+
 export class Slices {
   private start = performance.now();
 

@@ -5,16 +5,13 @@
 // 50,000: tens to hundreds of milliseconds). The turn takes them as they are
 // (options.preparedMetadata).
 import type { PreparedMetadata, VectorIndex, VectorInput } from '../index/vector-index.js';
-import { Slices } from '../limits/slices.js';
-
-/** Longest a slice holds the event loop: short, as a neighbour's search waits behind it (as texts-ahead.ts). */
-const SLICE_MS = 2;
+import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 
 /** The records' metadata measured (index.measureMetadata); undefined when none has any. */
 export async function prepareMetadataAhead(index: VectorIndex, records: readonly VectorInput[]): Promise<PreparedMetadata | undefined> {
   if (!records.some((record) => record.metadata !== undefined)) return undefined;
   const prepared: PreparedMetadata = { json: new Array(records.length), counts: new Array(records.length) };
-  const slices = new Slices(SLICE_MS);
+  const slices = new Slices(REQUEST_SLICE_MS);
   for (let i = 0; i < records.length; i++) {
     const { json, count } = index.measureMetadata(records[i].metadata);
     prepared.json[i] = json;

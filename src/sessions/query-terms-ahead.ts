@@ -7,13 +7,10 @@
 // again in one step: at most maxQueryTextBytesPerRequest, ~23 ms.
 import { distinctTerms } from '../index/text/analyzer.js';
 import type { QueryTerms, VectorIndex } from '../index/vector-index.js';
-import { Slices } from '../limits/slices.js';
-
-/** Longest a slice holds the event loop: a neighbour's search waits behind it. */
-const SLICE_MS = 2;
+import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 
 /** Each of `texts`' distinct terms under the analyzer `index` would search them with now. */
-export async function queryTermsAhead(index: VectorIndex, texts: readonly string[], sliceMs = SLICE_MS): Promise<QueryTerms> {
+export async function queryTermsAhead(index: VectorIndex, texts: readonly string[], sliceMs = REQUEST_SLICE_MS): Promise<QueryTerms> {
   const analyzer = index.queryAnalyzer;
   const terms: string[][] = [];
   const slices = new Slices(sliceMs);

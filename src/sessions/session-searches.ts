@@ -6,12 +6,9 @@ import type { SearchOptions, SearchOutput, SearchPlan } from '../index/vector-in
 import { onPool, type PoolExecutor } from '../kernel/executor.js';
 import { KernelUnavailableError, type KernelPool } from '../kernel/kernel-pool.js';
 import { POOL_MIN_WORK } from '../kernel/search-path.js';
-import { Slices } from '../limits/slices.js';
+import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 import { queryTermsAhead } from './query-terms-ahead.js';
 import type { Session } from './session.js';
-
-/** Longest a search's per-query work (keyword arms, fusion, hits) holds the event loop before it gives it back. */
-const SLICE_MS = 2;
 
 export class SessionSearches {
   /**
@@ -58,7 +55,7 @@ export class SessionSearches {
   /** The plan, its per-query work in slices (SearchPlan.runSliced), its scan on the pool when large enough. */
   private run(session: Session, plan: SearchOutput | SearchPlan): SearchOutput | Promise<SearchOutput> {
     if ('results' in plan) return plan;
-    const slices = new Slices(SLICE_MS);
+    const slices = new Slices(REQUEST_SLICE_MS);
     if (!this.executor || plan.work < POOL_MIN_WORK) return plan.runSliced(null, slices);
     const running = plan.runSliced(this.executor, slices);
     // Its scratch is laid out (the memory grown) before the first await: counted now, not at the session's next request.

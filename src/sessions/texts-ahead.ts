@@ -11,17 +11,14 @@
 import { apiError } from '../errors.js';
 import { utf8Length } from '../index/json-size.js';
 import { prepareText, type PreparedTexts, type UpsertOptions, type VectorIndex, type VectorInput } from '../index/vector-index.js';
-import { Slices } from '../limits/slices.js';
-
-/** Longest a slice of analysis holds the event loop: shorter than Slices' default, as a neighbour's search waits behind it. */
-const SLICE_MS = 2;
+import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 
 /** The records' texts analysed with the analyzer they would get now; undefined when none has one. Texts the turn will refuse are left to it. */
 export async function prepareTextsAhead(index: VectorIndex, records: readonly VectorInput[], options: UpsertOptions): Promise<PreparedTexts | undefined> {
   if (!records.some((record) => typeof record.text === 'string')) return undefined;
   const analyzer = index.textAnalyzerFor(options);
   const texts = new Array<PreparedTexts['texts'][number]>(records.length).fill(null);
-  const slices = new Slices(SLICE_MS);
+  const slices = new Slices(REQUEST_SLICE_MS);
   for (let i = 0; i < records.length; i++) {
     const { text } = records[i];
     if (typeof text !== 'string') continue;

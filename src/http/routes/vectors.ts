@@ -2,7 +2,7 @@
 import type { Context } from 'koa';
 import { pointer } from '../../errors.js';
 import type { StoredVector, UpsertOptions, VectorIndex, VectorInput } from '../../index/vector-index.js';
-import { Slices } from '../../limits/slices.js';
+import { REQUEST_SLICE_MS, Slices } from '../../limits/slices.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';
 import { prepareMetadataAhead } from '../../sessions/metadata-ahead.js';
@@ -37,12 +37,9 @@ function readOut({ text, ...stored }: StoredVector, includeText: boolean) {
   return includeText ? { ...stored, text: text ?? null } : stored;
 }
 
-/** Longest get-many's reading holds the event loop before it gives it back (1,000 ids with metadata and text take tens of ms). */
-const READ_SLICE_MS = 2;
-
 /** get-many's answer: sized before any vector is read out (ANSWER_TOO_LARGE), then read, the event loop given back every few ms. */
 async function readMany(deps: RouteDeps, index: VectorIndex, ids: string[], includeText: boolean, timings: Timings) {
-  const slices = new Slices(READ_SLICE_MS);
+  const slices = new Slices(REQUEST_SLICE_MS);
   const dims = index.getConfig().dimensions ?? 0;
   let answerBytes = ENVELOPE_BYTES;
   for (const id of ids) {
