@@ -28,9 +28,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { loadConfig } from '../src/config.js';
-import { heapLimitMiB } from '../src/limits/heap-limit.js';
-import { startChildServer, startScriptNodeFlags, type ChildServer } from './lib/child-server.js';
+import { launcherNodeFlags, startChildServer, type ChildServer } from './lib/child-server.js';
 import { type Context, json, Limits, padded, queryVector, type Request, SHAPES, type Shape, targetBatches } from './lib/adversary-shapes.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { Codes, printTable, quick, writeResults } from './lib/measure.js';
@@ -57,8 +55,7 @@ const selected = (...names: string[]) => !ONLY || ONLY.some((w) => names.some((n
 /** A fresh server as `npm start` runs it: its Node flags, the heap limit its launcher sets from the budget, rate limits on. */
 async function startServer(env: Record<string, string> = {}): Promise<ChildServer> {
   const full = { MEMORY_BUDGET_BYTES: String(BUDGET), BENCH_RATE_LIMITS: 'on', ...env };
-  const heap = heapLimitMiB(loadConfig({ ...process.env, ...full }));
-  return startChildServer(full, [...startScriptNodeFlags(), ...(heap ? [`--max-old-space-size=${heap}`] : [])]);
+  return startChildServer(full, launcherNodeFlags(full));
 }
 
 async function kill(server: ChildServer): Promise<void> {
