@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { Agent, Pool } from 'undici';
 import { ensureBuiltServer, launcherNodeFlags } from './lib/child-server.js';
 import { Codes } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { NO_RATE_LIMITS, spawnServer } from './lib/spawn-server.js';
 
 const MiB = 1024 * 1024;
@@ -520,6 +521,16 @@ console.log(
 console.log('| attack | alive | peak RSS vs budget | small session search p99 (n) | status codes seen | acknowledged writes lost | notes |');
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(`| ${r.attack} | ${r.alive} | ${r.peakRss} | ${r.p99} | ${r.codes} | ${r.lost} | ${r.note ?? ''} |`);
+const table = rows.map((r) => ({
+  attack: r.attack,
+  alive: r.alive,
+  'peak RSS vs budget': r.peakRss,
+  'small session search p99 (n)': r.p99,
+  'status codes seen': r.codes,
+  'acknowledged writes lost': r.lost,
+  notes: r.note ?? '',
+}));
+console.log(`results: ${writeResults('abuse', { budgetBytes: BUDGET, seconds: SECONDS, rows: table })}`);
 // Clients still open in the attacks are dropped with the process.
 new Agent().close().catch(() => {});
 process.exit(0);

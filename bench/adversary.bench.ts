@@ -31,7 +31,8 @@ import { Pool } from 'undici';
 import { launcherNodeFlags, startChildServer, type ChildServer } from './lib/child-server.js';
 import { type Context, json, Limits, padded, queryVector, type Request, SHAPES, type Shape, targetBatches } from './lib/adversary-shapes.js';
 import { rowOf, uniformVectors } from './lib/data.js';
-import { Codes, printTable, quick, writeResults } from './lib/measure.js';
+import { Codes, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { neighbourWatch } from './lib/neighbour.js';
 
 const MiB = 1024 * 1024;

@@ -18,7 +18,8 @@ import { loadConfig } from '../src/config.js';
 import { Cluster, DIST_SERVER, findNginx } from '../src/cluster/launcher.js';
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { rowOf, uniformVectors } from './lib/data.js';
-import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, median, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 
 const DIM = 384;
 const ROWS = quick ? 1_000 : 10_000;

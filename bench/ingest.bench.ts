@@ -25,7 +25,8 @@ import { ensureBuiltServer, postLoad, startChildServer, type ChildServer } from 
 import { benchExportImport } from './lib/export-import.js';
 import { STAGES, timeStages } from './lib/ingest-stages.js';
 import { rowOf, uniformVectors } from './lib/data.js';
-import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, median, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { startServer } from './lib/server.js';
 
 const N = quick ? 100 : 1000;

@@ -6,7 +6,8 @@
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { startChildServer } from './lib/child-server.js';
-import { fmt, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 
 const SESSIONS = quick ? 4 : 100;
 const PER_SESSION = 10_000;

@@ -8,7 +8,8 @@
 import usearch from 'usearch';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { filledKernel } from './lib/kernel-setup.js';
-import { fmt, interleave, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, interleave, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { comparePeers } from './peers/compare.js';
 import { invNormsOf, plainSearch, sameIds } from './lib/plain.js';
 import { RawKernel } from './lib/raw-kernel.js';

@@ -20,7 +20,8 @@ import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { neighbourLoop as timedNeighbour } from './lib/neighbour.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { chunkMetadata } from './lib/rag-data.js';
-import { fmt, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 
 const N = quick ? 5_000 : 50_000;
 const DIM = 384;
