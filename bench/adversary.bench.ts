@@ -403,5 +403,5 @@ for (const line of churns.flatMap((c) => c.lines)) console.log(line);
 console.log(`\n| route | shape | body MiB | requests | neighbour max ms | loop max ms | peak RSS MiB | memoryUsed MiB | goal | note |`);
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) console.log(`| ${Object.values(row).join(' | ')} |`);
-writeResults('adversary', { rows, churn: churns.map((c) => c.lines) });
+writeResults('adversary', { rows, churn: churns.map((c) => c.lines), tables: { rows, churn: churns.flatMap((c) => c.lines) } });
 process.exit(failed || churns.some((c) => !c.pass) ? 1 : 0);

@@ -338,7 +338,9 @@ try {
   console.log(
     `goal: 2 instances >= 1.7x the search throughput of 1: ${fmt(goals.twoInstancesVsDirect)}x one instance directly, ${fmt(goals.twoInstancesVsNginxOne)}x nginx + 1 (${goals.twoInstancesVsDirect >= 1.7 ? 'met' : 'missed'}); search-many x8: ${fmt(goals.searchManyTwoInstancesVsDirect)}x one instance directly`,
   );
-  console.log(`results: ${writeResults('cluster', { dim: DIM, rows: ROWS, sessions: SESSIONS, inFlight: IN_FLIGHT, table: rows, latency, goals })}`);
+  console.log(
+    `results: ${writeResults('cluster', { dim: DIM, rows: ROWS, sessions: SESSIONS, inFlight: IN_FLIGHT, table: rows, latency, goals, tables: { rows } })}`,
+  );
 } finally {
   for (const target of targets) await Promise.all([target.pool.close(), target.healthPool?.close()]);
   for (const cluster of clusters) await cluster.stop();

@@ -54,5 +54,5 @@ const rows = [
 console.log(`${SESSIONS} sessions x ${PER_SESSION} x ${DIM} (${vectorType}); goal: peak RSS <= 1.3x (raw + codes) = ${MB(1.3 * (raw + codeBytes))}`);
 printTable(rows);
 console.log(
-  `results: ${writeResults(vectorType === 'int8' ? 'memory-int8' : 'memory', { sessions: SESSIONS, perSession: PER_SESSION, dim: DIM, vectorType, raw, codeBytes, linear, linearUsed, baseline, peak, current })}`,
+  `results: ${writeResults(vectorType === 'int8' ? 'memory-int8' : 'memory', { sessions: SESSIONS, perSession: PER_SESSION, dim: DIM, vectorType, raw, codeBytes, linear, linearUsed, baseline, peak, current, tables: { rows } })}`,
 );

@@ -95,4 +95,4 @@ for (const n of sizes) {
 }
 printTable(rows);
 const peers = await comparePeers(K);
-console.log(`results: ${writeResults('peers', { topK: K, metric: 'cosine', usearchThreads: [1, 'all'], rows, peers })}`);
+console.log(`results: ${writeResults('peers', { topK: K, metric: 'cosine', usearchThreads: [1, 'all'], rows, peers, tables: { rows, peers: peers?.rows } })}`);

@@ -343,7 +343,7 @@ try {
   const timings = await writePath();
   const large = await largeSession();
   const largest = await largestAddMany();
-  writeResults('persistence', { timings, large, largest });
+  writeResults('persistence', { timings, large, largest, tables: { goals: large } });
 } finally {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 }

@@ -19,6 +19,8 @@ interface Results {
   machine?: { cores?: number | null; cpu?: string | null; node?: string | null } | null;
   /** Set in results carried over from the docs rather than written by a run. */
   source?: string;
+  /** The tables the bench printed, by name; a name not here is looked up beside it. */
+  tables?: Record<string, unknown>;
   [field: string]: unknown;
 }
 
@@ -61,9 +63,11 @@ export function resultsTable(spec: string): string {
   const results = readResults(bench);
   if (!results) return `_No results yet: \`npm run bench:${bench}\` writes \`bench/results/${bench}.json\`._`;
   const tables = fields.split(',').map((field) => {
-    const rows = results[field];
-    if (!Array.isArray(rows) || rows.length === 0 || typeof rows[0] !== 'object')
-      throw new Error(`bench/results/${bench}.json: "${field}" is not a list of rows`);
+    const rows = results.tables?.[field] ?? results[field];
+    if (!Array.isArray(rows) || rows.length === 0) throw new Error(`bench/results/${bench}.json: no "${field}" table`);
+    // Lines the bench printed as they are (bench:adversary's churn).
+    if (rows.every((r) => typeof r === 'string')) return ['```', ...rows, '```'].join('\n');
+    if (!rows.every((r) => typeof r === 'object' && r !== null)) throw new Error(`bench/results/${bench}.json: "${field}" is not a list of rows`);
     return markdownTable(rows as Row[]).join('\n');
   });
   return [provenance(bench, results), ...tables].join('\n\n');

@@ -29,7 +29,11 @@ export function runContext() {
   };
 }
 
-/** Write bench/results/<name>.json (with --quick bench/results/quick/, not committed): the run's context, then `data` (a table is an array of flat rows). Returns the path. */
+/**
+ * Write bench/results/<name>.json (with --quick bench/results/quick/, not committed): the run's context, then `data`.
+ * `data.tables` holds the tables the bench printed, by name (each an array of flat rows): docs/performance.md shows them.
+ * Returns the path.
+ */
 export function writeResults(name: string, data: object): string {
   const file = new URL(`${quick ? 'quick/' : ''}${name}.json`, RESULTS_DIR);
   mkdirSync(new URL('./', file), { recursive: true });
