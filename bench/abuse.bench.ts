@@ -10,7 +10,7 @@
 // ABUSE_SECONDS bounds each attack (default 30); ABUSE_ONLY=name,name runs some.
 // Loopback only. The socket attacks are bounded by this process's open-file
 // limit (ulimit -n); past it they open fewer sockets and say so.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -18,12 +18,11 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, Pool } from 'undici';
-import { loadConfig } from '../src/config.js';
-import { heapLimitMiB } from '../src/limits/heap-limit.js';
-import { ensureBuiltServer } from './lib/child-server.js';
+import { ensureBuiltServer, launcherNodeFlags } from './lib/child-server.js';
 import { Codes } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
+import { NO_RATE_LIMITS, spawnServer } from './lib/spawn-server.js';
 
-const root = new URL('../', import.meta.url).pathname;
 const MiB = 1024 * 1024;
 const BUDGET = Number(process.env.ABUSE_BUDGET_BYTES ?? 2 * 1024 * MiB);
 const SECONDS = Number(process.env.ABUSE_SECONDS ?? 30);
@@ -45,41 +44,11 @@ interface Server {
 
 async function startServer(env: Record<string, string> = {}): Promise<Server> {
   ensureBuiltServer();
-  const fullEnv = {
-    ...process.env,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    TOKEN_RATE_PER_MIN: '0',
-    MAX_SESSIONS_PER_ADDRESS: '0',
-    REQUEST_RATE_PER_SEC: '0',
-    MEMORY_BUDGET_BYTES: String(BUDGET),
-    ...env,
-  };
-  const heap = heapLimitMiB(loadConfig(fullEnv));
-  const flags = ['--initial-old-space-size=128', ...(heap ? [`--max-old-space-size=${heap}`] : [])];
-  const child = spawn(process.execPath, [...flags, join(root, 'dist/server.js')], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  child.stdout!.on('data', (c) => (log += c));
-  child.stderr!.on('data', (c) => (log += c));
-  let done = false;
-  const exited = once(child, 'exit').then(([code, signal]) => {
-    done = true;
-    return (code ?? signal) as number | string;
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const m = /listening on http:\/\/[\d.]+:(\d+)/.exec(log);
-      if (m) {
-        clearInterval(timer);
-        resolve(Number(m[1]));
-      }
-    }, 20);
-    exited.then(() => {
-      clearInterval(timer);
-      reject(new Error(`server exited: ${log}`));
-    });
-  });
-  const origin = `http://127.0.0.1:${port}`;
+  const fullEnv = { ...NO_RATE_LIMITS, MEMORY_BUDGET_BYTES: String(BUDGET), ...env };
+  const server = spawnServer({ entry: 'dist', env: fullEnv, nodeFlags: launcherNodeFlags(fullEnv) });
+  const { child, exited } = server;
+  const origin = await server.listening(600_000);
+  const port = Number(new URL(origin).port);
   const status = (field: string) => {
     try {
       return (
@@ -106,7 +75,7 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
     port,
     exited,
     pool: new Pool(origin, { connections: 8 }),
-    alive: () => !done,
+    alive: server.alive,
     peakRss: () => Math.max(peak, status('VmHWM:')),
   };
 }
@@ -552,6 +521,16 @@ console.log(
 console.log('| attack | alive | peak RSS vs budget | small session search p99 (n) | status codes seen | acknowledged writes lost | notes |');
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(`| ${r.attack} | ${r.alive} | ${r.peakRss} | ${r.p99} | ${r.codes} | ${r.lost} | ${r.note ?? ''} |`);
+const table = rows.map((r) => ({
+  attack: r.attack,
+  alive: r.alive,
+  'peak RSS vs budget': r.peakRss,
+  'small session search p99 (n)': r.p99,
+  'status codes seen': r.codes,
+  'acknowledged writes lost': r.lost,
+  notes: r.note ?? '',
+}));
+console.log(`results: ${writeResults('abuse', { budgetBytes: BUDGET, seconds: SECONDS, rows: table })}`);
 // Clients still open in the attacks are dropped with the process.
 new Agent().close().catch(() => {});
 process.exit(0);

@@ -28,12 +28,11 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { loadConfig } from '../src/config.js';
-import { heapLimitMiB } from '../src/limits/heap-limit.js';
-import { startChildServer, startScriptNodeFlags, type ChildServer } from './lib/child-server.js';
+import { launcherNodeFlags, startChildServer, type ChildServer } from './lib/child-server.js';
 import { type Context, json, Limits, padded, queryVector, type Request, SHAPES, type Shape, targetBatches } from './lib/adversary-shapes.js';
 import { rowOf, uniformVectors } from './lib/data.js';
-import { Codes, printTable, quick, writeResults } from './lib/measure.js';
+import { Codes, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { neighbourWatch } from './lib/neighbour.js';
 
 const MiB = 1024 * 1024;
@@ -57,8 +56,7 @@ const selected = (...names: string[]) => !ONLY || ONLY.some((w) => names.some((n
 /** A fresh server as `npm start` runs it: its Node flags, the heap limit its launcher sets from the budget, rate limits on. */
 async function startServer(env: Record<string, string> = {}): Promise<ChildServer> {
   const full = { MEMORY_BUDGET_BYTES: String(BUDGET), BENCH_RATE_LIMITS: 'on', ...env };
-  const heap = heapLimitMiB(loadConfig({ ...process.env, ...full }));
-  return startChildServer(full, [...startScriptNodeFlags(), ...(heap ? [`--max-old-space-size=${heap}`] : [])]);
+  return startChildServer(full, launcherNodeFlags(full));
 }
 
 async function kill(server: ChildServer): Promise<void> {
@@ -405,5 +403,5 @@ for (const line of churns.flatMap((c) => c.lines)) console.log(line);
 console.log(`\n| route | shape | body MiB | requests | neighbour max ms | loop max ms | peak RSS MiB | memoryUsed MiB | goal | note |`);
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) console.log(`| ${Object.values(row).join(' | ')} |`);
-writeResults('adversary', { rows, churn: churns.map((c) => c.lines) });
+writeResults('adversary', { rows, churn: churns.map((c) => c.lines), tables: { rows, churn: churns.flatMap((c) => c.lines) } });
 process.exit(failed || churns.some((c) => !c.pass) ? 1 : 0);

@@ -18,7 +18,8 @@ import { loadConfig } from '../src/config.js';
 import { Cluster, DIST_SERVER, findNginx } from '../src/cluster/launcher.js';
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { rowOf, uniformVectors } from './lib/data.js';
-import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, median, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 
 const DIM = 384;
 const ROWS = quick ? 1_000 : 10_000;
@@ -337,7 +338,9 @@ try {
   console.log(
     `goal: 2 instances >= 1.7x the search throughput of 1: ${fmt(goals.twoInstancesVsDirect)}x one instance directly, ${fmt(goals.twoInstancesVsNginxOne)}x nginx + 1 (${goals.twoInstancesVsDirect >= 1.7 ? 'met' : 'missed'}); search-many x8: ${fmt(goals.searchManyTwoInstancesVsDirect)}x one instance directly`,
   );
-  console.log(`results: ${writeResults('cluster', { dim: DIM, rows: ROWS, sessions: SESSIONS, inFlight: IN_FLIGHT, table: rows, latency, goals })}`);
+  console.log(
+    `results: ${writeResults('cluster', { dim: DIM, rows: ROWS, sessions: SESSIONS, inFlight: IN_FLIGHT, table: rows, latency, goals, tables: { rows } })}`,
+  );
 } finally {
   for (const target of targets) await Promise.all([target.pool.close(), target.healthPool?.close()]);
   for (const cluster of clusters) await cluster.stop();

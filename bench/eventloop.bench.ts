@@ -19,7 +19,8 @@ import { performance } from 'node:perf_hooks';
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { rowOf, uniformVectors } from './lib/data.js';
-import { printTable, quick, writeResults } from './lib/measure.js';
+import { printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 
 const LOAD_SECONDS = Number(process.env.EVENTLOOP_SECONDS ?? (quick ? 2 : 6));
 const BIG_ROWS = quick ? 10_000 : 50_000;

@@ -15,7 +15,8 @@ import { performance } from 'node:perf_hooks';
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { startChildServer, serverCpuMs, type ChildServer } from './lib/child-server.js';
 import { rowOf, uniformVectors } from './lib/data.js';
-import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, median, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 
 const A_ROWS = quick ? 10_000 : 50_000,
   A_DIM = 1024;

@@ -6,7 +6,8 @@
 import { VectorIndex } from '../src/index/vector-index.js';
 import { loadKernelModule } from '../src/kernel/load-node.js';
 import { rowOf, uniformVectors } from './lib/data.js';
-import { fmt, interleave, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, interleave, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 
 const N = quick ? 5_000 : 100_000;
 const DIM = 384;

@@ -12,7 +12,8 @@ import { performance } from 'node:perf_hooks';
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
-import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, median, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 
 const DIM = 384;
 const IN_FLIGHT = 16;

@@ -25,7 +25,8 @@ import { ensureBuiltServer, postLoad, startChildServer, type ChildServer } from 
 import { benchExportImport } from './lib/export-import.js';
 import { STAGES, timeStages } from './lib/ingest-stages.js';
 import { rowOf, uniformVectors } from './lib/data.js';
-import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, median, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { startServer } from './lib/server.js';
 
 const N = quick ? 100 : 1000;
@@ -170,16 +171,17 @@ console.log(
   `JSON add-many / JSON.parse rate: ${fmt(inProcessMs[0] / inProcessMs[1])}; base64 / JSON add-many per vector: ${fmt(inProcessMs[1] / inProcessMs[2], 1)}x`,
 );
 console.log("stages: the server's own steps once the bytes are in, each timed alone, ms per 1000 vectors (compiled dist/)");
-printTable(
-  Object.entries(stages).flatMap(([body, byBuild]) =>
-    Object.entries(byBuild).map(([build, times]) => ({
-      body,
-      build,
-      ...Object.fromEntries([...STAGES, 'total' as const].map((s) => [s, fmt(times[s] * per1000)])),
-    })),
-  ),
+const stageRows = Object.entries(stages).flatMap(([body, byBuild]) =>
+  Object.entries(byBuild).map(([build, times]) => ({
+    body,
+    build,
+    ...Object.fromEntries([...STAGES, 'total' as const].map((s) => [s, fmt(times[s] * per1000)])),
+  })),
 );
+printTable(stageRows);
 console.log(`body bytes: JSON ${jsonBody.length}, base64 ${base64Body.length}`);
 
 const transfer = await transferSection();
-console.log(`results: ${writeResults('ingest', { vectors: N, dim: DIM, inFlight: IN_FLIGHT, service, inProcess, stages, transfer })}`);
+console.log(
+  `results: ${writeResults('ingest', { vectors: N, dim: DIM, inFlight: IN_FLIGHT, service, inProcess, stages, transfer, tables: { service, inProcess, stages: stageRows, transfer: transfer.rows } })}`,
+);

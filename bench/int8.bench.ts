@@ -10,7 +10,8 @@
 import type { Metric } from '../src/config.js';
 import { clusteredVectors, rowOf, uniformVectors } from './lib/data.js';
 import { filledKernel } from './lib/kernel-setup.js';
-import { fmt, interleave, pairedRatio, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, interleave, pairedRatio, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { RawKernel } from './lib/raw-kernel.js';
 
 const N = quick ? 5_000 : 100_000;

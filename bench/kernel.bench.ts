@@ -4,7 +4,8 @@
 import { inverseNorm } from '../src/kernel/inverse-norm.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { filledKernel } from './lib/kernel-setup.js';
-import { fmt, interleave, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, interleave, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { invNormsOf, plainSearch, sameIds } from './lib/plain.js';
 
 const DIM = 384;

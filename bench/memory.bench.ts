@@ -6,7 +6,8 @@
 import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { startChildServer } from './lib/child-server.js';
-import { fmt, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 
 const SESSIONS = quick ? 4 : 100;
 const PER_SESSION = 10_000;
@@ -53,5 +54,5 @@ const rows = [
 console.log(`${SESSIONS} sessions x ${PER_SESSION} x ${DIM} (${vectorType}); goal: peak RSS <= 1.3x (raw + codes) = ${MB(1.3 * (raw + codeBytes))}`);
 printTable(rows);
 console.log(
-  `results: ${writeResults(vectorType === 'int8' ? 'memory-int8' : 'memory', { sessions: SESSIONS, perSession: PER_SESSION, dim: DIM, vectorType, raw, codeBytes, linear, linearUsed, baseline, peak, current })}`,
+  `results: ${writeResults(vectorType === 'int8' ? 'memory-int8' : 'memory', { sessions: SESSIONS, perSession: PER_SESSION, dim: DIM, vectorType, raw, codeBytes, linear, linearUsed, baseline, peak, current, tables: { rows } })}`,
 );

@@ -8,7 +8,8 @@
 import usearch from 'usearch';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { filledKernel } from './lib/kernel-setup.js';
-import { fmt, interleave, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, interleave, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { comparePeers } from './peers/compare.js';
 import { invNormsOf, plainSearch, sameIds } from './lib/plain.js';
 import { RawKernel } from './lib/raw-kernel.js';
@@ -94,4 +95,4 @@ for (const n of sizes) {
 }
 printTable(rows);
 const peers = await comparePeers(K);
-console.log(`results: ${writeResults('peers', { topK: K, metric: 'cosine', usearchThreads: [1, 'all'], rows, peers })}`);
+console.log(`results: ${writeResults('peers', { topK: K, metric: 'cosine', usearchThreads: [1, 'all'], rows, peers, tables: { rows, peers: peers?.rows } })}`);

@@ -23,7 +23,8 @@ import type { Session } from '../src/sessions/session.js';
 import { prepareTextsAhead } from '../src/sessions/texts-ahead.js';
 import { hashToken } from '../src/sessions/token.js';
 import { uniformVectors, rowOf } from './lib/data.js';
-import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, median, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 
 const BATCH = quick ? 20 : 100;
 const DIM = 128;
@@ -342,7 +343,7 @@ try {
   const timings = await writePath();
   const large = await largeSession();
   const largest = await largestAddMany();
-  writeResults('persistence', { timings, large, largest });
+  writeResults('persistence', { timings, large, largest, tables: { goals: large } });
 } finally {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 }

@@ -15,7 +15,8 @@ import { SPEC_LIMITS } from '../src/config.js';
 import { clusteredVectors, rowOf, uniformVectors } from './lib/data.js';
 import { filledKernel } from './lib/kernel-setup.js';
 import { readFloorOnThreads } from './lib/read-floor-threads.js';
-import { fmt, interleaveTimed, median, printTable, quick, timeCalls, writeResults } from './lib/measure.js';
+import { fmt, interleaveTimed, median, printTable, quick, timeCalls } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { onPool } from '../src/kernel/executor.js';
 
 const THREADS = 2;

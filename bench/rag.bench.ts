@@ -20,7 +20,8 @@ import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { neighbourLoop as timedNeighbour } from './lib/neighbour.js';
 import { rowOf, uniformVectors } from './lib/data.js';
 import { chunkMetadata } from './lib/rag-data.js';
-import { fmt, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 
 const N = quick ? 5_000 : 50_000;
 const DIM = 384;
@@ -178,4 +179,4 @@ console.log(
   `\ngoals (this tree): RSS growth ${fmt(meta.rssGrowth / stored(meta), 2)}x stored (<= 1.5); fill ${fmt(meta.fillMs / none.fillMs, 2)}x without metadata (<= 2);` +
     ` neighbour p99 ${fmt(meta.fill.p99, 1)} ms during the fill (<= 50), ${fmt(meta.searches!.p99, 1)} ms during filtered searches (<= 20)`,
 );
-console.log(`results: ${writeResults('rag', { vectors: N, dim: DIM, metadataJsonBytes, runs })}`);
+console.log(`results: ${writeResults('rag', { vectors: N, dim: DIM, metadataJsonBytes, runs, tables: { fill: rows, searches: searchRows } })}`);

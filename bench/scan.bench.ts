@@ -9,7 +9,8 @@
 //   - search-many: 16 queries in one call against 16 single calls (goal: <= 0.7x),
 //     from the interleaved rounds and paired call by call.
 import { uniformVectors } from './lib/data.js';
-import { fmt, interleave, pairedRatio, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, interleave, pairedRatio, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { sameIds } from './lib/plain.js';
 import { RawKernel, type RawMetric } from './lib/raw-kernel.js';
 

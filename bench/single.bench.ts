@@ -4,7 +4,8 @@
 // streams as the scan reads the rows), in one process. To time another
 // build beside this one: npm run bench:experiment -- single-builds.
 import { uniformVectors } from './lib/data.js';
-import { fmt, interleave, printTable, quick, writeResults, type Case } from './lib/measure.js';
+import { fmt, interleave, printTable, quick, type Case } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { RawKernel, type RawMetric } from './lib/raw-kernel.js';
 
 const DIM = 384;

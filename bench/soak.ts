@@ -10,18 +10,16 @@
 // limits off: one address drives every session) and a short SESSION_TTL_MS,
 // so some sessions go idle past it and must then get SESSION_EXPIRED (and
 // nothing else) before they take a new token.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { NO_RATE_LIMITS, spawnServer } from './lib/spawn-server.js';
 
 const SESSIONS = Number(process.env.SOAK_SESSIONS ?? 200);
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const TTL_MS = Number(process.env.SOAK_TTL_MS ?? 4000);
 const DIM = 16;
 const ID_POOL = 300;
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 // ---- the model: small integer vectors under l2, so every score is exact ----
 
@@ -188,29 +186,9 @@ function peakRssBytes(pid: number): number {
 
 async function main() {
   const dataDir = process.env.SOAK_DATA_DIR ? mkdtempSync(join(tmpdir(), 'tempvec-soak-')) : '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      TOKEN_RATE_PER_MIN: '0',
-      MAX_SESSIONS_PER_ADDRESS: '0',
-      REQUEST_RATE_PER_SEC: '0',
-      SESSION_TTL_MS: String(TTL_MS),
-      DATA_DIR: dataDir,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  base = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk) => {
-      out += chunk;
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    child.on('exit', () => reject(new Error(`server exited: ${out}`)));
-  });
+  const server = spawnServer({ entry: 'source', env: { ...NO_RATE_LIMITS, SESSION_TTL_MS: String(TTL_MS), DATA_DIR: dataDir }, stderr: 'inherit' });
+  const { child } = server;
+  base = await server.listening();
   console.log(
     `soak: ${SESSIONS} sessions for ${SECONDS} s against ${base} (pid ${child.pid}), TTL ${TTL_MS} ms, rate limits off${dataDir ? `, DATA_DIR ${dataDir}` : ''}`,
   );
@@ -221,7 +199,7 @@ async function main() {
   const elapsed = (Date.now() - started) / 1000;
   const peak = peakRssBytes(child.pid!);
   child.kill('SIGTERM');
-  await new Promise((r) => child.on('exit', r));
+  await server.exited;
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 
   latencies.sort((a, b) => a - b);

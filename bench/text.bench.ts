@@ -21,7 +21,8 @@ import { encodeFloat32Base64 } from '../src/schemas/base64-float32.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { neighbourLoop as timedNeighbour } from './lib/neighbour.js';
 import { rowOf, uniformVectors } from './lib/data.js';
-import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, median, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 import { documentText, keywordQueries } from './lib/text-data.js';
 
 const N = quick ? 5_000 : 50_000;
@@ -121,33 +122,31 @@ const { asText, stats, searches } = await (async () => {
 })();
 
 console.log(`${N} chunks of ~150 words (${fmt(textBytes / N, 0)} bytes of text each) with ${DIM}-d float32 vectors, ${BATCH} a batch as base64`);
-printTable(
-  (
-    [
-      ['as metadata', asMetadata],
-      ['as text, standard analyzer', asStandardText],
-      ['as text, english analyzer', asText],
-    ] as const
-  ).map(([text, run]) => ({
-    text,
-    'fill s': fmt(run.fillMs / 1000, 2),
-    'vs metadata': fmt(run.fillMs / asMetadata.fillMs, 2),
-    'neighbour p50/p99/max ms': `${fmt(run.neighbour.p50, 1)} / ${fmt(run.neighbour.p99, 1)} / ${fmt(run.neighbour.max, 1)}`,
-  })),
-);
+const fills = (
+  [
+    ['as metadata', asMetadata],
+    ['as text, standard analyzer', asStandardText],
+    ['as text, english analyzer', asText],
+  ] as const
+).map(([text, run]) => ({
+  text,
+  'fill s': fmt(run.fillMs / 1000, 2),
+  'vs metadata': fmt(run.fillMs / asMetadata.fillMs, 2),
+  'neighbour p50/p99/max ms': `${fmt(run.neighbour.p50, 1)} / ${fmt(run.neighbour.p99, 1)} / ${fmt(run.neighbour.max, 1)}`,
+}));
+printTable(fills);
 console.log('searches below: on the english session');
 const indexBytes = stats.textIndexBytes as number;
 console.log(
   `\ntext store ${fmt(stats.textBytes / 2 ** 20, 1)} MiB, of which dictionary and postings ${fmt(indexBytes / 2 ** 20, 1)} MiB (${fmt(indexBytes / textBytes, 2)}x the text's ${fmt(textBytes / 2 ** 20, 1)} MiB), ${stats.textIndexTerms} terms`,
 );
 const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))];
-printTable(
-  (['keyword', 'vector', 'hybrid'] as const).map((kind) => ({
-    query: kind,
-    'server p50 ms': fmt(median(searches.times[kind]), 3),
-    'p99 ms': fmt(p(searches.times[kind], 0.99), 3),
-  })),
-);
+const queries = (['keyword', 'vector', 'hybrid'] as const).map((kind) => ({
+  query: kind,
+  'server p50 ms': fmt(median(searches.times[kind]), 3),
+  'p99 ms': fmt(p(searches.times[kind], 0.99), 3),
+}));
+printTable(queries);
 console.log(
   `keyword queries matched ${fmt(searches.textMatched, 0)} chunks on average; hybrid / (vector + keyword), median of pairs: ${fmt(searches.hybridRatio, 2)}`,
 );
@@ -166,17 +165,16 @@ const ours = engines[0];
 const overlap = (tops: string[][]) =>
   tops.reduce((sum, top, q) => sum + top.filter((id) => ours.tops[q].includes(id)).length / Math.max(1, ours.tops[q].length), 0) / tops.length;
 console.log("\nkeyword index alone, in-process, standard analyzer's terms for all (OR queries, top 10):");
-printTable(
-  engines.map((e) => ({
-    engine: e.engine,
-    'build s': fmt(e.buildMs / 1000, 2),
-    'query p50 ms': fmt(e.queryMs, 3),
-    'vs tempvec': fmt(e.queryMs / ours.queryMs, 2),
-    'bytes/doc (heap + buffers)': fmt(e.bytesPerDocument, 0),
-    'memory vs tempvec': fmt(e.bytesPerDocument / ours.bytesPerDocument, 2),
-    'top-10 overlap with tempvec': fmt(overlap(e.tops), 2),
-  })),
-);
+const engineRows = engines.map((e) => ({
+  engine: e.engine,
+  'build s': fmt(e.buildMs / 1000, 2),
+  'query p50 ms': fmt(e.queryMs, 3),
+  'vs tempvec': fmt(e.queryMs / ours.queryMs, 2),
+  'bytes/doc (heap + buffers)': fmt(e.bytesPerDocument, 0),
+  'memory vs tempvec': fmt(e.bytesPerDocument / ours.bytesPerDocument, 2),
+  'top-10 overlap with tempvec': fmt(overlap(e.tops), 2),
+}));
+printTable(engineRows);
 
 const keywordP50 = median(searches.times.keyword);
 console.log(
@@ -185,5 +183,5 @@ console.log(
     ` neighbour p99 ${fmt(asStandardText.neighbour.p99, 1)} and ${fmt(asText.neighbour.p99, 1)} ms during them (<= 50)`,
 );
 console.log(
-  `results: ${writeResults('text', { documents: N, dim: DIM, textBytes, asMetadata, asStandardText, asText, stats, searches: { ...searches, times: undefined }, engines: engines.map((e) => ({ ...e, tops: undefined })) })}`,
+  `results: ${writeResults('text', { documents: N, dim: DIM, textBytes, asMetadata, asStandardText, asText, stats, searches: { ...searches, times: undefined }, engines: engines.map((e) => ({ ...e, tops: undefined })), tables: { fills, queries, engines: engineRows } })}`,
 );

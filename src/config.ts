@@ -313,7 +313,7 @@ export const CONFIG_VARIABLES = [
     'KERNEL_BUILD',
     'kernelBuild',
     'auto',
-    'the kernel build that answers searches (/limits `backend`): `simd128` runs everywhere; `relaxed` fuses each multiply-add (relaxed SIMD: Node 22 or later, Node 20 only with `--experimental-wasm-relaxed-simd`; elsewhere the server refuses to start); `auto` is `simd128`, as the relaxed build measured slower on AMD Zen (docs/performance.md)',
+    'the kernel build that answers searches (/limits `backend`): `simd128` runs everywhere; `relaxed` fuses each multiply-add (relaxed SIMD: Node 22 or later, Node 20 only with `--experimental-wasm-relaxed-simd`; elsewhere the server refuses to start); `auto` is `simd128`, as the relaxed build measured slower on AMD Zen (docs/experiments/2026-11-26-relaxed-build-shipped.md)',
   ],
   [
     'MAX_ANSWER_BYTES',
@@ -448,7 +448,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 /**
  * The build KERNEL_BUILD runs. `auto` is simd128 on every engine: on the CPU
  * measured (AMD EPYC, Zen) the fused multiply-add made search-many slower
- * (1.03 to 1.18x) and one query no faster (0.93 to 1.07x; docs/performance.md).
+ * (1.03 to 1.18x) and one query no faster (0.93 to 1.07x; docs/experiments/2026-11-26-relaxed-build-shipped.md).
  * The choice depends on no timing, so scores never change between restarts.
  */
 export function backendFor(kernelBuild: KernelBuild): Backend {

@@ -9,12 +9,13 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { uniformVectors } from '../lib/data.js';
-import { interleave, median, printTable, quick, writeResults } from '../lib/measure.js';
+import { interleave, median, printTable, quick } from '../lib/measure.js';
+import { writeExperimentResults } from '../lib/results.js';
 import { RawKernel } from '../lib/raw-kernel.js';
 
 const root = new URL('../../', import.meta.url).pathname;
-const out = `${root}bench/results/fp-peak.wasm`;
-mkdirSync(`${root}bench/results`, { recursive: true });
+const out = `${root}bench/results/experiments/fp-peak.wasm`;
+mkdirSync(`${root}bench/results/experiments`, { recursive: true });
 execFileSync(
   process.execPath,
   [
@@ -86,4 +87,4 @@ console.log(
 console.log(
   `the tiles reach ${((block / pairs) * 100).toFixed(0)}% of their loop on its own over L1, ${((block / nested) * 100).toFixed(0)}% of it nested as V8 compiles theirs`,
 );
-console.log(`results: ${writeResults('fp-peak', { rows, adds, muls, pairs, nested, single, block, goal })}`);
+console.log(`results: ${writeExperimentResults('fp-peak', { rows, adds, muls, pairs, nested, single, block, goal })}`);

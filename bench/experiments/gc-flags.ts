@@ -16,7 +16,8 @@
 import { encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
 import { postLoad, startChildServer, startScriptNodeFlags, type ChildServer } from '../lib/child-server.js';
 import { rowOf, uniformVectors } from '../lib/data.js';
-import { fmt, median, printTable, quick, writeResults } from '../lib/measure.js';
+import { fmt, median, printTable, quick } from '../lib/measure.js';
+import { writeExperimentResults } from '../lib/results.js';
 
 const settings: Record<string, string[]> = {
   'none (Node defaults)': [],
@@ -124,5 +125,5 @@ const latencyRows = [];
 for (const [setting, flags] of Object.entries(settings)) latencyRows.push({ setting, ...(await latencyUnderChurn(flags)) });
 console.log(`POST /search latency on a 10k x 384 session while add-many replaces vectors and metadata in the others (${quick ? 4 : 60} sessions)`);
 printTable(latencyRows);
-console.log(`results: ${writeResults('gc-flags', { receive: receiveRows, latency: latencyRows })}`);
+console.log(`results: ${writeExperimentResults('gc-flags', { receive: receiveRows, latency: latencyRows })}`);
 process.exit(0);

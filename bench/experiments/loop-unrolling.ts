@@ -9,7 +9,8 @@
 import { spawnSync } from 'node:child_process';
 import { uniformVectors } from '../lib/data.js';
 import { filledKernel } from '../lib/kernel-setup.js';
-import { fmt, interleave, median, printTable, quick, writeResults } from '../lib/measure.js';
+import { fmt, interleave, median, printTable, quick } from '../lib/measure.js';
+import { writeExperimentResults } from '../lib/results.js';
 
 const FLAG = '--no-wasm-loop-unrolling';
 const DIM = 384;
@@ -69,5 +70,5 @@ if (process.env.TEMPVEC_LOOP_UNROLLING_CHILD) {
     return { path, 'default ms': fmt(base, 3), [`${FLAG} ms`]: fmt(flagged, 3), 'flag/default': fmt(flagged / base) };
   });
   printTable(rows);
-  console.log(`results: ${writeResults('loop-unrolling', { flag: FLAG, processes, rows })}`);
+  console.log(`results: ${writeExperimentResults('loop-unrolling', { flag: FLAG, processes, rows })}`);
 }

@@ -9,8 +9,8 @@
 // in L1 (relaxed-madd/probe.ts) and per cycle of the clock /proc/cpuinfo names
 // (4-lane FMA's peak: 16 flops a cycle; a boost clock above it shows as more).
 // Needs an engine that validates relaxed SIMD (Node 24; Node 20 only with
-// --experimental-wasm-relaxed-simd). Findings: docs/experiments.md; the
-// choice of KERNEL_BUILD=auto they support: docs/performance.md.
+// --experimental-wasm-relaxed-simd). Findings: docs/experiments/2026-11-26-relaxed-madd-second-build.md; the
+// choice of KERNEL_BUILD=auto they support: docs/experiments/2026-11-26-relaxed-build-shipped.md.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
@@ -18,7 +18,8 @@ import { KernelPool } from '../../src/kernel/kernel-pool.js';
 import { loadKernelModule, loadSharedKernelModule } from '../../src/kernel/load-node.js';
 import { relaxedSimdSupported } from '../../src/kernel/relaxed-simd.js';
 import { rowOf, uniformVectors } from '../lib/data.js';
-import { fmt, interleaveTimed, printTable, quick, timeCalls, writeResults } from '../lib/measure.js';
+import { fmt, interleaveTimed, printTable, quick, timeCalls } from '../lib/measure.js';
+import { writeExperimentResults } from '../lib/results.js';
 import { onPool } from '../../src/kernel/executor.js';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -42,8 +43,8 @@ function filled(module: WebAssembly.Module, data: Float32Array): KernelInstance 
 }
 
 // Multiply-adds per second with the rows in L1 (the tile loop's shape) and in registers, each way.
-mkdirSync(`${root}bench/results`, { recursive: true });
-const probeOut = `${root}bench/results/relaxed-probe.wasm`;
+mkdirSync(`${root}bench/results/experiments`, { recursive: true });
+const probeOut = `${root}bench/results/experiments/relaxed-probe.wasm`;
 execFileSync(
   process.execPath,
   [
@@ -163,4 +164,4 @@ printTable(
 );
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(`largest score difference between the builds: ${largest.toExponential(2)}; clock ${mhz} MHz; Node ${process.version}; load average ${load}`);
-console.log(`results: ${writeResults('relaxed-madd', { node: process.version, mhz, load, largestScoreDifference: largest, rows, probes })}`);
+console.log(`results: ${writeExperimentResults('relaxed-madd', { node: process.version, mhz, load, largestScoreDifference: largest, rows, probes })}`);

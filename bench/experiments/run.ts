@@ -1,7 +1,7 @@
 // npm run bench:experiment -- <name> [args]: one experiment of
 // bench/experiments/<name>.ts in its own process; no name lists them.
 // Experiments probe a question once (a flag, a loop shape, another build);
-// their findings are in docs/experiments.md.
+// their findings are in docs/experiments/ (one file each).
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 

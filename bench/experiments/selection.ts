@@ -16,7 +16,8 @@
 import { performance } from 'node:perf_hooks';
 import { loadKernelFile } from '../lib/bench-kernel.js';
 import { clusteredVectors, rowOf, uniformVectors } from '../lib/data.js';
-import { fmt, median, printTable, quick, writeResults } from '../lib/measure.js';
+import { fmt, median, printTable, quick } from '../lib/measure.js';
+import { writeExperimentResults } from '../lib/results.js';
 import { RawKernel } from '../lib/raw-kernel.js';
 
 const DIM = 384;
@@ -97,4 +98,4 @@ for (const s of scenarios) {
 }
 printTable(table);
 console.log(`(${ROUNDS} rounds of ${QUERIES} queries, medians; share = heavy / light - 1 within one build)`);
-console.log(`results: ${writeResults('selection', { rounds: ROUNDS, queries: QUERIES, table })}`);
+console.log(`results: ${writeExperimentResults('selection', { rounds: ROUNDS, queries: QUERIES, table })}`);

@@ -10,7 +10,8 @@
 //   npm run build:kernel && npm run bench:experiment -- single-builds --baseline before=/tmp/old.wasm
 import { loadKernelFile } from '../lib/bench-kernel.js';
 import { uniformVectors } from '../lib/data.js';
-import { fmt, interleave, printTable, quick, writeResults, type Case } from '../lib/measure.js';
+import { fmt, interleave, printTable, quick, type Case } from '../lib/measure.js';
+import { writeExperimentResults } from '../lib/results.js';
 import { sameIds } from '../lib/plain.js';
 import { RawKernel, type RawMetric } from '../lib/raw-kernel.js';
 
@@ -80,4 +81,4 @@ for (const n of sizes) {
   console.error(`done ${n}`);
 }
 printTable(rows);
-console.log(`results: ${writeResults('single-builds', { topK: K, baselines: others.map((o) => o.name), rows })}`);
+console.log(`results: ${writeExperimentResults('single-builds', { topK: K, baselines: others.map((o) => o.name), rows })}`);

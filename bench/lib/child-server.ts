@@ -1,10 +1,13 @@
 // Start bench/lib/server-process.mjs (the compiled server in dist/, as
-// `npm start` runs it) and talk to it with undici.
-import { spawn, type ChildProcess } from 'node:child_process';
+// `npm start` runs it; bench/lib/spawn-server.ts) and talk to it with undici.
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
 import { build } from '../../scripts/build.js';
+import { loadConfig } from '../../src/config.js';
+import { heapLimitMiB } from '../../src/limits/heap-limit.js';
+import { spawnServer } from './spawn-server.js';
 
 export interface ChildServer {
   child: ChildProcess;
@@ -20,6 +23,8 @@ export interface ChildServer {
 }
 
 const root = new URL('../../', import.meta.url).pathname;
+/** A server with DATA_DIR lists its sessions before it says READY. */
+const START_TIMEOUT_MS = 600_000;
 
 /** Compile src/ to dist/ (`npm run build:server`) when it is stale (scripts/build.ts); its line goes to stderr, apart from the figures. */
 export function ensureBuiltServer(): void {
@@ -36,6 +41,12 @@ export function startScriptNodeFlags(startScript = JSON.parse(readFileSync(join(
   return m[1].split(' ').filter(Boolean);
 }
 
+/** npm start's Node flags and the heap limit its launcher (src/start.ts) sets from the budget in `env`. */
+export function launcherNodeFlags(env: Record<string, string>): string[] {
+  const heap = heapLimitMiB(loadConfig({ ...process.env, ...env }));
+  return [...startScriptNodeFlags(), ...(heap ? [`--max-old-space-size=${heap}`] : [])];
+}
+
 /**
  * `nodeFlags`: the start script's unless given (bench/experiments/gc-flags.ts
  * compares others); CHILD_NODE_FLAGS adds more to any bench run. `script`:
@@ -43,22 +54,11 @@ export function startScriptNodeFlags(startScript = JSON.parse(readFileSync(join(
  * a before/after comparison in one run.
  */
 export async function startChildServer(env: Record<string, string> = {}, nodeFlags = startScriptNodeFlags(), script?: string): Promise<ChildServer> {
-  if (script === undefined) {
-    ensureBuiltServer();
-    script = new URL('./server-process.mjs', import.meta.url).pathname;
-  }
+  if (script === undefined) ensureBuiltServer();
   const flags = [...nodeFlags, ...(process.env.CHILD_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-  const child = spawn(process.execPath, [...flags, script!], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /READY (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  const origin = `http://127.0.0.1:${port}`;
+  const server = spawnServer({ entry: script === undefined ? 'bench' : { script: resolve(script) }, env, nodeFlags: flags, stderr: 'inherit' });
+  const { child } = server;
+  const origin = await server.listening(START_TIMEOUT_MS);
   const pool = new Pool(origin, { connections: 32, pipelining: 1 });
   const request = async (method: 'GET' | 'POST', path: string, body?: string | Buffer, token?: string) => {
     const headers: Record<string, string> = {};

@@ -3,7 +3,8 @@
 // reader, the depth check, validation, prepareUpsert and applyUpsert. No
 // HTTP: what is left of a request once its bytes are in. `dist` may point at
 // another build (e.g. of an earlier commit) to compare; a build without
-// arena-pool.js reads each body into fresh buffers, as it did.
+// spare-buffers.js (arena-pool.js before it) reads each body into fresh
+// buffers, as it did.
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as v from 'valibot';

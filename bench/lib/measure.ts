@@ -1,7 +1,6 @@
 // Timing helpers: every case of a comparison runs in the same process,
 // interleaved round by round (so drift from other load on this shared
 // machine hits all of them alike), and we report the median per call.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 export interface Case {
@@ -93,16 +92,6 @@ export function printTable(rows: Record<string, string | number>[]): void {
   const line = (vals: string[]) => vals.map((v, i) => v.padStart(width[i])).join('  ');
   console.log(line(cols));
   for (const r of rows) console.log(line(cols.map((c) => String(cell(r[c])))));
-}
-
-/** Write bench/results/<name>.json (gitignored) with the machine's context. */
-export function writeResults(name: string, data: unknown): string {
-  const dir = new URL('../results/', import.meta.url);
-  mkdirSync(dir, { recursive: true });
-  const file = new URL(`${name}.json`, dir);
-  const meta = { date: new Date().toISOString(), node: process.version, platform: `${process.platform}-${process.arch}` };
-  writeFileSync(file, JSON.stringify({ ...meta, ...(data as object) }, null, 2) + '\n');
-  return file.pathname;
 }
 
 /** Large-N cases are skipped with `--quick` (used to smoke-test the scripts). */

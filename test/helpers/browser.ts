@@ -1,4 +1,4 @@
-// Headless Chromium from Debian (/usr/bin/chromium, installed by .ci/run),
+// Headless Chromium from Debian (/usr/bin/chromium, installed by npm test's pretest),
 // driven by playwright-core, which never downloads a browser of its own.
 import { existsSync, mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -12,7 +12,7 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-backgro
 export const OUTPUT_DIR = new URL('../../test-output/browser/', import.meta.url);
 
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (npm test's pretest does it)`);
   mkdirSync(OUTPUT_DIR, { recursive: true });
   return chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
 }

@@ -30,7 +30,7 @@ export async function startCluster(
   perAddress: PerAddressLimits = UNLIMITED,
 ): Promise<TestCluster> {
   const nginx = findNginx();
-  if (!nginx) throw new Error('nginx is not installed: apt-get install nginx (.ci/run does)');
+  if (!nginx) throw new Error("nginx is not installed: apt-get install nginx (npm test's pretest does)");
   const dataDir = mkdtempSync(join(tmpdir(), 'tempvec-cluster-'));
   const log: string[] = [];
   const fullEnv: Record<string, string | undefined> = { ...process.env, TOKEN_RATE_PER_MIN: '0', MAX_SESSIONS_PER_ADDRESS: '0', ...env };

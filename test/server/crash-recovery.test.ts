@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, type ServerProcess } from '../helpers/server-process.js';
+import { type ServerProcess, startSourceServer } from '../../bench/lib/spawn-server.js';
 
 const WRITERS = 4;
 const BATCH = 400;
@@ -48,7 +48,7 @@ for (const fsync of ['never', 'always'])
     });
 
     it('keeps every acknowledged batch and no half batch', async () => {
-      server = await startServer({ DATA_DIR: dir, FSYNC: fsync });
+      server = await startSourceServer({ DATA_DIR: dir, FSYNC: fsync });
       const { url } = server;
       const token = (await (await fetch(`${url}/token`, { method: 'POST' })).json()).token as string;
       const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
@@ -82,7 +82,7 @@ for (const fsync of ['never', 'always'])
       await Promise.all(writers);
       const unacknowledged = batches.filter((b) => !b.acknowledged).length;
 
-      server = await startServer({ DATA_DIR: dir, FSYNC: fsync });
+      server = await startSourceServer({ DATA_DIR: dir, FSYNC: fsync });
       let present = 0;
       let wholeUnacknowledged = 0;
       for (const batch of batches) {

@@ -2,30 +2,18 @@
 // start-up with a one-line message and exit code 1, instead of a server whose
 // every POST /token is 503 or whose writes interleave with another's.
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startServer } from '../helpers/server-process.js';
+import { spawnServer, startSourceServer } from '../../bench/lib/spawn-server.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-async function startWith(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  const [code] = await once(child, 'exit');
+async function startWith(env: Record<string, string>): Promise<{ code: number | string; output: string }> {
+  const server = spawnServer({ entry: 'source', env });
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 15_000);
+  const code = await server.exited;
   clearTimeout(timer);
-  return { code, output };
+  return { code, output: server.output() };
 }
 
 describe('start-up with an unusable DATA_DIR', function () {
@@ -52,7 +40,7 @@ describe('start-up with an unusable DATA_DIR', function () {
     const bootId = () => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
 
     it('refuses a second process with exit 1 and leaves the first untouched', async () => {
-      const first = await startServer({ DATA_DIR: dir });
+      const first = await startSourceServer({ DATA_DIR: dir });
       try {
         const token = (await (await fetch(`${first.url}/token`, { method: 'POST' })).json()) as { token: string };
         const lock = readFileSync(lockOf(), 'utf8');
@@ -81,18 +69,18 @@ describe('start-up with an unusable DATA_DIR', function () {
     });
 
     it('takes over the lock of a process that is gone (SIGKILL), or of an earlier boot', async () => {
-      const first = await startServer({ DATA_DIR: dir });
+      const first = await startSourceServer({ DATA_DIR: dir });
       first.child.kill('SIGKILL');
       await first.exited;
       expect(existsSync(lockOf()), 'left behind by SIGKILL').to.equal(true);
-      const second = await startServer({ DATA_DIR: dir });
+      const second = await startSourceServer({ DATA_DIR: dir });
       expect(readFileSync(lockOf(), 'utf8').split(' ')[0]).to.equal(String(second.child.pid));
       second.child.kill('SIGKILL');
       await second.exited;
 
       // A live pid (this test's own) in a lock of another boot: the pid may be another program's now.
       writeFileSync(lockOf(), `${process.pid} ${hostname()} not-${bootId()}\n`);
-      const third = await startServer({ DATA_DIR: dir });
+      const third = await startSourceServer({ DATA_DIR: dir });
       expect(readFileSync(lockOf(), 'utf8').split(' ')[0]).to.equal(String(third.child.pid));
       third.child.kill('SIGKILL');
       await third.exited;
@@ -111,7 +99,7 @@ describe('start-up with an unusable DATA_DIR', function () {
       // The old container was killed: its lock's heartbeat stops; the new one waits it out and starts.
       utimesSync(lockOf(), new Date(), new Date());
       const started = Date.now();
-      const next = await startServer({ DATA_DIR: dir, LOCK_STALE_MS: '2000' });
+      const next = await startSourceServer({ DATA_DIR: dir, LOCK_STALE_MS: '2000' });
       try {
         // Never taken while its heartbeat was fresh; taken within the stale interval plus a start-up.
         // (A start-up slower than 2 s on a loaded machine finds it stale at once, without waiting.)

@@ -2,13 +2,12 @@
 // config.backend, /limits backend) and serves it at /kernel.wasm, with the
 // simd128 build at /kernel.simd128.wasm; a bad value, or relaxed where the
 // engine cannot run it, stops start-up with one line and exit 1.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { type Backend, backendFor, ConfigError, type KernelBuild, loadConfig } from '../../src/config.js';
 import { relaxedSimdSupported } from '../../src/kernel/relaxed-simd.js';
+import { spawnServer } from '../../bench/lib/spawn-server.js';
 import { startApp, type LiveApp } from '../helpers/live-app.js';
 import { ResponseChecker } from '../helpers/openapi-check.js';
 
@@ -16,34 +15,19 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const relaxedRuns = relaxedSimdSupported();
 const noRelaxed = `Node ${process.version} does not run relaxed SIMD`;
 
-/** npm start's launcher (src/start.ts) with `env` and Node `flags`; resolves at its first line, or its exit. */
-async function launch(env: Record<string, string>, flags: string[] = []): Promise<{ code: number | null; log: string; url?: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'src/start.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MEMORY_BUDGET_BYTES: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  return new Promise((resolve) => {
-    const onData = (chunk: Buffer) => {
-      log += chunk;
-      const url = /listening on (http:\/\/[\d.]+:\d+)/.exec(log)?.[1];
-      if (url)
-        resolve({
-          code: null,
-          log,
-          url,
-          stop: async () => {
-            child.kill('SIGTERM');
-            await exited;
-          },
-        });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    exited.then((code) => resolve({ code, log, stop: async () => {} }));
-  });
+/** npm start's launcher (src/start.ts) with `env` and Node `flags`; resolves once it listens, or at its exit. */
+async function launch(
+  env: Record<string, string>,
+  flags: string[] = [],
+): Promise<{ code: number | string | null; log: string; url?: string; stop(): Promise<void> }> {
+  const server = spawnServer({ entry: 'launcher', env: { MEMORY_BUDGET_BYTES: '0', ...env }, nodeFlags: flags });
+  const url = await server.listening().catch(() => undefined);
+  if (!url) return { code: await server.exited, log: server.output(), stop: async () => {} };
+  const stop = async () => {
+    server.child.kill('SIGTERM');
+    await server.exited;
+  };
+  return { code: null, log: server.output(), url, stop };
 }
 
 describe('KERNEL_BUILD', function () {

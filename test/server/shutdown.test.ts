@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
-import { startServer } from '../helpers/server-process.js';
+import { startSourceServer } from '../../bench/lib/spawn-server.js';
 
 /** Start a POST whose body is sent in two halves; resolves the response once `finish` is called. */
 function slowRequest(url: string, token: string, body: string) {
@@ -30,7 +30,7 @@ describe('graceful shutdown', function () {
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`on ${signal} finishes a request in flight, refuses new connections, then exits 0`, async () => {
-      const server = await startServer();
+      const server = await startSourceServer();
       const token = (await (await fetch(`${server.url}/token`, { method: 'POST' })).json()).token;
       // An idle keep-alive connection must not hold the exit up.
       await fetch(`${server.url}/limits`);
@@ -108,7 +108,7 @@ describe('shutdown with slow clients', function () {
   this.timeout(30_000);
 
   it('lets a slow reader receive its whole answer, closes idle sockets, exits 0', async () => {
-    const server = await startServer({ SHUTDOWN_DRAIN_MS: '8000' });
+    const server = await startSourceServer({ SHUTDOWN_DRAIN_MS: '8000' });
     const { token, ids } = await bigSession(server.url);
     const slow = pausedAnswer(server.url, token, ids);
     await slow.started;
@@ -129,7 +129,7 @@ describe('shutdown with slow clients', function () {
   });
 
   it('closes an answer nobody reads after SHUTDOWN_DRAIN_MS and still exits 0', async () => {
-    const server = await startServer({ SHUTDOWN_DRAIN_MS: '500' });
+    const server = await startSourceServer({ SHUTDOWN_DRAIN_MS: '500' });
     const { token, ids } = await bigSession(server.url);
     const stuck = pausedAnswer(server.url, token, ids);
     await stuck.started;

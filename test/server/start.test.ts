@@ -1,31 +1,20 @@
 // npm start's launcher (src/start.ts): a budget that cannot fit is refused
 // with one line and exit 1; otherwise the server runs with a heap limit set
 // from the budget, and signals and the exit code pass through.
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { procStat } from '../../src/sessions/persistence/dir-lock.js';
+import { spawnServer } from '../../bench/lib/spawn-server.js';
 import { assertBudgetFits, HEAP_BASELINE_BYTES, heapCapBytes, heapLimitMiB } from '../../src/limits/heap-limit.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MiB = 1024 * 1024;
 
-function launch(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/start.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  child.stdout!.on('data', (chunk) => (log += chunk));
-  child.stderr!.on('data', (chunk) => (log += chunk));
-  return { child, log: () => log, exited: once(child, 'exit').then(([code]) => code as number | null) };
-}
+/** npm start's launcher (src/start.ts) with `env`. */
+const launch = (env: Record<string, string>) => spawnServer({ entry: 'launcher', env });
 
 describe('start-up and the heap limit', function () {
   this.timeout(60_000);
@@ -33,8 +22,8 @@ describe('start-up and the heap limit', function () {
   it('refuses a budget the machine cannot hold: one line, exit 1', async () => {
     const run = launch({ MEMORY_BUDGET_BYTES: String(1024 ** 5) });
     expect(await run.exited).to.equal(1);
-    expect(run.log().trim().split('\n')).to.have.length(1);
-    expect(run.log()).to.match(/^tempvec: cannot start: MEMORY_BUDGET_BYTES=\d+ cannot fit: .* lower MEMORY_BUDGET_BYTES/);
+    expect(run.output().trim().split('\n')).to.have.length(1);
+    expect(run.output()).to.match(/^tempvec: cannot start: MEMORY_BUDGET_BYTES=\d+ cannot fit: .* lower MEMORY_BUDGET_BYTES/);
   });
 
   it('refuses a MAX_BODY_BYTES larger than the budget', () => {
@@ -54,19 +43,7 @@ describe('start-up and the heap limit', function () {
 
   it('runs the server with that heap limit, passes SIGTERM on and exits 0', async () => {
     const run = launch({ MEMORY_BUDGET_BYTES: String(512 * MiB) });
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setInterval(() => {
-        const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(run.log());
-        if (match) {
-          clearInterval(timer);
-          resolve(match[1]);
-        }
-      }, 50);
-      run.exited.then(() => {
-        clearInterval(timer);
-        reject(new Error(run.log()));
-      });
-    });
+    const url = await run.listening();
     const limits = await (await fetch(`${url}/limits`)).json();
     expect(limits.usage.memoryBudgetBytes).to.equal(512 * MiB);
     const server = execFileSync('ps', ['-o', 'args=', '--ppid', String(run.child.pid)], { encoding: 'utf8' });
@@ -79,7 +56,7 @@ describe('start-up and the heap limit', function () {
     const dir = mkdtempSync(join(tmpdir(), 'tempvec-launcher-'));
     try {
       const first = launch({ DATA_DIR: dir });
-      const url = await listening(first);
+      const url = await first.listening();
       const token = (await (await fetch(`${url}/token`, { method: 'POST' })).json()).token as string;
       const server = Number(execFileSync('ps', ['-o', 'pid=', '--ppid', String(first.child.pid)], { encoding: 'utf8' }).trim());
       expect(procStat(server)?.state).to.not.equal(undefined);
@@ -90,10 +67,10 @@ describe('start-up and the heap limit', function () {
       const state = procStat(server)?.state ?? 'gone';
       if (state !== 'gone' && state !== 'Z') process.kill(server, 'SIGKILL'); // not left running past a failure
       expect(state, 'the orphaned server exits').to.be.oneOf(['gone', 'Z']);
-      expect(first.log()).to.include('launcher gone: finishing requests in flight');
+      expect(first.output()).to.include('launcher gone: finishing requests in flight');
 
       const second = launch({ DATA_DIR: dir });
-      const again = await listening(second);
+      const again = await second.listening();
       const res = await fetch(`${again}/session`, { headers: { authorization: `Bearer ${token}` } });
       expect(res.status, 'the session came back from DATA_DIR').to.equal(200);
       second.child.kill('SIGKILL');
@@ -103,20 +80,3 @@ describe('start-up and the heap limit', function () {
     }
   });
 });
-
-/** The URL the launched server prints once it listens; rejects if it exits first. */
-function listening(run: ReturnType<typeof launch>): Promise<string> {
-  return new Promise<string>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(run.log());
-      if (match) {
-        clearInterval(timer);
-        resolve(match[1]);
-      }
-    }, 50);
-    run.exited.then(() => {
-      clearInterval(timer);
-      reject(new Error(run.log()));
-    });
-  });
-}

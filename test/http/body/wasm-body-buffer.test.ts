@@ -30,7 +30,7 @@ function bitsOf(body: Record<string, unknown> | undefined) {
   return (body.vectors as CheckedBatch).records.map((r) => ({ id: r.id, vector: Array.from(new Uint32Array(Float32Array.from(r.vector).buffer)) }));
 }
 
-/** The body parsed from a space (as body.ts reads a large one) and from an ordinary buffer. */
+/** The body parsed from a space (as read.ts reads a large vector body) and from an ordinary buffer. */
 function bothWays(space: WasmBodyBuffer, text: string) {
   const bytes = space.open(Buffer.byteLength(text));
   bytes.write(text, 'latin1');
