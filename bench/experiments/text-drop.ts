@@ -13,7 +13,8 @@
 import { performance } from 'node:perf_hooks';
 import { rng } from '../lib/data.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { VectorIndex, type VectorInput } from '../../src/index/vector-index.js';
+import type { VectorInput } from '../../src/index/types.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
 import { prepareTextsAhead } from '../../src/sessions/texts-ahead.js';
 import { startChildServer } from '../lib/child-server.js';
 

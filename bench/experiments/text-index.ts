@@ -16,7 +16,8 @@ import { performance } from 'node:perf_hooks';
 import { rng } from '../lib/data.js';
 import { fmt, median, printTable, quick } from '../lib/measure.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { VectorIndex, type VectorInput } from '../../src/index/vector-index.js';
+import type { VectorInput } from '../../src/index/types.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
 import type { AnalyzerName } from '../../src/config.js';
 
 const DOCS = quick ? 10_000 : 50_000;

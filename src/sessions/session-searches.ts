@@ -2,7 +2,7 @@
 // (session-gate.ts), on the request's own thread when the work is small,
 // on the kernel pool's threads otherwise (src/kernel/kernel-pool.ts).
 import { apiError } from '../errors.js';
-import type { SearchOptions, SearchOutput, SearchPlan } from '../index/vector-index.js';
+import type { SearchOptions, SearchOutput, SearchPlan } from '../index/types.js';
 import { onPool, type PoolExecutor } from '../kernel/executor.js';
 import { KernelUnavailableError, type KernelPool } from '../kernel/kernel-pool.js';
 import { POOL_MIN_WORK } from '../kernel/search-path.js';

@@ -11,7 +11,7 @@ import { CorruptLogError, FormatError } from './persistence/records-v2.js';
 import type { JournalFs } from './persistence/journal-fs.js';
 import { SyncNotTriedError } from './persistence/log-file.js';
 import { SessionJournal, type EncodedChange, type JournalCounts } from './persistence/session-journal.js';
-import type { UpsertOptions, UpsertPlan, VectorInput } from '../index/vector-index.js';
+import type { UpsertOptions, UpsertPlan, VectorInput } from '../index/types.js';
 import { Session } from './session.js';
 import { SessionWrites } from './session-writes.js';
 import { SessionSearches } from './session-searches.js';

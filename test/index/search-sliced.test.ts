@@ -4,7 +4,8 @@
 // on random data; and it lets timers run between its queries.
 import { expect } from 'chai';
 import type { Metric } from '../../src/config.js';
-import { VectorIndex, type SearchOptions, type SearchOutput, type SearchPlan } from '../../src/index/vector-index.js';
+import type { SearchOptions, SearchOutput, SearchPlan } from '../../src/index/types.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { Slices } from '../../src/limits/slices.js';
 import { randomInt, randomVector, seededRng, type Rng } from '../helpers/random.js';

@@ -2,7 +2,8 @@
 // between its slices, and once done the index is the one a single-step apply
 // makes of the same batches (random ids, vectors, metadata and texts).
 import { expect } from 'chai';
-import { VectorIndex, type VectorInput } from '../../src/index/vector-index.js';
+import type { VectorInput } from '../../src/index/types.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { Slices } from '../../src/limits/slices.js';
 import { prepareMetadataAhead } from '../../src/sessions/metadata-ahead.js';

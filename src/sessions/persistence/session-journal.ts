@@ -23,7 +23,8 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, type FsyncMode } from '../../config.js';
-import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
+import type { Metadata } from '../../index/filter.js';
+import type { UpsertPlan } from '../../index/types.js';
 import { isWasmAllocationFailure } from '../../limits/wasm-memories.js';
 import type { Session } from '../session.js';
 import { JobSlots } from '../../limits/job-slots.js';

@@ -3,7 +3,8 @@
 // than the texts' own bytes, and a clear, a reset or deleting every text
 // gives it all back.
 import { expect } from 'chai';
-import { VectorIndex, type VectorInput } from '../../../src/index/vector-index.js';
+import type { VectorInput } from '../../../src/index/types.js';
+import { VectorIndex } from '../../../src/index/vector-index.js';
 import { loadKernelModule } from '../../../src/kernel/load-node.js';
 import { randomInt, seededRng, type Rng } from '../../helpers/random.js';
 

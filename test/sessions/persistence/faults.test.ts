@@ -13,7 +13,7 @@ import { nodeFs, type JournalFs } from '../../../src/sessions/persistence/journa
 import { SessionStore } from '../../../src/sessions/session-store.js';
 import type { Session } from '../../../src/sessions/session.js';
 import { WRITE_PIECE_BYTES, type EncodedChange } from '../../../src/sessions/persistence/session-journal.js';
-import type { UpsertPlan } from '../../../src/index/vector-index.js';
+import type { UpsertPlan } from '../../../src/index/types.js';
 import { hashToken } from '../../../src/sessions/token.js';
 
 const kernel = loadKernelModule();
