@@ -123,14 +123,14 @@ for (const analyzer of ['standard', 'english'] as AnalyzerName[]) {
   const times = timed((i) => index!.search(null, { queryTexts: [queries[i]] }));
   const vectorTimes = timed((i) => index!.search([queryVectors[i]]));
   const hybridTimes = timed((i) => index!.search([queryVectors[i]], { queryTexts: [queries[i]] }));
-  const stats = index!.textStats;
+  const stats = index!.stats().text;
   rows.push({
     analyzer,
     docs: DOCS,
     dim: DIM,
     'text MB': fmt(textBytes / 1e6, 1),
-    'store/text': fmt(index!.textBytes / textBytes, 3),
-    'index/text': fmt((index!.textBytes - stats.jsonBytes) / textBytes, 3),
+    'store/text': fmt(index!.stats().textBytes / textBytes, 3),
+    'index/text': fmt((index!.stats().textBytes - stats.jsonBytes) / textBytes, 3),
     terms: stats.terms,
     'query p50 ms': fmt(median(times), 3),
     'query p99 ms': fmt(times[Math.floor(times.length * 0.99)], 3),

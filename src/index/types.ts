@@ -230,3 +230,22 @@ export interface SearchOutput {
   /** UTF-8 bytes of the hits' texts as JSON string literals, when included. */
   textJsonBytes: number;
 }
+
+/** What an index holds, for the session's stats and the server's memory budget (VectorIndex.stats). */
+export interface IndexStats {
+  /** Bytes of linear memory held (0 until the first add and after a reset). */
+  memoryBytes: number;
+  /** Bytes of that memory that rows and their bookkeeping occupy at the current capacity. */
+  usedBytes: number;
+  rowCapacity: number;
+  /** Estimated bytes of JS heap held: the ids and their bookkeeping (heap-size.ts), the insertion log's dead entries, the filter and keyword indexes' objects. */
+  heapBytes: number;
+  /** Bytes the metadata store holds (arena, row table, dictionary, postings), as allocated. */
+  metadataBytes: number;
+  /** Bytes the text store holds (texts, row table, dictionary, postings, per-document arrays), as allocated. */
+  textBytes: number;
+  /** Bytes of metadata JSON stored, and entries of the filter index. */
+  metadata: { jsonBytes: number; indexEntries: number };
+  /** Bytes of texts stored (as JSON string literals), and the keyword index's bytes, distinct terms and documents. */
+  text: { jsonBytes: number; indexBytes: number; terms: number; documents: number };
+}

@@ -32,6 +32,7 @@ import type {
   ExportedVector,
   IndexConfig,
   IndexExport,
+  IndexStats,
   ListedVector,
   ListOptions,
   ListPage,
@@ -144,34 +145,19 @@ export class VectorIndex {
     return this.config;
   }
 
-  /** Bytes of linear memory held (0 until the first add and after a reset). */
-  get memoryBytes(): number {
-    return this.kernel?.memoryBytes ?? 0;
-  }
-
-  /** Estimated bytes of JS heap held: the ids and their bookkeeping (heap-size.ts), the insertion log's dead entries, the filter and keyword indexes' objects. */
-  get heapBytes(): number {
-    return this.rowsHeap + this.order.heapBytes + this.metadata.heapBytes + this.texts.heapBytes;
-  }
-
-  /** Bytes the metadata store holds (arena, row table, dictionary, postings), as allocated. */
-  get metadataBytes(): number {
-    return this.metadata.byteLength;
-  }
-
-  /** Bytes of metadata JSON stored, and entries of the filter index. */
-  get metadataStats(): { jsonBytes: number; indexEntries: number } {
-    return { jsonBytes: this.metadata.jsonBytes, indexEntries: this.metadata.entryCount };
-  }
-
-  /** Bytes the text store holds (texts, row table, dictionary, postings, per-document arrays), as allocated. */
-  get textBytes(): number {
-    return this.texts.byteLength;
-  }
-
-  /** Bytes of texts stored (as JSON string literals), and distinct terms of the keyword index. */
-  get textStats(): { jsonBytes: number; indexBytes: number; terms: number; documents: number } {
-    return { jsonBytes: this.texts.jsonBytes, indexBytes: this.texts.indexByteLength, terms: this.texts.termCount, documents: this.texts.documentCount };
+  /** The memory, heap and stores the index holds, as one object. */
+  stats(): IndexStats {
+    const { kernel, metadata, texts } = this;
+    return {
+      memoryBytes: kernel?.memoryBytes ?? 0,
+      usedBytes: kernel?.usedBytes ?? 0,
+      rowCapacity: kernel?.capacity ?? 0,
+      heapBytes: this.rowsHeap + this.order.heapBytes + metadata.heapBytes + texts.heapBytes,
+      metadataBytes: metadata.byteLength,
+      textBytes: texts.byteLength,
+      metadata: { jsonBytes: metadata.jsonBytes, indexEntries: metadata.entryCount },
+      text: { jsonBytes: texts.jsonBytes, indexBytes: texts.indexByteLength, terms: texts.termCount, documents: texts.documentCount },
+    };
   }
 
   /** UTF-8 bytes of the text of `id` as a JSON string literal (0 when it has none). */
@@ -186,20 +172,11 @@ export class VectorIndex {
     return row === undefined ? 0 : this.metadata.jsonLength(row);
   }
 
-  /** Bytes of that memory that rows and their bookkeeping occupy at the current capacity. */
-  get usedBytes(): number {
-    return this.kernel?.usedBytes ?? 0;
-  }
-
   /** Bytes of linear memory held once `plan` is applied (for the server's memory budget). */
   memoryBytesAfter(plan: UpsertPlan): number {
     return this.kernel
       ? this.kernel.memoryBytesFor(plan.rowsNeeded)
       : KernelInstance.memoryBytesForNew(plan.dimensions, plan.rowsNeeded, this.maxVectors, plan.vectorType);
-  }
-
-  get rowCapacity(): number {
-    return this.kernel?.capacity ?? 0;
   }
 
   /** A reopen's replay: let the index hold `rows` rows, acknowledged when MAX_VECTORS_PER_SESSION was higher than it is now. */

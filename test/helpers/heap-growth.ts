@@ -80,9 +80,9 @@ for (const [kind, [make, count]] of Object.entries(METADATA_KINDS)) {
       kind,
       count,
       measured: dataGrowth(first.heap, second.heap),
-      estimated: second.index.heapBytes,
+      estimated: second.index.stats().heapBytes,
       arrayBuffersMeasured: second.arrayBuffers,
-      metadataBytes: second.index.metadataBytes,
+      metadataBytes: second.index.stats().metadataBytes,
     }),
   );
 }

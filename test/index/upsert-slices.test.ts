@@ -39,7 +39,7 @@ function view(index: VectorIndex) {
     index.search(null, { queryTexts: ['alpha сигма 東京'], topK: 20 }),
     index.search([query], { queryTexts: ['river'], topK: 20, filter: { 'o.x': 2 } }),
   ].map((out) => out.results);
-  return { size: index.size, rows, count: index.count({ tags: { $in: [['beta'], ['大阪']] } }), searches, stats: index.textStats };
+  return { size: index.size, rows, count: index.count({ tags: { $in: [['beta'], ['大阪']] } }), searches, stats: index.stats().text };
 }
 
 describe('VectorIndex upsert in slices', () => {

@@ -675,7 +675,8 @@ export class SessionJournal implements LogHost {
 export function liveBytes(session: Session): number {
   const { index } = session;
   const dimensions = index.getConfig().dimensions ?? 0;
-  return index.size * (dimensions * 4 + ROW_OVERHEAD_BYTES) + index.heapBytes + index.metadataStats.jsonBytes + index.textStats.jsonBytes;
+  const stats = index.stats();
+  return index.size * (dimensions * 4 + ROW_OVERHEAD_BYTES) + stats.heapBytes + stats.metadata.jsonBytes + stats.text.jsonBytes;
 }
 
 /** A row's bytes in a snapshot besides its vector, id, metadata and text (lengths, offsets), about. */

@@ -593,7 +593,7 @@ describe('disk faults with DATA_DIR', () => {
     expect(a).to.equal(b);
     expectExactly(a, range(0, 2000));
     // Room for the log's rows was made at once (about what it holds), not grown step by step.
-    expect(a.index.rowCapacity).to.be.within(2000, 3000);
+    expect(a.index.stats().rowCapacity).to.be.within(2000, 3000);
     expect(reopening.authenticate(token)).to.equal(a);
   });
 
