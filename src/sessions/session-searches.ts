@@ -39,7 +39,7 @@ export class SessionSearches {
    * (query-terms-ahead.ts), and in the turn the rows its filter must read read first, in slices
    * (VectorIndex.prepareFilter).
    */
-  private inTurn(session: Session, options: SearchOptions, plan: (options: SearchOptions) => SearchOutput | SearchPlan): Promise<SearchOutput> {
+  private inTurn(session: Session, options: SearchOptions, plan: (options: SearchOptions) => SearchPlan): Promise<SearchOutput> {
     const texts = options.queryTexts;
     const turn = (ahead: SearchOptions) => session.gate.search(() => this.afterFilter(session, ahead, () => this.run(session, plan(ahead))));
     if (texts === undefined) return turn(options);
@@ -47,14 +47,13 @@ export class SessionSearches {
   }
 
   /** `search` once the rows the filter must read are read (in slices: VectorIndex.prepareFilter), at once when there are none. */
-  private afterFilter(session: Session, options: SearchOptions, search: () => SearchOutput | Promise<SearchOutput>): SearchOutput | Promise<SearchOutput> {
+  private afterFilter(session: Session, options: SearchOptions, search: () => Promise<SearchOutput>): Promise<SearchOutput> {
     const reading = session.index.prepareFilter(options.filter);
     return reading ? reading.then(search) : search();
   }
 
   /** The plan, its per-query work in slices (SearchPlan.runSliced), its scan on the pool when large enough. */
-  private run(session: Session, plan: SearchOutput | SearchPlan): SearchOutput | Promise<SearchOutput> {
-    if ('results' in plan) return plan;
+  private run(session: Session, plan: SearchPlan): Promise<SearchOutput> {
     const slices = new Slices(REQUEST_SLICE_MS);
     if (!this.executor || plan.work < POOL_MIN_WORK) return plan.runSliced(null, slices);
     const running = plan.runSliced(this.executor, slices);

@@ -11,7 +11,8 @@
 import { apiError } from '../errors.js';
 import { utf8Length } from '../index/json-size.js';
 import type { PreparedTexts, UpsertOptions, VectorInput } from '../index/types.js';
-import { prepareText, type VectorIndex } from '../index/vector-index.js';
+import { prepareText } from '../index/upsert-plan.js';
+import type { VectorIndex } from '../index/vector-index.js';
 import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 
 /** The records' texts analysed with the analyzer they would get now; undefined when none has one. Texts the turn will refuse are left to it. */
