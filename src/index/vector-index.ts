@@ -1,54 +1,27 @@
-// VectorIndex: one session's vectors, and their only writer. It holds the
-// kernel instance (the rows' values), the row table, the metadata and text
-// stores and the config, and changes them together; reading is done by
-// functions over its read side (IndexRead): upsert-plan.ts, search/,
-// listing.ts, export-snapshots.ts.
+// VectorIndex: one session's vectors, and their only writer. Its state (the
+// kernel instance with the rows' values, the row table, the metadata and text
+// stores, the config) is changed here and nowhere else, the stores together;
+// the reads are IndexReader's (index-reader.ts), over the state as IndexRead.
 //
 // Every mutation validates its whole input before it writes anything (an
 // upsert is planned, then applied), so a failed call leaves the index
 // unchanged. Environment-free: the server and the browser SDK share it.
-import { SPEC_LIMITS, type AnalyzerName } from '../config.js';
-import { KernelInstance } from '../kernel/kernel-instance.js';
+import { SPEC_LIMITS } from '../config.js';
 import type { MemoryGuard } from '../kernel/search-request.js';
 import type { Slices } from '../limits/slices.js';
-import { analyzerFor } from './config-lock.js';
 import { ExportSnapshots } from './export-snapshots.js';
-import { parseFilter, type Filter, type Metadata } from './filter.js';
-import { float32ArrayToNumbers } from './float32.js';
-import type { IndexState } from './index-read.js';
+import type { Metadata } from './filter.js';
+import { IndexReader } from './index-reader.js';
 import { jsonText } from './json-size.js';
-import { newEpoch } from './list-cursor.js';
-import { countMatching, idsMatching, listPage } from './listing.js';
-import type { MetadataJson } from './metadata/metadata-json.js';
 import { MetadataStore } from './metadata/metadata-store.js';
 import { RowTable } from './row-table.js';
-import { planSearchByIds } from './search/by-ids.js';
-import { planSearch } from './search/plan-search.js';
 import { TextStore } from './text/text-store.js';
 import { UpsertApplier } from './upsert-apply.js';
-import type {
-  IndexConfig,
-  IndexExport,
-  IndexStats,
-  ListOptions,
-  ListPage,
-  SearchOptions,
-  SearchOutput,
-  SearchPlan,
-  StoredVector,
-  UpsertOptions,
-  UpsertPlan,
-  UpsertResult,
-  VectorInput,
-} from './types.js';
-import { isEmpty, measureMetadata, metadataBytesUpper, planUpsert } from './upsert-plan.js';
+import type { IndexConfig, IndexExport, UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from './types.js';
+import { isEmpty } from './upsert-plan.js';
 
-export class VectorIndex {
-  /** What the index holds; read by the planning, search, listing and export modules, changed only here. */
-  private readonly state: IndexState;
+export class VectorIndex extends IndexReader {
   private readonly exports: ExportSnapshots;
-  /** Tags this index's list cursors. */
-  private readonly epoch = newEpoch();
   private readonly applier: UpsertApplier;
   /** Told the id of a kernel instance the index lets go of (reset), so a kernel pool can drop it too. */
   kernelDropped: ((kernelId: number) => void) | null = null;
@@ -60,9 +33,17 @@ export class VectorIndex {
     /** UTF-8 bytes of the longest text a vector may have (MAX_TEXT_BYTES). */
     maxTextBytes: number = DEFAULT_MAX_TEXT_BYTES,
   ) {
-    const metadata = new MetadataStore(SPEC_LIMITS.maxIndexedValueBytes);
-    const rows = new RowTable();
-    this.state = { config: NEW_CONFIG, kernel: null, rows, metadata, texts: new TextStore(), memoryGuard: null, maxVectors, maxTextBytes, version: 0 };
+    super({
+      config: NEW_CONFIG,
+      kernel: null,
+      rows: new RowTable(),
+      metadata: new MetadataStore(SPEC_LIMITS.maxIndexedValueBytes),
+      texts: new TextStore(),
+      memoryGuard: null,
+      maxVectors,
+      maxTextBytes,
+      version: 0,
+    });
     this.exports = new ExportSnapshots(this.state);
     this.applier = new UpsertApplier(module, this.state, this.exports);
   }
@@ -92,52 +73,6 @@ export class VectorIndex {
     this.state.memoryGuard = guard;
   }
 
-  get size(): number {
-    return this.state.rows.size;
-  }
-
-  get initialized(): boolean {
-    return this.state.config.dimensions !== null;
-  }
-
-  /** The configuration (replaced, never mutated, on each change, so no copy is needed). */
-  getConfig(): Readonly<IndexConfig> {
-    return this.state.config;
-  }
-
-  /** The memory, heap and stores the index holds, as one object. */
-  stats(): IndexStats {
-    const { kernel, rows, metadata, texts } = this.state;
-    return {
-      memoryBytes: kernel?.memoryBytes ?? 0,
-      usedBytes: kernel?.usedBytes ?? 0,
-      rowCapacity: kernel?.capacity ?? 0,
-      heapBytes: rows.heapBytes + metadata.heapBytes + texts.heapBytes,
-      metadataBytes: metadata.byteLength,
-      textBytes: texts.byteLength,
-      metadata: { jsonBytes: metadata.jsonBytes, indexEntries: metadata.entryCount },
-      text: { jsonBytes: texts.jsonBytes, indexBytes: texts.indexByteLength, terms: texts.termCount, documents: texts.documentCount },
-    };
-  }
-
-  /** UTF-8 bytes of the text of `id` as a JSON string literal (0 when it has none). */
-  textJsonBytes(id: string): number {
-    const row = this.state.rows.rowOf(id);
-    return row === undefined ? 0 : this.state.texts.jsonLength(row);
-  }
-
-  /** UTF-8 bytes of the metadata of `id` as JSON (0 when there is no such vector). */
-  metadataJsonBytes(id: string): number {
-    const row = this.state.rows.rowOf(id);
-    return row === undefined ? 0 : this.state.metadata.jsonLength(row);
-  }
-
-  /** Bytes of linear memory held once `plan` is applied (for the server's memory budget). */
-  memoryBytesAfter(plan: UpsertPlan): number {
-    const { kernel, maxVectors } = this.state;
-    return kernel ? kernel.memoryBytesFor(plan.rowsNeeded) : KernelInstance.memoryBytesForNew(plan.dimensions, plan.rowsNeeded, maxVectors, plan.vectorType);
-  }
-
   /** A reopen's replay: let the index hold `rows` rows, acknowledged when MAX_VECTORS_PER_SESSION was higher than it is now. */
   allowRows(rows: number): void {
     if (rows <= this.state.maxVectors) return;
@@ -151,26 +86,6 @@ export class VectorIndex {
     this.state.kernel?.ensureCapacity(Math.min(rows, this.state.maxVectors));
   }
 
-  has(id: string): boolean {
-    return this.state.rows.rowOf(id) !== undefined;
-  }
-
-  get(id: string): StoredVector | undefined {
-    const { kernel, rows, metadata, texts } = this.state;
-    const row = rows.rowOf(id);
-    if (row === undefined || !kernel) return undefined;
-    const stored: StoredVector = { id, vector: float32ArrayToNumbers(kernel.readRow(row)), metadata: metadata.json(row) };
-    const text = texts.json(row);
-    if (text) stored.text = text;
-    return stored;
-  }
-
-  /** The metadata of `id` as stored (its JSON bytes; .value() parses them). */
-  getMetadata(id: string): MetadataJson | undefined {
-    const row = this.state.rows.rowOf(id);
-    return row === undefined ? undefined : this.state.metadata.json(row);
-  }
-
   /** Replace the metadata of `id`; false when there is no such vector. */
   setMetadata(id: string, metadata: Metadata): boolean {
     const row = this.state.rows.rowOf(id);
@@ -181,39 +96,9 @@ export class VectorIndex {
     return true;
   }
 
-  /** The most bytes setMetadata(id, metadata) can add to the metadata store (for the server's memory budget). */
-  metadataBytesUpper(metadata: Metadata): number {
-    return metadataBytesUpper(this.state, metadata);
-  }
-
   /** Add or replace vectors, all or nothing. */
   upsert(records: VectorInput[], options: UpsertOptions = {}): UpsertResult {
     return this.applyUpsert(this.prepareUpsert(records, options));
-  }
-
-  /** Check a batch against the session without changing anything (upsert-plan.ts); throws the first problem found. */
-  prepareUpsert(records: VectorInput[], options: UpsertOptions = {}): UpsertPlan {
-    return planUpsert(this.state, records, options);
-  }
-
-  /** A record's metadata as the store takes it (upsert-plan.ts; pure: made ahead of the turn too). */
-  measureMetadata(metadata: Metadata | undefined): ReturnType<typeof measureMetadata> {
-    return measureMetadata(this.state, metadata);
-  }
-
-  /** The analyzer a search analyses its query texts with now. */
-  get queryAnalyzer(): AnalyzerName {
-    return analyzerFor(this.state.config);
-  }
-
-  /** The analyzer an upsert with `options` would analyse its texts with now. */
-  textAnalyzerFor(options: UpsertOptions): AnalyzerName {
-    return analyzerFor(this.state.config, options);
-  }
-
-  /** Whether nothing changed the index since `plan` was prepared (applyUpsert takes only such a plan). */
-  isCurrent(plan: UpsertPlan): boolean {
-    return plan.version === this.state.version;
   }
 
   /**
@@ -286,60 +171,6 @@ export class VectorIndex {
     this.state.kernel = null;
     this.state.config = NEW_CONFIG;
     return removed;
-  }
-
-  /**
-   * Exact k-nearest search for each query; with queryTexts, a keyword
-   * (queries null or empty) or hybrid search (planSearch). An index with no
-   * vectors returns empty lists.
-   */
-  search(queries: ArrayLike<number>[] | null, options: SearchOptions = {}): SearchOutput {
-    return this.planSearch(queries, options).run();
-  }
-
-  /**
-   * search(), checked and laid out but not yet run (search/plan-search.ts):
-   * a plan to run here or on a kernel pool (its answer at once when there is
-   * nothing to scan). Run it before the index changes (the caller keeps
-   * writes away meanwhile).
-   */
-  planSearch(queries: ArrayLike<number>[] | null, options: SearchOptions = {}): SearchPlan {
-    return planSearch(this.state, queries, options);
-  }
-
-  /** Stored vectors as the queries, each left out of its own results (search/by-ids.ts). */
-  searchByIds(ids: string[], options: SearchOptions = {}): SearchOutput {
-    return this.planSearchByIds(ids, options).run();
-  }
-
-  /** searchByIds() as planSearch() gives search(). */
-  planSearchByIds(ids: string[], options: SearchOptions = {}): SearchPlan {
-    return planSearchByIds(this.state, ids, options);
-  }
-
-  /**
-   * Read ahead, in slices that give the event loop back, the rows `filter`
-   * must read (long values, string ranges), for the next call with it; null
-   * when there is nothing to read. Keep writes away until that call.
-   */
-  prepareFilter(filter: Filter | undefined): Promise<void> | null {
-    if (!filter || this.size === 0) return null;
-    return this.state.metadata.prepare(parseFilter(filter), this.size);
-  }
-
-  /** How many vectors match `filter` (all of them without one). */
-  count(filter?: Filter): number {
-    return countMatching(this.state, filter);
-  }
-
-  /** Ids of the vectors matching `filter`, in row order (what a delete by filter removes). */
-  idsMatching(filter: Filter): string[] {
-    return idsMatching(this.state, filter);
-  }
-
-  /** One page of the vectors in insertion order (listing.ts). */
-  list(options: ListOptions): ListPage {
-    return listPage(this.state, this.epoch, options);
   }
 
   /**
