@@ -3,10 +3,10 @@
 // first, once, with the bytes the memory will then hold; a refusal leaves
 // the memory as it was. The server's guard is its memory budget.
 import { expect } from 'chai';
-import type { VectorType } from '../../src/config.js';
-import { VectorIndex } from '../../src/index/vector-index.js';
-import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { randomVector, randomVectors, seededRng } from '../helpers/random.js';
+import type { VectorType } from '../../../src/config.js';
+import { VectorIndex } from '../../../src/index/vector-index.js';
+import { loadKernelModule } from '../../../src/kernel/load-node.js';
+import { randomVector, randomVectors, seededRng } from '../../helpers/random.js';
 
 const ROWS = 5000;
 const DIM = 16;

@@ -3,13 +3,13 @@
 // vector searches, with metadata and texts included, by vectors and by ids,
 // on random data; and it lets timers run between its queries.
 import { expect } from 'chai';
-import type { Metric } from '../../src/config.js';
-import type { SearchOptions, SearchOutput, SearchPlan } from '../../src/index/types.js';
-import { VectorIndex } from '../../src/index/vector-index.js';
-import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { Slices } from '../../src/limits/slices.js';
-import { randomInt, randomVector, seededRng, type Rng } from '../helpers/random.js';
-import { randomQuery, randomText } from './text/corpus.js';
+import type { Metric } from '../../../src/config.js';
+import type { SearchOptions, SearchOutput, SearchPlan } from '../../../src/index/types.js';
+import { VectorIndex } from '../../../src/index/vector-index.js';
+import { loadKernelModule } from '../../../src/kernel/load-node.js';
+import { Slices } from '../../../src/limits/slices.js';
+import { randomInt, randomVector, seededRng, type Rng } from '../../helpers/random.js';
+import { randomQuery, randomText } from '../text/corpus.js';
 
 function randomIndex(rng: Rng, metric: Metric, count: number): VectorIndex {
   const index = new VectorIndex(loadKernelModule(), 10_000);
