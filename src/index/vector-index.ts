@@ -108,7 +108,7 @@ export class VectorIndex extends IndexReader {
   applyUpsert(plan: UpsertPlan, grown?: () => void): UpsertResult;
   applyUpsert(plan: UpsertPlan, grown: () => Promise<void> | undefined, slices?: Slices): UpsertResult | Promise<UpsertResult>;
   applyUpsert(plan: UpsertPlan, grown?: () => Promise<void> | undefined | void, slices?: Slices): UpsertResult | Promise<UpsertResult> {
-    return this.applier.applyUpsert(plan, grown as () => Promise<void> | undefined, slices);
+    return this.applier.applyUpsert(plan, grown, slices);
   }
 
   /** An upsert being written in slices, until it is all in (UpsertApplier.applying); null when none is. */
