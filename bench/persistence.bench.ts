@@ -239,7 +239,7 @@ async function largeSession() {
   // Reopen in a new store: time, the longest stall, and transient memory: the peak of the JS heap and
   // array buffers (where the reopen's buffers live; the session's linear memory is neither) above
   // what they hold once it is done and collected (the session's own ids, metadata store and index).
-  const own = session.index.memoryBytes + session.index.metadataBytes + session.index.heapBytes;
+  const own = session.index.stats().memoryBytes + session.index.stats().metadataBytes + session.index.stats().heapBytes;
   session.index.reset();
   neighbour.index.reset();
   gc();
@@ -257,7 +257,7 @@ async function largeSession() {
     },
   );
   const reopened = reopen.result;
-  const reopenedOwn = reopened.index.memoryBytes + reopened.index.metadataBytes + reopened.index.heapBytes;
+  const reopenedOwn = reopened.index.stats().memoryBytes + reopened.index.stats().metadataBytes + reopened.index.stats().heapBytes;
   gc();
   const transient = reopen.peak - jsMemory();
   reopened.index.reset();

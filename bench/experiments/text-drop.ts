@@ -13,7 +13,8 @@
 import { performance } from 'node:perf_hooks';
 import { rng } from '../lib/data.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { VectorIndex, type VectorInput } from '../../src/index/vector-index.js';
+import type { VectorInput } from '../../src/index/types.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
 import { prepareTextsAhead } from '../../src/sessions/texts-ahead.js';
 import { startChildServer } from '../lib/child-server.js';
 
@@ -143,12 +144,12 @@ const first = batch();
 const ms = (x: Timed) => `${x.ms.toFixed(0)} ms (cpu ${x.cpuMs.toFixed(0)} ms)`;
 console.log(`${DOCS} texts of ${TEXT_BYTES / 1024} KiB of Cyrillic, ${DISTINCT ? 'every word distinct' : 'Zipf over 30k words'}`);
 console.log('add-many (new ids) turn', ms(await addMany(index, first)));
-const stats = index.textStats;
+const stats = index.stats().text;
 // The documents' term lists, read through the privates (an experiment's peek; undefined before they existed).
 const termLists = (index as unknown as { texts: { indexOrNull: { termsOf?: { usedBytes: number } } } }).texts.indexOrNull.termsOf;
 console.log(
-  `stored: texts ${mb(stats.jsonBytes)}, index ${mb(stats.indexBytes)} (${stats.terms} terms), text store ${mb(index.textBytes)}; ` +
-    `${((index.textBytes - stats.jsonBytes) / stats.jsonBytes).toFixed(2)} of the texts' bytes beside them; ` +
+  `stored: texts ${mb(stats.jsonBytes)}, index ${mb(stats.indexBytes)} (${stats.terms} terms), text store ${mb(index.stats().textBytes)}; ` +
+    `${((index.stats().textBytes - stats.jsonBytes) / stats.jsonBytes).toFixed(2)} of the texts' bytes beside them; ` +
     `documents' term lists ${termLists ? mb(termLists.usedBytes) + ` (${((100 * termLists.usedBytes) / stats.jsonBytes).toFixed(1)}% of the texts)` : 'none'}`,
 );
 console.log('add-many replacing every text, turn', ms(await addMany(index, batch())));

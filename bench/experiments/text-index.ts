@@ -16,7 +16,8 @@ import { performance } from 'node:perf_hooks';
 import { rng } from '../lib/data.js';
 import { fmt, median, printTable, quick } from '../lib/measure.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { VectorIndex, type VectorInput } from '../../src/index/vector-index.js';
+import type { VectorInput } from '../../src/index/types.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
 import type { AnalyzerName } from '../../src/config.js';
 
 const DOCS = quick ? 10_000 : 50_000;
@@ -122,14 +123,14 @@ for (const analyzer of ['standard', 'english'] as AnalyzerName[]) {
   const times = timed((i) => index!.search(null, { queryTexts: [queries[i]] }));
   const vectorTimes = timed((i) => index!.search([queryVectors[i]]));
   const hybridTimes = timed((i) => index!.search([queryVectors[i]], { queryTexts: [queries[i]] }));
-  const stats = index!.textStats;
+  const stats = index!.stats().text;
   rows.push({
     analyzer,
     docs: DOCS,
     dim: DIM,
     'text MB': fmt(textBytes / 1e6, 1),
-    'store/text': fmt(index!.textBytes / textBytes, 3),
-    'index/text': fmt((index!.textBytes - stats.jsonBytes) / textBytes, 3),
+    'store/text': fmt(index!.stats().textBytes / textBytes, 3),
+    'index/text': fmt((index!.stats().textBytes - stats.jsonBytes) / textBytes, 3),
     terms: stats.terms,
     'query p50 ms': fmt(median(times), 3),
     'query p99 ms': fmt(times[Math.floor(times.length * 0.99)], 3),

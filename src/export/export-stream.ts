@@ -5,7 +5,7 @@
 // batch's text is given out in pieces of about PIECE_CHARS, whatever its
 // metadata weighs, so what an export holds stays within EXPORT_WINDOW_BYTES.
 import { Readable } from 'node:stream';
-import type { IndexExport } from '../index/vector-index.js';
+import type { IndexExport } from '../index/types.js';
 import { exportHeader, headerLine, recordLine, type VectorEncoding } from './format.js';
 
 /**

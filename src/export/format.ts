@@ -8,7 +8,7 @@
 // times faster to export and a quarter of the size, bench:ingest). Environment-free: the
 // server and the SDK's LocalIndex write and read the same text.
 import type { AnalyzerName, Metric, VectorType } from '../config.js';
-import type { ExportedVector, IndexConfig, IndexExport } from '../index/vector-index.js';
+import type { ExportedVector, IndexConfig, IndexExport } from '../index/types.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 
 export const EXPORT_FORMAT = 'tempvec-export';

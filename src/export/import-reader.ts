@@ -7,7 +7,8 @@
 // 1-based number.
 import * as v from 'valibot';
 import { apiError, ApiError, pointer } from '../errors.js';
-import type { PreparedMetadata, PreparedTexts, UpsertOptions, UpsertPlan, VectorIndex, VectorInput } from '../index/vector-index.js';
+import type { PreparedMetadata, PreparedTexts, UpsertOptions, UpsertPlan, VectorInput } from '../index/types.js';
+import type { VectorIndex } from '../index/vector-index.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import { firstTooDeep } from '../schemas/json-shape.js';
 import { prunedIfTooDeep } from '../schemas/json-nesting.js';

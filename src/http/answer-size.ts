@@ -4,7 +4,7 @@
 // a number takes as JSON.
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
-import type { SearchHit } from '../index/vector-index.js';
+import type { SearchHit } from '../index/types.js';
 
 /** The longest JSON of a float32 value as a double (e.g. -1.1754943508222875e-38) and a comma. */
 export const NUMBER_BYTES = 25;

@@ -4,7 +4,7 @@
 // their call here, so the page answers and refuses as the server does.
 import type * as v from 'valibot';
 import { pointer } from '../errors.js';
-import type { SearchOptions } from '../index/vector-index.js';
+import type { SearchOptions } from '../index/types.js';
 import type { RequestSchemas } from './index.js';
 import type { VectorOutput } from './vector.js';
 

@@ -4,7 +4,8 @@
 // batch in one piece inside the turn (1,000 objects of 8 KB, or an import's
 // 50,000: tens to hundreds of milliseconds). The turn takes them as they are
 // (options.preparedMetadata).
-import type { PreparedMetadata, VectorIndex, VectorInput } from '../index/vector-index.js';
+import type { PreparedMetadata, VectorInput } from '../index/types.js';
+import type { VectorIndex } from '../index/vector-index.js';
 import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 
 /** The records' metadata measured (index.measureMetadata); undefined when none has any. */

@@ -6,7 +6,8 @@
 // changed meanwhile (its first text, or a reset), when it analyses the texts
 // again in one step: at most maxQueryTextBytesPerRequest, ~23 ms.
 import { distinctTerms } from '../index/text/analyzer.js';
-import type { QueryTerms, VectorIndex } from '../index/vector-index.js';
+import type { QueryTerms } from '../index/types.js';
+import type { VectorIndex } from '../index/vector-index.js';
 import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 
 /** Each of `texts`' distinct terms under the analyzer `index` would search them with now. */

@@ -2,7 +2,7 @@
 // (session-gate.ts), on the request's own thread when the work is small,
 // on the kernel pool's threads otherwise (src/kernel/kernel-pool.ts).
 import { apiError } from '../errors.js';
-import type { SearchOptions, SearchOutput, SearchPlan } from '../index/vector-index.js';
+import type { SearchOptions, SearchOutput, SearchPlan } from '../index/types.js';
 import { onPool, type PoolExecutor } from '../kernel/executor.js';
 import { KernelUnavailableError, type KernelPool } from '../kernel/kernel-pool.js';
 import { POOL_MIN_WORK } from '../kernel/search-path.js';
@@ -39,7 +39,7 @@ export class SessionSearches {
    * (query-terms-ahead.ts), and in the turn the rows its filter must read read first, in slices
    * (VectorIndex.prepareFilter).
    */
-  private inTurn(session: Session, options: SearchOptions, plan: (options: SearchOptions) => SearchOutput | SearchPlan): Promise<SearchOutput> {
+  private inTurn(session: Session, options: SearchOptions, plan: (options: SearchOptions) => SearchPlan): Promise<SearchOutput> {
     const texts = options.queryTexts;
     const turn = (ahead: SearchOptions) => session.gate.search(() => this.afterFilter(session, ahead, () => this.run(session, plan(ahead))));
     if (texts === undefined) return turn(options);
@@ -47,14 +47,13 @@ export class SessionSearches {
   }
 
   /** `search` once the rows the filter must read are read (in slices: VectorIndex.prepareFilter), at once when there are none. */
-  private afterFilter(session: Session, options: SearchOptions, search: () => SearchOutput | Promise<SearchOutput>): SearchOutput | Promise<SearchOutput> {
+  private afterFilter(session: Session, options: SearchOptions, search: () => Promise<SearchOutput>): Promise<SearchOutput> {
     const reading = session.index.prepareFilter(options.filter);
     return reading ? reading.then(search) : search();
   }
 
   /** The plan, its per-query work in slices (SearchPlan.runSliced), its scan on the pool when large enough. */
-  private run(session: Session, plan: SearchOutput | SearchPlan): SearchOutput | Promise<SearchOutput> {
-    if ('results' in plan) return plan;
+  private run(session: Session, plan: SearchPlan): Promise<SearchOutput> {
     const slices = new Slices(REQUEST_SLICE_MS);
     if (!this.executor || plan.work < POOL_MIN_WORK) return plan.runSliced(null, slices);
     const running = plan.runSliced(this.executor, slices);

@@ -11,7 +11,7 @@ import { CorruptLogError, FormatError } from './persistence/records-v2.js';
 import type { JournalFs } from './persistence/journal-fs.js';
 import { SyncNotTriedError } from './persistence/log-file.js';
 import { SessionJournal, type EncodedChange, type JournalCounts } from './persistence/session-journal.js';
-import type { UpsertOptions, UpsertPlan, VectorInput } from '../index/vector-index.js';
+import type { UpsertOptions, UpsertPlan, VectorInput } from '../index/types.js';
 import { Session } from './session.js';
 import { SessionWrites } from './session-writes.js';
 import { SessionSearches } from './session-searches.js';
@@ -341,7 +341,7 @@ export class SessionStore {
    * budget. One that grows neither always passes.
    */
   assertMemoryBudget(session: Session, bytesAfter: number, what: 'change' | 'search' = 'change', heapBytes = 0, metadataBytes = 0): void {
-    const linearGrowth = Math.max(0, bytesAfter - session.index.memoryBytes);
+    const linearGrowth = Math.max(0, bytesAfter - session.index.stats().memoryBytes);
     const assert = what === 'search' ? this.budget.assertRoom : this.budget.assertStoredRoom;
     assert.call(
       this.budget,
@@ -363,12 +363,9 @@ export class SessionStore {
    */
   recount(session: Session): void {
     const live = this.sessions.get(session.tokenHash) === session;
-    const now = live
-      ? {
-          linear: session.index.memoryBytes,
-          heap: SESSION_HEAP_BYTES + session.index.heapBytes,
-          metadata: session.index.metadataBytes + session.index.textBytes,
-        }
+    const stats = live ? session.index.stats() : null;
+    const now = stats
+      ? { linear: stats.memoryBytes, heap: SESSION_HEAP_BYTES + stats.heapBytes, metadata: stats.metadataBytes + stats.textBytes }
       : { linear: 0, heap: 0, metadata: 0 };
     this.recountRemembered();
     const was = this.counted.get(session) ?? { linear: 0, heap: 0, metadata: 0 };
@@ -384,7 +381,7 @@ export class SessionStore {
    * address space for each and cannot reserve past about 13,000.
    */
   assertWasmMemoryFor(session: Session): void {
-    if (session.index.memoryBytes > 0) return;
+    if (session.index.stats().memoryBytes > 0) return;
     this.assertWasmMemoryLeft('nothing was stored, try again later');
   }
 

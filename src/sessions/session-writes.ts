@@ -12,7 +12,8 @@
 import { apiError } from '../errors.js';
 import { prepareImport, type ParsedImport } from '../export/import-reader.js';
 import { LoopTurns } from '../limits/loop-turns.js';
-import type { Filter, Metadata, UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/vector-index.js';
+import type { Filter, Metadata } from '../index/filter.js';
+import type { UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/types.js';
 import { applyToIndex, type ChangeResults, type IndexChange } from './persistence/change.js';
 import type { EncodedChange, SessionJournal } from './persistence/session-journal.js';
 import type { Session } from './session.js';

@@ -133,6 +133,7 @@ export class Session {
   stats() {
     const config = this.index.getConfig();
     const dims = config.dimensions ?? 0;
+    const held = this.index.stats();
     return {
       vectorCount: this.index.size,
       dimensions: config.dimensions,
@@ -140,16 +141,16 @@ export class Session {
       vectorType: config.vectorType,
       vectorBytes: this.index.size * dims * 4,
       codeBytes: config.vectorType === 'int8' ? this.index.size * Math.ceil(dims / 32) * 32 : 0,
-      rowCapacity: this.index.rowCapacity,
-      linearMemoryBytes: this.index.memoryBytes,
-      linearMemoryUsedBytes: this.index.usedBytes,
-      heapBytes: this.index.heapBytes,
-      metadataBytes: this.index.metadataBytes,
-      metadataJsonBytes: this.index.metadataStats.jsonBytes,
-      filterIndexEntries: this.index.metadataStats.indexEntries,
-      textBytes: this.index.textBytes,
-      textIndexBytes: this.index.textStats.indexBytes,
-      textIndexTerms: this.index.textStats.terms,
+      rowCapacity: held.rowCapacity,
+      linearMemoryBytes: held.memoryBytes,
+      linearMemoryUsedBytes: held.usedBytes,
+      heapBytes: held.heapBytes,
+      metadataBytes: held.metadataBytes,
+      metadataJsonBytes: held.metadata.jsonBytes,
+      filterIndexEntries: held.metadata.indexEntries,
+      textBytes: held.textBytes,
+      textIndexBytes: held.text.indexBytes,
+      textIndexTerms: held.text.terms,
     };
   }
 

@@ -10,7 +10,9 @@
 // MAX_TEXT_ANALYSES such changes in a row answers 409 ANALYZER_CHANGED.
 import { apiError } from '../errors.js';
 import { utf8Length } from '../index/json-size.js';
-import { prepareText, type PreparedTexts, type UpsertOptions, type VectorIndex, type VectorInput } from '../index/vector-index.js';
+import type { PreparedTexts, UpsertOptions, VectorInput } from '../index/types.js';
+import { prepareText } from '../index/upsert-plan.js';
+import type { VectorIndex } from '../index/vector-index.js';
 import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 
 /** The records' texts analysed with the analyzer they would get now; undefined when none has one. Texts the turn will refuse are left to it. */

@@ -8,7 +8,8 @@
 // now and then keeps a few hundred KB more after a fill, optimized code or
 // feedback, that the next fill does not repeat; and now and then frees some
 // of an earlier kind's during one, which makes that growth negative: not used).
-import { VectorIndex, type Metadata } from '../../src/index/vector-index.js';
+import type { Metadata } from '../../src/index/filter.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -79,9 +80,9 @@ for (const [kind, [make, count]] of Object.entries(METADATA_KINDS)) {
       kind,
       count,
       measured: dataGrowth(first.heap, second.heap),
-      estimated: second.index.heapBytes,
+      estimated: second.index.stats().heapBytes,
       arrayBuffersMeasured: second.arrayBuffers,
-      metadataBytes: second.index.metadataBytes,
+      metadataBytes: second.index.stats().metadataBytes,
     }),
   );
 }

@@ -1,6 +1,6 @@
 // Random metadata and filters over it, for the tests that hold the metadata
 // store to the reference reading (test/helpers/filter-reference.ts).
-import type { Metadata } from '../../src/index/vector-index.js';
+import type { Metadata } from '../../src/index/filter.js';
 import { randomInt, type Rng } from './random.js';
 
 export const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[randomInt(rng, xs.length)];

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { parseFilter } from '../../src/index/filter.js';
 import { jsonText } from '../../src/index/json-size.js';
 import { MetadataStore } from '../../src/index/metadata/metadata-store.js';
-import type { Metadata } from '../../src/index/vector-index.js';
+import type { Metadata } from '../../src/index/filter.js';
 import { referenceMatches } from '../helpers/filter-reference.js';
 import { randomInt, seededRng, type Rng } from '../helpers/random.js';
 import { pick } from '../helpers/random-metadata.js';

@@ -3,7 +3,8 @@
 // and against the independent reference reading in test/helpers.
 import { expect } from 'chai';
 import { compileFilter, parseFilter } from '../../src/index/filter.js';
-import { VectorIndex, type Metadata } from '../../src/index/vector-index.js';
+import type { Metadata } from '../../src/index/filter.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { expectApiError } from '../helpers/errors.js';
 import { referenceMatches } from '../helpers/filter-reference.js';

@@ -67,26 +67,26 @@ describe('heap size estimate of stored vectors', function () {
       metadata: { tag: `t${i % 7}`, n: i, list: [i, 'x', { deep: i }] },
     }));
     index.upsert(records);
-    const full = index.heapBytes;
+    const full = index.stats().heapBytes;
     expect(full).to.be.greaterThan(0);
     index.upsert(records.map((r) => ({ ...r, metadata: { other: r.id } })));
     index.upsert(records);
     // Each replace leaves a dead entry in the insertion log until it is compacted.
-    expect(index.heapBytes).to.equal(full + 2 * records.length * LOG_ENTRY_HEAP_BYTES);
+    expect(index.stats().heapBytes).to.equal(full + 2 * records.length * LOG_ENTRY_HEAP_BYTES);
     index.delete(records.slice(0, 25).map((r) => r.id));
     index.setMetadata('v30', {});
     index.delete(records.slice(25).map((r) => r.id));
-    expect(index.heapBytes).to.equal(0);
+    expect(index.stats().heapBytes).to.equal(0);
     index.upsert(records);
-    expect(index.heapBytes).to.equal(full);
+    expect(index.stats().heapBytes).to.equal(full);
     index.clear();
-    expect(index.heapBytes).to.equal(0);
-    expect(index.metadataBytes).to.equal(0);
+    expect(index.stats().heapBytes).to.equal(0);
+    expect(index.stats().metadataBytes).to.equal(0);
     index.upsert(records);
-    expect(index.metadataBytes).to.be.greaterThan(0);
+    expect(index.stats().metadataBytes).to.be.greaterThan(0);
     index.reset();
-    expect(index.heapBytes).to.equal(0);
-    expect(index.metadataBytes).to.equal(0);
+    expect(index.stats().heapBytes).to.equal(0);
+    expect(index.stats().metadataBytes).to.equal(0);
   });
 
   it('plans at least the heap and the metadata bytes an add then takes', () => {
@@ -95,7 +95,7 @@ describe('heap size estimate of stored vectors', function () {
     const plan = index.prepareUpsert(records);
     index.applyUpsert(plan);
     // The metadata figure holds the filter index's path cache (JS heap) too.
-    expect(plan.heapBytesAdded + plan.metadataBytesAdded).to.be.at.least(index.heapBytes + index.metadataBytes);
-    expect(plan.metadataBytesAdded).to.be.at.least(index.metadataBytes);
+    expect(plan.heapBytesAdded + plan.metadataBytesAdded).to.be.at.least(index.stats().heapBytes + index.stats().metadataBytes);
+    expect(plan.metadataBytesAdded).to.be.at.least(index.stats().metadataBytes);
   });
 });

@@ -107,16 +107,16 @@ describe('VectorIndex insertion order under replace churn', () => {
     let most = 0;
     for (let round = 1; round <= 30; round++) {
       index.upsert(batch(round));
-      most = Math.max(most, index.heapBytes);
+      most = Math.max(most, index.stats().heapBytes);
     }
     const rest = [...first];
     for (let part = exp.next(100); part.length > 0; part = exp.next(100)) rest.push(...part);
     expect(rest.map((v) => v.id)).to.deep.equal(batch(0).map((v) => v.id));
     expect(rest.every((v) => (v.metadata.value() as { tag: number }).tag === 0)).to.equal(true);
-    const settled = index.heapBytes;
+    const settled = index.stats().heapBytes;
     for (let round = 31; round <= 60; round++) index.upsert(batch(round));
     // Without compaction on replace, 30 more rounds would add 30,000 dead entries.
-    expect(index.heapBytes).to.be.at.most(settled + (1000 + 1024 + 1) * LOG_ENTRY_HEAP_BYTES);
+    expect(index.stats().heapBytes).to.be.at.most(settled + (1000 + 1024 + 1) * LOG_ENTRY_HEAP_BYTES);
     expect(most).to.be.greaterThan(0);
     expect(index.list({ limit: 2000 }).vectors.map((v) => v.id)).to.deep.equal(batch(0).map((v) => v.id));
   });

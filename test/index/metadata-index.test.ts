@@ -3,7 +3,8 @@
 // hole, clear): after each step, random filters over random metadata select
 // exactly the rows the reference reading selects.
 import { expect } from 'chai';
-import { VectorIndex, type Metadata } from '../../src/index/vector-index.js';
+import type { Metadata } from '../../src/index/filter.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { referenceMatches } from '../helpers/filter-reference.js';
 import { randomInt, seededRng, type Rng } from '../helpers/random.js';

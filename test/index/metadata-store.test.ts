@@ -9,7 +9,8 @@ import { mergePatch } from '../../src/index/merge-patch.js';
 import { parseFilter } from '../../src/index/filter.js';
 import { MetadataArena } from '../../src/index/metadata/metadata-arena.js';
 import { MetadataIndex } from '../../src/index/metadata/metadata-index.js';
-import { VectorIndex, type Metadata } from '../../src/index/vector-index.js';
+import type { Metadata } from '../../src/index/filter.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { referenceMatches } from '../helpers/filter-reference.js';
 import { randomInt, seededRng, type Rng } from '../helpers/random.js';
@@ -152,13 +153,13 @@ describe('metadata store: memory', () => {
       }
     }
     for (const [id, metadata] of model) expect(index.getMetadata(id)!.value(), id).to.deep.equal(metadata);
-    const { jsonBytes } = index.metadataStats;
+    const { jsonBytes } = index.stats().metadata;
     // Holes are reclaimed a chunk at a time: what is held stays within a small factor of what is live.
-    expect(index.metadataBytes).to.be.at.most(3 * jsonBytes + 4 * 1024 * 1024);
+    expect(index.stats().metadataBytes).to.be.at.most(3 * jsonBytes + 4 * 1024 * 1024);
     index.delete([...model.keys()]);
-    expect(index.metadataStats).to.deep.equal({ jsonBytes: 0, indexEntries: 0 });
+    expect(index.stats().metadata).to.deep.equal({ jsonBytes: 0, indexEntries: 0 });
     // With no metadata left, the store lets go of its arrays, however large they grew.
-    expect(index.metadataBytes).to.equal(0);
+    expect(index.stats().metadataBytes).to.equal(0);
   });
 
   it('hands out metadata that stays as it was when read, whatever the index does after (replace, delete, compaction, reset)', () => {
@@ -182,7 +183,7 @@ describe('metadata store: memory', () => {
   it('plans at least what each write then allocates, through every doubling of its arrays (small writes, unique values, replaces)', () => {
     const rng = seededRng(33);
     const index = new VectorIndex(loadKernelModule(), 100_000);
-    const stored = () => index.metadataBytes + index.heapBytes;
+    const stored = () => index.stats().metadataBytes + index.stats().heapBytes;
     let doublings = 0;
     for (let step = 0; step < 400; step++) {
       // Mostly new rows of many unique values (the abuse bench's shape), some replaces and random shapes.
@@ -209,9 +210,9 @@ describe('metadata store: memory', () => {
     for (let i = 0; i < 2000; i++) {
       const metadata = Object.fromEntries(Array.from({ length: 32 }, (_, k) => [`k${k}`, `${i}.${k}`]));
       const planned = index.metadataBytesUpper(metadata);
-      const before = index.metadataBytes + index.heapBytes;
+      const before = index.stats().metadataBytes + index.stats().heapBytes;
       index.setMetadata(`v${i}`, metadata);
-      expect(planned, `row ${i}`).to.be.at.least(index.metadataBytes + index.heapBytes - before);
+      expect(planned, `row ${i}`).to.be.at.least(index.stats().metadataBytes + index.stats().heapBytes - before);
     }
   });
 
@@ -219,7 +220,7 @@ describe('metadata store: memory', () => {
     const index = new VectorIndex(loadKernelModule(), 100);
     const plan = index.prepareUpsert([{ id: 'a', vector: [1, 2], metadata: { tag: 'x', n: 1 } }]);
     expect(plan.metadataBytesAdded).to.be.greaterThan(0);
-    expect(index.metadataBytes).to.equal(0);
+    expect(index.stats().metadataBytes).to.equal(0);
   });
 
   it('compacts a chunk that is half holes into the open one, keeping the bytes and entries of its rows', () => {

@@ -2,7 +2,8 @@
 // between its slices, and once done the index is the one a single-step apply
 // makes of the same batches (random ids, vectors, metadata and texts).
 import { expect } from 'chai';
-import { VectorIndex, type VectorInput } from '../../src/index/vector-index.js';
+import type { VectorInput } from '../../src/index/types.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { Slices } from '../../src/limits/slices.js';
 import { prepareMetadataAhead } from '../../src/sessions/metadata-ahead.js';
@@ -38,7 +39,7 @@ function view(index: VectorIndex) {
     index.search(null, { queryTexts: ['alpha сигма 東京'], topK: 20 }),
     index.search([query], { queryTexts: ['river'], topK: 20, filter: { 'o.x': 2 } }),
   ].map((out) => out.results);
-  return { size: index.size, rows, count: index.count({ tags: { $in: [['beta'], ['大阪']] } }), searches, stats: index.textStats };
+  return { size: index.size, rows, count: index.count({ tags: { $in: [['beta'], ['大阪']] } }), searches, stats: index.stats().text };
 }
 
 describe('VectorIndex upsert in slices', () => {

@@ -86,15 +86,15 @@ describe('SessionStore', () => {
     idle.session.index.upsert([{ id: 'a', vector: new Array(256).fill(1) }]);
     busy.session.index.upsert([{ id: 'a', vector: new Array(256).fill(1) }]);
     const both = store.memoryBytes();
-    expect(idle.session.index.memoryBytes).to.be.greaterThan(0);
+    expect(idle.session.index.stats().memoryBytes).to.be.greaterThan(0);
     clock.advance(TTL / 2);
     store.authenticate(busy.token);
     clock.advance(TTL / 2);
     store.sweep();
     expect(store.size).to.equal(1);
-    expect(idle.session.index.memoryBytes, 'the expired index dropped its memory').to.equal(0);
+    expect(idle.session.index.stats().memoryBytes, 'the expired index dropped its memory').to.equal(0);
     expect(idle.session.index.size).to.equal(0);
-    expect(store.memoryBytes()).to.equal(busy.session.index.memoryBytes);
+    expect(store.memoryBytes()).to.equal(busy.session.index.stats().memoryBytes);
     expect(store.memoryBytes()).to.be.lessThan(both);
     expectApiError(() => store.authenticate(idle.token), 'SESSION_EXPIRED');
     expect((store.authenticate(busy.token) as Session).index.size).to.equal(1);

@@ -28,7 +28,7 @@ describe('texts analysed ahead of the write turn', () => {
     expect(preparedTexts!.texts.filter((t) => t === null)).to.have.length(40);
     ahead.upsert(batch, { analyzer: 'english', preparedTexts });
     expect(answers(ahead)).to.deep.equal(answers(inline));
-    expect(ahead.textStats).to.deep.equal(inline.textStats);
+    expect(ahead.stats().text).to.deep.equal(inline.stats().text);
   });
 
   it('analyses again when the analyzer changed before the turn', async () => {

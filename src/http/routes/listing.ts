@@ -1,5 +1,5 @@
 // POST /vectors/count and POST /vectors/list: what the index holds, optionally filtered.
-import type { ListedVector } from '../../index/vector-index.js';
+import type { ListedVector } from '../../index/types.js';
 import type { VectorEncoding } from '../../export/format.js';
 import { encodeFloat32Base64 } from '../../schemas/base64-float32.js';
 import { parseBody } from '../body/index.js';

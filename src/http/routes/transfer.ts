@@ -20,7 +20,7 @@ import { apiError } from '../../errors.js';
 import { EXPORT_WINDOW_BYTES, exportStream } from '../../export/export-stream.js';
 import { NDJSON_TYPE } from '../../export/format.js';
 import { ImportReader, importOptions, type ParsedImport } from '../../export/import-reader.js';
-import type { UpsertPlan, UpsertResult } from '../../index/vector-index.js';
+import type { UpsertPlan, UpsertResult } from '../../index/types.js';
 import type { Session } from '../../sessions/session.js';
 import type { SessionStore } from '../../sessions/session-store.js';
 import { prepareMetadataAhead } from '../../sessions/metadata-ahead.js';

@@ -1,7 +1,8 @@
 // /vectors/*: add, read, change metadata, delete. Changes go through store.writes.
 import type { Context } from 'koa';
 import { pointer } from '../../errors.js';
-import type { StoredVector, UpsertOptions, VectorIndex, VectorInput } from '../../index/vector-index.js';
+import type { StoredVector, UpsertOptions, VectorInput } from '../../index/types.js';
+import type { VectorIndex } from '../../index/vector-index.js';
 import { REQUEST_SLICE_MS, Slices } from '../../limits/slices.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';

@@ -7,7 +7,9 @@
 // of rowsPerStep with a pause between, each written in slices, so a large
 // record keeps no step long.
 import { rememberJsonText } from '../../index/json-size.js';
-import type { Metadata, UpsertPlan, UpsertResult, VectorIndex, VectorInput } from '../../index/vector-index.js';
+import type { Metadata } from '../../index/filter.js';
+import type { UpsertPlan, UpsertResult, VectorInput } from '../../index/types.js';
+import type { VectorIndex } from '../../index/vector-index.js';
 import type { Session } from '../session.js';
 import type { RecordV2, Rows, RowsHead } from './records-v2.js';
 import type { Slices } from '../../limits/slices.js';

@@ -3,7 +3,7 @@
 // stores. Bytes encoded ahead of the turn (encodeUpsert, encodeImport) are
 // written only when the turn's plan is made at the same index version from
 // the same records, so it is the same plan.
-import type { UpsertPlan, VectorInput } from '../../index/vector-index.js';
+import type { UpsertPlan, VectorInput } from '../../index/types.js';
 import { encodeRows, encodeRowsInSlices, sealRecord, typeOf, type Allocate, type RowSource, type RowsHead } from './records-v2.js';
 import type { Slices } from '../../limits/slices.js';
 

@@ -23,7 +23,8 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, type FsyncMode } from '../../config.js';
-import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
+import type { Metadata } from '../../index/filter.js';
+import type { UpsertPlan } from '../../index/types.js';
 import { isWasmAllocationFailure } from '../../limits/wasm-memories.js';
 import type { Session } from '../session.js';
 import { JobSlots } from '../../limits/job-slots.js';
@@ -674,7 +675,8 @@ export class SessionJournal implements LogHost {
 export function liveBytes(session: Session): number {
   const { index } = session;
   const dimensions = index.getConfig().dimensions ?? 0;
-  return index.size * (dimensions * 4 + ROW_OVERHEAD_BYTES) + index.heapBytes + index.metadataStats.jsonBytes + index.textStats.jsonBytes;
+  const stats = index.stats();
+  return index.size * (dimensions * 4 + ROW_OVERHEAD_BYTES) + stats.heapBytes + stats.metadata.jsonBytes + stats.text.jsonBytes;
 }
 
 /** A row's bytes in a snapshot besides its vector, id, metadata and text (lengths, offsets), about. */

@@ -7,7 +7,7 @@
 // JSON bytes: no parse of the old log, no JS object per stored row beyond a
 // batch. Replaying the records gives the same vectors, metadata,
 // configuration, timestamps and tie-break order (rows in insertion order).
-import type { IndexExport } from '../../index/vector-index.js';
+import type { IndexExport } from '../../index/types.js';
 import { rowsPerStep } from './change.js';
 import { encodeRecordV2, encodeRows, fileHeader, type RowsHead } from './records-v2.js';
 

@@ -3,7 +3,8 @@
 // than the texts' own bytes, and a clear, a reset or deleting every text
 // gives it all back.
 import { expect } from 'chai';
-import { VectorIndex, type VectorInput } from '../../../src/index/vector-index.js';
+import type { VectorInput } from '../../../src/index/types.js';
+import { VectorIndex } from '../../../src/index/vector-index.js';
 import { loadKernelModule } from '../../../src/kernel/load-node.js';
 import { randomInt, seededRng, type Rng } from '../../helpers/random.js';
 
@@ -32,9 +33,9 @@ describe('text store memory', () => {
         text: prose(),
       }));
       const plan = index.prepareUpsert(records);
-      const before = index.textBytes;
+      const before = index.stats().textBytes;
       index.applyUpsert(plan);
-      expect(index.textBytes - before, `batch ${batch}`).to.be.at.most(plan.textBytesAdded);
+      expect(index.stats().textBytes - before, `batch ${batch}`).to.be.at.most(plan.textBytesAdded);
     }
   });
 
@@ -47,13 +48,13 @@ describe('text store memory', () => {
       for (const r of records) textBytes += Buffer.byteLength(r.text);
       index.upsert(records);
     }
-    const { jsonBytes } = index.textStats;
+    const { jsonBytes } = index.stats().text;
     // textBytes holds the stored texts (about jsonBytes, in chunks) and the index.
-    expect((index.textBytes - jsonBytes) / textBytes).to.be.below(1.0);
+    expect((index.stats().textBytes - jsonBytes) / textBytes).to.be.below(1.0);
     index.delete(Array.from({ length: 5000 }, (_, i) => `v${i}`));
-    expect(index.textBytes).to.equal(0);
+    expect(index.stats().textBytes).to.equal(0);
     index.upsert([{ id: 'a', vector: [1, 2], text: prose() }]);
     index.clear();
-    expect(index.textBytes).to.equal(0);
+    expect(index.stats().textBytes).to.equal(0);
   });
 });

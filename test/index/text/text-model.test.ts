@@ -72,8 +72,8 @@ describe('text index model', () => {
           const out = index.search(null, { queryTexts: [query], topK: 100 });
           expectSameRanking(out.results[0], referenceBm25(list, used, query), `run ${run} step ${step} ${op} "${query}"`);
         }
-        expect(index.textStats.documents).to.equal(list.filter((d) => analyze(analyzer ?? 'standard', d.text).length > 0).length);
-        if (docs.size === 0) expect(index.textStats.terms).to.equal(0);
+        expect(index.stats().text.documents).to.equal(list.filter((d) => analyze(analyzer ?? 'standard', d.text).length > 0).length);
+        if (docs.size === 0) expect(index.stats().text.terms).to.equal(0);
       }
     }
   });

@@ -76,8 +76,8 @@ describe('removing texts', () => {
               for (const id of gone) docs.delete(id);
             }
             const label = `run ${run} step ${step} ${op}`;
-            expect(index.textStats.terms, label).to.equal(distinctTerms(docs.values(), analyzer));
-            expect(index.textStats.documents, label).to.equal([...docs.values()].filter((d) => analyze(analyzer, d.text).length > 0).length);
+            expect(index.stats().text.terms, label).to.equal(distinctTerms(docs.values(), analyzer));
+            expect(index.stats().text.documents, label).to.equal([...docs.values()].filter((d) => analyze(analyzer, d.text).length > 0).length);
             for (let q = 0; q < 3; q++) {
               const query = Array.from({ length: 1 + randomInt(rng, 2) }, () => words[randomInt(rng, words.length)]).join(' ');
               if (analyze(analyzer, query).length === 0) continue;
@@ -150,7 +150,7 @@ describe('removing texts', () => {
     index.upsert(texts.map((text, i) => ({ id: `t${i}`, vector: [1, 2], text })));
     // Every other one, so the store is not simply emptied.
     const deleting = cpuMs(() => index.delete(texts.map((_, i) => `t${i}`).filter((_, i) => i % 2 === 0)));
-    expect(index.textStats.documents).to.equal(20);
+    expect(index.stats().text.documents).to.equal(20);
     // Analysing the deleted texts again (as drops once did) would take half of `analysis`.
     expect(deleting, `analysis ${analysis} ms`).to.be.below(analysis / 10);
   });

@@ -28,7 +28,7 @@ describe('stored texts', () => {
       expect(stored.value()).to.equal(text);
       expect(index.textJsonBytes(`t${i}`)).to.equal(Buffer.byteLength(JSON.stringify(text)));
     });
-    expect(index.textStats.jsonBytes).to.equal(TEXTS.reduce((sum, t) => sum + Buffer.byteLength(JSON.stringify(t)), 0));
+    expect(index.stats().text.jsonBytes).to.equal(TEXTS.reduce((sum, t) => sum + Buffer.byteLength(JSON.stringify(t)), 0));
   });
 
   it('replaces the whole record: an add without text drops the old text, setMetadata keeps it', () => {
@@ -42,7 +42,7 @@ describe('stored texts', () => {
     index.upsert([{ id: 'a', vector: [1, 0] }]);
     expect(index.get('a')).to.not.have.property('text');
     expect(index.search(null, { queryTexts: ['beta'] }).results[0]).to.deep.equal([]);
-    expect(index.textBytes).to.equal(0);
+    expect(index.stats().textBytes).to.equal(0);
   });
 
   it('lists texts with includeText and exports them', () => {

@@ -13,7 +13,7 @@ import { nodeFs, type JournalFs } from '../../../src/sessions/persistence/journa
 import { SessionStore } from '../../../src/sessions/session-store.js';
 import type { Session } from '../../../src/sessions/session.js';
 import { WRITE_PIECE_BYTES, type EncodedChange } from '../../../src/sessions/persistence/session-journal.js';
-import type { UpsertPlan } from '../../../src/index/vector-index.js';
+import type { UpsertPlan } from '../../../src/index/types.js';
 import { hashToken } from '../../../src/sessions/token.js';
 
 const kernel = loadKernelModule();
@@ -593,7 +593,7 @@ describe('disk faults with DATA_DIR', () => {
     expect(a).to.equal(b);
     expectExactly(a, range(0, 2000));
     // Room for the log's rows was made at once (about what it holds), not grown step by step.
-    expect(a.index.rowCapacity).to.be.within(2000, 3000);
+    expect(a.index.stats().rowCapacity).to.be.within(2000, 3000);
     expect(reopening.authenticate(token)).to.equal(a);
   });
 

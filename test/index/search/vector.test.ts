@@ -1,11 +1,11 @@
 // VectorIndex.search: defaults, filters applied before ranking, exact results.
 import { expect } from 'chai';
-import type { Metric } from '../../src/config.js';
-import { VectorIndex } from '../../src/index/vector-index.js';
-import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { expectApiError } from '../helpers/errors.js';
-import { randomInt, randomVector, seededRng } from '../helpers/random.js';
-import { expectSameTopK, type ReferenceRow } from '../helpers/reference.js';
+import type { Metric } from '../../../src/config.js';
+import { VectorIndex } from '../../../src/index/vector-index.js';
+import { loadKernelModule } from '../../../src/kernel/load-node.js';
+import { expectApiError } from '../../helpers/errors.js';
+import { randomInt, randomVector, seededRng } from '../../helpers/random.js';
+import { expectSameTopK, type ReferenceRow } from '../../helpers/reference.js';
 
 const newIndex = (maxVectors = 10_000) => new VectorIndex(loadKernelModule(), maxVectors);
 

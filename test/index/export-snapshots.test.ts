@@ -1,7 +1,8 @@
 // VectorIndex.openExport: a consistent snapshot in insertion order, whatever
 // is written while it is read.
 import { expect } from 'chai';
-import { VectorIndex, type ExportedVector, type IndexExport } from '../../src/index/vector-index.js';
+import type { ExportedVector, IndexExport } from '../../src/index/types.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { randomInt, randomVector, seededRng } from '../helpers/random.js';
 

@@ -3,10 +3,10 @@
 // first, once, with the bytes the memory will then hold; a refusal leaves
 // the memory as it was. The server's guard is its memory budget.
 import { expect } from 'chai';
-import type { VectorType } from '../../src/config.js';
-import { VectorIndex } from '../../src/index/vector-index.js';
-import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { randomVector, randomVectors, seededRng } from '../helpers/random.js';
+import type { VectorType } from '../../../src/config.js';
+import { VectorIndex } from '../../../src/index/vector-index.js';
+import { loadKernelModule } from '../../../src/kernel/load-node.js';
+import { randomVector, randomVectors, seededRng } from '../../helpers/random.js';
 
 const ROWS = 5000;
 const DIM = 16;
@@ -45,10 +45,10 @@ describe('VectorIndex search memory guard', () => {
     it(`${vectorType}: asks once before growing, with the bytes after`, () => {
       const guard = new Guard();
       const index = filledIndex(vectorType, guard);
-      const before = index.memoryBytes;
+      const before = index.stats().memoryBytes;
       const out = index.search(BIG.queries, BIG.options);
-      expect(index.memoryBytes).to.be.greaterThan(before);
-      expect(guard.calls).to.deep.equal([index.memoryBytes]);
+      expect(index.stats().memoryBytes).to.be.greaterThan(before);
+      expect(guard.calls).to.deep.equal([index.stats().memoryBytes]);
       expect(idsOf(out)).to.deep.equal(idsOf(filledIndex(vectorType, null).search(BIG.queries, BIG.options)));
       // The memory now holds that scratch: the same search again does not ask.
       index.search(BIG.queries, BIG.options);
@@ -60,11 +60,11 @@ describe('VectorIndex search memory guard', () => {
       const guard = new Guard();
       const index = filledIndex(vectorType, guard);
       const small = idsOf(index.search(SMALL.queries, SMALL.options));
-      const held = index.memoryBytes;
+      const held = index.stats().memoryBytes;
       guard.limit = held;
       expect(() => index.search(BIG.queries, BIG.options)).to.throw(/^refused/);
       expect(guard.calls.at(-1)).to.be.greaterThan(held);
-      expect(index.memoryBytes).to.equal(held);
+      expect(index.stats().memoryBytes).to.equal(held);
       expect(index.size).to.equal(ROWS);
       expect(idsOf(index.search(SMALL.queries, SMALL.options))).to.deep.equal(small);
       // Room granted later lets the same search through.
@@ -75,8 +75,8 @@ describe('VectorIndex search memory guard', () => {
 
   it("without a guard (the SDK's local index) searches grow the memory as they need", () => {
     const index = filledIndex('float32', null);
-    const before = index.memoryBytes;
+    const before = index.stats().memoryBytes;
     index.search(BIG.queries, BIG.options);
-    expect(index.memoryBytes).to.be.greaterThan(before);
+    expect(index.stats().memoryBytes).to.be.greaterThan(before);
   });
 });

@@ -1,12 +1,12 @@
 // VectorIndex search with scoreThreshold, and searchByIds (a stored vector as
 // the query, left out of its own results), against the plain reference.
 import { expect } from 'chai';
-import type { Metric, VectorType } from '../../src/config.js';
-import { VectorIndex } from '../../src/index/vector-index.js';
-import { loadKernelModule } from '../../src/kernel/load-node.js';
-import { expectApiError } from '../helpers/errors.js';
-import { randomInt, randomVector, seededRng } from '../helpers/random.js';
-import { expectSameTopK, nearer, referenceRanking, type ReferenceRow } from '../helpers/reference.js';
+import type { Metric, VectorType } from '../../../src/config.js';
+import { VectorIndex } from '../../../src/index/vector-index.js';
+import { loadKernelModule } from '../../../src/kernel/load-node.js';
+import { expectApiError } from '../../helpers/errors.js';
+import { randomInt, randomVector, seededRng } from '../../helpers/random.js';
+import { expectSameTopK, nearer, referenceRanking, type ReferenceRow } from '../../helpers/reference.js';
 
 const newIndex = (maxVectors = 10_000) => new VectorIndex(loadKernelModule(), maxVectors);
 

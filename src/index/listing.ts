@@ -1,0 +1,57 @@
+// Counting and listing: the vectors a filter matches, and pages of them in
+// insertion order behind a cursor.
+import { parseFilter, type Filter } from './filter.js';
+import type { IndexRead } from './index-read.js';
+import { decodeCursor, encodeCursor } from './list-cursor.js';
+import type { ListedVector, ListOptions, ListPage } from './types.js';
+
+/** How many vectors match `filter` (all of them without one). */
+export function countMatching(index: IndexRead, filter?: Filter): number {
+  const node = filter ? parseFilter(filter) : null;
+  const size = index.rows.size;
+  if (!node || size === 0) return size;
+  return index.metadata.evaluate(node, size).count();
+}
+
+/** Ids of the vectors matching `filter`, in row order (what a delete by filter removes). */
+export function idsMatching(index: IndexRead, filter: Filter): string[] {
+  const node = parseFilter(filter);
+  const size = index.rows.size;
+  if (size === 0) return [];
+  const rows = index.metadata.evaluate(node, size).rows();
+  const ids = new Array<string>(rows.length);
+  for (let i = 0; i < rows.length; i++) ids[i] = index.rows.idAt(rows[i]);
+  return ids;
+}
+
+/**
+ * One page of the vectors in insertion order (a replaced vector moves to
+ * the end). The cursor is a position in that order, tagged with `epoch`, so
+ * a vector stored and unchanged during a whole listing is listed exactly once.
+ */
+export function listPage(index: IndexRead, epoch: string, options: ListOptions): ListPage {
+  const { rows } = index;
+  const node = options.filter ? parseFilter(options.filter) : null;
+  const after = options.cursor === undefined ? -1 : decodeCursor(options.cursor, epoch, rows.nextSeq - 1);
+  const matching = node && rows.size > 0 ? index.metadata.evaluate(node, rows.size) : null;
+  const vectors: ListedVector[] = [];
+  let last = after;
+  let more = false;
+  rows.order.walk(after, Infinity, (id, seq) => {
+    if (rows.order.seqOf(id) !== seq) return true; // replaced or deleted since
+    const row = rows.rowOf(id)!;
+    if (matching && !matching.has(row)) return true;
+    if (vectors.length === options.limit) {
+      more = true;
+      return false;
+    }
+    const listed: ListedVector = { id };
+    if (options.includeVectors) listed.vector = index.kernel!.readRow(row);
+    if (options.includeMetadata) listed.metadata = index.metadata.json(row);
+    if (options.includeText) listed.text = index.texts.json(row);
+    vectors.push(listed);
+    last = seq;
+    return true;
+  });
+  return { vectors, nextCursor: more ? encodeCursor(epoch, last) : null };
+}

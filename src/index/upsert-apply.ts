@@ -1,0 +1,136 @@
+// Applying an upsert plan: the memory grown first (the only step that can
+// still fail), the journal told (`grown`, sync or a promise), then the rows
+// written to every store, at once or in slices that give the event loop back.
+// Part of the index's writer: VectorIndex owns the one UpsertApplier of its state.
+import { KernelInstance } from '../kernel/kernel-instance.js';
+import type { Slices } from '../limits/slices.js';
+import type { ExportSnapshots } from './export-snapshots.js';
+import type { Metadata } from './filter.js';
+import type { IndexState } from './index-read.js';
+import type { UpsertPlan, UpsertResult } from './types.js';
+
+/** Rows an upsert in slices writes between two reads of the clock (a row costs well under a millisecond). */
+const ROWS_PER_CLOCK_READ = 4;
+
+/** The metadata of a record given without any. */
+const NO_METADATA: Metadata = Object.freeze({});
+const noop = () => {};
+
+export class UpsertApplier {
+  /** An upsert written in slices, until its last row is in (reads of the session wait for it: `applying`). */
+  private inSlices: Promise<UpsertResult> | null = null;
+
+  constructor(
+    private readonly module: WebAssembly.Module,
+    private readonly state: IndexState,
+    private readonly exports: ExportSnapshots,
+  ) {}
+
+  /**
+   * Write a batch that prepareUpsert accepted (with no change to the index in
+   * between). `grown` runs once the memory has room for it, before any change
+   * (the journal: a change is logged only once nothing can fail for want of
+   * memory); if it throws, nothing changes but a memory grown bigger. If it
+   * returns a promise (a change logged in pieces), the batch is written once
+   * that settles, and not if it rejects; nothing else may change the index
+   * meanwhile.
+   */
+  applyUpsert(plan: UpsertPlan, grown?: () => Promise<void> | undefined | void, slices?: Slices): UpsertResult | Promise<UpsertResult> {
+    if (plan.version !== this.state.version) throw new Error('the index changed since this upsert was prepared');
+    // Growing is the only step that can still fail (out of memory); it comes before any write.
+    const kernel = this.state.kernel ?? new KernelInstance(this.module, plan.dimensions, plan.metric, this.state.maxVectors, plan.vectorType);
+    kernel.ensureCapacity(plan.rowsNeeded);
+    const logged = grown?.();
+    if (!logged) return this.writeUpsert(plan, kernel, slices);
+    return logged.then(() => {
+      if (plan.version !== this.state.version) throw new Error('the index changed while an upsert was logged');
+      return this.writeUpsert(plan, kernel, slices);
+    });
+  }
+
+  /**
+   * An upsert being written in slices, until it is all in: a read outside the
+   * session's gate (get, has, export, ...) waits for it, so it sees all of the
+   * change or none of it. Null when none is.
+   */
+  get applying(): Promise<unknown> | null {
+    return this.inSlices;
+  }
+
+  /** Once no upsert is being written in slices (undefined when none is: the caller goes on in its tick). */
+  settled(): Promise<void> | undefined {
+    return this.inSlices ? this.whenApplied() : undefined;
+  }
+
+  private async whenApplied(): Promise<void> {
+    // Another may start as this one ends (the next write waiting): wait for it too. A failed one is its writer's to report.
+    while (this.inSlices) await this.inSlices.then(noop, noop);
+  }
+
+  /** applyUpsert's writes, once `kernel` has room for them: in one step, or with `slices` in slices that give the event loop back. */
+  private writeUpsert(plan: UpsertPlan, kernel: KernelInstance, slices?: Slices): UpsertResult | Promise<UpsertResult> {
+    this.state.kernel = kernel;
+    this.state.config = { ...this.state.config, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, analyzer: plan.analyzer };
+    this.state.version++;
+    const result: UpsertResult = { added: 0, replaced: 0 };
+    const count = plan.records.length;
+    if (!slices) {
+      this.writeRows(plan, kernel, 0, count, result);
+      return this.settleUpsert(plan, result);
+    }
+    // The first slice runs in the caller's tick; a small batch is done in it.
+    let from = 0;
+    while (from < count && !slices.due()) from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
+    if (from === count) return this.settleUpsert(plan, result);
+    const rest = this.writeRest(plan, kernel, from, result, slices);
+    this.inSlices = rest;
+    return rest;
+  }
+
+  /** Rows [from, count) of an upsert in slices; nothing else changes the index meanwhile (the session's turn is held). */
+  private async writeRest(plan: UpsertPlan, kernel: KernelInstance, from: number, result: UpsertResult, slices: Slices): Promise<UpsertResult> {
+    try {
+      const count = plan.records.length;
+      while (from < count) {
+        await slices.pause();
+        from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
+      }
+      return this.settleUpsert(plan, result);
+    } finally {
+      this.inSlices = null;
+    }
+  }
+
+  /** Rows [from, to) of an upsert: ids, insertion order, metadata, text, then their vectors in one pass; `to`. */
+  private writeRows(plan: UpsertPlan, kernel: KernelInstance, from: number, to: number, result: UpsertResult): number {
+    const { records, vectors } = plan;
+    const { rows: table, metadata, texts } = this.state;
+    const seq = table.nextSeq;
+    const rows = new Array<number>(to - from);
+    for (let i = from; i < to; i++) {
+      const { id } = records[i];
+      let row = table.rowOf(id);
+      if (row === undefined) {
+        row = table.add(id, seq + i);
+        result.added++;
+      } else {
+        result.replaced++;
+        this.exports.beforeChange(id, row);
+        table.rewrite(row, seq + i);
+      }
+      rows[i - from] = row;
+      metadata.set(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i], this.state.rows.size);
+      texts.set(row, plan.texts[i], seq + i, this.state.rows.size);
+    }
+    // One pass over linear memory for the rows (views made once, not per row).
+    kernel.writeRows(rows, from === 0 && to === records.length ? vectors : vectors.slice(from, to), seq + from);
+    return to;
+  }
+
+  /** After an upsert's last row: the keyword index compacts once for the batch, and the next write's seqs follow. */
+  private settleUpsert(plan: UpsertPlan, result: UpsertResult): UpsertResult {
+    this.state.texts.settle(this.state.rows.size);
+    this.state.rows.advance(plan.records.length);
+    return result;
+  }
+}

@@ -1,0 +1,174 @@
+// Planning an add: the whole batch checked against the index (config lock,
+// dimensions, zero vectors, text size, capacity), its vectors packed, its
+// texts analysed and its metadata measured, and the most memory it can add,
+// over a read-only view of the index. Nothing changes until the plan is
+// applied (VectorIndex.applyUpsert), so a refused batch leaves no trace.
+import type { AnalyzerName } from '../config.js';
+import { apiError, pointer } from '../errors.js';
+import { analyzerFor, lockAnalyzer, lockVectorConfig } from './config-lock.js';
+import type { Metadata } from './filter.js';
+import type { IndexRead } from './index-read.js';
+import { LOG_ENTRY_HEAP_BYTES } from './insertion-order.js';
+import { jsonText, utf8Length, type JsonText } from './json-size.js';
+import type { EntryCount } from './metadata/metadata-index.js';
+import { MetadataStore } from './metadata/metadata-store.js';
+import { rowHeapBytes } from './row-table.js';
+import { termBytes } from './text/analyzer.js';
+import { TextStore, type PreparedText } from './text/text-store.js';
+import type { UpsertOptions, UpsertPlan, VectorInput } from './types.js';
+import { isZero, zeroVector } from './zero-vector.js';
+
+type PathOf = (i: number) => string;
+
+/**
+ * Check a batch against the index (dimension, metric, zero vectors,
+ * capacity) without changing anything; throws the first problem found.
+ */
+export function planUpsert(index: IndexRead, records: VectorInput[], options: UpsertOptions): UpsertPlan {
+  const pathOf = options.pathOf ?? ((i: number) => pointer('vectors', i));
+  const { dimensions, metric, vectorType, vectors } = checkVectors(index, records, options, pathOf);
+  const { texts, analyzer, textBytesAdded } = prepareTexts(index, records, options, pathOf);
+  const size = index.rows.size;
+  const newIds = new Set<string>();
+  const ahead = options.preparedMetadata?.json.length === records.length ? options.preparedMetadata : undefined;
+  const metadataJson = new Array<JsonText | null>(records.length);
+  let heapBytesAdded = 0;
+  const metadataBatch = MetadataStore.batch();
+  for (let i = 0; i < records.length; i++) {
+    const { id, metadata } = records[i];
+    if (index.rows.rowOf(id) === undefined && !newIds.has(id)) {
+      newIds.add(id);
+      heapBytesAdded += rowHeapBytes(id);
+    } else {
+      heapBytesAdded += LOG_ENTRY_HEAP_BYTES; // a replace leaves a dead entry in the insertion log
+      metadataBatch.replaces++;
+    }
+    // Made once (ahead, or here), checked against the budget, then written as they are.
+    const { json, count } = ahead ? { json: ahead.json[i], count: ahead.counts[i] } : measureMetadata(index, metadata);
+    metadataJson[i] = json;
+    if (json && count) index.metadata.measure(metadataBatch, json, count);
+  }
+  // A replace adds nothing: taken even by an index over a MAX_VECTORS_PER_SESSION lowered since it was filled.
+  if (newIds.size > 0 && size + newIds.size > index.maxVectors) {
+    throw apiError('CAPACITY_EXCEEDED', `the index holds ${size} of ${index.maxVectors} vectors; this request adds ${newIds.size} more`, {
+      maxVectors: index.maxVectors,
+      vectorCount: size,
+      adding: newIds.size,
+    });
+  }
+  const rowsNeeded = size + newIds.size;
+  return {
+    records,
+    vectors,
+    dimensions,
+    metric,
+    vectorType,
+    rowsNeeded,
+    version: index.version,
+    metadataJson,
+    heapBytesAdded,
+    metadataBytesAdded: index.metadata.growthUpper(metadataBatch, size, rowsNeeded),
+    texts,
+    analyzer,
+    textBytesAdded,
+  };
+}
+
+/** A record's metadata as the store takes it: its JSON text (null for none or {}) and the filter-index entries it lists (pure: planUpsert, or ahead of the turn). */
+export function measureMetadata(index: IndexRead, metadata: Metadata | undefined): { json: JsonText | null; count: EntryCount | null } {
+  if (metadata === undefined || isEmpty(metadata)) return { json: null, count: null };
+  return { json: jsonText(metadata), count: index.metadata.entriesOf(metadata) };
+}
+
+/** The most bytes setting `metadata` on one stored vector can add to the metadata store (for the server's memory budget). */
+export function metadataBytesUpper(index: IndexRead, metadata: Metadata): number {
+  const batch = MetadataStore.batch();
+  batch.replaces = 1;
+  if (!isEmpty(metadata)) index.metadata.measure(batch, jsonText(metadata), index.metadata.entriesOf(metadata));
+  const size = index.rows.size;
+  return index.metadata.growthUpper(batch, size, size);
+}
+
+/** Check dimensions, metric and zero vectors for a whole batch; returns the float32 rows. */
+function checkVectors(index: IndexRead, records: VectorInput[], options: UpsertOptions, pathOf: PathOf) {
+  const { dimensions, metric, vectorType, dimensionSource } = lockVectorConfig(index.config, options, records[0]?.vector.length);
+  // Float32Arrays (the server's body reader makes them) are used as they
+  // are, not copied: the plan only reads them, and every caller applies it
+  // in the same synchronous step. The rest share one packed allocation.
+  let packed: Float32Array | null = null;
+  // A plain loop, no closure per record: batches hold up to thousands of
+  // records, and the error path is built only for an error.
+  const vectors = new Array<Float32Array>(records.length);
+  for (let i = 0; i < records.length; i++) {
+    const { vector } = records[i];
+    if (vector.length !== dimensions) {
+      throw apiError('DIMENSION_MISMATCH', `vector has ${vector.length} values; ${dimensionSource} is ${dimensions}`, {
+        path: pathOf(i) + '/vector',
+        expected: dimensions,
+        actual: vector.length,
+      });
+    }
+    let values: Float32Array;
+    if (vector instanceof Float32Array) {
+      values = vector;
+    } else {
+      packed ??= new Float32Array(records.length * dimensions);
+      values = packed.subarray(i * dimensions, (i + 1) * dimensions);
+      values.set(vector);
+    }
+    if (metric === 'cosine' && isZero(values)) throw zeroVector(pathOf(i) + '/vector');
+    vectors[i] = values;
+  }
+  return { dimensions, metric, vectorType, vectors };
+}
+
+/** Check and analyse the records' texts (the analyzer locked, the size limit); the store's growth bound. */
+function prepareTexts(index: IndexRead, records: VectorInput[], options: UpsertOptions, pathOf: PathOf) {
+  let analyzer = lockAnalyzer(index.config, options);
+  const texts = new Array<PreparedText | null>(records.length);
+  let textBytesAdded = 0;
+  for (let i = 0; i < records.length; i++) {
+    const { text } = records[i];
+    if (text === undefined) {
+      texts[i] = null;
+      continue;
+    }
+    if (typeof text !== 'string') throw apiError('VALIDATION_ERROR', 'text must be a string', { path: pathOf(i) + '/text' });
+    // Measured ahead with the text's analysis when it was (a batch's texts: 32 MiB to scan in the turn otherwise).
+    const early = options.preparedTexts?.texts[i];
+    const bytes = early ? early.textBytes : utf8Length(text);
+    if (bytes > index.maxTextBytes) {
+      throw apiError('VALIDATION_ERROR', `text is ${bytes} bytes of UTF-8; the limit is MAX_TEXT_BYTES=${index.maxTextBytes}`, {
+        path: pathOf(i) + '/text',
+        limit: index.maxTextBytes,
+        actual: bytes,
+      });
+    }
+    analyzer ??= analyzerFor(index.config, options);
+    const ahead = options.preparedTexts?.analyzer === analyzer ? options.preparedTexts.texts[i] : null;
+    const prepared = ahead ?? prepareText(text, analyzer, bytes);
+    texts[i] = prepared;
+    textBytesAdded += TextStore.upperBytes(prepared);
+  }
+  if (textBytesAdded > 0) textBytesAdded += TextStore.changeBytesUpper;
+  return { texts, analyzer, textBytesAdded };
+}
+
+/** In ASCII text, what JSON.stringify escapes: anything but space to DEL, less the quote and the backslash. */
+const JSON_ESCAPED = /[^ !#-[\]-\u007f]/;
+
+/** A text as the store writes it: its JSON literal and its terms under `analyzer`. `bytes`: its UTF-8 length. */
+export function prepareText(text: string, analyzer: AnalyzerName, bytes = utf8Length(text)): PreparedText {
+  // UTF-8 is as long as UTF-16 only for ASCII: then the analyzer skips its checks, and the literal is
+  // the text between quotes unless it holds a character JSON escapes (made only then).
+  const ascii = bytes === text.length;
+  const quoted = ascii && !JSON_ESCAPED.test(text);
+  const literal = quoted ? text : JSON.stringify(text);
+  const literalBytes = quoted ? text.length + 2 : ascii ? literal.length : utf8Length(literal);
+  return { literal, quoted, literalBytes, textBytes: bytes, terms: termBytes(analyzer, text, ascii) };
+}
+
+export function isEmpty(metadata: Metadata): boolean {
+  for (const key in metadata) if (Object.hasOwn(metadata, key)) return false;
+  return true;
+}
