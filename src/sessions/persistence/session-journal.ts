@@ -91,9 +91,6 @@ export interface JournalOptions {
   lockStaleMs?: number;
 }
 
-/** A failed compaction is tried again after this pause, doubled with each failure in a row up to COMPACT_RETRY_MAX_MS. */
-const COMPACT_RETRY_MS = 1000;
-const COMPACT_RETRY_MAX_MS = 60_000;
 /** Logs kept open between appends: an append on an open log saves an open and a close (a third of its cost), without a descriptor per session. */
 const OPEN_LOGS_MAX = 256;
 /** The most bytes of a change written in one synchronous write on the event loop; a larger change goes out in pieces of this size, each an asynchronous write. */
@@ -394,8 +391,7 @@ export class SessionJournal implements LogHost {
   touched(session: Session): void {
     const file = this.files.get(session);
     const at = session.lastAccessedAt;
-    if (!file || at - Math.max(file.persistedAccess, file.touchTriedAt) < this.touchIntervalMs) return;
-    file.touchTriedAt = at;
+    if (!file?.touchDue(at, this.touchIntervalMs)) return;
     try {
       this.append(session, at, { t: 'touch', at });
     } catch (err) {
@@ -573,7 +569,7 @@ export class SessionJournal implements LogHost {
         this.roomSoughtAt = this.now();
         for (const other of this.live) if (other.appended > (candidate?.appended ?? 0)) candidate = other;
       }
-      if (candidate && !candidate.compacting && !candidate.broken && this.now() >= candidate.compactAfter) this.compactionDue(candidate);
+      if (candidate?.mayCompact()) this.compactionDue(candidate);
       if (!candidate?.compacting) throw err;
       this.usage.assertRoom(file.size, bytes, true);
     }
@@ -585,25 +581,22 @@ export class SessionJournal implements LogHost {
     file.append(at, [encodeRecordV2(record, file.sequence + 1)], record.t !== 'touch');
   }
 
-  /** After a failed fsync: rewrite the log from memory (one attempt at a time; each call after a failure tries again). */
+  /** After a failed fsync: rewrite the log from memory (the file asks for one at a time). */
   rewrite(file: LogFile): Promise<void> {
-    if (!file.rewriting) {
-      const job = this.rewriteInTurn(file)
-        .catch((err) => {
-          quietly(() => this.io.rmSync(`${file.path}.tmp`));
-          if (!file.closed)
-            console.error(`tempvec: could not rewrite the log of session ${file.sessionId} from memory; its changes are still refused: ${describe(err)}`);
-          throw err;
-        })
-        .finally(() => {
-          file.rewriting = null;
-          this.jobs.delete(settled);
-        });
-      const settled = job.catch(() => {});
-      this.jobs.add(settled);
-      file.rewriting = job;
-    }
-    return file.rewriting;
+    const job = this.rewriteInTurn(file).catch((err) => {
+      quietly(() => this.io.rmSync(`${file.path}.tmp`));
+      if (!file.closed)
+        console.error(`tempvec: could not rewrite the log of session ${file.sessionId} from memory; its changes are still refused: ${describe(err)}`);
+      throw err;
+    });
+    this.background(job.catch(() => {}));
+    return job;
+  }
+
+  /** A job whenIdle() waits for (it settles, never rejects). */
+  private background(job: Promise<void>): void {
+    this.jobs.add(job);
+    void job.then(() => this.jobs.delete(job));
   }
 
   used(file: LogFile): void {
@@ -617,27 +610,19 @@ export class SessionJournal implements LogHost {
   }
 
   compactionDue(file: LogFile): void {
-    file.compacting = true;
     const job = this.slots
       .run(() => compact(file, this.env))
       .then(
-        () => {
-          file.compactFailures = 0;
-        },
+        () => file.compactionSucceeded(),
         (err) => {
           quietly(() => this.io.rmSync(`${file.path}.tmp`));
           if (!file.closed) console.error(`tempvec: could not compact the log of session ${file.sessionId}; the old log is kept: ${describe(err)}`);
           // The log is gone (deleted with its session's directory): nothing to try again.
           if ((err as { code?: string }).code !== 'ENOENT') this.retryCompaction(file);
         },
-      )
-      .finally(() => {
-        file.compacting = false;
-        file.compaction = null;
-        this.jobs.delete(job);
-      });
-    file.compaction = job;
-    this.jobs.add(job);
+      );
+    file.compactionStarted(job);
+    this.background(job);
   }
 
   /**
@@ -646,9 +631,7 @@ export class SessionJournal implements LogHost {
    * on a timer or the next append, not once the log has grown as much again.
    */
   private retryCompaction(file: LogFile): void {
-    const pauseMs = Math.min(COMPACT_RETRY_MAX_MS, COMPACT_RETRY_MS * 2 ** file.compactFailures);
-    file.compactFailures++;
-    file.compactAfter = this.now() + pauseMs;
+    const pauseMs = file.compactionFailed();
     setTimeout(() => {
       if (file.due()) this.compactionDue(file);
     }, pauseMs).unref();
