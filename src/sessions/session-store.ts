@@ -1,13 +1,12 @@
 // SessionStore: issues tokens, finds a session by its token, expires idle
 // sessions and frees their memory. With DATA_DIR it also keeps each session's
 // log (persistence/session-journal.ts) and reopens sessions after a restart.
-import { isWasmAllocationFailure, WASM_MEMORIES_OUTSIDE_SESSIONS } from '../limits/wasm-memories.js';
+import { WASM_MEMORIES_OUTSIDE_SESSIONS } from '../limits/wasm-memories.js';
 import type { Config } from '../config.js';
 import { ApiError, apiError } from '../errors.js';
 import { heapCapBytes } from '../limits/heap-limit.js';
 import { JobSlots } from '../limits/job-slots.js';
 import { MemoryBudget } from '../limits/memory-budget.js';
-import { CorruptLogError, FormatError } from './persistence/records-v2.js';
 import type { JournalFs } from './persistence/journal-fs.js';
 import { SyncNotTriedError } from './persistence/log-file.js';
 import { SessionJournal, type EncodedChange, type JournalCounts } from './persistence/session-journal.js';
@@ -498,51 +497,51 @@ export class SessionStore {
       throw err;
     }
     this.dormant.delete(hash);
-    try {
-      const restored = await this.log.restore(hash, (id, createdAt) => {
-        const session = new Session(hash, this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, now, { id, createdAt });
-        session.index.maxTextBytes = this.config.maxTextBytes;
+    const outcome = await this.log.reopen(hash, (id, createdAt) => {
+      const session = new Session(hash, this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, now, { id, createdAt });
+      session.index.maxTextBytes = this.config.maxTextBytes;
+      return session;
+    });
+    const shortHash = `${hash.slice(0, 12)}...`;
+    switch (outcome.t) {
+      case 'reopened': {
+        const { session, report } = outcome;
+        // Its last access on record: the log's, or a later request that was refused (the file's time).
+        session.touch(Math.max(session.lastAccessedAt, lastWrite));
+        if (report.tornTail) {
+          const lost =
+            report.cutRecords > 0
+              ? `${report.cutRecords} whole records after the damage were cut too (changes not yet on stable storage when the power failed; FSYNC=always acknowledges none of them)`
+              : 'no whole record after it';
+          console.warn(`tempvec: session ${session.id}: cut the log at its first torn or damaged record (${report.tornTail}); ${lost}`);
+        }
+        this.admit(session);
         return session;
-      });
-      if (!restored) {
+      }
+      case 'empty':
         this.addresses.remove(hash);
         return undefined; // its creation failed: it was never acknowledged
-      }
-      const { session, report } = restored;
-      // Its last access on record: the log's, or a later request that was refused (the file's time).
-      session.touch(Math.max(session.lastAccessedAt, lastWrite));
-      if (report.tornTail) {
-        const lost =
-          report.cutRecords > 0
-            ? `${report.cutRecords} whole records after the damage were cut too (changes not yet on stable storage when the power failed; FSYNC=always acknowledges none of them)`
-            : 'no whole record after it';
-        console.warn(`tempvec: session ${session.id}: cut the log at its first torn or damaged record (${report.tornTail}); ${lost}`);
-      }
-      this.admit(session);
-      return session;
-    } catch (err) {
-      if (isWasmAllocationFailure(err)) {
+      case 'no-memory':
         this.dormant.set(hash, now);
-        console.error(`tempvec: no memory to reopen a session (token hash ${hash.slice(0, 12)}...); it stays on disk: ${(err as Error).message}`);
+        console.error(`tempvec: no memory to reopen a session (token hash ${shortHash}); it stays on disk: ${outcome.error.message}`);
         throw apiError('SERVER_AT_CAPACITY', 'the server could not reserve memory to reopen this session; it is kept on disk, try again later', undefined, {
           'Retry-After': String(this.retryAfterSeconds()),
         });
-      }
-      if (err instanceof FormatError || err instanceof CorruptLogError) this.addresses.remove(hash);
-      if (err instanceof FormatError) {
-        console.error(
-          `tempvec: the log of a session (token hash ${hash.slice(0, 12)}...) is not a tempvec log of the version this server reads, and was set aside as .other-format: ${err.message}`,
-        );
-        throw apiError('SESSION_EXPIRED', "the session's stored data is in a format this server does not read; request a new token with POST /token");
-      }
-      if (!(err instanceof CorruptLogError)) {
+      case 'unreadable':
         // Unreadable for now (I/O error, no file handles): it stays on disk for a later try.
         this.dormant.set(hash, lastWrite);
-        console.error(`tempvec: cannot read the log of a session (token hash ${hash.slice(0, 12)}...): ${(err as Error).message}`);
+        console.error(`tempvec: cannot read the log of a session (token hash ${shortHash}): ${outcome.error.message}`);
         throw diskError("the session's stored data could not be read; nothing was changed, try again later");
-      }
-      console.error(`tempvec: the log of a session (token hash ${hash.slice(0, 12)}...) is damaged and was set aside: ${err.message}`);
-      throw apiError('SESSION_EXPIRED', "the session's stored data was damaged and could not be restored; request a new token with POST /token");
+      case 'set-aside':
+        this.addresses.remove(hash);
+        if (outcome.why === 'other-format') {
+          console.error(
+            `tempvec: the log of a session (token hash ${shortHash}) is not a tempvec log of the version this server reads, and was set aside as .other-format: ${outcome.error.message}`,
+          );
+          throw apiError('SESSION_EXPIRED', "the session's stored data is in a format this server does not read; request a new token with POST /token");
+        }
+        console.error(`tempvec: the log of a session (token hash ${shortHash}) is damaged and was set aside: ${outcome.error.message}`);
+        throw apiError('SESSION_EXPIRED', "the session's stored data was damaged and could not be restored; request a new token with POST /token");
     }
   }
 

@@ -53,6 +53,19 @@ export interface RestoreReport {
   cutRecords: number;
 }
 
+/**
+ * What a reopen came to: the session rebuilt (`reopened`); a log with no whole
+ * record, deleted (`empty`); a log left as it is for a later try, for want of
+ * memory (`no-memory`) or for an I/O error (`unreadable`); or a log that
+ * cannot be replayed, renamed aside (`set-aside`: `corrupt`, a damaged record
+ * that was on stable storage; `other-format`, not version 2 of this format).
+ */
+export type ReopenOutcome =
+  | { t: 'reopened'; session: Session; report: RestoreReport }
+  | { t: 'empty' }
+  | { t: 'no-memory' | 'unreadable'; error: Error }
+  | { t: 'set-aside'; why: 'corrupt' | 'other-format'; error: Error };
+
 /** What reopens found, since the start (/metrics). */
 export interface JournalCounts {
   /** Reopens that cut a torn or damaged tail off a log. */
@@ -457,59 +470,51 @@ export class SessionJournal implements LogHost {
 
   /**
    * Rebuild a session from its log (replay.ts), reading it a bounded piece at
-   * a time and giving the event loop back between steps. A torn or damaged
-   * tail is cut off the file and reported (point-in-time recovery); a
-   * damaged record that was on stable storage moves the file aside
-   * (`.corrupt`) and throws CorruptLogError, and a log of another format
-   * (`.other-format`) FormatError, touching no other session. A log with no
-   * whole record (a session whose creation failed, so never acknowledged)
-   * is deleted: null.
+   * a time and giving the event loop back between steps, in its turn among
+   * the persistence jobs. A torn or damaged tail is cut off the file and
+   * reported (point-in-time recovery); a damaged record that was on stable
+   * storage moves the file aside (`.corrupt`), and a log of another format
+   * (`.other-format`), touching no other session. A log with no whole record
+   * (a session whose creation failed, so never acknowledged) is deleted.
+   * What it came to is decided here, once: see ReopenOutcome.
    */
-  restore(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<{ session: Session; report: RestoreReport } | null> {
-    return this.slots.run(() => this.reopen(tokenHash, make));
+  reopen(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<ReopenOutcome> {
+    return this.slots.run(() => this.replayLog(tokenHash, make));
   }
 
-  private async reopen(
-    tokenHash: string,
-    make: (sessionId: string, createdAt: number) => Session,
-  ): Promise<{ session: Session; report: RestoreReport } | null> {
+  private async replayLog(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<ReopenOutcome> {
     const path = this.pathOf(tokenHash);
     const slices = new Slices(this.sliceMs);
     const held = this.hold(0);
-    const fd = await this.io.open(path, 'r');
+    let fd: number;
+    try {
+      fd = await this.io.open(path, 'r');
+    } catch (err) {
+      held.release();
+      return { t: 'unreadable', error: asError(err) };
+    }
     let replayed: Awaited<ReturnType<typeof replay>>;
     try {
       const reader = new LogReader((out, position) => this.io.read(fd, out, 0, out.length, position), this.io.statSync(path).size, CHUNK_BYTES, held);
       replayed = await replay(reader, make, slices, held);
     } catch (err) {
-      // No memory for it now: the log is sound and stays as it is for a later reopen.
-      if (isWasmAllocationFailure(err)) throw err;
-      if (err instanceof FormatError) {
-        this.setAside(tokenHash, 'other-format');
-        this.counts.otherFormat++;
-        throw err;
-      }
-      if (err instanceof CorruptLogError || !isIoError(err)) {
-        this.setAside(tokenHash, 'corrupt');
-        this.counts.setAside++;
-        throw err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${(err as Error).message}`);
-      }
-      throw err;
+      return this.unreplayable(tokenHash, err);
     } finally {
       held.release();
       await this.io.close(fd).catch(() => {});
     }
     const { session, end, sequence } = replayed;
-    if (!session) {
-      this.io.rmSync(path);
-      this.countLog(tokenHash, undefined);
-      return null;
-    }
     try {
-      if (end.tornTail) this.cut(path, end.validBytes);
+      if (!session) this.io.rmSync(path);
+      else if (end.tornTail) this.cut(path, end.validBytes);
     } catch (err) {
-      session.index.reset();
-      throw err;
+      // The session is not reopened on a log that could not be repaired: it stays on disk for a later try.
+      session?.index.reset();
+      return { t: 'unreadable', error: asError(err) };
+    }
+    if (!session) {
+      this.countLog(tokenHash, undefined);
+      return { t: 'empty' };
     }
     if (end.tornTail) {
       this.counts.tailsCut++;
@@ -519,11 +524,29 @@ export class SessionJournal implements LogHost {
     // Compacted by what it holds: frequent restarts must not let a log grow to twice its size again each time.
     file.holds(liveBytes(session));
     if (file.due()) this.compactionDue(file);
-    return { session, report: { tornTail: end.tornTail, cutRecords: end.cutRecords } };
+    return { t: 'reopened', session, report: { tornTail: end.tornTail, cutRecords: end.cutRecords } };
+  }
+
+  /** A replay that failed: no memory for it now, an I/O error (both leave the log as it is), or a log set aside. */
+  private unreplayable(tokenHash: string, err: unknown): ReopenOutcome {
+    const error = asError(err);
+    // No memory for it now: the log is sound and stays as it is for a later reopen.
+    if (isWasmAllocationFailure(err)) return { t: 'no-memory', error };
+    if (err instanceof FormatError) {
+      this.setAside(tokenHash, 'other-format');
+      this.counts.otherFormat++;
+      return { t: 'set-aside', why: 'other-format', error };
+    }
+    if (err instanceof CorruptLogError || !isIoError(err)) {
+      this.setAside(tokenHash, 'corrupt');
+      this.counts.setAside++;
+      return { t: 'set-aside', why: 'corrupt', error: err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${error.message}`) };
+    }
+    return { t: 'unreadable', error };
   }
 
   /**
-   * Cut a torn tail off (a failure throws: the session is not reopened on a log that could not be repaired).
+   * Cut a torn tail off (a failure throws).
    * Fsynced in both modes before the log takes a record: a lost truncate would bring back the records behind
    * a new one that filled the cut exactly (their sequence numbers run on), after a second power loss.
    */
@@ -670,6 +693,10 @@ function isIoError(err: unknown): boolean {
 }
 
 const utf8 = new TextEncoder();
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
 
 function uncounted(bytes: number): Reservation {
   return { bytes, grow() {}, release() {} };
