@@ -93,7 +93,7 @@ export class SessionStore {
         now,
       });
       if (restoreNow) {
-        this.dormant = this.log.scan();
+        this.dormant = this.log.files.scan();
         this.addresses.load(this.dormant);
       } else this.restoring = true;
     }
@@ -102,7 +102,7 @@ export class SessionStore {
   /** List the sessions on disk without blocking the event loop (they are reopened on their first request). */
   async restore(): Promise<void> {
     if (!this.restoring || !this.log) return;
-    const dormant = await this.log.scanAsync();
+    const dormant = await this.log.files.scanAsync();
     await this.addresses.loadAsync(dormant);
     this.dormant = dormant;
     this.restoring = false;
@@ -197,7 +197,7 @@ export class SessionStore {
 
   /** DATA_DIR only: the bytes of its files, as the journal counts them (0 without DATA_DIR). */
   dataDirBytes(): number {
-    return this.log?.usage.used ?? 0;
+    return this.log?.files.usage.used ?? 0;
   }
 
   /** Settles when the journal has no background work (compaction) under way. */
@@ -318,7 +318,7 @@ export class SessionStore {
       if (now - at < this.config.expiredTokenMemoryMs) break;
       this.expired.delete(hash);
     }
-    this.log?.sweepSetAside(now, this.config.sessionTtlMs);
+    this.log?.files.sweepSetAside(now, this.config.sessionTtlMs);
   }
 
   startSweeper(): void {
@@ -493,7 +493,7 @@ export class SessionStore {
     } catch (err) {
       // This request counts as an access: the session does not expire while its caller is refused.
       this.dormant.set(hash, now);
-      this.log.stampAccess(hash, now);
+      this.log.files.stampAccess(hash, now);
       throw err;
     }
     this.dormant.delete(hash);

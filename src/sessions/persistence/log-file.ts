@@ -40,19 +40,14 @@ export interface LogHost {
 export { SyncNotTriedError } from './journal-fs.js';
 
 /**
- * What the log takes: `open`, appends at its end; `fenced`, cutting a failed
- * append back failed, so it may end in a partial record (cut before the next
- * append); `broken`, an fsync failed, so nothing is appended or acknowledged
- * until it is rewritten from memory and fsynced; `closed`, its session left
- * the store (nothing more is written). Closed outranks broken, broken fenced:
- * a rewrite replaces a fenced file too.
+ * `open`: appends go at its end; `fenced`: a failed append could not be cut back (cut before the
+ * next); `broken`: an fsync failed, nothing is appended or acknowledged until it is rewritten from
+ * memory; `closed`: its session left the store. Closed outranks broken, and broken fenced.
  */
 export type LogState = 'open' | 'fenced' | 'broken' | 'closed';
 
 export class LogFile {
-  // Constant after construction.
   readonly sessionId: string;
-
   // The state, changed by the transitions fence(), unfence(), break(), rewritten() and close().
   private state: LogState = 'open';
 
@@ -141,12 +136,10 @@ export class LogFile {
     return this.grown;
   }
 
-  /** The session left the store: nothing more is written for it. */
   get closed(): boolean {
     return this.state === 'closed';
   }
 
-  /** An fsync failed: nothing is appended or acknowledged until the log is rewritten from memory. */
   get broken(): boolean {
     return this.state === 'broken';
   }

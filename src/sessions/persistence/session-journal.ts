@@ -14,69 +14,35 @@
 // for every batch of changes waiting (group commit). What survives what is
 // written out in docs/operations.md (persistence).
 //
-// The layers, each in its file: records-v2.ts (the binary format),
-// log-reader.ts (reading a log in bounded pieces; the cut-or-refuse rule),
-// log-file.ts (one log: append, fence, repair, group commit), snapshot.ts
-// and compaction.ts (the session from memory to a new file, renamed over the
-// log), replay.ts and change.ts (a reopen), plan-records.ts (an add's
-// records from its plan). This file ties them to the sessions.
-import { readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { ConfigError, type FsyncMode } from '../../config.js';
+// The layers, each in its file: records-v2.ts and record-decoder.ts (the
+// binary format), log-reader.ts (reading a log in bounded pieces; the
+// cut-or-refuse rule), log-file.ts (one log and its state: append, fence,
+// repair, group commit), log-dir.ts (DATA_DIR's files and their bytes),
+// snapshot.ts and compaction.ts (the session from memory to a new file,
+// renamed over the log), reopen-log.ts, replay.ts and change.ts (a reopen),
+// plan-records.ts (an add's records from its plan). This file ties them to
+// the sessions.
+import type { FsyncMode } from '../../config.js';
 import type { Metadata, UpsertPlan } from '../../index/vector-index.js';
-import { isWasmAllocationFailure } from '../../limits/wasm-memories.js';
 import type { Session } from '../session.js';
 import { JobSlots } from '../../limits/job-slots.js';
 import type { Reservation } from '../../limits/memory-budget.js';
 import { compact, COPIES_MAX_BYTES, rewriteFromMemory, type CompactionEnv } from './compaction.js';
 import { lockDir } from './dir-lock.js';
-import { closeQuietly, describe, nodeFs, quietly, syncDir, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
+import { closeQuietly, describe, nodeFs, quietly, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
 import { LogFile, type LogHost } from './log-file.js';
-import { CHUNK_BYTES, LogReader } from './log-reader.js';
 import { DiskUsage } from './disk-usage.js';
+import { LogDir } from './log-dir.js';
 import { encodeImport, encodeUpsert, importRecords, planBytes, ScratchBuffer, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
-import { CorruptLogError, encodeRecordV2, fileHeader, FormatError, type RecordV2 } from './records-v2.js';
-import { replay } from './replay.js';
+import { encodeRecordV2, fileHeader, type RecordV2 } from './records-v2.js';
+import { liveBytes, replayLog, type JournalCounts, type ReopenEnv, type ReopenOutcome } from './reopen-log.js';
 import type { IndexChange } from './change.js';
 export type { EncodedChange } from './plan-records.js';
+export type { JournalCounts, ReopenOutcome, RestoreReport } from './reopen-log.js';
 import { Slices } from '../../limits/slices.js';
 
-const LOG_NAME = /^([0-9a-f]{64})\.log$/;
-/** A log set aside (setAside()): kept for the operator until the session TTL has passed, then deleted. */
-const SET_ASIDE = /^[0-9a-f]{64}\.log\.(corrupt|other-format)$/;
 /** Bytes of records (rows, ids, metadata, texts) from which an add-many's is encoded ahead of its turn, in slices. */
 const ENCODE_AHEAD_FROM_BYTES = 256 * 1024;
-/** What a reopen found wrong, for the operator's log. */
-export interface RestoreReport {
-  tornTail: string | null;
-  /** Whole records after the damage, cut with it. */
-  cutRecords: number;
-}
-
-/**
- * What a reopen came to: the session rebuilt (`reopened`); a log with no whole
- * record, deleted (`empty`); a log left as it is for a later try, for want of
- * memory (`no-memory`) or for an I/O error (`unreadable`); or a log that
- * cannot be replayed, renamed aside (`set-aside`: `corrupt`, a damaged record
- * that was on stable storage; `other-format`, not version 2 of this format).
- */
-export type ReopenOutcome =
-  | { t: 'reopened'; session: Session; report: RestoreReport }
-  | { t: 'empty' }
-  | { t: 'no-memory' | 'unreadable'; error: Error }
-  | { t: 'set-aside'; why: 'corrupt' | 'other-format'; error: Error };
-
-/** What reopens found, since the start (/metrics). */
-export interface JournalCounts {
-  /** Reopens that cut a torn or damaged tail off a log. */
-  tailsCut: number;
-  /** Whole records found after such damage and cut with it (FSYNC=never: changes lost to a power loss). */
-  recordsCut: number;
-  /** Logs set aside (renamed .corrupt): a record that was on stable storage is damaged. */
-  setAside: number;
-  /** Logs set aside (renamed .other-format): not version 2 of this format (another version, or not a tempvec log). */
-  otherFormat: number;
-}
 
 export interface JournalOptions {
   fsync?: FsyncMode;
@@ -110,33 +76,32 @@ const OPEN_LOGS_MAX = 256;
 export const WRITE_PIECE_BYTES = 1024 * 1024;
 
 export class SessionJournal implements LogHost {
-  private readonly files = new WeakMap<Session, LogFile>();
+  // Constant after construction.
   readonly io: JournalFs;
   readonly fsync: FsyncMode;
+  readonly now: () => number;
   private readonly sliceMs: number | undefined;
-  /** Compactions under way (whenIdle waits for them). */
-  private readonly jobs = new Set<Promise<void>>();
   private readonly slots: JobSlots;
   private readonly hold: (bytes: number) => Reservation;
   private readonly copiesMaxBytes: number;
-  /** Logs open for appends, least recently used first. */
-  private readonly open = new Set<LogFile>();
   private readonly openLogsMax: number;
   private readonly writePieceBytes: number;
   /** An add's record, made and written at once in its write turn (never one written in pieces). */
   private readonly scratch: ScratchBuffer;
-  readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
-  /** The bytes of DATA_DIR, counted as they change, and the caps on them. */
-  readonly usage: DiskUsage;
-  /** Bytes of each session's log, as counted (token hash -> bytes): those on disk only included. */
-  private readonly logBytes = new Map<string, number>();
+  /** DATA_DIR's files and their bytes (log-dir.ts). */
+  readonly files: LogDir;
+
+  // Changed as sessions come and go, logs open and close, and jobs run; each log's own state is its LogFile's.
+  private readonly logs = new WeakMap<Session, LogFile>();
   /** Logs of the sessions in memory. */
   private readonly live = new Set<LogFile>();
+  /** Logs open for appends, least recently used first. */
+  private readonly open = new Set<LogFile>();
+  /** Compactions and rewrites under way (whenIdle waits for them). */
+  private readonly jobs = new Set<Promise<void>>();
   /** When the logs were last looked through for one to compact past the quota. */
   private roomSoughtAt = Number.NEGATIVE_INFINITY;
-  /** Files set aside (path -> bytes, and when they were set aside): deleted once the session TTL has passed. */
-  private readonly aside = new Map<string, { bytes: number; at: number }>();
-  readonly now: () => number;
+  readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
 
   constructor(
     readonly dir: string,
@@ -153,87 +118,35 @@ export class SessionJournal implements LogHost {
     this.openLogsMax = options.openLogsMax ?? OPEN_LOGS_MAX;
     this.writePieceBytes = options.writePieceBytes ?? WRITE_PIECE_BYTES;
     this.scratch = new ScratchBuffer(this.writePieceBytes);
-    this.usage = new DiskUsage(options.maxBytes ?? 0, options.maxLogBytes ?? 0);
     this.now = options.now ?? Date.now;
-    this.checkDir();
+    this.files = new LogDir(this.io, dir, this.fsync, new DiskUsage(options.maxBytes ?? 0, options.maxLogBytes ?? 0), this.now);
     lockDir(this.io, dir, options.lockStaleMs);
   }
 
-  /** Start-up check: DATA_DIR exists (or can be made) and takes a file; ConfigError otherwise. */
-  private checkDir(): void {
-    const { io, dir } = this;
-    try {
-      // Logs hold callers' vectors and metadata: readable by this user only.
-      io.mkdirSync(dir, 0o700);
-    } catch (err) {
-      throw new ConfigError(`DATA_DIR "${dir}" does not exist and cannot be created (${describe(err)})`);
-    }
-    const probe = join(dir, `.tempvec-probe-${process.pid}`);
-    try {
-      const fd = io.openSync(probe, 'w', 0o600);
-      try {
-        writeAllSync(io, fd, Buffer.from('probe\n'), 0);
-        if (this.fsync === 'always') io.fsyncSync(fd);
-      } finally {
-        closeQuietly(io, fd);
-        io.rmSync(probe);
-      }
-    } catch (err) {
-      throw new ConfigError(`DATA_DIR "${dir}" is not writable, so no session could be saved (${describe(err)})`);
-    }
-  }
-
-  private pathOf(tokenHash: string): string {
-    return join(this.dir, `${tokenHash}.log`);
-  }
-
   private fileOf(session: Session): LogFile {
-    const file = this.files.get(session);
+    const file = this.logs.get(session);
     if (!file) throw new Error(`session ${session.id} has no log`);
     return file;
   }
 
   private track(session: Session, size: number, sequence: number): LogFile {
-    const file = new LogFile(this, this.pathOf(session.tokenHash), session, size, sequence);
-    this.files.set(session, file);
+    const file = new LogFile(this, this.files.pathOf(session.tokenHash), session, size, sequence);
+    this.logs.set(session, file);
     this.live.add(file);
     this.resized(file);
     return file;
   }
 
-  /** Count a log at `bytes` (undefined: gone). */
-  private countLog(tokenHash: string, bytes: number | undefined): void {
-    this.usage.add((bytes ?? 0) - (this.logBytes.get(tokenHash) ?? 0));
-    if (bytes === undefined) this.logBytes.delete(tokenHash);
-    else this.logBytes.set(tokenHash, bytes);
-  }
-
-  private countAside(path: string, bytes: number, at: number): void {
-    this.aside.set(path, { bytes, at });
-    this.usage.add(bytes);
-  }
-
-  /** Delete the files set aside (.corrupt, .other-format) `ttlMs` or longer ago: kept that long for the operator to look at. */
-  sweepSetAside(now: number, ttlMs: number): void {
-    for (const [path, { bytes, at }] of this.aside) {
-      if (now < at + ttlMs) continue;
-      try {
-        this.io.rmSync(path);
-      } catch (err) {
-        console.error(`tempvec: could not delete ${path}, a log set aside: ${describe(err)}`);
-        continue;
-      }
-      this.aside.delete(path);
-      this.usage.add(-bytes);
-    }
-  }
-
   syncDir(): Promise<void> {
-    return syncDir(this.io, this.dir);
+    return this.files.syncDir();
+  }
+
+  stamp(path: string, at: number): void {
+    this.files.stamp(path, at);
   }
 
   resized(file: LogFile): void {
-    this.countLog(file.session.tokenHash, file.size);
+    this.files.countLog(file.session.tokenHash, file.size);
   }
 
   private get env(): CompactionEnv {
@@ -244,7 +157,7 @@ export class SessionJournal implements LogHost {
       sliceMs: this.sliceMs,
       hold: this.hold,
       copiesMaxBytes: this.copiesMaxBytes,
-      temp: (bytes) => this.usage.add(bytes),
+      temp: (bytes) => this.files.usage.add(bytes),
     };
   }
 
@@ -254,40 +167,10 @@ export class SessionJournal implements LogHost {
     return this.slots.run(() => rewriteFromMemory(file, this.env));
   }
 
-  /** Sessions on disk: token hash -> last recorded access (the file's mtime, see stamp()); their bytes counted. */
-  scan(): Map<string, number> {
-    const found = new Map<string, number>();
-    for (const name of this.io.readdirSync(this.dir)) {
-      // A compaction that a crash interrupted: the log it was replacing is intact.
-      if (name.endsWith('.log.tmp')) this.io.rmSync(join(this.dir, name));
-      else this.found(found, name, this.io.statSync(join(this.dir, name)));
-    }
-    return found;
-  }
-
-  /** The same as scan(), with the event loop free between files (the server answers /readyz meanwhile). */
-  async scanAsync(): Promise<Map<string, number>> {
-    const found = new Map<string, number>();
-    for (const name of await readdir(this.dir)) {
-      if (name.endsWith('.log.tmp')) await rm(join(this.dir, name), { force: true });
-      else this.found(found, name, await stat(join(this.dir, name)));
-    }
-    return found;
-  }
-
-  /** A file scan() found: a session's log, or one set aside (both counted in DATA_DIR's bytes). */
-  private found(sessions: Map<string, number>, name: string, { mtimeMs, size }: { mtimeMs: number; size: number }): void {
-    const match = LOG_NAME.exec(name);
-    if (match) {
-      sessions.set(match[1], mtimeMs);
-      this.countLog(match[1], size);
-    } else if (SET_ASIDE.test(name)) this.countAside(join(this.dir, name), size, mtimeMs);
-  }
-
   /** A new session's log: the file header and its open record, fsynced (the directory too under FSYNC=always). */
   create(session: Session): void {
     const { io } = this;
-    const path = this.pathOf(session.tokenHash);
+    const path = this.files.pathOf(session.tokenHash);
     const bytes = Buffer.concat([fileHeader(), encodeRecordV2({ t: 'open', sessionId: session.id, createdAt: session.createdAt }, 1)]);
     const fd = io.openSync(path, 'wx', 0o600);
     try {
@@ -402,7 +285,7 @@ export class SessionJournal implements LogHost {
    * expire up to one touch interval early after a restart).
    */
   touched(session: Session): void {
-    const file = this.files.get(session);
+    const file = this.logs.get(session);
     const at = session.lastAccessedAt;
     if (!file?.touchDue(at, this.touchIntervalMs)) return;
     try {
@@ -415,7 +298,7 @@ export class SessionJournal implements LogHost {
   /** On shutdown: record the last access of every session whose latest read is not on disk yet. */
   flush(sessions: Iterable<Session>): void {
     for (const session of sessions) {
-      const file = this.files.get(session);
+      const file = this.logs.get(session);
       const at = session.lastAccessedAt;
       if (!file || at <= file.persistedAccess) continue;
       try {
@@ -433,12 +316,12 @@ export class SessionJournal implements LogHost {
    * Undefined when there is nothing to wait for.
    */
   durable(session: Session): Promise<void> | undefined {
-    return this.files.get(session)?.durable();
+    return this.logs.get(session)?.durable();
   }
 
   /** The session leaves the store: nothing more is written for it (its file stays, see remove()). */
   close(session: Session): void {
-    const file = this.files.get(session);
+    const file = this.logs.get(session);
     if (!file) return;
     file.close();
     this.open.delete(file);
@@ -448,12 +331,7 @@ export class SessionJournal implements LogHost {
   /** Delete a session's log (it expired). Best-effort: a file left behind is an expired session the next start deletes. */
   remove(tokenHash: string, session?: Session): void {
     if (session) this.close(session);
-    try {
-      this.io.rmSync(this.pathOf(tokenHash));
-      this.countLog(tokenHash, undefined);
-    } catch (err) {
-      console.error(`tempvec: could not delete the log of an expired session: ${describe(err)}`);
-    }
+    this.files.removeLog(tokenHash);
   }
 
   /** Settles when no compaction is under way (tests, benches and shutdown). */
@@ -479,99 +357,23 @@ export class SessionJournal implements LogHost {
    * What it came to is decided here, once: see ReopenOutcome.
    */
   reopen(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<ReopenOutcome> {
-    return this.slots.run(() => this.replayLog(tokenHash, make));
+    return this.slots.run(() => replayLog(this.reopenEnv, tokenHash, make));
   }
 
-  private async replayLog(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<ReopenOutcome> {
-    const path = this.pathOf(tokenHash);
-    const slices = new Slices(this.sliceMs);
-    const held = this.hold(0);
-    let fd: number;
-    try {
-      fd = await this.io.open(path, 'r');
-    } catch (err) {
-      held.release();
-      return { t: 'unreadable', error: asError(err) };
-    }
-    let replayed: Awaited<ReturnType<typeof replay>>;
-    try {
-      const reader = new LogReader((out, position) => this.io.read(fd, out, 0, out.length, position), this.io.statSync(path).size, CHUNK_BYTES, held);
-      replayed = await replay(reader, make, slices, held);
-    } catch (err) {
-      return this.unreplayable(tokenHash, err);
-    } finally {
-      held.release();
-      await this.io.close(fd).catch(() => {});
-    }
-    const { session, end, sequence } = replayed;
-    try {
-      if (!session) this.io.rmSync(path);
-      else if (end.tornTail) this.cut(path, end.validBytes);
-    } catch (err) {
-      // The session is not reopened on a log that could not be repaired: it stays on disk for a later try.
-      session?.index.reset();
-      return { t: 'unreadable', error: asError(err) };
-    }
-    if (!session) {
-      this.countLog(tokenHash, undefined);
-      return { t: 'empty' };
-    }
-    if (end.tornTail) {
-      this.counts.tailsCut++;
-      this.counts.recordsCut += end.cutRecords;
-    }
-    const file = this.track(session, end.validBytes, sequence);
-    // Compacted by what it holds: frequent restarts must not let a log grow to twice its size again each time.
-    file.holds(liveBytes(session));
-    if (file.due()) this.compactionDue(file);
-    return { t: 'reopened', session, report: { tornTail: end.tornTail, cutRecords: end.cutRecords } };
-  }
-
-  /** A replay that failed: no memory for it now, an I/O error (both leave the log as it is), or a log set aside. */
-  private unreplayable(tokenHash: string, err: unknown): ReopenOutcome {
-    const error = asError(err);
-    // No memory for it now: the log is sound and stays as it is for a later reopen.
-    if (isWasmAllocationFailure(err)) return { t: 'no-memory', error };
-    if (err instanceof FormatError) {
-      this.setAside(tokenHash, 'other-format');
-      this.counts.otherFormat++;
-      return { t: 'set-aside', why: 'other-format', error };
-    }
-    if (err instanceof CorruptLogError || !isIoError(err)) {
-      this.setAside(tokenHash, 'corrupt');
-      this.counts.setAside++;
-      return { t: 'set-aside', why: 'corrupt', error: err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${error.message}`) };
-    }
-    return { t: 'unreadable', error };
-  }
-
-  /**
-   * Cut a torn tail off (a failure throws).
-   * Fsynced in both modes before the log takes a record: a lost truncate would bring back the records behind
-   * a new one that filled the cut exactly (their sequence numbers run on), after a second power loss.
-   */
-  private cut(path: string, size: number): void {
-    const fd = this.io.openSync(path, 'r+');
-    try {
-      this.io.ftruncateSync(fd, size);
-      this.io.fsyncSync(fd);
-    } finally {
-      closeQuietly(this.io, fd);
-    }
-  }
-
-  /** Rename a log that cannot be replayed aside (kept for the operator until the session TTL has passed, sweepSetAside()). */
-  private setAside(tokenHash: string, why: 'corrupt' | 'other-format'): void {
-    const path = this.pathOf(tokenHash);
-    const to = `${path}.${why}`;
-    quietly(() => {
-      this.io.renameSync(path, to);
-      const bytes = this.logBytes.get(tokenHash) ?? 0;
-      this.countLog(tokenHash, undefined);
-      // A log set aside before (the same token's) is replaced: counted once.
-      this.usage.add(-(this.aside.get(to)?.bytes ?? 0));
-      this.countAside(to, bytes, this.now());
-    });
+  private get reopenEnv(): ReopenEnv {
+    return {
+      io: this.io,
+      files: this.files,
+      sliceMs: this.sliceMs,
+      hold: this.hold,
+      counts: this.counts,
+      track: (session, size, sequence) => {
+        const file = this.track(session, size, sequence);
+        // Compacted by what it holds: frequent restarts must not let a log grow to twice its size again each time.
+        file.holds(liveBytes(session));
+        if (file.due()) this.compactionDue(file);
+      },
+    };
   }
 
   /**
@@ -583,9 +385,9 @@ export class SessionJournal implements LogHost {
    */
   private assertRoom(file: LogFile, bytes: number): void {
     try {
-      this.usage.assertRoom(file.size, bytes, false);
+      this.files.usage.assertRoom(file.size, bytes, false);
     } catch (err) {
-      const own = file.size + bytes > this.usage.maxLogBytes && this.usage.maxLogBytes > 0;
+      const own = file.size + bytes > this.files.usage.maxLogBytes && this.files.usage.maxLogBytes > 0;
       let candidate: LogFile | null = file.appended >= bytes ? file : null;
       // Every live log looked at, at most once a second (refusals can come fast while the quota is full).
       if (!candidate && !own && this.jobs.size === 0 && this.now() - this.roomSoughtAt >= 1000) {
@@ -594,7 +396,7 @@ export class SessionJournal implements LogHost {
       }
       if (candidate?.mayCompact()) this.compactionDue(candidate);
       if (!candidate?.compacting) throw err;
-      this.usage.assertRoom(file.size, bytes, true);
+      this.files.usage.assertRoom(file.size, bytes, true);
     }
   }
 
@@ -659,44 +461,9 @@ export class SessionJournal implements LogHost {
       if (file.due()) this.compactionDue(file);
     }, pauseMs).unref();
   }
-
-  /** Record an access to a session that stays on disk (a reopen refused for capacity), so its expiry counts from it. */
-  stampAccess(tokenHash: string, at: number): void {
-    this.stamp(this.pathOf(tokenHash), at);
-  }
-
-  /**
-   * A log's mtime is its session's last recorded access, on the store's clock
-   * (the same as the wall clock in production): scan() reads it to expire
-   * sessions on disk without opening their logs. Best-effort: a stale mtime
-   * only makes the session expire early after a restart.
-   */
-  stamp(path: string, at: number): void {
-    quietly(() => this.io.utimesSync(path, at / 1000, at / 1000));
-  }
-}
-
-/** About the bytes a compaction would write for `session` (its rows as float32, ids, metadata and texts as stored). */
-export function liveBytes(session: Session): number {
-  const { index } = session;
-  const dimensions = index.getConfig().dimensions ?? 0;
-  return index.size * (dimensions * 4 + ROW_OVERHEAD_BYTES) + index.heapBytes + index.metadataStats.jsonBytes + index.textStats.jsonBytes;
-}
-
-/** A row's bytes in a snapshot besides its vector, id, metadata and text (lengths, offsets), about. */
-const ROW_OVERHEAD_BYTES = 16;
-
-/** An I/O error (the log is unreadable for now and stays on disk), not a log that cannot be replayed. */
-function isIoError(err: unknown): boolean {
-  const { code } = err as { code?: unknown };
-  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code);
 }
 
 const utf8 = new TextEncoder();
-
-function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
-}
 
 function uncounted(bytes: number): Reservation {
   return { bytes, grow() {}, release() {} };
