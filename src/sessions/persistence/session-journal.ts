@@ -334,7 +334,6 @@ export class SessionJournal implements LogHost {
     this.files.removeLog(tokenHash);
   }
 
-  /** Settles when no compaction is under way (tests, benches and shutdown). */
   /** Compact a session's log now (benches; otherwise a log is compacted as it grows). */
   async compactNow(session: Session): Promise<void> {
     const file = this.fileOf(session);
@@ -342,6 +341,7 @@ export class SessionJournal implements LogHost {
     await this.whenIdle();
   }
 
+  /** Settles when no compaction or rewrite is under way (tests, benches and shutdown). */
   async whenIdle(): Promise<void> {
     while (this.jobs.size > 0) await Promise.allSettled([...this.jobs]);
   }
