@@ -15,20 +15,19 @@ import { LoopTurns } from '../limits/loop-turns.js';
 import type { Filter, Metadata } from '../index/filter.js';
 import type { UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/types.js';
 import { applyToIndex, type ChangeResults, type IndexChange } from './persistence/change.js';
-import type { EncodedChange, SessionJournal } from './persistence/session-journal.js';
+import type { Durability } from './durability.js';
+import type { EncodedChange } from './persistence/session-journal.js';
 import type { Session } from './session.js';
 import { Slices } from '../limits/slices.js';
 
 /**
  * What the writes use of the session store, and nothing more: the memory
- * budget's checks, the journal (DATA_DIR), the clock, and recounting a
- * session in the budget once it changed.
+ * budget's checks, the clock, and recounting a session in the budget once
+ * it changed. The journal comes apart, as the Durability (DATA_DIR only).
  */
 export interface WriteHost {
   assertMemoryBudget(session: Session, bytesAfter: number, what?: 'change', heapBytes?: number, metadataBytes?: number): void;
   assertWasmMemoryFor(session: Session): void;
-  /** A promise when the change is written in pieces (a large one): applied once it settles, refused if it rejects. */
-  journal(session: Session, write: (log: SessionJournal, at: number) => Promise<void> | undefined | void): Promise<void> | undefined;
   readonly now: () => number;
   recount(session: Session): void;
 }
@@ -55,7 +54,11 @@ export class SessionWrites {
   /** One write's step per turn of the event loop, whatever its session (loop-turns.ts). */
   private readonly turns = new LoopTurns();
 
-  constructor(private readonly store: WriteHost) {}
+  constructor(
+    private readonly store: WriteHost,
+    /** DATA_DIR only: each change is logged before it is applied (durability.ts). */
+    private readonly durability?: Durability,
+  ) {}
 
   /**
    * Run `change` (check, log, apply) once no search holds the session; writes go before waiting searches.
@@ -181,7 +184,7 @@ export class SessionWrites {
    */
   private write<C extends IndexChange>(session: Session, change: C, encoded?: EncodedChange): ChangeResults[C['t']] | Promise<ChangeResults[C['t']]> {
     // A large add or import is written in slices; the turn (the gate) is held until its last one.
-    const log = () => this.store.journal(session, (journal, at) => journal.record(session, change, at, encoded));
+    const log = () => this.durability?.record(session, change, encoded);
     const applied = applyToIndex(session.index, change, log, new Slices());
     return then(applied, (result) => this.changed(session, result));
   }

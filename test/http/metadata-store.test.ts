@@ -4,7 +4,7 @@
 // session is reset or expires.
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
-import { REMEMBERED_TOKEN_HEAP_BYTES } from '../../src/sessions/session-store.js';
+import { REMEMBERED_TOKEN_HEAP_BYTES } from '../../src/sessions/budget-ledger.js';
 import { ManualClock } from '../helpers/clock.js';
 import { startApp, type LiveApp } from '../helpers/live-app.js';
 

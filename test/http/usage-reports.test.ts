@@ -3,7 +3,7 @@
 // the budget's counters in between, which each request keeps current for its
 // own session.
 import { expect } from 'chai';
-import { USAGE_RECOUNT_MS } from '../../src/sessions/session-store.js';
+import { USAGE_RECOUNT_MS } from '../../src/sessions/budget-ledger.js';
 import { startApp, type LiveApp } from '../helpers/live-app.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

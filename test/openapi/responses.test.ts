@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newToken } from '../../src/sessions/token.js';
 import { SPEC_LIMITS } from '../../src/config.js';
-import { SESSION_HEAP_BYTES } from '../../src/sessions/session-store.js';
+import { SESSION_HEAP_BYTES } from '../../src/sessions/budget-ledger.js';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
 import { startApp, type LiveApp, type Reply, type SendOptions } from '../helpers/live-app.js';
 import { ResponseChecker, REVALIDATE } from '../helpers/openapi-check.js';

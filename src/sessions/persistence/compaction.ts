@@ -155,7 +155,7 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
     }
     // The rename is durable once the directory is fsynced; fdatasyncs of the new file wait for it.
     const renamed = syncDir(io, env.dir);
-    file.renamed = env.fsync === 'always' ? renamed : renamed.catch(() => {});
+    file.renameSyncing(env.fsync === 'always' ? renamed : renamed.catch(() => {}));
     await renamed.catch((err) => console.error(`tempvec: could not fsync ${env.dir} after compacting a log: ${describe(err)}`));
   } finally {
     // Renamed over the log (which the log's size now counts) or deleted by the caller.
@@ -170,7 +170,7 @@ export async function compact(file: LogFile, env: CompactionEnv): Promise<void> 
  * After a failed fsync: the session as it is in memory to a temporary file,
  * fsynced, renamed over the log, the directory fsynced; then every change in
  * memory is on stable storage, and the log takes appends again. Writes are
- * refused meanwhile (LogFile.broken), so memory does not change under it
+ * refused meanwhile (the log is broken), so memory does not change under it
  * (a change being written in pieces is refused too, and waited for).
  * The caller waits for a compaction under way first (it writes the same
  * temporary file, and gives up once it sees the log broken).
@@ -204,10 +204,9 @@ export async function rewriteFromMemory(file: LogFile, env: CompactionEnv): Prom
   if (file.closed) throw new Error('the session closed during the rewrite');
   io.renameSync(temp, file.path);
   file.replaced(size, 0);
-  file.renamed = null;
+  file.renameSyncing(null);
   await syncDir(io, env.dir);
-  file.broken = false;
-  file.synced = file.written;
+  file.rewritten();
 }
 
 /** Read a written file back: exactly `size` bytes, with the checksum of what was written. */

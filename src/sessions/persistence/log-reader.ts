@@ -17,7 +17,6 @@ import {
   checkFileHeader,
   checksumHolds,
   CorruptLogError,
-  decodeRecord,
   FILE_HEADER_BYTES,
   RECORD_HEADER_BYTES,
   recordHeader,
@@ -25,6 +24,7 @@ import {
   type RecordType,
   type RecordV2,
 } from './records-v2.js';
+import { decodeRecord } from './record-decoder.js';
 
 /** Bytes of a log read at once (and the most a reader holds, but for one larger record). */
 export const CHUNK_BYTES = PERSISTENCE_CHUNK_BYTES;

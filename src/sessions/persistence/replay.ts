@@ -8,7 +8,8 @@
 import type { Session } from '../session.js';
 import { applyChange, type Change } from './change.js';
 import { LogReader, type Held, type LogEnd } from './log-reader.js';
-import { CorruptLogError, FILE_HEADER_BYTES, importPartAt } from './records-v2.js';
+import { importPartAt } from './record-decoder.js';
+import { CorruptLogError, FILE_HEADER_BYTES } from './records-v2.js';
 import type { Slices } from '../../limits/slices.js';
 
 export interface Replayed {

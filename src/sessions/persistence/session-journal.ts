@@ -14,57 +14,36 @@
 // for every batch of changes waiting (group commit). What survives what is
 // written out in docs/operations.md (persistence).
 //
-// The layers, each in its file: records-v2.ts (the binary format),
-// log-reader.ts (reading a log in bounded pieces; the cut-or-refuse rule),
-// log-file.ts (one log: append, fence, repair, group commit), snapshot.ts
-// and compaction.ts (the session from memory to a new file, renamed over the
-// log), replay.ts and change.ts (a reopen), plan-records.ts (an add's
-// records from its plan). This file ties them to the sessions.
-import { readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { ConfigError, type FsyncMode } from '../../config.js';
+// The layers, each in its file: records-v2.ts and record-decoder.ts (the
+// binary format), log-reader.ts (reading a log in bounded pieces; the
+// cut-or-refuse rule), log-file.ts (one log and its state: append, fence,
+// repair, group commit), log-dir.ts (DATA_DIR's files and their bytes),
+// snapshot.ts and compaction.ts (the session from memory to a new file,
+// renamed over the log), reopen-log.ts, replay.ts and change.ts (a reopen),
+// plan-records.ts (an add's records from its plan). This file ties them to
+// the sessions.
+import type { FsyncMode } from '../../config.js';
 import type { Metadata } from '../../index/filter.js';
 import type { UpsertPlan } from '../../index/types.js';
-import { isWasmAllocationFailure } from '../../limits/wasm-memories.js';
 import type { Session } from '../session.js';
 import { JobSlots } from '../../limits/job-slots.js';
 import type { Reservation } from '../../limits/memory-budget.js';
 import { compact, COPIES_MAX_BYTES, rewriteFromMemory, type CompactionEnv } from './compaction.js';
 import { lockDir } from './dir-lock.js';
-import { closeQuietly, describe, nodeFs, quietly, syncDir, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
+import { closeQuietly, describe, nodeFs, quietly, syncDirSync, writeAllSync, type JournalFs } from './journal-fs.js';
 import { LogFile, type LogHost } from './log-file.js';
-import { CHUNK_BYTES, LogReader } from './log-reader.js';
 import { DiskUsage } from './disk-usage.js';
+import { LogDir } from './log-dir.js';
 import { encodeImport, encodeUpsert, importRecords, planBytes, ScratchBuffer, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
-import { CorruptLogError, encodeRecordV2, fileHeader, FormatError, type RecordV2 } from './records-v2.js';
-import { replay } from './replay.js';
+import { encodeRecordV2, fileHeader, type RecordV2 } from './records-v2.js';
+import { liveBytes, replayLog, type JournalCounts, type ReopenEnv, type ReopenOutcome } from './reopen-log.js';
 import type { IndexChange } from './change.js';
 export type { EncodedChange } from './plan-records.js';
+export type { JournalCounts, ReopenOutcome, RestoreReport } from './reopen-log.js';
 import { Slices } from '../../limits/slices.js';
 
-const LOG_NAME = /^([0-9a-f]{64})\.log$/;
-/** A log set aside (setAside()): kept for the operator until the session TTL has passed, then deleted. */
-const SET_ASIDE = /^[0-9a-f]{64}\.log\.(corrupt|other-format)$/;
 /** Bytes of records (rows, ids, metadata, texts) from which an add-many's is encoded ahead of its turn, in slices. */
 const ENCODE_AHEAD_FROM_BYTES = 256 * 1024;
-/** What a reopen found wrong, for the operator's log. */
-export interface RestoreReport {
-  tornTail: string | null;
-  /** Whole records after the damage, cut with it. */
-  cutRecords: number;
-}
-
-/** What reopens found, since the start (/metrics). */
-export interface JournalCounts {
-  /** Reopens that cut a torn or damaged tail off a log. */
-  tailsCut: number;
-  /** Whole records found after such damage and cut with it (FSYNC=never: changes lost to a power loss). */
-  recordsCut: number;
-  /** Logs set aside (renamed .corrupt): a record that was on stable storage is damaged. */
-  setAside: number;
-  /** Logs set aside (renamed .other-format): not version 2 of this format (another version, or not a tempvec log). */
-  otherFormat: number;
-}
 
 export interface JournalOptions {
   fsync?: FsyncMode;
@@ -92,42 +71,38 @@ export interface JournalOptions {
   lockStaleMs?: number;
 }
 
-/** A failed compaction is tried again after this pause, doubled with each failure in a row up to COMPACT_RETRY_MAX_MS. */
-const COMPACT_RETRY_MS = 1000;
-const COMPACT_RETRY_MAX_MS = 60_000;
 /** Logs kept open between appends: an append on an open log saves an open and a close (a third of its cost), without a descriptor per session. */
 const OPEN_LOGS_MAX = 256;
 /** The most bytes of a change written in one synchronous write on the event loop; a larger change goes out in pieces of this size, each an asynchronous write. */
 export const WRITE_PIECE_BYTES = 1024 * 1024;
 
 export class SessionJournal implements LogHost {
-  private readonly files = new WeakMap<Session, LogFile>();
+  // Constant after construction.
   readonly io: JournalFs;
   readonly fsync: FsyncMode;
+  readonly now: () => number;
   private readonly sliceMs: number | undefined;
-  /** Compactions under way (whenIdle waits for them). */
-  private readonly jobs = new Set<Promise<void>>();
   private readonly slots: JobSlots;
   private readonly hold: (bytes: number) => Reservation;
   private readonly copiesMaxBytes: number;
-  /** Logs open for appends, least recently used first. */
-  private readonly open = new Set<LogFile>();
   private readonly openLogsMax: number;
   private readonly writePieceBytes: number;
   /** An add's record, made and written at once in its write turn (never one written in pieces). */
   private readonly scratch: ScratchBuffer;
-  readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
-  /** The bytes of DATA_DIR, counted as they change, and the caps on them. */
-  readonly usage: DiskUsage;
-  /** Bytes of each session's log, as counted (token hash -> bytes): those on disk only included. */
-  private readonly logBytes = new Map<string, number>();
+  /** DATA_DIR's files and their bytes (log-dir.ts). */
+  readonly files: LogDir;
+
+  // Changed as sessions come and go, logs open and close, and jobs run; each log's own state is its LogFile's.
+  private readonly logs = new WeakMap<Session, LogFile>();
   /** Logs of the sessions in memory. */
   private readonly live = new Set<LogFile>();
+  /** Logs open for appends, least recently used first. */
+  private readonly open = new Set<LogFile>();
+  /** Compactions and rewrites under way (whenIdle waits for them). */
+  private readonly jobs = new Set<Promise<void>>();
   /** When the logs were last looked through for one to compact past the quota. */
   private roomSoughtAt = Number.NEGATIVE_INFINITY;
-  /** Files set aside (path -> bytes, and when they were set aside): deleted once the session TTL has passed. */
-  private readonly aside = new Map<string, { bytes: number; at: number }>();
-  readonly now: () => number;
+  readonly counts: JournalCounts = { tailsCut: 0, recordsCut: 0, setAside: 0, otherFormat: 0 };
 
   constructor(
     readonly dir: string,
@@ -144,87 +119,35 @@ export class SessionJournal implements LogHost {
     this.openLogsMax = options.openLogsMax ?? OPEN_LOGS_MAX;
     this.writePieceBytes = options.writePieceBytes ?? WRITE_PIECE_BYTES;
     this.scratch = new ScratchBuffer(this.writePieceBytes);
-    this.usage = new DiskUsage(options.maxBytes ?? 0, options.maxLogBytes ?? 0);
     this.now = options.now ?? Date.now;
-    this.checkDir();
+    this.files = new LogDir(this.io, dir, this.fsync, new DiskUsage(options.maxBytes ?? 0, options.maxLogBytes ?? 0), this.now);
     lockDir(this.io, dir, options.lockStaleMs);
   }
 
-  /** Start-up check: DATA_DIR exists (or can be made) and takes a file; ConfigError otherwise. */
-  private checkDir(): void {
-    const { io, dir } = this;
-    try {
-      // Logs hold callers' vectors and metadata: readable by this user only.
-      io.mkdirSync(dir, 0o700);
-    } catch (err) {
-      throw new ConfigError(`DATA_DIR "${dir}" does not exist and cannot be created (${describe(err)})`);
-    }
-    const probe = join(dir, `.tempvec-probe-${process.pid}`);
-    try {
-      const fd = io.openSync(probe, 'w', 0o600);
-      try {
-        writeAllSync(io, fd, Buffer.from('probe\n'), 0);
-        if (this.fsync === 'always') io.fsyncSync(fd);
-      } finally {
-        closeQuietly(io, fd);
-        io.rmSync(probe);
-      }
-    } catch (err) {
-      throw new ConfigError(`DATA_DIR "${dir}" is not writable, so no session could be saved (${describe(err)})`);
-    }
-  }
-
-  private pathOf(tokenHash: string): string {
-    return join(this.dir, `${tokenHash}.log`);
-  }
-
   private fileOf(session: Session): LogFile {
-    const file = this.files.get(session);
+    const file = this.logs.get(session);
     if (!file) throw new Error(`session ${session.id} has no log`);
     return file;
   }
 
   private track(session: Session, size: number, sequence: number): LogFile {
-    const file = new LogFile(this, this.pathOf(session.tokenHash), session, size, sequence);
-    this.files.set(session, file);
+    const file = new LogFile(this, this.files.pathOf(session.tokenHash), session, size, sequence);
+    this.logs.set(session, file);
     this.live.add(file);
     this.resized(file);
     return file;
   }
 
-  /** Count a log at `bytes` (undefined: gone). */
-  private countLog(tokenHash: string, bytes: number | undefined): void {
-    this.usage.add((bytes ?? 0) - (this.logBytes.get(tokenHash) ?? 0));
-    if (bytes === undefined) this.logBytes.delete(tokenHash);
-    else this.logBytes.set(tokenHash, bytes);
-  }
-
-  private countAside(path: string, bytes: number, at: number): void {
-    this.aside.set(path, { bytes, at });
-    this.usage.add(bytes);
-  }
-
-  /** Delete the files set aside (.corrupt, .other-format) `ttlMs` or longer ago: kept that long for the operator to look at. */
-  sweepSetAside(now: number, ttlMs: number): void {
-    for (const [path, { bytes, at }] of this.aside) {
-      if (now < at + ttlMs) continue;
-      try {
-        this.io.rmSync(path);
-      } catch (err) {
-        console.error(`tempvec: could not delete ${path}, a log set aside: ${describe(err)}`);
-        continue;
-      }
-      this.aside.delete(path);
-      this.usage.add(-bytes);
-    }
-  }
-
   syncDir(): Promise<void> {
-    return syncDir(this.io, this.dir);
+    return this.files.syncDir();
+  }
+
+  stamp(path: string, at: number): void {
+    this.files.stamp(path, at);
   }
 
   resized(file: LogFile): void {
-    this.countLog(file.session.tokenHash, file.size);
+    this.files.countLog(file.session.tokenHash, file.size);
   }
 
   private get env(): CompactionEnv {
@@ -235,7 +158,7 @@ export class SessionJournal implements LogHost {
       sliceMs: this.sliceMs,
       hold: this.hold,
       copiesMaxBytes: this.copiesMaxBytes,
-      temp: (bytes) => this.usage.add(bytes),
+      temp: (bytes) => this.files.usage.add(bytes),
     };
   }
 
@@ -245,40 +168,10 @@ export class SessionJournal implements LogHost {
     return this.slots.run(() => rewriteFromMemory(file, this.env));
   }
 
-  /** Sessions on disk: token hash -> last recorded access (the file's mtime, see stamp()); their bytes counted. */
-  scan(): Map<string, number> {
-    const found = new Map<string, number>();
-    for (const name of this.io.readdirSync(this.dir)) {
-      // A compaction that a crash interrupted: the log it was replacing is intact.
-      if (name.endsWith('.log.tmp')) this.io.rmSync(join(this.dir, name));
-      else this.found(found, name, this.io.statSync(join(this.dir, name)));
-    }
-    return found;
-  }
-
-  /** The same as scan(), with the event loop free between files (the server answers /readyz meanwhile). */
-  async scanAsync(): Promise<Map<string, number>> {
-    const found = new Map<string, number>();
-    for (const name of await readdir(this.dir)) {
-      if (name.endsWith('.log.tmp')) await rm(join(this.dir, name), { force: true });
-      else this.found(found, name, await stat(join(this.dir, name)));
-    }
-    return found;
-  }
-
-  /** A file scan() found: a session's log, or one set aside (both counted in DATA_DIR's bytes). */
-  private found(sessions: Map<string, number>, name: string, { mtimeMs, size }: { mtimeMs: number; size: number }): void {
-    const match = LOG_NAME.exec(name);
-    if (match) {
-      sessions.set(match[1], mtimeMs);
-      this.countLog(match[1], size);
-    } else if (SET_ASIDE.test(name)) this.countAside(join(this.dir, name), size, mtimeMs);
-  }
-
   /** A new session's log: the file header and its open record, fsynced (the directory too under FSYNC=always). */
   create(session: Session): void {
     const { io } = this;
-    const path = this.pathOf(session.tokenHash);
+    const path = this.files.pathOf(session.tokenHash);
     const bytes = Buffer.concat([fileHeader(), encodeRecordV2({ t: 'open', sessionId: session.id, createdAt: session.createdAt }, 1)]);
     const fd = io.openSync(path, 'wx', 0o600);
     try {
@@ -393,10 +286,9 @@ export class SessionJournal implements LogHost {
    * expire up to one touch interval early after a restart).
    */
   touched(session: Session): void {
-    const file = this.files.get(session);
+    const file = this.logs.get(session);
     const at = session.lastAccessedAt;
-    if (!file || at - Math.max(file.persistedAccess, file.touchTriedAt) < this.touchIntervalMs) return;
-    file.touchTriedAt = at;
+    if (!file?.touchDue(at, this.touchIntervalMs)) return;
     try {
       this.append(session, at, { t: 'touch', at });
     } catch (err) {
@@ -407,7 +299,7 @@ export class SessionJournal implements LogHost {
   /** On shutdown: record the last access of every session whose latest read is not on disk yet. */
   flush(sessions: Iterable<Session>): void {
     for (const session of sessions) {
-      const file = this.files.get(session);
+      const file = this.logs.get(session);
       const at = session.lastAccessedAt;
       if (!file || at <= file.persistedAccess) continue;
       try {
@@ -425,12 +317,12 @@ export class SessionJournal implements LogHost {
    * Undefined when there is nothing to wait for.
    */
   durable(session: Session): Promise<void> | undefined {
-    return this.files.get(session)?.durable();
+    return this.logs.get(session)?.durable();
   }
 
   /** The session leaves the store: nothing more is written for it (its file stays, see remove()). */
   close(session: Session): void {
-    const file = this.files.get(session);
+    const file = this.logs.get(session);
     if (!file) return;
     file.close();
     this.open.delete(file);
@@ -440,15 +332,9 @@ export class SessionJournal implements LogHost {
   /** Delete a session's log (it expired). Best-effort: a file left behind is an expired session the next start deletes. */
   remove(tokenHash: string, session?: Session): void {
     if (session) this.close(session);
-    try {
-      this.io.rmSync(this.pathOf(tokenHash));
-      this.countLog(tokenHash, undefined);
-    } catch (err) {
-      console.error(`tempvec: could not delete the log of an expired session: ${describe(err)}`);
-    }
+    this.files.removeLog(tokenHash);
   }
 
-  /** Settles when no compaction is under way (tests, benches and shutdown). */
   /** Compact a session's log now (benches; otherwise a log is compacted as it grows). */
   async compactNow(session: Session): Promise<void> {
     const file = this.fileOf(session);
@@ -456,104 +342,39 @@ export class SessionJournal implements LogHost {
     await this.whenIdle();
   }
 
+  /** Settles when no compaction or rewrite is under way (tests, benches and shutdown). */
   async whenIdle(): Promise<void> {
     while (this.jobs.size > 0) await Promise.allSettled([...this.jobs]);
   }
 
   /**
    * Rebuild a session from its log (replay.ts), reading it a bounded piece at
-   * a time and giving the event loop back between steps. A torn or damaged
-   * tail is cut off the file and reported (point-in-time recovery); a
-   * damaged record that was on stable storage moves the file aside
-   * (`.corrupt`) and throws CorruptLogError, and a log of another format
-   * (`.other-format`) FormatError, touching no other session. A log with no
-   * whole record (a session whose creation failed, so never acknowledged)
-   * is deleted: null.
+   * a time and giving the event loop back between steps, in its turn among
+   * the persistence jobs. A torn or damaged tail is cut off the file and
+   * reported (point-in-time recovery); a damaged record that was on stable
+   * storage moves the file aside (`.corrupt`), and a log of another format
+   * (`.other-format`), touching no other session. A log with no whole record
+   * (a session whose creation failed, so never acknowledged) is deleted.
+   * What it came to is decided here, once: see ReopenOutcome.
    */
-  restore(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<{ session: Session; report: RestoreReport } | null> {
-    return this.slots.run(() => this.reopen(tokenHash, make));
+  reopen(tokenHash: string, make: (sessionId: string, createdAt: number) => Session): Promise<ReopenOutcome> {
+    return this.slots.run(() => replayLog(this.reopenEnv, tokenHash, make));
   }
 
-  private async reopen(
-    tokenHash: string,
-    make: (sessionId: string, createdAt: number) => Session,
-  ): Promise<{ session: Session; report: RestoreReport } | null> {
-    const path = this.pathOf(tokenHash);
-    const slices = new Slices(this.sliceMs);
-    const held = this.hold(0);
-    const fd = await this.io.open(path, 'r');
-    let replayed: Awaited<ReturnType<typeof replay>>;
-    try {
-      const reader = new LogReader((out, position) => this.io.read(fd, out, 0, out.length, position), this.io.statSync(path).size, CHUNK_BYTES, held);
-      replayed = await replay(reader, make, slices, held);
-    } catch (err) {
-      // No memory for it now: the log is sound and stays as it is for a later reopen.
-      if (isWasmAllocationFailure(err)) throw err;
-      if (err instanceof FormatError) {
-        this.setAside(tokenHash, 'other-format');
-        this.counts.otherFormat++;
-        throw err;
-      }
-      if (err instanceof CorruptLogError || !isIoError(err)) {
-        this.setAside(tokenHash, 'corrupt');
-        this.counts.setAside++;
-        throw err instanceof CorruptLogError ? err : new CorruptLogError(`cannot replay: ${(err as Error).message}`);
-      }
-      throw err;
-    } finally {
-      held.release();
-      await this.io.close(fd).catch(() => {});
-    }
-    const { session, end, sequence } = replayed;
-    if (!session) {
-      this.io.rmSync(path);
-      this.countLog(tokenHash, undefined);
-      return null;
-    }
-    try {
-      if (end.tornTail) this.cut(path, end.validBytes);
-    } catch (err) {
-      session.index.reset();
-      throw err;
-    }
-    if (end.tornTail) {
-      this.counts.tailsCut++;
-      this.counts.recordsCut += end.cutRecords;
-    }
-    const file = this.track(session, end.validBytes, sequence);
-    // Compacted by what it holds: frequent restarts must not let a log grow to twice its size again each time.
-    file.holds(liveBytes(session));
-    if (file.due()) this.compactionDue(file);
-    return { session, report: { tornTail: end.tornTail, cutRecords: end.cutRecords } };
-  }
-
-  /**
-   * Cut a torn tail off (a failure throws: the session is not reopened on a log that could not be repaired).
-   * Fsynced in both modes before the log takes a record: a lost truncate would bring back the records behind
-   * a new one that filled the cut exactly (their sequence numbers run on), after a second power loss.
-   */
-  private cut(path: string, size: number): void {
-    const fd = this.io.openSync(path, 'r+');
-    try {
-      this.io.ftruncateSync(fd, size);
-      this.io.fsyncSync(fd);
-    } finally {
-      closeQuietly(this.io, fd);
-    }
-  }
-
-  /** Rename a log that cannot be replayed aside (kept for the operator until the session TTL has passed, sweepSetAside()). */
-  private setAside(tokenHash: string, why: 'corrupt' | 'other-format'): void {
-    const path = this.pathOf(tokenHash);
-    const to = `${path}.${why}`;
-    quietly(() => {
-      this.io.renameSync(path, to);
-      const bytes = this.logBytes.get(tokenHash) ?? 0;
-      this.countLog(tokenHash, undefined);
-      // A log set aside before (the same token's) is replaced: counted once.
-      this.usage.add(-(this.aside.get(to)?.bytes ?? 0));
-      this.countAside(to, bytes, this.now());
-    });
+  private get reopenEnv(): ReopenEnv {
+    return {
+      io: this.io,
+      files: this.files,
+      sliceMs: this.sliceMs,
+      hold: this.hold,
+      counts: this.counts,
+      track: (session, size, sequence) => {
+        const file = this.track(session, size, sequence);
+        // Compacted by what it holds: frequent restarts must not let a log grow to twice its size again each time.
+        file.holds(liveBytes(session));
+        if (file.due()) this.compactionDue(file);
+      },
+    };
   }
 
   /**
@@ -565,18 +386,18 @@ export class SessionJournal implements LogHost {
    */
   private assertRoom(file: LogFile, bytes: number): void {
     try {
-      this.usage.assertRoom(file.size, bytes, false);
+      this.files.usage.assertRoom(file.size, bytes, false);
     } catch (err) {
-      const own = file.size + bytes > this.usage.maxLogBytes && this.usage.maxLogBytes > 0;
+      const own = file.size + bytes > this.files.usage.maxLogBytes && this.files.usage.maxLogBytes > 0;
       let candidate: LogFile | null = file.appended >= bytes ? file : null;
       // Every live log looked at, at most once a second (refusals can come fast while the quota is full).
       if (!candidate && !own && this.jobs.size === 0 && this.now() - this.roomSoughtAt >= 1000) {
         this.roomSoughtAt = this.now();
         for (const other of this.live) if (other.appended > (candidate?.appended ?? 0)) candidate = other;
       }
-      if (candidate && !candidate.compacting && !candidate.broken && this.now() >= candidate.compactAfter) this.compactionDue(candidate);
+      if (candidate?.mayCompact()) this.compactionDue(candidate);
       if (!candidate?.compacting) throw err;
-      this.usage.assertRoom(file.size, bytes, true);
+      this.files.usage.assertRoom(file.size, bytes, true);
     }
   }
 
@@ -586,25 +407,22 @@ export class SessionJournal implements LogHost {
     file.append(at, [encodeRecordV2(record, file.sequence + 1)], record.t !== 'touch');
   }
 
-  /** After a failed fsync: rewrite the log from memory (one attempt at a time; each call after a failure tries again). */
+  /** After a failed fsync: rewrite the log from memory (the file asks for one at a time). */
   rewrite(file: LogFile): Promise<void> {
-    if (!file.rewriting) {
-      const job = this.rewriteInTurn(file)
-        .catch((err) => {
-          quietly(() => this.io.rmSync(`${file.path}.tmp`));
-          if (!file.closed)
-            console.error(`tempvec: could not rewrite the log of session ${file.sessionId} from memory; its changes are still refused: ${describe(err)}`);
-          throw err;
-        })
-        .finally(() => {
-          file.rewriting = null;
-          this.jobs.delete(settled);
-        });
-      const settled = job.catch(() => {});
-      this.jobs.add(settled);
-      file.rewriting = job;
-    }
-    return file.rewriting;
+    const job = this.rewriteInTurn(file).catch((err) => {
+      quietly(() => this.io.rmSync(`${file.path}.tmp`));
+      if (!file.closed)
+        console.error(`tempvec: could not rewrite the log of session ${file.sessionId} from memory; its changes are still refused: ${describe(err)}`);
+      throw err;
+    });
+    this.background(job.catch(() => {}));
+    return job;
+  }
+
+  /** A job whenIdle() waits for (it settles, never rejects). */
+  private background(job: Promise<void>): void {
+    this.jobs.add(job);
+    void job.then(() => this.jobs.delete(job));
   }
 
   used(file: LogFile): void {
@@ -618,27 +436,19 @@ export class SessionJournal implements LogHost {
   }
 
   compactionDue(file: LogFile): void {
-    file.compacting = true;
     const job = this.slots
       .run(() => compact(file, this.env))
       .then(
-        () => {
-          file.compactFailures = 0;
-        },
+        () => file.compactionSucceeded(),
         (err) => {
           quietly(() => this.io.rmSync(`${file.path}.tmp`));
           if (!file.closed) console.error(`tempvec: could not compact the log of session ${file.sessionId}; the old log is kept: ${describe(err)}`);
           // The log is gone (deleted with its session's directory): nothing to try again.
           if ((err as { code?: string }).code !== 'ENOENT') this.retryCompaction(file);
         },
-      )
-      .finally(() => {
-        file.compacting = false;
-        file.compaction = null;
-        this.jobs.delete(job);
-      });
-    file.compaction = job;
-    this.jobs.add(job);
+      );
+    file.compactionStarted(job);
+    this.background(job);
   }
 
   /**
@@ -647,45 +457,11 @@ export class SessionJournal implements LogHost {
    * on a timer or the next append, not once the log has grown as much again.
    */
   private retryCompaction(file: LogFile): void {
-    const pauseMs = Math.min(COMPACT_RETRY_MAX_MS, COMPACT_RETRY_MS * 2 ** file.compactFailures);
-    file.compactFailures++;
-    file.compactAfter = this.now() + pauseMs;
+    const pauseMs = file.compactionFailed();
     setTimeout(() => {
       if (file.due()) this.compactionDue(file);
     }, pauseMs).unref();
   }
-
-  /** Record an access to a session that stays on disk (a reopen refused for capacity), so its expiry counts from it. */
-  stampAccess(tokenHash: string, at: number): void {
-    this.stamp(this.pathOf(tokenHash), at);
-  }
-
-  /**
-   * A log's mtime is its session's last recorded access, on the store's clock
-   * (the same as the wall clock in production): scan() reads it to expire
-   * sessions on disk without opening their logs. Best-effort: a stale mtime
-   * only makes the session expire early after a restart.
-   */
-  stamp(path: string, at: number): void {
-    quietly(() => this.io.utimesSync(path, at / 1000, at / 1000));
-  }
-}
-
-/** About the bytes a compaction would write for `session` (its rows as float32, ids, metadata and texts as stored). */
-export function liveBytes(session: Session): number {
-  const { index } = session;
-  const dimensions = index.getConfig().dimensions ?? 0;
-  const stats = index.stats();
-  return index.size * (dimensions * 4 + ROW_OVERHEAD_BYTES) + stats.heapBytes + stats.metadata.jsonBytes + stats.text.jsonBytes;
-}
-
-/** A row's bytes in a snapshot besides its vector, id, metadata and text (lengths, offsets), about. */
-const ROW_OVERHEAD_BYTES = 16;
-
-/** An I/O error (the log is unreadable for now and stays on disk), not a log that cannot be replayed. */
-function isIoError(err: unknown): boolean {
-  const { code } = err as { code?: unknown };
-  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code);
 }
 
 const utf8 = new TextEncoder();

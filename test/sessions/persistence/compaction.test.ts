@@ -10,6 +10,7 @@ import { loadKernelModule } from '../../../src/kernel/load-node.js';
 import { nodeFs, type JournalFs } from '../../../src/sessions/persistence/journal-fs.js';
 import { SessionJournal } from '../../../src/sessions/persistence/session-journal.js';
 import { Session } from '../../../src/sessions/session.js';
+import { reopened } from './restore-log.js';
 
 const kernel = loadKernelModule();
 /** 128 rows a snapshot record (rowsPerStep), so the export is read over many turns. */
@@ -78,7 +79,7 @@ describe('compaction from memory', () => {
   }
 
   async function reopen(): Promise<Session> {
-    const restored = await new SessionJournal(dir, 60_000).restore(HASH, make);
+    const restored = reopened(await new SessionJournal(dir, 60_000).reopen(HASH, make));
     return restored!.session;
   }
 
@@ -148,7 +149,7 @@ describe('compaction from memory', () => {
     await journal.whenIdle();
     const before = logBytes();
     const second = new SessionJournal(dir, 60_000);
-    const restored = await second.restore(HASH, make);
+    const restored = reopened(await second.reopen(HASH, make));
     expect(restored!.session.index.size).to.equal(1000);
     // The reopen started its compaction: the log holds about a third of what it did (1,000 of 3,000 rows live).
     await second.whenIdle();

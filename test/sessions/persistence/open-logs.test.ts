@@ -8,6 +8,7 @@ import { loadKernelModule } from '../../../src/kernel/load-node.js';
 import { nodeFs, type JournalFs } from '../../../src/sessions/persistence/journal-fs.js';
 import { SessionJournal } from '../../../src/sessions/persistence/session-journal.js';
 import { Session } from '../../../src/sessions/session.js';
+import { reopened } from './restore-log.js';
 
 const kernel = loadKernelModule();
 
@@ -51,9 +52,11 @@ describe('open session logs', () => {
     expect(opens).to.be.above(3); // closed past the cap, opened again by the next append
     journal.close(sessions[0]);
     for (const [n, session] of sessions.entries()) {
-      const restored = await new SessionJournal(dir, 60_000).restore(
-        session.tokenHash,
-        (id, createdAt) => new Session(session.tokenHash, kernel, 100, 600_000, createdAt, { id, createdAt }),
+      const restored = reopened(
+        await new SessionJournal(dir, 60_000).reopen(
+          session.tokenHash,
+          (id, createdAt) => new Session(session.tokenHash, kernel, 100, 600_000, createdAt, { id, createdAt }),
+        ),
       );
       expect(restored!.session.index.size, `session ${n}`).to.equal(4);
     }

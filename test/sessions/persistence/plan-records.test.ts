@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { ScratchBuffer } from '../../../src/sessions/persistence/plan-records.js';
-import { decodeRecord, encodeRecordV2, encodeRows, type RecordV2 } from '../../../src/sessions/persistence/records-v2.js';
+import { decodeRecord } from '../../../src/sessions/persistence/record-decoder.js';
+import { encodeRecordV2, encodeRows, type RecordV2 } from '../../../src/sessions/persistence/records-v2.js';
 
 function upsert(count: number, dimensions: number, seed: number): Extract<RecordV2, { t: 'upsert' }> {
   const ids = Array.from({ length: count }, (_, i) => `r${seed}-${i}${i % 3 === 0 ? 'é' : ''}`);
