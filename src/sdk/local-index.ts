@@ -5,7 +5,7 @@
 // limits are the server defaults bundled with the SDK (src/config.ts), or a
 // server's own when its GET /limits is passed in.
 import * as v from 'valibot';
-import { loadConfig, requestLimitsOf } from '../config.js';
+import { loadConfig, requestLimitsOf, type Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import { exportText } from '../export/format.js';
 import { ImportReader, prepareImport } from '../export/import-reader.js';
@@ -49,8 +49,16 @@ export interface LocalSearchManyResult {
 /** How the kernel was obtained: instantiateStreaming in browsers, else from bytes. */
 export type KernelSource = 'instantiateStreaming' | 'bytes' | 'module';
 
-const defaults = loadConfig({});
-const defaultSchemas = requestSchemas(defaults);
+/** The server defaults bundled with the SDK and their schemas: made by the first load, so importing this module runs nothing. */
+let bundled: { config: Config; schemas: RequestSchemas } | undefined;
+
+function bundledDefaults(): { config: Config; schemas: RequestSchemas } {
+  if (!bundled) {
+    const config = loadConfig({});
+    bundled = { config, schemas: requestSchemas(config) };
+  }
+  return bundled;
+}
 
 export class LocalIndex {
   private constructor(
@@ -64,8 +72,9 @@ export class LocalIndex {
   /** Load the kernel and make an empty index. */
   static async load(options: LocalIndexOptions = {}): Promise<LocalIndex> {
     const { module, source } = await loadKernel(options);
-    const config = options.limits ? { ...defaults, ...requestLimitsOf(options.limits) } : defaults;
-    const schemas = options.limits ? requestSchemas(config) : defaultSchemas;
+    const defaults = bundledDefaults();
+    const config = options.limits ? { ...defaults.config, ...requestLimitsOf(options.limits) } : defaults.config;
+    const schemas = options.limits ? requestSchemas(config) : defaults.schemas;
     const index = new VectorIndex(module, options.maxVectors ?? config.maxVectorsPerSession);
     index.maxTextBytes = config.maxTextBytes;
     return new LocalIndex(index, source, schemas, backendOf(module));
