@@ -1,6 +1,7 @@
 // The SDK bundle does nothing when imported: no module of it reads the
 // environment or the machine (loadConfig, node:os through
-// process.getBuiltinModule) until LocalIndex.load asks for its defaults.
+// process.getBuiltinModule) until LocalIndex.load asks for its defaults,
+// nor adds a global.
 // Each import runs in a fresh Node process whose process.env and
 // getBuiltinModule count their reads; a load afterwards shows the counters
 // see what loadConfig reads.
@@ -18,8 +19,8 @@ interface Reads {
   builtins: string[];
 }
 
-/** In a fresh process: the reads `modules` make when imported, then those of a LocalIndex.load. */
-async function readsOf(modules: string[], loaderArgs: string[] = []): Promise<{ atImport: Reads; atLoad: Reads }> {
+/** In a fresh process: the reads `modules` make when imported (and the globals they add), then the reads of a LocalIndex.load. */
+async function readsOf(modules: string[], loaderArgs: string[] = []): Promise<{ atImport: Reads & { globals: string[] }; atLoad: Reads }> {
   const script = `
     const reads = { env: [], builtins: [] };
     // Only reads made by the SDK's code count: Node's module loader reads a few variables of its own at each import.
@@ -28,9 +29,10 @@ async function readsOf(modules: string[], loaderArgs: string[] = []): Promise<{ 
     process.env = new Proxy(env, { get: (target, key) => (typeof key === 'string' && ours() && reads.env.push(key), target[key]) });
     const getBuiltinModule = process.getBuiltinModule.bind(process);
     process.getBuiltinModule = (id) => (ours() && reads.builtins.push(id), getBuiltinModule(id));
+    const globals = new Set(Object.getOwnPropertyNames(globalThis));
     const imported = [];
     for (const url of ${JSON.stringify(modules)}) imported.push(await import(url));
-    const atImport = structuredClone(reads);
+    const atImport = { ...structuredClone(reads), globals: Object.getOwnPropertyNames(globalThis).filter((name) => !globals.has(name)) };
     reads.env.length = 0;
     reads.builtins.length = 0;
     const { LocalIndex } = imported.find((m) => m.LocalIndex);
@@ -46,7 +48,7 @@ describe('SDK bundle: nothing runs at import', function () {
 
   it('the built bundle (build/sdk.js) reads neither the environment nor the machine until LocalIndex.load', async () => {
     const { atImport, atLoad } = await readsOf([pathToFileURL(`${root}build/sdk.js`).href]);
-    expect(atImport).to.deep.equal({ env: [], builtins: [] });
+    expect(atImport).to.deep.equal({ env: [], builtins: [], globals: [] });
     expect(atLoad.builtins, 'the counters see loadConfig reading the machine').to.include('node:os');
   });
 
@@ -65,7 +67,7 @@ describe('SDK bundle: nothing runs at import', function () {
     expect(sources).to.include.members(['src/config.ts', 'src/sdk/local-index.ts', 'src/index/vector-index.ts', 'src/schemas/index.ts']);
     const modules = sources.map((path) => pathToFileURL(root + path).href);
     const { atImport, atLoad } = await readsOf(modules, ['--import', 'tsx']);
-    expect(atImport).to.deep.equal({ env: [], builtins: [] });
+    expect(atImport).to.deep.equal({ env: [], builtins: [], globals: [] });
     expect(atLoad.builtins).to.include('node:os');
   });
 });
