@@ -1,16 +1,16 @@
 // Every change to a session's index, in one place. Each write checks what it
-// can without changing anything, then goes through write(): grows the memory
-// it needs, logs the change to the session's journal (DATA_DIR; a failed
-// write refuses the change with 503), applies it to the index
-// (index/changes.ts, which LocalIndex and a reopen's replay apply too), and
-// marks the session updated; an add or import is applied in slices that
-// give the event loop back, the turn held until the last (reads outside the
-// gate wait for it: Session.settled). Every write is async, decided here
-// once: a change logged and applied in the caller's tick still answers
-// with a promise. Routes parse,
-// call one and reply; each runs inside inTurn(), which orders it against the
-// session's searches (session-gate.ts): no search reads the memory while a
-// write changes it.
+// can without changing anything, then goes through write() or writeUpsert():
+// grows the memory an add needs, logs the change to the session's journal
+// (DATA_DIR; a failed write refuses the change with 503), applies it to the
+// index (index/changes.ts, which LocalIndex and a reopen's replay apply
+// too), and marks the session updated; an add or import is applied in
+// slices that give the event loop back, the turn held until the last (reads
+// outside the gate wait for it: Session.settled). Every write answers with a
+// promise, decided here once; one logged at once and applied in one slice
+// still changes the index in the caller's tick. Routes parse, call one and
+// reply; each runs inside inTurn(), which orders it against the session's
+// searches (session-gate.ts): no search reads the memory while a write
+// changes it.
 import { apiError } from '../errors.js';
 import { prepareImport, type ParsedImport } from '../export/import-reader.js';
 import { LoopTurns } from '../limits/loop-turns.js';
@@ -55,7 +55,7 @@ export class SessionWrites {
 
   /**
    * Run `change` (check, log, apply) once no search holds the session; writes go before waiting searches.
-   * It is synchronous but for a change logged in pieces (a large one): then the turn lasts until it settles.
+   * The turn lasts until what it returns settles.
    */
   inTurn<T>(session: Session, change: () => T | Promise<T>): Promise<T> {
     return session.gate.write(change);
