@@ -38,7 +38,7 @@ import { DiskUsage } from './disk-usage.js';
 import { encodeImport, encodeUpsert, importRecords, planBytes, ScratchBuffer, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
 import { CorruptLogError, encodeRecordV2, fileHeader, FormatError, type RecordV2 } from './records-v2.js';
 import { replay } from './replay.js';
-import type { IndexChange } from './change.js';
+import type { IndexChange } from '../../index/changes.js';
 export type { EncodedChange } from './plan-records.js';
 import { Slices } from '../../limits/slices.js';
 

@@ -8,6 +8,7 @@ import { loadKernelModule } from '../../../src/kernel/load-node.js';
 import { nodeFs, type JournalFs } from '../../../src/sessions/persistence/journal-fs.js';
 import { SessionJournal } from '../../../src/sessions/persistence/session-journal.js';
 import { Session } from '../../../src/sessions/session.js';
+import { Slices } from '../../../src/limits/slices.js';
 
 const kernel = loadKernelModule();
 
@@ -43,7 +44,7 @@ describe('open session logs', () => {
     for (let round = 0; round < 4; round++) {
       for (const [n, session] of sessions.entries()) {
         const plan = session.index.prepareUpsert([{ id: `v${round}`, vector: [n + 1, round + 1] }], { metric: 'l2' });
-        session.index.applyUpsert(plan, () => journal.upsert(session, plan, 2_000 + round));
+        session.index.applyUpsertSliced(plan, new Slices(Infinity), () => journal.upsert(session, plan, 2_000 + round));
         most = Math.max(most, open.size);
       }
     }
