@@ -25,6 +25,7 @@ import { hashToken } from '../src/sessions/token.js';
 import { uniformVectors, rowOf } from './lib/data.js';
 import { fmt, median, printTable, quick } from './lib/measure.js';
 import { writeResults } from './lib/results.js';
+import { Slices } from '../src/limits/slices.js';
 
 const BATCH = quick ? 20 : 100;
 const DIM = 128;
@@ -202,7 +203,7 @@ async function largeSession() {
         }));
         const plan = session.index.prepareUpsert(rows, { metric: 'l2' });
         // Larger than a write piece (1 MiB): logged in pieces off the event loop, then applied.
-        await session.index.applyUpsert(plan, () => store.journal(session, (log, at) => log.upsert(session, plan, at)));
+        await session.index.applyUpsertSliced(plan, new Slices(Infinity), () => store.journal(session, (log, at) => log.upsert(session, plan, at)));
         for (let i = 0; i < batch; i++) metadataBytes.set((from + i) % n, plan.metadataJson[i]?.bytes ?? 0);
         raw = session.index.size * dim * 4 + [...metadataBytes.values()].reduce((sum, bytes) => sum + bytes, 0);
         worstBefore = Math.max(worstBefore, statSync(path).size / raw);

@@ -78,9 +78,10 @@ const KIB = 1024;
 const MIB = 1024 * KIB;
 
 /** A default as the table shows it, with a readable unit where the variable has one. */
-function formatDefault(name: string, key: string, value: number | string): string {
+function formatDefault(name: string, key: string, value: number | string | (() => number)): string {
   const machine = (MACHINE_DEPENDENT_DEFAULTS as Record<string, string | undefined>)[name];
   if (machine) return machine;
+  if (typeof value === 'function') throw new Error(`${name}: a default read from the machine needs its wording in MACHINE_DEPENDENT_DEFAULTS`);
   if (value === '') return '(empty)';
   if (typeof value === 'string') return `\`${value}\``;
   let unit = '';

@@ -147,7 +147,7 @@ export interface Config {
   kernelBuild: KernelBuild;
 }
 
-/** name in the environment, default, one-line description (README table). */
+/** name in the environment, default (a function where it is read from the machine: by loadConfig, not at import), one-line description (README table). */
 export const CONFIG_VARIABLES = [
   ['PORT', 'port', 3000, 'TCP port the server listens on'],
   ['HOST', 'host', '127.0.0.1', 'address the server binds to'],
@@ -176,7 +176,7 @@ export const CONFIG_VARIABLES = [
   [
     'MEMORY_BUDGET_BYTES',
     'memoryBudgetBytes',
-    defaultMemoryBudget(),
+    defaultMemoryBudget,
     "bytes callers can make the server hold: sessions' linear memories, their metadata stores (off the JS heap) and the JS heap of their ids, bodies and answers in flight (default a quarter of the machine's memory); 0 turns it off",
   ],
   ['DATA_DIR', 'dataDir', '', 'directory where sessions are persisted; empty keeps them in memory only'],
@@ -282,7 +282,7 @@ export const CONFIG_VARIABLES = [
   [
     'KERNEL_THREADS',
     'kernelThreads',
-    defaultKernelThreads(),
+    defaultKernelThreads,
     'threads that run large searches beside the event loop (work queued per session, served in turn); 1 runs every search on the event loop',
   ],
   [
@@ -321,7 +321,7 @@ export const CONFIG_VARIABLES = [
     32 * 1024 * 1024,
     'bytes of one answer of search, search-many, get-many or list (estimated before it is written; larger ones are streamed in pieces); past it 400 ANSWER_TOO_LARGE',
   ],
-] as const satisfies readonly (readonly [string, keyof Config, number | string, string])[];
+] as const satisfies readonly (readonly [string, keyof Config, number | string | (() => number), string])[];
 
 /** README wording of defaults that depend on the machine (the README table must not). */
 export const MACHINE_DEPENDENT_DEFAULTS: Partial<Record<(typeof CONFIG_VARIABLES)[number][0], string>> = {
@@ -408,7 +408,8 @@ function readNumber(env: Record<string, string | undefined>, name: string, fallb
 /** Read the configuration from `env`; `overrides` win (tests use them). */
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
   const config: Record<string, unknown> = {};
-  for (const [name, key, fallback] of CONFIG_VARIABLES) {
+  for (const [name, key, given] of CONFIG_VARIABLES) {
+    const fallback = typeof given === 'function' ? given() : given;
     config[key] = typeof fallback === 'number' ? readNumber(env, name, fallback) : env[name] || fallback;
   }
   const base = config as unknown as Config;

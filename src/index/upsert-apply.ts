@@ -1,6 +1,7 @@
 // Applying an upsert plan: the memory grown first (the only step that can
-// still fail), the journal told (`grown`, sync or a promise), then the rows
-// written to every store, at once or in slices that give the event loop back.
+// still fail), the journal told (`grown`; applyUpsertSliced's `logged` may be a
+// promise), then the rows written to every store, at once (applyUpsert) or in
+// slices that give the event loop back (applyUpsertSliced).
 // Part of the index's writer: VectorIndex owns the one UpsertApplier of its state.
 import { KernelInstance } from '../kernel/kernel-instance.js';
 import type { Slices } from '../limits/slices.js';
@@ -28,24 +29,40 @@ export class UpsertApplier {
 
   /**
    * Write a batch that prepareUpsert accepted (with no change to the index in
-   * between). `grown` runs once the memory has room for it, before any change
-   * (the journal: a change is logged only once nothing can fail for want of
-   * memory); if it throws, nothing changes but a memory grown bigger. If it
-   * returns a promise (a change logged in pieces), the batch is written once
-   * that settles, and not if it rejects; nothing else may change the index
-   * meanwhile.
+   * between), whole, in the caller's tick. `grown` runs once the memory has
+   * room for it, before any change (a log written at once: a change is logged
+   * only once nothing can fail for want of memory); if it throws, nothing
+   * changes but a memory grown bigger.
    */
-  applyUpsert(plan: UpsertPlan, grown?: () => Promise<void> | undefined | void, slices?: Slices): UpsertResult | Promise<UpsertResult> {
+  applyUpsert(plan: UpsertPlan, grown?: () => void): UpsertResult {
+    const kernel = this.grownFor(plan);
+    grown?.();
+    return this.writeUpsert(plan, kernel);
+  }
+
+  /**
+   * applyUpsert() in slices that give the event loop back, after `logged`
+   * (a session's journal), which may write in pieces: a promise, and the
+   * batch is written once it settles, not if it rejects; nothing else may
+   * change the index meanwhile. Truly either: a batch logged at once and
+   * done in its first slice is written in the caller's tick, no promise.
+   */
+  applyUpsertSliced(plan: UpsertPlan, slices: Slices, logged?: () => Promise<void> | undefined): UpsertResult | Promise<UpsertResult> {
+    const kernel = this.grownFor(plan);
+    const pieces = logged?.();
+    if (!pieces) return this.writeUpsertSliced(plan, kernel, slices);
+    return pieces.then(() => {
+      if (plan.version !== this.state.version) throw new Error('the index changed while an upsert was logged');
+      return this.writeUpsertSliced(plan, kernel, slices);
+    });
+  }
+
+  /** The kernel with room for `plan`: growing is the only step that can still fail (out of memory), so it comes before any write. */
+  private grownFor(plan: UpsertPlan): KernelInstance {
     if (plan.version !== this.state.version) throw new Error('the index changed since this upsert was prepared');
-    // Growing is the only step that can still fail (out of memory); it comes before any write.
     const kernel = this.state.kernel ?? new KernelInstance(this.module, plan.dimensions, plan.metric, this.state.maxVectors, plan.vectorType);
     kernel.ensureCapacity(plan.rowsNeeded);
-    const logged = grown?.();
-    if (!logged) return this.writeUpsert(plan, kernel, slices);
-    return logged.then(() => {
-      if (plan.version !== this.state.version) throw new Error('the index changed while an upsert was logged');
-      return this.writeUpsert(plan, kernel, slices);
-    });
+    return kernel;
   }
 
   /**
@@ -67,24 +84,31 @@ export class UpsertApplier {
     while (this.inSlices) await this.inSlices.then(noop, noop);
   }
 
-  /** applyUpsert's writes, once `kernel` has room for them: in one step, or with `slices` in slices that give the event loop back. */
-  private writeUpsert(plan: UpsertPlan, kernel: KernelInstance, slices?: Slices): UpsertResult | Promise<UpsertResult> {
-    this.state.kernel = kernel;
-    this.state.config = { ...this.state.config, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, analyzer: plan.analyzer };
-    this.state.version++;
-    const result: UpsertResult = { added: 0, replaced: 0 };
+  /** applyUpsert's writes, once `kernel` has room for them, in one step. */
+  private writeUpsert(plan: UpsertPlan, kernel: KernelInstance): UpsertResult {
+    const result = this.startUpsert(plan, kernel);
+    this.writeRows(plan, kernel, 0, plan.records.length, result);
+    return this.settleUpsert(plan, result);
+  }
+
+  /** applyUpsertSliced's writes: the first slice in the caller's tick (a small batch is done in it), the rest after pauses. */
+  private writeUpsertSliced(plan: UpsertPlan, kernel: KernelInstance, slices: Slices): UpsertResult | Promise<UpsertResult> {
+    const result = this.startUpsert(plan, kernel);
     const count = plan.records.length;
-    if (!slices) {
-      this.writeRows(plan, kernel, 0, count, result);
-      return this.settleUpsert(plan, result);
-    }
-    // The first slice runs in the caller's tick; a small batch is done in it.
     let from = 0;
     while (from < count && !slices.due()) from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
     if (from === count) return this.settleUpsert(plan, result);
     const rest = this.writeRest(plan, kernel, from, result, slices);
     this.inSlices = rest;
     return rest;
+  }
+
+  /** Before an upsert's first row: the kernel and the config it fixes; plans prepared before it are stale. */
+  private startUpsert(plan: UpsertPlan, kernel: KernelInstance): UpsertResult {
+    this.state.kernel = kernel;
+    this.state.config = { ...this.state.config, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, analyzer: plan.analyzer };
+    this.state.version++;
+    return { added: 0, replaced: 0 };
   }
 
   /** Rows [from, count) of an upsert in slices; nothing else changes the index meanwhile (the session's turn is held). */

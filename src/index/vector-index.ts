@@ -101,14 +101,14 @@ export class VectorIndex extends IndexReader {
     return this.applyUpsert(this.prepareUpsert(records, options));
   }
 
-  /**
-   * Write a batch that prepareUpsert accepted (with no change to the index in
-   * between); see UpsertApplier.applyUpsert for `grown` (the journal) and `slices`.
-   */
-  applyUpsert(plan: UpsertPlan, grown?: () => void): UpsertResult;
-  applyUpsert(plan: UpsertPlan, grown: () => Promise<void> | undefined, slices?: Slices): UpsertResult | Promise<UpsertResult>;
-  applyUpsert(plan: UpsertPlan, grown?: () => Promise<void> | undefined | void, slices?: Slices): UpsertResult | Promise<UpsertResult> {
-    return this.applier.applyUpsert(plan, grown, slices);
+  /** Write a batch that prepareUpsert accepted (with no change to the index in between), whole; see UpsertApplier.applyUpsert. */
+  applyUpsert(plan: UpsertPlan, grown?: () => void): UpsertResult {
+    return this.applier.applyUpsert(plan, grown);
+  }
+
+  /** The same in slices, after a log that may be written in pieces; see UpsertApplier.applyUpsertSliced. */
+  applyUpsertSliced(plan: UpsertPlan, slices: Slices, logged?: () => Promise<void> | undefined): UpsertResult | Promise<UpsertResult> {
+    return this.applier.applyUpsertSliced(plan, slices, logged);
   }
 
   /** An upsert being written in slices, until it is all in (UpsertApplier.applying); null when none is. */

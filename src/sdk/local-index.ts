@@ -5,11 +5,12 @@
 // limits are the server defaults bundled with the SDK (src/config.ts), or a
 // server's own when its GET /limits is passed in.
 import * as v from 'valibot';
-import { loadConfig, requestLimitsOf } from '../config.js';
+import { loadConfig, requestLimitsOf, type Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import { exportText } from '../export/format.js';
 import { ImportReader, prepareImport } from '../export/import-reader.js';
-import type { ListedVector, SearchHit } from '../index/types.js';
+import { applyToIndex, deleteMatchingChange, patchChange } from '../index/changes.js';
+import type { ListedVector, SearchHit, UpsertOptions, VectorInput } from '../index/types.js';
 import { VectorIndex } from '../index/vector-index.js';
 import { backendOf } from '../kernel/kernel-module.js';
 import { relaxedSimdSupported } from '../kernel/relaxed-simd.js';
@@ -49,8 +50,16 @@ export interface LocalSearchManyResult {
 /** How the kernel was obtained: instantiateStreaming in browsers, else from bytes. */
 export type KernelSource = 'instantiateStreaming' | 'bytes' | 'module';
 
-const defaults = loadConfig({});
-const defaultSchemas = requestSchemas(defaults);
+/** The server defaults bundled with the SDK and their schemas: made by the first load, so importing this module runs nothing. */
+let bundled: { config: Config; schemas: RequestSchemas } | undefined;
+
+function bundledDefaults(): { config: Config; schemas: RequestSchemas } {
+  if (!bundled) {
+    const config = loadConfig({});
+    bundled = { config, schemas: requestSchemas(config) };
+  }
+  return bundled;
+}
 
 export class LocalIndex {
   private constructor(
@@ -64,8 +73,9 @@ export class LocalIndex {
   /** Load the kernel and make an empty index. */
   static async load(options: LocalIndexOptions = {}): Promise<LocalIndex> {
     const { module, source } = await loadKernel(options);
-    const config = options.limits ? { ...defaults, ...requestLimitsOf(options.limits) } : defaults;
-    const schemas = options.limits ? requestSchemas(config) : defaultSchemas;
+    const defaults = bundledDefaults();
+    const config = options.limits ? { ...defaults.config, ...requestLimitsOf(options.limits) } : defaults.config;
+    const schemas = options.limits ? requestSchemas(config) : defaults.schemas;
     const index = new VectorIndex(module, options.maxVectors ?? config.maxVectorsPerSession);
     index.maxTextBytes = config.maxTextBytes;
     return new LocalIndex(index, source, schemas, backendOf(module));
@@ -97,9 +107,7 @@ export class LocalIndex {
   /** Add or replace vectors, all or nothing; the first add fixes dimensions and metric, as on the server. */
   addMany(records: t.VectorRecord[], options: t.SessionOptions = {}): { added: number; replaced: number } {
     const body = parse(this.schemas.AddManyRequestSchema, { ...options, vectors: records.map((r) => ({ ...r, vector: Array.from(r.vector) })) });
-    return run(() =>
-      this.index.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric, vectorType: body.vectorType, analyzer: body.analyzer }),
-    );
+    return this.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric, vectorType: body.vectorType, analyzer: body.analyzer });
   }
 
   /** One vector; errors point at /vector as the server's POST /vectors/add does. */
@@ -109,20 +117,25 @@ export class LocalIndex {
       ...record,
       vector: Array.from(record.vector),
     });
-    return run(() => this.index.upsert([{ id, vector, metadata, text }], { dimensions, metric, vectorType, analyzer, pathOf: () => '' }));
+    return this.upsert([{ id, vector, metadata, text }], { dimensions, metric, vectorType, analyzer, pathOf: () => '' });
+  }
+
+  /** Check `records` as one batch, then apply them as the server's add and add-many do. */
+  private upsert(records: VectorInput[], options: UpsertOptions): { added: number; replaced: number } {
+    return run(() => applyToIndex(this.index, { t: 'upsert', plan: this.index.prepareUpsert(records, options) }));
   }
 
   /** One id as POST /vectors/delete, a list as /vectors/delete-many (within its batch cap). */
   delete(ids: string | string[]): { deleted: number; notFound: string[] } {
     const list =
       typeof ids === 'string' ? [parse(this.schemas.DeleteRequestSchema, { id: ids }).id] : parse(this.schemas.DeleteManyRequestSchema, { ids }).ids!;
-    return this.index.delete(list);
+    return applyToIndex(this.index, { t: 'delete', ids: list });
   }
 
   /** Delete every vector a (non-empty) filter matches, as POST /vectors/delete-many with filter. */
   deleteByFilter(filter: t.Metadata): { deleted: number; notFound: string[] } {
     const body = parse(this.schemas.DeleteManyRequestSchema, { filter });
-    return run(() => this.index.delete(this.index.idsMatching(body.filter!)));
+    return run(() => applyToIndex(this.index, deleteMatchingChange(this.index, body.filter!)));
   }
 
   /** How many vectors match `filter` (all without one). */
@@ -145,11 +158,10 @@ export class LocalIndex {
   /** Apply an RFC 7396 merge patch to a vector's metadata; the result meets metadata/set's limits. Returns it (undefined: no such id). */
   patchMetadata(id: string, patch: t.Metadata): t.Metadata | undefined {
     const body = parse(this.schemas.PatchMetadataRequestSchema, { id, patch });
-    const current = this.index.getMetadata(body.id)?.value();
-    if (current === undefined) return undefined;
-    const metadata = run(() => patchedMetadata(this.schemas, current, body.patch));
-    this.index.setMetadata(body.id, metadata);
-    return metadata;
+    const change = run(() => patchChange(this.index, body.id, (current) => patchedMetadata(this.schemas, current, body.patch)));
+    if (!change) return undefined;
+    applyToIndex(this.index, change);
+    return change.metadata;
   }
 
   /** The nearest vectors to `queryVector`; with `text`, a hybrid search, as the client's search. */
@@ -215,7 +227,7 @@ export class LocalIndex {
     }
     return run(() => {
       const plan = prepareImport(this.index, reader.finish());
-      return plan ? this.index.applyUpsert(plan) : { added: 0, replaced: 0 };
+      return plan ? applyToIndex(this.index, { t: 'import', plan }) : { added: 0, replaced: 0 };
     });
   }
 
@@ -228,11 +240,11 @@ export class LocalIndex {
 
   /** Remove every vector; dimensions and metric stay. */
   clear(): number {
-    return this.index.clear();
+    return applyToIndex(this.index, { t: 'clear' });
   }
   /** Drop everything, configuration included. */
   reset(): number {
-    return this.index.reset();
+    return applyToIndex(this.index, { t: 'reset' });
   }
 }
 

@@ -5,7 +5,7 @@
 // change is on stable storage.
 import { ApiError, apiError } from '../errors.js';
 import type { UpsertOptions, UpsertPlan, VectorInput } from '../index/types.js';
-import type { IndexChange } from './persistence/change.js';
+import type { IndexChange } from '../index/changes.js';
 import { SyncNotTriedError } from './persistence/log-file.js';
 import type { EncodedChange, SessionJournal } from './persistence/session-journal.js';
 import type { Session } from './session.js';

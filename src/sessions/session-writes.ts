@@ -1,20 +1,22 @@
 // Every change to a session's index, in one place. Each write checks what it
-// can without changing anything, then goes through write(): grows the memory
-// it needs, logs the change to the session's journal (DATA_DIR; a failed
-// write refuses the change with 503), applies it to the index through
-// applyToIndex (persistence/change.ts, which a reopen's replay runs too), and
-// marks the session updated; a large add or import is applied in slices
-// that give the event loop back, the turn held until the last (reads outside
-// the gate wait for it: Session.settled). Routes parse,
-// call one and reply; each runs inside inTurn(), which orders it against the
-// session's searches (session-gate.ts): no search reads the memory while a
-// write changes it.
+// can without changing anything, then goes through write() or writeUpsert():
+// grows the memory an add needs, logs the change to the session's journal
+// (DATA_DIR; a failed write refuses the change with 503), applies it to the
+// index (index/changes.ts, which LocalIndex and a reopen's replay apply
+// too), and marks the session updated; an add or import is applied in
+// slices that give the event loop back, the turn held until the last (reads
+// outside the gate wait for it: Session.settled). Every write answers with a
+// promise, decided here once; one logged at once and applied in one slice
+// still changes the index in the caller's tick. Routes parse, call one and
+// reply; each runs inside inTurn(), which orders it against the session's
+// searches (session-gate.ts): no search reads the memory while a write
+// changes it.
 import { apiError } from '../errors.js';
 import { prepareImport, type ParsedImport } from '../export/import-reader.js';
 import { LoopTurns } from '../limits/loop-turns.js';
 import type { Filter, Metadata } from '../index/filter.js';
 import type { UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/types.js';
-import { applyToIndex, type ChangeResults, type IndexChange } from './persistence/change.js';
+import { applyToIndex, deleteMatchingChange, patchChange, type ChangeResults, type IndexChange, type UpsertChange } from '../index/changes.js';
 import type { Durability } from './durability.js';
 import type { EncodedChange } from './persistence/session-journal.js';
 import type { Session } from './session.js';
@@ -34,11 +36,6 @@ export interface WriteHost {
 
 /** What a delete did. */
 type Deleted = ChangeResults['delete'];
-
-/** `fn` of `value`, or of what it settles to (a change logged in pieces). */
-function then<T, U>(value: T | Promise<T>, fn: (settled: T) => U): U | Promise<U> {
-  return value instanceof Promise ? value.then(fn) : fn(value);
-}
 
 /** 404 VECTOR_NOT_FOUND for `id`. */
 export function vectorNotFound(id: string) {
@@ -62,7 +59,7 @@ export class SessionWrites {
 
   /**
    * Run `change` (check, log, apply) once no search holds the session; writes go before waiting searches.
-   * It is synchronous but for a change logged in pieces (a large one): then the turn lasts until it settles.
+   * The turn lasts until what it returns settles.
    */
   inTurn<T>(session: Session, change: () => T | Promise<T>): Promise<T> {
     return session.gate.write(change);
@@ -87,54 +84,52 @@ export class SessionWrites {
   }
 
   /** Add or replace the vectors of a plan from prepareUpsert (no change to the session in between; `encoded` ahead: store.encodeUpsert). */
-  upsert(session: Session, plan: UpsertPlan, encoded?: EncodedChange): UpsertResult | Promise<UpsertResult> {
+  async upsert(session: Session, plan: UpsertPlan, encoded?: EncodedChange): Promise<UpsertResult> {
     assertTurn(session);
-    return this.write(session, { t: 'upsert', plan }, encoded);
+    return this.writeUpsert(session, { t: 'upsert', plan }, encoded);
   }
 
   /** Replace the metadata of `id` (404 when there is no such vector). */
-  setMetadata(session: Session, id: string, metadata: Metadata): void | Promise<void> {
+  async setMetadata(session: Session, id: string, metadata: Metadata): Promise<void> {
     assertTurn(session);
     if (!session.index.has(id)) throw vectorNotFound(id);
     this.store.assertMemoryBudget(session, 0, 'change', 0, session.index.metadataBytesUpper(metadata));
-    return then(this.write(session, { t: 'metadata', id, metadata }), () => undefined);
+    await this.write(session, { t: 'metadata', id, metadata });
   }
 
   /** Empty the metadata of `id` (404 when there is no such vector). */
-  deleteMetadata(session: Session, id: string): Metadata | Promise<Metadata> {
+  async deleteMetadata(session: Session, id: string): Promise<Metadata> {
     const empty: Metadata = {};
-    return then(this.setMetadata(session, id, empty), () => empty);
+    await this.setMetadata(session, id, empty);
+    return empty;
   }
 
   /** Delete the vectors of `ids` that exist; logged only when one does. */
-  delete(session: Session, ids: string[]): Deleted | Promise<Deleted> {
+  async delete(session: Session, ids: string[]): Promise<Deleted> {
     assertTurn(session);
     if (ids.some((id) => session.index.has(id))) return this.write(session, { t: 'delete', ids });
     return this.changed(session, applyToIndex(session.index, { t: 'delete', ids }));
   }
 
   /** Delete every vector `filter` matches, in one step (logged as a delete of their ids). */
-  deleteMatching(session: Session, filter: Filter): Deleted | Promise<Deleted> {
+  async deleteMatching(session: Session, filter: Filter): Promise<Deleted> {
     assertTurn(session);
     // Rows the filter must read are read in slices first; the turn holds writes away meanwhile.
     const reading = session.index.prepareFilter(filter);
-    if (reading) return reading.then(() => this.deleteMatchingNow(session, filter));
-    return this.deleteMatchingNow(session, filter);
-  }
-
-  private deleteMatchingNow(session: Session, filter: Filter): Deleted | Promise<Deleted> {
-    const ids = session.index.idsMatching(filter);
-    const deleted = ids.length > 0 ? this.write(session, { t: 'delete', ids }) : this.changed(session, { deleted: 0, notFound: [] });
-    return then(deleted, ({ deleted }) => ({ deleted, notFound: [] }));
+    if (reading) await reading;
+    const change = deleteMatchingChange(session.index, filter);
+    if (change.ids.length === 0) return this.changed(session, { deleted: 0, notFound: [] });
+    const { deleted } = await this.write(session, change);
+    return { deleted, notFound: [] };
   }
 
   /** Replace the metadata of `id` with what `patch` makes of it (404 when there is no such vector); the new metadata. */
-  patchMetadata(session: Session, id: string, patch: (current: Metadata) => Metadata): Metadata | Promise<Metadata> {
+  async patchMetadata(session: Session, id: string, patch: (current: Metadata) => Metadata): Promise<Metadata> {
     assertTurn(session);
-    const current = session.index.getMetadata(id);
-    if (current === undefined) throw vectorNotFound(id);
-    const metadata = patch(current.value());
-    return then(this.setMetadata(session, id, metadata), () => metadata);
+    const change = patchChange(session.index, id, patch);
+    if (!change) throw vectorNotFound(id);
+    await this.setMetadata(session, id, change.metadata);
+    return change.metadata;
   }
 
   /** Check a whole import like prepareUpsert (null when it holds no vector); importPlan() applies it. */
@@ -154,19 +149,19 @@ export class SessionWrites {
   }
 
   /** Apply an import as one upsert, logged in parts that a restart replays all or nothing (`encoded` ahead: store.encodeImport). */
-  importPlan(session: Session, plan: UpsertPlan, encoded?: EncodedChange): UpsertResult | Promise<UpsertResult> {
+  async importPlan(session: Session, plan: UpsertPlan, encoded?: EncodedChange): Promise<UpsertResult> {
     assertTurn(session);
-    return this.write(session, { t: 'import', plan }, encoded);
+    return this.writeUpsert(session, { t: 'import', plan }, encoded);
   }
 
   /** Delete every vector, keeping the index's configuration; the number deleted. */
-  clear(session: Session): number | Promise<number> {
+  async clear(session: Session): Promise<number> {
     assertTurn(session);
     return this.write(session, { t: 'clear' });
   }
 
   /** Delete every vector and the configuration, freeing the memory; the number deleted. */
-  reset(session: Session): number | Promise<number> {
+  async reset(session: Session): Promise<number> {
     assertTurn(session);
     return this.write(session, { t: 'reset' });
   }
@@ -177,15 +172,25 @@ export class SessionWrites {
     return result;
   }
 
+  /** Log `change` (DATA_DIR; a large one in pieces, awaited) then apply it (applyToIndex) and mark the session updated. */
+  private async write<C extends Exclude<IndexChange, UpsertChange>>(session: Session, change: C): Promise<ChangeResults[C['t']]> {
+    const logged = this.log(session, change);
+    if (logged) await logged;
+    return this.changed(session, applyToIndex(session.index, change));
+  }
+
   /**
-   * The one path of every change: grow (an add's memory, before anything is logged, so a failed
-   * grow leaves nothing in the log to replay), log (DATA_DIR), apply (applyToIndex), mark the
-   * session updated. A promise when the change is logged in pieces (a large one).
+   * An add or import: its memory grown before anything is logged (a failed grow leaves nothing in the log
+   * to replay), logged, then written in slices; the turn (the gate) is held until the last one.
    */
-  private write<C extends IndexChange>(session: Session, change: C, encoded?: EncodedChange): ChangeResults[C['t']] | Promise<ChangeResults[C['t']]> {
-    // A large add or import is written in slices; the turn (the gate) is held until its last one.
-    const log = () => this.durability?.record(session, change, encoded);
-    const applied = applyToIndex(session.index, change, log, new Slices());
-    return then(applied, (result) => this.changed(session, result));
+  private async writeUpsert(session: Session, change: UpsertChange, encoded?: EncodedChange): Promise<UpsertResult> {
+    const applied = session.index.applyUpsertSliced(change.plan, new Slices(), () => this.log(session, change, encoded));
+    // Done in this tick (logged at once, one slice): recounted in it too, not a microtask later.
+    return this.changed(session, applied instanceof Promise ? await applied : applied);
+  }
+
+  /** The change on the session's journal: a promise when it is written in pieces (undefined without DATA_DIR). */
+  private log(session: Session, change: IndexChange, encoded?: EncodedChange): Promise<void> | undefined {
+    return this.durability?.record(session, change, encoded);
   }
 }

@@ -53,7 +53,7 @@ describe('VectorIndex upsert in slices', () => {
       reference.upsert(records);
       const plan = sliced.prepareUpsert(records);
       // Slices of 0 ms: a pause at every few rows, so the batch takes many turns.
-      const applied = sliced.applyUpsert(plan, () => undefined, new Slices(0));
+      const applied = sliced.applyUpsertSliced(plan, new Slices(0));
       expect(applied).to.be.instanceOf(Promise);
       expect(sliced.applying).to.equal(applied);
       const timer = setInterval(() => {
@@ -82,7 +82,7 @@ describe('VectorIndex upsert in slices', () => {
   it('writes a small batch in the caller tick when its slice has time', () => {
     const index = newIndex();
     const records = batch(seededRng(5), 20, 20);
-    const result = index.applyUpsert(index.prepareUpsert(records), () => undefined, new Slices(1e9));
+    const result = index.applyUpsertSliced(index.prepareUpsert(records), new Slices(1e9));
     expect(result).not.to.be.instanceOf(Promise);
     expect(index.applying).to.equal(null);
     expect(index.size).to.equal(new Set(records.map((r) => r.id)).size);

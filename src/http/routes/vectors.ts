@@ -1,7 +1,7 @@
 // /vectors/*: add, read, change metadata, delete. Changes go through store.writes.
 import type { Context } from 'koa';
 import { pointer } from '../../errors.js';
-import type { StoredVector, UpsertOptions, VectorInput } from '../../index/types.js';
+import type { StoredVector, UpsertOptions, UpsertResult, VectorInput } from '../../index/types.js';
 import type { VectorIndex } from '../../index/vector-index.js';
 import { REQUEST_SLICE_MS, Slices } from '../../limits/slices.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
@@ -25,7 +25,7 @@ async function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], giv
   return withTextsAhead(session.index, records, given, async (preparedTexts) => {
     const options = { ...given, ...(preparedTexts ? { preparedTexts } : {}), ...(preparedMetadata ? { preparedMetadata } : {}) };
     const encoded = await deps.store.encodeUpsert(session, records, options);
-    return writes.inLoopTurn(session, () => {
+    return writes.inLoopTurn<UpsertResult | typeof STALE_TEXTS>(session, () => {
       if (analyzerChanged(session.index, options)) return STALE_TEXTS;
       const plan = timings.measure('capacityCheckMs', () => writes.prepareUpsert(session, records, options));
       return timings.measure(metric, () => writes.upsert(session, plan, encoded));

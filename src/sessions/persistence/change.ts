@@ -1,14 +1,13 @@
-// One definition of applying a change: applyToIndex takes a change as the
-// index applies it (an add's checked plan, a metadata object, ids), for live
-// writes (session-writes.ts, after logging it) and for a reopen's replay
-// (applyChange, which turns each logged record into such changes). A
+// A reopen's replay: applyChange turns each logged record into the changes
+// the index applies (index/changes.ts, which live writes apply too). A
 // snapshot (compaction, a rewrite after a failed fsync) is written as records
 // that replay to the session as it was in memory. Replayed rows go in steps
 // of rowsPerStep with a pause between, each written in slices, so a large
 // record keeps no step long.
 import { rememberJsonText } from '../../index/json-size.js';
+import { applyToIndex } from '../../index/changes.js';
 import type { Metadata } from '../../index/filter.js';
-import type { UpsertPlan, UpsertResult, VectorInput } from '../../index/types.js';
+import type { VectorInput } from '../../index/types.js';
 import type { VectorIndex } from '../../index/vector-index.js';
 import type { Session } from '../session.js';
 import type { RecordV2, Rows, RowsHead } from './records-v2.js';
@@ -16,60 +15,6 @@ import type { Slices } from '../../limits/slices.js';
 
 /** A logged change, as a record holds it. */
 export type Change = Exclude<RecordV2, { t: 'open' | 'synced' }>;
-
-/** A change as the index applies it: an add or import as its checked plan, metadata as an object. */
-export type IndexChange =
-  | { t: 'upsert' | 'import'; plan: UpsertPlan }
-  | { t: 'metadata'; id: string; metadata: Metadata }
-  | { t: 'delete'; ids: string[] }
-  | { t: 'clear' | 'reset' };
-
-/** What applying each kind of change gives. */
-export interface ChangeResults {
-  upsert: UpsertResult;
-  import: UpsertResult;
-  /** False when there is no such vector. */
-  metadata: boolean;
-  delete: { deleted: number; notFound: string[] };
-  /** Vectors removed. */
-  clear: number;
-  reset: number;
-}
-
-/**
- * Apply `change` to `index`. `log` (live writes: the journal) runs first,
- * once nothing can fail for want of memory (an add's memory is grown before
- * it); if it throws, nothing changes; if it returns a promise (a change
- * logged in pieces), the change is applied once that settles, and not if it
- * rejects. With `slices`, a large add or import is written in slices that
- * give the event loop back (a promise until its last row is in; reads wait
- * for it: VectorIndex.applying).
- */
-export function applyToIndex<C extends IndexChange>(
-  index: VectorIndex,
-  change: C,
-  log?: () => Promise<void> | undefined,
-  slices?: Slices,
-): ChangeResults[C['t']] | Promise<ChangeResults[C['t']]> {
-  type Result = ChangeResults[C['t']];
-  if (change.t === 'upsert' || change.t === 'import') return index.applyUpsert(change.plan, log ?? noLog, slices) as Result | Promise<Result>;
-  const apply = (): Result => {
-    switch (change.t) {
-      case 'metadata':
-        return index.setMetadata(change.id, change.metadata) as Result;
-      case 'delete':
-        return index.delete(change.ids) as Result;
-      case 'clear':
-        return index.clear() as Result;
-      default:
-        return index.reset() as Result;
-    }
-  };
-  const logged = log?.();
-  return logged ? logged.then(apply) : apply();
-}
-
-const noLog = () => undefined;
 
 /** Vector bytes per step of a replay, and per record of a snapshot. */
 const VECTOR_BYTES_PER_STEP = 512 * 1024;
@@ -114,7 +59,7 @@ function newIds(index: VectorIndex, ids: string[], from: number, to: number): nu
   return count;
 }
 
-/** Apply one logged change to `session` through applyToIndex (a reopen's replay; an import's parts arrive here one at a time, once all are known to be whole). */
+/** Apply one logged change to `session` through applyToIndex, an add's rows in slices (a reopen's replay; an import's parts arrive here one at a time, once all are known to be whole). */
 export async function applyChange(session: Session, change: Change, slices: Slices): Promise<void> {
   const { index } = session;
   switch (change.t) {
@@ -128,7 +73,7 @@ export async function applyChange(session: Session, change: Change, slices: Slic
         index.allowRows(index.size + newIds(index, change.ids, i, Math.min(change.ids.length, i + step)));
         // Wide metadata or long texts make even a step's rows long to write: they go in slices too.
         const plan = index.prepareUpsert(inputs(change, i, Math.min(change.ids.length, i + step)), options);
-        await applyToIndex(index, { t: change.t, plan }, undefined, slices);
+        await index.applyUpsertSliced(plan, slices);
         await slices.pause();
       }
       break;

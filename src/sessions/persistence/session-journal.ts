@@ -37,7 +37,7 @@ import { LogDir } from './log-dir.js';
 import { encodeImport, encodeUpsert, importRecords, planBytes, ScratchBuffer, sealedFor, upsertRecord, type EncodedChange } from './plan-records.js';
 import { encodeRecordV2, fileHeader, type RecordV2 } from './records-v2.js';
 import { liveBytes, replayLog, type JournalCounts, type ReopenEnv, type ReopenOutcome } from './reopen-log.js';
-import type { IndexChange } from './change.js';
+import type { IndexChange } from '../../index/changes.js';
 export type { EncodedChange } from './plan-records.js';
 export type { JournalCounts, ReopenOutcome, RestoreReport } from './reopen-log.js';
 import { Slices } from '../../limits/slices.js';

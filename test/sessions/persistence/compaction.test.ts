@@ -11,6 +11,7 @@ import { nodeFs, type JournalFs } from '../../../src/sessions/persistence/journa
 import { SessionJournal } from '../../../src/sessions/persistence/session-journal.js';
 import { Session } from '../../../src/sessions/session.js';
 import { reopened } from './restore-log.js';
+import { Slices } from '../../../src/limits/slices.js';
 
 const kernel = loadKernelModule();
 /** 128 rows a snapshot record (rowsPerStep), so the export is read over many turns. */
@@ -63,7 +64,7 @@ describe('compaction from memory', () => {
         { metric: 'l2' },
       );
       // 2 MB a batch: written in pieces.
-      await session.index.applyUpsert(plan, () => journal.upsert(session, plan, 2_000));
+      await session.index.applyUpsertSliced(plan, new Slices(Infinity), () => journal.upsert(session, plan, 2_000));
     }
     // The compactions the log's growth started end first: `during` comes in the one the test runs.
     await journal.whenIdle();
@@ -109,7 +110,7 @@ describe('compaction from memory', () => {
   /** Add one row, logged then applied as a route does. */
   async function addOne(journal: SessionJournal, session: Session, i: number) {
     const plan = session.index.prepareUpsert([{ id: `n${i}`, vector: vectorOf(i) }], { metric: 'l2' });
-    await session.index.applyUpsert(plan, () => journal.upsert(session, plan, 4_000));
+    await session.index.applyUpsertSliced(plan, new Slices(Infinity), () => journal.upsert(session, plan, 4_000));
   }
 
   it('after giving up (a clear under it), is tried again after a pause, not once the log has grown as much again', async () => {
@@ -126,7 +127,7 @@ describe('compaction from memory', () => {
         Array.from({ length: 500 }, (_, i) => ({ id: `v${i}`, vector: vectorOf(i) })),
         { metric: 'l2' },
       );
-      await session.index.applyUpsert(plan, () => journal.upsert(session, plan, 2_500));
+      await session.index.applyUpsertSliced(plan, new Slices(Infinity), () => journal.upsert(session, plan, 2_500));
       await journal.whenIdle();
     }
     expect(gaveUp()).to.equal(true);

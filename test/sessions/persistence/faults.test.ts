@@ -15,6 +15,7 @@ import type { Session } from '../../../src/sessions/session.js';
 import { WRITE_PIECE_BYTES, type EncodedChange } from '../../../src/sessions/persistence/session-journal.js';
 import type { UpsertPlan } from '../../../src/index/types.js';
 import { hashToken } from '../../../src/sessions/token.js';
+import { Slices } from '../../../src/limits/slices.js';
 
 const kernel = loadKernelModule();
 const DIM = 64;
@@ -130,7 +131,7 @@ describe('disk faults with DATA_DIR', () => {
       ids.map((i) => ({ id: `v${i}`, vector: vectorOf(i), metadata: { i } })),
       { metric: 'l2' },
     );
-    session.index.applyUpsert(plan, () => store.journal(session, (log, at) => log.upsert(session, plan, at)));
+    session.index.applyUpsertSliced(plan, new Slices(Infinity), () => store.journal(session, (log, at) => log.upsert(session, plan, at)));
   }
 
   /** A session holding v0..v4 whose add of v5..v9 was written short and could not be cut back (503). */

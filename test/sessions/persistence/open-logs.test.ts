@@ -9,6 +9,7 @@ import { nodeFs, type JournalFs } from '../../../src/sessions/persistence/journa
 import { SessionJournal } from '../../../src/sessions/persistence/session-journal.js';
 import { Session } from '../../../src/sessions/session.js';
 import { reopened } from './restore-log.js';
+import { Slices } from '../../../src/limits/slices.js';
 
 const kernel = loadKernelModule();
 
@@ -44,7 +45,7 @@ describe('open session logs', () => {
     for (let round = 0; round < 4; round++) {
       for (const [n, session] of sessions.entries()) {
         const plan = session.index.prepareUpsert([{ id: `v${round}`, vector: [n + 1, round + 1] }], { metric: 'l2' });
-        session.index.applyUpsert(plan, () => journal.upsert(session, plan, 2_000 + round));
+        session.index.applyUpsertSliced(plan, new Slices(Infinity), () => journal.upsert(session, plan, 2_000 + round));
         most = Math.max(most, open.size);
       }
     }
