@@ -36,6 +36,8 @@ export interface Int8Stage {
 }
 
 export interface Int8Plan {
+  /** The layout planned over (the steps read the rows through it from first stage to re-ranking). */
+  layout: Layout;
   /** Ranges each query's first stage is cut into. */
   rowParts: number;
   /** Where the row list is written, once for every stage. */
@@ -92,5 +94,5 @@ export function planInt8(input: Int8PlanInput): Int8Plan {
     base = align16(scratch.end);
     return { scratch, job: Math.floor(q / perRerankJob) };
   });
-  return { rowParts, rowListAt, stages, jobs, reranks, rerankJobs, end: base };
+  return { layout, rowParts, rowListAt, stages, jobs, reranks, rerankJobs, end: base };
 }

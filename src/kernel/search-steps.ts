@@ -245,7 +245,7 @@ export function* int8Search(space: SearchSpace, request: CheckedRequest, executo
 /** The first stages' jobs, with the row list and each stage's quantized query written. */
 function firstStageJobs(space: SearchSpace, { queries, queryCount, rowList, candidatePool }: CheckedRequest, plan: Int8Plan): KernelJob[] {
   const { buffer, ints } = space.views();
-  const { dim, codeStride } = space.layout;
+  const { dim, codeStride } = plan.layout;
   if (rowList) ints.set(rowList, plan.rowListAt >> 2);
   const quantized = Array.from({ length: queryCount }, (_, q) => {
     const codes8 = new Int8Array(codeStride);
@@ -255,7 +255,7 @@ function firstStageJobs(space: SearchSpace, { queries, queryCount, rowList, cand
   for (const { q, r0, r1, scratch, job } of plan.stages) {
     new Int16Array(buffer, scratch.query16, codeStride).set(quantized[q].codes8);
     const call = int8StageCallOf({
-      layout: space.layout,
+      layout: plan.layout,
       metric: space.metric,
       metricCode: space.metricCode,
       // Without a row list a range is its own rows from r0: its per-row regions start there.
@@ -278,7 +278,7 @@ function firstStageJobs(space: SearchSpace, { queries, queryCount, rowList, cand
 function rerankJobs(space: SearchSpace, request: CheckedRequest, plan: Int8Plan, kept: number[], firstJobs: KernelJob[]) {
   const { queries, rowList, k } = request;
   const { floats } = space.views();
-  const { dim } = space.layout;
+  const { dim } = plan.layout;
   const jobs: KernelJob[] = firstJobs.slice(0, plan.rerankJobs).map(({ workArea }) => ({ calls: [], workArea }));
   let work = 0;
   plan.reranks.forEach(({ scratch, job }, q) => {
@@ -288,7 +288,7 @@ function rerankJobs(space: SearchSpace, request: CheckedRequest, plan: Int8Plan,
         : { rowListAt: plan.stages[q].scratch.outRows, count: kept[q] };
     writeQueries(floats, scratch.queries >> 2, space.metric, queries, dim, q, q + 1);
     work += count * dim;
-    jobs[job].calls.push(rerankCallOf({ layout: space.layout, metricCode: space.metricCode, rowListAt, count, scratch, k }));
+    jobs[job].calls.push(rerankCallOf({ layout: plan.layout, metricCode: space.metricCode, rowListAt, count, scratch, k }));
   });
   return { jobs, work };
 }
