@@ -153,6 +153,73 @@ export function kernelCallOf({ layout, scratch, path, withRowList, count, querie
   };
 }
 
+/** One int8 first stage: a query's codes over a range of rows (or a row list), keeping its `candidates` best by the codes. */
+export interface Int8StageCall {
+  layout: Layout;
+  metric: Metric;
+  metricCode: number;
+  /** First row of the range, whose per-row regions the kernel reads from (0 with a row list: it indexes them). */
+  from: number;
+  /** Where the stage's row list lies, 0 for none. */
+  rowListAt: number;
+  /** Rows scanned: the range's or the row list's. */
+  count: number;
+  /** The query's codes, widened to i16, and its scale. */
+  query16: number;
+  queryScale: number;
+  candidates: number;
+  outRows: number;
+  outKeys: number;
+  /** Room for the key of every scanned row (a large pool), 0 for none. */
+  keys: number;
+}
+
+/** The kernel call of an int8 first stage (searchInt8). */
+export function int8StageCallOf(stage: Int8StageCall): KernelCall {
+  const { layout, from } = stage;
+  const { codes, codeStride, scales, seqs } = layout;
+  // cosine ranks by the dot product over the row's norm, l2 by it less the squared norm.
+  const aux = stage.metric === 'cosine' ? layout.invNorms : layout.sqNorms;
+  return {
+    fn: 'searchInt8',
+    args: [
+      codes + from * codeStride,
+      codeStride,
+      scales + from * 4,
+      aux + from * 4,
+      seqs + from * 4,
+      stage.rowListAt,
+      stage.count,
+      stage.query16,
+      stage.queryScale,
+      stage.metricCode,
+      stage.candidates,
+      stage.outRows,
+      stage.outKeys,
+      stage.keys,
+    ],
+  };
+}
+
+/** An exact re-ranking: one query, written at scratch.queries, over the `count` candidate rows listed at rowListAt. */
+export interface RerankCall {
+  layout: Layout;
+  metricCode: number;
+  rowListAt: number;
+  count: number;
+  scratch: ScratchLayout;
+  k: number;
+}
+
+/** The kernel call of a re-ranking: the one-pass float32 scan of the candidates (search()). */
+export function rerankCallOf({ layout, metricCode, rowListAt, count, scratch, k }: RerankCall): KernelCall {
+  const { vectors, invNorms, seqs, dim } = layout;
+  return {
+    fn: 'search',
+    args: [vectors, invNorms, seqs, dim, rowListAt, count, scratch.queries, 1, metricCode, k, scratch.outRows, scratch.outKeys, scratch.block, 0],
+  };
+}
+
 /** Run a call on this thread: searchL2Bounded's count of rows scored exactly, searchInt8's candidates kept, else 0. */
 export function runKernelCall(kernel: KernelExports, call: KernelCall): number {
   if (call.fn === 'searchL2Bounded') return kernel.searchL2Bounded(...call.args);

@@ -10,14 +10,16 @@
 // A row's key is the same arithmetic wherever it is scanned and ties go by
 // insertion sequence, so every cut gives the same rows, scores and order.
 // int8 storage runs steps 1-3 twice: a first stage by the codes keeps each
-// query's candidates, then an exact float32 re-ranking of them.
+// query's candidates, then an exact float32 re-ranking of them (its plan,
+// planInt8, in int8-plan.ts).
 import type { Metric } from '../config.js';
 import type { Executor, KernelJob, SearchSteps } from './executor.js';
 import { inverseNorm } from './inverse-norm.js';
 import type { KernelExports } from './kernel-module.js';
-import { align16, int8ScratchFor, scratchFor, type Layout, type ScratchLayout } from './layout.js';
+import { type Int8Plan, type Int8Stage, planInt8 } from './int8-plan.js';
+import { align16, scratchFor, type Layout, type ScratchLayout } from './layout.js';
 import { quantizeInto } from './quantize.js';
-import { int8RowParts, kernelCallOf, POOL_MIN_WORK, singleQueryPath, type KernelCall, type SingleQueryPathName, type SingleQueryPaths } from './search-path.js';
+import { int8StageCallOf, kernelCallOf, POOL_MIN_WORK, rerankCallOf, singleQueryPath, type SingleQueryPathName, type SingleQueryPaths } from './search-path.js';
 import type { CheckedRequest, MemoryGuard, SearchHits } from './search-request.js';
 
 /** What a search sees of the instance it runs over (KernelInstance.space). */
@@ -203,16 +205,6 @@ function mergeSlices(space: SearchSpace, slices: Slice[], queryCount: number, k:
   return { rows, scores, perQuery };
 }
 
-/** One int8 first stage: query q over scanned rows [r0, r1), its scratch, and where it runs (call `call` of job `job`, in that order). */
-interface Stage {
-  q: number;
-  r0: number;
-  r1: number;
-  scratch: ReturnType<typeof int8ScratchFor>;
-  job: number;
-  call: number;
-}
-
 /**
  * The int8 search of `request` (checked, perQuery > 0, candidatePool set):
  * each query's first stage keeps its candidatePool best by the int8 codes
@@ -222,111 +214,90 @@ interface Stage {
  * (exact scores; a true neighbour outside the candidates is missed).
  */
 export function* int8Search(space: SearchSpace, request: CheckedRequest, executor: Executor): SearchSteps {
-  const { queries, queryCount, k, rowList, scanned, perQuery } = request;
-  const candidates = request.candidatePool!;
-  const { dim, codeStride } = space.layout;
-  // 1. plan: the row list once; per stage its query and selection; per job its keys (a large pool) and work area;
-  // per query its re-ranking (with room for the merged candidates when the stage was cut into ranges).
-  const rowParts = executor.threads > 1 ? int8RowParts(executor.threads, queryCount, scanned, dim, executor.sliceWork) : 1;
-  const rowStep = Math.ceil(scanned / rowParts);
-  const keysFirst = candidates >= space.kernel.KEYS_FIRST_MIN_POOL.value;
-  const at = (base: number) => ({ ...space.layout, scratch: base });
-  const rowListAt = space.scratchBase;
-  let base = align16(rowListAt + (rowList ? rowList.length * 4 : 0));
-  // Consecutive stages share a job, perJob to a job.
-  const stageCount = queryCount * Math.ceil(scanned / rowStep);
-  const jobCount = Math.min(stageCount, executor.maxJobs);
-  const perJob = Math.ceil(stageCount / jobCount);
-  const stages: Stage[] = [];
-  for (let q = 0; q < queryCount; q++) {
-    for (let r0 = 0; r0 < scanned; r0 += rowStep) {
-      const scratch = int8ScratchFor(at(base), 0, candidates);
-      const s = stages.length;
-      stages.push({ q, r0, r1: Math.min(scanned, r0 + rowStep), scratch, job: Math.floor(s / perJob), call: s % perJob });
-      base = align16(scratch.end);
-    }
-  }
-  const jobAreas: { keys: number; workArea: number }[] = [];
-  for (let j = 0; j * perJob < stages.length; j++) {
-    const keys = base;
-    const workArea = align16(keys + (keysFirst ? Math.ceil(rowStep / 4) * 16 : 0));
-    base = align16(workArea + (executor.ownWorkAreas ? space.kernel.WORK_AREA_BYTES.value : 0));
-    jobAreas.push({ keys, workArea: executor.ownWorkAreas ? workArea : 0 });
-  }
-  const reranks = Array.from({ length: queryCount }, () => {
-    const scratch = scratchFor(at(base), 1, rowParts > 1 ? candidates : 0, k);
-    base = align16(scratch.end);
-    return scratch;
+  // 1. plan
+  const plan = planInt8({
+    layout: space.layout,
+    scratchBase: space.scratchBase,
+    executor,
+    queryCount: request.queryCount,
+    k: request.k,
+    candidates: request.candidatePool!,
+    scanned: request.scanned,
+    withRowList: request.rowList !== null,
+    keysFirstMinPool: space.kernel.KEYS_FIRST_MIN_POOL.value,
+    workAreaBytes: space.kernel.WORK_AREA_BYTES.value,
   });
-  space.hold(base, request.guard);
+  space.hold(plan.end, request.guard);
   try {
     // 2. run the first stages
-    const { buffer, ints } = space.views();
-    if (rowList) ints.set(rowList, rowListAt >> 2);
-    const { codes, scales, invNorms, sqNorms, seqs, vectors } = space.layout;
-    const aux = space.metric === 'cosine' ? invNorms : sqNorms;
-    const quantized = Array.from({ length: queryCount }, (_, q) => {
-      const codes8 = new Int8Array(codeStride);
-      return { codes8, scale: quantizeInto(queries.subarray(q * dim, (q + 1) * dim), codes8) };
-    });
-    const firstJobs: KernelJob[] = jobAreas.map(({ workArea }) => ({ calls: [], workArea }));
-    for (const { q, r0, r1, scratch, job } of stages) {
-      new Int16Array(buffer, scratch.query16, codeStride).set(quantized[q].codes8);
-      // Without a row list a range is its own rows from r0: its per-row regions start there.
-      const from = rowList ? 0 : r0;
-      firstJobs[job].calls.push({
-        fn: 'searchInt8',
-        args: [
-          codes + from * codeStride,
-          codeStride,
-          scales + from * 4,
-          aux + from * 4,
-          seqs + from * 4,
-          rowList ? rowListAt + r0 * 4 : 0,
-          r1 - r0,
-          scratch.query16,
-          quantized[q].scale,
-          space.metricCode,
-          candidates,
-          scratch.outRows,
-          scratch.outKeys,
-          keysFirst ? jobAreas[job].keys : 0,
-        ],
-      });
-    }
+    const firstJobs = firstStageJobs(space, request, plan);
     const found = yield { jobs: firstJobs, small: false };
-    const kept = stages.map(({ job, call }) => found[job][call]);
+    const kept = plan.stages.map(({ job, call }) => found[job][call]);
     // 3. merge each query's candidates, then run and merge its re-ranking
-    const { floats } = space.views();
-    const rerankJobs: KernelJob[] = firstJobs.slice(0, Math.min(jobCount, queryCount)).map(({ workArea }) => ({ calls: [], workArea }));
-    const perRerankJob = Math.ceil(queryCount / rerankJobs.length);
-    let rerankWork = 0;
-    for (let q = 0; q < queryCount; q++) {
-      const scratch = reranks[q];
-      const { rowListAt: listAt, count } =
-        rowParts > 1
-          ? writeMergedCandidates(space, stages, kept, q, candidates, rowList !== null, scratch.rowList)
-          : { rowListAt: stages[q].scratch.outRows, count: kept[q] };
-      writeQueries(floats, scratch.queries >> 2, space.metric, queries, dim, q, q + 1);
-      rerankWork += count * dim;
-      const call: KernelCall = {
-        fn: 'search',
-        args: [vectors, invNorms, seqs, dim, listAt, count, scratch.queries, 1, space.metricCode, k, scratch.outRows, scratch.outKeys, scratch.block, 0],
-      };
-      rerankJobs[Math.floor(q / perRerankJob)].calls.push(call);
-    }
-    yield { jobs: rerankJobs, small: rerankWork < POOL_MIN_WORK };
-    return readReranks(space, reranks, perQuery);
+    const { jobs, work } = rerankJobs(space, request, plan, kept, firstJobs);
+    yield { jobs, small: work < POOL_MIN_WORK };
+    return readReranks(space, plan.reranks, request.perQuery);
   } finally {
     space.release();
   }
+}
+
+/** The first stages' jobs, with the row list and each stage's quantized query written. */
+function firstStageJobs(space: SearchSpace, { queries, queryCount, rowList, candidatePool }: CheckedRequest, plan: Int8Plan): KernelJob[] {
+  const { buffer, ints } = space.views();
+  const { dim, codeStride } = plan.layout;
+  if (rowList) ints.set(rowList, plan.rowListAt >> 2);
+  const quantized = Array.from({ length: queryCount }, (_, q) => {
+    const codes8 = new Int8Array(codeStride);
+    return { codes8, scale: quantizeInto(queries.subarray(q * dim, (q + 1) * dim), codes8) };
+  });
+  const jobs: KernelJob[] = plan.jobs.map(({ workArea }) => ({ calls: [], workArea }));
+  for (const { q, r0, r1, scratch, job } of plan.stages) {
+    new Int16Array(buffer, scratch.query16, codeStride).set(quantized[q].codes8);
+    const call = int8StageCallOf({
+      layout: plan.layout,
+      metric: space.metric,
+      metricCode: space.metricCode,
+      // Without a row list a range is its own rows from r0: its per-row regions start there.
+      from: rowList ? 0 : r0,
+      rowListAt: rowList ? plan.rowListAt + r0 * 4 : 0,
+      count: r1 - r0,
+      query16: scratch.query16,
+      queryScale: quantized[q].scale,
+      candidates: candidatePool!,
+      outRows: scratch.outRows,
+      outKeys: scratch.outKeys,
+      keys: plan.jobs[job].keys,
+    });
+    jobs[job].calls.push(call);
+  }
+  return jobs;
+}
+
+/** Each query's re-ranking over its candidates (merged across ranges first when cut), in the first jobs' work areas; and their work. */
+function rerankJobs(space: SearchSpace, request: CheckedRequest, plan: Int8Plan, kept: number[], firstJobs: KernelJob[]) {
+  const { queries, rowList, k } = request;
+  const { floats } = space.views();
+  const { dim } = plan.layout;
+  const jobs: KernelJob[] = firstJobs.slice(0, plan.rerankJobs).map(({ workArea }) => ({ calls: [], workArea }));
+  let work = 0;
+  plan.reranks.forEach(({ scratch, job }, q) => {
+    const { rowListAt, count } =
+      plan.rowParts > 1
+        ? writeMergedCandidates(space, plan.stages, kept, q, request.candidatePool!, rowList !== null, scratch.rowList)
+        : { rowListAt: plan.stages[q].scratch.outRows, count: kept[q] };
+    writeQueries(floats, scratch.queries >> 2, space.metric, queries, dim, q, q + 1);
+    work += count * dim;
+    jobs[job].calls.push(rerankCallOf({ layout: plan.layout, metricCode: space.metricCode, rowListAt, count, scratch, k }));
+  });
+  return { jobs, work };
 }
 
 /**
  * Query q's candidatePool best across its ranges (by int8 key, then insertion
  * sequence), written at `listAt` as the row list its re-ranking scans.
  */
-function writeMergedCandidates(space: SearchSpace, stages: Stage[], kept: number[], q: number, candidates: number, withRowList: boolean, listAt: number) {
+function writeMergedCandidates(space: SearchSpace, stages: Int8Stage[], kept: number[], q: number, candidates: number, withRowList: boolean, listAt: number) {
   const { floats, ints } = space.views();
   const seqs = space.seqs();
   const rows: number[] = [],
@@ -347,12 +318,12 @@ function writeMergedCandidates(space: SearchSpace, stages: Stage[], kept: number
 }
 
 /** Each query's re-ranked best perQuery, as scores. */
-function readReranks(space: SearchSpace, reranks: ScratchLayout[], perQuery: number): SearchHits {
+function readReranks(space: SearchSpace, reranks: { scratch: ScratchLayout }[], perQuery: number): SearchHits {
   const { floats, ints } = space.views();
   const score = scoreOf(space.metric);
   const rows = new Int32Array(reranks.length * perQuery);
   const scores = new Float64Array(reranks.length * perQuery);
-  reranks.forEach((scratch, q) => {
+  reranks.forEach(({ scratch }, q) => {
     for (let i = 0; i < perQuery; i++) {
       rows[q * perQuery + i] = ints[(scratch.outRows >> 2) + i];
       scores[q * perQuery + i] = score(floats[(scratch.outKeys >> 2) + i]);

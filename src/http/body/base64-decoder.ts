@@ -5,8 +5,8 @@
 // (consecutive vectors back to back in one target array). The range check
 // of the decoded floats happens in the same kernel call.
 //
-// The reader parses a body without yielding: reset() before a body, flush()
-// once it is read, reset() in any case.
+// A decoder serves one parse at a time (leaseBase64Decoder): that parse's
+// values reach their arrays on flush(), before it gives the decoder back.
 import { SPEC_LIMITS } from '../../config.js';
 import { heapBaseOf, instantiateKernel, type KernelExports } from '../../kernel/kernel-module.js';
 import { PAGE_BYTES } from '../../kernel/layout.js';
@@ -108,10 +108,17 @@ if (base64Length(SPEC_LIMITS.maxDimensions) > WINDOW_BYTES || SPEC_LIMITS.maxDim
   throw new Error('base64-decoder: window or run smaller than one vector');
 }
 
-let shared: Base64Decoder | undefined;
+/** Decoders no parse holds, kept so that the next parse instantiates no kernel (most parses run one at a time). */
+const idle: Base64Decoder[] = [];
+const MAX_IDLE = 2;
 
-/** The process's decoder, made on first use. */
-export function base64Decoder(): Base64Decoder {
-  shared ??= new Base64Decoder(loadKernelModule());
-  return shared;
+/** A decoder for the caller alone, holding no body, until it gives it back with returnBase64Decoder. */
+export function leaseBase64Decoder(): Base64Decoder {
+  return idle.pop() ?? new Base64Decoder(loadKernelModule());
+}
+
+/** Give back a leased decoder: unflushed values are dropped, and neither the body nor a target is kept alive. */
+export function returnBase64Decoder(decoder: Base64Decoder): void {
+  decoder.reset();
+  if (idle.length < MAX_IDLE) idle.push(decoder);
 }

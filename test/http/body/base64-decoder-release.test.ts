@@ -1,7 +1,7 @@
-// The process's base64 decoder (src/http/body/base64-decoder.ts) outlives every
-// request; it must not keep the last body, or the float arrays it decoded
-// into, alive once the body is read or declined (vector-reader.ts resets it
-// after every body). Checked with WeakRefs and a forced GC.
+// A base64 decoder (src/http/body/base64-decoder.ts) is kept idle between
+// parses and outlives every request; it must not keep the last body, or the
+// float arrays it decoded into, alive once the body is read or declined (a
+// decoder given back is reset). Checked with WeakRefs and a forced GC.
 import { expect } from 'chai';
 import v8 from 'node:v8';
 import vm from 'node:vm';

@@ -1,0 +1,85 @@
+// The kinds the service names (metrics, vector types, analyzers, kernel
+// builds, fsync modes) and the limits fixed by the spec, not configurable.
+
+export type Metric = 'cosine' | 'l2';
+export const METRICS = ['cosine', 'l2'] as const;
+export const VECTOR_TYPES = ['float32', 'int8'] as const;
+export type VectorType = (typeof VECTOR_TYPES)[number];
+/** How a session's texts become terms (src/index/text/analyzer.ts); fixed by the first add that names one or carries text. */
+export const ANALYZERS = ['standard', 'english'] as const;
+export type AnalyzerName = (typeof ANALYZERS)[number];
+/** KERNEL_BUILD: which kernel build answers searches. */
+export const KERNEL_BUILDS = ['auto', 'simd128', 'relaxed'] as const;
+export type KernelBuild = (typeof KERNEL_BUILDS)[number];
+/** The builds as sessions, /limits and LocalIndex name them. */
+export const BACKENDS = ['wasm-simd128', 'wasm-relaxed-simd'] as const;
+export type Backend = (typeof BACKENDS)[number];
+export const FSYNC_MODES = ['never', 'always'] as const;
+export type FsyncMode = (typeof FSYNC_MODES)[number];
+
+/** With DATA_DIR: bytes of a session log read or copied at once by a reopen or a compaction. */
+export const PERSISTENCE_CHUNK_BYTES = 4 * 1024 * 1024;
+/**
+ * Buffers one reopen, compaction or rewrite holds (PERSISTENCE_JOBS run at
+ * once), counted in the memory budget: a chunk read and a chunk copied or read
+ * back. A record larger than a chunk gets a buffer of its own, and a
+ * compaction keeps copies of rows changed under it (16 MiB at most).
+ */
+export const PERSISTENCE_JOB_BUFFER_BYTES = 2 * PERSISTENCE_CHUNK_BYTES;
+
+/** Fixed by the spec; not configurable. */
+export const SPEC_LIMITS = {
+  maxDimensions: 1024,
+  minTopK: 1,
+  maxTopK: 100,
+  defaultTopK: 10,
+  minCandidatePool: 1,
+  maxCandidatePool: 2048,
+  defaultCandidatePool: 100,
+  defaultMetric: 'cosine' as Metric,
+  defaultVectorType: 'float32' as VectorType,
+  /**
+   * Largest magnitude of one vector component. Bounding it keeps every sum of
+   * squares of a 1024-dimension vector finite in float32, so no score is ever
+   * Infinity or NaN.
+   */
+  maxAbsComponent: 1e16,
+  /** Nesting of $and/$or/$not in one filter (bounds the recursion a request can cause). */
+  maxFilterDepth: 32,
+  /**
+   * UTF-8 bytes of the longest metadata string (or object's or array's
+   * canonical JSON) the filter index keeps as a key; longer ones are keyed by
+   * a hash, and filters on them read the few rows under it.
+   */
+  maxIndexedValueBytes: 256,
+  /** A body announcing at most this many bytes is admitted in the small bodies' lane (MAX_SMALL_BODIES_IN_FLIGHT): parsed in well under a ms. */
+  smallBodyBytes: 64 * 1024,
+  /** Vectors per page of POST /vectors/list. */
+  minListLimit: 1,
+  maxListLimit: 1000,
+  defaultListLimit: 100,
+  /** Analyzer of a session's texts until its first text fixes one. */
+  defaultAnalyzer: 'standard' as AnalyzerName,
+  /** BM25 as Lucene (>= 8) scores it: term-frequency saturation and length normalisation. */
+  bm25K1: 1.2,
+  bm25B: 0.75,
+  /** UTF-8 bytes of one query text (a question, not a document). */
+  maxQueryTextBytes: 4096,
+  /** UTF-8 bytes of all of a request's query texts: 64 KiB of Cyrillic analyse in ~23 ms (the slowest script), the most a rare re-analysis in the turn can hold the loop. */
+  maxQueryTextBytesPerRequest: 64 * 1024,
+  /** Hybrid search's fusions: RRF's k, and linear's weight of the vector arm. */
+  defaultRrfK: 60,
+  maxRrfK: 10_000,
+  defaultLinearAlpha: 0.5,
+  /** Largest MAX_TEXT_BYTES (it bounds one text's analysis, and a term's count in it). */
+  maxTextBytesCap: 1024 * 1024,
+  /** Imports of one token at once (a session's writes take turns anyway). */
+  maxImportsInFlightPerToken: 1,
+  /** The share of MEMORY_BUDGET_BYTES stored data may take; the rest stays for requests in flight, so reads answer when writers have filled theirs. */
+  storedShareOfBudget: 0.9,
+} as const;
+
+/** Bytes of MEMORY_BUDGET_BYTES stored data may take (0: no budget). */
+export function memoryStoredMaxBytes(memoryBudgetBytes: number): number {
+  return Math.floor(memoryBudgetBytes * SPEC_LIMITS.storedShareOfBudget);
+}
