@@ -1,0 +1,39 @@
+// Node side: the shipped model ready to embed texts, from files only (the
+// kernel build, the model package's weights and vocabulary in node_modules).
+import { readFileSync } from 'node:fs';
+import { Encoder } from './encoder.js';
+import { Tokenizer } from './tokenizer.js';
+import { MODEL, readVocabulary, readWeights } from './weights.js';
+
+/** The kernel build (scripts/build.ts makes it), from the repository root. */
+export const ENCODER_FILE = 'build/embedding.wasm';
+
+export function loadEncoderModule(): WebAssembly.Module {
+  const url = new URL(`../../${ENCODER_FILE}`, import.meta.url);
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(url);
+  } catch (err) {
+    throw new Error(`embedding kernel not built (${url.pathname}): run "npm run build"`, { cause: err });
+  }
+  return new WebAssembly.Module(new Uint8Array(bytes));
+}
+
+/** Texts in, unit vectors out, with the tokenizer and one encoder instance (one thread). */
+export class TextEmbedder {
+  readonly dimension = MODEL.width;
+
+  constructor(
+    readonly tokenizer: Tokenizer,
+    readonly encoder: Encoder,
+  ) {}
+
+  /** MODEL.width floats per text, back to back. A text past 128 tokens is truncated; the empty text (no token) throws RangeError. */
+  embed(texts: readonly string[]): Float32Array {
+    return this.encoder.encode(texts.map((text) => this.tokenizer.encode(text)));
+  }
+}
+
+export function loadTextEmbedder(): TextEmbedder {
+  return new TextEmbedder(new Tokenizer(readVocabulary()), new Encoder(loadEncoderModule(), readWeights()));
+}
