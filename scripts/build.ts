@@ -25,6 +25,8 @@ export interface BuildStep {
   inputs: string[];
   /** Files it writes; any one missing makes the step stale. */
   outputs: string[];
+  /** Folders under its inputs that another step builds (their changes leave this one fresh). */
+  excludes?: string[];
 }
 
 /** In the order they run (nothing depends on another's output, but the kernel is the slowest to fail). */
@@ -32,6 +34,7 @@ export const STEPS: readonly BuildStep[] = [
   {
     name: 'kernel',
     inputs: ['assembly', 'asconfig.json', 'package-lock.json'],
+    excludes: ['assembly/embedding'],
     outputs: [
       'build/kernel.wasm',
       'build/kernel.d.ts',
@@ -41,18 +44,19 @@ export const STEPS: readonly BuildStep[] = [
       'build/kernel.bench.wasm',
     ],
   },
+  { name: 'embedding', inputs: ['assembly/embedding', 'package-lock.json'], outputs: ['build/embedding.wasm'] },
   { name: 'sdk', inputs: ['src', 'package-lock.json'], outputs: ['build/sdk.js', 'build/sdk.d.ts'] },
   { name: 'server', inputs: ['src', 'tsconfig.json', 'package-lock.json'], outputs: ['dist/server.js', 'dist/start.js'] },
 ];
 
-/** Every file under `path` (or `path` itself), sorted, as paths from the root. */
-function files(root: string, path: string): string[] {
+/** Every file under `path` (or `path` itself) outside `excludes`, sorted, as paths from the root. */
+function files(root: string, path: string, excludes: readonly string[] = []): string[] {
   const full = join(root, path);
-  if (!existsSync(full)) return [];
+  if (!existsSync(full) || excludes.includes(path)) return [];
   if (!statSync(full).isDirectory()) return [path];
   return readdirSync(full)
     .sort()
-    .flatMap((name) => files(root, join(path, name)));
+    .flatMap((name) => files(root, join(path, name), excludes));
 }
 
 /** The npm script a step runs. */
@@ -67,7 +71,7 @@ function command(step: BuildStep, root: string): string {
 export function fingerprint(step: BuildStep, root = ROOT): string {
   const hash = createHash('sha256').update(command(step, root)).update('\0');
   for (const input of step.inputs) {
-    for (const file of files(root, input))
+    for (const file of files(root, input, step.excludes))
       hash
         .update(file)
         .update('\0')

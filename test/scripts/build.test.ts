@@ -62,6 +62,23 @@ describe('scripts/build.ts (the one build)', function () {
     expect(runs()).to.equal(2);
   });
 
+  it('skips an excluded folder of its inputs: a change there leaves the step fresh', () => {
+    const excluding: BuildStep = { ...step, excludes: ['in/other'] };
+    mkdirSync(join(root, 'in/other'));
+    const runExcluding = () => build(undefined, { root, steps: [excluding], log: () => {} });
+    runExcluding();
+    writeFileSync(join(root, 'in/other/x.ts'), 'another step builds this');
+    runExcluding();
+    writeFileSync(join(root, 'in/a.ts'), 'two');
+    runExcluding();
+    expect(runs()).to.equal(2);
+  });
+
+  it('the search kernel does not read the embedding kernel, which has a step of its own', () => {
+    expect(STEPS.find((s) => s.name === 'kernel')!.excludes).to.deep.equal(['assembly/embedding']);
+    expect(STEPS.find((s) => s.name === 'embedding')!.inputs).to.include('assembly/embedding');
+  });
+
   it('the kernel step does not read src/, so a change there rebuilds the SDK and server only', () => {
     const kernel = STEPS.find((s) => s.name === 'kernel')!;
     expect(kernel.inputs).not.to.include('src');
