@@ -19,34 +19,21 @@ import { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter.js';
 import { compareRange } from '../filter-match.js';
 import { isScalar } from '../json-value.js';
-import { hasLoneSurrogate, writeUtf8 } from '../json-size.js';
 import { stringHeapBytes } from '../heap-size.js';
 import { ByteDictionary, hashBytes } from './byte-dictionary.js';
-import { canonicalBytesUpper, canonicalJson, hashText } from './canonical-json.js';
+import { canonicalJson } from './canonical-json.js';
+import { COMPOSITE, EntryKey, HASH_BYTES, HASHED, LONG_STRINGS, NUMBER, PATH, STRING, VALUE_AT } from './entry-key.js';
 import { type MetadataReader, RowChecks, START, type WalkStep } from './row-checks.js';
 import { RowPostings } from './row-postings.js';
 import { grown, grownLength } from './typed-arrays.js';
 
-/** Entry kinds, the first byte of an entry's key; a value's key goes on with its path's id (4 bytes) and the value. */
-const PATH = 0x50,
-  LONG_STRINGS = 0x4c,
-  NUMBER = 0x6e,
-  STRING = 0x73,
-  TRUE = 0x74,
-  FALSE = 0x66,
-  NULL = 0x7a,
-  /** An array or object at a path, keyed by its canonical text. */
-  COMPOSITE = 0x63,
-  /** A value too long to be a key (a string or a composite), keyed by a hash of its canonical text. */
-  HASHED = 0x68;
-const VALUE_AT = 5;
-const HASH_BYTES = 8;
 /** Paths whose ids are remembered by name; past it, the cache starts again (a caller can make any number of paths). */
 const PATH_CACHE_SIZE = 4096;
 
 const utf8Out = new TextDecoder();
 
 export type { MetadataReader } from './row-checks.js';
+export type { EntryCount } from './entry-measure.js';
 
 /** A Map entry (3 words, in a table at most half full after a doubling, with its bucket) and its key. */
 const pathCacheHeapBytes = (path: string) => 64 + stringHeapBytes(path);
@@ -88,14 +75,14 @@ export class MetadataIndex {
   private readonly pathIds = new Map<string, number>();
   /** Estimated JS heap of pathIds: its keys and entries (the only part of the index in the heap that grows with writes). */
   private pathIdsHeap = 0;
-  private key = new Uint8Array(256);
-  private readonly number = new Float64Array(1);
-  private readonly numberBytes = new Uint8Array(this.number.buffer);
+  private readonly key: EntryKey;
   /** The entries of the row being added. */
   private rowEntries = new Uint32Array(64);
   private rowEntryCount = 0;
 
-  constructor(readonly maxValueBytes: number) {}
+  constructor(readonly maxValueBytes: number) {
+    this.key = new EntryKey(maxValueBytes);
+  }
 
   /** Estimated JS heap held beside the typed arrays: the path cache (heap-size.ts). */
   get heapBytes(): number {
@@ -107,7 +94,7 @@ export class MetadataIndex {
     return (
       this.dictionary.byteLength +
       this.postings.byteLength +
-      this.key.byteLength +
+      this.key.bytes.byteLength +
       this.rowEntries.byteLength +
       this.kindOf.byteLength +
       this.pathOf.byteLength +
@@ -121,12 +108,11 @@ export class MetadataIndex {
   /** The most its arrays can grow by (as allocated) when rows measured as `batch` are added, the index going from `rowCount` rows to `rowsAfter`. */
   growthUpper(batch: MetadataBatch, rowCount: number, rowsAfter: number): number {
     const idLimit = grownLength(this.kindOf.length, this.dictionary.idLimit + batch.entries);
-    const keyLength = grownLength(this.key.length, Math.max(batch.maxRowKeyBytes, VALUE_AT + 3 * this.maxValueBytes + HASH_BYTES));
     return (
       this.dictionary.growthUpper(batch.entries, batch.keyBytes) +
       PER_ENTRY_BYTES * (idLimit - this.kindOf.length) +
       4 * (grownLength(this.rowEntries.length, batch.maxRowEntries) - this.rowEntries.length) +
-      (keyLength - this.key.length) +
+      this.key.growthUpper(batch.maxRowKeyBytes) +
       this.postings.growthUpper(idLimit, batch.entries, rowCount, rowsAfter)
     );
   }
@@ -298,35 +284,35 @@ export class MetadataIndex {
   private findPath(path: string): number {
     const known = this.pathIds.get(path);
     if (known !== undefined) return known;
-    const length = this.writeKeyText(PATH, 1, path);
-    return this.dictionary.find(this.key, length, hashBytes(this.key, length));
+    const length = this.key.text(PATH, 1, path);
+    return this.lookup(length);
   }
 
   private findLongStrings(path: number): number {
-    this.writeKeyHead(LONG_STRINGS, path);
-    return this.dictionary.find(this.key, VALUE_AT, hashBytes(this.key, VALUE_AT));
+    this.key.head(LONG_STRINGS, path);
+    return this.lookup(VALUE_AT);
   }
 
   /** The entry keyed by the hash of a long value's canonical `text` at `path`, -1 when no row holds one. */
   private findHashed(path: number, text: string): number {
-    this.writeHashedKey(path, text);
-    return this.dictionary.find(this.key, VALUE_AT + HASH_BYTES, hashBytes(this.key, VALUE_AT + HASH_BYTES));
+    this.key.hashed(path, text);
+    return this.lookup(VALUE_AT + HASH_BYTES);
   }
 
   /** The entry of an array or object at `path`, -1 when no row holds it (or it holds what JSON cannot), LONG when it is keyed by its hash. */
   private findComposite(path: number, value: unknown): number {
     const text = canonicalJson(value, 'operand');
     if (text === null) return -1;
-    const length = this.writeCompositeKey(path, text);
+    const length = this.key.composite(path, text);
     if (length < 0) return LONG;
-    return this.dictionary.find(this.key, length, hashBytes(this.key, length));
+    return this.lookup(length);
   }
 
   /** The entry of `value` at `path`, -1 when no row holds it, LONG when it is a string too long to be a key. */
   private findValue(path: number, value: string | number | boolean | null): number {
-    const length = this.writeValueKey(path, value);
+    const length = this.key.value(path, value);
     if (length < 0) return LONG;
-    return this.dictionary.find(this.key, length, hashBytes(this.key, length));
+    return this.lookup(length);
   }
 
   /**
@@ -362,24 +348,24 @@ export class MetadataIndex {
   }
 
   private listValue(path: number, value: unknown): void {
-    const length = this.writeValueKey(path, value);
+    const length = this.key.value(path, value);
     if (length >= 0) {
-      this.list(this.entry(length, this.key[0], path));
+      this.list(this.entry(length, this.key.bytes[0], path));
       return;
     }
-    this.writeHashedKey(path, JSON.stringify(value));
+    this.key.hashed(path, JSON.stringify(value));
     this.list(this.entry(VALUE_AT + HASH_BYTES, HASHED, path));
-    this.writeKeyHead(LONG_STRINGS, path);
+    this.key.head(LONG_STRINGS, path);
     this.list(this.entry(VALUE_AT, LONG_STRINGS, path));
   }
 
   /** List an array or object at `path`: by its canonical text, or that text's hash when it is too long. */
   private listComposite(path: number, value: object): void {
     const text = canonicalJson(value, 'stored')!;
-    const length = this.writeCompositeKey(path, text);
+    const length = this.key.composite(path, text);
     if (length >= 0) this.list(this.entry(length, COMPOSITE, path));
     else {
-      this.writeHashedKey(path, text);
+      this.key.hashed(path, text);
       this.list(this.entry(VALUE_AT + HASH_BYTES, HASHED, path));
     }
   }
@@ -387,7 +373,7 @@ export class MetadataIndex {
   private pathEntry(path: string): number {
     const known = this.pathIds.get(path);
     if (known !== undefined) return known;
-    const id = this.entry(this.writeKeyText(PATH, 1, path), PATH, -1);
+    const id = this.entry(this.key.text(PATH, 1, path), PATH, -1);
     if (this.pathIds.size >= PATH_CACHE_SIZE) {
       this.pathIds.clear();
       this.pathIdsHeap = 0;
@@ -399,14 +385,14 @@ export class MetadataIndex {
 
   /** The entry keyed by key[0, length), made when new (`kind`, and its path for a value). */
   private entry(length: number, kind: number, path: number): number {
-    const hash = hashBytes(this.key, length);
-    const found = this.dictionary.find(this.key, length, hash);
+    const hash = hashBytes(this.key.bytes, length);
+    const found = this.dictionary.find(this.key.bytes, length, hash);
     if (found >= 0) return found;
-    const id = this.dictionary.add(this.key, length, hash);
+    const id = this.dictionary.add(this.key.bytes, length, hash);
     this.ensureIds(this.dictionary.idLimit);
     this.kindOf[id] = kind;
     this.pathOf[id] = path;
-    if (kind === NUMBER) this.numberValue[id] = this.number[0];
+    if (kind === NUMBER) this.numberValue[id] = this.key.numberValue;
     this.prevInPath[id] = -1;
     this.nextInPath[id] = -1;
     if (kind !== PATH && kind !== LONG_STRINGS && kind !== COMPOSITE && kind !== HASHED) {
@@ -456,61 +442,9 @@ export class MetadataIndex {
     this.postings.ensureIds(this.kindOf.length);
   }
 
-  /** Key of a value at `path` into `key`: its length, or -1 for a string longer than maxValueBytes. */
-  private writeValueKey(path: number, value: unknown): number {
-    if (typeof value === 'string') {
-      if (value.length > this.maxValueBytes) return -1; // UTF-8 takes at least a byte per UTF-16 unit
-      // A lone surrogate has no UTF-8 form to compare as text: such a string is read from the rows, like a long one.
-      if (hasLoneSurrogate(value)) return -1;
-      const length = this.writeKeyText(STRING, VALUE_AT, value);
-      this.writeKeyHead(STRING, path);
-      return length - VALUE_AT > this.maxValueBytes ? -1 : length;
-    }
-    if (typeof value === 'number' && Number.isFinite(value)) {
-      this.writeKeyHead(NUMBER, path);
-      this.number[0] = value === 0 ? 0 : value; // -0 is 0, as JSON and the filters read it
-      this.key.set(this.numberBytes, VALUE_AT);
-      return VALUE_AT + 8;
-    }
-    this.writeKeyHead(value === true ? TRUE : value === false ? FALSE : NULL, path);
-    return VALUE_AT;
-  }
-
-  /** Key of an array or object at `path` (`text` its canonical text): its length, or -1 when the text is longer than maxValueBytes. */
-  private writeCompositeKey(path: number, text: string): number {
-    if (text.length > this.maxValueBytes) return -1;
-    // Canonical text escapes lone surrogates: it always has a UTF-8 form.
-    const length = this.writeKeyText(COMPOSITE, VALUE_AT, text);
-    this.writeKeyHead(COMPOSITE, path);
-    return length - VALUE_AT > this.maxValueBytes ? -1 : length;
-  }
-
-  /** Key of a long value at `path` by the 64-bit hash of its canonical `text`. */
-  private writeHashedKey(path: number, text: string): void {
-    this.key = grown(this.key, VALUE_AT + HASH_BYTES);
-    this.writeKeyHead(HASHED, path);
-    const low = hashText(text, 0),
-      high = hashText(text, 1);
-    for (let i = 0; i < 4; i++) {
-      this.key[VALUE_AT + i] = (low >>> (8 * i)) & 0xff;
-      this.key[VALUE_AT + 4 + i] = (high >>> (8 * i)) & 0xff;
-    }
-  }
-
-  private writeKeyHead(kind: number, path: number): void {
-    const key = this.key;
-    key[0] = kind;
-    key[1] = path & 0xff;
-    key[2] = (path >>> 8) & 0xff;
-    key[3] = (path >>> 16) & 0xff;
-    key[4] = path >>> 24;
-  }
-
-  /** `text` as UTF-8 at `at` of the key, after the kind byte; the key's length. */
-  private writeKeyText(kind: number, at: number, text: string): number {
-    this.key = grown(this.key, at + 3 * text.length);
-    this.key[0] = kind;
-    return writeUtf8(text, this.key, at);
+  /** The entry keyed by the key's first `length` bytes, or -1. */
+  private lookup(length: number): number {
+    return this.dictionary.find(this.key.bytes, length, hashBytes(this.key.bytes, length));
   }
 
   private numberOf(id: number): number {
@@ -546,62 +480,4 @@ function reads(node: FilterNode): boolean {
 function readsLast(nodes: FilterNode[]): FilterNode[] {
   const first = nodes.filter((n) => !reads(n));
   return first.length === nodes.length ? nodes : [...first, ...nodes.filter(reads)];
-}
-
-/** The filter-index entries one row's metadata lists, and their keys' bytes. */
-export interface EntryCount {
-  entries: number;
-  keyBytes: number;
-}
-
-/**
- * Entries a row with `metadata` adds to an index at most, and the bytes of
- * their keys at most (for the memory budget, before anything is written; no
- * index is needed to tell).
- */
-export function measureEntries(metadata: Metadata, maxValueBytes: number): EntryCount {
-  const total = { entries: 0, keyBytes: 0 };
-  measureObject(metadata, 0, maxValueBytes, total);
-  return total;
-}
-
-function measureObject(object: Record<string, unknown>, prefixLength: number, maxValueBytes: number, total: EntryCount): void {
-  for (const key of Object.keys(object)) {
-    const value = object[key];
-    if (value === undefined || typeof value === 'function') continue;
-    const pathLength = prefixLength + 1 + key.length;
-    total.entries++;
-    total.keyBytes += 1 + 3 * pathLength;
-    if (value === null || typeof value !== 'object') {
-      measureValue(value, maxValueBytes, total);
-      continue;
-    }
-    measureComposite(value, maxValueBytes, total);
-    if (!Array.isArray(value)) measureObject(value as Record<string, unknown>, pathLength, maxValueBytes, total);
-    else {
-      for (const item of value) {
-        if (item === null || typeof item !== 'object') measureValue(item, maxValueBytes, total);
-        else {
-          measureComposite(item, maxValueBytes, total);
-          if (!Array.isArray(item)) measureObject(item as Record<string, unknown>, pathLength, maxValueBytes, total);
-        }
-      }
-    }
-  }
-}
-
-function measureValue(value: unknown, maxValueBytes: number, total: EntryCount): void {
-  total.entries++;
-  if (typeof value === 'string' && 3 * value.length > maxValueBytes) {
-    // Maybe a long string: its hash's entry and the path's long strings too.
-    total.entries += 2;
-    total.keyBytes += maxValueBytes + 2 * VALUE_AT + HASH_BYTES;
-  }
-  total.keyBytes += VALUE_AT + (typeof value === 'number' ? 8 : typeof value === 'string' ? Math.min(3 * value.length, maxValueBytes) : 0);
-}
-
-/** An array or object's entry: its canonical text, or its hash past maxValueBytes. */
-function measureComposite(value: object, maxValueBytes: number, total: EntryCount): void {
-  total.entries++;
-  total.keyBytes += VALUE_AT + Math.max(HASH_BYTES, Math.min(canonicalBytesUpper(value, maxValueBytes), maxValueBytes));
 }
