@@ -10,7 +10,8 @@
 // remove, lookups consulting both), and the arena is compacted a chunk a step.
 
 import { KeyArena } from './key-arena.js';
-import { grown, powerOfTwoAtLeast } from './typed-arrays.js';
+import { PagedArray } from './paged-array.js';
+import { powerOfTwoAtLeast } from './typed-arrays.js';
 
 /** A random seed per process, so which values share a slot cannot be chosen by a caller. */
 const SEED = (Math.random() * 0x100000000) >>> 0;
@@ -45,7 +46,7 @@ export class ByteDictionary {
   private draining: Int32Array | null = null;
   private drainAt = 0;
   private readonly keys = new KeyArena();
-  private freeIds = new Uint32Array(16);
+  private readonly freeIds = new PagedArray(Uint32Array);
   private freeCount = 0;
   /** Ids handed out so far (ids are below it). */
   private idTop = 0;
@@ -89,7 +90,7 @@ export class ByteDictionary {
   add(bytes: Uint8Array, length: number, hash: number, at = 0): number {
     this.drainStep();
     if ((this.usedSlots + 1) * 4 > this.slots(this.table) * 3) this.grow();
-    const id = this.freeCount > 0 ? this.freeIds[--this.freeCount] : this.idTop++;
+    const id = this.freeCount > 0 ? this.freeIds.get(--this.freeCount) : this.idTop++;
     this.keys.write(id, bytes, at, length);
     this.insert(id, hash);
     this.size++;
@@ -103,8 +104,8 @@ export class ByteDictionary {
     if (!this.tombstone(this.table, id, hash)) this.tombstone(this.draining!, id, hash);
     this.size--;
     this.keys.free(id);
-    this.freeIds = grown(this.freeIds, this.freeCount + 1);
-    this.freeIds[this.freeCount++] = id;
+    this.freeIds.ensure(this.freeCount + 1);
+    this.freeIds.set(this.freeCount++, id);
     this.keys.compactStep();
   }
 

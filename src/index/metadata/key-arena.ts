@@ -6,7 +6,7 @@
 // more than a chunk, however many keys the dictionary holds: growing never
 // copies the keys already stored.
 
-import { grown, grownLength } from './typed-arrays.js';
+import { PagedArray, pagedLength } from './paged-array.js';
 
 export const CHUNK_BYTES = 64 * 1024;
 /** A record's header: the key's id and length, 4 bytes each (little-endian). */
@@ -33,8 +33,8 @@ const writeU32 = (b: Uint8Array, at: number, value: number) => {
 
 export class KeyArena {
   /** Per id: its record's chunk (NO_CHUNK: no key) and where its bytes start in it (after the header). */
-  private chunkOf = new Uint32Array(16).fill(NO_CHUNK);
-  private offsetOf = new Uint32Array(16);
+  private readonly chunkOf = new PagedArray(Uint32Array, NO_CHUNK);
+  private readonly offsetOf = new PagedArray(Uint32Array);
   private chunks: (Chunk | null)[] = [];
   /** Chunks (not the open one) at least half holes, to compact. */
   private halfEmpty: number[] = [];
@@ -56,7 +56,7 @@ export class KeyArena {
    */
   growthUpper(idLimit: number, keys: number, keyBytes: number): number {
     if (keys === 0) return 0;
-    const ids = grownLength(this.chunkOf.length, idLimit) - this.chunkOf.length;
+    const ids = pagedLength(this.chunkOf.length, idLimit) - this.chunkOf.length;
     const records = keyBytes + HEADER * keys;
     const open = this.open >= 0 ? this.chunks[this.open]! : null;
     const free = open ? open.bytes.length - open.used : 0;
@@ -66,10 +66,8 @@ export class KeyArena {
 
   /** Store `bytes[at, at + length)` as the key of `id` (which has none). */
   write(id: number, bytes: Uint8Array, at: number, length: number): void {
-    if (id >= this.chunkOf.length) {
-      this.chunkOf = grown(this.chunkOf, id + 1, NO_CHUNK);
-      this.offsetOf = grown(this.offsetOf, id + 1);
-    }
+    this.chunkOf.ensure(id + 1);
+    this.offsetOf.ensure(id + 1);
     const index = this.room(HEADER + length);
     const chunk = this.chunks[index]!;
     const start = chunk.used;
@@ -78,36 +76,36 @@ export class KeyArena {
     chunk.bytes.set(bytes.subarray(at, at + length), start + HEADER);
     chunk.used += HEADER + length;
     chunk.live += HEADER + length;
-    this.chunkOf[id] = index;
-    this.offsetOf[id] = start + HEADER;
+    this.chunkOf.set(id, index);
+    this.offsetOf.set(id, start + HEADER);
   }
 
   /** Let go of the key of `id` (a hole until its chunk is compacted). */
   free(id: number): void {
-    const index = this.chunkOf[id];
+    const index = this.chunkOf.get(id);
     const chunk = this.chunks[index]!;
     chunk.live -= HEADER + this.lengthOf(id);
-    this.chunkOf[id] = NO_CHUNK;
+    this.chunkOf.set(id, NO_CHUNK);
     if (index === this.open) return;
     if (chunk.live === 0) this.dropChunk(index);
     else this.queueIfHalfEmpty(index);
   }
 
   lengthOf(id: number): number {
-    return readU32(this.chunks[this.chunkOf[id]]!.bytes, this.offsetOf[id] - 4);
+    return readU32(this.chunks[this.chunkOf.get(id)]!.bytes, this.offsetOf.get(id) - 4);
   }
 
   /** The key of `id` (a view: read it before the next write, free or step). */
   keyOf(id: number): Uint8Array {
-    const bytes = this.chunks[this.chunkOf[id]]!.bytes,
-      start = this.offsetOf[id];
+    const bytes = this.chunks[this.chunkOf.get(id)]!.bytes,
+      start = this.offsetOf.get(id);
     return bytes.subarray(start, start + readU32(bytes, start - 4));
   }
 
   /** Whether the key of `id` is `bytes[at, at + length)`. */
   equals(id: number, bytes: Uint8Array, length: number, at: number): boolean {
-    const keys = this.chunks[this.chunkOf[id]]!.bytes,
-      start = this.offsetOf[id];
+    const keys = this.chunks[this.chunkOf.get(id)]!.bytes,
+      start = this.offsetOf.get(id);
     if (readU32(keys, start - 4) !== length) return false;
     for (let i = 0; i < length; i++) if (keys[start + i] !== bytes[at + i]) return false;
     return true;
@@ -127,7 +125,7 @@ export class KeyArena {
     for (let at = 0; at < from.used && from.live > 0; ) {
       const id = readU32(from.bytes, at),
         size = HEADER + readU32(from.bytes, at + 4);
-      if (this.chunkOf[id] === worst && this.offsetOf[id] === at + HEADER) this.moveRecord(id, from, at, size);
+      if (this.chunkOf.get(id) === worst && this.offsetOf.get(id) === at + HEADER) this.moveRecord(id, from, at, size);
       at += size;
     }
     this.dropChunk(worst);
@@ -137,8 +135,8 @@ export class KeyArena {
     const index = this.room(size);
     const to = this.chunks[index]!;
     to.bytes.set(from.bytes.subarray(at, at + size), to.used);
-    this.chunkOf[id] = index;
-    this.offsetOf[id] = to.used + HEADER;
+    this.chunkOf.set(id, index);
+    this.offsetOf.set(id, to.used + HEADER);
     to.used += size;
     to.live += size;
     from.live -= size;

@@ -25,6 +25,7 @@ import { canonicalJson } from './canonical-json.js';
 import { COMPOSITE, EntryKey, HASH_BYTES, HASHED, LONG_STRINGS, NUMBER, PATH, STRING, VALUE_AT } from './entry-key.js';
 import { type MetadataReader, RowChecks, START, type WalkStep } from './row-checks.js';
 import { RowPostings } from './row-postings.js';
+import { PagedArray, pagedLength } from './paged-array.js';
 import { grown, grownLength } from './typed-arrays.js';
 
 /** Paths whose ids are remembered by name; past it, the cache starts again (a caller can make any number of paths). */
@@ -62,15 +63,15 @@ export class MetadataIndex {
    * Per entry: its kind, its path's id (value entries), and its place in its
    * path's list of values; a path entry's nextInPath is its first value.
    */
-  private kindOf = new Uint8Array(16);
+  private readonly kindOf = new PagedArray(Uint8Array);
   // PER_ENTRY_BYTES counts these six arrays' bytes per entry: keep it in step.
-  private pathOf = new Int32Array(16);
-  private nextInPath = new Int32Array(16);
-  private prevInPath = new Int32Array(16);
+  private readonly pathOf = new PagedArray(Int32Array);
+  private readonly nextInPath = new PagedArray(Int32Array);
+  private readonly prevInPath = new PagedArray(Int32Array);
   /** Per number entry: its value (a range compares it without reading the key). */
-  private numberValue = new Float64Array(16);
+  private readonly numberValue = new PagedArray(Float64Array);
   /** Per entry: the last row add that listed it, so a row lists an entry once. */
-  private listedBy = new Uint32Array(16);
+  private readonly listedBy = new PagedArray(Uint32Array);
   private rowStamp = 0;
   private readonly pathIds = new Map<string, number>();
   /** Estimated JS heap of pathIds: its keys and entries (the only part of the index in the heap that grows with writes). */
@@ -107,7 +108,7 @@ export class MetadataIndex {
 
   /** The most its arrays can grow by (as allocated) when rows measured as `batch` are added, the index going from `rowCount` rows to `rowsAfter`. */
   growthUpper(batch: MetadataBatch, rowCount: number, rowsAfter: number): number {
-    const idLimit = grownLength(this.kindOf.length, this.dictionary.idLimit + batch.entries);
+    const idLimit = pagedLength(this.kindOf.length, this.dictionary.idLimit + batch.entries);
     return (
       this.dictionary.growthUpper(batch.entries, batch.keyBytes) +
       PER_ENTRY_BYTES * (idLimit - this.kindOf.length) +
@@ -125,7 +126,7 @@ export class MetadataIndex {
   /** Index `metadata` as the metadata of `row` (which has none); its entries are entries()[0, the count returned). */
   addRow(row: number, metadata: Metadata, rowCount: number): number {
     if (++this.rowStamp === 0xffffffff) {
-      this.listedBy.fill(0);
+      this.listedBy.fillAll(0);
       this.rowStamp = 1;
     }
     this.rowEntryCount = 0;
@@ -164,9 +165,9 @@ export class MetadataIndex {
     let n = 0;
     const numbers = ranges.some((r) => typeof r.node.value === 'number'),
       strings = ranges.some((r) => typeof r.node.value === 'string');
-    for (let id = from === START ? this.nextInPath[path] : from; id >= 0; id = this.nextInPath[id]) {
+    for (let id = from === START ? this.nextInPath.get(path) : from; id >= 0; id = this.nextInPath.get(id)) {
       if ((++n & 63) === 0 && performance.now() > deadline) return id;
-      const kind = this.kindOf[id];
+      const kind = this.kindOf.get(id);
       if (!(kind === NUMBER ? numbers : kind === STRING && strings)) continue;
       const value = kind === NUMBER ? this.numberOf(id) : this.stringOf(id);
       for (const { node, bits } of ranges) if (compareRange(node.op, value, node.value)) this.postings.orInto(id, bits.words);
@@ -390,55 +391,51 @@ export class MetadataIndex {
     if (found >= 0) return found;
     const id = this.dictionary.add(this.key.bytes, length, hash);
     this.ensureIds(this.dictionary.idLimit);
-    this.kindOf[id] = kind;
-    this.pathOf[id] = path;
-    if (kind === NUMBER) this.numberValue[id] = this.key.numberValue;
-    this.prevInPath[id] = -1;
-    this.nextInPath[id] = -1;
+    this.kindOf.set(id, kind);
+    this.pathOf.set(id, path);
+    if (kind === NUMBER) this.numberValue.set(id, this.key.numberValue);
+    this.prevInPath.set(id, -1);
+    this.nextInPath.set(id, -1);
     if (kind !== PATH && kind !== LONG_STRINGS && kind !== COMPOSITE && kind !== HASHED) {
-      const first = this.nextInPath[path];
-      this.nextInPath[id] = first;
-      if (first >= 0) this.prevInPath[first] = id;
-      this.nextInPath[path] = id;
+      const first = this.nextInPath.get(path);
+      this.nextInPath.set(id, first);
+      if (first >= 0) this.prevInPath.set(first, id);
+      this.nextInPath.set(path, id);
     }
     return id;
   }
 
   /** An entry no row holds any more leaves the dictionary (and its path's list, or the path cache). */
   private drop(id: number): void {
-    const kind = this.kindOf[id];
+    const kind = this.kindOf.get(id);
     if (kind === PATH) {
       const path = utf8Out.decode(this.dictionary.keyOf(id).subarray(1));
       if (this.pathIds.delete(path)) this.pathIdsHeap -= pathCacheHeapBytes(path);
     } else if (kind !== LONG_STRINGS && kind !== COMPOSITE && kind !== HASHED) {
-      const prev = this.prevInPath[id],
-        next = this.nextInPath[id];
-      if (prev >= 0) this.nextInPath[prev] = next;
-      else this.nextInPath[this.pathOf[id]] = next;
-      if (next >= 0) this.prevInPath[next] = prev;
+      const prev = this.prevInPath.get(id),
+        next = this.nextInPath.get(id);
+      if (prev >= 0) this.nextInPath.set(prev, next);
+      else this.nextInPath.set(this.pathOf.get(id), next);
+      if (next >= 0) this.prevInPath.set(next, prev);
     }
     this.dictionary.remove(id);
   }
 
   /** List `id` among the row's entries, once. */
   private list(id: number): void {
-    if (this.listedBy[id] === this.rowStamp) return;
-    this.listedBy[id] = this.rowStamp;
+    if (this.listedBy.get(id) === this.rowStamp) return;
+    this.listedBy.set(id, this.rowStamp);
     if (this.rowEntryCount === this.rowEntries.length) this.rowEntries = grown(this.rowEntries, this.rowEntryCount + 1);
     this.rowEntries[this.rowEntryCount++] = id;
   }
 
   private ensureIds(limit: number): void {
-    if (limit <= this.kindOf.length) {
-      this.postings.ensureIds(limit);
-      return;
-    }
-    this.kindOf = grown(this.kindOf, limit);
-    this.pathOf = grown(this.pathOf, limit);
-    this.nextInPath = grown(this.nextInPath, limit);
-    this.prevInPath = grown(this.prevInPath, limit);
-    this.numberValue = grown(this.numberValue, limit);
-    this.listedBy = grown(this.listedBy, limit);
+    this.kindOf.ensure(limit);
+    this.pathOf.ensure(limit);
+    this.nextInPath.ensure(limit);
+    this.prevInPath.ensure(limit);
+    this.numberValue.ensure(limit);
+    this.listedBy.ensure(limit);
     this.postings.ensureIds(this.kindOf.length);
   }
 
@@ -448,7 +445,7 @@ export class MetadataIndex {
   }
 
   private numberOf(id: number): number {
-    return this.numberValue[id];
+    return this.numberValue.get(id);
   }
 
   private stringOf(id: number): string {

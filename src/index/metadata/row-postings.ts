@@ -7,6 +7,7 @@
 //     in 32): setting and clearing a row is then O(1), whatever its place.
 // Filters OR postings into a RowBitmap; nothing here allocates per row.
 
+import { PagedArray, pagedLength } from './paged-array.js';
 import { grown, grownLength } from './typed-arrays.js';
 
 const NONE = 0,
@@ -17,12 +18,12 @@ const NONE = 0,
 const MIN_BITMAP_ROWS = 16;
 
 export class RowPostings {
-  private kind = new Uint8Array(16);
-  private count = new Uint32Array(16);
+  private readonly kind = new PagedArray(Uint8Array);
+  private readonly count = new PagedArray(Uint32Array);
   /** SINGLE: the row; LIST: the block's offset in the slab; BITMAP: the bitmap's slot in `bitmaps`. */
-  private ref = new Uint32Array(16);
+  private readonly ref = new PagedArray(Uint32Array);
   /** LIST: log2 of the block's capacity. */
-  private blockClass = new Uint8Array(16);
+  private readonly blockClass = new PagedArray(Uint8Array);
   private slab = new Uint32Array(64);
   private slabTop = 0;
   /** Per block class, the first free block (its first word links to the next), or -1. */
@@ -51,7 +52,7 @@ export class RowPostings {
    * may double), bitmaps grown to the new rows, and lists turned bitmaps.
    */
   growthUpper(idLimit: number, rowEntries: number, rowCount: number, rowsAfter: number): number {
-    const ids = grownLength(this.kind.length, idLimit) - this.kind.length;
+    const ids = pagedLength(this.kind.length, idLimit) - this.kind.length;
     let bytes = 10 * ids;
     if (rowEntries === 0) return bytes;
     const longestList = Math.max(MIN_BITMAP_ROWS, rowsAfter / 32);
@@ -66,33 +67,32 @@ export class RowPostings {
 
   /** Make room for entry ids below `limit`. */
   ensureIds(limit: number): void {
-    if (limit <= this.kind.length) return;
-    this.kind = grown(this.kind, limit);
-    this.count = grown(this.count, limit);
-    this.ref = grown(this.ref, limit);
-    this.blockClass = grown(this.blockClass, limit);
+    this.kind.ensure(limit);
+    this.count.ensure(limit);
+    this.ref.ensure(limit);
+    this.blockClass.ensure(limit);
   }
 
   countOf(id: number): number {
-    return this.count[id];
+    return this.count.get(id);
   }
 
   /** Add `row` to the posting of `id`; `rowCount` (the index's rows) decides list or bitmap. */
   add(id: number, row: number, rowCount: number): void {
-    const n = this.count[id];
-    switch (this.kind[id]) {
+    const n = this.count.get(id);
+    switch (this.kind.get(id)) {
       case NONE:
-        this.kind[id] = SINGLE;
-        this.ref[id] = row;
+        this.kind.set(id, SINGLE);
+        this.ref.set(id, row);
         break;
       case SINGLE: {
-        const other = this.ref[id];
+        const other = this.ref.get(id);
         const block = this.allocate(1);
         this.slab[block] = Math.min(other, row);
         this.slab[block + 1] = Math.max(other, row);
-        this.kind[id] = LIST;
-        this.ref[id] = block;
-        this.blockClass[id] = 1;
+        this.kind.set(id, LIST);
+        this.ref.set(id, block);
+        this.blockClass.set(id, 1);
         break;
       }
       case LIST:
@@ -107,32 +107,32 @@ export class RowPostings {
         this.setBit(id, row);
         break;
     }
-    this.count[id] = n + 1;
+    this.count.set(id, n + 1);
   }
 
   /** Remove `row` (which the posting holds) from the posting of `id`. */
   remove(id: number, row: number, rowCount: number): void {
-    const n = this.count[id] - 1;
-    this.count[id] = n;
+    const n = this.count.get(id) - 1;
+    this.count.set(id, n);
     if (n === 0) {
       this.release(id);
       return;
     }
-    switch (this.kind[id]) {
+    switch (this.kind.get(id)) {
       case LIST: {
-        const block = this.ref[id];
+        const block = this.ref.get(id);
         const at = this.lowerBound(block, n + 1, row);
         this.slab.copyWithin(block + at, block + at + 1, block + n + 1);
         if (n === 1) {
           const last = this.slab[block];
-          this.free(block, this.blockClass[id]);
-          this.kind[id] = SINGLE;
-          this.ref[id] = last;
+          this.free(block, this.blockClass.get(id));
+          this.kind.set(id, SINGLE);
+          this.ref.set(id, last);
         }
         break;
       }
       case BITMAP: {
-        const bits = this.bitmaps[this.ref[id]]!;
+        const bits = this.bitmaps[this.ref.get(id)]!;
         bits[row >>> 5] &= ~(1 << (row & 31));
         // Back to a list once the bitmap is four times what the list takes.
         if (n * 128 < rowCount || n < MIN_BITMAP_ROWS / 2) this.toList(id, n);
@@ -143,8 +143,8 @@ export class RowPostings {
 
   /** The row `from` of the posting of `id` is now `to` (a delete moved the last row into a hole). */
   move(id: number, from: number, to: number, rowCount: number): void {
-    if (this.kind[id] === SINGLE) {
-      this.ref[id] = to;
+    if (this.kind.get(id) === SINGLE) {
+      this.ref.set(id, to);
       return;
     }
     this.remove(id, from, rowCount);
@@ -153,21 +153,21 @@ export class RowPostings {
 
   /** Set the rows of the posting of `id` in `words` (a RowBitmap's). */
   orInto(id: number, words: Uint32Array): void {
-    switch (this.kind[id]) {
+    switch (this.kind.get(id)) {
       case SINGLE: {
-        const row = this.ref[id];
+        const row = this.ref.get(id);
         words[row >>> 5] |= 1 << (row & 31);
         return;
       }
       case LIST: {
-        const block = this.ref[id],
-          end = block + this.count[id],
+        const block = this.ref.get(id),
+          end = block + this.count.get(id),
           slab = this.slab;
         for (let i = block; i < end; i++) words[slab[i] >>> 5] |= 1 << (slab[i] & 31);
         return;
       }
       case BITMAP: {
-        const bits = this.bitmaps[this.ref[id]]!;
+        const bits = this.bitmaps[this.ref.get(id)]!;
         const n = Math.min(bits.length, words.length);
         for (let i = 0; i < n; i++) words[i] |= bits[i];
         return;
@@ -177,9 +177,9 @@ export class RowPostings {
 
   /** Give back the storage of a posting that lost its last row. */
   private release(id: number): void {
-    if (this.kind[id] === LIST) this.free(this.ref[id], this.blockClass[id]);
-    if (this.kind[id] === BITMAP) this.dropBitmap(this.ref[id]);
-    this.kind[id] = NONE;
+    if (this.kind.get(id) === LIST) this.free(this.ref.get(id), this.blockClass.get(id));
+    if (this.kind.get(id) === BITMAP) this.dropBitmap(this.ref.get(id));
+    this.kind.set(id, NONE);
   }
 
   private dropBitmap(slot: number): void {
@@ -189,16 +189,16 @@ export class RowPostings {
   }
 
   private insertInList(id: number, row: number): void {
-    const n = this.count[id];
-    let block = this.ref[id];
-    const cls = this.blockClass[id];
+    const n = this.count.get(id);
+    let block = this.ref.get(id);
+    const cls = this.blockClass.get(id);
     if (n === 1 << cls) {
       const bigger = this.allocate(cls + 1);
       this.slab.copyWithin(bigger, block, block + n);
       this.free(block, cls);
       block = bigger;
-      this.ref[id] = block;
-      this.blockClass[id] = cls + 1;
+      this.ref.set(id, block);
+      this.blockClass.set(id, cls + 1);
     }
     // Rows mostly arrive in ascending order: the append is the common case.
     const at = n > 0 && this.slab[block + n - 1] < row ? n : this.lowerBound(block, n, row);
@@ -219,19 +219,19 @@ export class RowPostings {
 
   private toBitmap(id: number, rowCount: number): void {
     const bits = new Uint32Array(((rowCount + 32) >>> 5) + 1);
-    const block = this.ref[id],
-      n = this.count[id];
+    const block = this.ref.get(id),
+      n = this.count.get(id);
     for (let i = block; i < block + n; i++) bits[this.slab[i] >>> 5] |= 1 << (this.slab[i] & 31);
-    this.free(block, this.blockClass[id]);
+    this.free(block, this.blockClass.get(id));
     const slot = this.freeBitmapSlots.pop() ?? this.bitmaps.length;
     this.bitmaps[slot] = bits;
     this.bitmapBytes += bits.byteLength;
-    this.kind[id] = BITMAP;
-    this.ref[id] = slot;
+    this.kind.set(id, BITMAP);
+    this.ref.set(id, slot);
   }
 
   private toList(id: number, n: number): void {
-    const slot = this.ref[id];
+    const slot = this.ref.get(id);
     const bits = this.bitmaps[slot]!;
     let cls = 1;
     while (1 << cls < n) cls++;
@@ -246,13 +246,13 @@ export class RowPostings {
       }
     }
     this.dropBitmap(slot);
-    this.kind[id] = LIST;
-    this.ref[id] = block;
-    this.blockClass[id] = cls;
+    this.kind.set(id, LIST);
+    this.ref.set(id, block);
+    this.blockClass.set(id, cls);
   }
 
   private setBit(id: number, row: number): void {
-    const slot = this.ref[id];
+    const slot = this.ref.get(id);
     let bits = this.bitmaps[slot]!;
     if (row >>> 5 >= bits.length) {
       const bigger = grown(bits, (row >>> 5) + 1);
