@@ -2,7 +2,8 @@
 // where it exists, and for every scalar value at a path the rows holding it,
 // kept in step with every write. Each path and each (path, value) is an entry
 // of a ByteDictionary, keyed by its bytes; the rows of an entry are a
-// RowPostings posting. A filter becomes a RowBitmap by set algebra over them.
+// RowPostings posting. A filter becomes a RowBitmap by set algebra over them
+// (filter-evaluation.ts).
 //
 // An array or object at a path is an entry too, keyed by its canonical JSON
 // text (canonical-json.ts), so equality with one is a lookup.
@@ -15,7 +16,7 @@
 // string range reads. Reads are gathered over the whole filter first
 // (row-checks.ts), so each row is read at most once per filter.
 
-import { RowBitmap } from '../bitmap.js';
+import type { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter.js';
 import { compareRange } from '../filter-match.js';
 import { isScalar } from '../json-value.js';
@@ -23,7 +24,8 @@ import { stringHeapBytes } from '../heap-size.js';
 import { ByteDictionary, hashBytes } from './byte-dictionary.js';
 import { canonicalJson } from './canonical-json.js';
 import { COMPOSITE, EntryKey, HASH_BYTES, HASHED, LONG_STRINGS, NUMBER, PATH, STRING, VALUE_AT } from './entry-key.js';
-import { type MetadataReader, RowChecks, START, type WalkStep } from './row-checks.js';
+import { checksOf, evaluate, LONG } from './filter-evaluation.js';
+import { type MetadataReader, type RowChecks, START, type WalkStep } from './row-checks.js';
 import { RowPostings } from './row-postings.js';
 import { PagedArray, pagedLength } from './paged-array.js';
 import { grown, grownLength } from './typed-arrays.js';
@@ -175,127 +177,40 @@ export class MetadataIndex {
     return -1;
   };
 
-  /**
-   * Rows of [0, size) that match `node`. A first pass gathers the rows the
-   * clauses that must read metadata may match (RowChecks), which are then
-   * read once each; a second pass answers those clauses from what was read.
-   */
+  /** Rows of [0, size) that match `node` (filter-evaluation.ts). */
   evaluate(node: FilterNode, size: number, read: MetadataReader, prepared: RowChecks | null = null): RowBitmap {
-    if (prepared?.done) return this.rowsOf(node, size, null, prepared);
-    const checks = new RowChecks();
-    const first = this.rowsOf(node, size, null, checks);
-    if (checks.size === 0) return first;
-    checks.verify(read, this.walkStep);
-    return this.rowsOf(node, size, null, checks);
+    return evaluate(this, node, size, read, prepared);
   }
 
   /** The first pass of evaluate alone: the rows `node` must read, to be read before evaluate (verifySliced) and given to it. */
   checksOf(node: FilterNode, size: number): RowChecks {
-    const checks = new RowChecks();
-    this.rowsOf(node, size, null, checks);
-    return checks;
+    return checksOf(this, node, size);
   }
 
-  /**
-   * The rows matching `node`, exact on the rows of `within` (all rows when
-   * null); others may be either. Before `checks` are done, the clauses that
-   * read give their candidates, a superset: `within` is thus only ever made
-   * of clauses that do not read, the same in both passes.
-   */
-  private rowsOf(node: FilterNode, size: number, within: RowBitmap | null, checks: RowChecks): RowBitmap {
-    switch (node.kind) {
-      case 'and': {
-        const out = within ? within.copy() : RowBitmap.all(size); // the empty filter {} matches everything
-        let exact: RowBitmap | null = null;
-        for (const child of readsLast(node.nodes)) {
-          if (exact === null && reads(child)) exact = out.copy();
-          out.and(this.rowsOf(child, size, exact ?? out, checks));
-        }
-        return out;
-      }
-      case 'or': {
-        const out = new RowBitmap(size);
-        for (const child of node.nodes) {
-          if (!this.addMatches(child, out, within, checks)) out.or(this.rowsOf(child, size, within, checks));
-        }
-        return out;
-      }
-      case 'not':
-        return this.rowsOf(node.node, size, within, checks).not();
-      case 'exists': {
-        const out = new RowBitmap(size);
-        const path = this.findPath(node.path);
-        if (path >= 0) this.postings.orInto(path, out.words);
-        return node.value ? out : out.not();
-      }
-      case 'eq':
-      case 'range': {
-        const out = new RowBitmap(size);
-        this.addMatches(node, out, within, checks);
-        return out;
-      }
-    }
+  /** Set the rows of entry `id` in `words`. */
+  orInto(id: number, words: Uint32Array): void {
+    this.postings.orInto(id, words);
   }
 
-  /**
-   * Set the rows matching an equality or a range in `out` (exact on
-   * `within`), reading only rows under a long value's hash or, for a string
-   * range, with long strings at the path; false for any other node. An $in
-   * of many values thus fills one bitmap.
-   */
-  private addMatches(node: FilterNode, out: RowBitmap, within: RowBitmap | null, checks: RowChecks): boolean {
-    if (node.kind === 'eq') {
-      const path = this.findPath(node.path);
-      if (path < 0) return true;
-      const id = isScalar(node.value) ? this.findValue(path, node.value) : this.findComposite(path, node.value);
-      if (id >= 0) this.postings.orInto(id, out.words);
-      else if (id === LONG) this.readRows(this.findHashed(path, canonicalJson(node.value, 'operand')!), node, out, within, checks);
-      return true;
-    }
-    if (node.kind === 'range') {
-      const path = this.findPath(node.path);
-      if (path < 0) return true;
-      // The walk over the path's values is done between the passes (in slices ahead, on the server).
-      if (checks.done) checks.orWalked(node, out);
-      else checks.addWalk(path, node, out.size);
-      if (typeof node.value === 'string') this.readRows(this.findLongStrings(path), node, out, within, checks);
-      return true;
-    }
-    return false;
+  /** The entry of an equality's operand at `path`: -1 when no row holds it, LONG when it is keyed by its hash. */
+  findOperand(path: number, value: unknown): number {
+    return isScalar(value) ? this.findValue(path, value) : this.findComposite(path, value);
   }
 
-  /**
-   * Set in `out` the rows of entry `id` (none when -1) within `within` whose
-   * metadata matches `node`: once `checks` are done, those read; before, all
-   * of them, each noted to be read.
-   */
-  private readRows(id: number, node: FilterNode, out: RowBitmap, within: RowBitmap | null, checks: RowChecks): void {
-    if (checks.done) {
-      checks.orMatches(node, out);
-      return;
-    }
-    if (id < 0 || !checks.wants(node, within)) return;
-    const candidates = new RowBitmap(out.size);
-    this.postings.orInto(id, candidates.words);
-    if (within) candidates.and(within);
-    checks.add(node, candidates.rows(), within);
-    out.or(candidates);
-  }
-
-  private findPath(path: string): number {
+  findPath(path: string): number {
     const known = this.pathIds.get(path);
     if (known !== undefined) return known;
     const length = this.key.text(PATH, 1, path);
     return this.lookup(length);
   }
 
-  private findLongStrings(path: number): number {
+  findLongStrings(path: number): number {
     this.key.head(LONG_STRINGS, path);
     return this.lookup(VALUE_AT);
   }
 
   /** The entry keyed by the hash of a long value's canonical `text` at `path`, -1 when no row holds one. */
-  private findHashed(path: number, text: string): number {
+  findHashed(path: number, text: string): number {
     this.key.hashed(path, text);
     return this.lookup(VALUE_AT + HASH_BYTES);
   }
@@ -451,30 +366,4 @@ export class MetadataIndex {
   private stringOf(id: number): string {
     return utf8Out.decode(this.dictionary.keyOf(id).subarray(VALUE_AT));
   }
-}
-
-/** findValue's and findComposite's answer for a value too long to be a key (keyed by its hash). */
-const LONG = -2;
-
-/** Whether answering `node` may read rows' metadata or walk a path's values (equality with a string, an object or an array, a range). */
-function reads(node: FilterNode): boolean {
-  switch (node.kind) {
-    case 'and':
-    case 'or':
-      return node.nodes.some(reads);
-    case 'not':
-      return reads(node.node);
-    case 'eq':
-      return !isScalar(node.value) || typeof node.value === 'string';
-    case 'range':
-      return true;
-    case 'exists':
-      return false;
-  }
-}
-
-/** The clauses of an and, those that may read rows last: they then read only the rows the others leave. */
-function readsLast(nodes: FilterNode[]): FilterNode[] {
-  const first = nodes.filter((n) => !reads(n));
-  return first.length === nodes.length ? nodes : [...first, ...nodes.filter(reads)];
 }
