@@ -14,6 +14,10 @@ const NONE = 0,
   SINGLE = 1,
   LIST = 2,
   BITMAP = 3;
+/** The slab's pages (words): a block is at most one page, so a list longer than it is a bitmap. */
+const SLAB_SHIFT = 16;
+const SLAB_PAGE = 1 << SLAB_SHIFT;
+const SLAB_MASK = SLAB_PAGE - 1;
 /** A list this short stays a list whatever the row count (a bitmap of a tiny index gains nothing). */
 const MIN_BITMAP_ROWS = 16;
 
@@ -24,8 +28,10 @@ export class RowPostings {
   private readonly ref = new PagedArray(Uint32Array);
   /** LIST: log2 of the block's capacity. */
   private readonly blockClass = new PagedArray(Uint8Array);
-  private slab = new Uint32Array(64);
+  /** The slab's pages: a block never spans two (see allocate). */
+  private slabPages = [new Uint32Array(64)];
   private slabTop = 0;
+  private slabBytes = 256;
   /** Per block class, the first free block (its first word links to the next), or -1. */
   private freeBlocks = new Int32Array(32).fill(-1);
   private bitmaps: (Uint32Array | null)[] = [];
@@ -39,7 +45,7 @@ export class RowPostings {
       this.count.byteLength +
       this.ref.byteLength +
       this.blockClass.byteLength +
-      this.slab.byteLength +
+      this.slabBytes +
       this.freeBlocks.byteLength +
       this.bitmapBytes
     );
@@ -57,7 +63,9 @@ export class RowPostings {
     if (rowEntries === 0) return bytes;
     const longestList = Math.max(MIN_BITMAP_ROWS, rowsAfter / 32);
     const slabWords = this.slabTop + 2 * rowEntries + Math.min(2 * this.slabTop, 2 * longestList * rowEntries);
-    bytes += 4 * (grownLength(this.slab.length, slabWords) - this.slab.length);
+    // Each page may leave less than a block unused (a block never spans two pages).
+    const skipped = Math.min(slabWords, (Math.ceil(slabWords / SLAB_PAGE) + 1) * 2 * longestList);
+    bytes += 4 * (pagedLength(this.slabBytes >>> 2, slabWords + skipped) - (this.slabBytes >>> 2));
     const lastWord = Math.max(0, rowsAfter - 1) >>> 5;
     for (const bits of this.bitmaps) if (bits && bits.length <= lastWord) bytes += 4 * (grownLength(bits.length, lastWord + 1) - bits.length);
     // A list turns bitmap at rowCount / 32 rows: the slab holds that many per list that can.
@@ -88,15 +96,17 @@ export class RowPostings {
       case SINGLE: {
         const other = this.ref.get(id);
         const block = this.allocate(1);
-        this.slab[block] = Math.min(other, row);
-        this.slab[block + 1] = Math.max(other, row);
+        const page = this.pageOf(block),
+          at = block & SLAB_MASK;
+        page[at] = Math.min(other, row);
+        page[at + 1] = Math.max(other, row);
         this.kind.set(id, LIST);
         this.ref.set(id, block);
         this.blockClass.set(id, 1);
         break;
       }
       case LIST:
-        if (n + 1 >= MIN_BITMAP_ROWS && (n + 1) * 32 > rowCount) {
+        if (n + 1 >= MIN_BITMAP_ROWS && ((n + 1) * 32 > rowCount || n + 1 > SLAB_PAGE)) {
           this.toBitmap(id, rowCount);
           this.setBit(id, row);
         } else {
@@ -122,9 +132,11 @@ export class RowPostings {
       case LIST: {
         const block = this.ref.get(id);
         const at = this.lowerBound(block, n + 1, row);
-        this.slab.copyWithin(block + at, block + at + 1, block + n + 1);
+        const page = this.pageOf(block),
+          start = block & SLAB_MASK;
+        page.copyWithin(start + at, start + at + 1, start + n + 1);
         if (n === 1) {
-          const last = this.slab[block];
+          const last = page[start];
           this.free(block, this.blockClass.get(id));
           this.kind.set(id, SINGLE);
           this.ref.set(id, last);
@@ -135,7 +147,7 @@ export class RowPostings {
         const bits = this.bitmaps[this.ref.get(id)]!;
         bits[row >>> 5] &= ~(1 << (row & 31));
         // Back to a list once the bitmap is four times what the list takes.
-        if (n * 128 < rowCount || n < MIN_BITMAP_ROWS / 2) this.toList(id, n);
+        if ((n * 128 < rowCount && n <= SLAB_PAGE / 2) || n < MIN_BITMAP_ROWS / 2) this.toList(id, n);
         break;
       }
     }
@@ -161,9 +173,10 @@ export class RowPostings {
       }
       case LIST: {
         const block = this.ref.get(id),
-          end = block + this.count.get(id),
-          slab = this.slab;
-        for (let i = block; i < end; i++) words[slab[i] >>> 5] |= 1 << (slab[i] & 31);
+          slab = this.pageOf(block),
+          start = block & SLAB_MASK,
+          end = start + this.count.get(id);
+        for (let i = start; i < end; i++) words[slab[i] >>> 5] |= 1 << (slab[i] & 31);
         return;
       }
       case BITMAP: {
@@ -194,24 +207,28 @@ export class RowPostings {
     const cls = this.blockClass.get(id);
     if (n === 1 << cls) {
       const bigger = this.allocate(cls + 1);
-      this.slab.copyWithin(bigger, block, block + n);
+      this.pageOf(bigger).set(this.pageOf(block).subarray(block & SLAB_MASK, (block & SLAB_MASK) + n), bigger & SLAB_MASK);
       this.free(block, cls);
       block = bigger;
       this.ref.set(id, block);
       this.blockClass.set(id, cls + 1);
     }
     // Rows mostly arrive in ascending order: the append is the common case.
-    const at = n > 0 && this.slab[block + n - 1] < row ? n : this.lowerBound(block, n, row);
-    this.slab.copyWithin(block + at + 1, block + at, block + n);
-    this.slab[block + at] = row;
+    const page = this.pageOf(block),
+      start = block & SLAB_MASK;
+    const at = n > 0 && page[start + n - 1] < row ? n : this.lowerBound(block, n, row);
+    page.copyWithin(start + at + 1, start + at, start + n);
+    page[start + at] = row;
   }
 
   private lowerBound(block: number, n: number, row: number): number {
+    const page = this.pageOf(block),
+      start = block & SLAB_MASK;
     let lo = 0,
       hi = n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.slab[block + mid] < row) lo = mid + 1;
+      if (page[start + mid] < row) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -221,7 +238,9 @@ export class RowPostings {
     const bits = new Uint32Array(((rowCount + 32) >>> 5) + 1);
     const block = this.ref.get(id),
       n = this.count.get(id);
-    for (let i = block; i < block + n; i++) bits[this.slab[i] >>> 5] |= 1 << (this.slab[i] & 31);
+    const page = this.pageOf(block),
+      start = block & SLAB_MASK;
+    for (let i = start; i < start + n; i++) bits[page[i] >>> 5] |= 1 << (page[i] & 31);
     this.free(block, this.blockClass.get(id));
     const slot = this.freeBitmapSlots.pop() ?? this.bitmaps.length;
     this.bitmaps[slot] = bits;
@@ -236,12 +255,13 @@ export class RowPostings {
     let cls = 1;
     while (1 << cls < n) cls++;
     const block = this.allocate(cls);
-    let j = block;
+    const page = this.pageOf(block);
+    let j = block & SLAB_MASK;
     for (let w = 0; w < bits.length; w++) {
       let x = bits[w];
       while (x !== 0) {
         const low = x & -x;
-        this.slab[j++] = (w << 5) + 31 - Math.clz32(low);
+        page[j++] = (w << 5) + 31 - Math.clz32(low);
         x ^= low;
       }
     }
@@ -266,18 +286,39 @@ export class RowPostings {
   private allocate(cls: number): number {
     const head = this.freeBlocks[cls];
     if (head >= 0) {
-      this.freeBlocks[cls] = this.slab[head] === 0xffffffff ? -1 : this.slab[head];
+      const next = this.pageOf(head)[head & SLAB_MASK];
+      this.freeBlocks[cls] = next === 0xffffffff ? -1 : next;
       return head;
     }
+    // A block that would span two pages starts the next page; the words skipped stay unused.
+    if ((this.slabTop & SLAB_MASK) + (1 << cls) > SLAB_PAGE) this.slabTop = (this.slabTop + SLAB_MASK) & ~SLAB_MASK;
     const block = this.slabTop;
     this.slabTop += 1 << cls;
-    this.slab = grown(this.slab, this.slabTop);
+    this.growSlab();
     return block;
   }
 
   private free(block: number, cls: number): void {
     const head = this.freeBlocks[cls];
-    this.slab[block] = head < 0 ? 0xffffffff : head;
+    this.pageOf(block)[block & SLAB_MASK] = head < 0 ? 0xffffffff : head;
     this.freeBlocks[cls] = block;
+  }
+
+  private pageOf(block: number): Uint32Array {
+    return this.slabPages[block >>> SLAB_SHIFT];
+  }
+
+  /** Room up to slabTop: the first page doubled (at most a page copied), or a new page. */
+  private growSlab(): void {
+    const pages = this.slabPages;
+    const first = pages[0];
+    if (pages.length === 1 && this.slabTop > first.length) {
+      pages[0] = grown(first, Math.min(this.slabTop, SLAB_PAGE));
+      this.slabBytes += pages[0].byteLength - first.byteLength;
+    }
+    while (pages.length * SLAB_PAGE < this.slabTop) {
+      pages.push(new Uint32Array(SLAB_PAGE));
+      this.slabBytes += 4 * SLAB_PAGE;
+    }
   }
 }
