@@ -9,6 +9,8 @@
 import { PagedArray, pagedLength } from './paged-array.js';
 
 export const CHUNK_BYTES = 64 * 1024;
+/** Chunks let go and kept for reuse at most (1 MiB). */
+const SPARE_CHUNKS = 16;
 /** A record's header: the key's id and length, 4 bytes each (little-endian). */
 const HEADER = 8;
 const NO_CHUNK = 0xffffffff;
@@ -40,6 +42,8 @@ export class KeyArena {
   private halfEmpty: number[] = [];
   private open = -1;
   private chunkBytes = 0;
+  /** Chunks let go, kept for reuse: compaction lets one go for about every one it fills, and every new ArrayBuffer brings V8's next full GC nearer. */
+  private readonly spare: Uint8Array[] = [];
   /** Record bytes copied by compaction so far (tests bound it per step). */
   copiedBytes = 0;
 
@@ -149,11 +153,10 @@ export class KeyArena {
     if (open && open.used + size <= open.bytes.length) return this.open;
     const was = this.open;
     if (open && open.live === 0) this.dropChunk(was);
-    const bytes = new Uint8Array(Math.max(CHUNK_BYTES, size));
+    const bytes = this.newChunk(size);
     let index = this.chunks.indexOf(null);
     if (index < 0) index = this.chunks.length;
     this.chunks[index] = { bytes, used: 0, live: 0, queued: false };
-    this.chunkBytes += bytes.length;
     this.open = index;
     if (was >= 0 && this.chunks[was]) this.queueIfHalfEmpty(was);
     return index;
@@ -166,8 +169,19 @@ export class KeyArena {
     this.halfEmpty.push(index);
   }
 
+  /** A chunk of at least `size` bytes: a spare one, or new. */
+  private newChunk(size: number): Uint8Array {
+    if (size <= CHUNK_BYTES && this.spare.length > 0) return this.spare.pop()!;
+    const bytes = new Uint8Array(Math.max(CHUNK_BYTES, size));
+    this.chunkBytes += bytes.length;
+    return bytes;
+  }
+
+  /** Let a chunk go: kept as a spare (still counted) while there are few, else freed. */
   private dropChunk(index: number): void {
-    this.chunkBytes -= this.chunks[index]!.bytes.length;
+    const bytes = this.chunks[index]!.bytes;
+    if (bytes.length === CHUNK_BYTES && this.spare.length < SPARE_CHUNKS) this.spare.push(bytes);
+    else this.chunkBytes -= bytes.length;
     this.chunks[index] = null;
     if (index === this.open) this.open = -1;
   }
