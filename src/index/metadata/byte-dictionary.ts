@@ -1,18 +1,17 @@
 // An exact map from short byte strings to dense ids, all in typed arrays: an
-// open-addressing hash table (linear probing, tombstones) over a key arena.
-// A slot holds an id and its key's hash side by side, so a probe compares
-// hashes without reaching into per-id arrays (one cache line, not two).
+// open-addressing hash table (linear probing, tombstones) over a key arena
+// (key-arena.ts). A slot holds an id and its key's hash side by side, so a
+// probe compares hashes without reaching into per-id arrays.
 // The metadata index keys every (path, value) by its bytes here, so a session
 // with millions of distinct values holds a handful of JS objects, not one
-// string and one Map entry per value. Ids of removed keys are reused; the key
-// arena is rewritten without its dead bytes once they outweigh the live ones.
+// string and one Map entry per value. Ids of removed keys are reused.
+// No call does work that grows with the keys held: the table grows as
+// Redis' dict does (a new table, the old one drained a few slots per add or
+// remove, lookups consulting both), and the arena is compacted a chunk a step.
 
-import { grown, grownLength, powerOfTwoAtLeast } from './typed-arrays.js';
-
-const EMPTY = -1;
-const TOMBSTONE = -2;
-/** Dead key bytes below this are left in the arena (rewriting would cost more than it frees). */
-const MIN_KEY_REWRITE = 64 * 1024;
+import { KeyArena } from './key-arena.js';
+import { PagedArray } from './paged-array.js';
+import { powerOfTwoAtLeast } from './typed-arrays.js';
 
 /** A random seed per process, so which values share a slot cannot be chosen by a caller. */
 const SEED = (Math.random() * 0x100000000) >>> 0;
@@ -28,29 +27,33 @@ export function hashBytes(bytes: Uint8Array, length: number, at = 0): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/** Slots of a new table; each slot is two words: the id (or EMPTY, TOMBSTONE) and the key's hash. */
+/**
+ * A slot is two words: the id plus one (EMPTY: never used, TOMBSTONE: its id
+ * was removed or moved on) and the key's hash. EMPTY is 0, so a new table is
+ * an allocation the system zeroes, not a fill.
+ */
+const EMPTY = 0;
+const TOMBSTONE = -1;
 const FIRST_SLOTS = 16;
-const emptyTable = (slots: number) => {
-  const table = new Int32Array(2 * slots);
-  for (let i = 0; i < table.length; i += 2) table[i] = EMPTY;
-  return table;
-};
+/** Slots of the draining table moved on per add or remove: it is empty before the new table fills (see grow). */
+export const DRAIN_SLOTS = 32;
 
 export class ByteDictionary {
-  private table = emptyTable(FIRST_SLOTS);
-  /** Slots holding an id or a tombstone (the probe chains' length depends on both). */
+  private table = new Int32Array(2 * FIRST_SLOTS);
+  /** Slots of `table` holding an id or a tombstone (the probe chains' length depends on both). */
   private usedSlots = 0;
-  private keyStart = new Uint32Array(16);
-  private keyLength = new Uint32Array(16);
-  private keys = new Uint8Array(1024);
-  private keyTop = 0;
-  private deadKeyBytes = 0;
-  private freeIds = new Uint32Array(16);
+  /** The table before the last growth, moved on DRAIN_SLOTS slots per add or remove; lookups consult both. */
+  private draining: Int32Array | null = null;
+  private drainAt = 0;
+  private readonly keys = new KeyArena();
+  private readonly freeIds = new PagedArray(Uint32Array);
   private freeCount = 0;
   /** Ids handed out so far (ids are below it). */
   private idTop = 0;
   /** Keys held. */
   size = 0;
+  /** Slots moved from a draining table so far (tests bound it per call). */
+  movedSlots = 0;
 
   /** One past the highest id in use or free: callers size their per-id arrays to it. */
   get idLimit(): number {
@@ -59,119 +62,129 @@ export class ByteDictionary {
 
   /** Bytes of the typed arrays held. */
   get byteLength(): number {
-    return this.table.byteLength + this.keyStart.byteLength + this.keyLength.byteLength + this.keys.byteLength + this.freeIds.byteLength;
+    return this.table.byteLength + (this.draining?.byteLength ?? 0) + this.keys.byteLength + this.freeIds.byteLength;
+  }
+
+  /** Key bytes copied by compaction so far (tests bound it per call). */
+  get copiedKeyBytes(): number {
+    return this.keys.copiedBytes;
   }
 
   /** The most its arrays can grow by (as allocated) when `keys` new keys of `keyBytes` bytes in all are added. */
   growthUpper(keys: number, keyBytes: number): number {
     if (keys === 0) return 0;
-    const ids = grownLength(this.keyStart.length, this.idTop + keys) - this.keyStart.length;
-    let bytes = 2 * 4 * ids + grownLength(this.keys.length, this.keyTop + keyBytes) - this.keys.length;
-    // A rehash sizes the table for the keys then held: at most all of them.
-    if ((this.usedSlots + keys) * 8 > this.table.length * 3) {
-      bytes += Math.max(0, 2 * 4 * Math.max(FIRST_SLOTS, powerOfTwoAtLeast((this.size + keys + 1) * 2)) - this.table.byteLength);
-    }
+    let bytes = this.keys.growthUpper(this.idTop + keys, keys, keyBytes);
+    // The last table the growth makes and, still draining, the one before it (at most half of it).
+    if ((this.usedSlots + keys) * 4 > this.slots(this.table) * 3) bytes += Math.max(0, 12 * this.slotsFor(this.size + keys) - this.table.byteLength);
     return bytes;
   }
 
   /** The id of the key `bytes[at, at + length)` (hash from hashBytes), or -1. */
   find(bytes: Uint8Array, length: number, hash: number, at = 0): number {
-    const table = this.table,
-      mask = (table.length >>> 1) - 1,
-      signed = hash | 0;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const id = table[2 * slot];
-      if (id === EMPTY) return -1;
-      if (id >= 0 && table[2 * slot + 1] === signed && this.keyEquals(id, bytes, length, at)) return id;
-    }
+    const id = this.probe(this.table, bytes, length, hash, at);
+    if (id >= 0 || this.draining === null) return id;
+    return this.probe(this.draining, bytes, length, hash, at);
   }
 
   /** Add a key (`bytes[at, at + length)`) that find() did not find; its new id. */
   add(bytes: Uint8Array, length: number, hash: number, at = 0): number {
-    if ((this.usedSlots + 1) * 8 > this.table.length * 3) this.rehash();
-    const id = this.freeCount > 0 ? this.freeIds[--this.freeCount] : this.idTop++;
-    if (id >= this.keyStart.length) {
-      this.keyStart = grown(this.keyStart, id + 1);
-      this.keyLength = grown(this.keyLength, id + 1);
-    }
-    this.keys = grown(this.keys, this.keyTop + length);
-    this.keys.set(bytes.subarray(at, at + length), this.keyTop);
-    this.keyStart[id] = this.keyTop;
-    this.keyLength[id] = length;
-    this.keyTop += length;
-    const table = this.table,
-      mask = (table.length >>> 1) - 1;
-    let slot = hash & mask;
-    while (table[2 * slot] >= 0) slot = (slot + 1) & mask;
-    if (table[2 * slot] === EMPTY) this.usedSlots++;
-    table[2 * slot] = id;
-    table[2 * slot + 1] = hash;
+    this.drainStep();
+    if ((this.usedSlots + 1) * 4 > this.slots(this.table) * 3) this.grow();
+    const id = this.freeCount > 0 ? this.freeIds.get(--this.freeCount) : this.idTop++;
+    this.keys.write(id, bytes, at, length);
+    this.insert(id, hash);
     this.size++;
     return id;
   }
 
   /** Remove the key of `id`; the id may be handed out again. */
   remove(id: number): void {
-    const table = this.table,
-      mask = (table.length >>> 1) - 1;
-    let slot = hashBytes(this.keys.subarray(this.keyStart[id]), this.keyLength[id]) & mask;
-    while (table[2 * slot] !== id) slot = (slot + 1) & mask;
-    table[2 * slot] = TOMBSTONE;
+    this.drainStep();
+    const hash = hashBytes(this.keys.keyOf(id), this.keys.lengthOf(id));
+    if (!this.tombstone(this.table, id, hash)) this.tombstone(this.draining!, id, hash);
     this.size--;
-    this.deadKeyBytes += this.keyLength[id];
-    this.keyLength[id] = 0;
-    this.freeIds = grown(this.freeIds, this.freeCount + 1);
-    this.freeIds[this.freeCount++] = id;
-    if (this.deadKeyBytes >= MIN_KEY_REWRITE && this.deadKeyBytes * 2 > this.keyTop) this.rewriteKeys();
+    this.keys.free(id);
+    this.freeIds.ensure(this.freeCount + 1);
+    this.freeIds.set(this.freeCount++, id);
+    this.keys.compactStep();
   }
 
   /** The key of `id` (a view: read it before the next add or remove). */
   keyOf(id: number): Uint8Array {
-    return this.keys.subarray(this.keyStart[id], this.keyStart[id] + this.keyLength[id]);
+    return this.keys.keyOf(id);
   }
 
-  private keyEquals(id: number, bytes: Uint8Array, length: number, at: number): boolean {
-    if (this.keyLength[id] !== length) return false;
-    const keys = this.keys,
-      start = this.keyStart[id];
-    for (let i = 0; i < length; i++) if (keys[start + i] !== bytes[at + i]) return false;
-    return true;
+  private slots(table: Int32Array): number {
+    return table.length >>> 1;
   }
 
-  /** A table sized for the keys held (twice them, at least 16 slots), without tombstones. */
-  private rehash(): void {
-    const slots = Math.max(FIRST_SLOTS, powerOfTwoAtLeast((this.size + 1) * 2));
-    const table = emptyTable(slots),
-      old = this.table,
-      mask = slots - 1;
-    for (let i = 0; i < old.length; i += 2) {
-      const id = old[i];
-      if (id < 0) continue;
-      let slot = old[i + 1] & mask;
-      while (table[2 * slot] !== EMPTY) slot = (slot + 1) & mask;
-      table[2 * slot] = id;
-      table[2 * slot + 1] = old[i + 1];
+  /** Slots of a table for `keys` keys: twice them, and at least half the table's, so the table drains before the next growth. */
+  private slotsFor(keys: number): number {
+    return Math.max(FIRST_SLOTS, powerOfTwoAtLeast((keys + 1) * 2), this.slots(this.table) >>> 1);
+  }
+
+  /** The id of the key in `table`, or -1. */
+  private probe(table: Int32Array, bytes: Uint8Array, length: number, hash: number, at: number): number {
+    const mask = this.slots(table) - 1,
+      signed = hash | 0;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const word = table[2 * slot];
+      if (word === EMPTY) return -1;
+      if (word > 0 && table[2 * slot + 1] === signed && this.keys.equals(word - 1, bytes, length, at)) return word - 1;
     }
-    this.table = table;
-    this.usedSlots = this.size;
   }
 
-  /** Copy the live keys into a new arena, dropping the bytes of removed ones. */
-  private rewriteKeys(): void {
-    const live = this.keyTop - this.deadKeyBytes;
-    const keys = new Uint8Array(Math.max(1024, powerOfTwoAtLeast(live * 2)));
-    let top = 0;
-    for (let i = 0; i < this.table.length; i += 2) {
-      const id = this.table[i];
-      if (id < 0) continue;
-      const start = this.keyStart[id],
-        length = this.keyLength[id];
-      keys.set(this.keys.subarray(start, start + length), top);
-      this.keyStart[id] = top;
-      top += length;
+  private insert(id: number, hash: number): void {
+    const table = this.table,
+      mask = this.slots(table) - 1;
+    let slot = hash & mask;
+    while (table[2 * slot] > 0) slot = (slot + 1) & mask;
+    if (table[2 * slot] === EMPTY) this.usedSlots++;
+    table[2 * slot] = id + 1;
+    table[2 * slot + 1] = hash;
+  }
+
+  /** Turn the slot of `id` in `table` into a tombstone; false when `table` does not hold it. */
+  private tombstone(table: Int32Array, id: number, hash: number): boolean {
+    const mask = this.slots(table) - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const word = table[2 * slot];
+      if (word === EMPTY) return false;
+      if (word === id + 1) {
+        table[2 * slot] = TOMBSTONE;
+        return true;
+      }
     }
-    this.keys = keys;
-    this.keyTop = top;
-    this.deadKeyBytes = 0;
+  }
+
+  /**
+   * A new table for the keys held (twice them, without tombstones); the old
+   * one drains into it a few slots per add or remove. It is empty before the
+   * new one is 3/4 used: the new one has room for at least size/2 and
+   * old/8 more adds, and each add moves DRAIN_SLOTS (more than 8) slots on.
+   */
+  private grow(): void {
+    while (this.draining !== null) this.drainStep(); // not reached (see above); kept so one table at most drains
+    const slots = this.slotsFor(this.size);
+    this.draining = this.table;
+    this.drainAt = 0;
+    this.table = new Int32Array(2 * slots);
+    this.usedSlots = 0;
+  }
+
+  /** Move the ids of DRAIN_SLOTS slots of the draining table into the table; a moved slot becomes a tombstone, so the chains through it still lead on. */
+  private drainStep(): void {
+    const old = this.draining;
+    if (old === null) return;
+    const end = Math.min(this.slots(old), this.drainAt + DRAIN_SLOTS);
+    for (let slot = this.drainAt; slot < end; slot++) {
+      const word = old[2 * slot];
+      if (word <= 0) continue;
+      this.insert(word - 1, old[2 * slot + 1]);
+      old[2 * slot] = TOMBSTONE;
+    }
+    this.movedSlots += end - this.drainAt;
+    this.drainAt = end;
+    if (end === this.slots(old)) this.draining = null;
   }
 }

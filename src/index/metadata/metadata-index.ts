@@ -2,7 +2,8 @@
 // where it exists, and for every scalar value at a path the rows holding it,
 // kept in step with every write. Each path and each (path, value) is an entry
 // of a ByteDictionary, keyed by its bytes; the rows of an entry are a
-// RowPostings posting. A filter becomes a RowBitmap by set algebra over them.
+// RowPostings posting. A filter becomes a RowBitmap by set algebra over them
+// (filter-evaluation.ts).
 //
 // An array or object at a path is an entry too, keyed by its canonical JSON
 // text (canonical-json.ts), so equality with one is a lookup.
@@ -15,38 +16,27 @@
 // string range reads. Reads are gathered over the whole filter first
 // (row-checks.ts), so each row is read at most once per filter.
 
-import { RowBitmap } from '../bitmap.js';
+import type { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter.js';
 import { compareRange } from '../filter-match.js';
 import { isScalar } from '../json-value.js';
-import { hasLoneSurrogate, writeUtf8 } from '../json-size.js';
 import { stringHeapBytes } from '../heap-size.js';
 import { ByteDictionary, hashBytes } from './byte-dictionary.js';
-import { canonicalBytesUpper, canonicalJson, hashText } from './canonical-json.js';
-import { type MetadataReader, RowChecks, START, type WalkStep } from './row-checks.js';
+import { canonicalJson } from './canonical-json.js';
+import { COMPOSITE, EntryKey, HASH_BYTES, HASHED, LONG_STRINGS, NUMBER, PATH, STRING, VALUE_AT } from './entry-key.js';
+import { checksOf, evaluate, LONG } from './filter-evaluation.js';
+import { type MetadataReader, type RowChecks, START, type WalkStep } from './row-checks.js';
 import { RowPostings } from './row-postings.js';
+import { PagedArray, pagedLength } from './paged-array.js';
 import { grown, grownLength } from './typed-arrays.js';
 
-/** Entry kinds, the first byte of an entry's key; a value's key goes on with its path's id (4 bytes) and the value. */
-const PATH = 0x50,
-  LONG_STRINGS = 0x4c,
-  NUMBER = 0x6e,
-  STRING = 0x73,
-  TRUE = 0x74,
-  FALSE = 0x66,
-  NULL = 0x7a,
-  /** An array or object at a path, keyed by its canonical text. */
-  COMPOSITE = 0x63,
-  /** A value too long to be a key (a string or a composite), keyed by a hash of its canonical text. */
-  HASHED = 0x68;
-const VALUE_AT = 5;
-const HASH_BYTES = 8;
 /** Paths whose ids are remembered by name; past it, the cache starts again (a caller can make any number of paths). */
 const PATH_CACHE_SIZE = 4096;
 
 const utf8Out = new TextDecoder();
 
 export type { MetadataReader } from './row-checks.js';
+export type { EntryCount } from './entry-measure.js';
 
 /** A Map entry (3 words, in a table at most half full after a doubling, with its bucket) and its key. */
 const pathCacheHeapBytes = (path: string) => 64 + stringHeapBytes(path);
@@ -75,27 +65,27 @@ export class MetadataIndex {
    * Per entry: its kind, its path's id (value entries), and its place in its
    * path's list of values; a path entry's nextInPath is its first value.
    */
-  private kindOf = new Uint8Array(16);
+  private readonly kindOf = new PagedArray(Uint8Array);
   // PER_ENTRY_BYTES counts these six arrays' bytes per entry: keep it in step.
-  private pathOf = new Int32Array(16);
-  private nextInPath = new Int32Array(16);
-  private prevInPath = new Int32Array(16);
+  private readonly pathOf = new PagedArray(Int32Array);
+  private readonly nextInPath = new PagedArray(Int32Array);
+  private readonly prevInPath = new PagedArray(Int32Array);
   /** Per number entry: its value (a range compares it without reading the key). */
-  private numberValue = new Float64Array(16);
+  private readonly numberValue = new PagedArray(Float64Array);
   /** Per entry: the last row add that listed it, so a row lists an entry once. */
-  private listedBy = new Uint32Array(16);
+  private readonly listedBy = new PagedArray(Uint32Array);
   private rowStamp = 0;
   private readonly pathIds = new Map<string, number>();
   /** Estimated JS heap of pathIds: its keys and entries (the only part of the index in the heap that grows with writes). */
   private pathIdsHeap = 0;
-  private key = new Uint8Array(256);
-  private readonly number = new Float64Array(1);
-  private readonly numberBytes = new Uint8Array(this.number.buffer);
+  private readonly key: EntryKey;
   /** The entries of the row being added. */
   private rowEntries = new Uint32Array(64);
   private rowEntryCount = 0;
 
-  constructor(readonly maxValueBytes: number) {}
+  constructor(readonly maxValueBytes: number) {
+    this.key = new EntryKey(maxValueBytes);
+  }
 
   /** Estimated JS heap held beside the typed arrays: the path cache (heap-size.ts). */
   get heapBytes(): number {
@@ -107,7 +97,7 @@ export class MetadataIndex {
     return (
       this.dictionary.byteLength +
       this.postings.byteLength +
-      this.key.byteLength +
+      this.key.bytes.byteLength +
       this.rowEntries.byteLength +
       this.kindOf.byteLength +
       this.pathOf.byteLength +
@@ -120,13 +110,12 @@ export class MetadataIndex {
 
   /** The most its arrays can grow by (as allocated) when rows measured as `batch` are added, the index going from `rowCount` rows to `rowsAfter`. */
   growthUpper(batch: MetadataBatch, rowCount: number, rowsAfter: number): number {
-    const idLimit = grownLength(this.kindOf.length, this.dictionary.idLimit + batch.entries);
-    const keyLength = grownLength(this.key.length, Math.max(batch.maxRowKeyBytes, VALUE_AT + 3 * this.maxValueBytes + HASH_BYTES));
+    const idLimit = pagedLength(this.kindOf.length, this.dictionary.idLimit + batch.entries);
     return (
       this.dictionary.growthUpper(batch.entries, batch.keyBytes) +
       PER_ENTRY_BYTES * (idLimit - this.kindOf.length) +
       4 * (grownLength(this.rowEntries.length, batch.maxRowEntries) - this.rowEntries.length) +
-      (keyLength - this.key.length) +
+      this.key.growthUpper(batch.maxRowKeyBytes) +
       this.postings.growthUpper(idLimit, batch.entries, rowCount, rowsAfter)
     );
   }
@@ -139,7 +128,7 @@ export class MetadataIndex {
   /** Index `metadata` as the metadata of `row` (which has none); its entries are entries()[0, the count returned). */
   addRow(row: number, metadata: Metadata, rowCount: number): number {
     if (++this.rowStamp === 0xffffffff) {
-      this.listedBy.fill(0);
+      this.listedBy.fillAll(0);
       this.rowStamp = 1;
     }
     this.rowEntryCount = 0;
@@ -178,9 +167,9 @@ export class MetadataIndex {
     let n = 0;
     const numbers = ranges.some((r) => typeof r.node.value === 'number'),
       strings = ranges.some((r) => typeof r.node.value === 'string');
-    for (let id = from === START ? this.nextInPath[path] : from; id >= 0; id = this.nextInPath[id]) {
+    for (let id = from === START ? this.nextInPath.get(path) : from; id >= 0; id = this.nextInPath.get(id)) {
       if ((++n & 63) === 0 && performance.now() > deadline) return id;
-      const kind = this.kindOf[id];
+      const kind = this.kindOf.get(id);
       if (!(kind === NUMBER ? numbers : kind === STRING && strings)) continue;
       const value = kind === NUMBER ? this.numberOf(id) : this.stringOf(id);
       for (const { node, bits } of ranges) if (compareRange(node.op, value, node.value)) this.postings.orInto(id, bits.words);
@@ -188,145 +177,58 @@ export class MetadataIndex {
     return -1;
   };
 
-  /**
-   * Rows of [0, size) that match `node`. A first pass gathers the rows the
-   * clauses that must read metadata may match (RowChecks), which are then
-   * read once each; a second pass answers those clauses from what was read.
-   */
+  /** Rows of [0, size) that match `node` (filter-evaluation.ts). */
   evaluate(node: FilterNode, size: number, read: MetadataReader, prepared: RowChecks | null = null): RowBitmap {
-    if (prepared?.done) return this.rowsOf(node, size, null, prepared);
-    const checks = new RowChecks();
-    const first = this.rowsOf(node, size, null, checks);
-    if (checks.size === 0) return first;
-    checks.verify(read, this.walkStep);
-    return this.rowsOf(node, size, null, checks);
+    return evaluate(this, node, size, read, prepared);
   }
 
   /** The first pass of evaluate alone: the rows `node` must read, to be read before evaluate (verifySliced) and given to it. */
   checksOf(node: FilterNode, size: number): RowChecks {
-    const checks = new RowChecks();
-    this.rowsOf(node, size, null, checks);
-    return checks;
+    return checksOf(this, node, size);
   }
 
-  /**
-   * The rows matching `node`, exact on the rows of `within` (all rows when
-   * null); others may be either. Before `checks` are done, the clauses that
-   * read give their candidates, a superset: `within` is thus only ever made
-   * of clauses that do not read, the same in both passes.
-   */
-  private rowsOf(node: FilterNode, size: number, within: RowBitmap | null, checks: RowChecks): RowBitmap {
-    switch (node.kind) {
-      case 'and': {
-        const out = within ? within.copy() : RowBitmap.all(size); // the empty filter {} matches everything
-        let exact: RowBitmap | null = null;
-        for (const child of readsLast(node.nodes)) {
-          if (exact === null && reads(child)) exact = out.copy();
-          out.and(this.rowsOf(child, size, exact ?? out, checks));
-        }
-        return out;
-      }
-      case 'or': {
-        const out = new RowBitmap(size);
-        for (const child of node.nodes) {
-          if (!this.addMatches(child, out, within, checks)) out.or(this.rowsOf(child, size, within, checks));
-        }
-        return out;
-      }
-      case 'not':
-        return this.rowsOf(node.node, size, within, checks).not();
-      case 'exists': {
-        const out = new RowBitmap(size);
-        const path = this.findPath(node.path);
-        if (path >= 0) this.postings.orInto(path, out.words);
-        return node.value ? out : out.not();
-      }
-      case 'eq':
-      case 'range': {
-        const out = new RowBitmap(size);
-        this.addMatches(node, out, within, checks);
-        return out;
-      }
-    }
+  /** Set the rows of entry `id` in `words`. */
+  orInto(id: number, words: Uint32Array): void {
+    this.postings.orInto(id, words);
   }
 
-  /**
-   * Set the rows matching an equality or a range in `out` (exact on
-   * `within`), reading only rows under a long value's hash or, for a string
-   * range, with long strings at the path; false for any other node. An $in
-   * of many values thus fills one bitmap.
-   */
-  private addMatches(node: FilterNode, out: RowBitmap, within: RowBitmap | null, checks: RowChecks): boolean {
-    if (node.kind === 'eq') {
-      const path = this.findPath(node.path);
-      if (path < 0) return true;
-      const id = isScalar(node.value) ? this.findValue(path, node.value) : this.findComposite(path, node.value);
-      if (id >= 0) this.postings.orInto(id, out.words);
-      else if (id === LONG) this.readRows(this.findHashed(path, canonicalJson(node.value, 'operand')!), node, out, within, checks);
-      return true;
-    }
-    if (node.kind === 'range') {
-      const path = this.findPath(node.path);
-      if (path < 0) return true;
-      // The walk over the path's values is done between the passes (in slices ahead, on the server).
-      if (checks.done) checks.orWalked(node, out);
-      else checks.addWalk(path, node, out.size);
-      if (typeof node.value === 'string') this.readRows(this.findLongStrings(path), node, out, within, checks);
-      return true;
-    }
-    return false;
+  /** The entry of an equality's operand at `path`: -1 when no row holds it, LONG when it is keyed by its hash. */
+  findOperand(path: number, value: unknown): number {
+    return isScalar(value) ? this.findValue(path, value) : this.findComposite(path, value);
   }
 
-  /**
-   * Set in `out` the rows of entry `id` (none when -1) within `within` whose
-   * metadata matches `node`: once `checks` are done, those read; before, all
-   * of them, each noted to be read.
-   */
-  private readRows(id: number, node: FilterNode, out: RowBitmap, within: RowBitmap | null, checks: RowChecks): void {
-    if (checks.done) {
-      checks.orMatches(node, out);
-      return;
-    }
-    if (id < 0 || !checks.wants(node, within)) return;
-    const candidates = new RowBitmap(out.size);
-    this.postings.orInto(id, candidates.words);
-    if (within) candidates.and(within);
-    checks.add(node, candidates.rows(), within);
-    out.or(candidates);
-  }
-
-  private findPath(path: string): number {
+  findPath(path: string): number {
     const known = this.pathIds.get(path);
     if (known !== undefined) return known;
-    const length = this.writeKeyText(PATH, 1, path);
-    return this.dictionary.find(this.key, length, hashBytes(this.key, length));
+    const length = this.key.text(PATH, 1, path);
+    return this.lookup(length);
   }
 
-  private findLongStrings(path: number): number {
-    this.writeKeyHead(LONG_STRINGS, path);
-    return this.dictionary.find(this.key, VALUE_AT, hashBytes(this.key, VALUE_AT));
+  findLongStrings(path: number): number {
+    this.key.head(LONG_STRINGS, path);
+    return this.lookup(VALUE_AT);
   }
 
   /** The entry keyed by the hash of a long value's canonical `text` at `path`, -1 when no row holds one. */
-  private findHashed(path: number, text: string): number {
-    this.writeHashedKey(path, text);
-    return this.dictionary.find(this.key, VALUE_AT + HASH_BYTES, hashBytes(this.key, VALUE_AT + HASH_BYTES));
+  findHashed(path: number, text: string): number {
+    this.key.hashed(path, text);
+    return this.lookup(VALUE_AT + HASH_BYTES);
   }
 
   /** The entry of an array or object at `path`, -1 when no row holds it (or it holds what JSON cannot), LONG when it is keyed by its hash. */
   private findComposite(path: number, value: unknown): number {
     const text = canonicalJson(value, 'operand');
     if (text === null) return -1;
-    const length = this.writeCompositeKey(path, text);
+    const length = this.key.composite(path, text);
     if (length < 0) return LONG;
-    return this.dictionary.find(this.key, length, hashBytes(this.key, length));
+    return this.lookup(length);
   }
 
   /** The entry of `value` at `path`, -1 when no row holds it, LONG when it is a string too long to be a key. */
   private findValue(path: number, value: string | number | boolean | null): number {
-    const length = this.writeValueKey(path, value);
+    const length = this.key.value(path, value);
     if (length < 0) return LONG;
-    return this.dictionary.find(this.key, length, hashBytes(this.key, length));
+    return this.lookup(length);
   }
 
   /**
@@ -362,24 +264,24 @@ export class MetadataIndex {
   }
 
   private listValue(path: number, value: unknown): void {
-    const length = this.writeValueKey(path, value);
+    const length = this.key.value(path, value);
     if (length >= 0) {
-      this.list(this.entry(length, this.key[0], path));
+      this.list(this.entry(length, this.key.bytes[0], path));
       return;
     }
-    this.writeHashedKey(path, JSON.stringify(value));
+    this.key.hashed(path, JSON.stringify(value));
     this.list(this.entry(VALUE_AT + HASH_BYTES, HASHED, path));
-    this.writeKeyHead(LONG_STRINGS, path);
+    this.key.head(LONG_STRINGS, path);
     this.list(this.entry(VALUE_AT, LONG_STRINGS, path));
   }
 
   /** List an array or object at `path`: by its canonical text, or that text's hash when it is too long. */
   private listComposite(path: number, value: object): void {
     const text = canonicalJson(value, 'stored')!;
-    const length = this.writeCompositeKey(path, text);
+    const length = this.key.composite(path, text);
     if (length >= 0) this.list(this.entry(length, COMPOSITE, path));
     else {
-      this.writeHashedKey(path, text);
+      this.key.hashed(path, text);
       this.list(this.entry(VALUE_AT + HASH_BYTES, HASHED, path));
     }
   }
@@ -387,7 +289,7 @@ export class MetadataIndex {
   private pathEntry(path: string): number {
     const known = this.pathIds.get(path);
     if (known !== undefined) return known;
-    const id = this.entry(this.writeKeyText(PATH, 1, path), PATH, -1);
+    const id = this.entry(this.key.text(PATH, 1, path), PATH, -1);
     if (this.pathIds.size >= PATH_CACHE_SIZE) {
       this.pathIds.clear();
       this.pathIdsHeap = 0;
@@ -399,209 +301,69 @@ export class MetadataIndex {
 
   /** The entry keyed by key[0, length), made when new (`kind`, and its path for a value). */
   private entry(length: number, kind: number, path: number): number {
-    const hash = hashBytes(this.key, length);
-    const found = this.dictionary.find(this.key, length, hash);
+    const hash = hashBytes(this.key.bytes, length);
+    const found = this.dictionary.find(this.key.bytes, length, hash);
     if (found >= 0) return found;
-    const id = this.dictionary.add(this.key, length, hash);
+    const id = this.dictionary.add(this.key.bytes, length, hash);
     this.ensureIds(this.dictionary.idLimit);
-    this.kindOf[id] = kind;
-    this.pathOf[id] = path;
-    if (kind === NUMBER) this.numberValue[id] = this.number[0];
-    this.prevInPath[id] = -1;
-    this.nextInPath[id] = -1;
+    this.kindOf.set(id, kind);
+    this.pathOf.set(id, path);
+    if (kind === NUMBER) this.numberValue.set(id, this.key.numberValue);
+    this.prevInPath.set(id, -1);
+    this.nextInPath.set(id, -1);
     if (kind !== PATH && kind !== LONG_STRINGS && kind !== COMPOSITE && kind !== HASHED) {
-      const first = this.nextInPath[path];
-      this.nextInPath[id] = first;
-      if (first >= 0) this.prevInPath[first] = id;
-      this.nextInPath[path] = id;
+      const first = this.nextInPath.get(path);
+      this.nextInPath.set(id, first);
+      if (first >= 0) this.prevInPath.set(first, id);
+      this.nextInPath.set(path, id);
     }
     return id;
   }
 
   /** An entry no row holds any more leaves the dictionary (and its path's list, or the path cache). */
   private drop(id: number): void {
-    const kind = this.kindOf[id];
+    const kind = this.kindOf.get(id);
     if (kind === PATH) {
       const path = utf8Out.decode(this.dictionary.keyOf(id).subarray(1));
       if (this.pathIds.delete(path)) this.pathIdsHeap -= pathCacheHeapBytes(path);
     } else if (kind !== LONG_STRINGS && kind !== COMPOSITE && kind !== HASHED) {
-      const prev = this.prevInPath[id],
-        next = this.nextInPath[id];
-      if (prev >= 0) this.nextInPath[prev] = next;
-      else this.nextInPath[this.pathOf[id]] = next;
-      if (next >= 0) this.prevInPath[next] = prev;
+      const prev = this.prevInPath.get(id),
+        next = this.nextInPath.get(id);
+      if (prev >= 0) this.nextInPath.set(prev, next);
+      else this.nextInPath.set(this.pathOf.get(id), next);
+      if (next >= 0) this.prevInPath.set(next, prev);
     }
     this.dictionary.remove(id);
   }
 
   /** List `id` among the row's entries, once. */
   private list(id: number): void {
-    if (this.listedBy[id] === this.rowStamp) return;
-    this.listedBy[id] = this.rowStamp;
+    if (this.listedBy.get(id) === this.rowStamp) return;
+    this.listedBy.set(id, this.rowStamp);
     if (this.rowEntryCount === this.rowEntries.length) this.rowEntries = grown(this.rowEntries, this.rowEntryCount + 1);
     this.rowEntries[this.rowEntryCount++] = id;
   }
 
   private ensureIds(limit: number): void {
-    if (limit <= this.kindOf.length) {
-      this.postings.ensureIds(limit);
-      return;
-    }
-    this.kindOf = grown(this.kindOf, limit);
-    this.pathOf = grown(this.pathOf, limit);
-    this.nextInPath = grown(this.nextInPath, limit);
-    this.prevInPath = grown(this.prevInPath, limit);
-    this.numberValue = grown(this.numberValue, limit);
-    this.listedBy = grown(this.listedBy, limit);
+    this.kindOf.ensure(limit);
+    this.pathOf.ensure(limit);
+    this.nextInPath.ensure(limit);
+    this.prevInPath.ensure(limit);
+    this.numberValue.ensure(limit);
+    this.listedBy.ensure(limit);
     this.postings.ensureIds(this.kindOf.length);
   }
 
-  /** Key of a value at `path` into `key`: its length, or -1 for a string longer than maxValueBytes. */
-  private writeValueKey(path: number, value: unknown): number {
-    if (typeof value === 'string') {
-      if (value.length > this.maxValueBytes) return -1; // UTF-8 takes at least a byte per UTF-16 unit
-      // A lone surrogate has no UTF-8 form to compare as text: such a string is read from the rows, like a long one.
-      if (hasLoneSurrogate(value)) return -1;
-      const length = this.writeKeyText(STRING, VALUE_AT, value);
-      this.writeKeyHead(STRING, path);
-      return length - VALUE_AT > this.maxValueBytes ? -1 : length;
-    }
-    if (typeof value === 'number' && Number.isFinite(value)) {
-      this.writeKeyHead(NUMBER, path);
-      this.number[0] = value === 0 ? 0 : value; // -0 is 0, as JSON and the filters read it
-      this.key.set(this.numberBytes, VALUE_AT);
-      return VALUE_AT + 8;
-    }
-    this.writeKeyHead(value === true ? TRUE : value === false ? FALSE : NULL, path);
-    return VALUE_AT;
-  }
-
-  /** Key of an array or object at `path` (`text` its canonical text): its length, or -1 when the text is longer than maxValueBytes. */
-  private writeCompositeKey(path: number, text: string): number {
-    if (text.length > this.maxValueBytes) return -1;
-    // Canonical text escapes lone surrogates: it always has a UTF-8 form.
-    const length = this.writeKeyText(COMPOSITE, VALUE_AT, text);
-    this.writeKeyHead(COMPOSITE, path);
-    return length - VALUE_AT > this.maxValueBytes ? -1 : length;
-  }
-
-  /** Key of a long value at `path` by the 64-bit hash of its canonical `text`. */
-  private writeHashedKey(path: number, text: string): void {
-    this.key = grown(this.key, VALUE_AT + HASH_BYTES);
-    this.writeKeyHead(HASHED, path);
-    const low = hashText(text, 0),
-      high = hashText(text, 1);
-    for (let i = 0; i < 4; i++) {
-      this.key[VALUE_AT + i] = (low >>> (8 * i)) & 0xff;
-      this.key[VALUE_AT + 4 + i] = (high >>> (8 * i)) & 0xff;
-    }
-  }
-
-  private writeKeyHead(kind: number, path: number): void {
-    const key = this.key;
-    key[0] = kind;
-    key[1] = path & 0xff;
-    key[2] = (path >>> 8) & 0xff;
-    key[3] = (path >>> 16) & 0xff;
-    key[4] = path >>> 24;
-  }
-
-  /** `text` as UTF-8 at `at` of the key, after the kind byte; the key's length. */
-  private writeKeyText(kind: number, at: number, text: string): number {
-    this.key = grown(this.key, at + 3 * text.length);
-    this.key[0] = kind;
-    return writeUtf8(text, this.key, at);
+  /** The entry keyed by the key's first `length` bytes, or -1. */
+  private lookup(length: number): number {
+    return this.dictionary.find(this.key.bytes, length, hashBytes(this.key.bytes, length));
   }
 
   private numberOf(id: number): number {
-    return this.numberValue[id];
+    return this.numberValue.get(id);
   }
 
   private stringOf(id: number): string {
     return utf8Out.decode(this.dictionary.keyOf(id).subarray(VALUE_AT));
   }
-}
-
-/** findValue's and findComposite's answer for a value too long to be a key (keyed by its hash). */
-const LONG = -2;
-
-/** Whether answering `node` may read rows' metadata or walk a path's values (equality with a string, an object or an array, a range). */
-function reads(node: FilterNode): boolean {
-  switch (node.kind) {
-    case 'and':
-    case 'or':
-      return node.nodes.some(reads);
-    case 'not':
-      return reads(node.node);
-    case 'eq':
-      return !isScalar(node.value) || typeof node.value === 'string';
-    case 'range':
-      return true;
-    case 'exists':
-      return false;
-  }
-}
-
-/** The clauses of an and, those that may read rows last: they then read only the rows the others leave. */
-function readsLast(nodes: FilterNode[]): FilterNode[] {
-  const first = nodes.filter((n) => !reads(n));
-  return first.length === nodes.length ? nodes : [...first, ...nodes.filter(reads)];
-}
-
-/** The filter-index entries one row's metadata lists, and their keys' bytes. */
-export interface EntryCount {
-  entries: number;
-  keyBytes: number;
-}
-
-/**
- * Entries a row with `metadata` adds to an index at most, and the bytes of
- * their keys at most (for the memory budget, before anything is written; no
- * index is needed to tell).
- */
-export function measureEntries(metadata: Metadata, maxValueBytes: number): EntryCount {
-  const total = { entries: 0, keyBytes: 0 };
-  measureObject(metadata, 0, maxValueBytes, total);
-  return total;
-}
-
-function measureObject(object: Record<string, unknown>, prefixLength: number, maxValueBytes: number, total: EntryCount): void {
-  for (const key of Object.keys(object)) {
-    const value = object[key];
-    if (value === undefined || typeof value === 'function') continue;
-    const pathLength = prefixLength + 1 + key.length;
-    total.entries++;
-    total.keyBytes += 1 + 3 * pathLength;
-    if (value === null || typeof value !== 'object') {
-      measureValue(value, maxValueBytes, total);
-      continue;
-    }
-    measureComposite(value, maxValueBytes, total);
-    if (!Array.isArray(value)) measureObject(value as Record<string, unknown>, pathLength, maxValueBytes, total);
-    else {
-      for (const item of value) {
-        if (item === null || typeof item !== 'object') measureValue(item, maxValueBytes, total);
-        else {
-          measureComposite(item, maxValueBytes, total);
-          if (!Array.isArray(item)) measureObject(item as Record<string, unknown>, pathLength, maxValueBytes, total);
-        }
-      }
-    }
-  }
-}
-
-function measureValue(value: unknown, maxValueBytes: number, total: EntryCount): void {
-  total.entries++;
-  if (typeof value === 'string' && 3 * value.length > maxValueBytes) {
-    // Maybe a long string: its hash's entry and the path's long strings too.
-    total.entries += 2;
-    total.keyBytes += maxValueBytes + 2 * VALUE_AT + HASH_BYTES;
-  }
-  total.keyBytes += VALUE_AT + (typeof value === 'number' ? 8 : typeof value === 'string' ? Math.min(3 * value.length, maxValueBytes) : 0);
-}
-
-/** An array or object's entry: its canonical text, or its hash past maxValueBytes. */
-function measureComposite(value: object, maxValueBytes: number, total: EntryCount): void {
-  total.entries++;
-  total.keyBytes += VALUE_AT + Math.max(HASH_BYTES, Math.min(canonicalBytesUpper(value, maxValueBytes), maxValueBytes));
 }

@@ -7,7 +7,8 @@ import type { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter.js';
 import type { JsonText } from '../json-size.js';
 import { MetadataArena } from './metadata-arena.js';
-import { type EntryCount, type MetadataBatch, MetadataIndex, measureEntries } from './metadata-index.js';
+import { type EntryCount, measureEntries } from './entry-measure.js';
+import { type MetadataBatch, MetadataIndex } from './metadata-index.js';
 import { MetadataJson } from './metadata-json.js';
 import type { RowChecks } from './row-checks.js';
 

@@ -7,24 +7,31 @@
 //     in 32): setting and clearing a row is then O(1), whatever its place.
 // Filters OR postings into a RowBitmap; nothing here allocates per row.
 
+import { PagedArray, pagedLength } from './paged-array.js';
 import { grown, grownLength } from './typed-arrays.js';
 
 const NONE = 0,
   SINGLE = 1,
   LIST = 2,
   BITMAP = 3;
+/** The slab's pages (words): a block is at most one page, so a list longer than it is a bitmap. */
+const SLAB_SHIFT = 16;
+const SLAB_PAGE = 1 << SLAB_SHIFT;
+const SLAB_MASK = SLAB_PAGE - 1;
 /** A list this short stays a list whatever the row count (a bitmap of a tiny index gains nothing). */
 const MIN_BITMAP_ROWS = 16;
 
 export class RowPostings {
-  private kind = new Uint8Array(16);
-  private count = new Uint32Array(16);
+  private readonly kind = new PagedArray(Uint8Array);
+  private readonly count = new PagedArray(Uint32Array);
   /** SINGLE: the row; LIST: the block's offset in the slab; BITMAP: the bitmap's slot in `bitmaps`. */
-  private ref = new Uint32Array(16);
+  private readonly ref = new PagedArray(Uint32Array);
   /** LIST: log2 of the block's capacity. */
-  private blockClass = new Uint8Array(16);
-  private slab = new Uint32Array(64);
+  private readonly blockClass = new PagedArray(Uint8Array);
+  /** The slab's pages: a block never spans two (see allocate). */
+  private slabPages = [new Uint32Array(64)];
   private slabTop = 0;
+  private slabBytes = 256;
   /** Per block class, the first free block (its first word links to the next), or -1. */
   private freeBlocks = new Int32Array(32).fill(-1);
   private bitmaps: (Uint32Array | null)[] = [];
@@ -38,7 +45,7 @@ export class RowPostings {
       this.count.byteLength +
       this.ref.byteLength +
       this.blockClass.byteLength +
-      this.slab.byteLength +
+      this.slabBytes +
       this.freeBlocks.byteLength +
       this.bitmapBytes
     );
@@ -51,12 +58,14 @@ export class RowPostings {
    * may double), bitmaps grown to the new rows, and lists turned bitmaps.
    */
   growthUpper(idLimit: number, rowEntries: number, rowCount: number, rowsAfter: number): number {
-    const ids = grownLength(this.kind.length, idLimit) - this.kind.length;
+    const ids = pagedLength(this.kind.length, idLimit) - this.kind.length;
     let bytes = 10 * ids;
     if (rowEntries === 0) return bytes;
     const longestList = Math.max(MIN_BITMAP_ROWS, rowsAfter / 32);
     const slabWords = this.slabTop + 2 * rowEntries + Math.min(2 * this.slabTop, 2 * longestList * rowEntries);
-    bytes += 4 * (grownLength(this.slab.length, slabWords) - this.slab.length);
+    // Each page may leave less than a block unused (a block never spans two pages).
+    const skipped = Math.min(slabWords, (Math.ceil(slabWords / SLAB_PAGE) + 1) * 2 * longestList);
+    bytes += 4 * (pagedLength(this.slabBytes >>> 2, slabWords + skipped) - (this.slabBytes >>> 2));
     const lastWord = Math.max(0, rowsAfter - 1) >>> 5;
     for (const bits of this.bitmaps) if (bits && bits.length <= lastWord) bytes += 4 * (grownLength(bits.length, lastWord + 1) - bits.length);
     // A list turns bitmap at rowCount / 32 rows: the slab holds that many per list that can.
@@ -66,37 +75,38 @@ export class RowPostings {
 
   /** Make room for entry ids below `limit`. */
   ensureIds(limit: number): void {
-    if (limit <= this.kind.length) return;
-    this.kind = grown(this.kind, limit);
-    this.count = grown(this.count, limit);
-    this.ref = grown(this.ref, limit);
-    this.blockClass = grown(this.blockClass, limit);
+    this.kind.ensure(limit);
+    this.count.ensure(limit);
+    this.ref.ensure(limit);
+    this.blockClass.ensure(limit);
   }
 
   countOf(id: number): number {
-    return this.count[id];
+    return this.count.get(id);
   }
 
   /** Add `row` to the posting of `id`; `rowCount` (the index's rows) decides list or bitmap. */
   add(id: number, row: number, rowCount: number): void {
-    const n = this.count[id];
-    switch (this.kind[id]) {
+    const n = this.count.get(id);
+    switch (this.kind.get(id)) {
       case NONE:
-        this.kind[id] = SINGLE;
-        this.ref[id] = row;
+        this.kind.set(id, SINGLE);
+        this.ref.set(id, row);
         break;
       case SINGLE: {
-        const other = this.ref[id];
+        const other = this.ref.get(id);
         const block = this.allocate(1);
-        this.slab[block] = Math.min(other, row);
-        this.slab[block + 1] = Math.max(other, row);
-        this.kind[id] = LIST;
-        this.ref[id] = block;
-        this.blockClass[id] = 1;
+        const page = this.pageOf(block),
+          at = block & SLAB_MASK;
+        page[at] = Math.min(other, row);
+        page[at + 1] = Math.max(other, row);
+        this.kind.set(id, LIST);
+        this.ref.set(id, block);
+        this.blockClass.set(id, 1);
         break;
       }
       case LIST:
-        if (n + 1 >= MIN_BITMAP_ROWS && (n + 1) * 32 > rowCount) {
+        if (n + 1 >= MIN_BITMAP_ROWS && ((n + 1) * 32 > rowCount || n + 1 > SLAB_PAGE)) {
           this.toBitmap(id, rowCount);
           this.setBit(id, row);
         } else {
@@ -107,35 +117,37 @@ export class RowPostings {
         this.setBit(id, row);
         break;
     }
-    this.count[id] = n + 1;
+    this.count.set(id, n + 1);
   }
 
   /** Remove `row` (which the posting holds) from the posting of `id`. */
   remove(id: number, row: number, rowCount: number): void {
-    const n = this.count[id] - 1;
-    this.count[id] = n;
+    const n = this.count.get(id) - 1;
+    this.count.set(id, n);
     if (n === 0) {
       this.release(id);
       return;
     }
-    switch (this.kind[id]) {
+    switch (this.kind.get(id)) {
       case LIST: {
-        const block = this.ref[id];
+        const block = this.ref.get(id);
         const at = this.lowerBound(block, n + 1, row);
-        this.slab.copyWithin(block + at, block + at + 1, block + n + 1);
+        const page = this.pageOf(block),
+          start = block & SLAB_MASK;
+        page.copyWithin(start + at, start + at + 1, start + n + 1);
         if (n === 1) {
-          const last = this.slab[block];
-          this.free(block, this.blockClass[id]);
-          this.kind[id] = SINGLE;
-          this.ref[id] = last;
+          const last = page[start];
+          this.free(block, this.blockClass.get(id));
+          this.kind.set(id, SINGLE);
+          this.ref.set(id, last);
         }
         break;
       }
       case BITMAP: {
-        const bits = this.bitmaps[this.ref[id]]!;
+        const bits = this.bitmaps[this.ref.get(id)]!;
         bits[row >>> 5] &= ~(1 << (row & 31));
         // Back to a list once the bitmap is four times what the list takes.
-        if (n * 128 < rowCount || n < MIN_BITMAP_ROWS / 2) this.toList(id, n);
+        if ((n * 128 < rowCount && n <= SLAB_PAGE / 2) || n < MIN_BITMAP_ROWS / 2) this.toList(id, n);
         break;
       }
     }
@@ -143,8 +155,8 @@ export class RowPostings {
 
   /** The row `from` of the posting of `id` is now `to` (a delete moved the last row into a hole). */
   move(id: number, from: number, to: number, rowCount: number): void {
-    if (this.kind[id] === SINGLE) {
-      this.ref[id] = to;
+    if (this.kind.get(id) === SINGLE) {
+      this.ref.set(id, to);
       return;
     }
     this.remove(id, from, rowCount);
@@ -153,21 +165,22 @@ export class RowPostings {
 
   /** Set the rows of the posting of `id` in `words` (a RowBitmap's). */
   orInto(id: number, words: Uint32Array): void {
-    switch (this.kind[id]) {
+    switch (this.kind.get(id)) {
       case SINGLE: {
-        const row = this.ref[id];
+        const row = this.ref.get(id);
         words[row >>> 5] |= 1 << (row & 31);
         return;
       }
       case LIST: {
-        const block = this.ref[id],
-          end = block + this.count[id],
-          slab = this.slab;
-        for (let i = block; i < end; i++) words[slab[i] >>> 5] |= 1 << (slab[i] & 31);
+        const block = this.ref.get(id),
+          slab = this.pageOf(block),
+          start = block & SLAB_MASK,
+          end = start + this.count.get(id);
+        for (let i = start; i < end; i++) words[slab[i] >>> 5] |= 1 << (slab[i] & 31);
         return;
       }
       case BITMAP: {
-        const bits = this.bitmaps[this.ref[id]]!;
+        const bits = this.bitmaps[this.ref.get(id)]!;
         const n = Math.min(bits.length, words.length);
         for (let i = 0; i < n; i++) words[i] |= bits[i];
         return;
@@ -177,9 +190,9 @@ export class RowPostings {
 
   /** Give back the storage of a posting that lost its last row. */
   private release(id: number): void {
-    if (this.kind[id] === LIST) this.free(this.ref[id], this.blockClass[id]);
-    if (this.kind[id] === BITMAP) this.dropBitmap(this.ref[id]);
-    this.kind[id] = NONE;
+    if (this.kind.get(id) === LIST) this.free(this.ref.get(id), this.blockClass.get(id));
+    if (this.kind.get(id) === BITMAP) this.dropBitmap(this.ref.get(id));
+    this.kind.set(id, NONE);
   }
 
   private dropBitmap(slot: number): void {
@@ -189,29 +202,33 @@ export class RowPostings {
   }
 
   private insertInList(id: number, row: number): void {
-    const n = this.count[id];
-    let block = this.ref[id];
-    const cls = this.blockClass[id];
+    const n = this.count.get(id);
+    let block = this.ref.get(id);
+    const cls = this.blockClass.get(id);
     if (n === 1 << cls) {
       const bigger = this.allocate(cls + 1);
-      this.slab.copyWithin(bigger, block, block + n);
+      this.pageOf(bigger).set(this.pageOf(block).subarray(block & SLAB_MASK, (block & SLAB_MASK) + n), bigger & SLAB_MASK);
       this.free(block, cls);
       block = bigger;
-      this.ref[id] = block;
-      this.blockClass[id] = cls + 1;
+      this.ref.set(id, block);
+      this.blockClass.set(id, cls + 1);
     }
     // Rows mostly arrive in ascending order: the append is the common case.
-    const at = n > 0 && this.slab[block + n - 1] < row ? n : this.lowerBound(block, n, row);
-    this.slab.copyWithin(block + at + 1, block + at, block + n);
-    this.slab[block + at] = row;
+    const page = this.pageOf(block),
+      start = block & SLAB_MASK;
+    const at = n > 0 && page[start + n - 1] < row ? n : this.lowerBound(block, n, row);
+    page.copyWithin(start + at + 1, start + at, start + n);
+    page[start + at] = row;
   }
 
   private lowerBound(block: number, n: number, row: number): number {
+    const page = this.pageOf(block),
+      start = block & SLAB_MASK;
     let lo = 0,
       hi = n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.slab[block + mid] < row) lo = mid + 1;
+      if (page[start + mid] < row) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -219,40 +236,43 @@ export class RowPostings {
 
   private toBitmap(id: number, rowCount: number): void {
     const bits = new Uint32Array(((rowCount + 32) >>> 5) + 1);
-    const block = this.ref[id],
-      n = this.count[id];
-    for (let i = block; i < block + n; i++) bits[this.slab[i] >>> 5] |= 1 << (this.slab[i] & 31);
-    this.free(block, this.blockClass[id]);
+    const block = this.ref.get(id),
+      n = this.count.get(id);
+    const page = this.pageOf(block),
+      start = block & SLAB_MASK;
+    for (let i = start; i < start + n; i++) bits[page[i] >>> 5] |= 1 << (page[i] & 31);
+    this.free(block, this.blockClass.get(id));
     const slot = this.freeBitmapSlots.pop() ?? this.bitmaps.length;
     this.bitmaps[slot] = bits;
     this.bitmapBytes += bits.byteLength;
-    this.kind[id] = BITMAP;
-    this.ref[id] = slot;
+    this.kind.set(id, BITMAP);
+    this.ref.set(id, slot);
   }
 
   private toList(id: number, n: number): void {
-    const slot = this.ref[id];
+    const slot = this.ref.get(id);
     const bits = this.bitmaps[slot]!;
     let cls = 1;
     while (1 << cls < n) cls++;
     const block = this.allocate(cls);
-    let j = block;
+    const page = this.pageOf(block);
+    let j = block & SLAB_MASK;
     for (let w = 0; w < bits.length; w++) {
       let x = bits[w];
       while (x !== 0) {
         const low = x & -x;
-        this.slab[j++] = (w << 5) + 31 - Math.clz32(low);
+        page[j++] = (w << 5) + 31 - Math.clz32(low);
         x ^= low;
       }
     }
     this.dropBitmap(slot);
-    this.kind[id] = LIST;
-    this.ref[id] = block;
-    this.blockClass[id] = cls;
+    this.kind.set(id, LIST);
+    this.ref.set(id, block);
+    this.blockClass.set(id, cls);
   }
 
   private setBit(id: number, row: number): void {
-    const slot = this.ref[id];
+    const slot = this.ref.get(id);
     let bits = this.bitmaps[slot]!;
     if (row >>> 5 >= bits.length) {
       const bigger = grown(bits, (row >>> 5) + 1);
@@ -266,18 +286,39 @@ export class RowPostings {
   private allocate(cls: number): number {
     const head = this.freeBlocks[cls];
     if (head >= 0) {
-      this.freeBlocks[cls] = this.slab[head] === 0xffffffff ? -1 : this.slab[head];
+      const next = this.pageOf(head)[head & SLAB_MASK];
+      this.freeBlocks[cls] = next === 0xffffffff ? -1 : next;
       return head;
     }
+    // A block that would span two pages starts the next page; the words skipped stay unused.
+    if ((this.slabTop & SLAB_MASK) + (1 << cls) > SLAB_PAGE) this.slabTop = (this.slabTop + SLAB_MASK) & ~SLAB_MASK;
     const block = this.slabTop;
     this.slabTop += 1 << cls;
-    this.slab = grown(this.slab, this.slabTop);
+    this.growSlab();
     return block;
   }
 
   private free(block: number, cls: number): void {
     const head = this.freeBlocks[cls];
-    this.slab[block] = head < 0 ? 0xffffffff : head;
+    this.pageOf(block)[block & SLAB_MASK] = head < 0 ? 0xffffffff : head;
     this.freeBlocks[cls] = block;
+  }
+
+  private pageOf(block: number): Uint32Array {
+    return this.slabPages[block >>> SLAB_SHIFT];
+  }
+
+  /** Room up to slabTop: the first page doubled (at most a page copied), or a new page. */
+  private growSlab(): void {
+    const pages = this.slabPages;
+    const first = pages[0];
+    if (pages.length === 1 && this.slabTop > first.length) {
+      pages[0] = grown(first, Math.min(this.slabTop, SLAB_PAGE));
+      this.slabBytes += pages[0].byteLength - first.byteLength;
+    }
+    while (pages.length * SLAB_PAGE < this.slabTop) {
+      pages.push(new Uint32Array(SLAB_PAGE));
+      this.slabBytes += 4 * SLAB_PAGE;
+    }
   }
 }
