@@ -632,7 +632,7 @@ export class VectorIndex {
     // The first slice runs in the caller's tick; a small batch is done in it.
     let from = 0;
     while (from < count && !slices.due()) from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
-    if (from === count) return this.settleUpsert(plan, result);
+    if (from === count && !this.texts.compactionDue) return this.settleUpsert(plan, result);
     const rest = this.writeRest(plan, kernel, from, result, slices);
     this.inSlices = rest;
     return rest;
@@ -646,6 +646,9 @@ export class VectorIndex {
         await slices.pause();
         from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
       }
+      // The keyword index's compaction in steps too (settleUpsert's then finds nothing to do).
+      const compaction = this.texts.settleSteps(this.size);
+      while (!compaction.next().done) await slices.pause();
       return this.settleUpsert(plan, result);
     } finally {
       this.inSlices = null;

@@ -134,6 +134,16 @@ export class TextStore {
     this.indexOrNull?.afterChange(rowCount);
   }
 
+  /** Whether settle() would compact the keyword index now. */
+  get compactionDue(): boolean {
+    return this.indexOrNull?.compactionDue() ?? false;
+  }
+
+  /** settle() with a pause after each bounded step of a compaction (TextIndex.afterChangeSteps): the caller holds the session's turn until it is done. */
+  *settleSteps(rowCount: number): Generator<void, void, void> {
+    if (this.indexOrNull) yield* this.indexOrNull.afterChangeSteps(rowCount);
+  }
+
   clear(): void {
     this.arena.clear();
     this.indexOrNull = null;
