@@ -644,7 +644,11 @@ export class VectorIndex {
       const count = plan.records.length;
       while (from < count) {
         await slices.pause();
-        from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
+        const to = Math.min(count, from + ROWS_PER_CLOCK_READ);
+        // Long texts' new terms entered first, in steps, so writing the rows only finds them.
+        const terms = this.texts.enterTermsSteps(plan.texts, from, to);
+        while (!terms.next().done) await slices.pause();
+        from = this.writeRows(plan, kernel, from, to, result);
       }
       // The keyword index's compaction in steps too (settleUpsert's then finds nothing to do).
       const compaction = this.texts.settleSteps(this.size);

@@ -73,6 +73,8 @@ export interface Bm25Parameters {
 const COMPACT_SLACK = 64 * 1024;
 /** Postings (or documents, or rows) a compaction copies between two pauses: about a millisecond. */
 const COMPACT_STEP = 64 * 1024;
+/** Terms of a long text entered ahead between two pauses (enterTermsSteps): about a millisecond of new ones. */
+const ENTER_STEP = 4096;
 const NO_DOC = -1;
 
 export class TextIndex {
@@ -117,11 +119,13 @@ export class TextIndex {
   /**
    * `compactSlack`: dead postings (or document ids) tolerated beyond as many
    * live ones (tests make it 0); `compactStep`: postings a compaction copies
-   * between two pauses (tests make it small).
+   * between two pauses; `enterStep`: terms entered ahead between two pauses
+   * (tests make both small).
    */
   constructor(
     private readonly compactSlack = COMPACT_SLACK,
     private readonly compactStep = COMPACT_STEP,
+    private readonly enterStep = ENTER_STEP,
   ) {}
 
   /** Bytes of the typed arrays held. */
@@ -182,13 +186,7 @@ export class TextIndex {
       const length = end - start;
       const hash = hashBytes(bytes, length, start);
       let id = this.dictionary.find(bytes, length, hash, start);
-      if (id < 0) {
-        id = this.dictionary.add(bytes, length, hash, start);
-        this.ensureTerms(this.dictionary.idLimit);
-        this.df[id] = 0;
-        this.entryCount[id] = 0;
-        this.postings.start(id);
-      }
+      if (id < 0) id = this.newTerm(bytes, length, hash, start);
       if (this.listedBy[id] === stamp) {
         this.countIn[id]++;
         continue;
@@ -206,6 +204,25 @@ export class TextIndex {
     }
     this.termsOf.add(doc, this.textTerms, distinct);
     this.liveEntries += distinct;
+  }
+
+  /**
+   * Every term of `terms` in the dictionary, a new one with no document yet
+   * (no search finds it), a pause after every `enterStep` terms: a long
+   * text's add() then only finds its terms. Its add() must follow in the
+   * same turn of the session (a term no document holds is never removed).
+   */
+  *enterTermsSteps(terms: JoinedTerms): Generator<void, void, void> {
+    const bytes = terms.bytes,
+      step = this.enterStep;
+    let entered = 0;
+    for (let start = 0, end = 0; start < bytes.length; start = end + 1) {
+      end = termEnd(bytes, start);
+      const length = end - start;
+      const hash = hashBytes(bytes, length, start);
+      if (this.dictionary.find(bytes, length, hash, start) < 0) this.newTerm(bytes, length, hash, start);
+      if (++entered % step === 0) yield;
+    }
   }
 
   /** Drop the document of `row`: a walk over its distinct terms, its text not analysed again. */
@@ -266,7 +283,7 @@ export class TextIndex {
   }
 
   clear(): void {
-    Object.assign(this, new TextIndex(this.compactSlack, this.compactStep));
+    Object.assign(this, new TextIndex(this.compactSlack, this.compactStep, this.enterStep));
   }
 
   /**
@@ -501,6 +518,16 @@ export class TextIndex {
       this.listTfs = new Uint32Array(this.listDocs.length);
     }
     return this.postings.read(id, this.listDocs, this.listTfs);
+  }
+
+  /** Add the term `bytes[start, start + length)` (hash `hash`), in no document yet; its id. */
+  private newTerm(bytes: Uint8Array, length: number, hash: number, start: number): number {
+    const id = this.dictionary.add(bytes, length, hash, start);
+    this.ensureTerms(this.dictionary.idLimit);
+    this.df[id] = 0;
+    this.entryCount[id] = 0;
+    this.postings.start(id);
+    return id;
   }
 
   /** A stamp no term holds yet in listedBy. */

@@ -104,6 +104,18 @@ export class TextStore {
   /** Bytes a change can add however small, besides upperBytes: a new chunk of the arena. */
   static readonly changeBytesUpper = CHUNK_BYTES_UPPER;
 
+  /**
+   * The terms of `texts[from, to)` entered in the index ahead of their set()
+   * in the same turn, in steps (TextIndex.enterTermsSteps): a long text's
+   * new terms are most of its write.
+   */
+  *enterTermsSteps(texts: readonly (PreparedText | null)[], from: number, to: number): Generator<void, void, void> {
+    for (let i = from; i < to; i++) {
+      const text = texts[i];
+      if (text !== null && text.terms.count > 0) yield* this.index.enterTermsSteps(text.terms);
+    }
+  }
+
   /** Replace the text of `row` with `text` (null: none), written at `seq`. `rowCount`: rows of the index. A batch of sets and removes ends with settle(). */
   set(row: number, text: PreparedText | null, seq: number, rowCount: number): void {
     this.drop(row);
