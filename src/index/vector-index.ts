@@ -644,11 +644,10 @@ export class VectorIndex {
       const count = plan.records.length;
       while (from < count) {
         await slices.pause();
-        const to = Math.min(count, from + ROWS_PER_CLOCK_READ);
-        // Long texts' new terms entered first, in steps, so writing the rows only finds them.
-        const terms = this.texts.enterTermsSteps(plan.texts, from, to);
-        while (!terms.next().done) await slices.pause();
-        from = this.writeRows(plan, kernel, from, to, result);
+        from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result, true);
+        // Their texts' terms indexed in steps: a long text's are milliseconds.
+        const adds = this.texts.addsSteps();
+        while (!adds.next().done) await slices.pause();
       }
       // The keyword index's compaction in steps too (settleUpsert's then finds nothing to do).
       const compaction = this.texts.settleSteps(this.size);
@@ -659,8 +658,8 @@ export class VectorIndex {
     }
   }
 
-  /** Rows [from, to) of an upsert: ids, insertion order, metadata, text, then their vectors in one pass; `to`. */
-  private writeRows(plan: UpsertPlan, kernel: KernelInstance, from: number, to: number, result: UpsertResult): number {
+  /** Rows [from, to) of an upsert: ids, insertion order, metadata, text, then their vectors in one pass; `to`. `textsLater`: their terms left to TextStore.addsSteps(). */
+  private writeRows(plan: UpsertPlan, kernel: KernelInstance, from: number, to: number, result: UpsertResult, textsLater = false): number {
     const { records, vectors } = plan;
     const rows = new Array<number>(to - from);
     for (let i = from; i < to; i++) {
@@ -679,7 +678,7 @@ export class VectorIndex {
       this.order.write(this.idOf[row], this.nextSeq + i); // the stored string, not this request's copy
       rows[i - from] = row;
       this.metadata.set(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i], this.size);
-      this.texts.set(row, plan.texts[i], this.nextSeq + i, this.size);
+      this.texts.set(row, plan.texts[i], this.nextSeq + i, this.size, textsLater);
     }
     // One pass over linear memory for the rows (views made once, not per row).
     kernel.writeRows(rows, from === 0 && to === records.length ? vectors : vectors.slice(from, to), this.nextSeq + from);

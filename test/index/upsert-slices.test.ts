@@ -99,13 +99,9 @@ describe('VectorIndex upsert in slices', () => {
       await sliced.applyUpsert(sliced.prepareUpsert(records), () => undefined, new Slices(0));
       clearInterval(timer);
       expect(ticksInside).to.be.greaterThan(2);
-      // The postings rewritten without the dead ones, as the reference's in one step (its dictionary took the terms in another order: sizes within 1%).
+      // The postings rewritten without the dead ones, as the reference's in one step (view() compares their sizes too).
       if (records === short) expect(sliced.textStats.indexBytes, 'compacted').to.be.below(bytesBefore);
-      expect(sliced.textStats.indexBytes).to.be.closeTo(reference.textStats.indexBytes, reference.textStats.indexBytes / 100);
-      const { stats, ...rest } = view(sliced);
-      const { stats: referenceStats, ...referenceRest } = view(reference);
-      expect({ ...stats, indexBytes: 0 }).to.deep.equal({ ...referenceStats, indexBytes: 0 });
-      expect(rest).to.deep.equal(referenceRest);
+      expect(view(sliced)).to.deep.equal(view(reference));
       for (const query of ['w7x0', 'w7x1 w8x0', 'alpha w1x0']) {
         expect(sliced.search(null, { queryTexts: [query], topK: 50 }).results, query).to.deep.equal(
           reference.search(null, { queryTexts: [query], topK: 50 }).results,

@@ -73,8 +73,8 @@ export interface Bm25Parameters {
 const COMPACT_SLACK = 64 * 1024;
 /** Postings (or documents, or rows) a compaction copies between two pauses: about a millisecond. */
 const COMPACT_STEP = 64 * 1024;
-/** Terms of a long text entered ahead between two pauses (enterTermsSteps): about a millisecond of new ones. */
-const ENTER_STEP = 4096;
+/** Terms of a long text looked up between two pauses of its add (addSteps): about a millisecond of new ones. */
+const ADD_STEP = 4096;
 const NO_DOC = -1;
 
 export class TextIndex {
@@ -119,13 +119,13 @@ export class TextIndex {
   /**
    * `compactSlack`: dead postings (or document ids) tolerated beyond as many
    * live ones (tests make it 0); `compactStep`: postings a compaction copies
-   * between two pauses; `enterStep`: terms entered ahead between two pauses
+   * between two pauses; `addStep`: terms an add looks up between two pauses
    * (tests make both small).
    */
   constructor(
     private readonly compactSlack = COMPACT_SLACK,
     private readonly compactStep = COMPACT_STEP,
-    private readonly enterStep = ENTER_STEP,
+    private readonly addStep = ADD_STEP,
   ) {}
 
   /** Bytes of the typed arrays held. */
@@ -164,7 +164,45 @@ export class TextIndex {
 
   /** Index `terms` (a text's, in order, repeats kept) as the document of `row` (which has none), written at `seq`. */
   add(row: number, terms: JoinedTerms, seq: number): void {
+    const steps = this.addSteps(row, terms, seq);
+    while (!steps.next().done);
+  }
+
+  /**
+   * add() with a pause after every `addStep` terms looked up (32 KiB of
+   * Cyrillic is ~3,200 new terms, milliseconds). The document is written
+   * at the end, in one step; until then nothing else may change the index
+   * (its caller holds the session's turn; another add meanwhile throws).
+   * Left unfinished, it writes no document; the new terms it met stay in
+   * the dictionary with none.
+   */
+  *addSteps(row: number, terms: JoinedTerms, seq: number): Generator<void, void, void> {
     if (terms.count === 0) return;
+    const stamp = this.nextStamp();
+    let distinct = 0;
+    const bytes = terms.bytes;
+    for (let start = 0, end = 0, looked = 1; start < bytes.length; start = end + 1, looked++) {
+      end = termEnd(bytes, start);
+      const length = end - start;
+      const hash = hashBytes(bytes, length, start);
+      let id = this.dictionary.find(bytes, length, hash, start);
+      if (id < 0) id = this.newTerm(bytes, length, hash, start);
+      if (this.listedBy[id] === stamp) this.countIn[id]++;
+      else {
+        this.listedBy[id] = stamp;
+        this.countIn[id] = 1;
+        if (distinct === this.textTerms.length) this.textTerms = grown(this.textTerms, distinct + 1);
+        this.textTerms[distinct++] = id;
+      }
+      if (looked % this.addStep !== 0) continue;
+      yield;
+      if (this.stamp !== stamp) throw new Error('another text was added while an add was paused');
+    }
+    this.writeDocument(row, terms.count, seq, distinct);
+  }
+
+  /** The document of `row`: `length` terms, written at `seq`, its `distinct` terms and their counts in textTerms and countIn. */
+  private writeDocument(row: number, length: number, seq: number, distinct: number): void {
     const doc = this.docTop++;
     if (doc >= this.rowOfDoc.length) {
       this.rowOfDoc = grown(this.rowOfDoc, doc + 1);
@@ -173,29 +211,11 @@ export class TextIndex {
     }
     this.ensureRows(row + 1);
     this.rowOfDoc[doc] = row;
-    this.lengthOf[doc] = terms.count;
+    this.lengthOf[doc] = length;
     this.seqOf[doc] = seq;
     this.docOfRow[row] = doc;
     this.docCount++;
-    this.totalLength += terms.count;
-    const stamp = this.nextStamp();
-    let distinct = 0;
-    const bytes = terms.bytes;
-    for (let start = 0, end = 0; start < bytes.length; start = end + 1) {
-      end = termEnd(bytes, start);
-      const length = end - start;
-      const hash = hashBytes(bytes, length, start);
-      let id = this.dictionary.find(bytes, length, hash, start);
-      if (id < 0) id = this.newTerm(bytes, length, hash, start);
-      if (this.listedBy[id] === stamp) {
-        this.countIn[id]++;
-        continue;
-      }
-      this.listedBy[id] = stamp;
-      this.countIn[id] = 1;
-      if (distinct === this.textTerms.length) this.textTerms = grown(this.textTerms, distinct + 1);
-      this.textTerms[distinct++] = id;
-    }
+    this.totalLength += length;
     for (let i = 0; i < distinct; i++) {
       const id = this.textTerms[i];
       this.postings.append(id, doc, this.countIn[id]);
@@ -204,25 +224,6 @@ export class TextIndex {
     }
     this.termsOf.add(doc, this.textTerms, distinct);
     this.liveEntries += distinct;
-  }
-
-  /**
-   * Every term of `terms` in the dictionary, a new one with no document yet
-   * (no search finds it), a pause after every `enterStep` terms: a long
-   * text's add() then only finds its terms. Its add() must follow in the
-   * same turn of the session (a term no document holds is never removed).
-   */
-  *enterTermsSteps(terms: JoinedTerms): Generator<void, void, void> {
-    const bytes = terms.bytes,
-      step = this.enterStep;
-    let entered = 0;
-    for (let start = 0, end = 0; start < bytes.length; start = end + 1) {
-      end = termEnd(bytes, start);
-      const length = end - start;
-      const hash = hashBytes(bytes, length, start);
-      if (this.dictionary.find(bytes, length, hash, start) < 0) this.newTerm(bytes, length, hash, start);
-      if (++entered % step === 0) yield;
-    }
   }
 
   /** Drop the document of `row`: a walk over its distinct terms, its text not analysed again. */
@@ -283,7 +284,7 @@ export class TextIndex {
   }
 
   clear(): void {
-    Object.assign(this, new TextIndex(this.compactSlack, this.compactStep, this.enterStep));
+    Object.assign(this, new TextIndex(this.compactSlack, this.compactStep, this.addStep));
   }
 
   /**

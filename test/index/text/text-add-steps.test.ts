@@ -1,8 +1,8 @@
-// A long text's terms entered ahead of its add, in steps
-// (TextIndex.enterTermsSteps, as a sliced upsert does): the index then
-// answers bit for bit as one that added the same texts directly, replaces
-// and deletes included, on random texts of several scripts; the steps hold
-// about `enterStep` terms each.
+// A long text added in steps (TextIndex.addSteps, as a sliced upsert adds
+// its texts): the index answers bit for bit as one that added the same texts
+// in one step, replaces and deletes included, on random texts of several
+// scripts; a step looks up `addStep` terms; another add while one is paused
+// is refused.
 import { expect } from 'chai';
 import { analyze, termBytes } from '../../../src/index/text/analyzer.js';
 import { TextIndex } from '../../../src/index/text/text-index.js';
@@ -24,51 +24,64 @@ const answers = (index: TextIndex, rowCount: number, queries: string[][]) =>
     return { rows: [...found.rows], scores: [...found.scores], matched: found.matched };
   });
 
-describe('keyword index: terms entered ahead in steps', () => {
+describe('keyword index: a text added in steps', () => {
   for (const alphabet of ['abcdefghijklmnop', 'абвгдежзийклмноп', '東京都大阪府日本語']) {
     it(`answers as an index that added the texts directly (${alphabet})`, () => {
       const rng = seededRng(alphabet.charCodeAt(0));
-      const ahead = new TextIndex(0, 16, 8);
+      const stepped = new TextIndex(0, 16, 8);
       const direct = new TextIndex(0, 16, 8);
       const rows: string[] = [];
       let seq = 0,
         pauses = 0,
-        entered = 0;
+        looked = 0;
       for (let round = 0; round < 60; round++) {
         const replace = rows.length > 0 && rng() < 0.4;
         const row = replace ? randomInt(rng, rows.length) : rows.length;
         const text = randomText(rng, alphabet);
         const terms = termBytes('standard', text);
-        // As writeRest does: the terms entered first, then the row written (its old document dropped, the new one added).
-        const steps = ahead.enterTermsSteps(terms);
+        // A replace: the old document dropped, the new one added (in steps, or in one).
+        stepped.remove(row);
+        const steps = stepped.addSteps(row, terms, seq);
         while (!steps.next().done) pauses++;
-        entered += terms.count;
-        for (const index of [ahead, direct]) {
-          index.remove(row);
-          index.add(row, terms, seq);
-        }
+        looked += terms.count;
+        direct.remove(row);
+        direct.add(row, terms, seq);
         seq++;
         rows[row] = text;
         if (rng() < 0.2 && rows.length > 1) {
           // A delete: the last row moves into the hole.
           const gone = randomInt(rng, rows.length),
             last = rows.length - 1;
-          for (const index of [ahead, direct]) {
+          for (const index of [stepped, direct]) {
             index.remove(gone);
             if (gone !== last) index.move(last, gone);
           }
           rows[gone] = rows[last];
           rows.pop();
         }
-        for (const index of [ahead, direct]) index.afterChange(rows.length);
+        for (const index of [stepped, direct]) index.afterChange(rows.length);
         const live = [...new Set(rows.flatMap((t) => analyze('standard', t)))];
         const queries = [...live.map((t) => [t]), live.filter(() => rng() < 0.3)];
-        expect(ahead.termCount, `round ${round}`).to.equal(live.length);
-        expect(ahead.termCount, `round ${round}`).to.equal(direct.termCount);
-        expect(answers(ahead, rows.length, queries), `round ${round}`).to.deep.equal(answers(direct, rows.length, queries));
+        expect(stepped.termCount, `round ${round}`).to.equal(live.length);
+        expect(stepped.termCount, `round ${round}`).to.equal(direct.termCount);
+        expect(answers(stepped, rows.length, queries), `round ${round}`).to.deep.equal(answers(direct, rows.length, queries));
       }
-      // A pause every 8 terms (a text's count restarts it).
-      expect(pauses).to.be.at.least(Math.floor(entered / 8) - 60);
+      // A pause after every 8 terms looked up (each text's count starts at 0).
+      expect(pauses).to.be.at.least(Math.floor(looked / 8) - 60);
+      expect(pauses).to.be.at.most(Math.ceil(looked / 8));
     });
   }
+
+  it('refuses another add while one is paused; the paused one has written no document', () => {
+    const index = new TextIndex(0, 16, 2);
+    index.add(0, termBytes('standard', 'alpha beta'), 0);
+    const steps = index.addSteps(1, termBytes('standard', 'gamma delta epsilon zeta'), 1);
+    steps.next();
+    index.add(2, termBytes('standard', 'eta theta'), 2);
+    expect(() => steps.next()).to.throw(/another text was added/);
+    expect(index.docCount).to.equal(2);
+    expect(index.has(1)).to.equal(false);
+    const found = index.search(['gamma'], 3, 10, BM25, null);
+    expect(found.matched).to.equal(0);
+  });
 });
