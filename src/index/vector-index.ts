@@ -25,6 +25,7 @@ import { MetadataJson, type TextJson } from './metadata/metadata-json.js';
 import type { EntryCount } from './metadata/metadata-index.js';
 import { MetadataStore } from './metadata/metadata-store.js';
 import { distinctTerms, termBytes } from './text/analyzer.js';
+import type { JoinedTerms } from './text/text-index.js';
 import { fuse, type ArmHit, type Fusion } from './text/fusion.js';
 import { TextStore, type PreparedText } from './text/text-store.js';
 
@@ -1277,14 +1278,14 @@ const NEW_CONFIG: IndexConfig = Object.freeze({ dimensions: null, metric: null, 
 const JSON_ESCAPED = /[^ !#-[\]-\u007f]/;
 
 /** A text as the store writes it: its JSON literal and its terms under `analyzer`. `bytes`: its UTF-8 length. */
-export function prepareText(text: string, analyzer: AnalyzerName, bytes = utf8Length(text)): PreparedText {
+export function prepareText(text: string, analyzer: AnalyzerName, bytes = utf8Length(text), terms?: JoinedTerms): PreparedText {
   // UTF-8 is as long as UTF-16 only for ASCII: then the analyzer skips its checks, and the literal is
   // the text between quotes unless it holds a character JSON escapes (made only then).
   const ascii = bytes === text.length;
   const quoted = ascii && !JSON_ESCAPED.test(text);
   const literal = quoted ? text : JSON.stringify(text);
   const literalBytes = quoted ? text.length + 2 : ascii ? literal.length : utf8Length(literal);
-  return { literal, quoted, literalBytes, textBytes: bytes, terms: termBytes(analyzer, text, ascii) };
+  return { literal, quoted, literalBytes, textBytes: bytes, terms: terms ?? termBytes(analyzer, text, ascii) };
 }
 
 /** MAX_TEXT_BYTES's default (config.ts), for an index made without one. */
