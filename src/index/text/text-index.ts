@@ -184,6 +184,8 @@ export class TextIndex {
     for (let start = 0, end = 0, looked = 1; start < bytes.length; start = end + 1, looked++) {
       end = termEnd(bytes, start);
       const length = end - start;
+      // The per-term arrays full: doubled an array a step before a new term needs them.
+      if (this.dictionary.idLimit >= this.countIn.length) yield* this.ensureTermsSteps(this.dictionary.idLimit + 1);
       const hash = hashBytes(bytes, length, start);
       let id = this.dictionary.find(bytes, length, hash, start);
       if (id < 0) id = this.newTerm(bytes, length, hash, start);
@@ -547,11 +549,32 @@ export class TextIndex {
   }
 
   private ensureTerms(limit: number): void {
-    if (limit <= this.df.length) return;
-    this.df = grown(this.df, limit);
-    this.entryCount = grown(this.entryCount, limit);
-    this.listedBy = grown(this.listedBy, limit);
-    this.countIn = grown(this.countIn, limit);
+    // countIn is grown last: room in it is room in every per-term array.
+    if (limit <= this.countIn.length) return;
+    const steps = this.ensureTermsSteps(limit);
+    while (!steps.next().done);
+  }
+
+  /** Room for term ids below `limit` in every per-term array, a pause after each one grown (each is megabytes at a million terms). */
+  private *ensureTermsSteps(limit: number): Generator<void, void, void> {
+    // Each array on its own, so one left halfway is finished by the next call.
+    if (limit > this.df.length) {
+      this.df = grown(this.df, limit);
+      yield;
+    }
+    if (limit > this.entryCount.length) {
+      this.entryCount = grown(this.entryCount, limit);
+      yield;
+    }
+    if (limit > this.listedBy.length) {
+      this.listedBy = grown(this.listedBy, limit);
+      yield;
+    }
+    if (limit > this.countIn.length) {
+      this.countIn = grown(this.countIn, limit);
+      yield;
+    }
+    yield* this.postings.reserveSteps(limit);
   }
 
   private ensureRows(rows: number): void {

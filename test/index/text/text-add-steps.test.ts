@@ -1,8 +1,8 @@
 // A long text added in steps (TextIndex.addSteps, as a sliced upsert adds
 // its texts): the index answers bit for bit as one that added the same texts
 // in one step, replaces and deletes included, on random texts of several
-// scripts; a step looks up `addStep` terms; another add while one is paused
-// is refused.
+// scripts, the per-term arrays growing an array a step; a step looks up
+// `addStep` terms; another add while one is paused is refused.
 import { expect } from 'chai';
 import { analyze, termBytes } from '../../../src/index/text/analyzer.js';
 import { TextIndex } from '../../../src/index/text/text-index.js';
@@ -66,9 +66,9 @@ describe('keyword index: a text added in steps', () => {
         expect(stepped.termCount, `round ${round}`).to.equal(direct.termCount);
         expect(answers(stepped, rows.length, queries), `round ${round}`).to.deep.equal(answers(direct, rows.length, queries));
       }
-      // A pause after every 8 terms looked up (each text's count starts at 0).
+      // A pause after every 8 terms looked up (each text's count starts at 0), and after each of the 9 per-term arrays doubled (from 16 ids: fewer than 12 doublings each here).
       expect(pauses).to.be.at.least(Math.floor(looked / 8) - 60);
-      expect(pauses).to.be.at.most(Math.ceil(looked / 8));
+      expect(pauses).to.be.at.most(Math.ceil(looked / 8) + 9 * 12);
     });
   }
 
@@ -83,5 +83,17 @@ describe('keyword index: a text added in steps', () => {
     expect(index.has(1)).to.equal(false);
     const found = index.search(['gamma'], 3, 10, BM25, null);
     expect(found.matched).to.equal(0);
+  });
+
+  it('grows the per-term arrays an array a step when they are full, before a new term needs them', () => {
+    const index = new TextIndex(0, 16, 1_000_000);
+    // 16 distinct terms fill the first arrays (16 ids).
+    index.add(0, termBytes('standard', Array.from({ length: 16 }, (_, i) => `w${i}`).join(' ')), 0);
+    const steps = index.addSteps(1, termBytes('standard', 'fresh'), 1);
+    let pauses = 0;
+    while (!steps.next().done) pauses++;
+    // df, entryCount, listedBy, countIn, and the postings' head, writeAt, sliceEnd, level, lastDoc: 9 doublings, a pause after each.
+    expect(pauses).to.equal(9);
+    expect(index.search(['fresh'], 2, 10, BM25, null).matched).to.equal(1);
   });
 });
