@@ -5,6 +5,7 @@
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
 import type { SearchHit } from '../index/types.js';
+import type { Slices } from '../limits/slices.js';
 
 /** The longest JSON of a float32 value as a double (e.g. -1.1754943508222875e-38) and a comma. */
 export const NUMBER_BYTES = 25;
@@ -20,12 +21,30 @@ const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 /** Bytes of hits as JSON, `jsonBytes` being their metadata's and texts' (SearchOutput). */
 export function hitsBytes(results: SearchHit[][], jsonBytes: number): number {
   let bytes = ENVELOPE_BYTES + jsonBytes;
+  for (const list of results) bytes += listBytes(list);
+  return bytes;
+}
+
+/**
+ * hitsBytes() a query's list at a time, the event loop given back whenever
+ * `slices` is due: 64 lists of 100 hits with ids of 256 characters take
+ * ~10 ms in one step on a busy machine.
+ */
+export async function hitsBytesSliced(results: SearchHit[][], jsonBytes: number, slices: Slices): Promise<number> {
+  let bytes = ENVELOPE_BYTES + jsonBytes;
   for (const list of results) {
-    bytes += 2;
-    for (const hit of list) {
-      bytes += ITEM_FRAME_BYTES + NUMBER_BYTES + utf8Bytes(JSON.stringify(hit.id));
-      if (hit.vectorRank !== undefined) bytes += ARM_FIELDS_BYTES;
-    }
+    bytes += listBytes(list);
+    await slices.pause();
+  }
+  return bytes;
+}
+
+/** Bytes of one query's hits as JSON, without their metadata and texts. */
+function listBytes(list: readonly SearchHit[]): number {
+  let bytes = 2;
+  for (const hit of list) {
+    bytes += ITEM_FRAME_BYTES + NUMBER_BYTES + utf8Bytes(JSON.stringify(hit.id));
+    if (hit.vectorRank !== undefined) bytes += ARM_FIELDS_BYTES;
   }
   return bytes;
 }

@@ -97,7 +97,7 @@ export class UpsertApplier {
     const count = plan.records.length;
     let from = 0;
     while (from < count && !slices.due()) from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
-    if (from === count) return this.settleUpsert(plan, result);
+    if (from === count && !this.state.texts.compactionDue) return this.settleUpsert(plan, result);
     const rest = this.writeRest(plan, kernel, from, result, slices);
     this.inSlices = rest;
     return rest;
@@ -117,16 +117,22 @@ export class UpsertApplier {
       const count = plan.records.length;
       while (from < count) {
         await slices.pause();
-        from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
+        from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result, true);
+        // Their texts' terms indexed in steps: a long text's are milliseconds.
+        const adds = this.state.texts.addsSteps();
+        while (!adds.next().done) await slices.pause();
       }
+      // The keyword index's compaction in steps too (settleUpsert's then finds nothing to do).
+      const compaction = this.state.texts.settleSteps(this.state.rows.size);
+      while (!compaction.next().done) await slices.pause();
       return this.settleUpsert(plan, result);
     } finally {
       this.inSlices = null;
     }
   }
 
-  /** Rows [from, to) of an upsert: ids, insertion order, metadata, text, then their vectors in one pass; `to`. */
-  private writeRows(plan: UpsertPlan, kernel: KernelInstance, from: number, to: number, result: UpsertResult): number {
+  /** Rows [from, to) of an upsert: ids, insertion order, metadata, text, then their vectors in one pass; `to`. `textsLater`: their terms left to TextStore.addsSteps(). */
+  private writeRows(plan: UpsertPlan, kernel: KernelInstance, from: number, to: number, result: UpsertResult, textsLater = false): number {
     const { records, vectors } = plan;
     const { rows: table, metadata, texts } = this.state;
     const seq = table.nextSeq;
@@ -144,7 +150,7 @@ export class UpsertApplier {
       }
       rows[i - from] = row;
       metadata.set(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i], this.state.rows.size);
-      texts.set(row, plan.texts[i], seq + i, this.state.rows.size);
+      texts.set(row, plan.texts[i], seq + i, this.state.rows.size, textsLater);
     }
     // One pass over linear memory for the rows (views made once, not per row).
     kernel.writeRows(rows, from === 0 && to === records.length ? vectors : vectors.slice(from, to), seq + from);

@@ -14,6 +14,7 @@ import type { EntryCount } from './metadata/metadata-index.js';
 import { MetadataStore } from './metadata/metadata-store.js';
 import { rowHeapBytes } from './row-table.js';
 import { termBytes } from './text/analyzer.js';
+import type { JoinedTerms } from './text/text-index.js';
 import { TextStore, type PreparedText } from './text/text-store.js';
 import type { UpsertOptions, UpsertPlan, VectorInput } from './types.js';
 import { isZero, zeroVector } from './zero-vector.js';
@@ -158,14 +159,14 @@ function prepareTexts(index: IndexRead, records: VectorInput[], options: UpsertO
 const JSON_ESCAPED = /[^ !#-[\]-\u007f]/;
 
 /** A text as the store writes it: its JSON literal and its terms under `analyzer`. `bytes`: its UTF-8 length. */
-export function prepareText(text: string, analyzer: AnalyzerName, bytes = utf8Length(text)): PreparedText {
+export function prepareText(text: string, analyzer: AnalyzerName, bytes = utf8Length(text), terms?: JoinedTerms): PreparedText {
   // UTF-8 is as long as UTF-16 only for ASCII: then the analyzer skips its checks, and the literal is
   // the text between quotes unless it holds a character JSON escapes (made only then).
   const ascii = bytes === text.length;
   const quoted = ascii && !JSON_ESCAPED.test(text);
   const literal = quoted ? text : JSON.stringify(text);
   const literalBytes = quoted ? text.length + 2 : ascii ? literal.length : utf8Length(literal);
-  return { literal, quoted, literalBytes, textBytes: bytes, terms: termBytes(analyzer, text, ascii) };
+  return { literal, quoted, literalBytes, textBytes: bytes, terms: terms ?? termBytes(analyzer, text, ascii) };
 }
 
 export function isEmpty(metadata: Metadata): boolean {

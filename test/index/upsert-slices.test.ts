@@ -79,6 +79,38 @@ describe('VectorIndex upsert in slices', () => {
     expect(made.metadataBytesAdded).to.be.greaterThan(0);
   });
 
+  it("compacts the keyword index in slices after a batch, leaving it as a one-step apply's", async () => {
+    const rng = seededRng(41);
+    const sliced = newIndex();
+    const reference = newIndex();
+    // 300 texts of 300 words each its own (90,000 postings), then replaced by short texts: the dead postings pass the live ones and the slack.
+    const long = Array.from({ length: 300 }, (_, i) => ({
+      id: `id${i}`,
+      vector: randomVector(rng, DIM),
+      text: Array.from({ length: 300 }, (_, j) => `w${i}x${j}`).join(' '),
+    }));
+    const short = batch(rng, 300, 300).map((record, i) => ({ ...record, id: `id${i}`, text: `${WORDS[i % WORDS.length]} w${i}x0` }));
+    for (const records of [long, short]) {
+      reference.upsert(records);
+      const bytesBefore = sliced.stats().text.indexBytes;
+      let ticksInside = 0;
+      const timer = setInterval(() => {
+        if (sliced.applying) ticksInside++;
+      }, 0);
+      await sliced.applyUpsertSliced(sliced.prepareUpsert(records), new Slices(0));
+      clearInterval(timer);
+      expect(ticksInside).to.be.greaterThan(2);
+      // The postings rewritten without the dead ones, as the reference's in one step (view() compares their sizes too).
+      if (records === short) expect(sliced.stats().text.indexBytes, 'compacted').to.be.below(bytesBefore);
+      expect(view(sliced)).to.deep.equal(view(reference));
+      for (const query of ['w7x0', 'w7x1 w8x0', 'alpha w1x0']) {
+        expect(sliced.search(null, { queryTexts: [query], topK: 50 }).results, query).to.deep.equal(
+          reference.search(null, { queryTexts: [query], topK: 50 }).results,
+        );
+      }
+    }
+  });
+
   it('writes a small batch in the caller tick when its slice has time', () => {
     const index = newIndex();
     const records = batch(seededRng(5), 20, 20);

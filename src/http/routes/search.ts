@@ -5,7 +5,8 @@ import { searchCall, searchManyCall, type SearchCall } from '../../schemas/searc
 import type { Session } from '../../sessions/session.js';
 import type { SessionSearches } from '../../sessions/session-searches.js';
 import { parseBody } from '../body/index.js';
-import { assertAnswerSize, hitsBytes } from '../answer-size.js';
+import { REQUEST_SLICE_MS, Slices } from '../../limits/slices.js';
+import { assertAnswerSize, hitsBytes, hitsBytesSliced } from '../answer-size.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 const SMALLER_SEARCH = 'ask for a lower topK, or without includeMetadata or includeText';
@@ -37,7 +38,8 @@ export function searchRoutes({ router, config, store, schemas, auth, vectorJson 
       'resultCount',
       results.reduce((sum, list) => sum + list.length, 0),
     );
-    const answerBytes = hitsBytes(results, metadataJsonBytes + textJsonBytes);
+    // Up to batch.searchMany x topK hits: sized a query at a time.
+    const answerBytes = await hitsBytesSliced(results, metadataJsonBytes + textJsonBytes, new Slices(REQUEST_SLICE_MS));
     assertAnswerSize(config, answerBytes, SMALLER_SEARCH_MANY);
     replyWithSession(ctx, store, { results, stats }, answerBytes);
   });

@@ -140,7 +140,45 @@ const chunks = new ByteChunks();
 export function termBytes(name: AnalyzerName, text: string, ascii = !NON_ASCII.test(text)): { bytes: Uint8Array; count: number } {
   const folded = ascii ? asciiNormalized(text) : normalized(text);
   if (ascii || !NON_ASCII.test(folded)) return asciiTermBytes(folded, name === 'english');
-  const terms = analyze(name, text);
+  return joinedBytes(analyze(name, text));
+}
+
+/** Characters of a long non-ASCII text analysed between two pauses (termBytesSteps): 4 KiB of Cyrillic, about a millisecond. */
+export const ANALYSIS_PIECE_CHARS = 2048;
+
+/**
+ * termBytes() with a pause after every piece of about ANALYSIS_PIECE_CHARS
+ * of a long non-ASCII text (32 KiB of Cyrillic is ~10 ms in one piece): the
+ * text is cut just after an ASCII whitespace, where nothing the analyzer
+ * does looks across (normalisation composes no character with whitespace,
+ * a final sigma is decided by the letters up to it, words split there), so
+ * the pieces' terms are the whole text's. ASCII text, fast, is one piece.
+ */
+export function* termBytesSteps(name: AnalyzerName, text: string, ascii = !NON_ASCII.test(text)): Generator<void, { bytes: Uint8Array; count: number }, void> {
+  if (ascii || text.length <= ANALYSIS_PIECE_CHARS) return termBytes(name, text, ascii);
+  const terms: string[] = [];
+  for (let start = 0; start < text.length; ) {
+    const end = pieceEnd(text, start + ANALYSIS_PIECE_CHARS);
+    const piece = analyze(name, text.slice(start, end));
+    for (const term of piece) terms.push(term);
+    start = end;
+    if (start < text.length) yield;
+  }
+  return joinedBytes(terms);
+}
+
+/** Just after the first ASCII whitespace at or after `from` (the text's end when there is none). */
+function pieceEnd(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) if (ASCII_WHITESPACE[text.charCodeAt(i)] === 1) return i + 1;
+  return text.length;
+}
+
+/** Tab, line feed, vertical tab, form feed, carriage return and space: WHITESPACE's characters. */
+const ASCII_WHITESPACE = new Uint8Array(128);
+for (const c of [0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20]) ASCII_WHITESPACE[c] = 1;
+
+/** Terms as termBytes gives them: UTF-8 joined by newlines, and how many. */
+function joinedBytes(terms: string[]): { bytes: Uint8Array; count: number } {
   const joined = terms.join('\n');
   const taken = chunks.take(3 * joined.length);
   return { bytes: chunks.keep(taken, utf8Out.encodeInto(joined, taken).written), count: terms.length };

@@ -4,7 +4,7 @@
 // varint gaps into one byte arena, one after another in document order, so
 // a term costs about one byte (four as a plain Uint32). Dropped documents'
 // bytes stay until compact() copies the live ones' (each as it is) into a
-// new arena.
+// new arena (compactedSteps: in steps, into a new DocumentTerms).
 
 import { grown } from '../metadata/typed-arrays.js';
 
@@ -74,6 +74,14 @@ export class DocumentTerms {
 
   /** Keep only the documents `renumbered` maps to a number (>= 0; in the same order), as those numbers. */
   compact(renumbered: Int32Array): void {
+    const steps = this.compactedSteps(renumbered, Infinity);
+    let step = steps.next();
+    while (!step.done) step = steps.next();
+    Object.assign(this, step.value);
+  }
+
+  /** compact()'s result as new arrays (this one left as it is), a pause after every `step` documents copied. */
+  *compactedSteps(renumbered: Int32Array, step: number): Generator<void, DocumentTerms, void> {
     let live = 0,
       liveBytes = 0;
     for (let doc = 0; doc < this.count; doc++) {
@@ -81,20 +89,22 @@ export class DocumentTerms {
       live++;
       liveBytes += this.endOf[doc] - (doc === 0 ? 0 : this.endOf[doc - 1]);
     }
-    const bytes = new Uint8Array(Math.max(1024, liveBytes)),
-      endOf = new Uint32Array(Math.max(16, live));
+    const out = new DocumentTerms();
+    out.bytes = new Uint8Array(Math.max(1024, liveBytes));
+    out.endOf = new Uint32Array(Math.max(16, live));
     let at = 0;
     for (let doc = 0; doc < this.count; doc++) {
       const to = renumbered[doc];
-      if (to < 0) continue;
-      const start = doc === 0 ? 0 : this.endOf[doc - 1];
-      bytes.set(this.bytes.subarray(start, this.endOf[doc]), at);
-      at += this.endOf[doc] - start;
-      endOf[to] = at;
+      if (to >= 0) {
+        const start = doc === 0 ? 0 : this.endOf[doc - 1];
+        out.bytes.set(this.bytes.subarray(start, this.endOf[doc]), at);
+        at += this.endOf[doc] - start;
+        out.endOf[to] = at;
+      }
+      if ((doc + 1) % step === 0) yield;
     }
-    this.bytes = bytes;
-    this.endOf = endOf;
-    this.top = at;
-    this.count = live;
+    out.top = at;
+    out.count = live;
+    return out;
   }
 }

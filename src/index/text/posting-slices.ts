@@ -40,14 +40,37 @@ export class PostingSlices {
     );
   }
 
+  /** Room for lists below `limit`, a pause after each per-list array grown (each is megabytes at a million lists). */
+  *reserveSteps(limit: number): Generator<void, void, void> {
+    // Each array on its own, so one left halfway is finished by the next call.
+    if (limit > this.head.length) {
+      this.head = grown(this.head, limit);
+      yield;
+    }
+    if (limit > this.writeAt.length) {
+      this.writeAt = grown(this.writeAt, limit);
+      yield;
+    }
+    if (limit > this.sliceEnd.length) {
+      this.sliceEnd = grown(this.sliceEnd, limit);
+      yield;
+    }
+    if (limit > this.level.length) {
+      this.level = grown(this.level, limit);
+      yield;
+    }
+    if (limit > this.lastDoc.length) {
+      this.lastDoc = grown(this.lastDoc, limit);
+      yield;
+    }
+  }
+
   /** Start list `id` empty (a new term, or an id handed out again). */
   start(id: number): void {
-    if (id >= this.head.length) {
-      this.head = grown(this.head, id + 1);
-      this.writeAt = grown(this.writeAt, id + 1);
-      this.sliceEnd = grown(this.sliceEnd, id + 1);
-      this.level = grown(this.level, id + 1);
-      this.lastDoc = grown(this.lastDoc, id + 1);
+    // lastDoc is grown last: room in it is room in every per-list array.
+    if (id >= this.lastDoc.length) {
+      const room = this.reserveSteps(id + 1);
+      while (!room.next().done);
     }
     const slice = this.allocate(SLICE_BYTES[0]);
     this.head[id] = slice;

@@ -9,8 +9,11 @@
 // the last row into the hole changes two words, not every posting of the
 // moved text. A deleted document's postings stay behind, dead (its row reads
 // -1), while df, N and the total length drop at once; once the dead entries
-// outnumber the live ones, compact() rewrites every posting list without
-// them and numbers the live documents from 0 again.
+// outnumber the live ones, a compaction rewrites every posting list without
+// them and numbers the live documents from 0 again: in steps of a bounded
+// number of postings (afterChangeSteps), building new arrays beside the old
+// ones and taking them in one swap at its end, so a caller holding the
+// session's turn gives the event loop back between steps.
 //
 // BM25 as Lucene >= 8 scores it (BM25Similarity, no (k1 + 1) factor):
 //   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
@@ -68,6 +71,10 @@ export interface Bm25Parameters {
 
 /** Dead postings tolerated before a compaction, beyond as many as there are live ones. */
 const COMPACT_SLACK = 64 * 1024;
+/** Postings (or documents, or rows) a compaction copies between two pauses: about a millisecond. */
+const COMPACT_STEP = 64 * 1024;
+/** Terms of a long text looked up between two pauses of its add (addSteps): about a millisecond of new ones. */
+const ADD_STEP = 4096;
 const NO_DOC = -1;
 
 export class TextIndex {
@@ -106,9 +113,20 @@ export class TextIndex {
   private deadEntries = 0;
   /** Postings of the lists of terms gone (bytes of the pool no list reads). */
   private deadListEntries = 0;
+  /** The new postings of a compaction under way (counted in byteLength), or null. */
+  private compacting: PostingSlices | null = null;
 
-  /** `compactSlack`: dead postings (or document ids) tolerated beyond as many live ones (tests make it 0). */
-  constructor(private readonly compactSlack = COMPACT_SLACK) {}
+  /**
+   * `compactSlack`: dead postings (or document ids) tolerated beyond as many
+   * live ones (tests make it 0); `compactStep`: postings a compaction copies
+   * between two pauses; `addStep`: terms an add looks up between two pauses
+   * (tests make both small).
+   */
+  constructor(
+    private readonly compactSlack = COMPACT_SLACK,
+    private readonly compactStep = COMPACT_STEP,
+    private readonly addStep = ADD_STEP,
+  ) {}
 
   /** Bytes of the typed arrays held. */
   get byteLength(): number {
@@ -129,7 +147,8 @@ export class TextIndex {
       this.scores.byteLength +
       this.touched.byteLength +
       this.listDocs.byteLength +
-      this.listTfs.byteLength
+      this.listTfs.byteLength +
+      (this.compacting?.byteLength ?? 0)
     );
   }
 
@@ -145,7 +164,47 @@ export class TextIndex {
 
   /** Index `terms` (a text's, in order, repeats kept) as the document of `row` (which has none), written at `seq`. */
   add(row: number, terms: JoinedTerms, seq: number): void {
+    const steps = this.addSteps(row, terms, seq);
+    while (!steps.next().done);
+  }
+
+  /**
+   * add() with a pause after every `addStep` terms looked up (32 KiB of
+   * Cyrillic is ~3,200 new terms, milliseconds). The document is written
+   * at the end, in one step; until then nothing else may change the index
+   * (its caller holds the session's turn; another add meanwhile throws).
+   * Left unfinished, it writes no document; the new terms it met stay in
+   * the dictionary with none.
+   */
+  *addSteps(row: number, terms: JoinedTerms, seq: number): Generator<void, void, void> {
     if (terms.count === 0) return;
+    const stamp = this.nextStamp();
+    let distinct = 0;
+    const bytes = terms.bytes;
+    for (let start = 0, end = 0, looked = 1; start < bytes.length; start = end + 1, looked++) {
+      end = termEnd(bytes, start);
+      const length = end - start;
+      // The per-term arrays full: doubled an array a step before a new term needs them.
+      if (this.dictionary.idLimit >= this.countIn.length) yield* this.ensureTermsSteps(this.dictionary.idLimit + 1);
+      const hash = hashBytes(bytes, length, start);
+      let id = this.dictionary.find(bytes, length, hash, start);
+      if (id < 0) id = this.newTerm(bytes, length, hash, start);
+      if (this.listedBy[id] === stamp) this.countIn[id]++;
+      else {
+        this.listedBy[id] = stamp;
+        this.countIn[id] = 1;
+        if (distinct === this.textTerms.length) this.textTerms = grown(this.textTerms, distinct + 1);
+        this.textTerms[distinct++] = id;
+      }
+      if (looked % this.addStep !== 0) continue;
+      yield;
+      if (this.stamp !== stamp) throw new Error('another text was added while an add was paused');
+    }
+    this.writeDocument(row, terms.count, seq, distinct);
+  }
+
+  /** The document of `row`: `length` terms, written at `seq`, its `distinct` terms and their counts in textTerms and countIn. */
+  private writeDocument(row: number, length: number, seq: number, distinct: number): void {
     const doc = this.docTop++;
     if (doc >= this.rowOfDoc.length) {
       this.rowOfDoc = grown(this.rowOfDoc, doc + 1);
@@ -154,35 +213,11 @@ export class TextIndex {
     }
     this.ensureRows(row + 1);
     this.rowOfDoc[doc] = row;
-    this.lengthOf[doc] = terms.count;
+    this.lengthOf[doc] = length;
     this.seqOf[doc] = seq;
     this.docOfRow[row] = doc;
     this.docCount++;
-    this.totalLength += terms.count;
-    const stamp = this.nextStamp();
-    let distinct = 0;
-    const bytes = terms.bytes;
-    for (let start = 0, end = 0; start < bytes.length; start = end + 1) {
-      end = termEnd(bytes, start);
-      const length = end - start;
-      const hash = hashBytes(bytes, length, start);
-      let id = this.dictionary.find(bytes, length, hash, start);
-      if (id < 0) {
-        id = this.dictionary.add(bytes, length, hash, start);
-        this.ensureTerms(this.dictionary.idLimit);
-        this.df[id] = 0;
-        this.entryCount[id] = 0;
-        this.postings.start(id);
-      }
-      if (this.listedBy[id] === stamp) {
-        this.countIn[id]++;
-        continue;
-      }
-      this.listedBy[id] = stamp;
-      this.countIn[id] = 1;
-      if (distinct === this.textTerms.length) this.textTerms = grown(this.textTerms, distinct + 1);
-      this.textTerms[distinct++] = id;
-    }
+    this.totalLength += length;
     for (let i = 0; i < distinct; i++) {
       const id = this.textTerms[i];
       this.postings.append(id, doc, this.countIn[id]);
@@ -230,13 +265,28 @@ export class TextIndex {
 
   /** After a change to an index of `rowCount` rows: compact when dead postings or document ids outnumber live ones. */
   afterChange(rowCount: number): void {
+    const steps = this.afterChangeSteps(rowCount);
+    while (!steps.next().done);
+  }
+
+  /**
+   * afterChange() with a pause after every `compactStep` postings (or
+   * documents, or rows) a compaction copies. Until it is done the index must
+   * be neither read nor changed (its caller holds the session's turn); one
+   * left unfinished changes nothing.
+   */
+  *afterChangeSteps(rowCount: number): Generator<void, void, void> {
     if (this.docCount === 0 && this.docTop > 0) this.clear();
-    else if (this.deadEntries + this.deadListEntries > this.liveEntries + this.compactSlack || this.docTop > 2 * this.docCount + this.compactSlack)
-      this.compact(rowCount);
+    else if (this.compactionDue()) yield* this.compactSteps(rowCount);
+  }
+
+  /** Whether dead postings or document ids outnumber live ones (beyond the slack): afterChange() would compact. */
+  compactionDue(): boolean {
+    return this.deadEntries + this.deadListEntries > this.liveEntries + this.compactSlack || this.docTop > 2 * this.docCount + this.compactSlack;
   }
 
   clear(): void {
-    Object.assign(this, new TextIndex(this.compactSlack));
+    Object.assign(this, new TextIndex(this.compactSlack, this.compactStep, this.addStep));
   }
 
   /**
@@ -395,14 +445,60 @@ export class TextIndex {
   /**
    * Every posting list rewritten without dead entries, the live documents
    * numbered 0, 1, ... in their old order (so each list stays ascending, no
-   * sort), and the per-document arrays cut to them.
+   * sort), and the per-document arrays cut to them: into new arrays, a pause
+   * after every `compactStep` copied, the old ones replaced at the end.
    */
-  private compact(rowCount: number): void {
+  private *compactSteps(rowCount: number): Generator<void, void, void> {
+    const step = this.compactStep;
     const renumbered = new Int32Array(this.docTop);
     let live = 0;
-    for (let doc = 0; doc < this.docTop; doc++) renumbered[doc] = this.rowOfDoc[doc] >= 0 ? live++ : NO_DOC;
+    for (let doc = 0; doc < this.docTop; doc++) {
+      renumbered[doc] = this.rowOfDoc[doc] >= 0 ? live++ : NO_DOC;
+      if ((doc + 1) % step === 0) yield;
+    }
     const postings = new PostingSlices();
+    this.compacting = postings;
+    try {
+      yield* this.copyLists(postings, renumbered);
+      const size = Math.max(16, live);
+      const lengthOf = new Uint32Array(size),
+        seqOf = new Float64Array(size),
+        rowOfDoc = new Int32Array(size);
+      for (let doc = 0; doc < this.docTop; doc++) {
+        const to = renumbered[doc];
+        if (to >= 0) {
+          lengthOf[to] = this.lengthOf[doc];
+          seqOf[to] = this.seqOf[doc];
+          rowOfDoc[to] = this.rowOfDoc[doc];
+        }
+        if ((doc + 1) % step === 0) yield;
+      }
+      const docOfRow = new Int32Array(this.docOfRow.length).fill(NO_DOC);
+      for (let row = 0; row < rowCount; row++) {
+        if (this.docOfRow[row] !== NO_DOC) docOfRow[row] = renumbered[this.docOfRow[row]];
+        if ((row + 1) % step === 0) yield;
+      }
+      const termsOf = yield* this.termsOf.compactedSteps(renumbered, step);
+      // The swap: nothing above changed the index.
+      for (let id = 0; id < this.dictionary.idLimit; id++) this.entryCount[id] = this.df[id];
+      this.postings = postings;
+      this.lengthOf = lengthOf;
+      this.seqOf = seqOf;
+      this.rowOfDoc = rowOfDoc;
+      this.docOfRow = docOfRow;
+      this.termsOf = termsOf;
+      this.docTop = live;
+      this.deadEntries = 0;
+      this.deadListEntries = 0;
+    } finally {
+      this.compacting = null;
+    }
+  }
+
+  /** Each live term's list into `postings` without its dead entries, its documents renumbered; a pause after every `compactStep` postings read. */
+  private *copyLists(postings: PostingSlices, renumbered: Int32Array): Generator<void, void, void> {
     const limit = this.dictionary.idLimit;
+    let copied = 0;
     for (let id = 0; id < limit; id++) {
       if (this.df[id] === 0) continue;
       postings.start(id);
@@ -410,28 +506,12 @@ export class TextIndex {
         docs = this.listDocs,
         tfs = this.listTfs;
       for (let i = 0; i < count; i++) if (renumbered[docs[i]] >= 0) postings.append(id, renumbered[docs[i]], tfs[i]);
-      this.entryCount[id] = this.df[id];
+      copied += count;
+      if (copied >= this.compactStep) {
+        copied = 0;
+        yield;
+      }
     }
-    const size = Math.max(16, live);
-    const lengthOf = new Uint32Array(size),
-      seqOf = new Float64Array(size),
-      rowOfDoc = new Int32Array(size);
-    for (let doc = 0; doc < this.docTop; doc++) {
-      const to = renumbered[doc];
-      if (to < 0) continue;
-      lengthOf[to] = this.lengthOf[doc];
-      seqOf[to] = this.seqOf[doc];
-      rowOfDoc[to] = this.rowOfDoc[doc];
-    }
-    for (let row = 0; row < rowCount; row++) if (this.docOfRow[row] !== NO_DOC) this.docOfRow[row] = renumbered[this.docOfRow[row]];
-    this.termsOf.compact(renumbered);
-    this.postings = postings;
-    this.lengthOf = lengthOf;
-    this.seqOf = seqOf;
-    this.rowOfDoc = rowOfDoc;
-    this.docTop = live;
-    this.deadEntries = 0;
-    this.deadListEntries = 0;
   }
 
   /** The postings of term `id` into listDocs and listTfs; how many. */
@@ -441,6 +521,16 @@ export class TextIndex {
       this.listTfs = new Uint32Array(this.listDocs.length);
     }
     return this.postings.read(id, this.listDocs, this.listTfs);
+  }
+
+  /** Add the term `bytes[start, start + length)` (hash `hash`), in no document yet; its id. */
+  private newTerm(bytes: Uint8Array, length: number, hash: number, start: number): number {
+    const id = this.dictionary.add(bytes, length, hash, start);
+    this.ensureTerms(this.dictionary.idLimit);
+    this.df[id] = 0;
+    this.entryCount[id] = 0;
+    this.postings.start(id);
+    return id;
   }
 
   /** A stamp no term holds yet in listedBy. */
@@ -459,11 +549,32 @@ export class TextIndex {
   }
 
   private ensureTerms(limit: number): void {
-    if (limit <= this.df.length) return;
-    this.df = grown(this.df, limit);
-    this.entryCount = grown(this.entryCount, limit);
-    this.listedBy = grown(this.listedBy, limit);
-    this.countIn = grown(this.countIn, limit);
+    // countIn is grown last: room in it is room in every per-term array.
+    if (limit <= this.countIn.length) return;
+    const steps = this.ensureTermsSteps(limit);
+    while (!steps.next().done);
+  }
+
+  /** Room for term ids below `limit` in every per-term array, a pause after each one grown (each is megabytes at a million terms). */
+  private *ensureTermsSteps(limit: number): Generator<void, void, void> {
+    // Each array on its own, so one left halfway is finished by the next call.
+    if (limit > this.df.length) {
+      this.df = grown(this.df, limit);
+      yield;
+    }
+    if (limit > this.entryCount.length) {
+      this.entryCount = grown(this.entryCount, limit);
+      yield;
+    }
+    if (limit > this.listedBy.length) {
+      this.listedBy = grown(this.listedBy, limit);
+      yield;
+    }
+    if (limit > this.countIn.length) {
+      this.countIn = grown(this.countIn, limit);
+      yield;
+    }
+    yield* this.postings.reserveSteps(limit);
   }
 
   private ensureRows(rows: number): void {

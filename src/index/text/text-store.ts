@@ -35,6 +35,8 @@ export class TextStore {
   private readonly arena = new MetadataArena();
   /** Made by the first text, so a session without any holds nothing here. */
   private indexOrNull: TextIndex | null = null;
+  /** The index's part of sets left for addsSteps(), in order (a sliced write's, a few rows at a time): drop the row's document, add `terms` (null: none). */
+  private pending: { row: number; terms: JoinedTerms | null; seq: number }[] = [];
 
   private get index(): TextIndex {
     if (this.indexOrNull === null) this.indexOrNull = new TextIndex();
@@ -68,11 +70,13 @@ export class TextStore {
 
   /** TextIndex.search, nothing before the first text. */
   search(...args: Parameters<TextIndex['search']>): TextHits {
+    this.addPending();
     return this.indexOrNull?.search(...args) ?? { rows: new Int32Array(0), scores: new Float64Array(0), matched: 0 };
   }
 
   /** search() a term at a time (TextIndex.searchSteps). */
   *searchSteps(...args: Parameters<TextIndex['search']>): Generator<void, TextHits, void> {
+    this.addPending();
     const index = this.indexOrNull;
     return index ? yield* index.searchSteps(...args) : { rows: new Int32Array(0), scores: new Float64Array(0), matched: 0 };
   }
@@ -104,18 +108,43 @@ export class TextStore {
   /** Bytes a change can add however small, besides upperBytes: a new chunk of the arena. */
   static readonly changeBytesUpper = CHUNK_BYTES_UPPER;
 
-  /** Replace the text of `row` with `text` (null: none), written at `seq`. `rowCount`: rows of the index. A batch of sets and removes ends with settle(). */
-  set(row: number, text: PreparedText | null, seq: number, rowCount: number): void {
-    this.drop(row);
+  /**
+   * Replace the text of `row` with `text` (null: none), written at `seq`.
+   * `rowCount`: rows of the index. `later`: its terms are indexed by
+   * addsSteps() (a sliced write's), not now. A batch of sets and removes
+   * ends with settle().
+   */
+  set(row: number, text: PreparedText | null, seq: number, rowCount: number, later = false): void {
+    if (later && (text !== null || this.arena.has(row))) this.pending.push({ row, terms: text?.terms ?? null, seq });
+    this.drop(row, !later);
     if (text !== null) {
       this.arena.write(row, text.literal, text.literalBytes, NO_ENTRIES, 0, text.quoted);
-      this.index.add(row, text.terms, seq);
+      if (!later) this.index.add(row, text.terms, seq);
     }
     this.afterChange(rowCount);
   }
 
+  /**
+   * The index's part of the sets left for later, in their order (so the
+   * index ends as set() now would leave it), each text's add with a pause
+   * after every bounded step of its terms (TextIndex.addSteps).
+   */
+  *addsSteps(): Generator<void, void, void> {
+    for (let next = this.pending.shift(); next !== undefined; next = this.pending.shift()) {
+      this.indexOrNull?.remove(next.row);
+      if (next.terms !== null) yield* this.index.addSteps(next.row, next.terms, next.seq);
+    }
+  }
+
+  /** The adds left for later, done now: before anything reads or changes the index otherwise. */
+  private addPending(): void {
+    const adds = this.addsSteps();
+    while (!adds.next().done);
+  }
+
   /** Delete the text of `row`, moving that of `last` (the index's last row) into it. */
   remove(row: number, last: number): void {
+    this.addPending();
     this.drop(row);
     if (row !== last && this.arena.has(last)) {
       this.arena.move(last, row);
@@ -131,17 +160,31 @@ export class TextStore {
    * Dead postings take no new memory, so nothing is held longer for it.
    */
   settle(rowCount: number): void {
+    this.addPending();
     this.indexOrNull?.afterChange(rowCount);
+  }
+
+  /** Whether settle() would compact the keyword index now. */
+  get compactionDue(): boolean {
+    return this.indexOrNull?.compactionDue() ?? false;
+  }
+
+  /** settle() with a pause after each bounded step of a compaction (TextIndex.afterChangeSteps): the caller holds the session's turn until it is done. */
+  *settleSteps(rowCount: number): Generator<void, void, void> {
+    yield* this.addsSteps();
+    if (this.indexOrNull) yield* this.indexOrNull.afterChangeSteps(rowCount);
   }
 
   clear(): void {
     this.arena.clear();
     this.indexOrNull = null;
+    this.pending = [];
   }
 
-  private drop(row: number): void {
+  /** The row's text gone from the arena and, when `fromIndex`, from the index. */
+  private drop(row: number, fromIndex = true): void {
     if (!this.arena.has(row)) return;
-    this.indexOrNull?.remove(row);
+    if (fromIndex) this.indexOrNull?.remove(row);
     this.arena.free(row);
   }
 
