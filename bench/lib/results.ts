@@ -29,13 +29,16 @@ export function runContext() {
   };
 }
 
+/** A run limited to some of a bench's cases (ABUSE_ONLY, ADVERSARY_ONLY, ...): its figures would replace the whole table. */
+const partial = Object.entries(process.env).some(([key, value]) => key.endsWith('_ONLY') && value);
+
 /**
- * Write bench/results/<name>.json (with --quick bench/results/quick/, not committed): the run's context, then `data`.
+ * Write bench/results/<name>.json (a run limited by a *_ONLY variable: bench/results/partial/, with --quick bench/results/quick/, not committed): the run's context, then `data`.
  * `data.tables` holds the tables the bench printed, by name (each an array of flat rows): docs/performance.md shows them.
  * Returns the path.
  */
 export function writeResults(name: string, data: object): string {
-  const file = new URL(`${quick ? 'quick/' : ''}${name}.json`, RESULTS_DIR);
+  const file = new URL(`${quick ? 'quick/' : partial ? 'partial/' : ''}${name}.json`, RESULTS_DIR);
   mkdirSync(new URL('./', file), { recursive: true });
   writeFileSync(file, `${JSON.stringify({ ...runContext(), ...data }, null, 2)}\n`);
   return file.pathname;
