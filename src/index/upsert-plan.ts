@@ -14,7 +14,7 @@ import type { EntryCount } from './metadata/metadata-index.js';
 import { MetadataStore } from './metadata/metadata-store.js';
 import { rowHeapBytes } from './row-table.js';
 import { termBytes } from './text/analyzer.js';
-import type { JoinedTerms } from './text/text-index.js';
+import type { JoinedTerms } from './text/joined-terms.js';
 import { TextStore, type PreparedText } from './text/text-store.js';
 import type { UpsertOptions, UpsertPlan, VectorInput } from './types.js';
 import { isZero, zeroVector } from './zero-vector.js';

@@ -10,10 +10,8 @@
 // moved text. A deleted document's postings stay behind, dead (its row reads
 // -1), while df, N and the total length drop at once; once the dead entries
 // outnumber the live ones, a compaction rewrites every posting list without
-// them and numbers the live documents from 0 again: in steps of a bounded
-// number of postings (afterChangeSteps), building new arrays beside the old
-// ones and taking them in one swap at its end, so a caller holding the
-// session's turn gives the event loop back between steps.
+// them and numbers the live documents from 0 again, in steps
+// (afterChangeSteps, text-compaction.ts).
 //
 // BM25 as Lucene >= 8 scores it (BM25Similarity, no (k1 + 1) factor):
 //   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
@@ -27,7 +25,10 @@ import type { RowBitmap } from '../bitmap.js';
 import { ByteDictionary, hashBytes } from '../metadata/byte-dictionary.js';
 import { grown } from '../metadata/typed-arrays.js';
 import { DocumentTerms } from './document-terms.js';
+import { type JoinedTerms, termEnd } from './joined-terms.js';
 import { PostingSlices } from './posting-slices.js';
+import { type CompactedText, type CompactionSource, compactedSteps, NO_DOC, renumberedSteps } from './text-compaction.js';
+import { topRows } from './top-rows.js';
 
 /** A search's scratch: a score per row (0 when untouched), and the rows touched. */
 interface Scratch {
@@ -43,26 +44,7 @@ export interface TextHits {
   matched: number;
 }
 
-/**
- * A text's terms in order (repeats kept) as UTF-8 joined by "\n" (no term
- * holds whitespace), and how many (analyzer.ts termBytes): a batch's texts
- * wait for their write as bytes, not as arrays of strings (which would
- * outlive the young generation and slow every collection).
- */
-export interface JoinedTerms {
-  readonly bytes: Uint8Array;
-  readonly count: number;
-}
-
 const utf8 = new TextEncoder();
-const NEWLINE = 0x0a;
-
-/** Where the term of joined terms `bytes` starting at `start` ends (a newline, or the end). */
-function termEnd(bytes: Uint8Array, start: number): number {
-  let end = start;
-  while (end < bytes.length && bytes[end] !== NEWLINE) end++;
-  return end;
-}
 
 export interface Bm25Parameters {
   k1: number;
@@ -75,7 +57,6 @@ const COMPACT_SLACK = 64 * 1024;
 const COMPACT_STEP = 64 * 1024;
 /** Terms of a long text looked up between two pauses of its add (addSteps): about a millisecond of new ones. */
 const ADD_STEP = 4096;
-const NO_DOC = -1;
 
 export class TextIndex {
   private readonly dictionary = new ByteDictionary();
@@ -104,8 +85,7 @@ export class TextIndex {
   /** A search paused between its terms (searchSteps) holds the scratch: another one meanwhile takes scratch of its own. */
   private scratchBusy = false;
   /** A posting list read out (search, compaction). */
-  private listDocs = new Uint32Array(0);
-  private listTfs = new Uint32Array(0);
+  private readonly list = { docs: new Uint32Array(0), tfs: new Uint32Array(0) };
   /** Documents with at least one term (BM25's N), and the sum of their lengths. */
   docCount = 0;
   totalLength = 0;
@@ -146,8 +126,8 @@ export class TextIndex {
       this.key.byteLength +
       this.scores.byteLength +
       this.touched.byteLength +
-      this.listDocs.byteLength +
-      this.listTfs.byteLength +
+      this.list.docs.byteLength +
+      this.list.tfs.byteLength +
       (this.compacting?.byteLength ?? 0)
     );
   }
@@ -340,8 +320,8 @@ export class TextIndex {
         const df = this.df[id];
         const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
         const count = this.readList(id),
-          docs = this.listDocs,
-          tfs = this.listTfs;
+          docs = this.list.docs,
+          tfs = this.list.tfs;
         for (let i = 0; i < count; i++) {
           const doc = docs[i],
             row = rowOfDoc[doc];
@@ -352,7 +332,7 @@ export class TextIndex {
         }
         yield;
       }
-      return { ...this.best(scratch, matched, k, threshold), matched };
+      return { ...topRows(scores, touched, matched, k, threshold, this.seqOf, this.docOfRow), matched };
     } finally {
       for (let i = 0; i < matched; i++) scores[touched[i]] = 0;
       this.releaseScratch(scratch);
@@ -374,62 +354,6 @@ export class TextIndex {
     if (scratch.scores === this.scores) this.scratchBusy = false;
   }
 
-  /** The best `k` of the touched rows (scores at or above `threshold`), best first. */
-  private best({ scores, touched }: Scratch, matched: number, k: number, threshold: number): { rows: Int32Array; scores: Float64Array } {
-    const seqOf = this.seqOf,
-      docOfRow = this.docOfRow;
-    // A heap of the best so far, its worst on top: worse = lower score, or the same score written later.
-    const heap = new Int32Array(Math.min(k, matched));
-    let size = 0;
-    const worse = (a: number, b: number) => scores[a] < scores[b] || (scores[a] === scores[b] && seqOf[docOfRow[a]] > seqOf[docOfRow[b]]);
-    const siftDown = () => {
-      for (let i = 0; ; ) {
-        const l = 2 * i + 1,
-          r = l + 1;
-        let top = i;
-        if (l < size && worse(heap[l], heap[top])) top = l;
-        if (r < size && worse(heap[r], heap[top])) top = r;
-        if (top === i) return;
-        const held = heap[i];
-        heap[i] = heap[top];
-        heap[top] = held;
-        i = top;
-      }
-    };
-    for (let t = 0; t < matched; t++) {
-      const row = touched[t],
-        score = scores[row];
-      if (!(score >= threshold)) continue;
-      if (size < heap.length) {
-        let i = size++;
-        heap[i] = row;
-        while (i > 0) {
-          const parent = (i - 1) >>> 1;
-          if (!worse(heap[i], heap[parent])) break;
-          const held = heap[i];
-          heap[i] = heap[parent];
-          heap[parent] = held;
-          i = parent;
-        }
-        continue;
-      }
-      // Most rows lose to the worst kept at once: compare the scores before anything else.
-      const least = scores[heap[0]];
-      if (score < least || (score === least && !worse(heap[0], row))) continue;
-      heap[0] = row;
-      siftDown();
-    }
-    const rows = new Int32Array(size),
-      out = new Float64Array(size);
-    for (let i = size - 1; i >= 0; i--) {
-      rows[i] = heap[0];
-      out[i] = scores[heap[0]];
-      heap[0] = heap[--size];
-      siftDown();
-    }
-    return { rows, scores: out };
-  }
-
   /** The seq of the write of the document at `row` (which has one). */
   seqOfRow(row: number): number {
     return this.seqOf[this.docOfRow[row]];
@@ -442,85 +366,57 @@ export class TextIndex {
     return id < 0 ? 0 : this.df[id];
   }
 
-  /**
-   * Every posting list rewritten without dead entries, the live documents
-   * numbered 0, 1, ... in their old order (so each list stays ascending, no
-   * sort), and the per-document arrays cut to them: into new arrays, a pause
-   * after every `compactStep` copied, the old ones replaced at the end.
-   */
+  /** A compaction (text-compaction.ts) into new arrays, a pause after every `compactStep` copied, the old ones replaced at the end. */
   private *compactSteps(rowCount: number): Generator<void, void, void> {
-    const step = this.compactStep;
-    const renumbered = new Int32Array(this.docTop);
-    let live = 0;
-    for (let doc = 0; doc < this.docTop; doc++) {
-      renumbered[doc] = this.rowOfDoc[doc] >= 0 ? live++ : NO_DOC;
-      if ((doc + 1) % step === 0) yield;
-    }
+    const { renumbered, live } = yield* renumberedSteps(this.rowOfDoc, this.docTop, this.compactStep);
     const postings = new PostingSlices();
     this.compacting = postings;
     try {
-      yield* this.copyLists(postings, renumbered);
-      const size = Math.max(16, live);
-      const lengthOf = new Uint32Array(size),
-        seqOf = new Float64Array(size),
-        rowOfDoc = new Int32Array(size);
-      for (let doc = 0; doc < this.docTop; doc++) {
-        const to = renumbered[doc];
-        if (to >= 0) {
-          lengthOf[to] = this.lengthOf[doc];
-          seqOf[to] = this.seqOf[doc];
-          rowOfDoc[to] = this.rowOfDoc[doc];
-        }
-        if ((doc + 1) % step === 0) yield;
-      }
-      const docOfRow = new Int32Array(this.docOfRow.length).fill(NO_DOC);
-      for (let row = 0; row < rowCount; row++) {
-        if (this.docOfRow[row] !== NO_DOC) docOfRow[row] = renumbered[this.docOfRow[row]];
-        if ((row + 1) % step === 0) yield;
-      }
-      const termsOf = yield* this.termsOf.compactedSteps(renumbered, step);
-      // The swap: nothing above changed the index.
-      for (let id = 0; id < this.dictionary.idLimit; id++) this.entryCount[id] = this.df[id];
-      this.postings = postings;
-      this.lengthOf = lengthOf;
-      this.seqOf = seqOf;
-      this.rowOfDoc = rowOfDoc;
-      this.docOfRow = docOfRow;
-      this.termsOf = termsOf;
-      this.docTop = live;
-      this.deadEntries = 0;
-      this.deadListEntries = 0;
+      const compacted = yield* compactedSteps(this.compactionSource(), renumbered, live, rowCount, postings, this.compactStep);
+      this.takeCompacted(postings, compacted);
     } finally {
       this.compacting = null;
     }
   }
 
-  /** Each live term's list into `postings` without its dead entries, its documents renumbered; a pause after every `compactStep` postings read. */
-  private *copyLists(postings: PostingSlices, renumbered: Int32Array): Generator<void, void, void> {
-    const limit = this.dictionary.idLimit;
-    let copied = 0;
-    for (let id = 0; id < limit; id++) {
-      if (this.df[id] === 0) continue;
-      postings.start(id);
-      const count = this.readList(id),
-        docs = this.listDocs,
-        tfs = this.listTfs;
-      for (let i = 0; i < count; i++) if (renumbered[docs[i]] >= 0) postings.append(id, renumbered[docs[i]], tfs[i]);
-      copied += count;
-      if (copied >= this.compactStep) {
-        copied = 0;
-        yield;
-      }
-    }
+  /** What a compaction reads: the index as it is (nothing changes it until the compaction is done). */
+  private compactionSource(): CompactionSource {
+    return {
+      docTop: this.docTop,
+      termLimit: this.dictionary.idLimit,
+      rowOfDoc: this.rowOfDoc,
+      lengthOf: this.lengthOf,
+      seqOf: this.seqOf,
+      termsOf: this.termsOf,
+      docOfRow: this.docOfRow,
+      df: this.df,
+      readList: (id) => this.readList(id),
+      list: this.list,
+    };
   }
 
-  /** The postings of term `id` into listDocs and listTfs; how many. */
+  /** The swap at a compaction's end: nothing before it changed the index. */
+  private takeCompacted(postings: PostingSlices, compacted: CompactedText): void {
+    for (let id = 0; id < this.dictionary.idLimit; id++) this.entryCount[id] = this.df[id];
+    this.postings = postings;
+    this.lengthOf = compacted.lengthOf;
+    this.seqOf = compacted.seqOf;
+    this.rowOfDoc = compacted.rowOfDoc;
+    this.docOfRow = compacted.docOfRow;
+    this.termsOf = compacted.termsOf;
+    this.docTop = compacted.live;
+    this.deadEntries = 0;
+    this.deadListEntries = 0;
+  }
+
+  /** The postings of term `id` into list.docs and list.tfs; how many. */
   private readList(id: number): number {
-    if (this.listDocs.length < this.entryCount[id]) {
-      this.listDocs = new Uint32Array(Math.max(this.entryCount[id], 2 * this.listDocs.length));
-      this.listTfs = new Uint32Array(this.listDocs.length);
+    const list = this.list;
+    if (list.docs.length < this.entryCount[id]) {
+      list.docs = new Uint32Array(Math.max(this.entryCount[id], 2 * list.docs.length));
+      list.tfs = new Uint32Array(list.docs.length);
     }
-    return this.postings.read(id, this.listDocs, this.listTfs);
+    return this.postings.read(id, list.docs, list.tfs);
   }
 
   /** Add the term `bytes[start, start + length)` (hash `hash`), in no document yet; its id. */

@@ -5,7 +5,8 @@
 
 import { JsonBytes, type TextJson } from '../metadata/metadata-json.js';
 import { MetadataArena } from '../metadata/metadata-arena.js';
-import { TextIndex, type JoinedTerms, type TextHits } from './text-index.js';
+import type { JoinedTerms } from './joined-terms.js';
+import { TextIndex, type TextHits } from './text-index.js';
 
 /** A text checked and analysed by a plan, ready to write. */
 export interface PreparedText {
