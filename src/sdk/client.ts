@@ -4,7 +4,7 @@
 // start a new, empty session: the caller decides, with createToken().
 // Works in browsers and in Node 20 (global fetch).
 import { ERROR_CODES } from '../errors.js';
-import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
+import { decodeFloat32Base64, encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import { SessionExpiredError, TempvecError } from './errors.js';
 import type { ExportSource, LocalIndex } from './local-index.js';
 import { searchBody, searchManyBody } from './search-body.js';
@@ -172,6 +172,16 @@ export class TempvecClient {
     return this.request<t.SearchManyResponse>('POST', '/search-many', { ...searchManyBody(options), queryVectors: queryVectors.map(toWire) });
   }
 
+  /**
+   * POST /embed: the server's vectors of `texts` by its embedding model
+   * (use-lite-512 unless the server is configured otherwise), asked as base64
+   * so they arrive as their exact float32 values.
+   */
+  async embed(texts: string[]): Promise<t.EmbedResponse> {
+    const answer = await this.request<Omit<t.EmbedResponse, 'vectors'> & { vectors: string[] }>('POST', '/embed', { texts, vectorEncoding: 'base64' });
+    return { ...answer, vectors: answer.vectors.map(decodeVector) };
+  }
+
   /** The token, fetched once even when several calls start together. */
   private async ensureToken(): Promise<string> {
     if (this.expired) throw this.expired;
@@ -231,6 +241,12 @@ export class TempvecClient {
     const said = error.code ? `${error.code}: ${error.message ?? ''}` : `${response.status} ${response.statusText}`;
     return new TempvecError(response.status, 'HTTP_ERROR', `${response.url || this.baseUrl} answered ${said}`.trim(), error.details);
   }
+}
+
+function decodeVector(text: string): Float32Array {
+  const vector = decodeFloat32Base64(text);
+  if (!vector) throw new TempvecError(0, 'HTTP_ERROR', 'POST /embed answered a vector that is not base64 float32');
+  return vector;
 }
 
 /** The body of an import: a LocalIndex becomes its export text. */

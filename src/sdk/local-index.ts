@@ -19,6 +19,7 @@ import { requestSchemas, type RequestSchemas } from '../schemas/index.js';
 import { patchedMetadata } from '../schemas/patched-metadata.js';
 import { requestError } from '../schemas/request-error.js';
 import { searchCall, searchManyCall, type SearchCall } from '../schemas/search-call.js';
+import { loadEmbedder } from './embedder.js';
 import { searchBody, searchManyBody } from './search-body.js';
 import { TempvecError } from './errors.js';
 import type * as t from './types.js';
@@ -26,6 +27,12 @@ import type * as t from './types.js';
 export interface LocalIndexOptions {
   /** Where the kernel is; defaults to kernel.wasm beside this module (the server serves both). */
   wasmUrl?: string | URL;
+  /**
+   * The embedding model's manifest (GET /models/use-lite-512/manifest.json of
+   * a tempvec server), fetched with its files on the first embed; defaults to
+   * the one beside this module, or in Node (loaded from a file) the files on disk.
+   */
+  modelUrl?: string | URL;
   /** The kernel itself, compiled or as bytes (skips the fetch). */
   wasm?: WebAssembly.Module | ArrayBuffer | ArrayBufferView;
   /** Capacity; defaults to `limits.maxVectorsPerSession`, else the server's default maxVectors. */
@@ -68,6 +75,7 @@ export class LocalIndex {
     private readonly schemas: RequestSchemas,
     /** The kernel build it runs: the server's, or wasm-simd128 where this engine cannot run the relaxed one (docs/api.md). */
     readonly backend: t.Backend,
+    private readonly modelUrl: string | URL | undefined,
   ) {}
 
   /** Load the kernel and make an empty index. */
@@ -78,7 +86,23 @@ export class LocalIndex {
     const schemas = options.limits ? requestSchemas(config) : defaults.schemas;
     const index = new VectorIndex(module, options.maxVectors ?? config.maxVectorsPerSession);
     index.maxTextBytes = config.maxTextBytes;
-    return new LocalIndex(index, source, schemas, backendOf(module));
+    return new LocalIndex(index, source, schemas, backendOf(module), options.modelUrl);
+  }
+
+  /**
+   * The vectors of `texts` by the server's embedding model (use-lite-512),
+   * computed here on the calling thread: equal to the server's. The model's
+   * files (28 MB) are fetched and compiled on the first call only, once per
+   * page. A text past 128 tokens is truncated; an empty one is VALIDATION_ERROR.
+   */
+  async embed(texts: readonly string[]): Promise<t.EmbedResult> {
+    if (!Array.isArray(texts)) throw new TempvecError(400, 'VALIDATION_ERROR', 'texts must be an array of strings');
+    return (await loadEmbedder(this.modelUrl)).embed(texts);
+  }
+
+  /** How the embedding model was loaded (loading it if no embed has yet). */
+  async embedderLoad(): Promise<t.EmbedderLoad> {
+    return (await loadEmbedder(this.modelUrl)).loaded;
   }
 
   get size(): number {
