@@ -89,9 +89,10 @@ async function readModel(url: URL): Promise<Embedder> {
     const why = (err as { code?: string })?.code ?? (err as Error)?.message ?? String(err);
     throw new TempvecError(0, 'MODEL_UNAVAILABLE', `could not load the embedding model from ${where} (${why}); ${MODEL_HINT}`, undefined, { cause: err });
   }
+  const filesMs = performance.now() - started;
   const encoder = new Encoder(files.encoder, parseWeights(files.model, files.shards));
   const tokenizer = new Tokenizer(files.vocab);
-  return new Embedder(tokenizer, encoder, { from: where, bytes: files.bytes, ms: performance.now() - started });
+  return new Embedder(tokenizer, encoder, { from: where, bytes: files.bytes, filesMs, ms: performance.now() - started });
 }
 
 /** The manifest, then its files in parallel; the kernel compiled while it streams in. */

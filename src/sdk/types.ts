@@ -390,7 +390,9 @@ export interface EmbedderLoad {
   from: string;
   /** Bytes fetched or read (the encoder kernel, the weights, the vocabulary). */
   bytes: number;
-  /** Milliseconds from the first embed to a ready encoder: fetching, compiling, parsing, copying the weights in. */
+  /** Milliseconds from the first embed to the files fetched (or read) and the kernel compiled. */
+  filesMs: number;
+  /** Milliseconds from the first embed to a ready encoder: filesMs, then parsing and copying the weights in. */
   ms: number;
 }
 
