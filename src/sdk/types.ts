@@ -266,6 +266,24 @@ export interface SessionOptions {
   vectorType?: VectorType;
   /** Fixed by the first add that names one or carries text. */
   analyzer?: Analyzer;
+  /** The embedding model (use-lite-512): fixed by the first add that embeds or names it; sets 512 dimensions and cosine. */
+  embedding?: EmbeddingModel;
+}
+
+/** The builtin embedding model. */
+export type EmbeddingModel = 'use-lite-512';
+
+/** A record stored with the embedding of its text (the text is kept for keyword search too). */
+export interface TextRecord {
+  id: string;
+  text: string;
+  vector?: undefined;
+  metadata?: Metadata;
+}
+
+/** A query by meaning: the embedding of `text` is the query vector. */
+export interface TextQuery {
+  text: string;
 }
 
 /** Fields every success response has. */

@@ -106,18 +106,114 @@ describe('SDK embed (in Node, from the bundle)', function () {
     expect((await failure(closed.embed(['a']))).code, 'tried again, not a cached failure').to.equal('MODEL_UNAVAILABLE');
   });
 
+  describe('text records and text queries in LocalIndex', () => {
+    const pairs = [
+      ['The cat sat on the mat.', 'A feline rested on the rug.'],
+      ['What is the capital of France?', 'Paris is the capital and most populous city of France.'],
+      ['How do I reset my password?', 'I forgot my login password and need a new one.'],
+      ['The weather is lovely today.', 'It is sunny and pleasant outside this morning.'],
+      ['Stock prices fell sharply after the announcement.', 'Shares dropped steeply once the news came out.'],
+      ['How many calories are in an apple?', 'What is the energy content of an apple?'],
+      ['Please turn off the lights when you leave the room.', 'Switch the lamps off as you go out.'],
+      ['Learning a new language takes time and practice.', 'Becoming fluent in another tongue needs patience and study.'],
+    ];
+    const vectorOf = (text: string) => node.embed([text]);
+
+    it('stores a text record with its embedding and its text, fixing the model, 512 dimensions and cosine', async () => {
+      const local = await sdk.LocalIndex.load();
+      expect(local.config.embedding).to.equal(null);
+      const added = await local.addMany(pairs.map(([stored], i) => ({ id: `s${i}`, text: stored, metadata: { i } })));
+      expect(added).to.deep.equal({ added: pairs.length, replaced: 0 });
+      expect(local.config).to.include({ embedding: 'use-lite-512', dimensions: 512, metric: 'cosine' });
+      const stored = local.get('s1', { includeText: true })!;
+      expect(stored.text).to.equal(pairs[1][0]);
+      // Stored as the index stores that vector added as such (cosine rescales it to unit length in its last bits).
+      local.add({ id: 'ref', vector: vectorOf(pairs[1][0]) });
+      expect(stored.vector).to.deep.equal(local.get('ref')!.vector);
+      expect(maxAbsDiff(stored.vector, vectorOf(pairs[1][0]))).to.be.at.most(1e-8);
+      // Vectors of the same dimension mix in one batch; one add with text fills in only its own.
+      await local.addMany([
+        { id: 'v', vector: vectorOf('a vector brought along') },
+        { id: 't', text: 'a text embedded here' },
+      ]);
+      local.add({ id: 'ref', vector: vectorOf('a text embedded here') });
+      expect(local.get('t')!.vector).to.deep.equal(local.get('ref')!.vector);
+      expect(await local.add({ id: 'one', text: 'one more' })).to.deep.equal({ added: 1, replaced: 0 });
+    });
+
+    it('a { text } query searches with its embedding: the same hits as its vector, each paraphrase finds its partner first', async () => {
+      const local = await sdk.LocalIndex.load();
+      await local.addMany(pairs.map(([stored], i) => ({ id: `s${i}`, text: stored })));
+      for (const [i, [, paraphrase]] of pairs.entries()) {
+        const byText = await local.search({ text: paraphrase }, { topK: 3 });
+        expect(byText.results).to.deep.equal(local.search(vectorOf(paraphrase), { topK: 3 }).results);
+        expect(byText.results[0].id, paraphrase).to.equal(`s${i}`);
+      }
+      const many = await local.searchMany([{ text: pairs[0][1] }, vectorOf(pairs[2][1])], { topK: 1 });
+      expect(many.results.map((hits) => hits[0].id)).to.deep.equal(['s0', 's2']);
+      // Hybrid: a text query beside keywords, as with a numeric vector.
+      const hybrid = await local.search({ text: pairs[3][1] }, { topK: 2, text: 'weather lovely' });
+      expect(hybrid.results[0].id).to.equal('s3');
+    });
+
+    it('refuses what the model cannot be (another metric, dimension or model), and a text query without a model', async () => {
+      const local = await sdk.LocalIndex.load();
+      const metric = await failure(local.add({ id: 'a', text: 'x' }, { metric: 'l2' }));
+      expect(metric).to.include({ code: 'VALIDATION_ERROR' });
+      expect((await failure(local.add({ id: 'a', text: 'x' }, { dimensions: 3 }))).code).to.equal('VALIDATION_ERROR');
+      expect((await failure(local.add({ id: 'a', text: 'x' }, { embedding: 'other' as 'use-lite-512' }))).code).to.equal('VALIDATION_ERROR');
+      expect(
+        (
+          await failure(
+            local.addMany([
+              { id: 'a', text: 'fine' },
+              { id: 'b', text: '' },
+            ]),
+          )
+        ).code,
+      ).to.equal('VALIDATION_ERROR');
+      expect(local.size, 'nothing stored').to.equal(0);
+      local.add({ id: 'v', vector: vectorOf('plain 512-d vector') });
+      const noModel = await failure(local.search({ text: 'a query' }));
+      expect(noModel.code).to.equal('VALIDATION_ERROR');
+      expect(noModel.message).to.include("embedding: 'use-lite-512'");
+      // Naming the model with a vector add fixes it without embedding anything.
+      local.add({ id: 'w', vector: vectorOf('another') }, { embedding: 'use-lite-512' });
+      expect(local.config.embedding).to.equal('use-lite-512');
+      expect((await local.search({ text: 'another' }, { topK: 1 })).results[0].id).to.equal('w');
+      local.clear();
+      expect(local.config.embedding, 'clear keeps the model').to.equal('use-lite-512');
+      local.reset();
+      expect(local.config.embedding, 'reset drops it').to.equal(null);
+    });
+
+    it("an index whose vectors are not the model's keeps them: DIMENSION_MISMATCH, METRIC_LOCKED, nothing stored", async () => {
+      const small = await sdk.LocalIndex.load();
+      small.add({ id: 'x', vector: [1, 0, 0] });
+      expect((await failure(small.add({ id: 'a', text: 'a text' }))).code).to.equal('DIMENSION_MISMATCH');
+      const l2 = await sdk.LocalIndex.load();
+      l2.add({ id: 'x', vector: vectorOf('x') }, { metric: 'l2' });
+      expect((await failure(l2.addMany([{ id: 'a', text: 'a text' }]))).code).to.equal('METRIC_LOCKED');
+      expect([small.size, l2.size, small.config.embedding, l2.config.embedding]).to.deep.equal([1, 1, null, null]);
+    });
+  });
+
   describe('client.embed (against a stub POST /embed speaking its shape)', () => {
     let stub: Server;
     let base: string;
-    const seen: { auth?: string; body: unknown }[] = [];
+    const seen: { auth?: string; path?: string; body: unknown }[] = [];
 
     before(async () => {
       stub = createServer(async (req: IncomingMessage, res) => {
         let text = '';
         for await (const chunk of req) text += chunk;
         const body = JSON.parse(text) as { texts: string[]; vectorEncoding?: string };
-        seen.push({ auth: req.headers.authorization, body });
+        seen.push({ auth: req.headers.authorization, path: req.url, body });
         res.setHeader('content-type', 'application/json');
+        if (req.url !== '/embed') {
+          res.end(JSON.stringify({ success: true }));
+          return;
+        }
         if (body.texts.includes('')) {
           res.statusCode = 400;
           res.end(JSON.stringify({ success: false, error: { code: 'VALIDATION_ERROR', message: 'texts[0] is empty' } }));
@@ -143,9 +239,32 @@ describe('SDK embed (in Node, from the bundle)', function () {
     it('posts the texts with the token, asks base64 and decodes the exact float32 vectors', async () => {
       const client = new sdk.TempvecClient({ baseUrl: base, token: 'tok' });
       const out = await client.embed(texts);
-      expect(seen.at(-1)).to.deep.equal({ auth: 'Bearer tok', body: { texts, vectorEncoding: 'base64' } });
+      expect(seen.at(-1)).to.deep.equal({ auth: 'Bearer tok', path: '/embed', body: { texts, vectorEncoding: 'base64' } });
       expect(out).to.include({ success: true, model: 'use-lite-512', dimensions: 512 });
       expectServerVectors(out.vectors);
+    });
+
+    it('sends text records without a vector and text queries as { text }, as the API takes them', async () => {
+      const client = new sdk.TempvecClient({ baseUrl: base, token: 'tok' });
+      await client.add({ id: 't', text: 'a text' }, { embedding: 'use-lite-512' });
+      expect(seen.at(-1)).to.deep.include({ path: '/vectors/add', body: { embedding: 'use-lite-512', id: 't', text: 'a text' } });
+      await client.addMany([
+        { id: 't', text: 'a text' },
+        { id: 'v', vector: [1, 0] },
+      ]);
+      expect(seen.at(-1)).to.deep.include({
+        path: '/vectors/add-many',
+        body: {
+          vectors: [
+            { id: 't', text: 'a text' },
+            { id: 'v', vector: [1, 0] },
+          ],
+        },
+      });
+      await client.search({ text: 'a query' }, { topK: 3, text: 'keywords' });
+      expect(seen.at(-1)).to.deep.include({ path: '/search', body: { topK: 3, queryText: 'keywords', queryVector: { text: 'a query' } } });
+      await client.searchMany([{ text: 'one' }, [0, 1]]);
+      expect(seen.at(-1)).to.deep.include({ path: '/search-many', body: { queryVectors: [{ text: 'one' }, [0, 1]] } });
     });
 
     it("throws the server's error as TempvecError", async () => {
