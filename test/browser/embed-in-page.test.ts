@@ -143,6 +143,23 @@ describe('LocalIndex.embed in the browser (Chromium)', function () {
     }
   });
 
+  it('text records and { text } queries in the page find the ids and scores LocalIndex finds in Node', async () => {
+    const queries = ['a fast fox leaps over a sleepy dog', 'how can I change my password', 'the capital city of France', 'Wetter heute', 'emoji party'];
+    const inPage = async (input: { texts: string[]; queries: string[] }) => {
+      const { LocalIndex } = await import('/sdk.js' as string);
+      const local = await LocalIndex.load();
+      await local.addMany(input.texts.map((text, i) => ({ id: `t${i}`, text })));
+      const out = [];
+      for (const text of input.queries) out.push((await local.search({ text }, { topK: 5 })).results);
+      return out;
+    };
+    const page = await demo.page.evaluate(inPage, { texts, queries });
+    const sdk: typeof import('../../src/sdk/index.js') = await import(new URL('../../build/sdk.js', import.meta.url).href);
+    const local = await sdk.LocalIndex.load();
+    await local.addMany(texts.map((text, i) => ({ id: `t${i}`, text })));
+    for (const [j, text] of queries.entries()) expect(page[j], text).to.deep.equal((await local.search({ text }, { topK: 5 })).results);
+  });
+
   it('reports the first-use load and the throughput', () => {
     const figures = {
       filesMs: Math.round(run.load.filesMs),

@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Context } from 'koa';
 import { ENCODER_FILE, modelDirectory } from '../../embedding/load-node.js';
 import { MODEL_FILES_PREFIX, MODEL_MANIFEST_PATH, MODEL_NAME, type ModelFilesManifest } from '../../embedding/model-files.js';
@@ -47,7 +48,7 @@ async function readModelFiles(): Promise<ModelFileTable> {
   const dir = modelDirectory();
   const modelJson = join(dir, 'model.json');
   const { weightsManifest } = JSON.parse(await readFile(modelJson, 'utf8')) as { weightsManifest: { paths: string[] }[] };
-  const encoderPath = new URL(`../../../${ENCODER_FILE}`, import.meta.url).pathname;
+  const encoderPath = fileURLToPath(new URL(`../../../${ENCODER_FILE}`, import.meta.url));
   await stat(encoderPath).catch((err) => {
     throw new Error(`the embedding kernel is not built (${ENCODER_FILE}): run npm run build`, { cause: err });
   });
@@ -59,7 +60,7 @@ async function readModelFiles(): Promise<ModelFileTable> {
   ]);
   const names = new Map<string, ModelFile>();
   const url = (file: ModelFile) => {
-    const name = file.path.slice(file.path.lastIndexOf('/') + 1);
+    const name = basename(file.path);
     names.set(`${file.hash}/${name}`, file);
     return `${file.hash}/${name}`;
   };
