@@ -84,6 +84,18 @@ describe('SDK embed (in Node, from the bundle)', function () {
     }
   });
 
+  it('a large embed yields to the event loop between chunks, with the vectors of one batch', async () => {
+    const local = await sdk.LocalIndex.load();
+    const many = Array.from({ length: 5 }, () => texts).flat();
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 0);
+    const out = await local.embed(many);
+    clearInterval(timer);
+    expect(ticks, 'timers ran while it embedded').to.be.greaterThan(5);
+    const expected = node.embed(many);
+    out.vectors.forEach((v, i) => expect(maxAbsDiff(v, expected.subarray(i * 512, (i + 1) * 512)), many[i]).to.equal(0));
+  });
+
   it('refuses an empty text (VALIDATION_ERROR, its index) and a non-array; embeds nothing for no texts', async () => {
     const local = await sdk.LocalIndex.load();
     const empty = await failure(local.embed(['fine', '']));
