@@ -8,6 +8,7 @@
 // (never spooled to disk before a token is checked), the same client timeouts,
 // connections and requests per address capped, and /healthz, /readyz and
 // /metrics on an internal listener only (docs/cluster.md).
+import { MODEL_FILES_PREFIX } from '../embedding/model-files.js';
 import { INSTANCE_ID_PATTERN, type Config } from '../config.js';
 
 export interface Upstream {
@@ -215,6 +216,8 @@ export function proxyConfig(options: ProxyOptions): string {
     '',
     '  # Unauthenticated routes: any instance; one that fails or is restoring (503) is skipped.',
     ...ANY_INSTANCE_PATHS.map((path) => `  location = ${path} { ${ANY_PASS} }`),
+    // The embedding model's files (every instance has the same, at the same hashed URLs).
+    `  location ^~ ${MODEL_FILES_PREFIX}/ { ${ANY_PASS} }`,
     '',
     "  # Operators' routes answer on the internal listener only.",
     ...INTERNAL_PATHS.map((path) => `  location = ${path} { default_type application/json; return 404 '${notFound(path)}'; }`),

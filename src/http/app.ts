@@ -22,6 +22,7 @@ import { instanceHeader } from './instance-header.js';
 import { listingRoutes } from './routes/listing.js';
 import { transferRoutes } from './routes/transfer.js';
 import { assetRoutes } from './routes/assets.js';
+import { modelFileRoutes } from './routes/model-files.js';
 import { healthRoutes } from './routes/health.js';
 import { Readiness } from './readiness.js';
 import { metaRoutes } from './routes/meta.js';
@@ -145,6 +146,7 @@ export function createApp(options: AppOptions = {}) {
   listingRoutes(deps);
   transferRoutes(deps);
   assetRoutes(deps);
+  modelFileRoutes(deps);
   overviewRoutes(deps);
   healthRoutes(deps);
 

@@ -14,6 +14,10 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
     'The WebAssembly search kernel the server runs: the SIMD128 build, or with KERNEL_BUILD=relaxed the relaxed-SIMD one (/limits `backend` says which). LocalIndex.load() streams it from beside /sdk.js; served as application/wasm so WebAssembly.instantiateStreaming can compile it while it downloads.',
   kernelSimd128:
     'The SIMD128 build of the kernel, which every engine with WebAssembly SIMD runs: LocalIndex.load() falls back to it where the engine cannot compile /kernel.wasm for want of relaxed SIMD (Safari).',
+  modelManifest:
+    'The files LocalIndex.embed() loads on first use to embed texts in the page with the same model and kernel as the server: each at a URL holding its content hash (relative to this document), served with `Cache-Control: immutable`, so a page fetches them once. This document itself is revalidated by ETag.',
+  modelFile:
+    'One file of the embedding model, read from the model package in node_modules or the kernel build: `Cache-Control: public, max-age=31536000, immutable`, since its URL changes with its content. 404 NOT_FOUND for a hash that is not the current one.',
   createToken:
     'Creates an anonymous bearer token with its own private, empty index that lives until it is idle for sessionTtlMs. Send the token as `Authorization: Bearer <token>`. Takes no body: a request with one is answered 400 VALIDATION_ERROR. Limited per client address (429 RATE_LIMITED with Retry-After), by the live sessions of the address (MAX_SESSIONS_PER_ADDRESS, IPv6 by /64: 429 TOO_MANY_SESSIONS) and by the number of live sessions (503).',
   health: 'Liveness: answers 200 as long as the process can answer at all.',

@@ -181,19 +181,19 @@ function operationObject(op: Operation) {
     description,
     tags: [op.tag],
     security: op.auth ? [{ bearerAuth: [] }] : [],
-    ...(op.query ? { parameters: queryParameters(op.query) } : {}),
+    ...(op.params || op.query ? { parameters: [...(op.params ? parameters(op.params, 'path') : []), ...(op.query ? parameters(op.query, 'query') : [])] } : {}),
     ...(op.request ? { requestBody: { required: true, content: { [op.requestMediaType ?? 'application/json']: { schema: schema(op.request) } } } } : {}),
     responses,
   };
 }
 
-/** Query parameters, one per field of an object schema (each optional). */
-function queryParameters(query: NonNullable<Operation['query']>) {
-  const converted = schema(query) as { properties?: Record<string, { description?: string }> };
+/** Parameters, one per field of an object schema: path ones required, query ones optional. */
+function parameters(fields: NonNullable<Operation['params'] | Operation['query']>, where: 'path' | 'query') {
+  const converted = schema(fields) as { properties?: Record<string, { description?: string }> };
   return Object.entries(converted.properties ?? {}).map(([name, property]) => ({
     name,
-    in: 'query',
-    required: false,
+    in: where,
+    required: where === 'path',
     description: property.description,
     schema: property,
   }));

@@ -8,6 +8,8 @@ import type { ErrorCode } from '../errors.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import * as r from '../schemas/responses.js';
 import { NDJSON_TYPE } from '../export/format.js';
+import { MODEL_FILES_PREFIX, MODEL_MANIFEST_PATH, MODEL_NAME } from '../embedding/model-files.js';
+import { ModelFilesManifestSchema } from '../schemas/model-files.js';
 
 /** A JSON body (the envelope) or another media type (the SDK, the kernel, the demo page). */
 export interface Content {
@@ -26,6 +28,8 @@ export interface Operation {
   request?: v.GenericSchema;
   /** The request body's media type (application/json unless given). */
   requestMediaType?: string;
+  /** Path parameters (`{name}` in path), each required, as an object schema. */
+  params?: v.ObjectSchema<v.ObjectEntries, undefined>;
   /** Query parameters, as an object schema of optional fields. */
   query?: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
   status: 200 | 201;
@@ -179,6 +183,38 @@ export function operations(s: RequestSchemas): Operation[] {
       etag: true,
       responses: [{ mediaType: 'application/wasm', schema: v.pipe(v.string(), v.description('WebAssembly binary.')) }],
       errors: [],
+    },
+    {
+      method: 'get',
+      path: `/${MODEL_MANIFEST_PATH}`,
+      operationId: 'modelManifest',
+      summary: `Where the files of the embedding model ${MODEL_NAME} are, for LocalIndex.embed in a page.`,
+      tag: 'assets',
+      auth: false,
+      status: 200,
+      etag: true,
+      responses: json(ModelFilesManifestSchema),
+      errors: [],
+    },
+    {
+      method: 'get',
+      path: `${MODEL_FILES_PREFIX}/{hash}/{file}`,
+      operationId: 'modelFile',
+      summary: 'One file of the embedding model at its immutable, content-hashed URL (listed by the model manifest).',
+      tag: 'assets',
+      auth: false,
+      params: v.object({
+        hash: v.pipe(v.string(), v.description('The first 16 hex digits of the SHA-256 of the file.')),
+        file: v.pipe(v.string(), v.description('The file name (embedding.wasm, model.json, vocab.json, group1-shard1of7, ...).')),
+      }),
+      status: 200,
+      etag: true,
+      responses: [
+        { mediaType: 'application/wasm', schema: v.pipe(v.string(), v.description('The encoder kernel.')) },
+        { mediaType: 'application/json', schema: v.pipe(v.unknown(), v.description('model.json or vocab.json as the model package ships them.')) },
+        { mediaType: 'application/octet-stream', schema: v.pipe(v.string(), v.description('A weight shard (little-endian float32 tensors).')) },
+      ],
+      errors: ['NOT_FOUND'],
     },
     {
       method: 'post',

@@ -4,9 +4,10 @@
 // start a new, empty session: the caller decides, with createToken().
 // Works in browsers and in Node 20 (global fetch).
 import { ERROR_CODES } from '../errors.js';
-import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
+import { decodeFloat32Base64, encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import { SessionExpiredError, TempvecError } from './errors.js';
 import type { ExportSource, LocalIndex } from './local-index.js';
+import { isTextQuery } from './local-embedding.js';
 import { searchBody, searchManyBody } from './search-body.js';
 import type * as t from './types.js';
 
@@ -33,7 +34,10 @@ export interface ClientOptions {
  * 10 or more as decimals. Other array-likes go as JSON numbers.
  */
 const toWire = (vector: t.Vector): number[] | string => (vector instanceof Float32Array ? encodeFloat32Base64(vector) : Array.from(vector));
-const toRecord = (r: t.VectorRecord) => ({ ...r, vector: toWire(r.vector) });
+/** A record without a vector goes as it is: the server stores the embedding of its text. */
+const toRecord = (r: t.VectorRecord | t.TextRecord) => (r.vector === undefined ? r : { ...r, vector: toWire(r.vector) });
+/** A text query goes as `{ text }`: the server embeds it. */
+const toQuery = (q: t.Vector | t.TextQuery) => (isTextQuery(q) ? { text: q.text } : toWire(q));
 
 export class TempvecClient {
   readonly baseUrl: string;
@@ -89,10 +93,10 @@ export class TempvecClient {
   deleteMetadata(id: string) {
     return this.request<t.SetMetadataResponse>('POST', '/vectors/metadata/delete', { id });
   }
-  add(record: t.VectorRecord, options: t.SessionOptions = {}) {
+  add(record: t.VectorRecord | t.TextRecord, options: t.SessionOptions = {}) {
     return this.request<t.AddResponse>('POST', '/vectors/add', { ...options, ...toRecord(record) });
   }
-  addMany(records: t.VectorRecord[], options: t.SessionOptions = {}) {
+  addMany(records: (t.VectorRecord | t.TextRecord)[], options: t.SessionOptions = {}) {
     return this.request<t.AddManyResponse>('POST', '/vectors/add-many', { ...options, vectors: records.map(toRecord) });
   }
   delete(id: string) {
@@ -163,13 +167,23 @@ export class TempvecClient {
   clear() {
     return this.request<t.ClearResponse>('POST', '/vectors/clear');
   }
-  /** The nearest vectors to `queryVector`; with `text`, a hybrid search fusing them with the BM25 ranking of the text. */
-  search(queryVector: t.Vector, options: t.SearchOptions = {}) {
-    return this.request<t.SearchResponse>('POST', '/search', { ...searchBody(options), queryVector: toWire(queryVector) });
+  /** The nearest vectors to `queryVector` (or to the embedding of `{ text }`); with `text`, a hybrid search fusing them with the BM25 ranking of the text. */
+  search(queryVector: t.Vector | t.TextQuery, options: t.SearchOptions = {}) {
+    return this.request<t.SearchResponse>('POST', '/search', { ...searchBody(options), queryVector: toQuery(queryVector) });
   }
-  /** One search per query vector; with `texts` (one per vector), hybrid searches. */
-  searchMany(queryVectors: t.Vector[], options: t.SearchManyOptions = {}) {
-    return this.request<t.SearchManyResponse>('POST', '/search-many', { ...searchManyBody(options), queryVectors: queryVectors.map(toWire) });
+  /** One search per query vector (or `{ text }`); with `texts` (one per vector), hybrid searches. */
+  searchMany(queryVectors: (t.Vector | t.TextQuery)[], options: t.SearchManyOptions = {}) {
+    return this.request<t.SearchManyResponse>('POST', '/search-many', { ...searchManyBody(options), queryVectors: queryVectors.map(toQuery) });
+  }
+
+  /**
+   * POST /embed: the server's vectors of `texts` by its embedding model
+   * (use-lite-512 unless the server is configured otherwise), asked as base64
+   * so they arrive as their exact float32 values.
+   */
+  async embed(texts: string[]): Promise<t.EmbedResponse> {
+    const answer = await this.request<Omit<t.EmbedResponse, 'vectors'> & { vectors: string[] }>('POST', '/embed', { texts, vectorEncoding: 'base64' });
+    return { ...answer, vectors: answer.vectors.map(decodeVector) };
   }
 
   /** The token, fetched once even when several calls start together. */
@@ -231,6 +245,12 @@ export class TempvecClient {
     const said = error.code ? `${error.code}: ${error.message ?? ''}` : `${response.status} ${response.statusText}`;
     return new TempvecError(response.status, 'HTTP_ERROR', `${response.url || this.baseUrl} answered ${said}`.trim(), error.details);
   }
+}
+
+function decodeVector(text: string): Float32Array {
+  const vector = decodeFloat32Base64(text);
+  if (!vector) throw new TempvecError(0, 'HTTP_ERROR', 'POST /embed answered a vector that is not base64 float32');
+  return vector;
 }
 
 /** The body of an import: a LocalIndex becomes its export text. */

@@ -3,7 +3,7 @@ import type * as t from './types.js';
 
 export class TempvecError extends Error {
   constructor(
-    /** The HTTP status; 0 when no answer came (NETWORK_ERROR, BASE_URL_REQUIRED, KERNEL_UNAVAILABLE). */
+    /** The HTTP status; 0 when no answer came (NETWORK_ERROR, BASE_URL_REQUIRED, KERNEL_UNAVAILABLE, MODEL_UNAVAILABLE). */
     readonly status: number,
     /** The server's stable error code (VALIDATION_ERROR, DIMENSION_MISMATCH, ...), or one of the SDK's own. */
     readonly code: t.TempvecErrorCode,

@@ -6,6 +6,7 @@
 // server's own when its GET /limits is passed in.
 import * as v from 'valibot';
 import { loadConfig, requestLimitsOf, type Config } from '../config.js';
+import { MODEL_NAME } from '../embedding/model-files.js';
 import { ApiError } from '../errors.js';
 import { exportText } from '../export/format.js';
 import { ImportReader, prepareImport } from '../export/import-reader.js';
@@ -19,6 +20,8 @@ import { requestSchemas, type RequestSchemas } from '../schemas/index.js';
 import { patchedMetadata } from '../schemas/patched-metadata.js';
 import { requestError } from '../schemas/request-error.js';
 import { searchCall, searchManyCall, type SearchCall } from '../schemas/search-call.js';
+import { loadEmbedder } from './embedder.js';
+import { isTextQuery, modelOptions, needsModel, noModelError, sessionOptions, textsOf, withVectors } from './local-embedding.js';
 import { searchBody, searchManyBody } from './search-body.js';
 import { TempvecError } from './errors.js';
 import type * as t from './types.js';
@@ -26,6 +29,12 @@ import type * as t from './types.js';
 export interface LocalIndexOptions {
   /** Where the kernel is; defaults to kernel.wasm beside this module (the server serves both). */
   wasmUrl?: string | URL;
+  /**
+   * The embedding model's manifest (GET /models/use-lite-512/manifest.json of
+   * a tempvec server), fetched with its files on the first embed; defaults to
+   * the one beside this module, or in Node (loaded from a file) the files on disk.
+   */
+  modelUrl?: string | URL;
   /** The kernel itself, compiled or as bytes (skips the fetch). */
   wasm?: WebAssembly.Module | ArrayBuffer | ArrayBufferView;
   /** Capacity; defaults to `limits.maxVectorsPerSession`, else the server's default maxVectors. */
@@ -50,6 +59,8 @@ export interface LocalSearchManyResult {
 /** How the kernel was obtained: instantiateStreaming in browsers, else from bytes. */
 export type KernelSource = 'instantiateStreaming' | 'bytes' | 'module';
 
+type AddResult = { added: number; replaced: number };
+
 /** The server defaults bundled with the SDK and their schemas: made by the first load, so importing this module runs nothing. */
 let bundled: { config: Config; schemas: RequestSchemas } | undefined;
 
@@ -62,12 +73,16 @@ function bundledDefaults(): { config: Config; schemas: RequestSchemas } {
 }
 
 export class LocalIndex {
+  /** The embedding model, fixed by the first add that embeds or names it; cleared by reset. */
+  private embedding: t.EmbeddingModel | null = null;
+
   private constructor(
     private readonly index: VectorIndex,
     readonly kernelSource: KernelSource,
     private readonly schemas: RequestSchemas,
     /** The kernel build it runs: the server's, or wasm-simd128 where this engine cannot run the relaxed one (docs/api.md). */
     readonly backend: t.Backend,
+    private readonly modelUrl: string | URL | undefined,
   ) {}
 
   /** Load the kernel and make an empty index. */
@@ -78,7 +93,23 @@ export class LocalIndex {
     const schemas = options.limits ? requestSchemas(config) : defaults.schemas;
     const index = new VectorIndex(module, options.maxVectors ?? config.maxVectorsPerSession);
     index.maxTextBytes = config.maxTextBytes;
-    return new LocalIndex(index, source, schemas, backendOf(module));
+    return new LocalIndex(index, source, schemas, backendOf(module), options.modelUrl);
+  }
+
+  /**
+   * The vectors of `texts` by the server's embedding model (use-lite-512),
+   * computed here on the calling thread: equal to the server's. The model's
+   * files (28 MB) are fetched and compiled on the first call only, once per
+   * page. A text past 128 tokens is truncated; an empty one is VALIDATION_ERROR.
+   */
+  async embed(texts: readonly string[]): Promise<t.EmbedResult> {
+    if (!Array.isArray(texts)) throw new TempvecError(400, 'VALIDATION_ERROR', 'texts must be an array of strings');
+    return (await loadEmbedder(this.modelUrl)).embed(texts);
+  }
+
+  /** How the embedding model was loaded (loading it if no embed has yet). */
+  async embedderLoad(): Promise<t.EmbedderLoad> {
+    return (await loadEmbedder(this.modelUrl)).loaded;
   }
 
   get size(): number {
@@ -87,8 +118,8 @@ export class LocalIndex {
   get maxVectors(): number {
     return this.index.maxVectors;
   }
-  get config(): t.SessionConfig & { initialized: boolean } {
-    return { ...this.index.getConfig(), backend: this.backend, initialized: this.index.initialized };
+  get config(): t.SessionConfig & { initialized: boolean; embedding: t.EmbeddingModel | null } {
+    return { ...this.index.getConfig(), backend: this.backend, embedding: this.embedding, initialized: this.index.initialized };
   }
 
   has(id: string): boolean {
@@ -104,20 +135,73 @@ export class LocalIndex {
     return out;
   }
 
-  /** Add or replace vectors, all or nothing; the first add fixes dimensions and metric, as on the server. */
-  addMany(records: t.VectorRecord[], options: t.SessionOptions = {}): { added: number; replaced: number } {
+  /**
+   * Add or replace vectors, all or nothing; the first add fixes dimensions and metric, as on the server.
+   * Records with a text and no vector are stored with its embedding (a Promise then: the model may load first).
+   */
+  addMany(records: t.VectorRecord[], options?: t.SessionOptions): AddResult;
+  addMany(records: (t.VectorRecord | t.TextRecord)[], options?: t.SessionOptions): Promise<AddResult>;
+  addMany(records: (t.VectorRecord | t.TextRecord)[], options: t.SessionOptions = {}): AddResult | Promise<AddResult> {
+    if (Array.isArray(records) && needsModel(records, options))
+      return this.withModel(
+        records,
+        options,
+        (i) => `/vectors/${i}`,
+        (filled, rest) => this.addVectors(filled, rest),
+      );
+    return this.addVectors(records as t.VectorRecord[], sessionOptions(options));
+  }
+
+  private addVectors(records: t.VectorRecord[], options: t.SessionOptions): AddResult {
     const body = parse(this.schemas.AddManyRequestSchema, { ...options, vectors: records.map((r) => ({ ...r, vector: Array.from(r.vector) })) });
     return this.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric, vectorType: body.vectorType, analyzer: body.analyzer });
   }
 
-  /** One vector; errors point at /vector as the server's POST /vectors/add does. */
-  add(record: t.VectorRecord, options: t.SessionOptions = {}): { added: number; replaced: number } {
+  /** One vector; errors point at /vector as the server's POST /vectors/add does. A text and no vector: its embedding (a Promise). */
+  add(record: t.VectorRecord, options?: t.SessionOptions): AddResult;
+  add(record: t.TextRecord, options?: t.SessionOptions): Promise<AddResult>;
+  add(record: t.VectorRecord | t.TextRecord, options: t.SessionOptions = {}): AddResult | Promise<AddResult> {
+    if (needsModel([record], options))
+      return this.withModel(
+        [record],
+        options,
+        () => '',
+        ([filled], rest) => this.addVector(filled, rest),
+      );
+    return this.addVector(record as t.VectorRecord, sessionOptions(options));
+  }
+
+  private addVector(record: t.VectorRecord, options: t.SessionOptions): AddResult {
     const { id, vector, metadata, text, dimensions, metric, vectorType, analyzer } = parse(this.schemas.AddRequestSchema, {
       ...options,
       ...record,
       vector: Array.from(record.vector),
     });
     return this.upsert([{ id, vector, metadata, text }], { dimensions, metric, vectorType, analyzer, pathOf: () => '' });
+  }
+
+  /** Embed the texts of records without vectors, then add them all under the model's options (cosine); the model is then the index's. */
+  private async withModel(
+    records: (t.VectorRecord | t.TextRecord)[],
+    options: t.SessionOptions,
+    path: (i: number) => string,
+    apply: (records: t.VectorRecord[], options: t.SessionOptions) => AddResult,
+  ): Promise<AddResult> {
+    const rest = modelOptions(options);
+    const texts = textsOf(records, path);
+    const { vectors } = texts.size > 0 ? await this.embed([...texts.values()]) : { vectors: [] };
+    const out = apply(withVectors(records, texts, vectors), rest);
+    this.embedding = MODEL_NAME;
+    return out;
+  }
+
+  /** Query vectors for a search: text queries embedded, which needs the index's model. */
+  private async queryVectors(queries: (t.Vector | t.TextQuery)[]): Promise<number[][]> {
+    const texts = queries.filter(isTextQuery).map((q) => q.text);
+    if (texts.length > 0 && this.embedding === null) throw noModelError();
+    const { vectors } = texts.length > 0 ? await this.embed(texts) : { vectors: [] };
+    let k = 0;
+    return queries.map((q) => Array.from(isTextQuery(q) ? vectors[k++] : q));
   }
 
   /** Check `records` as one batch, then apply them as the server's add and add-many do. */
@@ -164,9 +248,12 @@ export class LocalIndex {
     return change.metadata;
   }
 
-  /** The nearest vectors to `queryVector`; with `text`, a hybrid search, as the client's search. */
-  search(queryVector: t.Vector, options: t.SearchOptions = {}): LocalSearchResult {
-    return this.searchOne({ ...searchBody(options), queryVector: Array.from(queryVector) });
+  /** The nearest vectors to `queryVector`; with `text`, a hybrid search, as the client's search. A `{ text }` query: its embedding (a Promise). */
+  search(queryVector: t.Vector, options?: t.SearchOptions): LocalSearchResult;
+  search(query: t.TextQuery, options?: t.SearchOptions): Promise<LocalSearchResult>;
+  search(query: t.Vector | t.TextQuery, options: t.SearchOptions = {}): LocalSearchResult | Promise<LocalSearchResult> {
+    if (isTextQuery(query)) return this.queryVectors([query]).then(([vector]) => this.searchOne({ ...searchBody(options), queryVector: vector }));
+    return this.searchOne({ ...searchBody(options), queryVector: Array.from(query) });
   }
 
   /** Search with the stored vector `id` as the query; `id` itself is left out of the results. */
@@ -179,8 +266,12 @@ export class LocalIndex {
     return this.searchOne({ ...options, queryText: text });
   }
 
-  searchMany(queryVectors: t.Vector[], options: t.SearchManyOptions = {}): LocalSearchManyResult {
-    return this.searchBatch({ ...searchManyBody(options), queryVectors: queryVectors.map((q) => Array.from(q)) });
+  searchMany(queryVectors: t.Vector[], options?: t.SearchManyOptions): LocalSearchManyResult;
+  searchMany(queries: (t.Vector | t.TextQuery)[], options?: t.SearchManyOptions): Promise<LocalSearchManyResult>;
+  searchMany(queries: (t.Vector | t.TextQuery)[], options: t.SearchManyOptions = {}): LocalSearchManyResult | Promise<LocalSearchManyResult> {
+    if (Array.isArray(queries) && queries.some(isTextQuery))
+      return this.queryVectors(queries).then((vectors) => this.searchBatch({ ...searchManyBody(options), queryVectors: vectors }));
+    return this.searchBatch({ ...searchManyBody(options), queryVectors: (queries as t.Vector[]).map((q) => Array.from(q)) });
   }
 
   searchManyByIds(ids: string[], options: t.SearchManyOptions = {}): LocalSearchManyResult {
@@ -242,8 +333,9 @@ export class LocalIndex {
   clear(): number {
     return applyToIndex(this.index, { t: 'clear' });
   }
-  /** Drop everything, configuration included. */
+  /** Drop everything, configuration (and embedding model) included. */
   reset(): number {
+    this.embedding = null;
     return applyToIndex(this.index, { t: 'reset' });
   }
 }

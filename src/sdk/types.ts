@@ -48,10 +48,11 @@ export type ServerErrorCode =
 /**
  * The SDK's own: NETWORK_ERROR (no answer; `cause` says why), BASE_URL_REQUIRED
  * (no baseUrl where the SDK cannot tell its server), KERNEL_UNAVAILABLE
- * (LocalIndex.load() could not get the kernel), HTTP_ERROR (an answer that is
- * not a tempvec error body, e.g. a proxy's).
+ * (LocalIndex.load() could not get the kernel), MODEL_UNAVAILABLE
+ * (LocalIndex.embed could not get the embedding model's files), HTTP_ERROR (an
+ * answer that is not a tempvec error body, e.g. a proxy's).
  */
-export type SdkErrorCode = 'NETWORK_ERROR' | 'BASE_URL_REQUIRED' | 'KERNEL_UNAVAILABLE' | 'HTTP_ERROR';
+export type SdkErrorCode = 'NETWORK_ERROR' | 'BASE_URL_REQUIRED' | 'KERNEL_UNAVAILABLE' | 'MODEL_UNAVAILABLE' | 'HTTP_ERROR';
 export type TempvecErrorCode = ServerErrorCode | SdkErrorCode;
 /** float32: exact scan; int8: per-vector-scaled int8 codes scanned, the best candidatePool re-ranked in float32. */
 export type VectorType = 'float32' | 'int8';
@@ -265,6 +266,24 @@ export interface SessionOptions {
   vectorType?: VectorType;
   /** Fixed by the first add that names one or carries text. */
   analyzer?: Analyzer;
+  /** The embedding model (use-lite-512): fixed by the first add that embeds or names it; sets 512 dimensions and cosine. */
+  embedding?: EmbeddingModel;
+}
+
+/** The builtin embedding model. */
+export type EmbeddingModel = 'use-lite-512';
+
+/** A record stored with the embedding of its text (the text is kept for keyword search too). */
+export interface TextRecord {
+  id: string;
+  text: string;
+  vector?: undefined;
+  metadata?: Metadata;
+}
+
+/** A query by meaning: the embedding of `text` is the query vector. */
+export interface TextQuery {
+  text: string;
 }
 
 /** Fields every success response has. */
@@ -374,3 +393,26 @@ export interface SearchManyResponse extends WithSession {
   results: SearchHit[][];
   stats: SearchStats;
 }
+
+/** Vectors of texts (client.embed, LocalIndex.embed): unit length, `dimensions` floats each, in the texts' order. */
+export interface EmbedResult {
+  /** The model's name: use-lite-512. */
+  model: string;
+  dimensions: number;
+  vectors: Float32Array[];
+}
+
+/** How LocalIndex loaded the embedding model on its first embed. */
+export interface EmbedderLoad {
+  /** The manifest's URL, or the files read in Node. */
+  from: string;
+  /** Bytes fetched or read (the encoder kernel, the weights, the vocabulary). */
+  bytes: number;
+  /** Milliseconds from the first embed to the files fetched (or read) and the kernel compiled. */
+  filesMs: number;
+  /** Milliseconds from the first embed to a ready encoder: filesMs, then parsing and copying the weights in. */
+  ms: number;
+}
+
+/** POST /embed's answer (client.embed), its vectors decoded. */
+export interface EmbedResponse extends EmbedResult, Envelope {}

@@ -51,6 +51,7 @@ describe('nginx configuration generator', () => {
     expect(text).to.include('  "~^[Bb][Ee][Aa][Rr][Ee][Rr] a\\." tempvec_a;').and.include('  default tempvec_any;');
     expect(text).to.include('client_max_body_size 4096;').and.include('proxy_set_header Connection "";');
     for (const path of ANY_INSTANCE_PATHS) expect(text).to.include(`location = ${path} { proxy_pass http://tempvec_any;`);
+    expect(text).to.include('location ^~ /models/use-lite-512/ { proxy_pass http://tempvec_any;');
     expect(text.match(/max_fails=1/g)).to.have.length(2);
   });
 

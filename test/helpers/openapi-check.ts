@@ -32,8 +32,9 @@ export class ResponseChecker {
   }
 
   /** Throws with the reason when `reply` is not what the document declares for `method path`. */
-  check(method: string, path: string, reply: Reply): void {
+  check(method: string, requested: string, reply: Reply): void {
     const m = method.toLowerCase();
+    const path = this.templateOf(requested);
     const operation = this.doc.paths[path]?.[m];
     if (!operation) throw new Error(`${method} ${path} is not in the OpenAPI document`);
     const declared = operation.responses[String(reply.status)];
@@ -60,6 +61,13 @@ export class ResponseChecker {
       this.validate(`${DOC_ID}#/${pointer}`, reply.body, `${method} ${path} ${reply.status}`);
     }
     this.seen.add(reply.body?.success === false ? `${key} ${reply.body.error?.code}` : key);
+  }
+
+  /** The document's path for a requested one: itself, or the template (`/a/{b}`) it fills in. */
+  templateOf(path: string): string {
+    if (this.doc.paths[path]) return path;
+    const matches = (template: string) => new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`).test(path);
+    return Object.keys(this.doc.paths).find((template) => template.includes('{') && matches(template)) ?? path;
   }
 
   /** Whether `body` passes the request schema the document declares for `method path`. */

@@ -11,6 +11,7 @@ import { newToken } from '../../src/sessions/token.js';
 import { SPEC_LIMITS } from '../../src/config.js';
 import { SESSION_HEAP_BYTES } from '../../src/sessions/budget-ledger.js';
 import { KernelInstance } from '../../src/kernel/kernel-instance.js';
+import { MODEL_FILES_PREFIX, MODEL_MANIFEST_PATH, type ModelFilesManifest } from '../../src/embedding/model-files.js';
 import { startApp, type LiveApp, type Reply, type SendOptions } from '../helpers/live-app.js';
 import { ResponseChecker, REVALIDATE } from '../helpers/openapi-check.js';
 
@@ -209,9 +210,17 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     return reply;
   }
 
+  /** The model files' routes, with the hashes of the files on this machine. */
+  const modelFile = (name: 'encoder' | 'model' | 'vocab' | 'shard') =>
+    `${MODEL_FILES_PREFIX}/${name === 'shard' ? manifest.files.shards[0] : manifest.files[name]}`;
+  let manifest: ModelFilesManifest;
+  /** A request path for a documented one: path parameters filled in. */
+  const concrete = (path: string) => (path.startsWith(`${MODEL_FILES_PREFIX}/{`) ? modelFile('vocab') : path);
+
   before(async () => {
     live = await startApp(LIMITS, { now: () => now });
     checker = new ResponseChecker((await live.send('GET', '/openapi.json')).body);
+    manifest = (await live.send('GET', `/${MODEL_MANIFEST_PATH}`)).body;
     for (const [path, ops] of Object.entries<any>(checker.doc.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) operations.push({ method: method.toUpperCase(), path, op });
     }
@@ -219,7 +228,11 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
   after(() => live.close());
 
   it('every success response matches its schema', async () => {
-    for (const c of SUCCESS) {
+    const modelFiles: Case[] = [
+      ['GET', `/${MODEL_MANIFEST_PATH}`],
+      ...(['encoder', 'model', 'vocab', 'shard'] as const).map((f): Case => ['GET', modelFile(f)]),
+    ];
+    for (const c of [...SUCCESS, ...modelFiles]) {
       const reply = await run(c);
       expect(reply.status, `${c[0]} ${c[1]}`).to.be.oneOf([200, 201]);
     }
@@ -228,16 +241,17 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
   it('a matching If-None-Match gets 304 on the routes that send an ETag', async () => {
     for (const { method, path, op } of operations.filter((o) => o.op.responses['304'])) {
       const headers: Record<string, string> = path === '/' ? { accept: 'text/html' } : {};
-      const first = await live.send(method, path, { headers });
+      const first = await live.send(method, concrete(path), { headers });
       const etag = first.headers.get('etag');
       expect(etag, `${method} ${path}`).to.be.a('string');
-      await run([method, path, { headers: { ...headers, 'if-none-match': etag!, ...REVALIDATE } }]);
+      await run([method, concrete(path), { headers: { ...headers, 'if-none-match': etag!, ...REVALIDATE } }]);
       void op;
     }
   });
 
   it('every route-specific error matches its schema', async () => {
-    for (const c of ERRORS) {
+    const modelFiles: Case[] = [['GET', `${MODEL_FILES_PREFIX}/0000000000000000/vocab.json`]];
+    for (const c of [...ERRORS, ...modelFiles]) {
       const reply = await run(c);
       expect(reply.status, `${c[0]} ${c[1]} ${JSON.stringify(c[2])}`).to.be.at.least(400);
     }

@@ -13,8 +13,10 @@ export function overviewRoutes({ router }: RouteDeps): void {
       sendAsset(ctx, demo);
       return;
     }
-    // Every route the router knows, from the router itself, so the list cannot drift.
-    const routes = router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: layer.path })));
+    // Every route the router knows, from the router itself, so the list cannot drift; parameters as OpenAPI writes them ({name}).
+    const routes = router.stack.flatMap((layer) =>
+      layer.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: String(layer.path).replace(/:(\w+)/g, '{$1}') })),
+    );
     reply(ctx, {
       name: packageInfo.name,
       version: packageInfo.version,
