@@ -93,7 +93,9 @@ describe('SDK embed (in Node, from the bundle)', function () {
     clearInterval(timer);
     expect(ticks, 'timers ran while it embedded').to.be.greaterThan(5);
     const expected = node.embed(many);
-    out.vectors.forEach((v, i) => expect(maxAbsDiff(v, expected.subarray(i * 512, (i + 1) * 512)), many[i]).to.equal(0));
+    out.vectors.forEach((v, i) => {
+      expect(maxAbsDiff(v, expected.subarray(i * 512, (i + 1) * 512)), many[i]).to.equal(0);
+    });
   });
 
   it('refuses an empty text (VALIDATION_ERROR, its index) and a non-array; embeds nothing for no texts', async () => {
