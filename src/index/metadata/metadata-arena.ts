@@ -8,6 +8,7 @@
 // records copied to the open chunk, the chunk let go): the work of one step
 // is bounded by a chunk, however large the session.
 
+import { type Chunk, ChunkList, emptyChunk } from './chunk-list.js';
 import { grown, grownLength } from './typed-arrays.js';
 
 const FIRST_CHUNK_BYTES = 4 * 1024;
@@ -18,15 +19,9 @@ const utf8 = new TextDecoder();
 const utf8In = new TextEncoder();
 const align4 = (n: number) => (n + 3) & ~3;
 
-interface Chunk {
-  readonly bytes: Uint8Array;
+/** A chunk with a view of its bytes as words (entry ids are 4-aligned). */
+interface WordChunk extends Chunk {
   readonly words: Uint32Array;
-  /** Bytes appended so far. */
-  used: number;
-  /** Bytes of records still in use. */
-  live: number;
-  /** Waiting in `halfEmpty` for a compaction step. */
-  queued: boolean;
 }
 
 export class MetadataArena {
@@ -34,11 +29,12 @@ export class MetadataArena {
   private offsetOf = new Uint32Array(0);
   private jsonLengthOf = new Uint32Array(0);
   private entryCountOf = new Uint32Array(0);
-  private chunks: (Chunk | null)[] = [];
-  /** Chunks (not the open one) at least half holes, to compact. */
-  private halfEmpty: number[] = [];
-  /** Where records are appended. */
-  private open = -1;
+  private readonly chunks = new ChunkList<WordChunk>(
+    (size) => this.newChunk(size),
+    (chunk) => {
+      this.chunkBytes -= chunk.bytes.length;
+    },
+  );
   private chunkBytes = 0;
   private nextChunkBytes = FIRST_CHUNK_BYTES;
 
@@ -58,10 +54,8 @@ export class MetadataArena {
   growthUpper(records: number, recordBytes: number, rowsAfter: number, holes: boolean): number {
     const rows = grownLength(this.chunkOf.length, rowsAfter) - this.chunkOf.length;
     const bytes = recordBytes + 4 * records;
-    const open = this.open >= 0 ? this.chunks[this.open]! : null;
-    const free = open ? open.bytes.length - open.used : 0;
-    const chunks = records === 0 || bytes <= free ? 0 : 2 * bytes + Math.max(this.nextChunkBytes, 2 * bytes);
-    const compaction = holes || this.halfEmpty.length > 0 ? this.nextChunkBytes : 0;
+    const chunks = records === 0 || bytes <= this.chunks.openFree ? 0 : 2 * bytes + Math.max(this.nextChunkBytes, 2 * bytes);
+    const compaction = holes || this.chunks.compactionQueued ? this.nextChunkBytes : 0;
     return 16 * rows + chunks + compaction;
   }
 
@@ -88,7 +82,7 @@ export class MetadataArena {
    * the arena does after.
    */
   jsonBytesOf(row: number): Uint8Array {
-    const chunk = this.chunks[this.chunkOf[row]]!,
+    const chunk = this.chunks.get(this.chunkOf[row]),
       at = this.offsetOf[row];
     return chunk.bytes.subarray(at, at + this.jsonLengthOf[row]);
   }
@@ -96,7 +90,7 @@ export class MetadataArena {
   /** The entry ids of the row (a view: read it before the next change). */
   entries(row: number): Uint32Array {
     if (!this.has(row)) return EMPTY_ENTRIES;
-    const chunk = this.chunks[this.chunkOf[row]]!;
+    const chunk = this.chunks.get(this.chunkOf[row]);
     const start = (this.offsetOf[row] + align4(this.jsonLengthOf[row])) >>> 2;
     return chunk.words.subarray(start, start + this.entryCountOf[row]);
   }
@@ -110,9 +104,8 @@ export class MetadataArena {
   write(row: number, json: string, jsonLength: number, entries: Uint32Array, entryCount: number, quoted = false): void {
     this.ensureRows(row + 1);
     const size = align4(jsonLength) + 4 * entryCount;
-    const index = this.room(size);
-    const chunk = this.chunks[index]!,
-      at = chunk.used;
+    const at = this.chunks.reserve(size);
+    const chunk = this.chunks.get(this.chunks.open);
     // A record's text is long: the engine's encoder beats a JS loop (which wins on short keys).
     if (quoted) {
       chunk.bytes[at] = chunk.bytes[at + jsonLength - 1] = 0x22;
@@ -121,9 +114,7 @@ export class MetadataArena {
       utf8In.encodeInto(json, chunk.bytes.subarray(at, at + jsonLength));
     }
     chunk.words.set(entries.subarray(0, entryCount), (at + align4(jsonLength)) >>> 2);
-    chunk.used += size;
-    chunk.live += size;
-    this.chunkOf[row] = index;
+    this.chunkOf[row] = this.chunks.open;
     this.offsetOf[row] = at;
     this.jsonLengthOf[row] = jsonLength;
     this.entryCountOf[row] = entryCount;
@@ -133,13 +124,9 @@ export class MetadataArena {
   /** Let go of the record of `row` (a hole until its chunk is compacted). */
   free(row: number): void {
     if (!this.has(row)) return;
-    const index = this.chunkOf[row];
-    const chunk = this.chunks[index]!;
-    chunk.live -= align4(this.jsonLengthOf[row]) + 4 * this.entryCountOf[row];
+    this.chunks.freed(this.chunkOf[row], align4(this.jsonLengthOf[row]) + 4 * this.entryCountOf[row]);
     this.jsonBytes -= this.jsonLengthOf[row];
     this.chunkOf[row] = NO_CHUNK;
-    if (chunk.live === 0 && index !== this.open) this.dropChunk(index);
-    else if (index !== this.open) this.queueIfHalfEmpty(index);
   }
 
   /** The record of `from` becomes the record of `to` (which has none); `from` has none after. */
@@ -159,31 +146,16 @@ export class MetadataArena {
    * rows in use (a row's record may be in any chunk).
    */
   compactStep(rows: number): void {
-    let worst = -1;
-    while (worst < 0 && this.halfEmpty.length > 0) {
-      const index = this.halfEmpty.pop()!;
-      const chunk = this.chunks[index];
-      if (chunk?.queued && index !== this.open) worst = index;
-      if (chunk) chunk.queued = false;
-    }
+    const worst = this.chunks.nextToCompact();
     if (worst < 0) return;
-    const from = this.chunks[worst]!;
+    const from = this.chunks.get(worst);
     for (let row = 0; row < rows && from.live > 0; row++) {
       if (this.chunkOf[row] !== worst) continue;
-      const jsonLength = this.jsonLengthOf[row],
-        count = this.entryCountOf[row];
-      const size = align4(jsonLength) + 4 * count;
-      const at = this.offsetOf[row];
-      const index = this.room(size);
-      const to = this.chunks[index]!;
-      to.bytes.set(from.bytes.subarray(at, at + size), to.used);
-      this.chunkOf[row] = index;
-      this.offsetOf[row] = to.used;
-      to.used += size;
-      to.live += size;
-      from.live -= size;
+      const size = align4(this.jsonLengthOf[row]) + 4 * this.entryCountOf[row];
+      this.offsetOf[row] = this.chunks.copy(from, this.offsetOf[row], size);
+      this.chunkOf[row] = this.chunks.open;
     }
-    this.dropChunk(worst);
+    this.chunks.drop(worst);
   }
 
   clear(): void {
@@ -191,42 +163,18 @@ export class MetadataArena {
     this.offsetOf = new Uint32Array(0);
     this.jsonLengthOf = new Uint32Array(0);
     this.entryCountOf = new Uint32Array(0);
-    this.chunks = [];
-    this.halfEmpty = [];
-    this.open = -1;
+    this.chunks.clear();
     this.chunkBytes = 0;
     this.jsonBytes = 0;
     this.nextChunkBytes = FIRST_CHUNK_BYTES;
   }
 
-  /** The index of a chunk with `size` free bytes at its end: the open one, or a new one made open. */
-  private room(size: number): number {
-    const open = this.open >= 0 ? this.chunks[this.open]! : null;
-    if (open && open.used + size <= open.bytes.length) return this.open;
-    const was = this.open;
-    if (open && open.live === 0) this.dropChunk(was);
+  /** A chunk of at least `size` bytes (4-aligned for the entry ids): the next size, doubling up to 1 MiB. */
+  private newChunk(size: number): WordChunk {
     const bytes = new Uint8Array(Math.max(this.nextChunkBytes, align4(size)));
     this.nextChunkBytes = Math.min(MAX_CHUNK_BYTES, this.nextChunkBytes * 2);
-    let index = this.chunks.indexOf(null);
-    if (index < 0) index = this.chunks.length;
-    this.chunks[index] = { bytes, words: new Uint32Array(bytes.buffer), used: 0, live: 0, queued: false };
     this.chunkBytes += bytes.length;
-    this.open = index;
-    if (was >= 0 && this.chunks[was]) this.queueIfHalfEmpty(was);
-    return index;
-  }
-
-  private queueIfHalfEmpty(index: number): void {
-    const chunk = this.chunks[index]!;
-    if (chunk.queued || (chunk.used - chunk.live) * 2 < chunk.bytes.length) return;
-    chunk.queued = true;
-    this.halfEmpty.push(index);
-  }
-
-  private dropChunk(index: number): void {
-    this.chunkBytes -= this.chunks[index]!.bytes.length;
-    this.chunks[index] = null;
-    if (index === this.open) this.open = -1;
+    return { ...emptyChunk(bytes), words: new Uint32Array(bytes.buffer) };
   }
 
   private ensureRows(rows: number): void {
