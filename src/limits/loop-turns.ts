@@ -1,8 +1,10 @@
-// Writes of every session take turns with the event loop: at most one
-// write's synchronous step runs per turn of the loop, so the requests that
-// arrived meanwhile (another session's search) are answered between them
-// instead of waiting behind every write queued (bench:abuse's metadata attack:
-// eight sessions adding 5,120 metadata values a request).
+// Long work takes turns with the event loop: at most one step (a write's, or
+// a slice of any request's work: Slices) runs per turn of the loop, so the
+// requests that arrived meanwhile (another session's search) are answered
+// between them instead of waiting behind every step queued (bench:abuse's
+// metadata attack: eight sessions adding 5,120 metadata values a request;
+// bench:adversary: ten add-many in flight, each a slice a turn, held a
+// neighbour ten slices long).
 export class LoopTurns {
   private readonly waiting: Array<() => void> = [];
   private scheduled = false;
@@ -25,3 +27,6 @@ export class LoopTurns {
     });
   }
 }
+
+/** The process's one queue of turns: writes and every request's slices wait in it, in order. */
+export const LOOP_TURNS = new LoopTurns();

@@ -2,7 +2,7 @@
 // reading a large body, analysing an add's texts) run in slices: a job
 // calls pause() between steps and gives the loop back once its slice is
 // used up, so requests of other sessions keep being answered.
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { LOOP_TURNS } from './loop-turns.js';
 
 /** Work this long at most between two turns of the event loop. */
 export const SLICE_MS = 8;
@@ -25,10 +25,10 @@ export class Slices {
     return performance.now() - this.start >= this.sliceMs;
   }
 
-  /** Yield to the event loop when this slice has run for SLICE_MS. */
+  /** Yield to the event loop when this slice has run for its time; resumed on a later turn, one job's slice a turn. */
   async pause(): Promise<void> {
     if (!this.due()) return;
-    await nextTurn();
+    await LOOP_TURNS.next();
     this.start = performance.now();
   }
 }

@@ -13,7 +13,7 @@
 // changes it.
 import { apiError } from '../errors.js';
 import { prepareImport, type ParsedImport } from '../export/import-reader.js';
-import { LoopTurns } from '../limits/loop-turns.js';
+import { LOOP_TURNS } from '../limits/loop-turns.js';
 import type { Filter, Metadata } from '../index/filter.js';
 import type { UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/types.js';
 import { applyToIndex, deleteMatchingChange, patchChange, type ChangeResults, type IndexChange, type UpsertChange } from '../index/changes.js';
@@ -49,7 +49,7 @@ function assertTurn(session: Session): void {
 
 export class SessionWrites {
   /** One write's step per turn of the event loop, whatever its session (loop-turns.ts). */
-  private readonly turns = new LoopTurns();
+  private readonly turns = LOOP_TURNS;
 
   constructor(
     private readonly store: WriteHost,

@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { loadConfig } from '../../src/config.js';
 import { readVectorBody } from '../../src/http/body/vector-reader.js';
 import { encodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
-import { type AddManySchemas, CheckedBatch, safeParseAddMany } from '../../src/schemas/checked-batch.js';
+import { type AddManyResult, type AddManySchemas, CheckedBatch, safeParseAddMany, safeParseAddManyInGroups } from '../../src/schemas/checked-batch.js';
 import { requestSchemas } from '../../src/schemas/index.js';
 import { requestError } from '../../src/schemas/request-error.js';
 import { addManySchemas } from '../../src/schemas/vectors.js';
@@ -20,7 +20,10 @@ const read = (body: unknown) => readVectorBody(Buffer.from(JSON.stringify(body))
 
 /** Ids, metadata and options of a success; the error (code, message, details) of a failure. */
 function verdict(s: AddManySchemas, body: unknown) {
-  const result = safeParseAddMany(s, body);
+  return verdictOf(safeParseAddMany(s, body));
+}
+
+function verdictOf(result: AddManyResult) {
   if (!result.success) {
     const { code, message, details } = requestError(result.issues);
     return { code, message, details };
@@ -165,4 +168,47 @@ describe('add-many: a batch the body reader checked', () => {
       expect(fromReader).to.deep.equal({ options: {}, records: body.vectors });
     });
   });
+});
+
+describe('add-many: a checked batch validated a group of records at a time', () => {
+  const wide = loadConfig({}, { maxIdLength: 8, maxAddManyBatch: 1000 });
+  const wideSchemas = requestSchemas(wide);
+  /** A random batch of `n` records, some with metadata or text, one in `badEvery` of them bad; sometimes a bad option. */
+  function randomBody(seed: number, n: number, badEvery: number) {
+    let x = seed;
+    const next = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const vectors = Array.from({ length: n }, (_, i) => {
+      const record: Record<string, unknown> = { id: `r${i}`, vector: [next()] };
+      if (next() < 0.5) record.metadata = { k: i, tag: `t${i % 7}` };
+      if (next() < 0.3) record.text = `text ${i}`;
+      if (badEvery > 0 && i % badEvery === badEvery - 1) record[['metadata', 'text', 'extra'][i % 3]] = [i];
+      return record;
+    });
+    return next() < 0.3 ? { metric: 'manhattan', vectors } : { vectors };
+  }
+
+  for (const [n, badEvery] of [
+    [1, 0],
+    [64, 0],
+    [65, 0],
+    [300, 0],
+    [300, 97],
+    [1000, 0],
+    [1000, 13],
+  ]) {
+    it(`gives the one-step verdict, issues and paths: ${n} records, ${badEvery ? `one bad in ${badEvery}` : 'all good'}`, async () => {
+      for (let seed = 1; seed <= 4; seed++) {
+        const body = randomBody(seed * 7919 + n, n, badEvery);
+        const checked = read(body);
+        expect(checked?.vectors).to.be.instanceOf(CheckedBatch);
+        let pauses = 0;
+        const grouped = await safeParseAddManyInGroups(wideSchemas, checked, async () => {
+          pauses++;
+        });
+        expect(verdictOf(grouped)).to.deep.equal(verdictOf(safeParseAddMany(wideSchemas, read(body))));
+        // A pause between groups of 64 records: the loop is given back while a large batch is checked.
+        expect(pauses).to.equal(Math.ceil(n / 64) - 1);
+      }
+    });
+  }
 });

@@ -1,7 +1,8 @@
 // Step 6, in the route: the parsed body against its valibot schema.
 import type { Context } from 'koa';
 import * as v from 'valibot';
-import { type AddManySchemas, safeParseAddMany } from '../../schemas/checked-batch.js';
+import { type AddManySchemas, safeParseAddManyInGroups } from '../../schemas/checked-batch.js';
+import { REQUEST_SLICE_MS, Slices } from '../../limits/slices.js';
 import { requestError } from '../../schemas/request-error.js';
 
 /** Validate the body against `schema`; throws VALIDATION_ERROR or BATCH_TOO_LARGE with every issue's path. */
@@ -11,9 +12,11 @@ export function parseBody<S extends v.GenericSchema>(ctx: Context, schema: S): v
   throw requestError(result.issues);
 }
 
-/** add-many's body: a batch the body reader checked has the rest validated (checked-batch.ts), any other body all of it. */
-export function parseAddManyBody(ctx: Context, schemas: AddManySchemas) {
-  const result = safeParseAddMany(schemas, ctx.request.body ?? {});
+/** add-many's body: a batch the body reader checked has the rest validated (checked-batch.ts, a group of records at a time), any other body all of it. */
+export async function parseAddManyBody(ctx: Context, schemas: AddManySchemas) {
+  // A large batch's records are checked a group at a time, the loop given back between (REQUEST_SLICE_MS).
+  const slices = new Slices(REQUEST_SLICE_MS);
+  const result = await safeParseAddManyInGroups(schemas, ctx.request.body ?? {}, () => slices.pause());
   if (result.success) return result.output;
   throw requestError(result.issues);
 }

@@ -129,7 +129,7 @@ export function vectorRoutes(deps: RouteDeps): void {
   });
 
   router.post('/vectors/add-many', auth, vectorJson, async (ctx) => {
-    const { vectors, dimensions, metric, vectorType, analyzer } = parseAddManyBody(ctx, schemas);
+    const { vectors, dimensions, metric, vectorType, analyzer } = await parseAddManyBody(ctx, schemas);
     const mutation = await upsert(ctx, deps, vectors, { dimensions, metric, vectorType, analyzer, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
     replyWithSession(ctx, store, { mutation });
   });
