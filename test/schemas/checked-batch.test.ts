@@ -176,7 +176,10 @@ describe('add-many: a checked batch validated a group of records at a time', () 
   /** A random batch of `n` records, some with metadata or text, one in `badEvery` of them bad; sometimes a bad option. */
   function randomBody(seed: number, n: number, badEvery: number) {
     let x = seed;
-    const next = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const next = () => {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      return x / 2 ** 31;
+    };
     const vectors = Array.from({ length: n }, (_, i) => {
       const record: Record<string, unknown> = { id: `r${i}`, vector: [next()] };
       if (next() < 0.5) record.metadata = { k: i, tag: `t${i % 7}` };
