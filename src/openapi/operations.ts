@@ -192,6 +192,15 @@ export function operations(s: RequestSchemas): Operation[] {
       responses: json(r.TokenResponseSchema),
       errors: ['VALIDATION_ERROR', 'RATE_LIMITED', 'TOO_MANY_SESSIONS', 'SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE'],
     },
+    authed(
+      '/embed',
+      'embed',
+      'Embed texts with the builtin model (use-lite-512: 512 dimensions, unit length, the first 128 tokens of each text): one vector per text, as JSON numbers or base64 float32.',
+      'vectors',
+      s.EmbedRequestSchema,
+      r.EmbedResponseSchema,
+      ['BATCH_TOO_LARGE', 'EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE', 'SERVER_AT_CAPACITY'],
+    ),
     {
       method: 'get',
       path: '/healthz',

@@ -42,6 +42,8 @@ export type ServerErrorCode =
   | 'SERVER_AT_CAPACITY'
   | 'INSTANCE_UNAVAILABLE'
   | 'KERNEL_THREAD_FAILED'
+  | 'EMBEDDING_BUSY'
+  | 'EMBEDDING_UNAVAILABLE'
   | 'DISK_QUOTA_EXCEEDED'
   | 'SESSION_LOG_FULL'
   | 'INTERNAL_ERROR';
@@ -158,6 +160,16 @@ export interface Limits {
   };
   /** Threads that run large searches beside the event loop; 1: all on the event loop. */
   kernelThreads: number;
+  /** The embedding models the server runs (POST /embed, text records and queries) and their limits. */
+  embedding: {
+    models: { name: string; dimensions: number; metric: Metric; maxTokens: number }[];
+    maxTexts: number;
+    maxTextBytes: number;
+    maxBytes: number;
+    textsInFlight: number;
+    textsInFlightPerToken: number;
+    threads: number;
+  };
 }
 
 /** Server-side timings of one request, in milliseconds (counts for resultCount and queryCount). */
@@ -294,6 +306,8 @@ export interface MemoryUsage {
   metadataBytes: number;
   bodiesInFlightBytes: number;
   answersInFlightBytes: number;
+  /** The embedding threads started (each its model) and the vectors of texts being embedded. */
+  embeddingBytes: number;
 }
 export interface SessionResponse extends WithSession {
   stats: {

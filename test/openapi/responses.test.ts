@@ -31,6 +31,8 @@ const LIMITS = {
   maxBodyBytes: 2048,
   sessionTtlMs: 60_000,
   maxImportBytes: 4096,
+  maxEmbedTexts: 3,
+  embeddingThreads: 1,
 };
 const SEED = [
   { id: 'a', vector: [1, 0, 0], metadata: { color: 'red' }, text: 'a red apple' },
@@ -119,10 +121,14 @@ const SUCCESS: Case[] = [
   ['POST', '/vectors/metadata/patch', { body: { id: 'c', patch: { color: null, n: { m: 1 } } } }],
   ['GET', '/vectors/export'],
   ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [0, 0, 1], metadata: { color: 'green' } }])],
+  ['POST', '/embed', { body: { texts: ['a red apple', 'the blue sea'] } }],
+  ['POST', '/embed', { body: { texts: ['a red apple'], vectorEncoding: 'base64' } }],
 ];
 
 /** Errors specific to one route (the generic auth and body errors are made for every route below). */
 const ERRORS: Case[] = [
+  ['POST', '/embed', { body: { texts: ['a', 'b', 'c', 'd'] } }],
+  ['POST', '/embed', { body: { texts: ['a', ''] } }],
   ['POST', '/vectors/get', { body: { id: 'zz' } }],
   ['POST', '/vectors/get-many', { body: { ids: ['a', 'b', 'c', 'd'] } }],
   ['POST', '/vectors/metadata/get', { body: { id: 'zz' } }],
@@ -374,6 +380,29 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
       ownChecker.check('POST', '/search', search);
       ownChecker.check('POST', '/search-many', searchMany);
       expect([search.body.error.code, searchMany.body.error.code]).to.deep.equal(['SERVER_AT_CAPACITY', 'SERVER_AT_CAPACITY']);
+    });
+  });
+
+  it('POST /embed past the texts in flight, on a dying thread and past the memory budget answers as declared', async () => {
+    // Three texts of the model's whole window (about 80 ms of work), so the first call is still running when the others come.
+    const texts = ['sea', 'land', 'sky'].map((word) => `${word} `.repeat(130));
+    await onOwnServer(
+      { maxEmbedTexts: 3, maxAddManyBatch: 3, embeddingTextsInFlightPerToken: 3, embeddingThreads: 1, requestRatePerSec: 0 },
+      async (own, ownChecker) => {
+        const token = await own.newToken();
+        const first = own.send('POST', '/embed', { token, body: { texts } });
+        while (own.embedder.busyWorkers.length === 0) await new Promise((r) => setTimeout(r, 1));
+        const busy = await own.send('POST', '/embed', { token, body: { texts: ['one more'] } });
+        await own.embedder.busyWorkers[0].terminate();
+        const failed = await first;
+        for (const reply of [busy, failed]) ownChecker.check('POST', '/embed', reply);
+        expect([busy.body.error.code, failed.body.error.code]).to.deep.equal(['EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE']);
+      },
+    );
+    await onOwnServer({ memoryBudgetBytes: ONE_SESSION_BUDGET }, async (own, ownChecker) => {
+      const reply = await own.send('POST', '/embed', { token: await own.newToken(), body: { texts } });
+      ownChecker.check('POST', '/embed', reply);
+      expect(reply.body.error.code).to.equal('SERVER_AT_CAPACITY');
     });
   });
 
