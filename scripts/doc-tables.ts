@@ -43,6 +43,10 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
     "`analyzer` differs from the analyzer the session's first text fixed (reset the index to change it); `details`: `{ path, expected, actual }`",
   ANALYZER_CHANGED:
     "the session's analyzer changed (a reset, or another request's first text) before each of a write's turns, 3 times in a row (its texts are analysed again, in slices, each time); nothing of that request is stored, send it again; `details`: `{ analyzer, analyses }`",
+  EMBEDDING_LOCKED:
+    '`embedding` differs from the embedding model of an initialized session (its first add that embedded a text, or named one, fixed it; a session whose vectors were given has none): reset the index to change it; `details`: `{ path, expected, actual }`',
+  NO_EMBEDDING_MODEL:
+    'a record with text and no vector, or a query `{"text": ...}`, in a session whose vectors were given without an embedding model (send vectors, or reset the index), or a text query in a session with no model yet; `details`: `{ dimensions, embedding }`',
   QUERY_TEXT_EMPTY: "a query text has no terms under the session's analyzer (empty, punctuation, or only stop words); `details`: `{ path, analyzer }`",
   CAPACITY_EXCEEDED: 'an add would take the session past `maxVectors`; nothing of that request is stored; `details`: `{ maxVectors, vectorCount, adding }`',
   VECTOR_NOT_FOUND: '`/vectors/get` or a `/vectors/metadata/*` route names an id that is not stored; `details`: `{ path: "/id", id }`',

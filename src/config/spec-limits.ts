@@ -26,6 +26,9 @@ export const EMBEDDING_MODELS = {
   },
 } as const;
 
+export type EmbeddingModel = keyof typeof EMBEDDING_MODELS;
+export const EMBEDDING_MODEL_NAMES = [BUILTIN_EMBEDDING_MODEL] as const;
+
 export const FSYNC_MODES = ['never', 'always'] as const;
 export type FsyncMode = (typeof FSYNC_MODES)[number];
 

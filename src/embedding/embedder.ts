@@ -5,9 +5,11 @@
 /** The builtin model's name in the API (sessions, /embed, /limits). */
 export { BUILTIN_EMBEDDING_MODEL as BUILTIN_MODEL } from '../config/spec-limits.js';
 
+import type { EmbeddingModel } from '../config/spec-limits.js';
+
 export interface Embedder {
   /** The model's name as the API reports it. */
-  readonly model: string;
+  readonly model: EmbeddingModel;
   /** Floats per vector. */
   readonly dimensions: number;
   /**

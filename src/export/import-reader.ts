@@ -149,6 +149,7 @@ export function importOptions(parsed: ParsedImport): UpsertOptions {
   const analyzer = header.analyzer ?? undefined;
   if (header.dimensions === null) return { analyzer, preparedTexts, preparedMetadata, pathOf };
   return {
+    ...(header.embedding ? { embedding: header.embedding } : {}),
     dimensions: header.dimensions,
     metric: header.metric ?? undefined,
     vectorType: header.vectorType,

@@ -50,6 +50,7 @@ const WRITE: ErrorCode[] = [
   'VECTOR_TYPE_LOCKED',
   'ANALYZER_LOCKED',
   'ANALYZER_CHANGED',
+  'EMBEDDING_LOCKED',
   'CAPACITY_EXCEEDED',
   'SERVER_AT_CAPACITY',
   'DISK_QUOTA_EXCEEDED',
@@ -59,6 +60,8 @@ const WRITE: ErrorCode[] = [
 const DISK: ErrorCode[] = ['DISK_QUOTA_EXCEEDED', 'SESSION_LOG_FULL'];
 /** SERVER_AT_CAPACITY: the search's working memory, or its answer in flight, would pass the memory budget; ANSWER_TOO_LARGE: past MAX_ANSWER_BYTES. */
 const SEARCH: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'QUERY_TEXT_EMPTY', 'SERVER_AT_CAPACITY', 'ANSWER_TOO_LARGE'];
+/** Routes that embed texts before their turn: a session without the model, the embedding threads full or failing. */
+const EMBEDS: ErrorCode[] = ['NO_EMBEDDING_MODEL', 'EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE'];
 /** Reads whose answer may be large: MAX_ANSWER_BYTES, and the memory budget while it is sent. */
 const LARGE_READ: ErrorCode[] = ['ANSWER_TOO_LARGE', 'SERVER_AT_CAPACITY'];
 
@@ -282,17 +285,13 @@ export function operations(s: RequestSchemas): Operation[] {
       r.DeleteMetadataResponseSchema,
       ['VECTOR_NOT_FOUND', ...DISK],
     ),
-    authed(
-      '/vectors/add',
-      'add',
-      'Add or replace one vector; the first add fixes dimensions and metric.',
-      'vectors',
-      s.AddRequestSchema,
-      r.AddResponseSchema,
-      WRITE,
-    ),
+    authed('/vectors/add', 'add', 'Add or replace one vector; the first add fixes dimensions and metric.', 'vectors', s.AddRequestSchema, r.AddResponseSchema, [
+      ...WRITE,
+      ...EMBEDS,
+    ]),
     authed('/vectors/add-many', 'addMany', 'Add or replace several vectors, all or nothing.', 'vectors', s.AddManyRequestSchema, r.AddManyResponseSchema, [
       ...WRITE,
+      ...EMBEDS,
       'BATCH_TOO_LARGE',
     ]),
     authed(
@@ -367,7 +366,7 @@ export function operations(s: RequestSchemas): Operation[] {
       'search',
       s.SearchRequestSchema,
       r.SearchResponseSchema,
-      [...SEARCH, 'VECTOR_NOT_FOUND'],
+      [...SEARCH, ...EMBEDS, 'VECTOR_NOT_FOUND'],
     ),
     authed(
       '/search-many',
@@ -376,7 +375,7 @@ export function operations(s: RequestSchemas): Operation[] {
       'search',
       s.SearchManyRequestSchema,
       r.SearchManyResponseSchema,
-      [...SEARCH, 'VECTOR_NOT_FOUND', 'BATCH_TOO_LARGE'],
+      [...SEARCH, ...EMBEDS, 'VECTOR_NOT_FOUND', 'BATCH_TOO_LARGE'],
     ),
   ];
 }

@@ -348,16 +348,16 @@ export const DeleteMetadataResponseSchema = withSession(['dbOpenMs', 'deleteMeta
   metadata: JsonObjectSchema,
   mutation: UpdateMutationSchema,
 });
-export const AddResponseSchema = withSession(['dbOpenMs', 'capacityCheckMs', 'addMs'], { id: IdSchema, mutation: UpsertMutationSchema });
-export const AddManyResponseSchema = withSession(['dbOpenMs', 'capacityCheckMs', 'addManyMs'], { mutation: UpsertMutationSchema });
+export const AddResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'capacityCheckMs', 'addMs'], { id: IdSchema, mutation: UpsertMutationSchema });
+export const AddManyResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'capacityCheckMs', 'addManyMs'], { mutation: UpsertMutationSchema });
 export const DeleteResponseSchema = withSession(['dbOpenMs', 'deleteMs'], { id: IdSchema, mutation: DeleteMutationSchema });
 export const DeleteManyResponseSchema = withSession(['dbOpenMs', 'deleteManyMs'], { mutation: DeleteMutationSchema });
 export const ClearResponseSchema = withSession(['dbOpenMs', 'clearMs'], { mutation: v.strictObject({ deleted: CountSchema }) });
-export const SearchResponseSchema = withSession(['dbOpenMs', 'searchMs', 'resultCount'], {
+export const SearchResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'searchMs', 'resultCount'], {
   results: v.pipe(v.array(SearchHitSchema), v.description('Nearest first; ties broken by insertion order.')),
   stats: SearchStatsSchema,
 });
-export const SearchManyResponseSchema = withSession(['dbOpenMs', 'searchManyMs', 'queryCount', 'resultCount'], {
+export const SearchManyResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'searchManyMs', 'queryCount', 'resultCount'], {
   results: v.pipe(v.array(v.array(SearchHitSchema)), v.description('One list per query vector, in request order.')),
   stats: SearchStatsSchema,
 });

@@ -43,6 +43,8 @@ export type ServerErrorCode =
   | 'INSTANCE_UNAVAILABLE'
   | 'KERNEL_THREAD_FAILED'
   | 'EMBEDDING_BUSY'
+  | 'EMBEDDING_LOCKED'
+  | 'NO_EMBEDDING_MODEL'
   | 'EMBEDDING_UNAVAILABLE'
   | 'DISK_QUOTA_EXCEEDED'
   | 'SESSION_LOG_FULL'
@@ -68,6 +70,8 @@ export interface SessionConfig {
   backend: Backend;
   /** null until an add names one or carries text. */
   analyzer: Analyzer | null;
+  /** The model that embeds the session's texts; null for a session whose vectors were given. */
+  embedding: string | null;
 }
 
 export interface Session {

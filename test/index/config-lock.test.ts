@@ -21,6 +21,7 @@ function randomLocked(rng: Rng): IndexConfig {
     metric: dimensions === null ? null : pick(rng, METRICS),
     vectorType: dimensions === null ? SPEC_LIMITS.defaultVectorType : pick(rng, TYPES),
     analyzer: rng() < 0.5 ? null : pick(rng, ANALYZERS),
+    embedding: null,
   };
 }
 

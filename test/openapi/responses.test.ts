@@ -129,6 +129,14 @@ const SUCCESS: Case[] = [
 const ERRORS: Case[] = [
   ['POST', '/embed', { body: { texts: ['a', 'b', 'c', 'd'] } }],
   ['POST', '/embed', { body: { texts: ['a', ''] } }],
+  // The seeded session's vectors were given: it has no embedding model.
+  ['POST', '/vectors/add', { body: { id: 't', text: 'stored by its text' } }],
+  ['POST', '/vectors/add-many', { body: { vectors: [{ id: 't', text: 'stored by its text' }] } }],
+  ['POST', '/vectors/add', { body: { id: 'a', vector: [1, 0, 0], embedding: 'use-lite-512' } }],
+  ['POST', '/vectors/add-many', { body: { vectors: [{ id: 'a', vector: [1, 0, 0] }], embedding: 'use-lite-512' } }],
+  ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [1, 0, 0] }], { embedding: 'use-lite-512' })],
+  ['POST', '/search', { body: { queryVector: { text: 'by meaning' } } }],
+  ['POST', '/search-many', { body: { queryVectors: [[1, 0, 0], { text: 'by meaning' }] } }],
   ['POST', '/vectors/get', { body: { id: 'zz' } }],
   ['POST', '/vectors/get-many', { body: { ids: ['a', 'b', 'c', 'd'] } }],
   ['POST', '/vectors/metadata/get', { body: { id: 'zz' } }],
@@ -383,7 +391,7 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     });
   });
 
-  it('POST /embed past the texts in flight, on a dying thread and past the memory budget answers as declared', async () => {
+  it('POST /embed and the routes that embed, past the texts in flight, on a dying thread and past the memory budget, answer as declared', async () => {
     // Three texts of the model's whole window (about 80 ms of work), so the first call is still running when the others come.
     const texts = ['sea', 'land', 'sky'].map((word) => `${word} `.repeat(130));
     await onOwnServer(
@@ -397,6 +405,33 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
         const failed = await first;
         for (const reply of [busy, failed]) ownChecker.check('POST', '/embed', reply);
         expect([busy.body.error.code, failed.body.error.code]).to.deep.equal(['EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE']);
+      },
+    );
+    // Each route that embeds: past the texts in flight of its token (a call of /embed holds them), and on a thread that dies under it.
+    const long = texts[0];
+    const routes: [string, unknown][] = [
+      ['/vectors/add', { id: 't', text: long }],
+      ['/vectors/add-many', { vectors: texts.map((text, i) => ({ id: `t${i}`, text })) }],
+      ['/search', { queryVector: { text: long } }],
+      ['/search-many', { queryVectors: texts.map((text) => ({ text })) }],
+    ];
+    await onOwnServer(
+      { maxEmbedTexts: 3, maxAddManyBatch: 3, embeddingTextsInFlightPerToken: 3, embeddingThreads: 1, requestRatePerSec: 0 },
+      async (own, ownChecker) => {
+        for (const [path, body] of routes) {
+          const token = await own.newToken();
+          expect((await own.send('POST', '/vectors/add', { token, body: { id: 'seed', text: 'a first text fixes the model' } })).status).to.equal(200);
+          const filling = own.send('POST', '/embed', { token, body: { texts } });
+          while (own.embedder.textsInFlight < 3) await new Promise((r) => setTimeout(r, 1));
+          const busy = await own.send('POST', path, { token, body });
+          await filling;
+          const failing = own.send('POST', path, { token, body });
+          while (own.embedder.busyWorkers.length === 0) await new Promise((r) => setTimeout(r, 1));
+          await own.embedder.busyWorkers[0].terminate();
+          const failed = await failing;
+          for (const reply of [busy, failed]) ownChecker.check('POST', path, reply);
+          expect([busy.body.error?.code, failed.body.error?.code], path).to.deep.equal(['EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE']);
+        }
       },
     );
     await onOwnServer({ memoryBudgetBytes: ONE_SESSION_BUDGET }, async (own, ownChecker) => {

@@ -26,7 +26,7 @@ function verdict(s: AddManySchemas, body: unknown) {
     return { code, message, details };
   }
   const { vectors, ...options } = result.output;
-  return { options, records: vectors.map(({ vector, ...rest }) => ({ ...rest, vector: Array.from(vector) })) };
+  return { options, records: vectors.map(({ vector, ...rest }) => ({ ...rest, vector: vector && Array.from(vector) })) };
 }
 
 const bodies: [string, unknown][] = [
