@@ -356,7 +356,17 @@ export function operations(s: RequestSchemas): Operation[] {
       request: v.pipe(v.string(), v.description('NDJSON as GET /vectors/export writes it.')),
       requestMediaType: NDJSON_TYPE,
       responses: json(r.ImportResponseSchema),
-      errors: [...AUTH, 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'IMPORT_LINE_TOO_LARGE', 'VALIDATION_ERROR', 'INVALID_IMPORT', ...WRITE],
+      errors: [
+        ...AUTH,
+        'UNSUPPORTED_MEDIA_TYPE',
+        'INVALID_JSON',
+        'PAYLOAD_TOO_LARGE',
+        'IMPORT_LINE_TOO_LARGE',
+        'VALIDATION_ERROR',
+        'INVALID_IMPORT',
+        ...WRITE,
+        ...EMBEDS,
+      ],
     },
     authed('/vectors/clear', 'clear', 'Remove every vector; dimensions and metric stay.', 'vectors', undefined, r.ClearResponseSchema, ['VALIDATION_ERROR']),
     authed(

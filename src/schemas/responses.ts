@@ -397,6 +397,6 @@ export const PatchMetadataResponseSchema = withSession(['dbOpenMs', 'patchMetada
   metadata: v.pipe(JsonObjectSchema, v.description('The metadata after the patch.')),
   mutation: UpdateMutationSchema,
 });
-export const ImportResponseSchema = withSession(['dbOpenMs', 'importReadMs', 'capacityCheckMs', 'importEncodeMs', 'importMs'], {
+export const ImportResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'importReadMs', 'capacityCheckMs', 'importEncodeMs', 'importMs'], {
   mutation: UpsertMutationSchema,
 });

@@ -54,22 +54,18 @@ export function vectorSchemas(config: Config) {
     });
   const ReadRequestSchema = v.strictObject({ id: IdSchema, includeText: IncludeTextSchema });
 
+  /** A record of add, add-many and an import: without a vector, it is stored with the embedding of its text (the session's model). */
   const VectorRecordSchema = v.strictObject({
     id: IdSchema,
-    vector: VectorSchema,
-    metadata: v.optional(MetadataSchema),
-    text: v.optional(TextSchema),
-  });
-  /** add and add-many's record: without a vector, it is stored with the embedding of its text (the session's model). */
-  const AddRecordSchema = v.strictObject({
-    ...VectorRecordSchema.entries,
     vector: v.optional(
       v.pipe(VectorSchema, v.description("Without one, the record is stored with the embedding of its text under the session's model (config.embedding).")),
     ),
+    metadata: v.optional(MetadataSchema),
+    text: v.optional(TextSchema),
   });
 
   return {
-    /** A vector line of an import: its vector is required (an import does not embed). */
+    /** A vector line of an import (add-many's record). */
     ImportRecordSchema: VectorRecordSchema,
     /** The first line of an import (src/export/format.ts). */
     ImportHeaderSchema: v.strictObject({
@@ -123,7 +119,7 @@ export function vectorSchemas(config: Config) {
     /** The metadata a patch produces: held to the limits of metadata/set. */
     PatchedMetadataSchema: MetadataSchema,
     SetMetadataRequestSchema: v.strictObject({ id: IdSchema, metadata: MetadataSchema }),
-    AddRequestSchema: v.strictObject({ ...AddRecordSchema.entries, ...sessionOptions }),
-    ...addManySchemas(AddRecordSchema, config.maxAddManyBatch),
+    AddRequestSchema: v.strictObject({ ...VectorRecordSchema.entries, ...sessionOptions }),
+    ...addManySchemas(VectorRecordSchema, config.maxAddManyBatch),
   };
 }

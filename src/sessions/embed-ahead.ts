@@ -14,13 +14,15 @@ import type { Session } from './session.js';
 /**
  * The records with each one without a vector given the embedding of its
  * text, and the options saying which model embedded them; the records as
- * they are when every one has a vector.
+ * they are when every one has a vector. The texts go to the embedder
+ * `chunk` at a time (an import's may be more than a token may have in flight).
  */
 export async function embedRecordsAhead(
   embedder: Embedder,
   session: Session,
   records: VectorInput[],
   options: UpsertOptions,
+  chunk = Infinity,
 ): Promise<{ records: VectorInput[]; options: UpsertOptions }> {
   const at: number[] = [];
   for (let i = 0; i < records.length; i++) if (records[i].vector === undefined) at.push(i);
@@ -33,7 +35,8 @@ export async function embedRecordsAhead(
   });
   const embedded: UpsertOptions = { ...options, embeddedWith: embedder.model };
   lockEmbedding(session.index.getConfig(), embedded);
-  const vectors = await embedder.embed(texts, session.tokenHash);
+  const vectors: Float32Array[] = [];
+  for (let from = 0; from < texts.length; from += chunk) vectors.push(...(await embedder.embed(texts.slice(from, from + chunk), session.tokenHash)));
   const out = [...records];
   at.forEach((i, k) => {
     out[i] = { ...records[i], vector: vectors[k] };

@@ -180,4 +180,20 @@ describe('records stored by their text, searches by text', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('imports lines by their text: embedded as add-many embeds them, the model fixed; a text line into a session of given vectors is 400', async () => {
+    const token = await api.token();
+    const header = { format: 'tempvec-export', version: 1, dimensions: null, metric: null, vectorType: 'float32', count: 2 };
+    const lines = [header, { id: 'given', vector: embedOf('a given vector') }, { id: 'texted', text: DOCS[0].text }];
+    const body = `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`;
+    const headers = { 'content-type': 'application/x-ndjson' };
+    expect(expectOk(await api.post('/vectors/import', { token, body, headers })).mutation).to.deep.equal({ added: 2, replaced: 0 });
+    const { vector, session } = expectOk(await api.post('/vectors/get', { token, body: { id: 'texted' } }));
+    expect(f32(vector.vector)).to.deep.equal(embedOf(DOCS[0].text));
+    expect(session.config).to.include({ dimensions: 512, metric: 'cosine', embedding: 'use-lite-512' });
+    const given = await api.token();
+    expectOk(await api.post('/vectors/add', { token: given, body: { id: 'a', vector: embedOf('z') } }));
+    expectError(await api.post('/vectors/import', { token: given, body, headers }), 400, 'NO_EMBEDDING_MODEL');
+    expect(expectOk(await api.get('/session', { token: given })).session.vectorCount).to.equal(1);
+  });
 });

@@ -135,6 +135,7 @@ const ERRORS: Case[] = [
   ['POST', '/vectors/add', { body: { id: 'a', vector: [1, 0, 0], embedding: 'use-lite-512' } }],
   ['POST', '/vectors/add-many', { body: { vectors: [{ id: 'a', vector: [1, 0, 0] }], embedding: 'use-lite-512' } }],
   ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [1, 0, 0] }], { embedding: 'use-lite-512' })],
+  ['POST', '/vectors/import', ndjson([{ id: 't', text: 'stored by its text' }])],
   ['POST', '/search', { body: { queryVector: { text: 'by meaning' } } }],
   ['POST', '/search-many', { body: { queryVectors: [[1, 0, 0], { text: 'by meaning' }] } }],
   ['POST', '/vectors/get', { body: { id: 'zz' } }],
@@ -409,23 +410,24 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     );
     // Each route that embeds: past the texts in flight of its token (a call of /embed holds them), and on a thread that dies under it.
     const long = texts[0];
-    const routes: [string, unknown][] = [
-      ['/vectors/add', { id: 't', text: long }],
-      ['/vectors/add-many', { vectors: texts.map((text, i) => ({ id: `t${i}`, text })) }],
-      ['/search', { queryVector: { text: long } }],
-      ['/search-many', { queryVectors: texts.map((text) => ({ text })) }],
+    const routes: [string, SendOptions][] = [
+      ['/vectors/add', { body: { id: 't', text: long } }],
+      ['/vectors/add-many', { body: { vectors: texts.map((text, i) => ({ id: `t${i}`, text })) } }],
+      ['/search', { body: { queryVector: { text: long } } }],
+      ['/search-many', { body: { queryVectors: texts.map((text) => ({ text })) } }],
+      ['/vectors/import', ndjson([{ id: 't', text: long }], { dimensions: 512, embedding: 'use-lite-512' })],
     ];
     await onOwnServer(
       { maxEmbedTexts: 3, maxAddManyBatch: 3, embeddingTextsInFlightPerToken: 3, embeddingThreads: 1, requestRatePerSec: 0 },
       async (own, ownChecker) => {
-        for (const [path, body] of routes) {
+        for (const [path, options] of routes) {
           const token = await own.newToken();
           expect((await own.send('POST', '/vectors/add', { token, body: { id: 'seed', text: 'a first text fixes the model' } })).status).to.equal(200);
           const filling = own.send('POST', '/embed', { token, body: { texts } });
           while (own.embedder.textsInFlight < 3) await new Promise((r) => setTimeout(r, 1));
-          const busy = await own.send('POST', path, { token, body });
+          const busy = await own.send('POST', path, { token, ...options });
           await filling;
-          const failing = own.send('POST', path, { token, body });
+          const failing = own.send('POST', path, { token, ...options });
           while (own.embedder.busyWorkers.length === 0) await new Promise((r) => setTimeout(r, 1));
           await own.embedder.busyWorkers[0].terminate();
           const failed = await failing;
