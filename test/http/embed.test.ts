@@ -113,4 +113,29 @@ describe('POST /embed with the default limits', () => {
     expect(api.embedder.textsInFlight).to.equal(0);
     expectOk(await api.post('/embed', { token: b, body: { texts: ['x', 'y', 'z'] } }));
   });
+
+  it('refuses an add-many by text past the texts in flight of its token with 503 EMBEDDING_BUSY, storing nothing', async () => {
+    const token = await api.token();
+    const filling = api.post('/embed', { token, body: { texts: ['a long sentence about the sea '.repeat(20), 'b', 'c', 'd'] } });
+    while (api.embedder.textsInFlight < 4) await new Promise((r) => setTimeout(r, 1));
+    expectError(await api.post('/vectors/add-many', { token, body: { vectors: [{ id: 'x', text: 'one more' }] } }), 503, 'EMBEDDING_BUSY');
+    expectOk(await filling);
+    expect(expectOk(await api.get('/session', { token })).session).to.include({ vectorCount: 0, initialized: false });
+  });
+
+  it("embeds a write's texts outside the session's turn: the session's own search answers while they are embedded", async () => {
+    const token = await api.token();
+    expectOk(await api.post('/vectors/add', { token, body: { id: 'first', text: 'the first record fixes the model' } }));
+    const texts = Array.from({ length: 4 }, (_, i) => `${'a sentence long enough to take a while to embed '.repeat(12)} ${i}`);
+    let added = false;
+    const adding = api.post('/vectors/add-many', { token, body: { vectors: texts.map((text, i) => ({ id: `t${i}`, text })) } }).then((res) => {
+      added = true;
+      return res;
+    });
+    while (api.embedder.textsInFlight === 0) await new Promise((r) => setTimeout(r, 1));
+    const search = expectOk(await api.post('/search', { token, body: { queryId: 'first', topK: 1 } }));
+    expect(added, 'the search waited for the write').to.equal(false);
+    expect(search.session.vectorCount).to.equal(1);
+    expectOk(await adding);
+  });
 });
