@@ -131,7 +131,7 @@ export function createApp(options: AppOptions = {}) {
   );
   if (config.embeddingPreload === 1) embedder.warm();
   const readiness = new Readiness(store);
-  const metrics = serviceMetrics(config, store);
+  const metrics = serviceMetrics(config, store, embedder);
   const router = new Router();
   const limitSession = sessionRateLimit(config, store.now);
   const imports = new ImportSlots(config);

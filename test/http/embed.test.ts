@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { loadTextEmbedder } from '../../src/embedding/load-node.js';
 import { decodeFloat32Base64 } from '../../src/schemas/base64-float32.js';
 import { expectError, expectOk, useServer } from '../helpers/http.js';
+import { parseExposition } from '../helpers/prometheus.js';
 
 const TEXTS = ['A cat sits on the mat.', 'Stock markets fell sharply today.', 'Le chat est sur le tapis.', 'éèê 漢字 🙂'];
 
@@ -137,5 +138,13 @@ describe('POST /embed with the default limits', () => {
     expect(added, 'the search waited for the write').to.equal(false);
     expect(search.session.vectorCount).to.equal(1);
     expectOk(await adding);
+  });
+
+  it('reports the embedding threads in /metrics', async () => {
+    const metrics = parseExposition((await api.get('/metrics')).text).samples;
+    expect(metrics.get('tempvec_embedding_threads')).to.equal(1);
+    expect(metrics.get('tempvec_embedding_texts_in_flight')).to.equal(0);
+    expect(metrics.get('tempvec_embedding_jobs_total')).to.equal(api.embedder.jobsRun).and.above(0);
+    expect(metrics.get('tempvec_embedding_threads_replaced_total')).to.equal(0);
   });
 });
