@@ -31,7 +31,7 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   DIMENSION_MISMATCH:
     'a vector or query vector whose length differs from the session dimension, from `dimensions`, or from the other vectors of the request; `details`: `{ path, expected, actual }`',
   ZERO_VECTOR: 'an all-zero vector or query vector under `cosine` (its similarity is undefined); `details.path`',
-  BATCH_TOO_LARGE: '`vectors`, `ids` or `queryVectors` longer than its cap in `GET /limits`; `details`: `{ path, limit, actual }`',
+  BATCH_TOO_LARGE: '`vectors`, `ids`, `queryVectors` or `texts` longer than its cap in `GET /limits`; `details`: `{ path, limit, actual }`',
   INVALID_CURSOR:
     '`POST /vectors/list` got a `cursor` it did not hand out for this session (made up, damaged, from another session, or from before a server restart); `details.path`',
   INVALID_IMPORT:
@@ -43,6 +43,10 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
     "`analyzer` differs from the analyzer the session's first text fixed (reset the index to change it); `details`: `{ path, expected, actual }`",
   ANALYZER_CHANGED:
     "the session's analyzer changed (a reset, or another request's first text) before each of a write's turns, 3 times in a row (its texts are analysed again, in slices, each time); nothing of that request is stored, send it again; `details`: `{ analyzer, analyses }`",
+  EMBEDDING_LOCKED:
+    '`embedding` differs from the embedding model of an initialized session (its first add that embedded a text, or named one, fixed it; a session whose vectors were given has none): reset the index to change it; `details`: `{ path, expected, actual }`',
+  NO_EMBEDDING_MODEL:
+    'a record with text and no vector, or a query `{"text": ...}`, in a session whose vectors were given without an embedding model (send vectors, or reset the index), or a text query in a session with no model yet; `details`: `{ dimensions, embedding }`',
   QUERY_TEXT_EMPTY: "a query text has no terms under the session's analyzer (empty, punctuation, or only stop words); `details`: `{ path, analyzer }`",
   CAPACITY_EXCEEDED: 'an add would take the session past `maxVectors`; nothing of that request is stored; `details`: `{ maxVectors, vectorCount, adding }`',
   VECTOR_NOT_FOUND: '`/vectors/get` or a `/vectors/metadata/*` route names an id that is not stored; `details`: `{ path: "/id", id }`',
@@ -67,6 +71,10 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
     "the instance holding the token's session is down or restarting (behind the cluster's nginx), or this instance is still restoring its sessions from disk (`Retry-After`); other sessions are not affected",
   KERNEL_THREAD_FAILED:
     'the kernel thread running a search stopped (out of memory, a fault); only the searches it held fail, the pool starts another thread, no data is lost; retry (`Retry-After`)',
+  EMBEDDING_BUSY:
+    'the texts of a request to embed (`POST /embed`) would take the texts being embedded past `EMBEDDING_TEXTS_IN_FLIGHT_PER_TOKEN` for its token or 8 times that in all; nothing is embedded, retry (`Retry-After`); `details`: `{ scope, textsInFlight, textsAsked, limit }`',
+  EMBEDDING_UNAVAILABLE:
+    'no embedding thread could take the texts: the thread embedding them stopped (out of memory, a fault; the pool starts another), or the model could not be loaded; retry (`Retry-After`)',
   DISK_QUOTA_EXCEEDED:
     'with `DATA_DIR`: a change that would take the bytes of the data directory past `DATA_DIR_MAX_BYTES`; nothing of it is kept (`Retry-After`; a compaction may be making room)',
   SESSION_LOG_FULL:

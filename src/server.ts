@@ -22,7 +22,7 @@ async function create() {
   }
 }
 
-const { app, store, config, readiness, pool, restore } = await create();
+const { app, store, config, readiness, pool, embedder, restore } = await create();
 // Another process took DATA_DIR (it judged this one gone): writing on would interleave with it.
 onDirLockLost((message) => {
   console.error(`tempvec: ${message}; exiting`);
@@ -72,6 +72,7 @@ function shutdown(signal: string) {
   connections.drain(config.shutdownDrainMs).then(async (outcome) => {
     if (outcome === 'cut') console.error(`answers still in flight after SHUTDOWN_DRAIN_MS (${config.shutdownDrainMs} ms) were cut`);
     await pool?.close();
+    await embedder.close();
     flush();
     process.exit(0);
   });

@@ -10,6 +10,9 @@ export class ConfigError extends Error {}
 /** Threads a process may start for searches (each holds an instance of the kernel per session it has served). */
 export const MAX_KERNEL_THREADS = 256;
 
+/** All tokens together may have this many times one token's texts being embedded (EMBEDDING_TEXTS_IN_FLIGHT_PER_TOKEN). */
+const EMBEDDING_IN_FLIGHT_TOKENS = 8;
+
 /** LOCK_STALE_MS's floor: a heartbeat every third of it must not come to more than one a second (proper-lockfile's floor too). */
 const MIN_LOCK_STALE_MS = 2000;
 
@@ -50,12 +53,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idleTimeoutMs: 5_000,
     socketTimeoutMs: 60_000,
     expiredTokenMemoryMs: Math.max(ttl, 24 * 3600_000),
+    embeddingTextsInFlight: EMBEDDING_IN_FLIGHT_TOKENS * base.embeddingTextsInFlightPerToken,
     ...overrides,
   };
   corsOriginList(final.corsOrigins);
   if (!(final.kernelThreads >= 1 && final.kernelThreads <= MAX_KERNEL_THREADS)) {
     throw new ConfigError(`KERNEL_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.kernelThreads}`);
   }
+  if (!(final.embeddingThreads >= 1 && final.embeddingThreads <= MAX_KERNEL_THREADS)) {
+    throw new ConfigError(`EMBEDDING_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.embeddingThreads}`);
+  }
+  if (final.embeddingPreload > 1) throw new ConfigError(`EMBEDDING_PRELOAD must be 0 or 1, got ${final.embeddingPreload}`);
+  checkEmbeddingLimits(final);
   if (final.metricsWindowMs < 1000) throw new ConfigError(`METRICS_WINDOW_MS must be at least 1000, got ${final.metricsWindowMs}`);
   if (final.persistenceJobs < 1) throw new ConfigError(`PERSISTENCE_JOBS must be at least 1, got ${final.persistenceJobs}`);
   if (final.dataDir !== '' && final.dataDirMaxBytes === 0) final.dataDirMaxBytes = defaultDataDirMaxBytes(final.dataDir);
@@ -68,6 +77,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);
   }
   return Object.freeze(final);
+}
+
+/** The embedding limits hold together: one token may have a whole add-many or /embed call in flight (its cap is raised to that), and all tokens at least that. */
+function checkEmbeddingLimits(config: Config): void {
+  config.embeddingTextsInFlightPerToken = Math.max(config.embeddingTextsInFlightPerToken, config.maxAddManyBatch, config.maxEmbedTexts);
+  config.embeddingTextsInFlight = Math.max(config.embeddingTextsInFlight, config.embeddingTextsInFlightPerToken);
+  if (config.maxEmbedTexts < 1 || config.maxEmbedTextBytes < 1 || config.maxEmbedBytes < config.maxEmbedTextBytes) {
+    throw new ConfigError('MAX_EMBED_TEXTS and MAX_EMBED_TEXT_BYTES must be at least 1, and MAX_EMBED_BYTES at least MAX_EMBED_TEXT_BYTES');
+  }
 }
 
 /**

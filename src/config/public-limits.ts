@@ -1,7 +1,16 @@
 // The limits a server publishes (GET /limits, the OpenAPI document's
 // bounds), and the request limits among them back as Config fields.
 import { backendFor, corsOriginList, lockHeartbeatMs } from './load.js';
-import { ANALYZERS, memoryStoredMaxBytes, METRICS, PERSISTENCE_JOB_BUFFER_BYTES, SPEC_LIMITS, VECTOR_TYPES } from './spec-limits.js';
+import {
+  ANALYZERS,
+  BUILTIN_EMBEDDING_MODEL,
+  EMBEDDING_MODELS,
+  memoryStoredMaxBytes,
+  METRICS,
+  PERSISTENCE_JOB_BUFFER_BYTES,
+  SPEC_LIMITS,
+  VECTOR_TYPES,
+} from './spec-limits.js';
 import type { Config } from './variables.js';
 
 /** What GET /limits publishes (and the OpenAPI document's bounds). */
@@ -92,6 +101,15 @@ export function publicLimits(config: Config) {
       shutdownDrainMs: config.shutdownDrainMs,
     },
     kernelThreads: config.kernelThreads,
+    embedding: {
+      models: [EMBEDDING_MODELS[BUILTIN_EMBEDDING_MODEL]],
+      maxTexts: config.maxEmbedTexts,
+      maxTextBytes: config.maxEmbedTextBytes,
+      maxBytes: config.maxEmbedBytes,
+      textsInFlight: config.embeddingTextsInFlight,
+      textsInFlightPerToken: config.embeddingTextsInFlightPerToken,
+      threads: config.embeddingThreads,
+    },
   };
 }
 export type PublicLimits = ReturnType<typeof publicLimits>;

@@ -14,6 +14,21 @@ export type KernelBuild = (typeof KERNEL_BUILDS)[number];
 /** The builds as sessions, /limits and LocalIndex name them. */
 export const BACKENDS = ['wasm-simd128', 'wasm-relaxed-simd'] as const;
 export type Backend = (typeof BACKENDS)[number];
+/** The builtin embedding model (src/embedding/): its name in the API, and what a session it fixes takes. */
+export const BUILTIN_EMBEDDING_MODEL = 'use-lite-512';
+export const EMBEDDING_MODELS = {
+  [BUILTIN_EMBEDDING_MODEL]: {
+    name: BUILTIN_EMBEDDING_MODEL,
+    dimensions: 512,
+    metric: 'cosine' as Metric,
+    /** Tokens the model reads of a text; the rest is truncated. */
+    maxTokens: 128,
+  },
+} as const;
+
+export type EmbeddingModel = keyof typeof EMBEDDING_MODELS;
+export const EMBEDDING_MODEL_NAMES = [BUILTIN_EMBEDDING_MODEL] as const;
+
 export const FSYNC_MODES = ['never', 'always'] as const;
 export type FsyncMode = (typeof FSYNC_MODES)[number];
 

@@ -6,6 +6,9 @@ import { type FsyncMode, type KernelBuild, PERSISTENCE_JOB_BUFFER_BYTES } from '
 
 const MiB = 1024 * 1024;
 
+/** What one embedding thread holds, rounded (src/embedding/embedding-pool.ts counts it exactly). */
+const EMBEDDING_THREAD_MIB = 60;
+
 export interface Config {
   port: number;
   host: string;
@@ -64,6 +67,15 @@ export interface Config {
   maxSessionLogBytes: number;
   lockStaleMs: number;
   kernelBuild: KernelBuild;
+  embeddingThreads: number;
+  /** 1: load the model on the embedding threads at start; 0: on first use. */
+  embeddingPreload: number;
+  maxEmbedTexts: number;
+  maxEmbedTextBytes: number;
+  maxEmbedBytes: number;
+  /** Texts being embedded or waiting, all tokens together: EMBEDDING_IN_FLIGHT_TOKENS times the per-token cap (published in /limits). */
+  embeddingTextsInFlight: number;
+  embeddingTextsInFlightPerToken: number;
 }
 
 /** name in the environment, default (a function where it is read from the machine: by loadConfig, not at import), one-line description (README table). */
@@ -205,6 +217,27 @@ export const CONFIG_VARIABLES = [
     'threads that run large searches beside the event loop (work queued per session, served in turn); 1 runs every search on the event loop',
   ],
   [
+    'EMBEDDING_THREADS',
+    'embeddingThreads',
+    defaultKernelThreads,
+    `threads that embed texts with the builtin model, off the event loop (work queued per token, served in turn); each holds the model, about ${EMBEDDING_THREAD_MIB} MiB counted in the memory budget`,
+  ],
+  ['EMBEDDING_PRELOAD', 'embeddingPreload', 0, '1: load the embedding model on its threads at start; 0: on first use'],
+  ['MAX_EMBED_TEXTS', 'maxEmbedTexts', 256, 'texts per POST /embed'],
+  [
+    'MAX_EMBED_TEXT_BYTES',
+    'maxEmbedTextBytes',
+    32_768,
+    "UTF-8 bytes of one text of POST /embed (the model reads its first 128 tokens; the rest is truncated); a record's text is bounded by MAX_TEXT_BYTES",
+  ],
+  ['MAX_EMBED_BYTES', 'maxEmbedBytes', 1024 * 1024, 'UTF-8 bytes of all the texts of one POST /embed'],
+  [
+    'EMBEDDING_TEXTS_IN_FLIGHT_PER_TOKEN',
+    'embeddingTextsInFlightPerToken',
+    2048,
+    'texts of one token being embedded or waiting (raised to MAX_ADD_MANY_BATCH or MAX_EMBED_TEXTS when lower; all tokens together: 8 times this, /limits `embedding`); past either 503 `EMBEDDING_BUSY`',
+  ],
+  [
     'PERSISTENCE_JOBS',
     'persistenceJobs',
     2,
@@ -246,5 +279,6 @@ export const CONFIG_VARIABLES = [
 export const MACHINE_DEPENDENT_DEFAULTS: Partial<Record<(typeof CONFIG_VARIABLES)[number][0], string>> = {
   MEMORY_BUDGET_BYTES: "a quarter of the machine's memory",
   KERNEL_THREADS: "the machine's available parallelism",
+  EMBEDDING_THREADS: "the machine's available parallelism",
   DATA_DIR_MAX_BYTES: "0: the bytes in DATA_DIR plus 90% of its file system's free space, at start",
 };

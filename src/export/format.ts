@@ -7,7 +7,7 @@
 // so it reads back bit for bit) or base64 of little-endian float32 (about 6
 // times faster to export and a quarter of the size, bench:ingest). Environment-free: the
 // server and the SDK's LocalIndex write and read the same text.
-import type { AnalyzerName, Metric, VectorType } from '../config.js';
+import type { AnalyzerName, EmbeddingModel, Metric, VectorType } from '../config.js';
 import type { ExportedVector, IndexConfig, IndexExport } from '../index/types.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 
@@ -26,13 +26,16 @@ export interface ExportHeader {
   vectorType: VectorType;
   /** The texts' analyzer; null (or absent, from a server before keyword search) for a session without text. */
   analyzer?: AnalyzerName | null;
+  /** The model that embedded the session's texts; absent (or null) for a session whose vectors were given by the caller. */
+  embedding?: EmbeddingModel | null;
   /** Vector lines that follow: an import refuses a body with more or fewer. */
   count: number;
 }
 
 export function exportHeader(config: Readonly<IndexConfig>, count: number): ExportHeader {
-  const { dimensions, metric, vectorType, analyzer } = config;
-  return { format: EXPORT_FORMAT, version: EXPORT_VERSION, dimensions, metric, vectorType, analyzer, count };
+  const { dimensions, metric, vectorType, analyzer, embedding } = config;
+  // Only a session with a model names it: other exports stay as before, readable by servers from before embedding.
+  return { format: EXPORT_FORMAT, version: EXPORT_VERSION, dimensions, metric, vectorType, analyzer, ...(embedding ? { embedding } : {}), count };
 }
 
 export function headerLine(header: ExportHeader): string {

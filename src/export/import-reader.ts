@@ -147,8 +147,10 @@ export function prepareImport(index: VectorIndex, parsed: ParsedImport): UpsertP
 export function importOptions(parsed: ParsedImport): UpsertOptions {
   const { header, preparedTexts, preparedMetadata, pathOf } = parsed;
   const analyzer = header.analyzer ?? undefined;
-  if (header.dimensions === null) return { analyzer, preparedTexts, preparedMetadata, pathOf };
+  const embedding: UpsertOptions = header.embedding ? { embedding: header.embedding } : {};
+  if (header.dimensions === null) return { analyzer, ...embedding, preparedTexts, preparedMetadata, pathOf };
   return {
+    ...embedding,
     dimensions: header.dimensions,
     metric: header.metric ?? undefined,
     vectorType: header.vectorType,

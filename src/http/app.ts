@@ -5,6 +5,7 @@
 import Router, { type RouterContext } from '@koa/router';
 import Koa, { type DefaultState, type Middleware } from 'koa';
 import { backendFor, loadConfig, type Config } from '../config.js';
+import { EmbeddingPool } from '../embedding/embedding-pool.js';
 import { KernelPool } from '../kernel/kernel-pool.js';
 import { loadKernelModule, loadSharedKernelModule } from '../kernel/load-node.js';
 import { requestSchemas } from '../schemas/index.js';
@@ -25,6 +26,7 @@ import { assetRoutes } from './routes/assets.js';
 import { modelFileRoutes } from './routes/model-files.js';
 import { healthRoutes } from './routes/health.js';
 import { Readiness } from './readiness.js';
+import { embedRoutes } from './routes/embed.js';
 import { metaRoutes } from './routes/meta.js';
 import { overviewRoutes } from './routes/overview.js';
 import { searchRoutes } from './routes/search.js';
@@ -120,8 +122,17 @@ export function createApp(options: AppOptions = {}) {
   const backend = backendFor(config.kernelBuild);
   const pool = config.kernelThreads > 1 ? new KernelPool(config.kernelThreads, loadSharedKernelModule(backend)) : null;
   const store = new SessionStore(config, pool ? loadSharedKernelModule(backend) : loadKernelModule(backend), options.now, !options.deferRestore, { pool });
+  const embedder = new EmbeddingPool(
+    {
+      threads: config.embeddingThreads,
+      textsInFlight: config.embeddingTextsInFlight,
+      textsInFlightPerToken: config.embeddingTextsInFlightPerToken,
+    },
+    (bytes, message, thread) => store.ledger.reserveEmbedding(bytes, message, thread),
+  );
+  if (config.embeddingPreload === 1) embedder.warm();
   const readiness = new Readiness(store);
-  const metrics = serviceMetrics(config, store);
+  const metrics = serviceMetrics(config, store, embedder);
   const router = new Router();
   const limitSession = sessionRateLimit(config, store.now);
   const imports = new ImportSlots(config);
@@ -138,11 +149,13 @@ export function createApp(options: AppOptions = {}) {
     importSlots: imports.middleware,
     readiness,
     metrics: metrics.registry,
+    embedder,
   };
   metaRoutes(deps);
   sessionRoutes(deps);
   vectorRoutes(deps);
   searchRoutes(deps);
+  embedRoutes(deps);
   listingRoutes(deps);
   transferRoutes(deps);
   assetRoutes(deps);
@@ -161,5 +174,5 @@ export function createApp(options: AppOptions = {}) {
   }
   // Koa logs errors its handler did not catch; ours catches them all.
   app.silent = true;
-  return { app, store, config, readiness, admission, imports, pool, restore: () => store.restore() };
+  return { app, store, config, readiness, admission, imports, pool, embedder, restore: () => store.restore() };
 }

@@ -2,6 +2,7 @@
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { Config } from '../config.js';
+import type { EmbeddingPool } from '../embedding/embedding-pool.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import type { Session } from '../sessions/session.js';
 import type { SessionStore } from '../sessions/session-store.js';
@@ -32,6 +33,8 @@ export interface RouteDeps {
   readiness: Readiness;
   /** The app's Prometheus registry (GET /metrics). */
   metrics: Registry;
+  /** The builtin embedding model on its threads (POST /embed, text records and queries). */
+  embedder: EmbeddingPool;
 }
 
 export interface AppState {

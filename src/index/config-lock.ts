@@ -2,7 +2,7 @@
 // vector type (and the first text or named analyzer its analyzer); a later
 // add may repeat them, not change them. Pure functions of the locked config
 // and an add's options: the config the add writes, or the error it gets.
-import { SPEC_LIMITS, type AnalyzerName, type Metric, type VectorType } from '../config.js';
+import { EMBEDDING_MODELS, SPEC_LIMITS, type AnalyzerName, type EmbeddingModel, type Metric, type VectorType } from '../config.js';
 import { apiError } from '../errors.js';
 import type { IndexConfig, UpsertOptions } from './types.js';
 
@@ -14,8 +14,38 @@ export interface VectorConfig {
   dimensionSource: string;
 }
 
+/**
+ * The embedding model an add with `options` leaves the session with: the
+ * locked one, else the one it names or embedded its texts with. A session
+ * whose vectors came without a model takes none: 409 EMBEDDING_LOCKED for a
+ * named one, 400 NO_EMBEDDING_MODEL for texts embedded to be stored there.
+ */
+export function lockEmbedding(locked: Readonly<IndexConfig>, options: UpsertOptions): EmbeddingModel | null {
+  const named = options.embedding;
+  if (named !== undefined && locked.dimensions !== null && named !== locked.embedding) {
+    throw lockedError('EMBEDDING_LOCKED', 'embedding', locked.embedding ?? 'none (its vectors were given)', named);
+  }
+  const used = options.embeddedWith;
+  if (used !== undefined && locked.dimensions !== null && used !== locked.embedding) throw noEmbeddingModel(locked, 'store a record by its text alone');
+  if (named !== undefined && used !== undefined && named !== used) throw lockedError('EMBEDDING_LOCKED', 'embedding', used, named);
+  return locked.dimensions !== null ? locked.embedding : (named ?? used ?? null);
+}
+
+/** 400 NO_EMBEDDING_MODEL: the session's vectors were given without a model, so its texts cannot be embedded to match them. */
+export function noEmbeddingModel(locked: Readonly<IndexConfig>, what: string) {
+  return apiError(
+    'NO_EMBEDDING_MODEL',
+    locked.dimensions === null
+      ? `this session has no embedding model yet, so it cannot ${what}: add a record with text and no vector, or name one with "embedding": "${Object.keys(EMBEDDING_MODELS)[0]}" in an add`
+      : `this session's vectors (dimension ${locked.dimensions}) were given without an embedding model, so it cannot ${what}; send vectors, or reset the index (POST /index/reset) and add records by their text`,
+    { dimensions: locked.dimensions, embedding: locked.embedding },
+  );
+}
+
 /** The dimension, metric and vector type an add with `options` writes; `firstLength`: its first vector's length (none without vectors). */
 export function lockVectorConfig(locked: Readonly<IndexConfig>, options: UpsertOptions, firstLength: number | undefined): VectorConfig {
+  const model = lockEmbedding(locked, options);
+  if (model !== null && locked.dimensions === null) return modelConfig(model, options);
   if (options.metric !== undefined && locked.metric !== null && options.metric !== locked.metric) {
     throw lockedError('METRIC_LOCKED', 'metric', locked.metric, options.metric);
   }
@@ -56,6 +86,20 @@ export function analyzerFor(locked: Readonly<IndexConfig>, options: UpsertOption
   return locked.analyzer ?? options.analyzer ?? SPEC_LIMITS.defaultAnalyzer;
 }
 
-function lockedError(code: 'METRIC_LOCKED' | 'VECTOR_TYPE_LOCKED' | 'ANALYZER_LOCKED', field: string, expected: string, actual: string) {
+/** A first add that fixes a model: its dimension and metric, the options' own checked against them. */
+function modelConfig(model: EmbeddingModel, options: UpsertOptions): VectorConfig {
+  const { dimensions, metric } = EMBEDDING_MODELS[model];
+  if (options.metric !== undefined && options.metric !== metric) throw lockedError('METRIC_LOCKED', 'metric', metric, options.metric);
+  if (options.dimensions !== undefined && options.dimensions !== dimensions) {
+    throw apiError('DIMENSION_MISMATCH', `the embedding model ${model} has ${dimensions} dimensions`, {
+      path: '/dimensions',
+      expected: dimensions,
+      actual: options.dimensions,
+    });
+  }
+  return { dimensions, metric, vectorType: options.vectorType ?? SPEC_LIMITS.defaultVectorType, dimensionSource: `the embedding model ${model}'s dimension` };
+}
+
+function lockedError(code: 'METRIC_LOCKED' | 'VECTOR_TYPE_LOCKED' | 'ANALYZER_LOCKED' | 'EMBEDDING_LOCKED', field: string, expected: string, actual: string) {
   return apiError(code, `the session ${field} is ${expected}; reset the index to change it`, { path: `/${field}`, expected, actual });
 }

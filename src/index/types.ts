@@ -1,7 +1,7 @@
 // The index's data types: what goes in (records, options), what comes out
 // (stored and listed vectors, hits, stats, exports) and the plans between.
 // Types only: every module of src/index and its callers take them from here.
-import type { AnalyzerName, Metric, VectorType } from '../config.js';
+import type { AnalyzerName, EmbeddingModel, Metric, VectorType } from '../config.js';
 import type { PoolExecutor } from '../kernel/executor.js';
 import type { Slices } from '../limits/slices.js';
 import type { Filter, Metadata } from './filter.js';
@@ -17,11 +17,14 @@ export interface IndexConfig {
   vectorType: VectorType;
   /** The analyzer of the texts, fixed by the first add that carries one (null until then). */
   analyzer: AnalyzerName | null;
+  /** The model that embeds the session's texts, fixed by its first add that embeds or names one (null: vectors given by the caller). */
+  embedding: EmbeddingModel | null;
 }
 
 export interface VectorInput {
   id: string;
-  vector: ArrayLike<number>;
+  /** Absent only in a request whose texts are still to be embedded (the server embeds them before planning; planUpsert refuses one). */
+  vector?: ArrayLike<number>;
   metadata?: Metadata;
   /** Text searched by keywords (BM25); at most maxTextBytes of UTF-8. */
   text?: string;
@@ -41,6 +44,10 @@ export interface UpsertOptions {
   vectorType?: VectorType;
   /** The analyzer of the session's texts; fixed by the first add that names one or carries a text (default standard). */
   analyzer?: AnalyzerName;
+  /** The embedding model the add names; it fixes the session's, with its dimension and metric. */
+  embedding?: EmbeddingModel;
+  /** The model that embedded the texts of the add's records without a vector (they must be the session's). */
+  embeddedWith?: EmbeddingModel;
   /** The records' texts analysed ahead (prepareText), used when the analyzer is still the one they were made with. */
   preparedTexts?: PreparedTexts;
   /** The records' metadata measured ahead (measureMetadata), one entry a record. */
@@ -83,6 +90,8 @@ export interface UpsertPlan {
   readonly texts: (PreparedText | null)[];
   /** The analyzer the session has once the plan is applied. */
   readonly analyzer: AnalyzerName | null;
+  /** The embedding model the session has once the plan is applied. */
+  readonly embedding: EmbeddingModel | null;
   /** The most bytes the text store (texts, dictionary, postings) can grow by. */
   readonly textBytesAdded: number;
 }

@@ -106,7 +106,14 @@ export class UpsertApplier {
   /** Before an upsert's first row: the kernel and the config it fixes; plans prepared before it are stale. */
   private startUpsert(plan: UpsertPlan, kernel: KernelInstance): UpsertResult {
     this.state.kernel = kernel;
-    this.state.config = { ...this.state.config, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, analyzer: plan.analyzer };
+    this.state.config = {
+      ...this.state.config,
+      dimensions: plan.dimensions,
+      metric: plan.metric,
+      vectorType: plan.vectorType,
+      analyzer: plan.analyzer,
+      embedding: plan.embedding,
+    };
     this.state.version++;
     return { added: 0, replaced: 0 };
   }

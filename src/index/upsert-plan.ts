@@ -5,7 +5,7 @@
 // applied (VectorIndex.applyUpsert), so a refused batch leaves no trace.
 import type { AnalyzerName } from '../config.js';
 import { apiError, pointer } from '../errors.js';
-import { analyzerFor, lockAnalyzer, lockVectorConfig } from './config-lock.js';
+import { analyzerFor, lockAnalyzer, lockEmbedding, lockVectorConfig } from './config-lock.js';
 import type { Metadata } from './filter.js';
 import type { IndexRead } from './index-read.js';
 import { LOG_ENTRY_HEAP_BYTES } from './insertion-order.js';
@@ -71,6 +71,7 @@ export function planUpsert(index: IndexRead, records: VectorInput[], options: Up
     metadataBytesAdded: index.metadata.growthUpper(metadataBatch, size, rowsNeeded),
     texts,
     analyzer,
+    embedding: lockEmbedding(index.config, options),
     textBytesAdded,
   };
 }
@@ -90,9 +91,16 @@ export function metadataBytesUpper(index: IndexRead, metadata: Metadata): number
   return index.metadata.growthUpper(batch, size, size);
 }
 
+/** 400: a record reached the plan without a vector (texts are embedded before it, by the server; an index alone embeds none). */
+function vectorMissing(path: string) {
+  return apiError('VALIDATION_ERROR', 'a record needs a vector, or a text the server embeds', {
+    issues: [{ path: path + '/vector', message: 'a vector is required here' }],
+  });
+}
+
 /** Check dimensions, metric and zero vectors for a whole batch; returns the float32 rows. */
 function checkVectors(index: IndexRead, records: VectorInput[], options: UpsertOptions, pathOf: PathOf) {
-  const { dimensions, metric, vectorType, dimensionSource } = lockVectorConfig(index.config, options, records[0]?.vector.length);
+  const { dimensions, metric, vectorType, dimensionSource } = lockVectorConfig(index.config, options, records[0]?.vector?.length);
   // Float32Arrays (the server's body reader makes them) are used as they
   // are, not copied: the plan only reads them, and every caller applies it
   // in the same synchronous step. The rest share one packed allocation.
@@ -102,6 +110,7 @@ function checkVectors(index: IndexRead, records: VectorInput[], options: UpsertO
   const vectors = new Array<Float32Array>(records.length);
   for (let i = 0; i < records.length; i++) {
     const { vector } = records[i];
+    if (vector === undefined) throw vectorMissing(pathOf(i));
     if (vector.length !== dimensions) {
       throw apiError('DIMENSION_MISMATCH', `vector has ${vector.length} values; ${dimensionSource} is ${dimensions}`, {
         path: pathOf(i) + '/vector',

@@ -187,7 +187,7 @@ export class VectorIndex extends IndexReader {
 }
 
 /** The configuration of a new (or reset) index. */
-const NEW_CONFIG: IndexConfig = Object.freeze({ dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType, analyzer: null });
+const NEW_CONFIG: IndexConfig = Object.freeze({ dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType, analyzer: null, embedding: null });
 
 /** MAX_TEXT_BYTES's default (config.ts), for an index made without one. */
 const DEFAULT_MAX_TEXT_BYTES = 32_768;

@@ -10,6 +10,7 @@
 // A thread that dies (out of memory, a kernel trap) fails only the job it
 // held (KernelUnavailableError) and is replaced.
 import { Worker } from 'node:worker_threads';
+import { FairQueue } from '../limits/fair-queue.js';
 import type { KernelCall } from './search-path.js';
 import type { WorkerRequest } from './kernel-worker.js';
 
@@ -42,8 +43,8 @@ interface Thread {
 
 export class KernelPool {
   private readonly threads: Thread[] = [];
-  /** Jobs waiting, per instance; the Map's order is the round-robin order. */
-  private readonly queues = new Map<number, Job[]>();
+  /** Jobs waiting, per instance, served round-robin (src/limits/fair-queue.ts). */
+  private readonly queue = new FairQueue<Job>();
   /** Jobs queued or running, per instance (a released instance is dropped from the threads when it has none). */
   private readonly held = new Map<number, number>();
   private readonly releasing = new Set<number>();
@@ -125,12 +126,7 @@ export class KernelPool {
     if (this.closed) return Promise.reject(new KernelUnavailableError('kernel pool closed'));
     this.warm();
     return new Promise<number[]>((resolve, reject) => {
-      let queue = this.queues.get(instance);
-      if (!queue) {
-        queue = [];
-        this.queues.set(instance, queue);
-      }
-      queue.push({ instance, memory, workArea, calls, resolve, reject });
+      this.queue.push(String(instance), { instance, memory, workArea, calls, resolve, reject });
       this.held.set(instance, (this.held.get(instance) ?? 0) + 1);
       this.pump();
     });
@@ -143,36 +139,23 @@ export class KernelPool {
 
   /** Jobs waiting for a thread, across instances. */
   get queued(): number {
-    let n = 0;
-    for (const queue of this.queues.values()) n += queue.length;
-    return n;
+    return this.queue.length;
   }
 
   /** Give each free thread the next job, taking instances in turn. */
   private pump(): void {
     if (this.threads.length === 0) {
-      for (let job = this.next(); job; job = this.next()) {
+      for (let job = this.queue.next(); job; job = this.queue.next()) {
         this.jobDone(job);
         job.reject(new KernelUnavailableError('kernel pool closed'));
       }
     }
     for (const thread of this.threads) {
       if (thread.job) continue;
-      const job = this.next();
+      const job = this.queue.next();
       if (!job) return;
       this.send(thread, job);
     }
-  }
-
-  /** The first instance's next job; that instance then goes to the back of the line. */
-  private next(): Job | undefined {
-    for (const [instance, queue] of this.queues) {
-      this.queues.delete(instance);
-      const job = queue.shift();
-      if (queue.length > 0) this.queues.set(instance, queue);
-      if (job) return job;
-    }
-    return undefined;
   }
 
   private send(thread: Thread, job: Job): void {

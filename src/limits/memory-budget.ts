@@ -6,7 +6,8 @@
 // token hashes remembered without a session. In flight: request bodies being read and parsed,
 // and answers being built or sent; with DATA_DIR, the buffers of session logs
 // being reopened or compacted (counted, never refused: PERSISTENCE_JOBS caps
-// them). A request that would take the total past
+// them); the embedding threads' models and the vectors of texts being
+// embedded (src/embedding/embedding-pool.ts). A request that would take the total past
 // the budget is refused up front with 503 SERVER_AT_CAPACITY and Retry-After.
 // Stored data may take only its share (memoryStoredMaxBytes, config.ts): a
 // write past it is refused while bodies and answers still fit in the rest, so
@@ -14,7 +15,7 @@
 import { memoryStoredMaxBytes } from '../config.js';
 import { apiError, type ErrorDetails } from '../errors.js';
 
-export type InFlightKind = 'bodies' | 'answers' | 'persistence';
+export type InFlightKind = 'bodies' | 'answers' | 'persistence' | 'embedding';
 
 /** Bytes held for one request until it gives them back (release() is idempotent). */
 export interface Reservation {
@@ -34,7 +35,7 @@ export class MemoryBudget {
   private linear = 0;
   private heap = 0;
   private metadata = 0;
-  private readonly inFlight: Record<InFlightKind, number> = { bodies: 0, answers: 0, persistence: 0 };
+  private readonly inFlight: Record<InFlightKind, number> = { bodies: 0, answers: 0, persistence: 0, embedding: 0 };
 
   /**
    * `limitBytes` 0: no budget (nothing is refused; usage is still counted).
@@ -77,7 +78,7 @@ export class MemoryBudget {
   }
 
   get usedBytes(): number {
-    return this.linear + this.heap + this.metadata + this.inFlight.bodies + this.inFlight.answers + this.inFlight.persistence;
+    return this.linear + this.heap + this.metadata + this.inFlight.bodies + this.inFlight.answers + this.inFlight.persistence + this.inFlight.embedding;
   }
 
   /** Throw 503 SERVER_AT_CAPACITY when `bytes` more (`heapBytes` of them JS heap) would pass the budget or the heap's cap. */
@@ -150,6 +151,7 @@ export class MemoryBudget {
       metadataBytes: this.metadata,
       bodiesInFlightBytes: this.inFlight.bodies,
       answersInFlightBytes: this.inFlight.answers,
+      embeddingBytes: this.inFlight.embedding,
     };
   }
 

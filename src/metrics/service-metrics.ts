@@ -4,6 +4,7 @@
 import type { Middleware } from 'koa';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.js';
+import type { EmbeddingPool } from '../embedding/embedding-pool.js';
 import type { KernelPool } from '../kernel/kernel-pool.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import { sharedEventLoopDelay } from './event-loop-delay.js';
@@ -20,7 +21,7 @@ export interface ServiceMetrics {
   middleware: Middleware;
 }
 
-export function serviceMetrics(config: Config, store: SessionStore): ServiceMetrics {
+export function serviceMetrics(config: Config, store: SessionStore, embedder?: EmbeddingPool): ServiceMetrics {
   const registry = new Registry();
   const registers = [registry];
   const requests = new Counter({
@@ -109,6 +110,7 @@ export function serviceMetrics(config: Config, store: SessionStore): ServiceMetr
   );
   eventLoopGauges(registry, config.metricsWindowMs);
   kernelPoolMetrics(registry, config, store.searches.pool);
+  if (embedder) embeddingPoolMetrics(registry, embedder);
 
   const middleware: Middleware = async (ctx, next) => {
     const start = performance.now();
@@ -177,6 +179,19 @@ function kernelPoolMetrics(registry: Registry, config: Config, pool: KernelPool 
     'tempvec_kernel_threads_replaced_total',
     'Pool threads that died (out of memory, a fault) and were replaced; their searches got 503 KERNEL_THREAD_FAILED.',
     () => pool?.threadsReplaced ?? 0,
+  );
+}
+
+/** The embedding threads: started, texts in flight, jobs run, threads replaced. */
+function embeddingPoolMetrics(registry: Registry, pool: EmbeddingPool): void {
+  gauge(registry, 'tempvec_embedding_threads', 'Embedding threads started (each holds the model; EMBEDDING_THREADS at most).', () => pool.size);
+  gauge(registry, 'tempvec_embedding_texts_in_flight', 'Texts being embedded or waiting for an embedding thread.', () => pool.textsInFlight);
+  total(registry, 'tempvec_embedding_jobs_total', 'Jobs (a few texts each) the embedding threads have run.', () => pool.jobsRun);
+  total(
+    registry,
+    'tempvec_embedding_threads_replaced_total',
+    'Embedding threads that died (out of memory, a fault, or could not load the model); their texts got 503 EMBEDDING_UNAVAILABLE.',
+    () => pool.threadsReplaced,
   );
 }
 

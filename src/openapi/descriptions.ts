@@ -55,4 +55,6 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
     'Exact nearest-neighbour search: the topK stored vectors nearest to queryVector (cosine similarity, higher first, or Euclidean distance, lower first), ties in insertion order. An optional metadata filter is applied before ranking ($eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, $and, $or, $not, dotted paths).',
   searchMany:
     'One search per query vector in one request, each list exactly what /search answers for that query; topK, filter and the other options apply to every query.',
+  embed:
+    "Embeds texts with the server's builtin model, use-lite-512 (Universal Sentence Encoder lite: English, 512 dimensions, unit-length vectors), on its embedding threads, off the event loop. The model reads the first 128 tokens of a text; the rest is truncated. A text's vector does not depend on the other texts of the call. Texts of one token in flight are bounded (EMBEDDING_TEXTS_IN_FLIGHT_PER_TOKEN), and all tokens' together: past either the call is refused at once with 503 EMBEDDING_BUSY and Retry-After.",
 };

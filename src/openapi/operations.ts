@@ -54,6 +54,7 @@ const WRITE: ErrorCode[] = [
   'VECTOR_TYPE_LOCKED',
   'ANALYZER_LOCKED',
   'ANALYZER_CHANGED',
+  'EMBEDDING_LOCKED',
   'CAPACITY_EXCEEDED',
   'SERVER_AT_CAPACITY',
   'DISK_QUOTA_EXCEEDED',
@@ -63,6 +64,8 @@ const WRITE: ErrorCode[] = [
 const DISK: ErrorCode[] = ['DISK_QUOTA_EXCEEDED', 'SESSION_LOG_FULL'];
 /** SERVER_AT_CAPACITY: the search's working memory, or its answer in flight, would pass the memory budget; ANSWER_TOO_LARGE: past MAX_ANSWER_BYTES. */
 const SEARCH: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'QUERY_TEXT_EMPTY', 'SERVER_AT_CAPACITY', 'ANSWER_TOO_LARGE'];
+/** Routes that embed texts before their turn: a session without the model, the embedding threads full or failing. */
+const EMBEDS: ErrorCode[] = ['NO_EMBEDDING_MODEL', 'EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE'];
 /** Reads whose answer may be large: MAX_ANSWER_BYTES, and the memory budget while it is sent. */
 const LARGE_READ: ErrorCode[] = ['ANSWER_TOO_LARGE', 'SERVER_AT_CAPACITY'];
 
@@ -228,6 +231,15 @@ export function operations(s: RequestSchemas): Operation[] {
       responses: json(r.TokenResponseSchema),
       errors: ['VALIDATION_ERROR', 'RATE_LIMITED', 'TOO_MANY_SESSIONS', 'SERVER_AT_CAPACITY', 'INSTANCE_UNAVAILABLE'],
     },
+    authed(
+      '/embed',
+      'embed',
+      'Embed texts with the builtin model (use-lite-512: 512 dimensions, unit length, the first 128 tokens of each text): one vector per text, as JSON numbers or base64 float32.',
+      'vectors',
+      s.EmbedRequestSchema,
+      r.EmbedResponseSchema,
+      ['BATCH_TOO_LARGE', 'EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE', 'SERVER_AT_CAPACITY'],
+    ),
     {
       method: 'get',
       path: '/healthz',
@@ -309,17 +321,13 @@ export function operations(s: RequestSchemas): Operation[] {
       r.DeleteMetadataResponseSchema,
       ['VECTOR_NOT_FOUND', ...DISK],
     ),
-    authed(
-      '/vectors/add',
-      'add',
-      'Add or replace one vector; the first add fixes dimensions and metric.',
-      'vectors',
-      s.AddRequestSchema,
-      r.AddResponseSchema,
-      WRITE,
-    ),
+    authed('/vectors/add', 'add', 'Add or replace one vector; the first add fixes dimensions and metric.', 'vectors', s.AddRequestSchema, r.AddResponseSchema, [
+      ...WRITE,
+      ...EMBEDS,
+    ]),
     authed('/vectors/add-many', 'addMany', 'Add or replace several vectors, all or nothing.', 'vectors', s.AddManyRequestSchema, r.AddManyResponseSchema, [
       ...WRITE,
+      ...EMBEDS,
       'BATCH_TOO_LARGE',
     ]),
     authed(
@@ -384,7 +392,17 @@ export function operations(s: RequestSchemas): Operation[] {
       request: v.pipe(v.string(), v.description('NDJSON as GET /vectors/export writes it.')),
       requestMediaType: NDJSON_TYPE,
       responses: json(r.ImportResponseSchema),
-      errors: [...AUTH, 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'IMPORT_LINE_TOO_LARGE', 'VALIDATION_ERROR', 'INVALID_IMPORT', ...WRITE],
+      errors: [
+        ...AUTH,
+        'UNSUPPORTED_MEDIA_TYPE',
+        'INVALID_JSON',
+        'PAYLOAD_TOO_LARGE',
+        'IMPORT_LINE_TOO_LARGE',
+        'VALIDATION_ERROR',
+        'INVALID_IMPORT',
+        ...WRITE,
+        ...EMBEDS,
+      ],
     },
     authed('/vectors/clear', 'clear', 'Remove every vector; dimensions and metric stay.', 'vectors', undefined, r.ClearResponseSchema, ['VALIDATION_ERROR']),
     authed(
@@ -394,7 +412,7 @@ export function operations(s: RequestSchemas): Operation[] {
       'search',
       s.SearchRequestSchema,
       r.SearchResponseSchema,
-      [...SEARCH, 'VECTOR_NOT_FOUND'],
+      [...SEARCH, ...EMBEDS, 'VECTOR_NOT_FOUND'],
     ),
     authed(
       '/search-many',
@@ -403,7 +421,7 @@ export function operations(s: RequestSchemas): Operation[] {
       'search',
       s.SearchManyRequestSchema,
       r.SearchManyResponseSchema,
-      [...SEARCH, 'VECTOR_NOT_FOUND', 'BATCH_TOO_LARGE'],
+      [...SEARCH, ...EMBEDS, 'VECTOR_NOT_FOUND', 'BATCH_TOO_LARGE'],
     ),
   ];
 }

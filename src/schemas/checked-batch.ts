@@ -6,7 +6,7 @@
 // safeParseAddMany validates the rest through the add-many schemas
 // (vectors.ts), so a field added to the record schema is checked on both paths.
 import * as v from 'valibot';
-import type { AnalyzerName, Metric, VectorType } from '../config.js';
+import type { AnalyzerName, EmbeddingModel, Metric, VectorType } from '../config.js';
 import type { VectorOutput } from './vector.js';
 
 /** What the reader checked of a record. */
@@ -43,10 +43,12 @@ interface SessionOptionsOutput {
   metric?: Metric;
   vectorType?: VectorType;
   analyzer?: AnalyzerName;
+  embedding?: EmbeddingModel;
 }
 interface RecordOutput {
   id: string;
-  vector: VectorOutput;
+  /** Absent: the record is stored with the embedding of its text. */
+  vector?: VectorOutput;
   metadata?: Record<string, unknown>;
   text?: string;
 }

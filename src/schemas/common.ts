@@ -1,7 +1,7 @@
 // Building blocks shared by the request schemas. Bounds come from the config
 // (src/config.ts), so validation and the OpenAPI document publish the same numbers.
 import * as v from 'valibot';
-import { ANALYZERS, METRICS, SPEC_LIMITS, VECTOR_TYPES, type Config } from '../config.js';
+import { ANALYZERS, EMBEDDING_MODEL_NAMES, METRICS, SPEC_LIMITS, VECTOR_TYPES, type Config } from '../config.js';
 import { hasLoneSurrogate, jsonByteLength, utf8Length } from '../index/json-size.js';
 import { filterNodesMessage, nodesPastLimit } from '../index/filter.js';
 import { firstOverKeyLimit, firstTooDeep, type JsonPath } from './json-shape.js';
@@ -27,6 +27,13 @@ export const AnalyzerSchema = v.pipe(
   v.picklist(ANALYZERS),
   v.description(
     'How texts become terms for keyword search; fixed by the first add that names one or carries text, until POST /index/reset. standard: Unicode words, NFKC, lower case, diacritics folded, CJK as character bigrams. english: standard, less English stop words, Porter2 stems.',
+  ),
+);
+
+export const EmbeddingSchema = v.pipe(
+  v.picklist(EMBEDDING_MODEL_NAMES),
+  v.description(
+    "The model that embeds the session's texts (records with text and no vector, queries {text}); fixed by the first add that embeds a text or names one, with its dimension (512) and metric (cosine), until POST /index/reset. A session whose vectors were given has none.",
   ),
 );
 

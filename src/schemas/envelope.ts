@@ -3,7 +3,7 @@
 // OpenAPI document), so a field a route starts sending without a schema here
 // fails the conformance test (test/openapi/responses.test.ts).
 import * as v from 'valibot';
-import { ANALYZERS, BACKENDS, METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../config.js';
+import { ANALYZERS, BACKENDS, EMBEDDING_MODEL_NAMES, METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../config.js';
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
 
 export const CountSchema = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -33,6 +33,12 @@ export const SessionSchema = v.pipe(
         v.nullable(v.picklist(ANALYZERS)),
         v.description('How texts become terms for keyword search; null until an add names one or carries text, and again after POST /index/reset.'),
       ),
+      embedding: v.pipe(
+        v.nullable(v.picklist(EMBEDDING_MODEL_NAMES)),
+        v.description(
+          "The model that embeds the session's texts (records with text and no vector, queries {text}); fixed with the dimension and metric by the first add that embeds or names one, null for a session whose vectors were given, and again after POST /index/reset.",
+        ),
+      ),
     }),
   }),
   v.description('The session of the token, after any change the request made.'),
@@ -44,9 +50,11 @@ export const SessionSchema = v.pipe(
  */
 export function metricsSchema(fields: readonly string[], presence: 'required' | 'optional') {
   const entries: Record<string, v.GenericSchema> = { requestLatencyMs: MsSchema };
-  for (const name of fields) {
+  for (const field of fields) {
+    // A field named with a trailing '?' is there only when its step ran (embedMs: a request with texts to embed).
+    const name = field.replace(/\?$/, '');
     const schema = name.endsWith('Ms') ? MsSchema : CountSchema;
-    entries[name] = presence === 'required' ? schema : v.optional(schema);
+    entries[name] = presence === 'required' && name === field ? schema : v.optional(schema);
   }
   return v.pipe(v.strictObject(entries), v.description('Server-side timings of this request (also in the Server-Timing header).'));
 }

@@ -6,7 +6,7 @@ import type * as v from 'valibot';
 import { apiError, pointer, type ApiError } from '../errors.js';
 
 /** Arrays whose maxLength is a batch cap: exceeding it is BATCH_TOO_LARGE. */
-const BATCH_FIELDS = new Set(['vectors', 'ids', 'queryVectors']);
+const BATCH_FIELDS = new Set(['vectors', 'ids', 'queryVectors', 'texts']);
 
 function issuePath(issue: v.BaseIssue<unknown>): string {
   return pointer(...(issue.path ?? []).map((item) => item.key as string | number));

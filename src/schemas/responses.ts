@@ -126,6 +126,25 @@ export const LimitsSchema = v.pipe(
         'Connections, bodies and imports in flight, sessions per address, timeouts, WebAssembly memories and the shutdown drain time (see the configuration table).',
       ),
     ),
+    embedding: v.pipe(
+      v.strictObject({
+        models: v.array(
+          v.strictObject({
+            name: v.string(),
+            dimensions: CountSchema,
+            metric: v.picklist(METRICS),
+            maxTokens: v.pipe(CountSchema, v.description('Tokens the model reads of a text; the rest is truncated.')),
+          }),
+        ),
+        maxTexts: v.pipe(CountSchema, v.description('Texts per POST /embed (MAX_EMBED_TEXTS).')),
+        maxTextBytes: v.pipe(CountSchema, v.description('UTF-8 bytes of one text of POST /embed (MAX_EMBED_TEXT_BYTES).')),
+        maxBytes: v.pipe(CountSchema, v.description('UTF-8 bytes of all texts of one POST /embed (MAX_EMBED_BYTES).')),
+        textsInFlight: v.pipe(CountSchema, v.description('Texts being embedded or waiting, all tokens together; past it 503 EMBEDDING_BUSY.')),
+        textsInFlightPerToken: v.pipe(CountSchema, v.description('Texts of one token being embedded or waiting; past it 503 EMBEDDING_BUSY.')),
+        threads: v.pipe(CountSchema, v.description('Threads that embed texts (EMBEDDING_THREADS), each holding the model.')),
+      }),
+      v.description('The embedding models the server runs (POST /embed, records with text and no vector, text queries) and their limits.'),
+    ),
     kernelThreads: v.pipe(
       CountSchema,
       v.description('Threads that run large searches beside the event loop (KERNEL_THREADS); 1: every search runs on the event loop.'),
@@ -213,7 +232,7 @@ export const OverviewResponseSchema = success([], {
 const MemoryUsageSchema = v.pipe(
   v.strictObject({
     memoryBudgetBytes: CountSchema,
-    memoryUsedBytes: v.pipe(CountSchema, v.description('The sum of the five below.')),
+    memoryUsedBytes: v.pipe(CountSchema, v.description('The sum of the six below, and with DATA_DIR the buffers of session logs being reopened or compacted.')),
     linearMemoryBytes: v.pipe(CountSchema, v.description('Linear memory of all sessions.')),
     heapBytes: v.pipe(
       CountSchema,
@@ -229,6 +248,10 @@ const MemoryUsageSchema = v.pipe(
     ),
     bodiesInFlightBytes: v.pipe(CountSchema, v.description('Request bodies being read and parsed.')),
     answersInFlightBytes: v.pipe(CountSchema, v.description('Answers being built or sent.')),
+    embeddingBytes: v.pipe(
+      CountSchema,
+      v.description('The embedding threads started (each its model, activations and heap) and the vectors of texts being embedded.'),
+    ),
   }),
   v.description("What the server's memory budget counts now."),
 );
@@ -325,18 +348,32 @@ export const DeleteMetadataResponseSchema = withSession(['dbOpenMs', 'deleteMeta
   metadata: JsonObjectSchema,
   mutation: UpdateMutationSchema,
 });
-export const AddResponseSchema = withSession(['dbOpenMs', 'capacityCheckMs', 'addMs'], { id: IdSchema, mutation: UpsertMutationSchema });
-export const AddManyResponseSchema = withSession(['dbOpenMs', 'capacityCheckMs', 'addManyMs'], { mutation: UpsertMutationSchema });
+export const AddResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'capacityCheckMs', 'addMs'], { id: IdSchema, mutation: UpsertMutationSchema });
+export const AddManyResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'capacityCheckMs', 'addManyMs'], { mutation: UpsertMutationSchema });
 export const DeleteResponseSchema = withSession(['dbOpenMs', 'deleteMs'], { id: IdSchema, mutation: DeleteMutationSchema });
 export const DeleteManyResponseSchema = withSession(['dbOpenMs', 'deleteManyMs'], { mutation: DeleteMutationSchema });
 export const ClearResponseSchema = withSession(['dbOpenMs', 'clearMs'], { mutation: v.strictObject({ deleted: CountSchema }) });
-export const SearchResponseSchema = withSession(['dbOpenMs', 'searchMs', 'resultCount'], {
+export const SearchResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'searchMs', 'resultCount'], {
   results: v.pipe(v.array(SearchHitSchema), v.description('Nearest first; ties broken by insertion order.')),
   stats: SearchStatsSchema,
 });
-export const SearchManyResponseSchema = withSession(['dbOpenMs', 'searchManyMs', 'queryCount', 'resultCount'], {
+export const SearchManyResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'searchManyMs', 'queryCount', 'resultCount'], {
   results: v.pipe(v.array(v.array(SearchHitSchema)), v.description('One list per query vector, in request order.')),
   stats: SearchStatsSchema,
+});
+
+export const EmbedResponseSchema = success(['dbOpenMs', 'embedMs', 'textCount'], {
+  model: v.pipe(v.string(), v.description('The model that embedded the texts.')),
+  dimensions: CountSchema,
+  vectors: v.pipe(
+    v.array(
+      v.union([
+        v.pipe(v.array(v.number()), v.description('Components as JSON numbers (each float32 value exactly).')),
+        v.pipe(v.string(), v.description('Base64 of little-endian float32 (vectorEncoding: base64).')),
+      ]),
+    ),
+    v.description('One unit vector per text, in request order.'),
+  ),
 });
 
 export const CountResponseSchema = withSession(['dbOpenMs', 'countMs'], { count: CountSchema });
@@ -360,6 +397,6 @@ export const PatchMetadataResponseSchema = withSession(['dbOpenMs', 'patchMetada
   metadata: v.pipe(JsonObjectSchema, v.description('The metadata after the patch.')),
   mutation: UpdateMutationSchema,
 });
-export const ImportResponseSchema = withSession(['dbOpenMs', 'importReadMs', 'capacityCheckMs', 'importEncodeMs', 'importMs'], {
+export const ImportResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'importReadMs', 'capacityCheckMs', 'importEncodeMs', 'importMs'], {
   mutation: UpsertMutationSchema,
 });

@@ -1,7 +1,8 @@
 // Request bodies of /search and /search-many.
 import * as v from 'valibot';
 import { SPEC_LIMITS, type Config } from '../config.js';
-import { commonSchemas, utf8StringSchema, VectorSchema } from './common.js';
+import { commonSchemas, utf8StringSchema } from './common.js';
+import { QueryVectorSchema } from './vector.js';
 import { queryFields } from './query-fields.js';
 import { utf8Length } from '../index/json-size.js';
 
@@ -71,7 +72,7 @@ export function searchSchemas(config: Config) {
   return {
     SearchRequestSchema: v.pipe(
       v.strictObject({
-        queryVector: v.optional(VectorSchema),
+        queryVector: v.optional(QueryVectorSchema),
         queryId: v.optional(v.pipe(IdSchema, v.description('Search with this stored vector as the query; the id itself is left out of the results.'))),
         queryText: v.optional(QueryTextSchema),
         ...searchOptions,
@@ -80,7 +81,7 @@ export function searchSchemas(config: Config) {
     ),
     SearchManyRequestSchema: v.pipe(
       v.strictObject({
-        queryVectors: v.optional(v.pipe(v.array(VectorSchema), v.minLength(1), v.maxLength(config.maxSearchManyBatch))),
+        queryVectors: v.optional(v.pipe(v.array(QueryVectorSchema), v.minLength(1), v.maxLength(config.maxSearchManyBatch))),
         queryIds: v.optional(
           v.pipe(
             v.array(IdSchema),

@@ -7,6 +7,7 @@
 // same checks.
 import * as v from 'valibot';
 import { SPEC_LIMITS } from '../config.js';
+import { utf8Length } from '../index/json-size.js';
 import { base64Length, BASE64_PATTERN, decodeFloat32Base64 } from './base64-float32.js';
 import { decodeValidBase64, isValidNumberVector, validComponents } from './checked-vectors.js';
 
@@ -67,3 +68,29 @@ function vectorSchemaFor(input: unknown): v.GenericSchema<unknown, VectorOutput>
 }
 
 export const VectorSchema = v.lazy(vectorSchemaFor);
+
+/** A query by text (`queryVector: {"text": ...}`, an item of `queryVectors`): searched by the embedding of its text under the session's model. */
+export const TextQuerySchema = v.strictObject({
+  text: v.pipe(
+    v.string(),
+    v.minLength(1, 'a query text to embed must not be empty'),
+    v.check((text) => utf8Length(text) <= SPEC_LIMITS.maxQueryTextBytes, `must be at most ${SPEC_LIMITS.maxQueryTextBytes} bytes as UTF-8`),
+    v.description(
+      `Searched by the embedding of this text under the session's model (config.embedding; a session without one answers 400 NO_EMBEDDING_MODEL). At most ${SPEC_LIMITS.maxQueryTextBytes} bytes; the model reads its first 128 tokens.`,
+    ),
+  ),
+});
+export type TextQuery = v.InferOutput<typeof TextQuerySchema>;
+export type QueryOutput = VectorOutput | TextQuery;
+
+const DeclaredQueryVectorSchema = v.union([NumberVectorSchema, Base64VectorSchema, TextQuerySchema]);
+
+function queryVectorSchemaFor(input: unknown): v.GenericSchema<unknown, QueryOutput> {
+  if (input === undefined) return DeclaredQueryVectorSchema as never;
+  return typeof input === 'object' && input !== null && !Array.isArray(input) && !(input instanceof Float32Array) ? TextQuerySchema : vectorSchemaFor(input);
+}
+
+/** A query vector, or a query by text ({"text": ...}). */
+export const QueryVectorSchema = v.lazy(queryVectorSchemaFor);
+
+export const isTextQuery = (query: QueryOutput): query is TextQuery => !Array.isArray(query) && !(query instanceof Float32Array);

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { SPEC_LIMITS, type Config } from '../config.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, VECTOR_ENCODINGS } from '../export/format.js';
 import { exactlyOne } from './exactly-one.js';
-import { AnalyzerSchema, commonSchemas, DimensionsSchema, MetricSchema, VectorSchema, VectorTypeSchema } from './common.js';
+import { AnalyzerSchema, commonSchemas, EmbeddingSchema, DimensionsSchema, MetricSchema, VectorSchema, VectorTypeSchema } from './common.js';
 import type { VectorOutput } from './vector.js';
 
 /** Fields that configure a new session; checked against a locked one. */
@@ -12,12 +12,13 @@ const sessionOptions = {
   metric: v.optional(MetricSchema),
   vectorType: v.optional(VectorTypeSchema),
   analyzer: v.optional(AnalyzerSchema),
+  embedding: v.optional(EmbeddingSchema),
 };
 
 const IncludeTextSchema = v.optional(v.pipe(v.boolean(), v.description("Return each vector's text (null for a vector without one).")), false);
 
 /** The entries every vector record has (a test may add more). */
-type RecordEntries = v.ObjectEntries & { id: v.GenericSchema<unknown, string>; vector: v.GenericSchema<unknown, VectorOutput> };
+type RecordEntries = v.ObjectEntries & { id: v.GenericSchema<unknown, string>; vector: v.GenericSchema<unknown, VectorOutput | undefined> };
 
 /**
  * add-many's request for a record schema; the same with each record less the
@@ -53,9 +54,12 @@ export function vectorSchemas(config: Config) {
     });
   const ReadRequestSchema = v.strictObject({ id: IdSchema, includeText: IncludeTextSchema });
 
+  /** A record of add, add-many and an import: without a vector, it is stored with the embedding of its text (the session's model). */
   const VectorRecordSchema = v.strictObject({
     id: IdSchema,
-    vector: VectorSchema,
+    vector: v.optional(
+      v.pipe(VectorSchema, v.description("Without one, the record is stored with the embedding of its text under the session's model (config.embedding).")),
+    ),
     metadata: v.optional(MetadataSchema),
     text: v.optional(TextSchema),
   });
@@ -71,6 +75,7 @@ export function vectorSchemas(config: Config) {
       metric: v.nullable(MetricSchema),
       vectorType: VectorTypeSchema,
       analyzer: v.optional(v.nullable(AnalyzerSchema)),
+      embedding: v.optional(v.nullable(EmbeddingSchema)),
       count: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(config.maxVectorsPerSession)),
     }),
     HasRequestSchema: IdRequestSchema,

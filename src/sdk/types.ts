@@ -42,6 +42,10 @@ export type ServerErrorCode =
   | 'SERVER_AT_CAPACITY'
   | 'INSTANCE_UNAVAILABLE'
   | 'KERNEL_THREAD_FAILED'
+  | 'EMBEDDING_BUSY'
+  | 'EMBEDDING_LOCKED'
+  | 'NO_EMBEDDING_MODEL'
+  | 'EMBEDDING_UNAVAILABLE'
   | 'DISK_QUOTA_EXCEEDED'
   | 'SESSION_LOG_FULL'
   | 'INTERNAL_ERROR';
@@ -67,6 +71,8 @@ export interface SessionConfig {
   backend: Backend;
   /** null until an add names one or carries text. */
   analyzer: Analyzer | null;
+  /** The model that embeds the session's texts; null for a session whose vectors were given. */
+  embedding: string | null;
 }
 
 export interface Session {
@@ -159,6 +165,16 @@ export interface Limits {
   };
   /** Threads that run large searches beside the event loop; 1: all on the event loop. */
   kernelThreads: number;
+  /** The embedding models the server runs (POST /embed, text records and queries) and their limits. */
+  embedding: {
+    models: { name: string; dimensions: number; metric: Metric; maxTokens: number }[];
+    maxTexts: number;
+    maxTextBytes: number;
+    maxBytes: number;
+    textsInFlight: number;
+    textsInFlightPerToken: number;
+    threads: number;
+  };
 }
 
 /** Server-side timings of one request, in milliseconds (counts for resultCount and queryCount). */
@@ -313,6 +329,8 @@ export interface MemoryUsage {
   metadataBytes: number;
   bodiesInFlightBytes: number;
   answersInFlightBytes: number;
+  /** The embedding threads started (each its model) and the vectors of texts being embedded. */
+  embeddingBytes: number;
 }
 export interface SessionResponse extends WithSession {
   stats: {

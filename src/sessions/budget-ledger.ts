@@ -5,7 +5,7 @@
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
 import { heapCapBytes } from '../limits/heap-limit.js';
-import { MemoryBudget } from '../limits/memory-budget.js';
+import { MemoryBudget, type Reservation } from '../limits/memory-budget.js';
 import { WASM_MEMORIES_OUTSIDE_SESSIONS } from '../limits/wasm-memories.js';
 import type { Session } from './session.js';
 
@@ -51,6 +51,8 @@ export class BudgetLedger {
   /** Live sessions counted with a linear memory: kept as a count, since every first add asks. */
   private sessionsWithMemory = 0;
   private lastRecountAll = -Infinity;
+  /** Embedding threads started: each holds a WebAssembly memory (its encoder's). */
+  private embeddingThreads = 0;
 
   constructor(
     private readonly config: Config,
@@ -132,10 +134,37 @@ export class BudgetLedger {
 
   /**
    * WebAssembly memories the process may hold: one per session with vectors,
-   * one per session being reopened, plus those outside sessions (at most).
+   * one per session being reopened, one per embedding thread started, plus
+   * those outside sessions (at most).
    */
   wasmMemories(): number {
-    return this.sessionsWithMemory + this.sessions.reopening() + WASM_MEMORIES_OUTSIDE_SESSIONS;
+    return this.sessionsWithMemory + this.sessions.reopening() + WASM_MEMORIES_OUTSIDE_SESSIONS + this.embeddingThreads;
+  }
+
+  /**
+   * Hold `bytes` of the embedding pool (src/embedding/embedding-pool.ts) in
+   * the budget, 503 when they do not fit: a thread's model (which also holds
+   * one WebAssembly memory, refused past MAX_WASM_MEMORIES) or the vectors
+   * of texts being embedded.
+   */
+  reserveEmbedding(bytes: number, message: string, thread: boolean): Reservation {
+    if (thread) this.assertWasmMemoryLeft('no embedding thread was started, try again later');
+    const held = this.budget.reserve('embedding', bytes, message);
+    if (!thread) return held;
+    this.embeddingThreads++;
+    let released = false;
+    return {
+      get bytes() {
+        return held.bytes;
+      },
+      grow: (more) => held.grow(more),
+      release: () => {
+        if (released) return;
+        released = true;
+        this.embeddingThreads--;
+        held.release();
+      },
+    };
   }
 
   /**

@@ -95,6 +95,7 @@ export class Session {
         vectorType: config.vectorType,
         backend: this.backend,
         analyzer: config.analyzer,
+        embedding: config.embedding,
       },
     };
   }

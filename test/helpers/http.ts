@@ -63,6 +63,8 @@ export class TestServer {
   restore!: () => Promise<void>;
   /** The kernel pool (KERNEL_THREADS > 1). */
   pool!: ReturnType<typeof createApp>['pool'];
+  /** The embedding threads (src/embedding/embedding-pool.ts). */
+  embedder!: ReturnType<typeof createApp>['embedder'];
   /** Request bodies in flight (src/http/admission.ts). */
   admission!: ReturnType<typeof createApp>['admission'];
   /** Imports in flight (src/http/import-slots.ts). */
@@ -75,13 +77,14 @@ export class TestServer {
   ) {}
 
   async start(): Promise<void> {
-    const { app, store, config, restore, readiness, pool, admission, imports } = createApp({
+    const { app, store, config, restore, readiness, pool, embedder, admission, imports } = createApp({
       config: loadConfig({}, this.overrides),
       now: this.now,
       deferRestore: this.deferRestore,
     });
     this.store = store;
     this.pool = pool;
+    this.embedder = embedder;
     this.admission = admission;
     this.imports = imports;
     this.config = config;
@@ -100,6 +103,7 @@ export class TestServer {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await this.pool?.close();
+    await this.embedder.close();
   }
 
   request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {

@@ -23,6 +23,8 @@ export interface LiveApp {
   url: string;
   config: Config;
   store: TestServer['store'];
+  /** The embedding threads (tests that fill or kill them). */
+  embedder: TestServer['embedder'];
   send(method: string, path: string, options?: SendOptions): Promise<Reply>;
   /** POST /token and return the token. */
   newToken(): Promise<string>;
@@ -38,6 +40,7 @@ export async function startApp(overrides: Partial<Config> = {}, options: { now?:
     url: server.base,
     config: server.config,
     store: server.store,
+    embedder: server.embedder,
     send: (method, path, { raw, body, ...rest } = {}) =>
       server.request(method, path, { ...rest, body: raw ?? (body === undefined || typeof body !== 'string' ? body : JSON.stringify(body)) }),
     newToken: () => server.token(),

@@ -29,7 +29,7 @@ export function expectSessionShape(session: any): void {
   expect(session.initialized).to.be.a('boolean');
   expect(session.vectorCount).to.be.a('number');
   expect(session.maxVectors).to.be.a('number');
-  expect(session.config).to.have.all.keys('dimensions', 'metric', 'vectorType', 'backend', 'analyzer');
+  expect(session.config).to.have.all.keys('dimensions', 'metric', 'vectorType', 'backend', 'analyzer', 'embedding');
   expect(session.config.vectorType).to.equal('float32');
   expect(session.config.backend).to.equal('wasm-simd128');
 }

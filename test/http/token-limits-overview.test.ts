@@ -14,7 +14,14 @@ describe('POST /token', () => {
     expect(body.tokenType).to.equal('Bearer');
     expectSessionShape(body.session);
     expect(body.session).to.deep.include({ initialized: false, vectorCount: 0, maxVectors: api.config.maxVectorsPerSession });
-    expect(body.session.config).to.deep.equal({ dimensions: null, metric: null, vectorType: 'float32', backend: 'wasm-simd128', analyzer: null });
+    expect(body.session.config).to.deep.equal({
+      dimensions: null,
+      metric: null,
+      vectorType: 'float32',
+      backend: 'wasm-simd128',
+      analyzer: null,
+      embedding: null,
+    });
     expect(body.session.sessionId).to.not.equal(body.token);
     expect(body.session.ttlMsRemaining).to.equal(api.config.sessionTtlMs);
     expect(res.headers.get('cache-control')).to.equal('no-store');

@@ -4,7 +4,7 @@
 // omits it, the add's own or the default before, the *_LOCKED error otherwise.
 import { expect } from 'chai';
 import { SPEC_LIMITS, type AnalyzerName, type Metric, type VectorType } from '../../src/config.js';
-import { analyzerFor, lockAnalyzer, lockVectorConfig } from '../../src/index/config-lock.js';
+import { analyzerFor, lockAnalyzer, lockEmbedding, lockVectorConfig } from '../../src/index/config-lock.js';
 import type { IndexConfig, UpsertOptions } from '../../src/index/types.js';
 import { randomInt, seededRng, type Rng } from '../helpers/random.js';
 import { expectApiError } from '../helpers/errors.js';
@@ -21,6 +21,7 @@ function randomLocked(rng: Rng): IndexConfig {
     metric: dimensions === null ? null : pick(rng, METRICS),
     vectorType: dimensions === null ? SPEC_LIMITS.defaultVectorType : pick(rng, TYPES),
     analyzer: rng() < 0.5 ? null : pick(rng, ANALYZERS),
+    embedding: null,
   };
 }
 
@@ -76,5 +77,27 @@ describe('config lock', () => {
       expect(lockAnalyzer(locked, options)).to.equal(locked.analyzer ?? options.analyzer ?? null);
       expect(analyzerFor(locked, options)).to.equal(locked.analyzer ?? options.analyzer ?? SPEC_LIMITS.defaultAnalyzer);
     }
+  });
+
+  it('fixes the embedding model with its dimension and metric; a session of given vectors takes none', () => {
+    const MODEL = 'use-lite-512' as const;
+    const fresh: IndexConfig = { dimensions: null, metric: null, vectorType: 'float32', analyzer: null, embedding: null };
+    const modelled: IndexConfig = { ...fresh, dimensions: 512, metric: 'cosine', embedding: MODEL };
+    const given: IndexConfig = { ...fresh, dimensions: 512, metric: 'cosine' };
+    // Fresh: named or embedded, the model and its 512 / cosine; neither: no model.
+    for (const options of [{ embedding: MODEL }, { embeddedWith: MODEL }] satisfies UpsertOptions[]) {
+      expect(lockEmbedding(fresh, options)).to.equal(MODEL);
+      expect(lockVectorConfig(fresh, options, 512)).to.include({ dimensions: 512, metric: 'cosine' });
+    }
+    expect(lockEmbedding(fresh, {})).to.equal(null);
+    expectApiError(() => lockVectorConfig(fresh, { embeddedWith: MODEL, metric: 'l2' }, 512), 'METRIC_LOCKED');
+    expectApiError(() => lockVectorConfig(fresh, { embedding: MODEL, dimensions: 384 }, 384), 'DIMENSION_MISMATCH');
+    // Locked: repeated or omitted, the model; vectors alone keep it.
+    expect(lockEmbedding(modelled, { embedding: MODEL, embeddedWith: MODEL })).to.equal(MODEL);
+    expect(lockEmbedding(modelled, {})).to.equal(MODEL);
+    // Given vectors: a named model is EMBEDDING_LOCKED, texts to embed NO_EMBEDDING_MODEL, vectors alone fine.
+    expectApiError(() => lockEmbedding(given, { embedding: MODEL }), 'EMBEDDING_LOCKED');
+    expectApiError(() => lockEmbedding(given, { embeddedWith: MODEL }), 'NO_EMBEDDING_MODEL');
+    expect(lockEmbedding(given, {})).to.equal(null);
   });
 });

@@ -92,7 +92,7 @@ describe('VectorIndex clear and reset', () => {
     index.upsert([{ id: 'a', vector: [1, 2, 3] }], { metric: 'l2' });
     expect(index.reset()).to.equal(1);
     expect(index.initialized).to.equal(false);
-    expect(index.getConfig()).to.deep.equal({ dimensions: null, metric: null, vectorType: 'float32', analyzer: null });
+    expect(index.getConfig()).to.deep.equal({ dimensions: null, metric: null, vectorType: 'float32', analyzer: null, embedding: null });
     expect(index.stats().memoryBytes).to.equal(0);
     index.upsert([{ id: 'a', vector: [1, 2] }], { metric: 'cosine' });
     expect(index.getConfig()).to.include({ dimensions: 2, metric: 'cosine' });

@@ -38,7 +38,7 @@ describe('VectorIndex export', () => {
     index.upsert([{ id: 'a', vector: [0.3, 0.4], metadata: { y: [1, 2] } }]);
     const exp = index.openExport();
     expect(exp.count).to.equal(2);
-    expect(exp.config).to.deep.equal({ dimensions: 2, metric: 'l2', vectorType: 'float32', analyzer: null });
+    expect(exp.config).to.deep.equal({ dimensions: 2, metric: 'l2', vectorType: 'float32', analyzer: null, embedding: null });
     const out = readAll(exp, 1);
     expect(out.map((v) => v.id)).to.deep.equal(['b', 'a']);
     expect(out[1].vector).to.deep.equal(Float32Array.from([0.3, 0.4]));

@@ -44,11 +44,11 @@ describe('VectorIndex upsert', () => {
   it('is new until the first add fixes the dimension and cosine metric', () => {
     const index = newIndex();
     expect(index.initialized).to.equal(false);
-    expect(index.getConfig()).to.deep.equal({ dimensions: null, metric: null, vectorType: 'float32', analyzer: null });
+    expect(index.getConfig()).to.deep.equal({ dimensions: null, metric: null, vectorType: 'float32', analyzer: null, embedding: null });
     expect(index.stats().memoryBytes, 'no memory before the first add').to.equal(0);
     index.upsert([{ id: 'a', vector: [1, 2, 3] }]);
     expect(index.initialized).to.equal(true);
-    expect(index.getConfig()).to.deep.equal({ dimensions: 3, metric: 'cosine', vectorType: 'float32', analyzer: null });
+    expect(index.getConfig()).to.deep.equal({ dimensions: 3, metric: 'cosine', vectorType: 'float32', analyzer: null, embedding: null });
     expect(index.stats().memoryBytes).to.be.greaterThan(0);
   });
 

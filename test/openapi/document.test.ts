@@ -156,6 +156,7 @@ describe('GET /openapi.json', () => {
       'VECTOR_TYPE_LOCKED',
       'ANALYZER_LOCKED',
       'ANALYZER_CHANGED',
+      'EMBEDDING_LOCKED',
       'CAPACITY_EXCEEDED',
     ]);
     expect(codes('/search', 'post', '400')).to.include('QUERY_TEXT_EMPTY');

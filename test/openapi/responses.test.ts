@@ -32,6 +32,8 @@ const LIMITS = {
   maxBodyBytes: 2048,
   sessionTtlMs: 60_000,
   maxImportBytes: 4096,
+  maxEmbedTexts: 3,
+  embeddingThreads: 1,
 };
 const SEED = [
   { id: 'a', vector: [1, 0, 0], metadata: { color: 'red' }, text: 'a red apple' },
@@ -120,10 +122,23 @@ const SUCCESS: Case[] = [
   ['POST', '/vectors/metadata/patch', { body: { id: 'c', patch: { color: null, n: { m: 1 } } } }],
   ['GET', '/vectors/export'],
   ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [0, 0, 1], metadata: { color: 'green' } }])],
+  ['POST', '/embed', { body: { texts: ['a red apple', 'the blue sea'] } }],
+  ['POST', '/embed', { body: { texts: ['a red apple'], vectorEncoding: 'base64' } }],
 ];
 
 /** Errors specific to one route (the generic auth and body errors are made for every route below). */
 const ERRORS: Case[] = [
+  ['POST', '/embed', { body: { texts: ['a', 'b', 'c', 'd'] } }],
+  ['POST', '/embed', { body: { texts: ['a', ''] } }],
+  // The seeded session's vectors were given: it has no embedding model.
+  ['POST', '/vectors/add', { body: { id: 't', text: 'stored by its text' } }],
+  ['POST', '/vectors/add-many', { body: { vectors: [{ id: 't', text: 'stored by its text' }] } }],
+  ['POST', '/vectors/add', { body: { id: 'a', vector: [1, 0, 0], embedding: 'use-lite-512' } }],
+  ['POST', '/vectors/add-many', { body: { vectors: [{ id: 'a', vector: [1, 0, 0] }], embedding: 'use-lite-512' } }],
+  ['POST', '/vectors/import', ndjson([{ id: 'a', vector: [1, 0, 0] }], { embedding: 'use-lite-512' })],
+  ['POST', '/vectors/import', ndjson([{ id: 't', text: 'stored by its text' }])],
+  ['POST', '/search', { body: { queryVector: { text: 'by meaning' } } }],
+  ['POST', '/search-many', { body: { queryVectors: [[1, 0, 0], { text: 'by meaning' }] } }],
   ['POST', '/vectors/get', { body: { id: 'zz' } }],
   ['POST', '/vectors/get-many', { body: { ids: ['a', 'b', 'c', 'd'] } }],
   ['POST', '/vectors/metadata/get', { body: { id: 'zz' } }],
@@ -388,6 +403,57 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
       ownChecker.check('POST', '/search', search);
       ownChecker.check('POST', '/search-many', searchMany);
       expect([search.body.error.code, searchMany.body.error.code]).to.deep.equal(['SERVER_AT_CAPACITY', 'SERVER_AT_CAPACITY']);
+    });
+  });
+
+  it('POST /embed and the routes that embed, past the texts in flight, on a dying thread and past the memory budget, answer as declared', async () => {
+    // Three texts of the model's whole window (about 80 ms of work), so the first call is still running when the others come.
+    const texts = ['sea', 'land', 'sky'].map((word) => `${word} `.repeat(130));
+    await onOwnServer(
+      { maxEmbedTexts: 3, maxAddManyBatch: 3, embeddingTextsInFlightPerToken: 3, embeddingThreads: 1, requestRatePerSec: 0 },
+      async (own, ownChecker) => {
+        const token = await own.newToken();
+        const first = own.send('POST', '/embed', { token, body: { texts } });
+        while (own.embedder.busyWorkers.length === 0) await new Promise((r) => setTimeout(r, 1));
+        const busy = await own.send('POST', '/embed', { token, body: { texts: ['one more'] } });
+        await own.embedder.busyWorkers[0].terminate();
+        const failed = await first;
+        for (const reply of [busy, failed]) ownChecker.check('POST', '/embed', reply);
+        expect([busy.body.error.code, failed.body.error.code]).to.deep.equal(['EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE']);
+      },
+    );
+    // Each route that embeds: past the texts in flight of its token (a call of /embed holds them), and on a thread that dies under it.
+    const long = texts[0];
+    const routes: [string, SendOptions][] = [
+      ['/vectors/add', { body: { id: 't', text: long } }],
+      ['/vectors/add-many', { body: { vectors: texts.map((text, i) => ({ id: `t${i}`, text })) } }],
+      ['/search', { body: { queryVector: { text: long } } }],
+      ['/search-many', { body: { queryVectors: texts.map((text) => ({ text })) } }],
+      ['/vectors/import', ndjson([{ id: 't', text: long }], { dimensions: 512, embedding: 'use-lite-512' })],
+    ];
+    await onOwnServer(
+      { maxEmbedTexts: 3, maxAddManyBatch: 3, embeddingTextsInFlightPerToken: 3, embeddingThreads: 1, requestRatePerSec: 0 },
+      async (own, ownChecker) => {
+        for (const [path, options] of routes) {
+          const token = await own.newToken();
+          expect((await own.send('POST', '/vectors/add', { token, body: { id: 'seed', text: 'a first text fixes the model' } })).status).to.equal(200);
+          const filling = own.send('POST', '/embed', { token, body: { texts } });
+          while (own.embedder.textsInFlight < 3) await new Promise((r) => setTimeout(r, 1));
+          const busy = await own.send('POST', path, { token, ...options });
+          await filling;
+          const failing = own.send('POST', path, { token, ...options });
+          while (own.embedder.busyWorkers.length === 0) await new Promise((r) => setTimeout(r, 1));
+          await own.embedder.busyWorkers[0].terminate();
+          const failed = await failing;
+          for (const reply of [busy, failed]) ownChecker.check('POST', path, reply);
+          expect([busy.body.error?.code, failed.body.error?.code], path).to.deep.equal(['EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE']);
+        }
+      },
+    );
+    await onOwnServer({ memoryBudgetBytes: ONE_SESSION_BUDGET }, async (own, ownChecker) => {
+      const reply = await own.send('POST', '/embed', { token: await own.newToken(), body: { texts } });
+      ownChecker.check('POST', '/embed', reply);
+      expect(reply.body.error.code).to.equal('SERVER_AT_CAPACITY');
     });
   });
 

@@ -29,7 +29,7 @@ function verdictOf(result: AddManyResult) {
     return { code, message, details };
   }
   const { vectors, ...options } = result.output;
-  return { options, records: vectors.map(({ vector, ...rest }) => ({ ...rest, vector: Array.from(vector) })) };
+  return { options, records: vectors.map(({ vector, ...rest }) => ({ ...rest, vector: vector && Array.from(vector) })) };
 }
 
 const bodies: [string, unknown][] = [

@@ -1,7 +1,9 @@
 // POST /search and POST /search-many, through store.searches (on the kernel
 // pool when large): by vector, by stored id, by keywords (queryText), or
 // hybrid (a text beside either).
-import { searchCall, searchManyCall, type SearchCall } from '../../schemas/search-call.js';
+import type { Context } from 'koa';
+import { searchCall, searchManyCall, withEmbeddedQueries, type SearchCall } from '../../schemas/search-call.js';
+import { embedQueriesAhead } from '../../sessions/embed-ahead.js';
 import type { Session } from '../../sessions/session.js';
 import type { SessionSearches } from '../../sessions/session-searches.js';
 import { parseBody } from '../body/index.js';
@@ -17,10 +19,20 @@ function run(searches: SessionSearches, session: Session, call: SearchCall) {
   return call.ids ? searches.searchByIds(session, call.ids, call.options) : searches.search(session, call.queries, call.options);
 }
 
-export function searchRoutes({ router, config, store, schemas, auth, vectorJson }: RouteDeps): void {
+/** The call with its queries by text embedded (embedMs), before the session's turn. */
+async function embedded(ctx: Context, { embedder }: RouteDeps, call: SearchCall): Promise<SearchCall> {
+  if (call.ids !== null || !call.textQueries) return call;
+  const { session, timings } = stateOf(ctx);
+  const texts = call.textQueries.texts;
+  const vectors = await timings.measureAsync('embedMs', () => embedQueriesAhead(embedder, session, texts));
+  return withEmbeddedQueries(call, vectors);
+}
+
+export function searchRoutes(deps: RouteDeps): void {
+  const { router, config, store, schemas, auth, vectorJson } = deps;
   const { searches } = store;
   router.post('/search', auth, vectorJson, async (ctx) => {
-    const call = searchCall(parseBody(ctx, schemas.SearchRequestSchema));
+    const call = await embedded(ctx, deps, searchCall(parseBody(ctx, schemas.SearchRequestSchema)));
     const { session, timings } = stateOf(ctx);
     const { results, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchMs', () => run(searches, session, call));
     timings.set('resultCount', results[0].length);
@@ -30,7 +42,7 @@ export function searchRoutes({ router, config, store, schemas, auth, vectorJson 
   });
 
   router.post('/search-many', auth, vectorJson, async (ctx) => {
-    const call = searchManyCall(parseBody(ctx, schemas.SearchManyRequestSchema));
+    const call = await embedded(ctx, deps, searchManyCall(parseBody(ctx, schemas.SearchManyRequestSchema)));
     const { session, timings } = stateOf(ctx);
     const { results, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchManyMs', () => run(searches, session, call));
     timings.set('queryCount', results.length);

@@ -23,6 +23,8 @@ import { ImportReader, importOptions, type ParsedImport } from '../../export/imp
 import type { UpsertPlan, UpsertResult } from '../../index/types.js';
 import type { Session } from '../../sessions/session.js';
 import type { SessionStore } from '../../sessions/session-store.js';
+import { VECTOR_BYTES } from '../../embedding/embedding-pool.js';
+import { embedRecordsAhead } from '../../sessions/embed-ahead.js';
 import { prepareMetadataAhead } from '../../sessions/metadata-ahead.js';
 import { analyzerChanged, STALE_TEXTS, withTextsAhead } from '../../sessions/texts-ahead.js';
 import { requestError } from '../../schemas/request-error.js';
@@ -96,7 +98,26 @@ async function writeImport(ctx: Context, store: SessionStore, session: Session, 
   });
 }
 
-export function transferRoutes({ router, store, schemas, config, auth, importSlots }: RouteDeps): void {
+/**
+ * The import with its lines without a vector given the embedding of their text (embedMs), MAX_ADD_MANY_BATCH
+ * texts at a time (what a token may have in flight covers that); the vectors held in the memory budget until
+ * the answer is sent.
+ */
+async function embeddedImport(ctx: Context, { embedder, store, config }: RouteDeps, parsed: ParsedImport): Promise<ParsedImport> {
+  const missing = parsed.records.filter((record) => record.vector === undefined).length;
+  if (missing === 0) return parsed;
+  const { session, timings } = stateOf(ctx);
+  const held = store.budget.reserve('embedding', missing * VECTOR_BYTES, "the server's memory budget is used up; nothing was imported, try again later");
+  ctx.res.once('close', () => held.release());
+  const options = importOptions(parsed);
+  const { records, options: embedded } = await timings.measureAsync('embedMs', () =>
+    embedRecordsAhead(embedder, session, parsed.records, options, config.maxAddManyBatch),
+  );
+  return { ...parsed, records, header: { ...parsed.header, embedding: embedded.embeddedWith ?? parsed.header.embedding } };
+}
+
+export function transferRoutes(deps: RouteDeps): void {
+  const { router, store, schemas, config, auth, importSlots } = deps;
   router.get('/vectors/export', auth, async (ctx) => {
     const query = v.safeParse(schemas.ExportQuerySchema, { ...ctx.query });
     if (!query.success) throw requestError(query.issues, 'query');
@@ -128,7 +149,7 @@ export function transferRoutes({ router, store, schemas, config, auth, importSlo
     const reservation = reserveBody(ctx, store.budget, config.maxImportBytes);
     try {
       await readImport(ctx, reader, config.maxImportBytes, reservation);
-      const parsed = reader.finish();
+      const parsed = await embeddedImport(ctx, deps, reader.finish());
       parsed.preparedMetadata = await prepareMetadataAhead(session.index, parsed.records);
       const mutation = await withTextsAhead(session.index, parsed.records, importOptions(parsed), (preparedTexts) => {
         parsed.preparedTexts = preparedTexts;

@@ -6,6 +6,7 @@ import type { VectorIndex } from '../../index/vector-index.js';
 import { REQUEST_SLICE_MS, Slices } from '../../limits/slices.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';
+import { embedRecordsAhead } from '../../sessions/embed-ahead.js';
 import { prepareMetadataAhead } from '../../sessions/metadata-ahead.js';
 import { analyzerChanged, STALE_TEXTS, withTextsAhead } from '../../sessions/texts-ahead.js';
 import { parseAddManyBody, parseBody } from '../body/index.js';
@@ -14,16 +15,20 @@ import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 import { noBody } from '../body/no-body.js';
 import type { Timings } from '../timings.js';
 
-/** Check (capacityCheckMs), then write (addMs / addManyMs), in the session's turn. */
-async function upsert(ctx: Context, deps: RouteDeps, records: VectorInput[], given: UpsertOptions, metric: string) {
+/** Embed the texts of records without a vector (embedMs), check (capacityCheckMs), then write (addMs / addManyMs), in the session's turn. */
+async function upsert(ctx: Context, deps: RouteDeps, given: VectorInput[], asked: UpsertOptions, metric: string) {
   const { session, timings } = stateOf(ctx);
   const { writes } = deps.store;
+  // Embedded before the turn, on the embedding threads (embed-ahead.ts).
+  const { records, options: embedded } = given.some((record) => record.vector === undefined)
+    ? await timings.measureAsync('embedMs', () => embedRecordsAhead(deps.embedder, session, given, asked))
+    : { records: given, options: asked };
   // Texts are analysed in slices before the turn (again if the analyzer changed by then), and a large batch's
   // log record encoded (DATA_DIR), so the turn only writes them.
   // Metadata measured in slices before the turn too (its JSON text, the filter-index entries it lists).
   const preparedMetadata = await prepareMetadataAhead(session.index, records);
-  return withTextsAhead(session.index, records, given, async (preparedTexts) => {
-    const options = { ...given, ...(preparedTexts ? { preparedTexts } : {}), ...(preparedMetadata ? { preparedMetadata } : {}) };
+  return withTextsAhead(session.index, records, embedded, async (preparedTexts) => {
+    const options = { ...embedded, ...(preparedTexts ? { preparedTexts } : {}), ...(preparedMetadata ? { preparedMetadata } : {}) };
     const encoded = await deps.store.encodeUpsert(session, records, options);
     return writes.inLoopTurn<UpsertResult | typeof STALE_TEXTS>(session, () => {
       if (analyzerChanged(session.index, options)) return STALE_TEXTS;
@@ -123,14 +128,16 @@ export function vectorRoutes(deps: RouteDeps): void {
   });
 
   router.post('/vectors/add', auth, vectorJson, async (ctx) => {
-    const { id, vector, metadata, text, dimensions, metric, vectorType, analyzer } = parseBody(ctx, schemas.AddRequestSchema);
-    const mutation = await upsert(ctx, deps, [{ id, vector, metadata, text }], { dimensions, metric, vectorType, analyzer, pathOf: () => '' }, 'addMs');
+    const { id, vector, metadata, text, dimensions, metric, vectorType, analyzer, embedding } = parseBody(ctx, schemas.AddRequestSchema);
+    const options: UpsertOptions = { dimensions, metric, vectorType, analyzer, embedding, pathOf: () => '' };
+    const mutation = await upsert(ctx, deps, [{ id, vector, metadata, text }], options, 'addMs');
     replyWithSession(ctx, store, { id, mutation });
   });
 
   router.post('/vectors/add-many', auth, vectorJson, async (ctx) => {
-    const { vectors, dimensions, metric, vectorType, analyzer } = await parseAddManyBody(ctx, schemas);
-    const mutation = await upsert(ctx, deps, vectors, { dimensions, metric, vectorType, analyzer, pathOf: (i) => pointer('vectors', i) }, 'addManyMs');
+    const { vectors, dimensions, metric, vectorType, analyzer, embedding } = await parseAddManyBody(ctx, schemas);
+    const options: UpsertOptions = { dimensions, metric, vectorType, analyzer, embedding, pathOf: (i: number) => pointer('vectors', i) };
+    const mutation = await upsert(ctx, deps, vectors, options, 'addManyMs');
     replyWithSession(ctx, store, { mutation });
   });
 

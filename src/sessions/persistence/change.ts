@@ -7,7 +7,7 @@
 import { rememberJsonText } from '../../index/json-size.js';
 import { applyToIndex } from '../../index/changes.js';
 import type { Metadata } from '../../index/filter.js';
-import type { VectorInput } from '../../index/types.js';
+import type { UpsertOptions, VectorInput } from '../../index/types.js';
 import type { VectorIndex } from '../../index/vector-index.js';
 import type { Session } from '../session.js';
 import type { RecordV2, Rows, RowsHead } from './records-v2.js';
@@ -65,8 +65,8 @@ export async function applyChange(session: Session, change: Change, slices: Slic
   switch (change.t) {
     case 'upsert':
     case 'import': {
-      const { dimensions, metric, vectorType, analyzer } = change;
-      const options = { dimensions, metric, vectorType, ...(analyzer ? { analyzer } : {}) };
+      const { dimensions, metric, vectorType, analyzer, embedding } = change;
+      const options: UpsertOptions = { dimensions, metric, vectorType, ...(analyzer ? { analyzer } : {}), ...(embedding ? { embedding } : {}) };
       const step = rowsPerStep(dimensions);
       for (let i = 0; i < change.ids.length; i += step) {
         // Acknowledged rows are replayed even past a MAX_VECTORS_PER_SESSION lowered since.

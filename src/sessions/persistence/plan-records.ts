@@ -103,7 +103,7 @@ function encodedChange(kind: EncodedChange['kind'], plan: UpsertPlan, at: number
 }
 
 function planHead(plan: UpsertPlan, at: number): RowsHead {
-  return { at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, analyzer: plan.analyzer };
+  return { at, dimensions: plan.dimensions, metric: plan.metric, vectorType: plan.vectorType, analyzer: plan.analyzer, embedding: plan.embedding };
 }
 
 /** Rows [from, to) of a plan, as encodeRows reads them (metadata as the JSON text the index stores). */

@@ -1,5 +1,5 @@
 // Decoding session log records, version 2 (the format: records-v2.ts).
-import { ANALYZERS, METRICS, VECTOR_TYPES } from '../../config.js';
+import { ANALYZERS, EMBEDDING_MODEL_NAMES, METRICS, VECTOR_TYPES } from '../../config.js';
 import {
   CorruptLogError,
   HAS_TEXT,
@@ -110,9 +110,10 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number, copy =
       const flags = r.u8();
       const part = r.u32();
       const parts = r.u32();
-      r.take(ROWS_HEAD_BYTES - 28);
-      if (metric === undefined || vectorType === undefined || analyzerCode > ANALYZERS.length)
-        throw new CorruptLogError('a record names an unknown metric, vector type or analyzer');
+      const embeddingCode = r.u8();
+      r.take(ROWS_HEAD_BYTES - 29);
+      if (metric === undefined || vectorType === undefined || analyzerCode > ANALYZERS.length || embeddingCode > EMBEDDING_MODEL_NAMES.length)
+        throw new CorruptLogError('a record names an unknown metric, vector type, analyzer or embedding model');
       const rows = r.floats(count * dimensions);
       const idLengths = r.lengths(count);
       const metadataLengths = r.lengths(count);
@@ -122,6 +123,7 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number, copy =
       const text = textLengths ? r.fields(textLengths) : null;
       const head: RowsHead & Rows = { at, dimensions, metric, vectorType, ids, rows, metadata, text };
       if (analyzerCode > 0) head.analyzer = ANALYZERS[analyzerCode - 1];
+      if (embeddingCode > 0) head.embedding = EMBEDDING_MODEL_NAMES[embeddingCode - 1];
       record = type === 'import' ? { t: 'import', part, parts, ...head } : { t: 'upsert', ...head };
       break;
     }

@@ -19,7 +19,7 @@
 // Damage is told apart from a power-loss tail by log-reader.ts (damageAt).
 // Decoding is in record-decoder.ts.
 import { crc32 } from 'node:zlib';
-import { ANALYZERS, METRICS, VECTOR_TYPES, type AnalyzerName, type Metric, type VectorType } from '../../config.js';
+import { ANALYZERS, EMBEDDING_MODEL_NAMES, type EmbeddingModel, METRICS, VECTOR_TYPES, type AnalyzerName, type Metric, type VectorType } from '../../config.js';
 import type { Slices } from '../../limits/slices.js';
 
 /** A log whose records cannot be read as they were written: set aside, not shortened. */
@@ -29,7 +29,7 @@ export const FILE_MAGIC = Buffer.from('TVECLOG\n', 'latin1');
 export const FORMAT_VERSION = 2;
 export const FILE_HEADER_BYTES = 16;
 export const RECORD_HEADER_BYTES = 24;
-/** An upsert's fixed head: at, dimensions, count, metric, vector type, analyzer, flags, part, parts (padded to 8). */
+/** An upsert's fixed head: at, dimensions, count, metric, vector type, analyzer, flags, part, parts, embedding model (padded to 8). */
 export const ROWS_HEAD_BYTES = 32;
 export const HAS_TEXT = 1;
 export const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
@@ -47,6 +47,8 @@ export interface RowsHead {
   vectorType: VectorType;
   /** Sessions with text only; absent (0 on disk) reads back as null. */
   analyzer?: Analyzer;
+  /** Sessions whose texts are embedded only (issue 35); absent (0 on disk, and in logs from before) reads back as null. */
+  embedding?: EmbeddingModel | null;
 }
 
 /** Rows as a record holds them: flat float32 values, ids, metadata JSON bytes (null: none), text bytes (null: no text section). */
@@ -289,6 +291,7 @@ function* rowsEncoding(
   out.writeUInt8(text ? HAS_TEXT : 0, h + 19);
   out.writeUInt32LE(head.part ?? 0, h + 20);
   out.writeUInt32LE(head.parts ?? 1, h + 24);
+  out.writeUInt8(head.embedding ? EMBEDDING_MODEL_NAMES.indexOf(head.embedding) + 1 : 0, h + 28);
   const values = LITTLE_ENDIAN ? new Float32Array(out.buffer, out.byteOffset + rowsAt, count * dim) : null;
   for (let i = 0; i < count; i++) {
     const v = rows.vector(i);

@@ -28,9 +28,9 @@ export function* snapshotRecords(state: SnapshotState, rows: IndexExport): Gener
   try {
     yield fileHeader();
     yield encodeRecordV2({ t: 'open', sessionId: state.sessionId, createdAt: state.createdAt }, sequence);
-    const { dimensions, metric, vectorType, analyzer } = rows.config;
+    const { dimensions, metric, vectorType, analyzer, embedding } = rows.config;
     if (dimensions !== null && metric !== null) {
-      const head: RowsHead & { t: 'upsert' } = { t: 'upsert', at, dimensions, metric, vectorType, analyzer };
+      const head: RowsHead & { t: 'upsert' } = { t: 'upsert', at, dimensions, metric, vectorType, analyzer, embedding };
       const step = rowsPerStep(dimensions);
       for (let batch = rows.next(step); batch.length > 0; batch = rows.next(step)) {
         yield encodeRows(

@@ -47,6 +47,7 @@ const RECORDS: RecordV2[] = [
     metric: 'cosine',
     vectorType: 'float32',
     analyzer: 'english',
+    embedding: 'use-lite-512',
     ids: ['t1', 't2'],
     rows: Float32Array.from([1, 2, 3, 4]),
     metadata: [null, null],

@@ -114,4 +114,29 @@ describe('session snapshots', () => {
     expect(reopened.index.size).to.equal(0);
     expect(reopened.updatedAt).to.equal(3);
   });
+
+  it('keep the embedding model of a session whose texts were embedded', async () => {
+    const vector = new Float32Array(512).fill(0.25);
+    const session = await restoreLog(
+      [
+        { t: 'open', sessionId: 's', createdAt: 1 },
+        {
+          t: 'upsert',
+          at: 2,
+          dimensions: 512,
+          metric: 'cosine',
+          vectorType: 'float32',
+          embedding: 'use-lite-512',
+          ids: ['a'],
+          rows: vector,
+          metadata: [null],
+          text: null,
+        },
+      ],
+      make,
+    );
+    expect(session.index.getConfig().embedding).to.equal('use-lite-512');
+    const reopened = await restoreBytes(snapshotOf(session), make);
+    expect(reopened.index.getConfig()).to.include({ dimensions: 512, metric: 'cosine', embedding: 'use-lite-512' });
+  });
 });
