@@ -9,6 +9,11 @@ export class LoopTurns {
   private readonly waiting: Array<() => void> = [];
   private scheduled = false;
 
+  /** Whether steps are waiting for their turn: work arriving now should queue behind them. */
+  get busy(): boolean {
+    return this.waiting.length > 0;
+  }
+
   /** Settles on a later turn of the event loop, one waiter a turn, in order. */
   next(): Promise<void> {
     return new Promise<void>((resolve) => {

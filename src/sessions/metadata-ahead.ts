@@ -12,7 +12,7 @@ import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 export async function prepareMetadataAhead(index: VectorIndex, records: readonly VectorInput[]): Promise<PreparedMetadata | undefined> {
   if (!records.some((record) => record.metadata !== undefined)) return undefined;
   const prepared: PreparedMetadata = { json: new Array(records.length), counts: new Array(records.length) };
-  const slices = new Slices(REQUEST_SLICE_MS);
+  const slices = new Slices(REQUEST_SLICE_MS, true);
   for (let i = 0; i < records.length; i++) {
     const { json, count } = index.measureMetadata(records[i].metadata);
     prepared.json[i] = json;

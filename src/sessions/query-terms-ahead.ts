@@ -14,7 +14,7 @@ import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 export async function queryTermsAhead(index: VectorIndex, texts: readonly string[], sliceMs = REQUEST_SLICE_MS): Promise<QueryTerms> {
   const analyzer = index.queryAnalyzer;
   const terms: string[][] = [];
-  const slices = new Slices(sliceMs);
+  const slices = new Slices(sliceMs, true);
   for (const text of texts) {
     await slices.pause();
     terms.push(distinctTerms(analyzer, text));

@@ -22,7 +22,7 @@ export async function prepareTextsAhead(index: VectorIndex, records: readonly Ve
   if (!records.some((record) => typeof record.text === 'string')) return undefined;
   const analyzer = index.textAnalyzerFor(options);
   const texts = new Array<PreparedTexts['texts'][number]>(records.length).fill(null);
-  const slices = new Slices(REQUEST_SLICE_MS);
+  const slices = new Slices(REQUEST_SLICE_MS, true);
   for (let i = 0; i < records.length; i++) {
     const { text } = records[i];
     if (typeof text !== 'string') continue;

@@ -15,7 +15,7 @@ export function parseBody<S extends v.GenericSchema>(ctx: Context, schema: S): v
 /** add-many's body: a batch the body reader checked has the rest validated (checked-batch.ts, a group of records at a time), any other body all of it. */
 export async function parseAddManyBody(ctx: Context, schemas: AddManySchemas) {
   // A large batch's records are checked a group at a time, the loop given back between (REQUEST_SLICE_MS).
-  const slices = new Slices(REQUEST_SLICE_MS);
+  const slices = new Slices(REQUEST_SLICE_MS, true);
   const result = await safeParseAddManyInGroups(schemas, ctx.request.body ?? {}, () => slices.pause());
   if (result.success) return result.output;
   throw requestError(result.issues);
