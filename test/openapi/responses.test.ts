@@ -306,7 +306,10 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
   });
 
   /** Cases that need a server of their own; what they saw counts for the coverage test. */
-  async function onOwnServer(limits: Partial<typeof LIMITS> & Record<string, number | string>, body: (own: LiveApp, ownChecker: ResponseChecker) => Promise<void>) {
+  async function onOwnServer(
+    limits: Partial<typeof LIMITS> & Record<string, number | string>,
+    body: (own: LiveApp, ownChecker: ResponseChecker) => Promise<void>,
+  ) {
     const own = await startApp(limits);
     try {
       const ownChecker = new ResponseChecker(checker.doc);
