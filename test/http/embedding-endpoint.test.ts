@@ -4,9 +4,13 @@
 // the builtin model's; /limits names it and never the key; the endpoint's
 // failures are answered 502/503 with their codes, and nothing is stored.
 import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { rawVector, unit, useEmbeddingEndpoint } from '../helpers/embedding-endpoint.js';
 import { expectError, expectOk, useServer } from '../helpers/http.js';
+import { startApp } from '../helpers/live-app.js';
 
 const MODEL = 'nomic-embed-text';
 const KEY = 'sk-never-shown-0123456789';
@@ -109,6 +113,37 @@ describe('an OpenAI-compatible embedding endpoint (EMBEDDING_URL)', () => {
     endpoint.behave = (_s, res) => res.writeHead(401).end('{"error":{"message":"bad key"}}');
     const error = expectError(await api.post('/embed', { token, body: { texts: ['x'] } }), 502, 'EMBEDDING_UPSTREAM_ERROR');
     expect(error.details).to.include({ upstreamStatus: 401, model: MODEL });
+  });
+
+  it('a session of the builtin model (an import, a restart) refuses text here with 400 NO_EMBEDDING_MODEL naming its model', async () => {
+    const token = await api.token();
+    const vector = Array.from({ length: 512 }, (_v, i) => (i === 0 ? 1 : 0));
+    expectOk(await api.post('/vectors/add', { token, body: { id: 'a', vector, embedding: 'use-lite-512' } }));
+    const error = expectError(await api.post('/search', { token, body: { queryVector: { text: 'x' } } }), 400, 'NO_EMBEDDING_MODEL');
+    expect(error.message).to.include('embedded by use-lite-512');
+    expectError(await api.post('/vectors/add', { token, body: { id: 'b', text: 'x' } }), 400, 'NO_EMBEDDING_MODEL');
+    expect(endpoint.seen).to.have.length(0);
+  });
+
+  it('with DATA_DIR, a restart with the same EMBEDDING_MODEL reopens its sessions under it, searchable by text', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tempvec-endpoint-'));
+    const config = { ...overrides, dataDir: dir, embeddingThreads: 1 };
+    try {
+      let live = await startApp(config);
+      const token = await live.newToken();
+      const docs = ['apples and pears', 'zebra crossing'].map((text, i) => ({ id: `d${i}`, text }));
+      expect((await live.send('POST', '/vectors/add-many', { token, body: { vectors: docs } })).status).to.equal(200);
+      const query = { queryVector: { text: 'zebra' } };
+      const before = (await live.send('POST', '/search', { token, body: query })).body.results;
+      await live.close();
+      live = await startApp(config);
+      const after = await live.send('POST', '/search', { token, body: query });
+      await live.close();
+      expect(after.body.session.config.embedding).to.equal(MODEL);
+      expect(after.body.results).to.deep.equal(before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a configuration it cannot run: no model, no dimension, a URL with credentials, too many attempts', () => {
