@@ -10,8 +10,9 @@
 // header only: no message, detail or log line carries it.
 import { apiError } from '../errors.js';
 import type { Embedder } from './embedder.js';
+import { TextsInFlight, type TextsInFlightLimits } from './texts-in-flight.js';
 
-export interface OpenAiEmbedderOptions {
+export interface OpenAiEmbedderOptions extends TextsInFlightLimits {
   /** The endpoint: its /v1/embeddings URL. */
   url: string;
   /** The model's name, sent upstream and reported by the API. */
@@ -25,10 +26,6 @@ export interface OpenAiEmbedderOptions {
   attempts: number;
   /** Texts per request upstream. */
   batchTexts: number;
-  /** Texts of one owner being embedded or waiting, at most. */
-  textsInFlightPerToken: number;
-  /** Texts of all owners being embedded or waiting, at most. */
-  textsInFlight: number;
   /** The first retry's wait; each next one doubles it (tests shorten it). */
   backoffMs?: number;
 }
@@ -56,29 +53,29 @@ class UpstreamFailure extends Error {
 export class OpenAiEmbedder implements Embedder {
   readonly model: string;
   readonly dimensions: number;
-  private readonly inFlight = new Map<string, number>();
-  private inFlightTotal = 0;
+  private readonly inFlight: TextsInFlight;
   /** Requests sent upstream since the start, retries included (metrics, tests). */
   requestsSent = 0;
 
   constructor(readonly options: OpenAiEmbedderOptions) {
     this.model = options.model;
     this.dimensions = options.dimensions;
+    this.inFlight = new TextsInFlight(options);
   }
 
   get textsInFlight(): number {
-    return this.inFlightTotal;
+    return this.inFlight.total;
   }
 
   async embed(texts: readonly string[], owner: string): Promise<Float32Array[]> {
     if (texts.length === 0) return [];
-    this.admit(texts.length, owner);
+    this.inFlight.admit(texts.length, owner);
     try {
       const vectors: Float32Array[] = [];
       for (let at = 0; at < texts.length; at += this.options.batchTexts) vectors.push(...(await this.batch(texts.slice(at, at + this.options.batchTexts))));
       return vectors;
     } finally {
-      this.done(texts.length, owner);
+      this.inFlight.release(texts.length, owner);
     }
   }
 
@@ -187,23 +184,6 @@ export class OpenAiEmbedder implements Embedder {
       { 'Retry-After': String(retryAfter) },
     );
   }
-
-  /** Count `count` texts in flight for `owner`, or refuse the call (503 EMBEDDING_BUSY). */
-  private admit(count: number, owner: string): void {
-    const mine = this.inFlight.get(owner) ?? 0;
-    const { textsInFlightPerToken, textsInFlight } = this.options;
-    if (mine + count > textsInFlightPerToken) throw embeddingBusy('this token', mine, count, textsInFlightPerToken);
-    if (this.inFlightTotal + count > textsInFlight) throw embeddingBusy('the server', this.inFlightTotal, count, textsInFlight);
-    this.inFlight.set(owner, mine + count);
-    this.inFlightTotal += count;
-  }
-
-  private done(count: number, owner: string): void {
-    const left = (this.inFlight.get(owner) ?? count) - count;
-    if (left > 0) this.inFlight.set(owner, left);
-    else this.inFlight.delete(owner);
-    this.inFlightTotal -= count;
-  }
 }
 
 /** Retry-After in ms (seconds or an HTTP date); undefined when absent or unreadable. */
@@ -232,13 +212,4 @@ function upstreamMessage(text: string): string {
 function causeOf(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? (err as Error).message;
-}
-
-function embeddingBusy(scope: string, inFlight: number, asked: number, limit: number) {
-  return apiError(
-    'EMBEDDING_BUSY',
-    `${scope} has ${inFlight} texts being embedded; ${asked} more would pass its limit of ${limit}; nothing was embedded, try again shortly`,
-    { scope: scope === 'this token' ? 'token' : 'server', textsInFlight: inFlight, textsAsked: asked, limit },
-    { 'Retry-After': '1' },
-  );
 }
