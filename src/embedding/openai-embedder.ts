@@ -109,7 +109,7 @@ export class OpenAiEmbedder implements Embedder {
     const text = await this.readAnswer(response, texts.length, signal);
     if (response.status === 429) throw new UpstreamFailure('it answered 429 (rate limited)', true, 429, retryAfterMs(response.headers.get('retry-after')));
     if (response.status >= 500) throw new UpstreamFailure(`it answered HTTP ${response.status}`, true, response.status);
-    if (!response.ok) throw new UpstreamFailure(`it answered HTTP ${response.status}: ${upstreamMessage(text)}`, false, response.status);
+    if (!response.ok) throw new UpstreamFailure(`it answered HTTP ${response.status}: ${this.upstreamMessage(response.status, text)}`, false, response.status);
     return this.vectorsOf(text, texts.length);
   }
 
@@ -169,6 +169,17 @@ export class OpenAiEmbedder implements Embedder {
     const norm = Math.sqrt(sum);
     if (!(norm > 0) || !Number.isFinite(norm)) throw new UpstreamFailure(`its answer's data[${i}].embedding is a zero vector`, false);
     return Float32Array.from(embedding as number[], (x) => x / norm);
+  }
+
+  /**
+   * The endpoint's own message of a 4xx, short, with the key cut out; none
+   * for 401 and 403, whose messages may quote part of the key (OpenAI's does).
+   */
+  private upstreamMessage(status: number, text: string): string {
+    if (status === 401 || status === 403) return 'it refused the key (EMBEDDING_API_KEY) or this client';
+    const message = upstreamMessage(text);
+    const { apiKey } = this.options;
+    return apiKey ? message.split(apiKey).join('[EMBEDDING_API_KEY]') : message;
   }
 
   /** The ApiError a last failure is answered with: 502 for an answer that will not get better, 503 for one that may. */

@@ -124,14 +124,24 @@ describe('OpenAiEmbedder (an OpenAI-compatible endpoint over HTTP)', () => {
     expect(endpoint.seen).to.have.length(3);
   });
 
-  it('answers a 4xx at once with 502 EMBEDDING_UPSTREAM_ERROR and the upstream message, never the key', async () => {
+  it('answers a 4xx at once with 502 EMBEDDING_UPSTREAM_ERROR and the upstream message, the key cut out', async () => {
     endpoint.behave = (_s, res) =>
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Incorrect API key provided' } }));
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `model not found (key ${KEY})` } }));
     const err = await failure(embedder().embed(['x'], 'owner'));
-    expect([err.status, err.code, err.details?.upstreamStatus]).to.deep.equal([502, 'EMBEDDING_UPSTREAM_ERROR', 401]);
-    expect(err.message).to.include('Incorrect API key provided');
+    expect([err.status, err.code, err.details?.upstreamStatus]).to.deep.equal([502, 'EMBEDDING_UPSTREAM_ERROR', 400]);
+    expect(err.message).to.include('model not found (key [EMBEDDING_API_KEY])');
     expect(endpoint.seen).to.have.length(1);
     keyless(err);
+  });
+
+  it('answers 401 and 403 with 502 and none of the upstream message (it may quote part of the key)', async () => {
+    for (const status of [401, 403]) {
+      endpoint.behave = (_s, res) =>
+        res.writeHead(status).end(JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY.slice(0, 6)}***${KEY.slice(-4)}` } }));
+      const err = await failure(embedder().embed(['x'], 'owner'));
+      expect([err.status, err.code, err.details?.upstreamStatus]).to.deep.equal([502, 'EMBEDDING_UPSTREAM_ERROR', status]);
+      expect(err.message).to.include('refused the key').and.not.include(KEY.slice(-4));
+    }
   });
 
   const malformed: [string, (s: Seen) => unknown, string][] = [

@@ -110,9 +110,20 @@ describe('an OpenAI-compatible embedding endpoint (EMBEDDING_URL)', () => {
     const token = await api.token();
     endpoint.behave = (_s, res) => res.writeHead(429, { 'retry-after': '0' }).end();
     expectError(await api.post('/embed', { token, body: { texts: ['x'] } }), 503, 'EMBEDDING_UNAVAILABLE');
-    endpoint.behave = (_s, res) => res.writeHead(401).end('{"error":{"message":"bad key"}}');
-    const error = expectError(await api.post('/embed', { token, body: { texts: ['x'] } }), 502, 'EMBEDDING_UPSTREAM_ERROR');
+    endpoint.behave = (_s, res) => res.writeHead(401).end(`{"error":{"message":"bad key ${KEY}"}}`);
+    // Nothing the server writes to its console carries the key either.
+    const written: unknown[] = [];
+    const saved = { log: console.log, error: console.error, warn: console.warn };
+    console.log = console.error = console.warn = (...args: unknown[]) => void written.push(args);
+    let reply: Awaited<ReturnType<typeof api.post>>;
+    try {
+      reply = await api.post('/embed', { token, body: { texts: ['x'] } });
+    } finally {
+      Object.assign(console, saved);
+    }
+    const error = expectError(reply, 502, 'EMBEDDING_UPSTREAM_ERROR');
     expect(error.details).to.include({ upstreamStatus: 401, model: MODEL });
+    expect(reply.text + JSON.stringify(written)).not.to.include(KEY);
   });
 
   it('a session of the builtin model (an import, a restart) refuses text here with 400 NO_EMBEDDING_MODEL naming its model', async () => {
