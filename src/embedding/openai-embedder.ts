@@ -54,8 +54,9 @@ export class OpenAiEmbedder implements Embedder {
   readonly model: string;
   readonly dimensions: number;
   private readonly inFlight: TextsInFlight;
-  /** Requests sent upstream since the start, retries included (metrics, tests). */
+  /** Requests sent upstream since the start, retries included, and batches that failed after their tries (metrics, tests). */
   requestsSent = 0;
+  batchesFailed = 0;
 
   constructor(readonly options: OpenAiEmbedderOptions) {
     this.model = options.model;
@@ -88,7 +89,10 @@ export class OpenAiEmbedder implements Embedder {
       } catch (err) {
         const failure = err instanceof UpstreamFailure ? err : new UpstreamFailure(`the request failed (${(err as Error).message})`, true);
         const wait = failure.retryAfterMs ?? backoffMs * 2 ** (attempt - 1);
-        if (!failure.retry || attempt >= attempts || wait > MAX_RETRY_AFTER_MS) throw this.answer(failure, attempt);
+        if (!failure.retry || attempt >= attempts || wait > MAX_RETRY_AFTER_MS) {
+          this.batchesFailed++;
+          throw this.answer(failure, attempt);
+        }
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }

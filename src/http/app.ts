@@ -131,10 +131,11 @@ export function createApp(options: AppOptions = {}) {
     },
     (bytes, message, thread) => store.ledger.reserveEmbedding(bytes, message, thread),
   );
-  const embedder = endpointEmbedder(config) ?? embeddingPool;
+  const endpoint = endpointEmbedder(config);
+  const embedder = endpoint ?? embeddingPool;
   if (config.embeddingPreload === 1 && embedder === embeddingPool) embeddingPool.warm();
   const readiness = new Readiness(store);
-  const metrics = serviceMetrics(config, store, embeddingPool);
+  const metrics = serviceMetrics(config, store, embeddingPool, endpoint);
   const router = new Router();
   const limitSession = sessionRateLimit(config, store.now);
   const imports = new ImportSlots(config);

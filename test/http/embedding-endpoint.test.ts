@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { rawVector, unit, useEmbeddingEndpoint } from '../helpers/embedding-endpoint.js';
 import { expectError, expectOk, useServer } from '../helpers/http.js';
+import { parseExposition } from '../helpers/prometheus.js';
 import { startApp } from '../helpers/live-app.js';
 
 const MODEL = 'nomic-embed-text';
@@ -124,6 +125,19 @@ describe('an OpenAI-compatible embedding endpoint (EMBEDDING_URL)', () => {
     const error = expectError(reply, 502, 'EMBEDDING_UPSTREAM_ERROR');
     expect(error.details).to.include({ upstreamStatus: 401, model: MODEL });
     expect(reply.text + JSON.stringify(written)).not.to.include(KEY);
+  });
+
+  it('/metrics counts the requests sent to the endpoint, retries included, and the batches that failed', async () => {
+    const read = async () => parseExposition((await api.get('/metrics')).text).samples;
+    const before = await read();
+    const token = await api.token();
+    endpoint.behave = (_s, res) => res.writeHead(500).end();
+    expectError(await api.post('/embed', { token, body: { texts: ['x'] } }), 503, 'EMBEDDING_UNAVAILABLE');
+    const after = await read();
+    expect(after.get('tempvec_embedding_endpoint_requests_total')! - before.get('tempvec_embedding_endpoint_requests_total')!).to.equal(2);
+    expect(after.get('tempvec_embedding_endpoint_failures_total')! - before.get('tempvec_embedding_endpoint_failures_total')!).to.equal(1);
+    expect(after.get('tempvec_embedding_endpoint_texts_in_flight')).to.equal(0);
+    expect(after.get('tempvec_embedding_threads')).to.equal(0);
   });
 
   it('a session of the builtin model (an import, a restart) refuses text here with 400 NO_EMBEDDING_MODEL naming its model', async () => {
