@@ -74,7 +74,9 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   EMBEDDING_BUSY:
     'the texts of a request to embed (`POST /embed`) would take the texts being embedded past `EMBEDDING_TEXTS_IN_FLIGHT_PER_TOKEN` for its token or 8 times that in all; nothing is embedded, retry (`Retry-After`); `details`: `{ scope, textsInFlight, textsAsked, limit }`',
   EMBEDDING_UNAVAILABLE:
-    'no embedding thread could take the texts: the thread embedding them stopped (out of memory, a fault; the pool starts another), or the model could not be loaded; retry (`Retry-After`)',
+    'no embedding thread could take the texts: the thread embedding them stopped (out of memory, a fault; the pool starts another), or the model could not be loaded; with `EMBEDDING_URL`, the endpoint timed out, was unreachable or answered 5xx or 429 on each of `EMBEDDING_ATTEMPTS` tries; retry (`Retry-After`)',
+  EMBEDDING_UPSTREAM_ERROR:
+    'with `EMBEDDING_URL`: the embedding endpoint answered 4xx (a wrong key or model), or an answer that is not what the protocol says (not JSON, a vector missing or of another dimension, a value not a finite number); nothing is embedded; `details`: `{ model, tries, upstreamStatus? }`',
   DISK_QUOTA_EXCEEDED:
     'with `DATA_DIR`: a change that would take the bytes of the data directory past `DATA_DIR_MAX_BYTES`; nothing of it is kept (`Retry-After`; a compaction may be making room)',
   SESSION_LOG_FULL:

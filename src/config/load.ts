@@ -2,7 +2,7 @@
 // throws ConfigError on anything it cannot run with.
 import { relaxedSimdSupported } from '../kernel/relaxed-simd.js';
 import { defaultDataDirMaxBytes } from './machine-defaults.js';
-import { type Backend, FSYNC_MODES, KERNEL_BUILDS, type KernelBuild, SPEC_LIMITS } from './spec-limits.js';
+import { type Backend, BUILTIN_EMBEDDING_MODEL, FSYNC_MODES, KERNEL_BUILDS, type KernelBuild, SPEC_LIMITS } from './spec-limits.js';
 import { type Config, CONFIG_VARIABLES } from './variables.js';
 
 export class ConfigError extends Error {}
@@ -15,6 +15,9 @@ const EMBEDDING_IN_FLIGHT_TOKENS = 8;
 
 /** LOCK_STALE_MS's floor: a heartbeat every third of it must not come to more than one a second (proper-lockfile's floor too). */
 const MIN_LOCK_STALE_MS = 2000;
+
+/** EMBEDDING_MODEL's length at most (it is stored with every session it fixes). */
+const MAX_MODEL_NAME = 128;
 
 /** How often the DATA_DIR lock's holder refreshes its heartbeat: three beats per stale interval, so one missed beat is not staleness. */
 export const lockHeartbeatMs = (lockStaleMs: number) => Math.floor(lockStaleMs / 3);
@@ -63,6 +66,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!(final.embeddingThreads >= 1 && final.embeddingThreads <= MAX_KERNEL_THREADS)) {
     throw new ConfigError(`EMBEDDING_THREADS must be 1 to ${MAX_KERNEL_THREADS}, got ${final.embeddingThreads}`);
   }
+  checkEmbeddingEndpoint(final);
   if (final.embeddingPreload > 1) throw new ConfigError(`EMBEDDING_PRELOAD must be 0 or 1, got ${final.embeddingPreload}`);
   checkEmbeddingLimits(final);
   if (final.metricsWindowMs < 1000) throw new ConfigError(`METRICS_WINDOW_MS must be at least 1000, got ${final.metricsWindowMs}`);
@@ -99,6 +103,31 @@ export function backendFor(kernelBuild: KernelBuild): Backend {
 }
 
 /** A KERNEL_BUILD this engine can run, or ConfigError. */
+/** With EMBEDDING_URL: an http(s) URL, a model name other than the builtin's, its dimension, and bounded retries. */
+function checkEmbeddingEndpoint(config: Config): void {
+  if (config.embeddingUrl === '') return;
+  let url: URL | undefined;
+  try {
+    url = new URL(config.embeddingUrl);
+  } catch {
+    // Answered below.
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError('EMBEDDING_URL must be an http:// or https:// URL');
+  if (url.username || url.password) throw new ConfigError('EMBEDDING_URL must not carry credentials; set EMBEDDING_API_KEY');
+  if (config.embeddingModel === '' || config.embeddingModel === BUILTIN_EMBEDDING_MODEL || config.embeddingModel.length > MAX_MODEL_NAME) {
+    throw new ConfigError(
+      `EMBEDDING_MODEL must name the endpoint's model (1 to ${MAX_MODEL_NAME} characters, not ${BUILTIN_EMBEDDING_MODEL}) with EMBEDDING_URL`,
+    );
+  }
+  if (!(config.embeddingDimensions >= 1 && config.embeddingDimensions <= SPEC_LIMITS.maxDimensions)) {
+    throw new ConfigError(`EMBEDDING_DIMENSIONS must be 1 to ${SPEC_LIMITS.maxDimensions} with EMBEDDING_URL, got ${config.embeddingDimensions}`);
+  }
+  if (!(config.embeddingAttempts >= 1 && config.embeddingAttempts <= 10))
+    throw new ConfigError(`EMBEDDING_ATTEMPTS must be 1 to 10, got ${config.embeddingAttempts}`);
+  if (config.embeddingTimeoutMs < 1 || config.embeddingBatchTexts < 1)
+    throw new ConfigError('EMBEDDING_TIMEOUT_MS and EMBEDDING_BATCH_TEXTS must be at least 1');
+}
+
 function checkKernelBuild(kernelBuild: string): void {
   if (!(KERNEL_BUILDS as readonly string[]).includes(kernelBuild)) {
     throw new ConfigError(`KERNEL_BUILD must be one of ${KERNEL_BUILDS.join(', ')}, got "${kernelBuild}"`);

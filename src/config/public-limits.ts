@@ -5,6 +5,7 @@ import {
   ANALYZERS,
   BUILTIN_EMBEDDING_MODEL,
   EMBEDDING_MODELS,
+  type EmbeddingModelSpec,
   memoryStoredMaxBytes,
   METRICS,
   PERSISTENCE_JOB_BUFFER_BYTES,
@@ -102,13 +103,16 @@ export function publicLimits(config: Config) {
     },
     kernelThreads: config.kernelThreads,
     embedding: {
-      models: [EMBEDDING_MODELS[BUILTIN_EMBEDDING_MODEL]],
+      models: [servedEmbeddingModel(config)],
       maxTexts: config.maxEmbedTexts,
       maxTextBytes: config.maxEmbedTextBytes,
       maxBytes: config.maxEmbedBytes,
       textsInFlight: config.embeddingTextsInFlight,
       textsInFlightPerToken: config.embeddingTextsInFlightPerToken,
       threads: config.embeddingThreads,
+      ...(config.embeddingUrl
+        ? { endpoint: { timeoutMs: config.embeddingTimeoutMs, attempts: config.embeddingAttempts, batchTexts: config.embeddingBatchTexts } }
+        : {}),
     },
   };
 }
@@ -135,4 +139,10 @@ export function requestLimitsOf(
     // A server from before the node limit has none: this SDK's default then.
     ...(limits.maxFilterNodes === undefined ? {} : { maxFilterNodes: limits.maxFilterNodes }),
   } satisfies Partial<Config>;
+}
+
+/** The model the server embeds with: its endpoint's (EMBEDDING_URL), else the builtin one. */
+export function servedEmbeddingModel(config: Config): EmbeddingModelSpec {
+  if (!config.embeddingUrl) return EMBEDDING_MODELS[BUILTIN_EMBEDDING_MODEL];
+  return { name: config.embeddingModel, dimensions: config.embeddingDimensions, metric: 'cosine' };
 }

@@ -14,20 +14,39 @@ export type KernelBuild = (typeof KERNEL_BUILDS)[number];
 /** The builds as sessions, /limits and LocalIndex name them. */
 export const BACKENDS = ['wasm-simd128', 'wasm-relaxed-simd'] as const;
 export type Backend = (typeof BACKENDS)[number];
+/** What a session fixed by an embedding model takes: its dimension and metric; the builtin's window of tokens. */
+export interface EmbeddingModelSpec {
+  readonly name: string;
+  readonly dimensions: number;
+  readonly metric: Metric;
+  /** Tokens the model reads of a text; the rest is truncated (the builtin's; an endpoint's is its own). */
+  readonly maxTokens?: number;
+}
+
 /** The builtin embedding model (src/embedding/): its name in the API, and what a session it fixes takes. */
 export const BUILTIN_EMBEDDING_MODEL = 'use-lite-512';
-export const EMBEDDING_MODELS = {
-  [BUILTIN_EMBEDDING_MODEL]: {
-    name: BUILTIN_EMBEDDING_MODEL,
-    dimensions: 512,
-    metric: 'cosine' as Metric,
-    /** Tokens the model reads of a text; the rest is truncated. */
-    maxTokens: 128,
-  },
-} as const;
+/**
+ * The models sessions may name, by name: the builtin one, and an endpoint's
+ * (EMBEDDING_URL) once a server configured with it registers it. Schemas and
+ * session logs read these by reference, so a registered model is known to all.
+ */
+export const EMBEDDING_MODELS: Record<string, EmbeddingModelSpec> = {
+  [BUILTIN_EMBEDDING_MODEL]: { name: BUILTIN_EMBEDDING_MODEL, dimensions: 512, metric: 'cosine', maxTokens: 128 },
+};
 
-export type EmbeddingModel = keyof typeof EMBEDDING_MODELS;
-export const EMBEDDING_MODEL_NAMES = [BUILTIN_EMBEDDING_MODEL] as const;
+export type EmbeddingModel = string;
+export const EMBEDDING_MODEL_NAMES: string[] = [BUILTIN_EMBEDDING_MODEL];
+
+/** Make an endpoint's model known (a server with EMBEDDING_URL); the same name again must have the same dimension. */
+export function registerEmbeddingModel(spec: EmbeddingModelSpec): void {
+  const known = EMBEDDING_MODELS[spec.name];
+  if (known && (known.dimensions !== spec.dimensions || known.metric !== spec.metric)) {
+    throw new Error(`the embedding model ${spec.name} is known with ${known.dimensions} dimensions, not ${spec.dimensions}`);
+  }
+  if (known) return;
+  EMBEDDING_MODELS[spec.name] = spec;
+  EMBEDDING_MODEL_NAMES.push(spec.name);
+}
 
 export const FSYNC_MODES = ['never', 'always'] as const;
 export type FsyncMode = (typeof FSYNC_MODES)[number];

@@ -76,6 +76,15 @@ export interface Config {
   /** Texts being embedded or waiting, all tokens together: EMBEDDING_IN_FLIGHT_TOKENS times the per-token cap (published in /limits). */
   embeddingTextsInFlight: number;
   embeddingTextsInFlightPerToken: number;
+  /** An OpenAI-compatible /v1/embeddings URL: the server's model is then that endpoint's ('' : the builtin model). */
+  embeddingUrl: string;
+  embeddingModel: string;
+  /** Sent as a bearer token to the endpoint only; never in /limits, errors or logs. */
+  embeddingApiKey: string;
+  embeddingDimensions: number;
+  embeddingTimeoutMs: number;
+  embeddingAttempts: number;
+  embeddingBatchTexts: number;
 }
 
 /** name in the environment, default (a function where it is read from the machine: by loadConfig, not at import), one-line description (README table). */
@@ -236,6 +245,33 @@ export const CONFIG_VARIABLES = [
     'embeddingTextsInFlightPerToken',
     2048,
     'texts of one token being embedded or waiting (raised to MAX_ADD_MANY_BATCH or MAX_EMBED_TEXTS when lower; all tokens together: 8 times this, /limits `embedding`); past either 503 `EMBEDDING_BUSY`',
+  ],
+  [
+    'EMBEDDING_URL',
+    'embeddingUrl',
+    '',
+    "an OpenAI-compatible embeddings endpoint (Ollama, vLLM, TEI, OpenAI: its `/v1/embeddings` URL); set, it embeds the server's texts instead of the builtin model, under the name EMBEDDING_MODEL (needs EMBEDDING_MODEL and EMBEDDING_DIMENSIONS)",
+  ],
+  ['EMBEDDING_MODEL', 'embeddingModel', '', 'with EMBEDDING_URL: the model sent to the endpoint, and its name in sessions, `/embed` and `/limits`'],
+  ['EMBEDDING_API_KEY', 'embeddingApiKey', '', 'with EMBEDDING_URL: sent as `Authorization: Bearer` to the endpoint only (never in `/limits`, errors or logs)'],
+  [
+    'EMBEDDING_DIMENSIONS',
+    'embeddingDimensions',
+    0,
+    "with EMBEDDING_URL: the endpoint model's dimension (an answer of another length is refused with 502 `EMBEDDING_UPSTREAM_ERROR`)",
+  ],
+  ['EMBEDDING_TIMEOUT_MS', 'embeddingTimeoutMs', 10_000, 'with EMBEDDING_URL: one request to the endpoint, its whole answer included, at most'],
+  [
+    'EMBEDDING_ATTEMPTS',
+    'embeddingAttempts',
+    3,
+    "with EMBEDDING_URL: tries of one request in all (1 to 10); a timeout, a network error, a 429 or a 5xx is tried again after 250 ms, doubled each time (a 429's `Retry-After` up to 5 s); then 503 `EMBEDDING_UNAVAILABLE`",
+  ],
+  [
+    'EMBEDDING_BATCH_TEXTS',
+    'embeddingBatchTexts',
+    64,
+    "with EMBEDDING_URL: texts per request to the endpoint (a call's texts go in requests of this many, one at a time)",
   ],
   [
     'PERSISTENCE_JOBS',

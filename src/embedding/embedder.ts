@@ -1,5 +1,5 @@
 // What turns texts into vectors for the server: the builtin model on worker
-// threads (embedding-pool.ts), or later a provider over HTTP. Callers see
+// threads (embedding-pool.ts), or an OpenAI-compatible endpoint (openai-embedder.ts). Callers see
 // only this interface: the model's name, its dimensions, and vectors.
 
 /** The builtin model's name in the API (sessions, /embed, /limits). */

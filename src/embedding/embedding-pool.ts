@@ -12,6 +12,7 @@ import { FairQueue } from '../limits/fair-queue.js';
 import type { Reservation } from '../limits/memory-budget.js';
 import { BUILTIN_MODEL, type Embedder } from './embedder.js';
 import type { EmbedJobMessage, EmbedWorkerMessage } from './embedding-worker.js';
+import { TextsInFlight, type TextsInFlightLimits } from './texts-in-flight.js';
 import { MODEL } from './weights.js';
 
 const MiB = 1024 * 1024;
@@ -37,12 +38,8 @@ const RESTART_DELAY_MS = 1000;
 
 const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './embedding-worker.ts' : './embedding-worker.js', import.meta.url);
 
-export interface EmbeddingPoolLimits {
+export interface EmbeddingPoolLimits extends TextsInFlightLimits {
   threads: number;
-  /** Texts of one owner being embedded or waiting, at most. */
-  textsInFlightPerToken: number;
-  /** Texts of all owners being embedded or waiting, at most. */
-  textsInFlight: number;
 }
 
 /** The memory budget's side: bytes held for a thread (`thread`) or vectors in flight; throws 503 SERVER_AT_CAPACITY when they do not fit. */
@@ -67,8 +64,7 @@ export class EmbeddingPool implements Embedder {
   readonly dimensions = MODEL.width;
   private readonly threads: Thread[] = [];
   private readonly queue = new FairQueue<Job>();
-  private readonly inFlight = new Map<string, number>();
-  private inFlightTotal = 0;
+  private readonly inFlight: TextsInFlight;
   private startAfter = 0;
   private closed = false;
   /** Jobs run since the start, and threads that died (metrics, tests). */
@@ -78,11 +74,13 @@ export class EmbeddingPool implements Embedder {
   constructor(
     readonly limits: EmbeddingPoolLimits,
     private readonly reserve: Reserve,
-  ) {}
+  ) {
+    this.inFlight = new TextsInFlight(limits);
+  }
 
   /** Texts being embedded or waiting, in all. */
   get textsInFlight(): number {
-    return this.inFlightTotal;
+    return this.inFlight.total;
   }
 
   /** Threads started (loading or ready). */
@@ -92,7 +90,7 @@ export class EmbeddingPool implements Embedder {
 
   async embed(texts: readonly string[], owner: string): Promise<Float32Array[]> {
     if (texts.length === 0) return [];
-    this.admit(texts.length, owner);
+    this.inFlight.admit(texts.length, owner);
     let held: Reservation | undefined;
     try {
       held = this.reserve(texts.length * VECTOR_BYTES, "the server's memory budget is used up; nothing was embedded, try again later", false);
@@ -105,25 +103,8 @@ export class EmbeddingPool implements Embedder {
       return vectors;
     } finally {
       held?.release();
-      this.done(texts.length, owner);
+      this.inFlight.release(texts.length, owner);
     }
-  }
-
-  /** Count `count` texts in flight for `owner`, or refuse the call (503 EMBEDDING_BUSY). */
-  private admit(count: number, owner: string): void {
-    const mine = this.inFlight.get(owner) ?? 0;
-    const { textsInFlightPerToken, textsInFlight } = this.limits;
-    if (mine + count > textsInFlightPerToken) throw embeddingBusy('this token', mine, count, textsInFlightPerToken);
-    if (this.inFlightTotal + count > textsInFlight) throw embeddingBusy('the server', this.inFlightTotal, count, textsInFlight);
-    this.inFlight.set(owner, mine + count);
-    this.inFlightTotal += count;
-  }
-
-  private done(count: number, owner: string): void {
-    const left = (this.inFlight.get(owner) ?? count) - count;
-    if (left > 0) this.inFlight.set(owner, left);
-    else this.inFlight.delete(owner);
-    this.inFlightTotal -= count;
   }
 
   /** Start the threads now (EMBEDDING_PRELOAD=1, or a first call), as many as the budget holds; not within RESTART_DELAY_MS of one that could not start. */
@@ -232,15 +213,6 @@ export class EmbeddingPool implements Embedder {
       }),
     );
   }
-}
-
-function embeddingBusy(scope: string, inFlight: number, asked: number, limit: number) {
-  return apiError(
-    'EMBEDDING_BUSY',
-    `${scope} has ${inFlight} texts being embedded; ${asked} more would pass its limit of ${limit}; nothing was embedded, try again shortly`,
-    { scope: scope === 'this token' ? 'token' : 'server', textsInFlight: inFlight, textsAsked: asked, limit },
-    { 'Retry-After': '1' },
-  );
 }
 
 function embeddingUnavailable(message: string) {

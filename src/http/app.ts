@@ -4,8 +4,9 @@
 // from it (npm run docs), and a test fails when they differ.
 import Router, { type RouterContext } from '@koa/router';
 import Koa, { type DefaultState, type Middleware } from 'koa';
-import { backendFor, loadConfig, type Config } from '../config.js';
+import { backendFor, loadConfig, registerEmbeddingModel, servedEmbeddingModel, type Config } from '../config.js';
 import { EmbeddingPool } from '../embedding/embedding-pool.js';
+import { OpenAiEmbedder } from '../embedding/openai-embedder.js';
 import { KernelPool } from '../kernel/kernel-pool.js';
 import { loadKernelModule, loadSharedKernelModule } from '../kernel/load-node.js';
 import { requestSchemas } from '../schemas/index.js';
@@ -122,7 +123,7 @@ export function createApp(options: AppOptions = {}) {
   const backend = backendFor(config.kernelBuild);
   const pool = config.kernelThreads > 1 ? new KernelPool(config.kernelThreads, loadSharedKernelModule(backend)) : null;
   const store = new SessionStore(config, pool ? loadSharedKernelModule(backend) : loadKernelModule(backend), options.now, !options.deferRestore, { pool });
-  const embedder = new EmbeddingPool(
+  const embeddingPool = new EmbeddingPool(
     {
       threads: config.embeddingThreads,
       textsInFlight: config.embeddingTextsInFlight,
@@ -130,9 +131,11 @@ export function createApp(options: AppOptions = {}) {
     },
     (bytes, message, thread) => store.ledger.reserveEmbedding(bytes, message, thread),
   );
-  if (config.embeddingPreload === 1) embedder.warm();
+  const endpoint = endpointEmbedder(config);
+  const embedder = endpoint ?? embeddingPool;
+  if (config.embeddingPreload === 1 && embedder === embeddingPool) embeddingPool.warm();
   const readiness = new Readiness(store);
-  const metrics = serviceMetrics(config, store, embedder);
+  const metrics = serviceMetrics(config, store, embeddingPool, endpoint);
   const router = new Router();
   const limitSession = sessionRateLimit(config, store.now);
   const imports = new ImportSlots(config);
@@ -174,5 +177,24 @@ export function createApp(options: AppOptions = {}) {
   }
   // Koa logs errors its handler did not catch; ours catches them all.
   app.silent = true;
-  return { app, store, config, readiness, admission, imports, pool, embedder, restore: () => store.restore() };
+  // `embedder`: the builtin model's pool (tests stop its threads); `textEmbedder`: what embeds, it or the endpoint.
+  return { app, store, config, readiness, admission, imports, pool, embedder: embeddingPool, textEmbedder: embedder, restore: () => store.restore() };
+}
+
+/** With EMBEDDING_URL: the endpoint as the server's model, made known to sessions by its name and dimension. */
+function endpointEmbedder(config: Config): OpenAiEmbedder | null {
+  if (!config.embeddingUrl) return null;
+  const model = servedEmbeddingModel(config);
+  registerEmbeddingModel(model);
+  return new OpenAiEmbedder({
+    url: config.embeddingUrl,
+    model: model.name,
+    apiKey: config.embeddingApiKey || undefined,
+    dimensions: model.dimensions,
+    timeoutMs: config.embeddingTimeoutMs,
+    attempts: config.embeddingAttempts,
+    batchTexts: config.embeddingBatchTexts,
+    textsInFlight: config.embeddingTextsInFlight,
+    textsInFlightPerToken: config.embeddingTextsInFlightPerToken,
+  });
 }

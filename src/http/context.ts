@@ -2,7 +2,7 @@
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { Config } from '../config.js';
-import type { EmbeddingPool } from '../embedding/embedding-pool.js';
+import type { Embedder } from '../embedding/embedder.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import type { Session } from '../sessions/session.js';
 import type { SessionStore } from '../sessions/session-store.js';
@@ -33,8 +33,8 @@ export interface RouteDeps {
   readiness: Readiness;
   /** The app's Prometheus registry (GET /metrics). */
   metrics: Registry;
-  /** The builtin embedding model on its threads (POST /embed, text records and queries). */
-  embedder: EmbeddingPool;
+  /** What embeds texts (POST /embed, text records and queries): the builtin model on its threads, or the EMBEDDING_URL endpoint. */
+  embedder: Embedder;
 }
 
 export interface AppState {

@@ -31,15 +31,23 @@ export function lockEmbedding(locked: Readonly<IndexConfig>, options: UpsertOpti
   return locked.dimensions !== null ? locked.embedding : (named ?? used ?? null);
 }
 
-/** 400 NO_EMBEDDING_MODEL: the session's vectors were given without a model, so its texts cannot be embedded to match them. */
+/**
+ * 400 NO_EMBEDDING_MODEL: the session has no model to embed its texts with:
+ * none yet, its vectors were given, or its model is not the one this server
+ * embeds with (a server restarted with another EMBEDDING_URL, an import).
+ */
 export function noEmbeddingModel(locked: Readonly<IndexConfig>, what: string) {
-  return apiError(
-    'NO_EMBEDDING_MODEL',
-    locked.dimensions === null
-      ? `this session has no embedding model yet, so it cannot ${what}: add a record with text and no vector, or name one with "embedding": "${Object.keys(EMBEDDING_MODELS)[0]}" in an add`
-      : `this session's vectors (dimension ${locked.dimensions}) were given without an embedding model, so it cannot ${what}; send vectors, or reset the index (POST /index/reset) and add records by their text`,
-    { dimensions: locked.dimensions, embedding: locked.embedding },
-  );
+  return apiError('NO_EMBEDDING_MODEL', noModelMessage(locked, what), { dimensions: locked.dimensions, embedding: locked.embedding });
+}
+
+function noModelMessage(locked: Readonly<IndexConfig>, what: string): string {
+  if (locked.dimensions === null) {
+    return `this session has no embedding model yet, so it cannot ${what}: add a record with text and no vector, or name one with "embedding": "${Object.keys(EMBEDDING_MODELS)[0]}" in an add`;
+  }
+  if (locked.embedding !== null) {
+    return `this session's texts are embedded by ${locked.embedding}, which this server does not embed with, so it cannot ${what}; send vectors, or reset the index (POST /index/reset) and add records by their text`;
+  }
+  return `this session's vectors (dimension ${locked.dimensions}) were given without an embedding model, so it cannot ${what}; send vectors, or reset the index (POST /index/reset) and add records by their text`;
 }
 
 /** The dimension, metric and vector type an add with `options` writes; `firstLength`: its first vector's length (none without vectors). */

@@ -5,7 +5,9 @@
 // search, not held to the metadata limit), its id as the vector id; filters
 // are tempvec's filter language, as in /search. Beside similarity and MMR,
 // the store searches by keywords (BM25) and hybrid (both, fused), and
-// asRetriever({ searchType: 'hybrid' }) retrieves that way.
+// asRetriever({ searchType: 'hybrid' }) retrieves that way. Without an
+// Embeddings the server embeds (texts in, texts out): documents are sent as
+// {id, text, metadata} records and queries as {text}.
 import type { CallbackManagerForRetrieverRun, Callbacks } from '@langchain/core/callbacks/manager';
 import { Document, type DocumentInterface } from '@langchain/core/documents';
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
@@ -14,7 +16,8 @@ import type { BaseRetrieverInput } from '@langchain/core/retrievers';
 import { VectorStore, VectorStoreRetriever, type MaxMarginalRelevanceSearchOptions } from '@langchain/core/vectorstores';
 import { TempvecClient } from '../sdk/client.js';
 import { TempvecError } from '../sdk/errors.js';
-import type { Analyzer, Fusion, Limits, Metadata, Metric, SearchHit, VectorRecord, VectorType } from '../sdk/types.js';
+import { TempvecEmbeddings } from './embeddings.js';
+import type { Analyzer, Fusion, Limits, Metadata, Metric, SearchHit, TextQuery, TextRecord, Vector, VectorRecord, VectorType } from '../sdk/types.js';
 
 /** tempvec's filter: metadata keys (dotted paths) and values or operators ($eq ... $exists, $and, $or, $not). */
 export type TempvecFilter = Metadata;
@@ -52,14 +55,19 @@ export class TempvecVectorStore extends VectorStore {
   readonly client: TempvecClient;
   private readonly sessionOptions: { metric?: Metric; vectorType?: VectorType; analyzer?: Analyzer };
   private limitsOnce: Promise<Limits> | undefined;
+  /** No Embeddings given: the server embeds documents and queries (this.embeddings is then a TempvecEmbeddings over /embed). */
+  readonly serverEmbeds: boolean;
 
   _vectorstoreType(): string {
     return 'tempvec';
   }
 
-  constructor(embeddings: EmbeddingsInterface, args: TempvecVectorStoreArgs = {}) {
-    super(embeddings, args);
-    this.client = args.client ?? new TempvecClient({ baseUrl: args.baseUrl, token: args.token });
+  /** With `embeddings` null or undefined, the server embeds: `new TempvecVectorStore(null, { baseUrl })`. */
+  constructor(embeddings: EmbeddingsInterface | null | undefined, args: TempvecVectorStoreArgs = {}) {
+    const client = args.client ?? new TempvecClient({ baseUrl: args.baseUrl, token: args.token });
+    super(embeddings ?? new TempvecEmbeddings({ client }), args);
+    this.client = client;
+    this.serverEmbeds = !embeddings;
     this.sessionOptions = { metric: args.metric, vectorType: args.vectorType, analyzer: args.analyzer };
   }
 
@@ -79,16 +87,45 @@ export class TempvecVectorStore extends VectorStore {
     return ids;
   }
 
-  /** Embed the documents' text and store them (ids kept, see addVectors). */
+  /** Embed the documents' text and store them (ids kept, see addVectors); without an Embeddings they go as text and the server embeds them. */
   async addDocuments(documents: DocumentInterface[], options: { ids?: string[] } = {}): Promise<string[]> {
+    if (this.serverEmbeds) return this.addTexts(documents, options);
     const vectors = await this.embeddings.embedDocuments(documents.map((doc) => doc.pageContent));
     return this.addVectors(vectors, documents, options);
   }
 
+  /** Store documents as {id, text, metadata}: each with the server's embedding of its text. */
+  private async addTexts(documents: DocumentInterface[], options: { ids?: string[] }): Promise<string[]> {
+    if (options.ids && options.ids.length !== documents.length) throw new Error(`addDocuments: ${options.ids.length} ids for ${documents.length} documents`);
+    const ids = documents.map((doc, i) => options.ids?.[i] ?? doc.id ?? globalThis.crypto.randomUUID());
+    const records: TextRecord[] = documents.map((doc, i) => ({ id: ids[i], text: doc.pageContent, metadata: doc.metadata }));
+    const batch = (await this.limits()).batch.addMany;
+    for (let i = 0; i < records.length; i += batch) await this.client.addMany(records.slice(i, i + batch), this.sessionOptions);
+    return ids;
+  }
+
+  /** The k nearest documents to `query`; without an Embeddings the server embeds it (one request, `queryVector: {text}`). */
+  async similaritySearch(query: string, k = 4, filter?: TempvecFilter): Promise<DocumentInterface[]> {
+    return (await this.similaritySearchWithScore(query, k, filter)).map(([doc]) => doc);
+  }
+
+  async similaritySearchWithScore(query: string, k = 4, filter?: TempvecFilter): Promise<[DocumentInterface, number][]> {
+    return this.searchWithScore(await this.queryOf(query), k, filter);
+  }
+
   /** The k nearest documents with their scores (cosine similarity, or l2 distance), exact, filtered first. */
   async similaritySearchVectorWithScore(query: number[], k: number, filter?: TempvecFilter): Promise<[DocumentInterface, number][]> {
-    const { results } = await this.client.search(Float32Array.from(query), { topK: k, ...INCLUDE, ...(filter ? { filter } : {}) });
+    return this.searchWithScore(Float32Array.from(query), k, filter);
+  }
+
+  private async searchWithScore(query: Vector | TextQuery, k: number, filter?: TempvecFilter): Promise<[DocumentInterface, number][]> {
+    const { results } = await this.client.search(query, { topK: k, ...INCLUDE, ...(filter ? { filter } : {}) });
     return results.map((hit) => [toDocument(hit), hit.score]);
+  }
+
+  /** A query as the server takes it: its text, for the server to embed, or its vector by the Embeddings given. */
+  private async queryOf(query: string): Promise<Vector | TextQuery> {
+    return this.serverEmbeds ? { text: query } : Float32Array.from(await this.embeddings.embedQuery(query));
   }
 
   /** The k documents whose text best matches `query` by BM25 (keyword search), with their scores; filtered first. */
@@ -105,7 +142,7 @@ export class TempvecVectorStore extends VectorStore {
    */
   async hybridSearchWithScore(query: string, k = 4, options: TempvecHybridSearchOptions = {}): Promise<[DocumentInterface, number][]> {
     const { filter, fusion, candidatePool } = options;
-    const vector = Float32Array.from(await this.embeddings.embedQuery(query));
+    const vector = await this.queryOf(query);
     const common = { topK: k, ...INCLUDE, ...(filter ? { filter } : {}), ...(candidatePool ? { candidatePool } : {}) };
     try {
       const { results } = await this.client.search(vector, { ...common, text: query, ...(fusion ? { fusion } : {}) });
@@ -160,17 +197,22 @@ export class TempvecVectorStore extends VectorStore {
     return chosen.map((i) => toDocument(results[i]));
   }
 
+  /** `embeddings` null: the server embeds the texts. */
   static async fromTexts(
     texts: string[],
     metadatas: object[] | object,
-    embeddings: EmbeddingsInterface,
+    embeddings: EmbeddingsInterface | null,
     args: TempvecVectorStoreArgs = {},
   ): Promise<TempvecVectorStore> {
     const docs = texts.map((pageContent, i) => new Document({ pageContent, metadata: Array.isArray(metadatas) ? (metadatas[i] ?? {}) : metadatas }));
     return TempvecVectorStore.fromDocuments(docs, embeddings, args);
   }
 
-  static async fromDocuments(docs: DocumentInterface[], embeddings: EmbeddingsInterface, args: TempvecVectorStoreArgs = {}): Promise<TempvecVectorStore> {
+  static async fromDocuments(
+    docs: DocumentInterface[],
+    embeddings: EmbeddingsInterface | null,
+    args: TempvecVectorStoreArgs = {},
+  ): Promise<TempvecVectorStore> {
     const store = new TempvecVectorStore(embeddings, args);
     await store.addDocuments(docs);
     return store;

@@ -5,6 +5,7 @@ import type { Middleware } from 'koa';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { EmbeddingPool } from '../embedding/embedding-pool.js';
+import type { OpenAiEmbedder } from '../embedding/openai-embedder.js';
 import type { KernelPool } from '../kernel/kernel-pool.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import { sharedEventLoopDelay } from './event-loop-delay.js';
@@ -21,7 +22,7 @@ export interface ServiceMetrics {
   middleware: Middleware;
 }
 
-export function serviceMetrics(config: Config, store: SessionStore, embedder?: EmbeddingPool): ServiceMetrics {
+export function serviceMetrics(config: Config, store: SessionStore, embedder?: EmbeddingPool, endpoint?: OpenAiEmbedder | null): ServiceMetrics {
   const registry = new Registry();
   const registers = [registry];
   const requests = new Counter({
@@ -111,6 +112,7 @@ export function serviceMetrics(config: Config, store: SessionStore, embedder?: E
   eventLoopGauges(registry, config.metricsWindowMs);
   kernelPoolMetrics(registry, config, store.searches.pool);
   if (embedder) embeddingPoolMetrics(registry, embedder);
+  if (endpoint) embeddingEndpointMetrics(registry, endpoint);
 
   const middleware: Middleware = async (ctx, next) => {
     const start = performance.now();
@@ -192,6 +194,22 @@ function embeddingPoolMetrics(registry: Registry, pool: EmbeddingPool): void {
     'tempvec_embedding_threads_replaced_total',
     'Embedding threads that died (out of memory, a fault, or could not load the model); their texts got 503 EMBEDDING_UNAVAILABLE.',
     () => pool.threadsReplaced,
+  );
+}
+
+function embeddingEndpointMetrics(registry: Registry, endpoint: OpenAiEmbedder): void {
+  gauge(
+    registry,
+    'tempvec_embedding_endpoint_texts_in_flight',
+    'Texts being embedded by the EMBEDDING_URL endpoint or waiting for it.',
+    () => endpoint.textsInFlight,
+  );
+  total(registry, 'tempvec_embedding_endpoint_requests_total', 'Requests sent to the EMBEDDING_URL endpoint, retries included.', () => endpoint.requestsSent);
+  total(
+    registry,
+    'tempvec_embedding_endpoint_failures_total',
+    'Batches the EMBEDDING_URL endpoint failed after its tries: answered 502 EMBEDDING_UPSTREAM_ERROR or 503 EMBEDDING_UNAVAILABLE.',
+    () => endpoint.batchesFailed,
   );
 }
 

@@ -65,7 +65,7 @@ const DISK: ErrorCode[] = ['DISK_QUOTA_EXCEEDED', 'SESSION_LOG_FULL'];
 /** SERVER_AT_CAPACITY: the search's working memory, or its answer in flight, would pass the memory budget; ANSWER_TOO_LARGE: past MAX_ANSWER_BYTES. */
 const SEARCH: ErrorCode[] = ['DIMENSION_MISMATCH', 'ZERO_VECTOR', 'QUERY_TEXT_EMPTY', 'SERVER_AT_CAPACITY', 'ANSWER_TOO_LARGE'];
 /** Routes that embed texts before their turn: a session without the model, the embedding threads full or failing. */
-const EMBEDS: ErrorCode[] = ['NO_EMBEDDING_MODEL', 'EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE'];
+const EMBEDS: ErrorCode[] = ['NO_EMBEDDING_MODEL', 'EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE', 'EMBEDDING_UPSTREAM_ERROR'];
 /** Reads whose answer may be large: MAX_ANSWER_BYTES, and the memory budget while it is sent. */
 const LARGE_READ: ErrorCode[] = ['ANSWER_TOO_LARGE', 'SERVER_AT_CAPACITY'];
 
@@ -238,7 +238,7 @@ export function operations(s: RequestSchemas): Operation[] {
       'vectors',
       s.EmbedRequestSchema,
       r.EmbedResponseSchema,
-      ['BATCH_TOO_LARGE', 'EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE', 'SERVER_AT_CAPACITY'],
+      ['BATCH_TOO_LARGE', 'EMBEDDING_BUSY', 'EMBEDDING_UNAVAILABLE', 'EMBEDDING_UPSTREAM_ERROR', 'SERVER_AT_CAPACITY'],
     ),
     {
       method: 'get',

@@ -33,7 +33,7 @@ export const AnalyzerSchema = v.pipe(
 export const EmbeddingSchema = v.pipe(
   v.picklist(EMBEDDING_MODEL_NAMES),
   v.description(
-    "The model that embeds the session's texts (records with text and no vector, queries {text}); fixed by the first add that embeds a text or names one, with its dimension (512) and metric (cosine), until POST /index/reset. A session whose vectors were given has none.",
+    "The model that embeds the session's texts (records with text and no vector, queries {text}); fixed by the first add that embeds a text or names one, with its dimension (use-lite-512: 512; a server's EMBEDDING_MODEL: EMBEDDING_DIMENSIONS) and metric (cosine), until POST /index/reset. A session whose vectors were given has none.",
   ),
 );
 

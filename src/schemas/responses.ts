@@ -133,7 +133,12 @@ export const LimitsSchema = v.pipe(
             name: v.string(),
             dimensions: CountSchema,
             metric: v.picklist(METRICS),
-            maxTokens: v.pipe(CountSchema, v.description('Tokens the model reads of a text; the rest is truncated.')),
+            maxTokens: v.optional(
+              v.pipe(
+                CountSchema,
+                v.description("Tokens the model reads of a text; the rest is truncated (the builtin model's; an endpoint's model has its own)."),
+              ),
+            ),
           }),
         ),
         maxTexts: v.pipe(CountSchema, v.description('Texts per POST /embed (MAX_EMBED_TEXTS).')),
@@ -142,6 +147,16 @@ export const LimitsSchema = v.pipe(
         textsInFlight: v.pipe(CountSchema, v.description('Texts being embedded or waiting, all tokens together; past it 503 EMBEDDING_BUSY.')),
         textsInFlightPerToken: v.pipe(CountSchema, v.description('Texts of one token being embedded or waiting; past it 503 EMBEDDING_BUSY.')),
         threads: v.pipe(CountSchema, v.description('Threads that embed texts (EMBEDDING_THREADS), each holding the model.')),
+        endpoint: v.optional(
+          v.pipe(
+            v.strictObject({
+              timeoutMs: v.pipe(CountSchema, v.description('One request to the endpoint at most (EMBEDDING_TIMEOUT_MS).')),
+              attempts: v.pipe(CountSchema, v.description('Tries of one request in all (EMBEDDING_ATTEMPTS).')),
+              batchTexts: v.pipe(CountSchema, v.description('Texts per request to the endpoint (EMBEDDING_BATCH_TEXTS).')),
+            }),
+            v.description('With EMBEDDING_URL: the OpenAI-compatible endpoint that embeds the texts (its URL and key are not shown).'),
+          ),
+        ),
       }),
       v.description('The embedding models the server runs (POST /embed, records with text and no vector, text queries) and their limits.'),
     ),

@@ -46,6 +46,7 @@ export type ServerErrorCode =
   | 'EMBEDDING_LOCKED'
   | 'NO_EMBEDDING_MODEL'
   | 'EMBEDDING_UNAVAILABLE'
+  | 'EMBEDDING_UPSTREAM_ERROR'
   | 'DISK_QUOTA_EXCEEDED'
   | 'SESSION_LOG_FULL'
   | 'INTERNAL_ERROR';
@@ -167,13 +168,15 @@ export interface Limits {
   kernelThreads: number;
   /** The embedding models the server runs (POST /embed, text records and queries) and their limits. */
   embedding: {
-    models: { name: string; dimensions: number; metric: Metric; maxTokens: number }[];
+    models: { name: string; dimensions: number; metric: Metric; maxTokens?: number }[];
     maxTexts: number;
     maxTextBytes: number;
     maxBytes: number;
     textsInFlight: number;
     textsInFlightPerToken: number;
     threads: number;
+    /** With EMBEDDING_URL: the OpenAI-compatible endpoint's request bounds. */
+    endpoint?: { timeoutMs: number; attempts: number; batchTexts: number };
   };
 }
 
@@ -282,12 +285,12 @@ export interface SessionOptions {
   vectorType?: VectorType;
   /** Fixed by the first add that names one or carries text. */
   analyzer?: Analyzer;
-  /** The embedding model (use-lite-512): fixed by the first add that embeds or names it; sets 512 dimensions and cosine. */
+  /** The embedding model (use-lite-512, or the server's EMBEDDING_MODEL): fixed by the first add that embeds or names it; sets 512 dimensions and cosine. */
   embedding?: EmbeddingModel;
 }
 
-/** The builtin embedding model. */
-export type EmbeddingModel = 'use-lite-512';
+/** The builtin embedding model, or the model of a server's OpenAI-compatible endpoint (its EMBEDDING_MODEL; the server only). */
+export type EmbeddingModel = 'use-lite-512' | (string & {});
 
 /** A record stored with the embedding of its text (the text is kept for keyword search too). */
 export interface TextRecord {

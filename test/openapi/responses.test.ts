@@ -5,6 +5,8 @@
 // must come with its schema and a case here.
 import { expect } from 'chai';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newToken } from '../../src/sessions/token.js';
@@ -304,7 +306,10 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
   });
 
   /** Cases that need a server of their own; what they saw counts for the coverage test. */
-  async function onOwnServer(limits: Partial<typeof LIMITS> & Record<string, number>, body: (own: LiveApp, ownChecker: ResponseChecker) => Promise<void>) {
+  async function onOwnServer(
+    limits: Partial<typeof LIMITS> & Record<string, number | string>,
+    body: (own: LiveApp, ownChecker: ResponseChecker) => Promise<void>,
+  ) {
     const own = await startApp(limits);
     try {
       const ownChecker = new ResponseChecker(checker.doc);
@@ -455,6 +460,37 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
       ownChecker.check('POST', '/embed', reply);
       expect(reply.body.error.code).to.equal('SERVER_AT_CAPACITY');
     });
+  });
+
+  it('the routes that embed, with EMBEDDING_URL answering what the protocol does not allow, answer 502 as declared', async () => {
+    // A real endpoint on 127.0.0.1 whose every answer is not JSON.
+    const endpoint = createServer((_req, res) => res.writeHead(200).end('not json'));
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1/embeddings`;
+    const model = { embeddingUrl: url, embeddingModel: 'openapi-endpoint', embeddingDimensions: 3, requestRatePerSec: 0 };
+    const routes: [string, SendOptions][] = [
+      ['/embed', { body: { texts: ['a'] } }],
+      ['/vectors/add', { body: { id: 't', text: 'a' } }],
+      ['/vectors/add-many', { body: { vectors: [{ id: 't', text: 'a' }] } }],
+      ['/search', { body: { queryVector: { text: 'a' } } }],
+      ['/search-many', { body: { queryVectors: [{ text: 'a' }] } }],
+      ['/vectors/import', ndjson([{ id: 't', text: 'a' }], { embedding: 'openapi-endpoint' })],
+    ];
+    try {
+      await onOwnServer(model, async (own, ownChecker) => {
+        for (const [path, options] of routes) {
+          const token = await own.newToken();
+          const seed = await own.send('POST', '/vectors/add', { token, body: { id: 'seed', vector: [1, 0, 0], embedding: 'openapi-endpoint' } });
+          expect(seed.status).to.equal(200);
+          const reply = await own.send('POST', path, { token, ...options });
+          ownChecker.check('POST', path, reply);
+          expect([reply.status, reply.body.error?.code], path).to.deep.equal([502, 'EMBEDDING_UPSTREAM_ERROR']);
+        }
+      });
+    } finally {
+      endpoint.closeAllConnections();
+      endpoint.close();
+    }
   });
 
   it('GET /vectors/export with vectorEncoding base64, or an unknown one, answers as declared', async () => {
