@@ -112,8 +112,8 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number, copy =
       const parts = r.u32();
       const embeddingCode = r.u8();
       r.take(ROWS_HEAD_BYTES - 29);
-      if (metric === undefined || vectorType === undefined || analyzerCode > ANALYZERS.length || embeddingCode > EMBEDDING_MODEL_NAMES.length)
-        throw new CorruptLogError('a record names an unknown metric, vector type, analyzer or embedding model');
+      if (metric === undefined || vectorType === undefined || analyzerCode > ANALYZERS.length)
+        throw new CorruptLogError('a record names an unknown metric, vector type or analyzer');
       const rows = r.floats(count * dimensions);
       const idLengths = r.lengths(count);
       const metadataLengths = r.lengths(count);
@@ -123,7 +123,8 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number, copy =
       const text = textLengths ? r.fields(textLengths) : null;
       const head: RowsHead & Rows = { at, dimensions, metric, vectorType, ids, rows, metadata, text };
       if (analyzerCode > 0) head.analyzer = ANALYZERS[analyzerCode - 1];
-      if (embeddingCode > 0) head.embedding = EMBEDDING_MODEL_NAMES[embeddingCode - 1];
+      // A model this server no longer embeds with (EMBEDDING_URL unset since): the rows are kept, the session has no model.
+      if (embeddingCode > 0 && embeddingCode <= EMBEDDING_MODEL_NAMES.length) head.embedding = EMBEDDING_MODEL_NAMES[embeddingCode - 1];
       record = type === 'import' ? { t: 'import', part, parts, ...head } : { t: 'upsert', ...head };
       break;
     }

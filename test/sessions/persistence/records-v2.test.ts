@@ -85,6 +85,18 @@ describe('session log records v2 (binary)', () => {
     expect(Object.is(rows[1], -0)).to.equal(true);
   });
 
+  it('reads an upsert naming a model this server does not know (EMBEDDING_URL unset since) as its rows without a model, not as damage', async () => {
+    const upsert = RECORDS.find((r) => r.t === 'upsert') as Extract<RecordV2, { t: 'upsert' }>;
+    const bytes = encodeRecordV2({ ...upsert, embedding: 'use-lite-512' }, 1);
+    const MODEL_BYTE = 24 + 28; // the record header, then the head's embedding model (records-v2.ts)
+    expect(bytes[MODEL_BYTE], 'the builtin model is the first in the list').to.equal(1);
+    bytes[MODEL_BYTE] = 200; // a model past this server's list (an endpoint's, configured when it was written)
+    bytes.writeUInt32LE(crc32(bytes.subarray(4, 24), crc32(bytes.subarray(24))), 0);
+    const { records, tornTail } = await readAll(Buffer.concat([fileHeader(), bytes]));
+    expect(tornTail).to.equal(null);
+    expect(records).to.deep.equal([upsert]);
+  });
+
   it('stores float32 rows raw: an upsert of 1000 x 128 takes the rows, ids and metadata bytes and a fixed head', () => {
     const ids = Array.from({ length: 1000 }, (_, i) => `id${i}`);
     const record: RecordV2 = {
