@@ -88,7 +88,10 @@ describe('cluster: 3 instances behind nginx', function () {
       }),
     );
     const ndjson = '{"format":"tempvec-export","version":1,"dimensions":2,"metric":"cosine","vectorType":"float32","count":1}\n{"id":"e","vector":[1,2]}\n';
-    const cases: [string, string, unknown?, Record<string, string>?][] = [
+    // A model file is requested at its hashed URL, named in the document by its template.
+    const manifest = (await c.request('GET', '/models/use-lite-512/manifest.json')).body as { files: { vocab: string } };
+    const vocab = new URL(manifest.files.vocab, 'http://any/models/use-lite-512/manifest.json').pathname; // relative to the manifest
+    const cases: [string, string, unknown?, Record<string, string>?, string?][] = [
       ['GET', '/'],
       ['GET', '/openapi.json'],
       ['GET', '/limits'],
@@ -96,7 +99,10 @@ describe('cluster: 3 instances behind nginx', function () {
       ['GET', '/sdk.d.ts'],
       ['GET', '/kernel.wasm'],
       ['GET', '/kernel.simd128.wasm'],
+      ['GET', '/models/use-lite-512/manifest.json'],
+      ['GET', '/models/use-lite-512/{hash}/{file}', undefined, undefined, vocab],
       ['POST', '/token'],
+      ['POST', '/embed', { texts: ['a sentence'] }],
       ['GET', '/session'],
       ['POST', '/vectors/has', { id: 'a' }],
       ['POST', '/vectors/get', { id: 'a' }],
@@ -132,8 +138,8 @@ describe('cluster: 3 instances behind nginx', function () {
       .sort();
     const internal = INTERNAL_PATHS.map((path) => `GET ${path}`);
     expect([...cases.map(([m, p]) => `${m} ${p}`), ...internal].sort()).to.deep.equal(documented);
-    for (const [method, path, body, headers] of cases) {
-      const res = await c.request(method, path, { token, body, headers });
+    for (const [method, path, body, headers, url] of cases) {
+      const res = await c.request(method, url ?? path, { token, body, headers });
       expect(res.status, `${method} ${path}: ${res.text.slice(0, 200)}`).to.be.oneOf([200, 201]);
       expect(res.headers.get(INSTANCE), `${method} ${path}`).to.match(/^i[123]$/);
       if (doc.paths[path][method.toLowerCase()] && (doc.paths[path][method.toLowerCase()] as { security: unknown[] }).security.length) {
