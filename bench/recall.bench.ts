@@ -5,7 +5,8 @@
 // the compiled server (bench/lib/child-server.ts, as `npm start` runs it) and
 // in a Node LocalIndex (build/sdk.js), then each query is searched by its text
 // (topK 10): recall@1 and recall@10 in both, and the ids per query compared
-// (a difference is reported with its score gap: a near-tie is < 1e-6).
+// (a difference is reported with its score gap: a near-tie is < 1e-6), and
+// the largest score difference where they agree.
 // Keyword-only (queryText, BM25) and hybrid (both, RRF) recall for comparison.
 import { readFileSync } from 'node:fs';
 import { build } from '../scripts/build.js';
@@ -59,6 +60,10 @@ async function inLocalIndex(local: LocalIndex, mode: Mode): Promise<Hit[][]> {
 /** Share of queries whose stored sentence is among the first k hits. */
 const recallAt = (hits: Hit[][], k: number) => hits.filter((h, i) => h.slice(0, k).some((x) => x.id === `p${i}`)).length / hits.length;
 
+/** The largest score difference between the two at the same rank where the ids agree. */
+const maxScoreDiff = (a: Hit[][], b: Hit[][]) =>
+  Math.max(0, ...a.flatMap((hits, q) => hits.flatMap((h, r) => (h.id === b[q][r]?.id ? [Math.abs(h.score - b[q][r].score)] : []))));
+
 /** Queries whose ids differ between the two, with the smallest score gap around the first differing rank (a near-tie when < NEAR_TIE). */
 function differences(a: Hit[][], b: Hit[][]) {
   const out: { query: number; rank: number; gap: number }[] = [];
@@ -107,6 +112,7 @@ for (const mode of modes) {
     localRecallAt10: recallAt(inPage, 10).toFixed(3),
     idsIdentical: `${queries.length - mismatches[mode].length}/${queries.length}`,
     nearTies,
+    maxScoreDiff: maxScoreDiff(over, inPage).toExponential(1),
   });
 }
 console.log(`Paraphrase retrieval: ${queries.length} queries, ${records.length} stored sentences (${set.distractors.length} distractors), top ${TOP_K}:`);
