@@ -19,7 +19,8 @@ interface Hit {
 
 describe('demo page, real text (Chromium)', function () {
   this.timeout(180_000);
-  const demo = withDemoPage();
+  let now = Date.now();
+  const demo = withDemoPage({ now: () => now });
   const settled = () => demo.page.waitForFunction(() => document.body.dataset.state !== 'busy', undefined, { timeout: 150_000 });
   async function click(id: string) {
     await demo.page.click(`#${id}`);
@@ -95,5 +96,20 @@ describe('demo page, real text (Chromium)', function () {
 
   it('had no console errors or CSP violations', () => {
     expect(demo.errors).to.deep.equal([]);
+  });
+
+  it('says so when the text session expired, and a new token loads the text into a new one', async () => {
+    now += demo.live.config.sessionTtlMs + 1;
+    await demo.page.click('#text-search');
+    await settled();
+    expect(await demo.page.getAttribute('body', 'data-state')).to.equal('error');
+    expect(await demo.page.textContent('#status')).to.match(/session expired.*get a new token/i);
+    expect(await demo.page.isDisabled('#text-search')).to.equal(true);
+    await click('token');
+    await click('text-load');
+    await click('text-search');
+    const { server, agree } = await last();
+    expect(server[0].id).to.equal('sent-3');
+    expect(agree).to.equal(true);
   });
 });
