@@ -47,6 +47,13 @@ export const STEPS: readonly BuildStep[] = [
   { name: 'embedding', inputs: ['assembly/embedding', 'package-lock.json'], outputs: ['build/embedding.wasm'] },
   { name: 'sdk', inputs: ['src', 'package-lock.json'], outputs: ['build/sdk.js', 'build/sdk.d.ts'] },
   { name: 'server', inputs: ['src', 'tsconfig.json', 'package-lock.json'], outputs: ['dist/server.js', 'dist/start.js'] },
+  // The demo's text sample: the docs' prose, not their screenshots.
+  {
+    name: 'demo',
+    inputs: ['README.md', 'docs', 'scripts/demo-passages.ts'],
+    excludes: ['docs/demo.png', 'docs/demo-text.png', 'docs/experiments'],
+    outputs: ['build/demo-passages.json'],
+  },
 ];
 
 /** Every file under `path` (or `path` itself) outside `excludes`, sorted, as paths from the root. */

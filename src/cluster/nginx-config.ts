@@ -70,7 +70,17 @@ export interface ServerOptions extends ProxyOptions {
 }
 
 /** Unauthenticated routes, served by any instance (with or without a token in the request). */
-export const ANY_INSTANCE_PATHS = ['/', '/token', '/limits', '/openapi.json', '/sdk.js', '/sdk.d.ts', '/kernel.wasm', '/kernel.simd128.wasm'];
+export const ANY_INSTANCE_PATHS = [
+  '/',
+  '/token',
+  '/limits',
+  '/openapi.json',
+  '/sdk.js',
+  '/sdk.d.ts',
+  '/kernel.wasm',
+  '/kernel.simd128.wasm',
+  '/demo/passages.json',
+];
 
 /** Operators' routes: on the internal listener only; the public one answers them 404. */
 export const INTERNAL_PATHS = ['/healthz', '/readyz', '/metrics'];

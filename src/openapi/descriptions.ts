@@ -14,6 +14,8 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
     'The WebAssembly search kernel the server runs: the SIMD128 build, or with KERNEL_BUILD=relaxed the relaxed-SIMD one (/limits `backend` says which). LocalIndex.load() streams it from beside /sdk.js; served as application/wasm so WebAssembly.instantiateStreaming can compile it while it downloads.',
   kernelSimd128:
     'The SIMD128 build of the kernel, which every engine with WebAssembly SIMD runs: LocalIndex.load() falls back to it where the engine cannot compile /kernel.wasm for want of relaxed SIMD (Safari).',
+  demoPassages:
+    "The demo page's text sample: README.md and docs/*.md split at build time (scripts/demo-passages.ts) into a few hundred passages of prose, markdown stripped and code dropped, each `{id, text, metadata: {source, section}}`, ready for add-many by text. An empty array when the tree is not built.",
   modelManifest:
     'The files LocalIndex.embed() loads on first use to embed texts in the page with the same model and kernel as the server: each at a URL holding its content hash (relative to this document), served with `Cache-Control: immutable`, so a page fetches them once. This document itself is revalidated by ETag.',
   modelFile:

@@ -11,6 +11,18 @@ import { NDJSON_TYPE } from '../export/format.js';
 import { MODEL_FILES_PREFIX, MODEL_MANIFEST_PATH, MODEL_NAME } from '../embedding/model-files.js';
 import { ModelFilesManifestSchema } from '../schemas/model-files.js';
 
+/** The demo's text sample (scripts/demo-passages.ts writes it). */
+const DemoPassagesSchema = v.array(
+  v.object({
+    id: v.string(),
+    text: v.string(),
+    metadata: v.object({
+      source: v.pipe(v.string(), v.description('The file: README.md or docs/*.md.')),
+      section: v.pipe(v.string(), v.description('The heading above it.')),
+    }),
+  }),
+);
+
 /** A JSON body (the envelope) or another media type (the SDK, the kernel, the demo page). */
 export interface Content {
   mediaType: string;
@@ -185,6 +197,18 @@ export function operations(s: RequestSchemas): Operation[] {
       status: 200,
       etag: true,
       responses: [{ mediaType: 'application/wasm', schema: v.pipe(v.string(), v.description('WebAssembly binary.')) }],
+      errors: [],
+    },
+    {
+      method: 'get',
+      path: '/demo/passages.json',
+      operationId: 'demoPassages',
+      summary: "The demo page's text sample: README and docs split into passages ({id, text, metadata: {source, section}}) at build time.",
+      tag: 'assets',
+      auth: false,
+      status: 200,
+      etag: true,
+      responses: json(DemoPassagesSchema),
       errors: [],
     },
     {

@@ -99,6 +99,7 @@ describe('cluster: 3 instances behind nginx', function () {
       ['GET', '/sdk.d.ts'],
       ['GET', '/kernel.wasm'],
       ['GET', '/kernel.simd128.wasm'],
+      ['GET', '/demo/passages.json'],
       ['GET', '/models/use-lite-512/manifest.json'],
       ['GET', '/models/use-lite-512/{hash}/{file}', undefined, undefined, vocab],
       ['POST', '/token'],

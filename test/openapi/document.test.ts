@@ -74,6 +74,7 @@ describe('GET /openapi.json', () => {
       'get /sdk.d.ts',
       'get /kernel.wasm',
       'get /kernel.simd128.wasm',
+      'get /demo/passages.json',
       'get /models/use-lite-512/manifest.json',
       'get /models/use-lite-512/{hash}/{file}',
       'post /token',

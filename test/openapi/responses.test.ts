@@ -64,6 +64,7 @@ const SUCCESS: Case[] = [
   ['GET', '/sdk.d.ts'],
   ['GET', '/kernel.wasm'],
   ['GET', '/kernel.simd128.wasm'],
+  ['GET', '/demo/passages.json'],
   ['GET', '/healthz'],
   ['GET', '/readyz'],
   ['GET', '/metrics'],

@@ -1,5 +1,5 @@
 // Files served as they are: the SDK bundle and its declarations, the kernel
-// (for the SDK's in-page index), the demo page, and the OpenAPI document.
+// (for the SDK's in-page index), the demo page and its text sample, and the OpenAPI document.
 // Each is read once at start-up and validated by a content hash (ETag).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -63,6 +63,7 @@ export function assetRoutes({ router, config }: RouteDeps): void {
   // The build the server runs, and the simd128 build for pages that cannot run the relaxed one (LocalIndex falls back to it).
   const kernel = buildFile(KERNEL_FILES[backendFor(config.kernelBuild)].plain, 'application/wasm', '');
   const simd128Kernel = buildFile(KERNEL_FILES['wasm-simd128'].plain, 'application/wasm', '');
+  const passages = buildFile('build/demo-passages.json', 'application/json; charset=utf-8', '[]');
   // Built on first request: most apps (the tests') never serve it.
   let openapi: Asset | undefined;
 
@@ -70,6 +71,7 @@ export function assetRoutes({ router, config }: RouteDeps): void {
   router.get('/sdk.d.ts', (ctx) => sendAsset(ctx, sdkTypes));
   router.get('/kernel.wasm', (ctx) => sendAsset(ctx, kernel));
   router.get('/kernel.simd128.wasm', (ctx) => sendAsset(ctx, simd128Kernel));
+  router.get('/demo/passages.json', (ctx) => sendAsset(ctx, passages));
   router.get('/openapi.json', (ctx) => {
     openapi ??= asset(JSON.stringify(openApiDocument(config, packageInfo)), 'application/json; charset=utf-8');
     sendAsset(ctx, openapi);
