@@ -48,7 +48,20 @@ describe('SDK client (GET /sdk.js in Node)', () => {
 
   it('has a method for every route of the OpenAPI document but static files and operator routes', async () => {
     const doc = (await live.send('GET', '/openapi.json')).body;
-    const files = new Set(['overview', 'openapi', 'sdk', 'sdkTypes', 'kernel', 'kernelSimd128', 'modelManifest', 'modelFile', 'demoPassages', 'health', 'ready', 'metrics']);
+    const files = new Set([
+      'overview',
+      'openapi',
+      'sdk',
+      'sdkTypes',
+      'kernel',
+      'kernelSimd128',
+      'modelManifest',
+      'modelFile',
+      'demoPassages',
+      'health',
+      'ready',
+      'metrics',
+    ]);
     const ids = Object.values<any>(doc.paths)
       .flatMap((ops) => Object.values<any>(ops).map((op) => op.operationId))
       .filter((id) => !files.has(id));
