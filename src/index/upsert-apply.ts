@@ -126,12 +126,10 @@ export class UpsertApplier {
         await slices.pause();
         from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result, true);
         // Their texts' terms indexed in steps: a long text's are milliseconds.
-        const adds = this.state.texts.addsSteps();
-        while (!adds.next().done) await slices.pause();
+        await slices.run(this.state.texts.addsSteps());
       }
       // The keyword index's compaction in steps too (settleUpsert's then finds nothing to do).
-      const compaction = this.state.texts.settleSteps(this.state.rows.size);
-      while (!compaction.next().done) await slices.pause();
+      await slices.run(this.state.texts.settleSteps(this.state.rows.size));
       return this.settleUpsert(plan, result);
     } finally {
       this.inSlices = null;

@@ -35,6 +35,14 @@ export class Slices {
     return performance.now() - this.start >= this.sliceMs;
   }
 
+  /** All of `steps`, with a pause (pause()) after each but the last: its result. */
+  async run<T>(steps: Generator<unknown, T, unknown>): Promise<T> {
+    for (let step = steps.next(); ; step = steps.next()) {
+      if (step.done) return step.value;
+      await this.pause();
+    }
+  }
+
   /** Yield to the event loop when this slice has run for its time; resumed on a later turn, one job's slice a turn. */
   async pause(): Promise<void> {
     if (!this.due() && (this.queued || !this.waitBehind || !LOOP_TURNS.busy)) return;

@@ -29,10 +29,7 @@ export async function prepareTextsAhead(index: VectorIndex, records: readonly Ve
     const bytes = utf8Length(text);
     if (bytes <= index.maxTextBytes) {
       // A long text in pieces (32 KiB of Cyrillic is ~10 ms in one).
-      const steps = termBytesSteps(analyzer, text, bytes === text.length);
-      let step = steps.next();
-      for (; !step.done; step = steps.next()) await slices.pause();
-      texts[i] = prepareText(text, analyzer, bytes, step.value);
+      texts[i] = prepareText(text, analyzer, bytes, await slices.run(termBytesSteps(analyzer, text, bytes === text.length)));
     }
     await slices.pause();
   }

@@ -1,28 +1,11 @@
 // A search ready to run, in the three ways a SearchPlan offers: its kernel
 // scan, then its per-query work as steps that may pause between queries.
 import type { PoolExecutor } from '../../kernel/executor.js';
-import type { Slices } from '../../limits/slices.js';
 import type { SearchOutput, SearchPlan } from '../types.js';
+import { runSteps } from '../../limits/steps.js';
 
 /** Work done a query at a time: a pause may come after each (SearchPlan.runSliced). */
 export type QuerySteps = Generator<void, SearchOutput, void>;
-
-/** All of `steps` at once. */
-function runSteps(steps: QuerySteps): SearchOutput {
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
-}
-
-/** `steps`, with the event loop given back between queries whenever `slices` is due. */
-async function runStepsSliced(steps: QuerySteps, slices: Slices): Promise<SearchOutput> {
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    await slices.pause();
-  }
-}
 
 /** A plan whose kernel scan (`scan` here, `scanOn` a pool) is followed by per-query `finish` steps. */
 export function stepsPlan<T>(work: number, scan: () => T, scanOn: (executor: PoolExecutor) => Promise<T>, finish: (scanned: T) => QuerySteps): SearchPlan {
@@ -30,7 +13,7 @@ export function stepsPlan<T>(work: number, scan: () => T, scanOn: (executor: Poo
     work,
     run: () => runSteps(finish(scan())),
     runOn: async (executor) => runSteps(finish(await scanOn(executor))),
-    runSliced: async (executor, slices) => runStepsSliced(finish(executor ? await scanOn(executor) : scan()), slices),
+    runSliced: async (executor, slices) => slices.run(finish(executor ? await scanOn(executor) : scan())),
   };
 }
 

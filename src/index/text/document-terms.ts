@@ -7,6 +7,7 @@
 // new arena (compactedSteps: in steps, into a new DocumentTerms).
 
 import { grown } from '../metadata/typed-arrays.js';
+import { runSteps } from '../../limits/steps.js';
 
 export class DocumentTerms {
   private bytes = new Uint8Array(1024);
@@ -74,10 +75,7 @@ export class DocumentTerms {
 
   /** Keep only the documents `renumbered` maps to a number (>= 0; in the same order), as those numbers. */
   compact(renumbered: Int32Array): void {
-    const steps = this.compactedSteps(renumbered, Infinity);
-    let step = steps.next();
-    while (!step.done) step = steps.next();
-    Object.assign(this, step.value);
+    Object.assign(this, runSteps(this.compactedSteps(renumbered, Infinity)));
   }
 
   /** compact()'s result as new arrays (this one left as it is), a pause after every `step` documents copied. */

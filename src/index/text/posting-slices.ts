@@ -10,6 +10,7 @@
 // bytes, not the 6 of a Uint32 id and a Uint16 count.
 
 import { grown } from '../metadata/typed-arrays.js';
+import { runSteps } from '../../limits/steps.js';
 
 const BLOCK_BITS = 15;
 const BLOCK_BYTES = 1 << BLOCK_BITS;
@@ -69,8 +70,7 @@ export class PostingSlices {
   start(id: number): void {
     // lastDoc is grown last: room in it is room in every per-list array.
     if (id >= this.lastDoc.length) {
-      const room = this.reserveSteps(id + 1);
-      while (!room.next().done);
+      runSteps(this.reserveSteps(id + 1));
     }
     const slice = this.allocate(SLICE_BYTES[0]);
     this.head[id] = slice;

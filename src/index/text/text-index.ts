@@ -29,6 +29,7 @@ import { type JoinedTerms, termEnd } from './joined-terms.js';
 import { PostingSlices } from './posting-slices.js';
 import { type CompactedText, type CompactionSource, compactedSteps, NO_DOC, renumberedSteps } from './text-compaction.js';
 import { topRows } from './top-rows.js';
+import { runSteps } from '../../limits/steps.js';
 
 /** A search's scratch: a score per row (0 when untouched), and the rows touched. */
 interface Scratch {
@@ -144,8 +145,7 @@ export class TextIndex {
 
   /** Index `terms` (a text's, in order, repeats kept) as the document of `row` (which has none), written at `seq`. */
   add(row: number, terms: JoinedTerms, seq: number): void {
-    const steps = this.addSteps(row, terms, seq);
-    while (!steps.next().done);
+    runSteps(this.addSteps(row, terms, seq));
   }
 
   /**
@@ -245,8 +245,7 @@ export class TextIndex {
 
   /** After a change to an index of `rowCount` rows: compact when dead postings or document ids outnumber live ones. */
   afterChange(rowCount: number): void {
-    const steps = this.afterChangeSteps(rowCount);
-    while (!steps.next().done);
+    runSteps(this.afterChangeSteps(rowCount));
   }
 
   /**
@@ -284,11 +283,7 @@ export class TextIndex {
     threshold = -Infinity,
     exclude = -1,
   ): TextHits {
-    const steps = this.searchSteps(terms, rowCount, k, params, filter, threshold, exclude);
-    for (;;) {
-      const step = steps.next();
-      if (step.done) return step.value;
-    }
+    return runSteps(this.searchSteps(terms, rowCount, k, params, filter, threshold, exclude));
   }
 
   /** search() a term at a time: a pause may come after each term's postings (a 4 KiB query text may hold 700 terms of thousands of postings each). */
@@ -447,8 +442,7 @@ export class TextIndex {
   private ensureTerms(limit: number): void {
     // countIn is grown last: room in it is room in every per-term array.
     if (limit <= this.countIn.length) return;
-    const steps = this.ensureTermsSteps(limit);
-    while (!steps.next().done);
+    runSteps(this.ensureTermsSteps(limit));
   }
 
   /** Room for term ids below `limit` in every per-term array, a pause after each one grown (each is megabytes at a million terms). */

@@ -7,6 +7,7 @@ import { JsonBytes, type TextJson } from '../metadata/metadata-json.js';
 import { MetadataArena } from '../metadata/metadata-arena.js';
 import type { JoinedTerms } from './joined-terms.js';
 import { TextIndex, type TextHits } from './text-index.js';
+import { runSteps } from '../../limits/steps.js';
 
 /** A text checked and analysed by a plan, ready to write. */
 export interface PreparedText {
@@ -139,8 +140,7 @@ export class TextStore {
 
   /** The adds left for later, done now: before anything reads or changes the index otherwise. */
   private addPending(): void {
-    const adds = this.addsSteps();
-    while (!adds.next().done);
+    runSteps(this.addsSteps());
   }
 
   /** Delete the text of `row`, moving that of `last` (the index's last row) into it. */

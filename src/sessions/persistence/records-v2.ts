@@ -21,6 +21,7 @@
 import { crc32 } from 'node:zlib';
 import { ANALYZERS, EMBEDDING_MODEL_NAMES, type EmbeddingModel, METRICS, VECTOR_TYPES, type AnalyzerName, type Metric, type VectorType } from '../../config.js';
 import type { Slices } from '../../limits/slices.js';
+import { runSteps } from '../../limits/steps.js';
 
 /** A log whose records cannot be read as they were written: set aside, not shortened. */
 export class CorruptLogError extends Error {}
@@ -235,11 +236,7 @@ type RowsRecordHead = RowsHead & { t: 'upsert' | 'import'; part?: number; parts?
 
 /** An upsert or import part of `rows`, written straight into one buffer (rows and strings copied once). */
 export function encodeRows(head: RowsRecordHead, rows: RowSource, sequence: number, allocate = fresh): Buffer {
-  const steps = rowsEncoding(head, rows, sequence, allocate);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value.record;
-  }
+  return runSteps(rowsEncoding(head, rows, sequence, allocate)).record;
 }
 
 /**
@@ -253,12 +250,7 @@ export async function encodeRowsInSlices(
   sequence: number,
   slices: Slices,
 ): Promise<{ record: Buffer; payloadCrc: number }> {
-  const steps = rowsEncoding(head, rows, sequence, fresh);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    await slices.pause();
-  }
+  return slices.run(rowsEncoding(head, rows, sequence, fresh));
 }
 
 /** How encodeRows makes a record, yielding after each step of work (its drivers decide whether to give the event loop back). */
