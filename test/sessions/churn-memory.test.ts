@@ -30,7 +30,7 @@ describe('memory budget under churn', function () {
   let sessions: { measured: number; counted: number };
   before(async () => {
     const script = new URL('../helpers/churn-growth.ts', import.meta.url).pathname;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--import', 'tsx', script], { maxBuffer: 1 << 20 });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--no-flush-bytecode', '--import', 'tsx', script], { maxBuffer: 1 << 20 });
     ({ data, sessions } = JSON.parse(stdout.trim().split('\n').pop()!));
   });
 
