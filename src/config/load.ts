@@ -16,7 +16,7 @@ const EMBEDDING_IN_FLIGHT_TOKENS = 8;
 /** LOCK_STALE_MS's floor: a heartbeat every third of it must not come to more than one a second (proper-lockfile's floor too). */
 const MIN_LOCK_STALE_MS = 2000;
 
-/** EMBEDDING_MODEL's length at most (it is stored with every session it fixes). */
+/** EMBEDDING_MODEL's UTF-8 length at most (it is stored with every upsert of a session it fixes, its length in one byte). */
 const MAX_MODEL_NAME = 128;
 
 /** How often the DATA_DIR lock's holder refreshes its heartbeat: three beats per stale interval, so one missed beat is not staleness. */
@@ -114,9 +114,9 @@ function checkEmbeddingEndpoint(config: Config): void {
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError('EMBEDDING_URL must be an http:// or https:// URL');
   if (url.username || url.password) throw new ConfigError('EMBEDDING_URL must not carry credentials; set EMBEDDING_API_KEY');
-  if (config.embeddingModel === '' || config.embeddingModel === BUILTIN_EMBEDDING_MODEL || config.embeddingModel.length > MAX_MODEL_NAME) {
+  if (config.embeddingModel === '' || config.embeddingModel === BUILTIN_EMBEDDING_MODEL || Buffer.byteLength(config.embeddingModel) > MAX_MODEL_NAME) {
     throw new ConfigError(
-      `EMBEDDING_MODEL must name the endpoint's model (1 to ${MAX_MODEL_NAME} characters, not ${BUILTIN_EMBEDDING_MODEL}) with EMBEDDING_URL`,
+      `EMBEDDING_MODEL must name the endpoint's model (1 to ${MAX_MODEL_NAME} bytes of UTF-8, not ${BUILTIN_EMBEDDING_MODEL}) with EMBEDDING_URL`,
     );
   }
   if (!(config.embeddingDimensions >= 1 && config.embeddingDimensions <= SPEC_LIMITS.maxDimensions)) {

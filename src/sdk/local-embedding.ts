@@ -1,9 +1,8 @@
 // Text records and text queries for LocalIndex, before they reach the shared
 // change and search code: each text becomes its vector by the embedding
-// model, under the server's lock rules. The index's model is fixed by its
-// first add that embeds or names it (`embedding: 'use-lite-512'`), which sets
-// 512 dimensions and cosine (a conflict is the index's own DIMENSION_MISMATCH
-// or METRIC_LOCKED); a text query in an index without one is refused.
+// model. The index's config lock fixes the model by its first add that embeds
+// or names it (`embedding: 'use-lite-512'`), which means 512 dimensions and
+// cosine (checked here first); a text query in an index without one is refused.
 import { MODEL_NAME } from '../embedding/model-files.js';
 import { MODEL } from '../embedding/weights.js';
 import { TempvecError } from './errors.js';

@@ -73,9 +73,6 @@ function bundledDefaults(): { config: Config; schemas: RequestSchemas } {
 }
 
 export class LocalIndex {
-  /** The embedding model, fixed by the first add that embeds or names it; cleared by reset. */
-  private embedding: t.EmbeddingModel | null = null;
-
   private constructor(
     private readonly index: VectorIndex,
     readonly kernelSource: KernelSource,
@@ -119,7 +116,7 @@ export class LocalIndex {
     return this.index.maxVectors;
   }
   get config(): t.SessionConfig & { initialized: boolean; embedding: t.EmbeddingModel | null } {
-    return { ...this.index.getConfig(), backend: this.backend, embedding: this.embedding, initialized: this.index.initialized };
+    return { ...this.index.getConfig(), backend: this.backend, initialized: this.index.initialized };
   }
 
   has(id: string): boolean {
@@ -147,14 +144,14 @@ export class LocalIndex {
         records,
         options,
         (i) => `/vectors/${i}`,
-        (filled, rest) => this.addVectors(filled, rest),
+        (filled, rest, model) => this.addVectors(filled, rest, model),
       );
     return this.addVectors(records as t.VectorRecord[], sessionOptions(options));
   }
 
-  private addVectors(records: t.VectorRecord[], options: t.SessionOptions): AddResult {
+  private addVectors(records: t.VectorRecord[], options: t.SessionOptions, model: ModelOptions = {}): AddResult {
     const body = parse(this.schemas.AddManyRequestSchema, { ...options, vectors: records.map((r) => ({ ...r, vector: Array.from(r.vector) })) });
-    return this.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric, vectorType: body.vectorType, analyzer: body.analyzer });
+    return this.upsert(body.vectors, { dimensions: body.dimensions, metric: body.metric, vectorType: body.vectorType, analyzer: body.analyzer, ...model });
   }
 
   /** One vector; errors point at /vector as the server's POST /vectors/add does. A text and no vector: its embedding (a Promise). */
@@ -166,18 +163,18 @@ export class LocalIndex {
         [record],
         options,
         () => '',
-        ([filled], rest) => this.addVector(filled, rest),
+        ([filled], rest, model) => this.addVector(filled, rest, model),
       );
     return this.addVector(record as t.VectorRecord, sessionOptions(options));
   }
 
-  private addVector(record: t.VectorRecord, options: t.SessionOptions): AddResult {
+  private addVector(record: t.VectorRecord, options: t.SessionOptions, model: ModelOptions = {}): AddResult {
     const { id, vector, metadata, text, dimensions, metric, vectorType, analyzer } = parse(this.schemas.AddRequestSchema, {
       ...options,
       ...record,
       vector: Array.from(record.vector),
     });
-    return this.upsert([{ id, vector, metadata, text }], { dimensions, metric, vectorType, analyzer, pathOf: () => '' });
+    return this.upsert([{ id, vector, metadata, text }], { dimensions, metric, vectorType, analyzer, pathOf: () => '', ...model });
   }
 
   /** Embed the texts of records without vectors, then add them all under the model's options (cosine); the model is then the index's. */
@@ -185,20 +182,20 @@ export class LocalIndex {
     records: (t.VectorRecord | t.TextRecord)[],
     options: t.SessionOptions,
     path: (i: number) => string,
-    apply: (records: t.VectorRecord[], options: t.SessionOptions) => AddResult,
+    apply: (records: t.VectorRecord[], options: t.SessionOptions, model: ModelOptions) => AddResult,
   ): Promise<AddResult> {
     const rest = modelOptions(options);
     const texts = textsOf(records, path);
     const { vectors } = texts.size > 0 ? await this.embed([...texts.values()]) : { vectors: [] };
-    const out = apply(withVectors(records, texts, vectors), rest);
-    this.embedding = MODEL_NAME;
-    return out;
+    // The index's config lock fixes the model, as the server's does (409 EMBEDDING_LOCKED, 400 NO_EMBEDDING_MODEL).
+    const model: ModelOptions = { ...(options.embedding ? { embedding: options.embedding } : {}), ...(texts.size > 0 ? { embeddedWith: MODEL_NAME } : {}) };
+    return apply(withVectors(records, texts, vectors), rest, model);
   }
 
   /** Query vectors for a search: text queries embedded, which needs the index's model. */
   private async queryVectors(queries: (t.Vector | t.TextQuery)[]): Promise<number[][]> {
     const texts = queries.filter(isTextQuery).map((q) => q.text);
-    if (texts.length > 0 && this.embedding === null) throw noModelError();
+    if (texts.length > 0 && this.index.getConfig().embedding !== MODEL_NAME) throw noModelError();
     const { vectors } = texts.length > 0 ? await this.embed(texts) : { vectors: [] };
     let k = 0;
     return queries.map((q) => Array.from(isTextQuery(q) ? vectors[k++] : q));
@@ -335,10 +332,12 @@ export class LocalIndex {
   }
   /** Drop everything, configuration (and embedding model) included. */
   reset(): number {
-    this.embedding = null;
     return applyToIndex(this.index, { t: 'reset' });
   }
 }
+
+/** The model an add names or embedded its texts with, for the index's config lock. */
+type ModelOptions = Pick<UpsertOptions, 'embedding' | 'embeddedWith'>;
 
 /** What an import reads: a fetch Response, text, bytes, or a stream of bytes. */
 export type ExportSource = Response | string | Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;

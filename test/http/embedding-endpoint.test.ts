@@ -171,6 +171,26 @@ describe('an OpenAI-compatible embedding endpoint (EMBEDDING_URL)', () => {
     }
   });
 
+  it('with DATA_DIR, a restart with another EMBEDDING_MODEL keeps the rows and refuses text: the session is not relabelled', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tempvec-endpoint-'));
+    const config = { ...overrides, dataDir: dir, embeddingThreads: 1 };
+    try {
+      let live = await startApp(config);
+      const token = await live.newToken();
+      expect((await live.send('POST', '/vectors/add', { token, body: { id: 'd0', text: 'zebra crossing' } })).status).to.equal(200);
+      await live.close();
+      live = await startApp({ ...config, embeddingModel: 'another-model' });
+      const byText = await live.send('POST', '/search', { token, body: { queryVector: { text: 'zebra' } } });
+      const byVector = await live.send('POST', '/search', { token, body: { queryVector: unit(rawVector('zebra crossing')), topK: 1 } });
+      await live.close();
+      expect([byText.status, byText.body.error?.code]).to.deep.equal([400, 'NO_EMBEDDING_MODEL']);
+      expect(byVector.body.results.map((hit: { id: string }) => hit.id)).to.deep.equal(['d0']);
+      expect(byVector.body.session.config.embedding).to.not.equal('another-model');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a configuration it cannot run: no model, no dimension, a URL with credentials, too many attempts', () => {
     const env = { EMBEDDING_URL: 'http://127.0.0.1:1/v1/embeddings', EMBEDDING_MODEL: 'm', EMBEDDING_DIMENSIONS: '8' };
     expect(loadConfig(env).embeddingModel).to.equal('m');

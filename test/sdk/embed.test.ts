@@ -191,7 +191,13 @@ describe('SDK embed (in Node, from the bundle)', function () {
       const noModel = await failure(local.search({ text: 'a query' }));
       expect(noModel.code).to.equal('VALIDATION_ERROR');
       expect(noModel.message).to.include("embedding: 'use-lite-512'");
-      // Naming the model with a vector add fixes it without embedding anything.
+      // Its vectors came without a model: it takes none later, as a server session (409 EMBEDDING_LOCKED, 400 NO_EMBEDDING_MODEL).
+      const named = failure((async () => local.add({ id: 'w', vector: vectorOf('another') }, { embedding: 'use-lite-512' }))());
+      expect((await named).code).to.equal('EMBEDDING_LOCKED');
+      expect((await failure(local.add({ id: 't', text: 'stored by its text' }))).code).to.equal('NO_EMBEDDING_MODEL');
+      expect([local.size, local.config.embedding]).to.deep.equal([1, null]);
+      // Naming the model with the first vector add fixes it without embedding anything.
+      local.reset();
       local.add({ id: 'w', vector: vectorOf('another') }, { embedding: 'use-lite-512' });
       expect(local.config.embedding).to.equal('use-lite-512');
       expect((await local.search({ text: 'another' }, { topK: 1 })).results[0].id).to.equal('w');
@@ -201,13 +207,26 @@ describe('SDK embed (in Node, from the bundle)', function () {
       expect(local.config.embedding, 'reset drops it').to.equal(null);
     });
 
-    it("an index whose vectors are not the model's keeps them: DIMENSION_MISMATCH, METRIC_LOCKED, nothing stored", async () => {
+    it('an export carries the model: the index it is imported into searches by text, and an index of another model refuses it', async () => {
+      const local = await sdk.LocalIndex.load();
+      await local.addMany(pairs.map(([stored], i) => ({ id: `s${i}`, text: stored })));
+      const copy = await sdk.LocalIndex.fromExport(local.export());
+      expect(copy.config.embedding).to.equal('use-lite-512');
+      const query = { text: pairs[4][1] };
+      expect((await copy.search(query, { topK: 3 })).results).to.deep.equal((await local.search(query, { topK: 3 })).results);
+      const given = await sdk.LocalIndex.load();
+      given.add({ id: 'v', vector: vectorOf('given, no model') });
+      expect((await failure(given.importFrom(local.export()))).code).to.equal('EMBEDDING_LOCKED');
+      expect(given.size).to.equal(1);
+    });
+
+    it('an index whose vectors were given keeps them: NO_EMBEDDING_MODEL as on the server, whatever their dimension and metric, nothing stored', async () => {
       const small = await sdk.LocalIndex.load();
       small.add({ id: 'x', vector: [1, 0, 0] });
-      expect((await failure(small.add({ id: 'a', text: 'a text' }))).code).to.equal('DIMENSION_MISMATCH');
+      expect((await failure(small.add({ id: 'a', text: 'a text' }))).code).to.equal('NO_EMBEDDING_MODEL');
       const l2 = await sdk.LocalIndex.load();
       l2.add({ id: 'x', vector: vectorOf('x') }, { metric: 'l2' });
-      expect((await failure(l2.addMany([{ id: 'a', text: 'a text' }]))).code).to.equal('METRIC_LOCKED');
+      expect((await failure(l2.addMany([{ id: 'a', text: 'a text' }]))).code).to.equal('NO_EMBEDDING_MODEL');
       expect([small.size, l2.size, small.config.embedding, l2.config.embedding]).to.deep.equal([1, 1, null, null]);
     });
   });

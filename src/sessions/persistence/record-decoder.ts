@@ -1,7 +1,9 @@
 // Decoding session log records, version 2 (the format: records-v2.ts).
-import { ANALYZERS, EMBEDDING_MODEL_NAMES, METRICS, VECTOR_TYPES } from '../../config.js';
+import { ANALYZERS, BUILTIN_EMBEDDING_MODEL, EMBEDDING_MODEL_NAMES, EMBEDDING_MODELS, type EmbeddingModel, METRICS, VECTOR_TYPES } from '../../config.js';
 import {
   CorruptLogError,
+  EMBEDDING_BUILTIN,
+  EMBEDDING_NONE,
   HAS_TEXT,
   LITTLE_ENDIAN,
   RECORD_HEADER_BYTES,
@@ -111,7 +113,8 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number, copy =
       const part = r.u32();
       const parts = r.u32();
       const embeddingCode = r.u8();
-      r.take(ROWS_HEAD_BYTES - 29);
+      const modelNameLength = r.u8();
+      r.take(ROWS_HEAD_BYTES - 30);
       if (metric === undefined || vectorType === undefined || analyzerCode > ANALYZERS.length)
         throw new CorruptLogError('a record names an unknown metric, vector type or analyzer');
       const rows = r.floats(count * dimensions);
@@ -121,10 +124,11 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number, copy =
       const ids = r.strings(idLengths);
       const metadata = r.fields(metadataLengths);
       const text = textLengths ? r.fields(textLengths) : null;
+      const modelName = fromUtf8.decode(r.slice(modelNameLength));
       const head: RowsHead & Rows = { at, dimensions, metric, vectorType, ids, rows, metadata, text };
       if (analyzerCode > 0) head.analyzer = ANALYZERS[analyzerCode - 1];
-      // A model this server no longer embeds with (EMBEDDING_URL unset since): the rows are kept, the session has no model.
-      if (embeddingCode > 0 && embeddingCode <= EMBEDDING_MODEL_NAMES.length) head.embedding = EMBEDDING_MODEL_NAMES[embeddingCode - 1];
+      const embedding = embeddingModelOf(embeddingCode, modelName, dimensions);
+      if (embedding) head.embedding = embedding;
       record = type === 'import' ? { t: 'import', part, parts, ...head } : { t: 'upsert', ...head };
       break;
     }
@@ -161,4 +165,18 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number, copy =
 export function importPartAt(bytes: Buffer, offset: number): { part: number; parts: number } {
   const head = offset + RECORD_HEADER_BYTES;
   return { part: bytes.readUInt32LE(head + 20), parts: bytes.readUInt32LE(head + 24) };
+}
+
+/**
+ * The model an upsert names, if this server knows it with the record's
+ * dimension. One it no longer embeds with (EMBEDDING_URL or EMBEDDING_MODEL
+ * changed since): the rows are kept, the session has no model. A log from
+ * before names were written has code 2 and no name: the endpoint's
+ * model. A name served now with another dimension is not the same model.
+ */
+function embeddingModelOf(code: number, name: string, dimensions: number): EmbeddingModel | null {
+  if (code === EMBEDDING_NONE) return null;
+  if (code === EMBEDDING_BUILTIN) return BUILTIN_EMBEDDING_MODEL;
+  const spec = EMBEDDING_MODELS[name || EMBEDDING_MODEL_NAMES[code - 1]];
+  return spec?.dimensions === dimensions ? spec.name : null;
 }

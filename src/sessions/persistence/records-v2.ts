@@ -19,7 +19,16 @@
 // Damage is told apart from a power-loss tail by log-reader.ts (damageAt).
 // Decoding is in record-decoder.ts.
 import { crc32 } from 'node:zlib';
-import { ANALYZERS, EMBEDDING_MODEL_NAMES, type EmbeddingModel, METRICS, VECTOR_TYPES, type AnalyzerName, type Metric, type VectorType } from '../../config.js';
+import {
+  ANALYZERS,
+  BUILTIN_EMBEDDING_MODEL,
+  type EmbeddingModel,
+  METRICS,
+  VECTOR_TYPES,
+  type AnalyzerName,
+  type Metric,
+  type VectorType,
+} from '../../config.js';
 import type { Slices } from '../../limits/slices.js';
 import { runSteps } from '../../limits/steps.js';
 
@@ -30,7 +39,11 @@ export const FILE_MAGIC = Buffer.from('TVECLOG\n', 'latin1');
 export const FORMAT_VERSION = 2;
 export const FILE_HEADER_BYTES = 16;
 export const RECORD_HEADER_BYTES = 24;
-/** An upsert's fixed head: at, dimensions, count, metric, vector type, analyzer, flags, part, parts, embedding model (padded to 8). */
+/**
+ * An upsert's fixed head: at, dimensions, count, metric, vector type, analyzer,
+ * flags, part, parts, embedding model code (0 none, 1 the builtin model, 2 an
+ * endpoint's model named at the payload's end) and that name's length (padded to 8).
+ */
 export const ROWS_HEAD_BYTES = 32;
 export const HAS_TEXT = 1;
 export const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
@@ -269,7 +282,8 @@ function* rowsEncoding(
   const text = textOf ? yield* Column.of(count, (i) => field(textOf(i)), work) : null;
   const columns = text ? [ids, metadata, text] : [ids, metadata];
   const rowsAt = RECORD_HEADER_BYTES + ROWS_HEAD_BYTES;
-  let size = rowsAt + count * dim * 4;
+  const model = modelCode(head.embedding);
+  let size = rowsAt + count * dim * 4 + model.name.length;
   for (const column of columns) size += column.lengths.byteLength + column.bytes;
   const out = allocate(size);
   out.fill(0, 0, rowsAt);
@@ -283,7 +297,8 @@ function* rowsEncoding(
   out.writeUInt8(text ? HAS_TEXT : 0, h + 19);
   out.writeUInt32LE(head.part ?? 0, h + 20);
   out.writeUInt32LE(head.parts ?? 1, h + 24);
-  out.writeUInt8(head.embedding ? EMBEDDING_MODEL_NAMES.indexOf(head.embedding) + 1 : 0, h + 28);
+  out.writeUInt8(model.code, h + 28);
+  out.writeUInt8(model.name.length, h + 29);
   const values = LITTLE_ENDIAN ? new Float32Array(out.buffer, out.byteOffset + rowsAt, count * dim) : null;
   for (let i = 0; i < count; i++) {
     const v = rows.vector(i);
@@ -299,6 +314,7 @@ function* rowsEncoding(
     at += 4 * count;
   }
   for (const column of columns) at = yield* column.write(out, at, work);
+  out.set(model.name, at);
   // The payload's checksum a step at a time (CRC-32 continues from the value so far).
   let payloadCrc = 0;
   for (let from = RECORD_HEADER_BYTES; from < out.length; from += ENCODE_STEP_BYTES) {
@@ -307,6 +323,17 @@ function* rowsEncoding(
     if (to < out.length && work.add(to - from)) yield;
   }
   return { record: sealRecord(out, head.t, sequence, payloadCrc), payloadCrc };
+}
+
+export const EMBEDDING_NONE = 0;
+export const EMBEDDING_BUILTIN = 1;
+export const EMBEDDING_NAMED = 2;
+
+/** How a head's embedding model is written: by name unless builtin, so a server restarted with another EMBEDDING_MODEL does not relabel the session. */
+function modelCode(embedding: EmbeddingModel | null | undefined): { code: number; name: Uint8Array } {
+  if (!embedding) return { code: EMBEDDING_NONE, name: new Uint8Array(0) };
+  if (embedding === BUILTIN_EMBEDDING_MODEL) return { code: EMBEDDING_BUILTIN, name: new Uint8Array(0) };
+  return { code: EMBEDDING_NAMED, name: Buffer.from(embedding, 'utf8') };
 }
 
 /** Any record (an upsert's rows through encodeRows). */

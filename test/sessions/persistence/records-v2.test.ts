@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { crc32 } from 'node:zlib';
+import { EMBEDDING_MODEL_NAMES, EMBEDDING_MODELS, registerEmbeddingModel } from '../../../src/config.js';
 import { LogReader, readFromBuffer, readLog } from '../../../src/sessions/persistence/log-reader.js';
 import { CorruptLogError, encodeRecordV2, fileHeader, FILE_HEADER_BYTES, FormatError, type RecordV2 } from '../../../src/sessions/persistence/records-v2.js';
 
@@ -95,6 +96,30 @@ describe('session log records v2 (binary)', () => {
     const { records, tornTail } = await readAll(Buffer.concat([fileHeader(), bytes]));
     expect(tornTail).to.equal(null);
     expect(records).to.deep.equal([upsert]);
+  });
+
+  it("names an endpoint's model in the record, so a server that knows another model at its place in the list does not relabel the session", async () => {
+    const upsert = RECORDS.find((r) => r.t === 'upsert') as Extract<RecordV2, { t: 'upsert' }>;
+    const dims = upsert.dimensions;
+    const written = 'model-written-then';
+    const served = 'model-served-now';
+    registerEmbeddingModel({ name: written, dimensions: dims, metric: 'cosine' });
+    const bytes = encodeRecordV2({ ...upsert, embedding: written }, 1);
+    const file = Buffer.concat([fileHeader(), bytes]);
+    expect((await readAll(file)).records).to.deep.equal([{ ...upsert, embedding: written }]);
+    // A restart with EMBEDDING_MODEL changed: the written model is no longer known, another takes its place in the list.
+    const at = EMBEDDING_MODEL_NAMES.indexOf(written);
+    const spec = EMBEDDING_MODELS[written];
+    EMBEDDING_MODEL_NAMES[at] = served;
+    delete EMBEDDING_MODELS[written];
+    EMBEDDING_MODELS[served] = { name: served, dimensions: dims, metric: 'cosine' };
+    try {
+      expect((await readAll(file)).records, 'rows kept, no model').to.deep.equal([upsert]);
+    } finally {
+      EMBEDDING_MODEL_NAMES[at] = written;
+      delete EMBEDDING_MODELS[served];
+      EMBEDDING_MODELS[written] = spec;
+    }
   });
 
   it('stores float32 rows raw: an upsert of 1000 x 128 takes the rows, ids and metadata bytes and a fixed head', () => {
