@@ -18,6 +18,7 @@ import { RESULTS_DOCS, resultsTables } from './results-tables.js';
 
 export const README_PATH = fileURLToPath(new URL('../README.md', import.meta.url));
 export const LIFECYCLE_PATH = fileURLToPath(new URL('../docs/lifecycle.md', import.meta.url));
+export const API_PATH = fileURLToPath(new URL('../docs/api.md', import.meta.url));
 
 /** When each error code is answered; every code must have a line (the README test enforces it). */
 export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
@@ -125,7 +126,8 @@ export function requestPathTable(): string {
 
 /** Each doc and the tables generated into it. */
 export const DOCS: readonly { path: string; tables: Record<string, () => string> }[] = [
-  { path: README_PATH, tables: { 'config-table': configTable, 'error-table': errorTable } },
+  { path: README_PATH, tables: { 'config-table': configTable } },
+  { path: API_PATH, tables: { 'error-table': errorTable } },
   { path: LIFECYCLE_PATH, tables: { 'request-path-table': requestPathTable } },
   ...RESULTS_DOCS.map((path) => ({ path, tables: resultsTables(path) })),
 ];
