@@ -321,7 +321,7 @@ async function largestAddMany() {
     const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();
     const t0 = performance.now();
-    const preparedTexts = await prepareTextsAhead(session.index, batch, {});
+    const preparedTexts = await prepareTextsAhead(session, batch, {});
     const analysedMs = performance.now() - t0;
     const encoded = await store.encodeUpsert(session, batch, preparedTexts ? { preparedTexts } : {});
     const ms = performance.now() - t0;

@@ -79,7 +79,7 @@ function timed(run: () => unknown): Timed {
 
 /** The write turn of an add-many: texts analysed ahead (not timed), then prepareUpsert and applyUpsert. */
 async function addMany(index: VectorIndex, records: VectorInput[]): Promise<Timed> {
-  const preparedTexts = await prepareTextsAhead(index, records, {});
+  const preparedTexts = await prepareTextsAhead({ index, tokenHash: '' }, records, {});
   return timed(() => index.applyUpsert(index.prepareUpsert(records, { preparedTexts })));
 }
 

@@ -4,6 +4,7 @@ import type { Context, Middleware } from 'koa';
 import type { Config } from '../config.js';
 import type { Embedder } from '../embedding/embedder.js';
 import type { RequestSchemas } from '../schemas/index.js';
+import { SERVICE_OWNER, type TurnOwner } from '../limits/loop-turns.js';
 import type { Session } from '../sessions/session.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import type { Registry } from 'prom-client';
@@ -53,6 +54,9 @@ export interface Reply {
 }
 
 export const stateOf = (ctx: Context) => ctx.state as AppState;
+
+/** Whose steps a request's slices are (loop-turns.ts): its session's token, the service's before auth. */
+export const turnOwnerOf = (ctx: Context): TurnOwner => (ctx.state as Partial<AppState>).session?.tokenHash ?? SERVICE_OWNER;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

@@ -2,7 +2,7 @@
 // reading a large body, analysing an add's texts) run in slices: a job
 // calls pause() between steps and gives the loop back once its slice is
 // used up, so requests of other sessions keep being answered.
-import { LOOP_TURNS } from './loop-turns.js';
+import { LOOP_TURNS, SERVICE_OWNER, type TurnOwner } from './loop-turns.js';
 
 /** Work this long at most between two turns of the event loop. */
 export const SLICE_MS = 8;
@@ -14,21 +14,32 @@ export const SLICE_MS = 8;
  */
 export const REQUEST_SLICE_MS = 2;
 
+export interface SliceOptions {
+  /**
+   * The work a request brings (analysing, measuring, checking it ahead of its turn) takes one step, not a whole
+   * slice, on arrival when others' steps are waiting, then queues behind them (bench:adversary: 40
+   * search-many arriving at once each analysed 2 ms of query texts before the loop polled again).
+   */
+  waitBehind?: boolean;
+  /** Whose work this is: its steps take turns with other owners' (loop-turns.ts); the service's by default. */
+  owner?: TurnOwner;
+}
+
 export class Slices {
   private start = performance.now();
   /** Whether this job has had a turn yet (see waitBehind). */
   private queued = false;
+  private readonly waitBehind: boolean;
+  private readonly owner: TurnOwner;
 
-  /**
-   * `sliceMs` Infinity runs a job in one piece (bench:persistence compares). `waitBehind`: the work a
-   * request brings (analysing, measuring, checking it ahead of its turn) takes one step, not a whole
-   * slice, on arrival when others' steps are waiting, then queues behind them (bench:adversary: 40
-   * search-many arriving at once each analysed 2 ms of query texts before the loop polled again).
-   */
+  /** `sliceMs` Infinity runs a job in one piece (bench:persistence compares). */
   constructor(
     private readonly sliceMs = SLICE_MS,
-    private readonly waitBehind = false,
-  ) {}
+    { waitBehind = false, owner = SERVICE_OWNER }: SliceOptions = {},
+  ) {
+    this.waitBehind = waitBehind;
+    this.owner = owner;
+  }
 
   /** Whether this slice has run for its time: pause() would yield. */
   due(): boolean {
@@ -46,7 +57,7 @@ export class Slices {
   /** Yield to the event loop when this slice has run for its time; resumed on a later turn, one job's slice a turn. */
   async pause(): Promise<void> {
     if (!this.due() && (this.queued || !this.waitBehind || !LOOP_TURNS.busy)) return;
-    await LOOP_TURNS.next();
+    await LOOP_TURNS.next(this.owner);
     this.queued = true;
     this.start = performance.now();
   }

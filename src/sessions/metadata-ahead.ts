@@ -5,14 +5,15 @@
 // 50,000: tens to hundreds of milliseconds). The turn takes them as they are
 // (options.preparedMetadata).
 import type { PreparedMetadata, VectorInput } from '../index/types.js';
-import type { VectorIndex } from '../index/vector-index.js';
+import type { SessionWork } from './session.js';
 import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 
-/** The records' metadata measured (index.measureMetadata); undefined when none has any. */
-export async function prepareMetadataAhead(index: VectorIndex, records: readonly VectorInput[]): Promise<PreparedMetadata | undefined> {
+/** The records' metadata measured (the session index's measureMetadata); undefined when none has any. */
+export async function prepareMetadataAhead(session: SessionWork, records: readonly VectorInput[]): Promise<PreparedMetadata | undefined> {
+  const { index } = session;
   if (!records.some((record) => record.metadata !== undefined)) return undefined;
   const prepared: PreparedMetadata = { json: new Array(records.length), counts: new Array(records.length) };
-  const slices = new Slices(REQUEST_SLICE_MS, true);
+  const slices = new Slices(REQUEST_SLICE_MS, { waitBehind: true, owner: session.tokenHash });
   for (let i = 0; i < records.length; i++) {
     const { json, count } = index.measureMetadata(records[i].metadata);
     prepared.json[i] = json;

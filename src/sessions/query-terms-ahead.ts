@@ -7,14 +7,14 @@
 // again in one step: at most maxQueryTextBytesPerRequest, ~23 ms.
 import { distinctTerms } from '../index/text/analyzer.js';
 import type { QueryTerms } from '../index/types.js';
-import type { VectorIndex } from '../index/vector-index.js';
+import type { SessionWork } from './session.js';
 import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 
-/** Each of `texts`' distinct terms under the analyzer `index` would search them with now. */
-export async function queryTermsAhead(index: VectorIndex, texts: readonly string[], sliceMs = REQUEST_SLICE_MS): Promise<QueryTerms> {
-  const analyzer = index.queryAnalyzer;
+/** Each of `texts`' distinct terms under the analyzer the session's index would search them with now. */
+export async function queryTermsAhead(session: SessionWork, texts: readonly string[], sliceMs = REQUEST_SLICE_MS): Promise<QueryTerms> {
+  const analyzer = session.index.queryAnalyzer;
   const terms: string[][] = [];
-  const slices = new Slices(sliceMs, true);
+  const slices = new Slices(sliceMs, { waitBehind: true, owner: session.tokenHash });
   for (const text of texts) {
     await slices.pause();
     terms.push(distinctTerms(analyzer, text));

@@ -43,7 +43,7 @@ export class SessionSearches {
     const texts = options.queryTexts;
     const turn = (ahead: SearchOptions) => session.gate.search(() => this.afterFilter(session, ahead, () => this.run(session, plan(ahead))));
     if (texts === undefined) return turn(options);
-    return queryTermsAhead(session.index, texts).then((queryTerms) => turn({ ...options, queryTerms }));
+    return queryTermsAhead(session, texts).then((queryTerms) => turn({ ...options, queryTerms }));
   }
 
   /** `search` once the rows the filter must read are read (in slices: VectorIndex.prepareFilter), at once when there are none. */
@@ -54,7 +54,7 @@ export class SessionSearches {
 
   /** The plan, its per-query work in slices (SearchPlan.runSliced), its scan on the pool when large enough. */
   private run(session: Session, plan: SearchPlan): Promise<SearchOutput> {
-    const slices = new Slices(REQUEST_SLICE_MS);
+    const slices = new Slices(REQUEST_SLICE_MS, { owner: session.tokenHash });
     if (!this.executor || plan.work < POOL_MIN_WORK) return plan.runSliced(null, slices);
     const running = plan.runSliced(this.executor, slices);
     // Its scratch is laid out (the memory grown) before the first await: counted now, not at the session's next request.

@@ -20,7 +20,7 @@ import { applyToIndex, deleteMatchingChange, patchChange, type ChangeResults, ty
 import type { Durability } from './durability.js';
 import type { EncodedChange } from './persistence/session-journal.js';
 import type { Session } from './session.js';
-import { Slices } from '../limits/slices.js';
+import { SLICE_MS, Slices } from '../limits/slices.js';
 
 /**
  * What the writes use of the session store, and nothing more: the memory
@@ -71,7 +71,7 @@ export class SessionWrites {
    * reads are answered between them. The session's order is kept (its turn is taken first).
    */
   inLoopTurn<T>(session: Session, change: () => T | Promise<T>): Promise<T> {
-    return session.gate.write(() => this.turns.next().then(change));
+    return session.gate.write(() => this.turns.next(session.tokenHash).then(change));
   }
 
   /** Check a batch (shape, capacity, the memory budget) without changing anything; upsert() writes it. */
@@ -184,7 +184,7 @@ export class SessionWrites {
    * to replay), logged, then written in slices; the turn (the gate) is held until the last one.
    */
   private async writeUpsert(session: Session, change: UpsertChange, encoded?: EncodedChange): Promise<UpsertResult> {
-    const applied = session.index.applyUpsertSliced(change.plan, new Slices(), () => this.log(session, change, encoded));
+    const applied = session.index.applyUpsertSliced(change.plan, new Slices(SLICE_MS, { owner: session.tokenHash }), () => this.log(session, change, encoded));
     // Done in this tick (logged at once, one slice): recounted in it too, not a microtask later.
     return this.changed(session, applied instanceof Promise ? await applied : applied);
   }

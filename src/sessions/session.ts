@@ -19,6 +19,9 @@ class IsoDate {
   }
 }
 
+/** What work done for a session ahead of its turn needs: its index, and its token (whose turns the work takes). */
+export type SessionWork = Pick<Session, 'index' | 'tokenHash'>;
+
 export class Session {
   readonly id: string;
   readonly createdAt: number;

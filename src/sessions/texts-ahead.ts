@@ -15,14 +15,16 @@ import { termBytesSteps } from '../index/text/analyzer.js';
 import type { PreparedTexts, UpsertOptions, VectorInput } from '../index/types.js';
 import { prepareText } from '../index/upsert-plan.js';
 import type { VectorIndex } from '../index/vector-index.js';
+import type { SessionWork } from './session.js';
 import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 
 /** The records' texts analysed with the analyzer they would get now; undefined when none has one. Texts the turn will refuse are left to it. */
-export async function prepareTextsAhead(index: VectorIndex, records: readonly VectorInput[], options: UpsertOptions): Promise<PreparedTexts | undefined> {
+export async function prepareTextsAhead(session: SessionWork, records: readonly VectorInput[], options: UpsertOptions): Promise<PreparedTexts | undefined> {
+  const { index } = session;
   if (!records.some((record) => typeof record.text === 'string')) return undefined;
   const analyzer = index.textAnalyzerFor(options);
   const texts = new Array<PreparedTexts['texts'][number]>(records.length).fill(null);
-  const slices = new Slices(REQUEST_SLICE_MS, true);
+  const slices = new Slices(REQUEST_SLICE_MS, { waitBehind: true, owner: session.tokenHash });
   for (let i = 0; i < records.length; i++) {
     const { text } = records[i];
     if (typeof text !== 'string') continue;
@@ -61,13 +63,14 @@ export function analyzerChanged(index: VectorIndex, options: UpsertOptions): boo
  * slices and `write` run anew; 409 ANALYZER_CHANGED after MAX_TEXT_ANALYSES.
  */
 export async function withTextsAhead<T>(
-  index: VectorIndex,
+  session: SessionWork,
   records: readonly VectorInput[],
   options: UpsertOptions,
   write: (preparedTexts: PreparedTexts | undefined) => Promise<T | typeof STALE_TEXTS>,
 ): Promise<T> {
+  const { index } = session;
   for (let analyses = 1; ; analyses++) {
-    const preparedTexts = await prepareTextsAhead(index, records, options);
+    const preparedTexts = await prepareTextsAhead(session, records, options);
     const stale = analyzerChanged(index, { ...options, preparedTexts });
     const written = stale ? STALE_TEXTS : await write(preparedTexts);
     if (written !== STALE_TEXTS) return written;

@@ -72,7 +72,7 @@ describe('VectorIndex upsert in slices', () => {
     const index = newIndex();
     index.upsert(batch(seededRng(8), 300, 400));
     const records = batch(seededRng(9), 500, 600);
-    const preparedMetadata = await prepareMetadataAhead(index, records);
+    const preparedMetadata = await prepareMetadataAhead({ index, tokenHash: '' }, records);
     const { records: _, ...ahead } = index.prepareUpsert(records, { preparedMetadata });
     const { records: __, ...made } = index.prepareUpsert(records);
     expect(ahead).to.deep.equal(made);

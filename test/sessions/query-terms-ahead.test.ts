@@ -47,7 +47,7 @@ describe('query texts analysed ahead of the search turn', () => {
       const index = newIndex();
       index.upsert([{ id: 'a', vector: [1, 2], text: 'x' }], { analyzer });
       const texts = Array.from({ length: 200 }, () => randomScriptText(rng, 40));
-      const ahead = await queryTermsAhead(index, texts, 0);
+      const ahead = await queryTermsAhead({ index, tokenHash: '' }, texts, 0);
       expect(ahead.analyzer).to.equal(analyzer);
       expect(ahead.terms).to.deep.equal(texts.map((text) => [...new Set(analyze(analyzer, text))]));
     }
@@ -60,7 +60,7 @@ describe('query texts analysed ahead of the search turn', () => {
       const records = Array.from({ length: 300 }, (_, i) => ({ id: `r${i}`, vector: [1, i % 5, 2], text: randomScriptText(rng, 30) }));
       index.upsert(records, { analyzer });
       const texts = Array.from({ length: 64 }, () => `${randomScriptText(rng, 6)} ${records[randomInt(rng, records.length)].text!.slice(0, 20)} zz`);
-      const queryTerms = await queryTermsAhead(index, texts, 0);
+      const queryTerms = await queryTermsAhead({ index, tokenHash: '' }, texts, 0);
       const oneStep = index.search(null, { queryTexts: texts, topK: 10 });
       const sliced = index.search(null, { queryTexts: texts, queryTerms, topK: 10 });
       expect(sliced).to.deep.equal(oneStep);
@@ -70,7 +70,7 @@ describe('query texts analysed ahead of the search turn', () => {
 
   it('is not used once the analyzer changed before the turn', async () => {
     const index = newIndex();
-    const queryTerms = await queryTermsAhead(index, ['running dogs'], 0);
+    const queryTerms = await queryTermsAhead({ index, tokenHash: '' }, ['running dogs'], 0);
     expect(queryTerms.analyzer).to.equal('standard');
     index.upsert([{ id: 'e', vector: [1, 1], text: 'the dog runs' }], { analyzer: 'english' });
     const hits = index.search(null, { queryTexts: ['running dogs'], queryTerms, topK: 5 }).results[0];
@@ -89,7 +89,7 @@ describe('query texts analysed ahead of the search turn', () => {
     setImmediate(count);
     try {
       await queryTermsAhead(
-        newIndex(),
+        { index: newIndex(), tokenHash: '' },
         Array.from({ length: 64 }, (_, i) => `word${i} `.repeat(400)),
         0,
       );

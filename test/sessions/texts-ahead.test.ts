@@ -23,7 +23,7 @@ describe('texts analysed ahead of the write turn', () => {
     const inline = newIndex();
     inline.upsert(batch, { analyzer: 'english' });
     const ahead = newIndex();
-    const preparedTexts = await prepareTextsAhead(ahead, batch, { analyzer: 'english' });
+    const preparedTexts = await prepareTextsAhead({ index: ahead, tokenHash: '' }, batch, { analyzer: 'english' });
     expect(preparedTexts!.analyzer).to.equal('english');
     expect(preparedTexts!.texts.filter((t) => t === null)).to.have.length(40);
     ahead.upsert(batch, { analyzer: 'english', preparedTexts });
@@ -34,7 +34,7 @@ describe('texts analysed ahead of the write turn', () => {
   it('analyses again when the analyzer changed before the turn', async () => {
     const index = newIndex();
     const batch = records(20);
-    const preparedTexts = await prepareTextsAhead(index, batch, {});
+    const preparedTexts = await prepareTextsAhead({ index, tokenHash: '' }, batch, {});
     expect(preparedTexts!.analyzer).to.equal('standard');
     index.upsert([{ id: 'first', vector: [1, 1, 1], text: 'runs' }], { analyzer: 'english' });
     index.upsert(batch, { preparedTexts });
@@ -45,11 +45,11 @@ describe('texts analysed ahead of the write turn', () => {
   });
 
   it('leaves nothing for a batch without text, and yields to the event loop on a large one', async () => {
-    expect(await prepareTextsAhead(newIndex(), [{ id: 'a', vector: [1] }], {})).to.equal(undefined);
+    expect(await prepareTextsAhead({ index: newIndex(), tokenHash: '' }, [{ id: 'a', vector: [1] }], {})).to.equal(undefined);
     let turns = 0;
     const tick = setInterval(() => turns++, 0);
     try {
-      await prepareTextsAhead(newIndex(), records(5000), {});
+      await prepareTextsAhead({ index: newIndex(), tokenHash: '' }, records(5000), {});
     } finally {
       clearInterval(tick);
     }

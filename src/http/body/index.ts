@@ -27,6 +27,8 @@ import { assertBodyDepth, BODY_FRAME_DEPTH, prunedBodyIfTooDeep } from './depth.
 import { parseJson } from './parse-json.js';
 import { readBody, type BodyTarget } from './read.js';
 import { readVectorBodySliced } from './vector-reader.js';
+import { SLICE_MS, Slices } from '../../limits/slices.js';
+import { turnOwnerOf } from '../context.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { WasmBodyBuffer } from './wasm-body-buffer.js';
 
@@ -92,7 +94,9 @@ export function jsonBody(config: Config, options: JsonBodyOptions = {}): Middlew
       if (large) await nextTurn();
       const maxDepth = BODY_FRAME_DEPTH + config.maxJsonDepth;
       // The vector reader declines a value nested past its bound; the whole-body path scans the nesting first.
-      const vectors = options.vectors && (await readVectorBodySliced(bytes, target.lease, target.wasmBuffer, config.maxIdLength));
+      const vectors =
+        options.vectors &&
+        (await readVectorBodySliced(bytes, target.lease, target.wasmBuffer, config.maxIdLength, new Slices(SLICE_MS, { owner: turnOwnerOf(ctx) })));
       const body = vectors || parseJson(await prunedBodyIfTooDeep(bytes, maxDepth));
       if (large) await nextTurn();
       assertBodyDepth(body, maxDepth);

@@ -51,7 +51,7 @@ export function searchRoutes(deps: RouteDeps): void {
       results.reduce((sum, list) => sum + list.length, 0),
     );
     // Up to batch.searchMany x topK hits: sized a query at a time.
-    const answerBytes = await hitsBytesSliced(results, metadataJsonBytes + textJsonBytes, new Slices(REQUEST_SLICE_MS));
+    const answerBytes = await hitsBytesSliced(results, metadataJsonBytes + textJsonBytes, new Slices(REQUEST_SLICE_MS, { owner: session.tokenHash }));
     assertAnswerSize(config, answerBytes, SMALLER_SEARCH_MANY);
     replyWithSession(ctx, store, { results, stats }, answerBytes);
   });

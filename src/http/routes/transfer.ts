@@ -150,8 +150,8 @@ export function transferRoutes(deps: RouteDeps): void {
     try {
       await readImport(ctx, reader, config.maxImportBytes, reservation);
       const parsed = await embeddedImport(ctx, deps, reader.finish());
-      parsed.preparedMetadata = await prepareMetadataAhead(session.index, parsed.records);
-      const mutation = await withTextsAhead(session.index, parsed.records, importOptions(parsed), (preparedTexts) => {
+      parsed.preparedMetadata = await prepareMetadataAhead(session, parsed.records);
+      const mutation = await withTextsAhead(session, parsed.records, importOptions(parsed), (preparedTexts) => {
         parsed.preparedTexts = preparedTexts;
         timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);
         return writeImport(ctx, store, session, parsed);

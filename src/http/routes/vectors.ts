@@ -2,8 +2,8 @@
 import type { Context } from 'koa';
 import { pointer } from '../../errors.js';
 import type { StoredVector, UpsertOptions, UpsertResult, VectorInput } from '../../index/types.js';
-import type { VectorIndex } from '../../index/vector-index.js';
 import { REQUEST_SLICE_MS, Slices } from '../../limits/slices.js';
+import type { Session } from '../../sessions/session.js';
 import { patchedMetadata } from '../../schemas/patched-metadata.js';
 import { vectorNotFound } from '../../sessions/session-writes.js';
 import { embedRecordsAhead } from '../../sessions/embed-ahead.js';
@@ -26,8 +26,8 @@ async function upsert(ctx: Context, deps: RouteDeps, given: VectorInput[], asked
   // Texts are analysed in slices before the turn (again if the analyzer changed by then), and a large batch's
   // log record encoded (DATA_DIR), so the turn only writes them.
   // Metadata measured in slices before the turn too (its JSON text, the filter-index entries it lists).
-  const preparedMetadata = await prepareMetadataAhead(session.index, records);
-  return withTextsAhead(session.index, records, embedded, async (preparedTexts) => {
+  const preparedMetadata = await prepareMetadataAhead(session, records);
+  return withTextsAhead(session, records, embedded, async (preparedTexts) => {
     const options = { ...embedded, ...(preparedTexts ? { preparedTexts } : {}), ...(preparedMetadata ? { preparedMetadata } : {}) };
     const encoded = await deps.store.encodeUpsert(session, records, options);
     return writes.inLoopTurn<UpsertResult | typeof STALE_TEXTS>(session, () => {
@@ -44,8 +44,9 @@ function readOut({ text, ...stored }: StoredVector, includeText: boolean) {
 }
 
 /** get-many's answer: sized before any vector is read out (ANSWER_TOO_LARGE), then read, the event loop given back every few ms. */
-async function readMany(deps: RouteDeps, index: VectorIndex, ids: string[], includeText: boolean, timings: Timings) {
-  const slices = new Slices(REQUEST_SLICE_MS);
+async function readMany(deps: RouteDeps, session: Session, ids: string[], includeText: boolean, timings: Timings) {
+  const { index } = session;
+  const slices = new Slices(REQUEST_SLICE_MS, { owner: session.tokenHash });
   const dims = index.getConfig().dimensions ?? 0;
   let answerBytes = ENVELOPE_BYTES;
   for (const id of ids) {
@@ -91,7 +92,7 @@ export function vectorRoutes(deps: RouteDeps): void {
     const { ids, includeText } = parseBody(ctx, schemas.GetManyRequestSchema);
     const { session, timings } = stateOf(ctx);
     // In the session's turn (after any add applied in slices), so no write lands between the sizing and the reading, both in slices.
-    const { vectors, notFound, answerBytes } = await session.gate.search(() => readMany(deps, session.index, [...new Set(ids)], includeText, timings));
+    const { vectors, notFound, answerBytes } = await session.gate.search(() => readMany(deps, session, [...new Set(ids)], includeText, timings));
     replyWithSession(ctx, store, { vectors, notFound }, answerBytes);
   });
 
