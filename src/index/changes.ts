@@ -43,7 +43,8 @@ export function deleteMatchingChange(index: VectorIndex, filter: Filter): Delete
 /**
  * Apply `change` to `index` whole, in the caller's tick. A session's add or
  * import, logged first and written in slices, goes through
- * index.applyUpsertSliced instead (session-writes.ts).
+ * index.applyUpsertSliced instead, and its delete through index.deleteSteps
+ * (session-writes.ts): the same work with pauses.
  */
 export function applyToIndex<C extends IndexChange>(index: VectorIndex, change: C): ChangeResults[C['t']] {
   type Result = ChangeResults[C['t']];

@@ -9,6 +9,7 @@
 import { SPEC_LIMITS } from '../config.js';
 import type { MemoryGuard } from '../kernel/search-request.js';
 import type { Slices } from '../limits/slices.js';
+import { runSteps } from '../limits/steps.js';
 import { ExportSnapshots } from './export-snapshots.js';
 import type { Metadata } from './filter.js';
 import { IndexReader } from './index-reader.js';
@@ -123,6 +124,16 @@ export class VectorIndex extends IndexReader {
 
   /** Delete the given ids; ids that are not stored are reported, not an error. */
   delete(ids: string[]): { deleted: number; notFound: string[] } {
+    return runSteps(this.deleteSteps(ids));
+  }
+
+  /**
+   * delete() with a pause after every DELETE_STEP_ROWS rows removed and
+   * every bounded step of the keyword index's compaction it may start (a
+   * delete-many of 1,000 rows of 50k texts rewrote every posting list in one
+   * piece). Until it is done the caller holds the session's turn.
+   */
+  *deleteSteps(ids: string[]): Generator<void, { deleted: number; notFound: string[] }, void> {
     let deleted = 0;
     const notFound: string[] = [];
     // A repeated id counts once: it is deleted (or not found) once, never both.
@@ -133,9 +144,9 @@ export class VectorIndex extends IndexReader {
         continue;
       }
       this.removeRow(id, row);
-      deleted++;
+      if (++deleted % DELETE_STEP_ROWS === 0) yield;
     }
-    this.state.texts.settle(this.size);
+    yield* this.state.texts.settleSteps(this.size);
     return { deleted, notFound };
   }
 
@@ -187,6 +198,9 @@ export class VectorIndex extends IndexReader {
 }
 
 /** The configuration of a new (or reset) index. */
+/** Rows a sliced delete removes between two pauses (each moves the last row into its place in every store): well under a millisecond. */
+const DELETE_STEP_ROWS = 64;
+
 const NEW_CONFIG: IndexConfig = Object.freeze({ dimensions: null, metric: null, vectorType: SPEC_LIMITS.defaultVectorType, analyzer: null, embedding: null });
 
 /** MAX_TEXT_BYTES's default (config.ts), for an index made without one. */

@@ -172,11 +172,16 @@ export class SessionWrites {
     return result;
   }
 
-  /** Log `change` (DATA_DIR; a large one in pieces, awaited) then apply it (applyToIndex) and mark the session updated. */
+  /**
+   * Log `change` (DATA_DIR; a large one in pieces, awaited) then apply it and mark the session updated:
+   * a delete in slices (its rows, then the keyword index's compaction), anything else in one step (applyToIndex).
+   */
   private async write<C extends Exclude<IndexChange, UpsertChange>>(session: Session, change: C): Promise<ChangeResults[C['t']]> {
     const logged = this.log(session, change);
     if (logged) await logged;
-    return this.changed(session, applyToIndex(session.index, change));
+    if (change.t !== 'delete') return this.changed(session, applyToIndex(session.index, change));
+    const slices = new Slices(SLICE_MS, { owner: session.tokenHash });
+    return this.changed(session, (await slices.run(session.index.deleteSteps(change.ids))) as ChangeResults[C['t']]);
   }
 
   /**

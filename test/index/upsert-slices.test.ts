@@ -120,3 +120,38 @@ describe('VectorIndex upsert in slices', () => {
     expect(index.size).to.equal(new Set(records.map((r) => r.id)).size);
   });
 });
+
+describe('VectorIndex delete in steps', () => {
+  it('removes at most 64 rows a step and compacts the keyword index in steps, leaving the index as a one-step delete does', () => {
+    const rng = seededRng(52);
+    const stepped = newIndex();
+    const reference = newIndex();
+    // 1,600 texts of 200 words of a shared vocabulary (320,000 postings); deleting 1,200 leaves 240,000 dead against 80,000 live: a compaction of two steps.
+    const records = Array.from({ length: 1600 }, (_, i) => ({
+      id: `id${i}`,
+      vector: randomVector(rng, DIM),
+      metadata: { g: i % 5 },
+      text: Array.from({ length: 200 }, (_, j) => `w${(i + j) % 500}`).join(' '),
+    }));
+    stepped.upsert(records);
+    reference.upsert(records);
+    const ids = [...Array.from({ length: 1200 }, (_, i) => `id${(i * 7) % 1600}`), 'missing', 'id0'];
+    const expected = reference.delete(ids);
+    const removedPerStep: number[] = [];
+    let size = stepped.size;
+    const steps = stepped.deleteSteps(ids);
+    for (let step = steps.next(); ; step = steps.next()) {
+      removedPerStep.push(size - stepped.size);
+      size = stepped.size;
+      if (step.done) {
+        expect(step.value).to.deep.equal(expected);
+        break;
+      }
+    }
+    expect(expected.deleted).to.equal(1200);
+    expect(Math.max(...removedPerStep), 'rows removed in one step').to.be.at.most(64);
+    expect(removedPerStep.filter((n) => n === 0).length, 'steps of the compaction, after the rows').to.be.at.least(2);
+    expect(stepped.stats().text).to.deep.equal(reference.stats().text);
+    expect(view(stepped)).to.deep.equal(view(reference));
+  });
+});
