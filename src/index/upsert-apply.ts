@@ -91,16 +91,30 @@ export class UpsertApplier {
     return this.settleUpsert(plan, result);
   }
 
-  /** applyUpsertSliced's writes: the first slice in the caller's tick (a small batch is done in it), the rest after pauses. */
+  /**
+   * applyUpsertSliced's writes: the first slice in the caller's tick (a
+   * small batch is done in it), the rest after pauses. Every step is bounded
+   * the same in both: a few rows, then their texts' terms a bounded step at a
+   * time (four rows' 32 KiB texts added whole once held the caller's tick).
+   */
   private writeUpsertSliced(plan: UpsertPlan, kernel: KernelInstance, slices: Slices): UpsertResult | Promise<UpsertResult> {
-    const result = this.startUpsert(plan, kernel);
-    const count = plan.records.length;
-    let from = 0;
-    while (from < count && !slices.due()) from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result);
-    if (from === count && !this.state.texts.compactionDue) return this.settleUpsert(plan, result);
-    const rest = this.writeRest(plan, kernel, from, result, slices);
+    const steps = this.upsertSteps(plan, kernel);
+    for (let step = steps.next(); ; step = steps.next()) {
+      if (step.done) return step.value;
+      if (slices.due()) break;
+    }
+    const rest = this.writeRest(steps, slices);
     this.inSlices = rest;
     return rest;
+  }
+
+  /** The upsert's steps from the second slice on; nothing else changes the index meanwhile (the session's turn is held). */
+  private async writeRest(steps: Generator<void, UpsertResult, void>, slices: Slices): Promise<UpsertResult> {
+    try {
+      return await slices.run(steps);
+    } finally {
+      this.inSlices = null;
+    }
   }
 
   /** Before an upsert's first row: the kernel and the config it fixes; plans prepared before it are stale. */
@@ -118,22 +132,18 @@ export class UpsertApplier {
     return { added: 0, replaced: 0 };
   }
 
-  /** Rows [from, count) of an upsert in slices; nothing else changes the index meanwhile (the session's turn is held). */
-  private async writeRest(plan: UpsertPlan, kernel: KernelInstance, from: number, result: UpsertResult, slices: Slices): Promise<UpsertResult> {
-    try {
-      const count = plan.records.length;
-      while (from < count) {
-        await slices.pause();
-        from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result, true);
-        // Their texts' terms indexed in steps: a long text's are milliseconds.
-        await slices.run(this.state.texts.addsSteps());
-      }
-      // The keyword index's compaction in steps too (settleUpsert's then finds nothing to do).
-      await slices.run(this.state.texts.settleSteps(this.state.rows.size));
-      return this.settleUpsert(plan, result);
-    } finally {
-      this.inSlices = null;
+  /** An upsert as steps: ROWS_PER_CLOCK_READ rows, then their texts' terms in bounded steps; the keyword index's compaction in steps last. */
+  private *upsertSteps(plan: UpsertPlan, kernel: KernelInstance): Generator<void, UpsertResult, void> {
+    const result = this.startUpsert(plan, kernel);
+    const count = plan.records.length;
+    for (let from = 0; from < count; ) {
+      from = this.writeRows(plan, kernel, from, Math.min(count, from + ROWS_PER_CLOCK_READ), result, true);
+      yield* this.state.texts.addsSteps();
+      if (from < count) yield;
     }
+    // settleUpsert then finds nothing to compact.
+    yield* this.state.texts.settleSteps(this.state.rows.size);
+    return this.settleUpsert(plan, result);
   }
 
   /** Rows [from, to) of an upsert: ids, insertion order, metadata, text, then their vectors in one pass; `to`. `textsLater`: their terms left to TextStore.addsSteps(). */

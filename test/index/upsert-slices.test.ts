@@ -68,6 +68,22 @@ describe('VectorIndex upsert in slices', () => {
     expect(ticksInside).to.be.greaterThan(2);
   });
 
+  it("indexes a few long texts' terms in bounded steps too, the first slice's as the others'", async () => {
+    const sliced = newIndex();
+    const reference = newIndex();
+    // Four records (one step of rows) with 8,000 terms each: several steps of terms, not one piece in the caller's tick.
+    const records = Array.from({ length: 4 }, (_, i) => ({
+      id: `id${i}`,
+      vector: randomVector(seededRng(i), DIM),
+      text: Array.from({ length: 8000 }, (_, j) => `t${(i * 8000 + j) % 97}`).join(' '),
+    }));
+    reference.upsert(records);
+    const applied = sliced.applyUpsertSliced(sliced.prepareUpsert(records), new Slices(0));
+    expect(applied, 'not done in the first slice').to.be.instanceOf(Promise);
+    expect(await applied).to.deep.equal({ added: 4, replaced: 0 });
+    expect(view(sliced)).to.deep.equal(view(reference));
+  });
+
   it('takes metadata measured ahead as the plan would have made it', async () => {
     const index = newIndex();
     index.upsert(batch(seededRng(8), 300, 400));

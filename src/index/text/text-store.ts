@@ -129,12 +129,14 @@ export class TextStore {
   /**
    * The index's part of the sets left for later, in their order (so the
    * index ends as set() now would leave it), each text's add with a pause
-   * after every bounded step of its terms (TextIndex.addSteps).
+   * after every bounded step of its terms (TextIndex.addSteps) and after it.
    */
   *addsSteps(): Generator<void, void, void> {
     for (let next = this.pending.shift(); next !== undefined; next = this.pending.shift()) {
       this.indexOrNull?.remove(next.row);
       if (next.terms !== null) yield* this.index.addSteps(next.row, next.terms, next.seq);
+      // A step holds one text's terms at most (a text's 4,096th term ends one too).
+      if (this.pending.length > 0) yield;
     }
   }
 
