@@ -3,6 +3,7 @@ import { ANALYZERS, EMBEDDING_MODEL_NAMES, METRICS, VECTOR_TYPES } from '../../c
 import {
   CorruptLogError,
   HAS_TEXT,
+  HAS_TTL,
   LITTLE_ENDIAN,
   RECORD_HEADER_BYTES,
   recordHeader,
@@ -11,6 +12,8 @@ import {
   type Rows,
   type RowsHead,
 } from './records-v2.js';
+
+import type { RowTtl } from '../../index/row-expiry.js';
 
 const fromUtf8 = new TextDecoder();
 
@@ -77,6 +80,17 @@ class Reader {
     return out;
   }
 
+  /** `count` rows' ttl and expiry (ttlMs 0: none). */
+  ttls(count: number): (RowTtl | null)[] {
+    const out = new Array<RowTtl | null>(count);
+    for (let i = 0; i < count; i++) {
+      const ttlMs = this.f64();
+      const expiresAt = this.f64();
+      out[i] = ttlMs > 0 ? { ttlMs, expiresAt } : null;
+    }
+    return out;
+  }
+
   done(): void {
     if (this.at !== this.end) throw new CorruptLogError(`a record's payload has ${this.end - this.at} bytes after its fields`);
   }
@@ -122,6 +136,7 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number, copy =
       const metadata = r.fields(metadataLengths);
       const text = textLengths ? r.fields(textLengths) : null;
       const head: RowsHead & Rows = { at, dimensions, metric, vectorType, ids, rows, metadata, text };
+      if (flags & HAS_TTL) head.ttls = r.ttls(count);
       if (analyzerCode > 0) head.analyzer = ANALYZERS[analyzerCode - 1];
       // A model this server no longer embeds with (EMBEDDING_URL unset since): the rows are kept, the session has no model.
       if (embeddingCode > 0 && embeddingCode <= EMBEDDING_MODEL_NAMES.length) head.embedding = EMBEDDING_MODEL_NAMES[embeddingCode - 1];
@@ -140,6 +155,16 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number, copy =
       const count = r.u32();
       r.take(4);
       record = { t: 'delete', at, ids: r.strings(r.lengths(count)) };
+      break;
+    }
+    case 'renew': {
+      const at = r.f64();
+      const count = r.u32();
+      r.take(4);
+      const ids = r.strings(r.lengths(count));
+      const expiresAt = new Array<number>(count);
+      for (let i = 0; i < count; i++) expiresAt[i] = r.f64();
+      record = { t: 'renew', at, ids, expiresAt };
       break;
     }
     case 'synced':
