@@ -108,10 +108,14 @@ export class VectorIndex extends IndexReader {
 
   /** Before planning an add of `records` rows: free the expired rows at once if they would take the room it needs (a sweep may not have come yet). */
   makeRoomFor(records: number): void {
-    if (this.size + records > this.state.maxVectors && this.expiredWaiting) {
-      this.removeExpired(Number.POSITIVE_INFINITY);
-      this.state.texts.settle(this.size);
-    }
+    if (this.size + records > this.state.maxVectors) this.removeAllExpired();
+  }
+
+  /** Free every row expired now, in one step (LocalIndex before each write; the server sweeps in slices instead). */
+  removeAllExpired(): void {
+    if (!this.expiredWaiting) return;
+    this.removeExpired(Number.POSITIVE_INFINITY);
+    this.state.texts.settle(this.size);
   }
 
   /** Add or replace vectors, all or nothing. */

@@ -211,7 +211,7 @@ export class LocalIndex {
 
   /** Check `records` as one batch, then apply them as the server's add and add-many do. */
   private upsert(records: VectorInput[], options: UpsertOptions): { added: number; replaced: number } {
-    this.index.makeRoomFor(records.length);
+    this.index.removeAllExpired();
     return run(() => applyToIndex(this.index, { t: 'upsert', plan: this.index.prepareUpsert(records, options) }));
   }
 
@@ -219,6 +219,7 @@ export class LocalIndex {
   delete(ids: string | string[]): { deleted: number; notFound: string[] } {
     const list =
       typeof ids === 'string' ? [parse(this.schemas.DeleteRequestSchema, { id: ids }).id] : parse(this.schemas.DeleteManyRequestSchema, { ids }).ids!;
+    this.index.removeAllExpired();
     return applyToIndex(this.index, { t: 'delete', ids: list });
   }
 
@@ -331,7 +332,7 @@ export class LocalIndex {
       throw err instanceof ApiError ? toSdkError(err) : err;
     }
     const parsed = run(() => reader.finish());
-    this.index.makeRoomFor(parsed.records.length);
+    this.index.removeAllExpired();
     return run(() => {
       const plan = prepareImport(this.index, parsed);
       return plan ? applyToIndex(this.index, { t: 'import', plan }) : { added: 0, replaced: 0 };

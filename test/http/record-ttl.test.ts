@@ -135,7 +135,15 @@ describe('per-record TTL (HTTP)', () => {
     for (const ttlMs of [0, -1, 1.5, '10', null, max + 1]) {
       const add = await live.send('POST', '/vectors/add', { token, body: { id: 'a', vector: [1, 0], ttlMs } });
       expect(expectError(add, 400, 'VALIDATION_ERROR').details.issues[0].path, String(ttlMs)).to.equal('/ttlMs');
-      const many = await live.send('POST', '/vectors/add-many', { token, body: { vectors: [{ id: 'a', vector: [1, 0] }, { id: 'b', vector: [1, 0], ttlMs }] } });
+      const many = await live.send('POST', '/vectors/add-many', {
+        token,
+        body: {
+          vectors: [
+            { id: 'a', vector: [1, 0] },
+            { id: 'b', vector: [1, 0], ttlMs },
+          ],
+        },
+      });
       expect(expectError(many, 400, 'VALIDATION_ERROR').details.issues[0].path).to.equal('/vectors/1/ttlMs');
     }
     for (const body of [{}, { ids: [] }, { ids: 'a' }, { ids: [1] }, { ids: ['a'], more: 1 }]) {
@@ -228,7 +236,10 @@ describe('per-record TTL (HTTP)', () => {
       clock = t;
       const read = await readAll(token, ['a', 'b', 'c', 'd'], [1, 0]);
       const live_ = ['a', 'b', 'c', 'd'].filter((id) => ({ a: 180, b: 300, c: Infinity, d: 100 })[id]! > t - T0);
-      expect(read.vectors.map((v: { id: string }) => v.id), `at ${t - T0}`).to.deep.equal(live_);
+      expect(
+        read.vectors.map((v: { id: string }) => v.id),
+        `at ${t - T0}`,
+      ).to.deep.equal(live_);
     }
     // Reopened after a's first expiry but before its renewed one: its metadata set in between is replayed too.
     await live.close();
