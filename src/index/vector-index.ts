@@ -114,7 +114,7 @@ export class VectorIndex extends IndexReader {
   /** Free every row expired now, in one step (LocalIndex before each write; the server sweeps in slices instead). */
   removeAllExpired(): void {
     if (!this.expiredWaiting) return;
-    this.removeExpired(Number.POSITIVE_INFINITY);
+    this.removeExpired();
     this.state.texts.settle(this.size);
   }
 
@@ -204,11 +204,19 @@ export class VectorIndex extends IndexReader {
     return renewed;
   }
 
-  /** Remove up to `max` rows expired now (the sweep frees their memory; reads left them out already); how many. Then settleSteps(). */
-  removeExpired(max: number): number {
+  /**
+   * Remove rows expired now, highest first, until `enough()` says so (asked every few rows; the sweep's slice) or none is
+   * left: the sweep frees their memory, reads left them out already. How many. Then settleSteps().
+   */
+  removeExpired(enough: () => boolean = () => false, max = Number.POSITIVE_INFINITY): number {
     const rows = this.state.expiry.expiredRows(this.state.clock(), this.size, max);
-    for (const row of rows) this.removeRow(this.state.rows.idAt(row), row);
-    return rows.length;
+    let removed = 0;
+    while (removed < rows.length) {
+      const row = rows[removed++];
+      this.removeRow(this.state.rows.idAt(row), row);
+      if ((removed & 15) === 0 && enough()) break;
+    }
+    return removed;
   }
 
   /** After removeExpired: the keyword index's compaction, in steps (TextStore.settleSteps). */

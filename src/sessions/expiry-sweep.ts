@@ -6,7 +6,7 @@
 // so neither its own searches nor other sessions' requests wait behind a
 // large expiry (bench/ttl.bench.ts). Nothing is logged: a reopen replays each
 // record's logged expiry and the next sweep frees it again.
-import { Slices } from '../limits/slices.js';
+import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 import type { Session } from './session.js';
 import type { SessionWrites } from './session-writes.js';
 
@@ -46,7 +46,8 @@ export class ExpirySweep {
   /** One session's expired rows, a slice per write turn, until none is left. */
   private async sweepSession(session: Session): Promise<void> {
     for (;;) {
-      const removed = await this.writes.inLoopTurn(session, () => this.writes.removeExpired(session, new Slices()));
+      // A request's slice (2 ms), not a background job's: a neighbour waits behind one at most.
+      const removed = await this.writes.inLoopTurn(session, () => this.writes.removeExpired(session, new Slices(REQUEST_SLICE_MS)));
       if (removed === 0 || !session.index.expiredWaiting) return;
     }
   }

@@ -34,8 +34,8 @@ export interface WriteHost {
   recount(session: Session): void;
 }
 
-/** Expired rows a sweep removes between two reads of the clock. */
-const EXPIRED_ROWS_PER_CLOCK_READ = 512;
+/** Expired rows a sweep's turn looks for at most (it removes fewer when its slice runs out). */
+const EXPIRED_ROWS_PER_TURN = 4096;
 
 /** What a delete did. */
 type Deleted = ChangeResults['delete'];
@@ -129,9 +129,7 @@ export class SessionWrites {
    */
   async removeExpired(session: Session, slices: Slices): Promise<number> {
     assertTurn(session);
-    let removed = 0;
-    do removed += session.index.removeExpired(EXPIRED_ROWS_PER_CLOCK_READ);
-    while (!slices.due() && session.index.expiredWaiting);
+    const removed = session.index.removeExpired(() => slices.due(), EXPIRED_ROWS_PER_TURN);
     await slices.run(session.index.settleSteps());
     this.store.recount(session);
     return removed;
