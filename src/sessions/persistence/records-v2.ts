@@ -15,7 +15,11 @@
 // native CRC-32C, and a JS one runs at a fraction of that. Payloads: rows raw
 // little-endian float32, ids UTF-8, metadata the UTF-8 JSON bytes the
 // metadata arena stores (0 bytes: none), and an optional text section: each
-// text as the index stores it, a JSON string literal (0 bytes: none).
+// text as the index stores it, a JSON string literal (0 bytes: none); and
+// (flag HAS_TTL, issue 36) a ttl section: each row's ttlMs and absolute
+// expiresAt as f64 (0: none). A renew record (POST /vectors/touch) holds ids
+// and their new absolute expiries: a replay expires every record at the
+// instant it expired live. Logs without these read as before.
 // Damage is told apart from a power-loss tail by log-reader.ts (damageAt).
 // Decoding is in record-decoder.ts.
 import { crc32 } from 'node:zlib';
