@@ -120,7 +120,20 @@ async function main(): Promise<void> {
       sweepMs: Math.round(sweepMs),
       neighbour: { quiet, expiry: during },
       goal: { neighbourP99Ms: GOAL_MS, met },
-      tables: { ttl: rows },
+      tables: {
+        ttl: rows,
+        expiry: [
+          {
+            records: RECORDS,
+            'expiring over ms': last - first,
+            'count 30 ms before': countBefore,
+            'count 1 ms after': countAfter,
+            'freed ms after': Math.round(sweepMs),
+            'goal p99 ms': GOAL_MS,
+            met: String(met),
+          },
+        ],
+      },
     });
     console.log(`results: ${file}`);
   } finally {

@@ -103,6 +103,44 @@ describe('per-record TTL (HTTP)', () => {
     expect({ ...after, exported: '' }).to.deep.equal({ ...before, exported: '' });
   });
 
+  it('sweeps a large expiry in many write turns, a slice each, while other sessions are answered between them', async () => {
+    live = await start();
+    const token = await live.newToken();
+    const other = await live.newToken();
+    await post(other, '/vectors/add', { id: 'x', vector: [1, 0, 0, 0] });
+    const rng = seededRng(3);
+    for (let from = 0; from < 20_000; from += 1000) {
+      const vectors = Array.from({ length: 1000 }, (_, i) => ({ id: `e${from + i}`, vector: randomVector(rng, 4), metadata: { i: from + i }, ttlMs: 10 }));
+      await post(token, '/vectors/add-many', { vectors });
+    }
+    clock = T0 + 10;
+    const { writes } = live.store;
+    const removed: number[] = [];
+    const remove = writes.removeExpired.bind(writes);
+    writes.removeExpired = async (session, slices) => {
+      const n = await remove(session, slices);
+      removed.push(n);
+      return n;
+    };
+    const turnsSeen: number[] = [];
+    const sweeping = live.store.expirySweep.sweep();
+    // Another session's reads go on meanwhile: each notes how many sweep turns had run when it was answered.
+    while (removed.reduce((a, b) => a + b, 0) < 20_000 && turnsSeen.length < 1000) {
+      expect((await post(other, '/vectors/count', {})).count).to.equal(1);
+      turnsSeen.push(removed.length);
+    }
+    await sweeping;
+    expect(removed.reduce((a, b) => a + b, 0)).to.equal(20_000);
+    expect(removed.length, 'turns').to.be.greaterThan(1);
+    expect(
+      turnsSeen.some((turns) => turns > 0 && turns < removed.length),
+      'a read answered between two turns of the sweep',
+    ).to.equal(true);
+    expect(Math.max(...removed)).to.be.at.most(4096);
+    const session = [...live.store.registry.liveSessions()].find((s) => s.index.has('x') === false)!;
+    expect(session.index.size).to.equal(0);
+  });
+
   it('renews by POST /vectors/touch, and a replace without ttlMs clears the ttl', async () => {
     live = await start();
     const token = await live.newToken();
