@@ -57,6 +57,13 @@ export class IndexReader {
     return this.state.expiry.rowsWithTtl > 0 && this.state.expiry.anyExpired(this.state.clock(), this.size);
   }
 
+  /** Whether an expired row waiting for the sweep has a text: BM25's N, df and avgdl still count it until then. */
+  get expiredTextWaiting(): boolean {
+    if (!this.expiredWaiting) return false;
+    const { texts, expiry } = this.state;
+    return expiry.expiredRows(this.state.clock(), this.size, Number.POSITIVE_INFINITY).some((row) => texts.has(row));
+  }
+
   get initialized(): boolean {
     return this.state.config.dimensions !== null;
   }

@@ -32,6 +32,7 @@ export interface ExpiryRead {
   anyExpired(now: number, size: number): boolean;
   clearExpired(bitmap: RowBitmap, now: number): void;
   expiredCount(now: number, size: number): number;
+  expiredRows(now: number, size: number, max: number): number[];
 }
 
 export class RowExpiry implements ExpiryRead {

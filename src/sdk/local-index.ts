@@ -311,6 +311,8 @@ export class LocalIndex {
   }
 
   private runSearch(call: SearchCall) {
+    // BM25's N, df and avgdl count only live texts, as the server's (which sweeps first too).
+    if (call.options.queryTexts !== undefined) this.index.removeAllExpired();
     return run(() => (call.ids ? this.index.searchByIds(call.ids, call.options) : this.index.search(call.queries, call.options)));
   }
 

@@ -43,8 +43,8 @@ export class ExpirySweep {
     }
   }
 
-  /** One session's expired rows, a slice per write turn, until none is left. */
-  private async sweepSession(session: Session): Promise<void> {
+  /** One session's expired rows, a slice per write turn, until none is left (also before a keyword search: SessionSearches.sweepFirst). */
+  async sweepSession(session: Session): Promise<void> {
     for (;;) {
       // A request's slice (2 ms), not a background job's: a neighbour waits behind one at most.
       const removed = await this.writes.inLoopTurn(session, () => this.writes.removeExpired(session, new Slices(REQUEST_SLICE_MS)));

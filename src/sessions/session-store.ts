@@ -88,6 +88,7 @@ export class SessionStore {
     if (this.log) this.reopener = new SessionReopener(config, this.log, this);
     this.writes = new SessionWrites(this, this.durability);
     this.expirySweep = new ExpirySweep(() => this.registry.liveSessions(), this.writes, SPEC_LIMITS.recordSweepIntervalMs);
+    this.searches.sweepFirst = (session) => this.expirySweep.sweepSession(session);
     if (this.log && restoreNow) this.registry.loadNow(this.log.files.scan());
     else if (this.log) this.restoring = true;
   }

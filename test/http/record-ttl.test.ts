@@ -14,6 +14,7 @@ import { startApp, type LiveApp } from '../helpers/live-app.js';
 import { randomInt, randomVector, seededRng } from '../helpers/random.js';
 
 const T0 = 1_700_000_000_000;
+const WORDS = ['fox', 'hen', 'red', 'blue', 'sea', 'sky', 'tree', 'stone'];
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('per-record TTL (HTTP)', () => {
@@ -226,7 +227,8 @@ describe('per-record TTL (HTTP)', () => {
     for (let step = 0; step < 12; step++) {
       const records = Array.from({ length: 30 }, () => {
         const ttl = randomInt(rng, 3) === 0 ? {} : { ttlMs: 1 + randomInt(rng, 300) };
-        return { id: `r${randomInt(rng, 120)}`, vector: randomVector(rng, dim), metadata: { g: randomInt(rng, 2) }, ...ttl };
+        const text = Array.from({ length: 1 + randomInt(rng, 4) }, () => WORDS[randomInt(rng, WORDS.length)]).join(' ');
+        return { id: `r${randomInt(rng, 120)}`, vector: randomVector(rng, dim), metadata: { g: randomInt(rng, 2) }, text, ...ttl };
       });
       const unique = [...new Map(records.map((r) => [r.id, r])).values()];
       const server = await post(token, '/vectors/add-many', { vectors: unique });
@@ -243,6 +245,12 @@ describe('per-record TTL (HTTP)', () => {
       expect(read.results).to.deep.equal(local.search(query, { topK: 10, includeMetadata: true }).results);
       expect(read.many).to.deep.equal(local.searchMany([query, query.map((x) => -x)], { topK: 5, filter: { g: 1 } }).results);
       expect(read.exported).to.equal(local.export({ vectorEncoding: 'numbers' }));
+      // Keyword and hybrid: BM25's statistics over the live texts only, on both.
+      const word = WORDS[randomInt(rng, WORDS.length)];
+      const keyword = await post(token, '/search', { queryText: word, topK: 10 });
+      expect(keyword.results, `keyword ${word}`).to.deep.equal(local.searchText(word, { topK: 10 }).results);
+      const hybrid = await post(token, '/search', { queryVector: query, queryText: word, topK: 10 });
+      expect(hybrid.results, `hybrid ${word}`).to.deep.equal(local.search(query, { text: word, topK: 10 }).results);
       if (step % 4 === 3) await live.store.expirySweep.sweep();
     }
   });
