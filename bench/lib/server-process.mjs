@@ -25,6 +25,8 @@ const rates = process.env.BENCH_RATE_LIMITS === 'on' ? {} : { requestRatePerSec:
 const config = loadConfig(process.env, { ...rates, port: 0 });
 const { app, store, restore } = createApp({ config });
 const parse = jsonBody(config);
+// Expired records are freed as the server frees them (bench/ttl.bench.ts); the sessions' own sweep stays off.
+store.expirySweep.start();
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 loopDelay.enable();
 const answer = async (ctx) => {

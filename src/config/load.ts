@@ -77,6 +77,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (final.maxTextBytes > SPEC_LIMITS.maxTextBytesCap) {
     throw new ConfigError(`MAX_TEXT_BYTES must be at most ${SPEC_LIMITS.maxTextBytesCap}, got ${final.maxTextBytes}`);
   }
+  if (final.maxRecordTtlMs < 1) throw new ConfigError(`MAX_RECORD_TTL_MS must be at least 1, got ${final.maxRecordTtlMs}`);
   if (final.instanceId !== '' && !INSTANCE_ID_PATTERN.test(final.instanceId)) {
     throw new ConfigError(`INSTANCE_ID must be 1 to 16 lowercase letters or digits, got "${final.instanceId}"`);
   }

@@ -36,6 +36,7 @@ export function publicLimits(config: Config) {
     maxIdLength: config.maxIdLength,
     maxMetadataBytes: config.maxMetadataBytes,
     maxTextBytes: config.maxTextBytes,
+    recordTtl: { maxTtlMs: config.maxRecordTtlMs, sweepIntervalMs: SPEC_LIMITS.recordSweepIntervalMs },
     text: {
       analyzers: [...ANALYZERS],
       defaultAnalyzer: SPEC_LIMITS.defaultAnalyzer,
@@ -121,7 +122,7 @@ export type PublicLimits = ReturnType<typeof publicLimits>;
 /** The request limits among a server's public ones, back as Config fields (the SDK's local index applies a server's caps with them). */
 export function requestLimitsOf(
   limits: Pick<PublicLimits, 'maxVectorsPerSession' | 'batch' | 'maxIdLength' | 'maxMetadataBytes' | 'maxJsonDepth' | 'maxMetadataKeys' | 'maxFilterKeys'> &
-    Partial<Pick<PublicLimits, 'maxTextBytes' | 'maxFilterNodes'>>,
+    Partial<Pick<PublicLimits, 'maxTextBytes' | 'maxFilterNodes'>> & { recordTtl?: { maxTtlMs: number } },
 ) {
   return {
     maxVectorsPerSession: limits.maxVectorsPerSession,
@@ -136,6 +137,7 @@ export function requestLimitsOf(
     maxFilterKeys: limits.maxFilterKeys,
     // A server from before keyword search has no text limit: this SDK's default then.
     ...(limits.maxTextBytes === undefined ? {} : { maxTextBytes: limits.maxTextBytes }),
+    ...(limits.recordTtl === undefined ? {} : { maxRecordTtlMs: limits.recordTtl.maxTtlMs }),
     // A server from before the node limit has none: this SDK's default then.
     ...(limits.maxFilterNodes === undefined ? {} : { maxFilterNodes: limits.maxFilterNodes }),
   } satisfies Partial<Config>;

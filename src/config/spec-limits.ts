@@ -111,6 +111,8 @@ export const SPEC_LIMITS = {
   maxImportsInFlightPerToken: 1,
   /** The share of MEMORY_BUDGET_BYTES stored data may take; the rest stays for requests in flight, so reads answer when writers have filled theirs. */
   storedShareOfBudget: 0.9,
+  /** How often a session's expired records are swept from memory (reads leave them out from the instant they expire). */
+  recordSweepIntervalMs: 1000,
 } as const;
 
 /** Bytes of MEMORY_BUDGET_BYTES stored data may take (0: no budget). */

@@ -26,6 +26,8 @@ export interface Config {
   maxIdLength: number;
   maxMetadataBytes: number;
   maxTextBytes: number;
+  /** Longest ttlMs of a record (per-record TTL). */
+  maxRecordTtlMs: number;
   maxBodyBytes: number;
   maxJsonDepth: number;
   maxMetadataKeys: number;
@@ -101,6 +103,7 @@ export const CONFIG_VARIABLES = [
   ['MAX_ID_LENGTH', 'maxIdLength', 256, 'characters in a vector id'],
   ['MAX_METADATA_BYTES', 'maxMetadataBytes', 8192, "UTF-8 bytes of one vector's metadata as JSON"],
   ['MAX_TEXT_BYTES', 'maxTextBytes', 32_768, "UTF-8 bytes of one vector's text (searched by keywords; at most 1 MiB)"],
+  ['MAX_RECORD_TTL_MS', 'maxRecordTtlMs', 604_800_000, 'longest ttlMs of a record (per-record TTL; a record never outlives its session)'],
   ['MAX_BODY_BYTES', 'maxBodyBytes', 32 * 1024 * 1024, 'bytes of one request body'],
   ['MAX_JSON_DEPTH', 'maxJsonDepth', 8, 'nesting depth of one metadata object or filter (the object itself is 1)'],
   ['MAX_METADATA_KEYS', 'maxMetadataKeys', 256, "keys of one vector's metadata, nested objects' keys included"],

@@ -47,7 +47,9 @@ export function recordLine(record: ExportedVector, encoding: VectorEncoding): st
   // Pieced together rather than one JSON.stringify: base64 needs no escaping, and is the bulk of the line.
   const vector = encoding === 'base64' ? '"' + encodeFloat32Base64(record.vector) + '"' : JSON.stringify(Array.from(record.vector));
   const text = record.text ? ',"text":' + record.text.json : '';
-  return '{"id":' + JSON.stringify(record.id) + ',"vector":' + vector + ',"metadata":' + record.metadata.json + text + '}\n';
+  // A record with a ttl: its ttlMs and expiresAt, which an import keeps (the record expires at the same instant).
+  const ttl = record.expiresAt === undefined ? '' : ',"ttlMs":' + record.ttlMs + ',"expiresAt":"' + new Date(record.expiresAt).toISOString() + '"';
+  return '{"id":' + JSON.stringify(record.id) + ',"vector":' + vector + ',"metadata":' + record.metadata.json + text + ttl + '}\n';
 }
 
 /** Lines of many vectors, as one string (a chunk of a streamed export). */

@@ -96,7 +96,9 @@ export class ImportReader {
     }
     const result = v.safeParse(this.schemas.ImportRecordSchema, value);
     if (!result.success) throw atLine(requestError(result.issues, `vector line ${index + 1}`), index);
-    this.records.push(result.output);
+    // An export's expiresAt (ISO 8601) as the ms the index takes.
+    const { expiresAt, ...record } = result.output;
+    this.records.push(expiresAt === undefined ? record : { ...record, expiresAt: Date.parse(expiresAt) });
     this.lineOf.push(index);
   }
 

@@ -13,9 +13,11 @@ import type { VectorIndex } from './vector-index.js';
 export type UpsertChange = { t: 'upsert' | 'import'; plan: UpsertPlan };
 type MetadataChange = { t: 'metadata'; id: string; metadata: Metadata };
 type DeleteChange = { t: 'delete'; ids: string[] };
+/** Records' expiries set anew (POST /vectors/touch): absolute, so a replay gives each the same. */
+export type RenewChange = { t: 'renew'; ids: string[]; expiresAt: number[] };
 
 /** A change as the index applies it: an add or import as its checked plan, metadata as an object. */
-export type IndexChange = UpsertChange | MetadataChange | DeleteChange | { t: 'clear' | 'reset' };
+export type IndexChange = UpsertChange | MetadataChange | DeleteChange | RenewChange | { t: 'clear' | 'reset' };
 
 /** What applying each kind of change gives. */
 export interface ChangeResults {
@@ -24,6 +26,8 @@ export interface ChangeResults {
   /** False when there is no such vector. */
   metadata: boolean;
   delete: { deleted: number; notFound: string[] };
+  /** Records whose expiry was set anew. */
+  renew: number;
   /** Vectors removed. */
   clear: number;
   reset: number;
@@ -38,6 +42,25 @@ export function patchChange(index: VectorIndex, id: string, patched: (current: M
 /** The delete of every vector `filter` matches, their ids in row order (its rows read ahead, if at all, by index.prepareFilter). */
 export function deleteMatchingChange(index: VectorIndex, filter: Filter): DeleteChange {
   return { t: 'delete', ids: index.idsMatching(filter) };
+}
+
+/** What a touch of `ids` at `now` makes: each live record with a ttl expires ttlMs from now (renew, null when none has one); the live ones found, and the ids not found (never stored, deleted or expired). */
+export function touchChange(index: VectorIndex, ids: string[], now: number): { renew: RenewChange | null; touched: number; notFound: string[] } {
+  const renew: RenewChange = { t: 'renew', ids: [], expiresAt: [] };
+  const notFound: string[] = [];
+  let touched = 0;
+  for (const id of new Set(ids)) {
+    const ttl = index.ttlOf(id);
+    if (ttl === undefined) {
+      notFound.push(id);
+      continue;
+    }
+    touched++;
+    if (ttl === null) continue; // a record without a ttl never expires: nothing to renew
+    renew.ids.push(id);
+    renew.expiresAt.push(now + ttl.ttlMs);
+  }
+  return { renew: renew.ids.length > 0 ? renew : null, touched, notFound };
 }
 
 /**
@@ -56,6 +79,8 @@ export function applyToIndex<C extends IndexChange>(index: VectorIndex, change: 
       return index.setMetadata(change.id, change.metadata) as Result;
     case 'delete':
       return index.delete(change.ids) as Result;
+    case 'renew':
+      return index.renew(change.ids, change.expiresAt) as Result;
     case 'clear':
       return index.clear() as Result;
     default:

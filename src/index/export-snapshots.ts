@@ -35,6 +35,9 @@ export class ExportSnapshots {
   openExport(onCopies?: (bytes: number) => void): IndexExport {
     const { index } = this;
     const order = index.rows.order;
+    // The records live when it opens: one expired by then is left out, a copy made later included.
+    const openedAt = index.clock();
+    const expired = (vector: ExportedVector) => vector.expiresAt !== undefined && vector.expiresAt <= openedAt;
     const open: OpenExport = { position: -1, upTo: index.rows.nextSeq - 1, saved: new Map(), onCopies };
     this.open.add(open);
     // Compactions keep the entries of the copies it saved, so it emits them in order.
@@ -58,9 +61,10 @@ export class ExportSnapshots {
         if (saved) {
           open.saved.delete(seq);
           onCopies?.(-saved.bytes);
-          out.push(saved.vector);
+          if (!expired(saved.vector)) out.push(saved.vector);
         } else if (order.seqOf(id) === seq) {
-          out.push(this.exportedRow(index.rows.rowOf(id)!));
+          const exported = this.exportedRow(index.rows.rowOf(id)!);
+          if (!expired(exported)) out.push(exported);
         }
         open.position = seq;
         return out.length < max;
@@ -68,7 +72,7 @@ export class ExportSnapshots {
       if (out.length === 0) close();
       return out;
     };
-    return { config: index.config, count: index.rows.size, next, close };
+    return { config: index.config, count: index.rows.size - index.expiry.expiredCount(openedAt, index.rows.size), next, close };
   }
 
   /** Before the vector `id` (at `row`) changes: open exports yet to reach its current version keep a copy. */
@@ -93,6 +97,8 @@ export class ExportSnapshots {
     const exported: ExportedVector = { id: index.rows.idAt(row), vector: index.kernel!.readRow(row), metadata: index.metadata.json(row) };
     const text = index.texts.json(row);
     if (text) exported.text = text;
+    const ttl = index.expiry.ttlOf(row);
+    if (ttl) Object.assign(exported, ttl);
     return exported;
   }
 }

@@ -4,6 +4,7 @@
 import type { KernelInstance } from '../kernel/kernel-instance.js';
 import type { MemoryGuard } from '../kernel/search-request.js';
 import type { MetadataStore } from './metadata/metadata-store.js';
+import type { ExpiryRead, RowExpiry } from './row-expiry.js';
 import type { RowsRead, RowTable } from './row-table.js';
 import type { TextStore } from './text/text-store.js';
 import type { IndexConfig } from './types.js';
@@ -16,6 +17,10 @@ export interface IndexRead {
   readonly rows: RowsRead;
   readonly metadata: Pick<MetadataStore, 'evaluate' | 'prepare' | 'json' | 'jsonLength' | 'entriesOf' | 'measure' | 'growthUpper'>;
   readonly texts: Pick<TextStore, 'has' | 'json' | 'jsonLength' | 'searchSteps'>;
+  /** Each row's ttl and expiry (per-record TTL); a read leaves out a row expired at clock() (live-rows.ts). */
+  readonly expiry: ExpiryRead;
+  /** The time reads and writes take (ms since the epoch): Date.now, or a test's. */
+  readonly clock: () => number;
   /** Asked before a search grows the linear memory for its scratch (VectorIndex.memoryGuard). */
   readonly memoryGuard: MemoryGuard | null;
   /** MAX_VECTORS_PER_SESSION, or more while a reopen replays rows (VectorIndex.allowRows). */
@@ -33,6 +38,8 @@ export interface IndexState extends IndexRead {
   readonly rows: RowTable;
   readonly metadata: MetadataStore;
   readonly texts: TextStore;
+  readonly expiry: RowExpiry;
+  clock: () => number;
   memoryGuard: MemoryGuard | null;
   maxVectors: number;
   maxTextBytes: number;

@@ -10,6 +10,8 @@ import { parseFilter, type Filter, type Metadata } from './filter.js';
 import { float32ArrayToNumbers } from './float32.js';
 import type { IndexState } from './index-read.js';
 import { newEpoch } from './list-cursor.js';
+import { liveCount, liveRowOf } from './live-rows.js';
+import type { RowTtl } from './row-expiry.js';
 import { countMatching, idsMatching, listPage } from './listing.js';
 import type { MetadataJson } from './metadata/metadata-json.js';
 import { planSearchByIds } from './search/by-ids.js';
@@ -40,6 +42,28 @@ export class IndexReader {
     return this.state.rows.size;
   }
 
+  /** The time by the index's clock. */
+  now(): number {
+    return this.state.clock();
+  }
+
+  /** Vectors live now: size less the rows expired and not yet swept. */
+  get liveSize(): number {
+    return liveCount(this.state);
+  }
+
+  /** Whether any row has expired and waits for a sweep to free it. */
+  get expiredWaiting(): boolean {
+    return this.state.expiry.rowsWithTtl > 0 && this.state.expiry.anyExpired(this.state.clock(), this.size);
+  }
+
+  /** Whether an expired row waiting for the sweep has a text: BM25's N, df and avgdl still count it until then. */
+  get expiredTextWaiting(): boolean {
+    if (!this.expiredWaiting) return false;
+    const { texts, expiry } = this.state;
+    return expiry.expiredRows(this.state.clock(), this.size, Number.POSITIVE_INFINITY).some((row) => texts.has(row));
+  }
+
   get initialized(): boolean {
     return this.state.config.dimensions !== null;
   }
@@ -57,7 +81,7 @@ export class IndexReader {
       usedBytes: kernel?.usedBytes ?? 0,
       rowCapacity: kernel?.capacity ?? 0,
       heapBytes: rows.heapBytes + metadata.heapBytes + texts.heapBytes,
-      metadataBytes: metadata.byteLength,
+      metadataBytes: metadata.byteLength + this.state.expiry.byteLength,
       textBytes: texts.byteLength,
       metadata: { jsonBytes: metadata.jsonBytes, indexEntries: metadata.entryCount },
       text: { jsonBytes: texts.jsonBytes, indexBytes: texts.indexByteLength, terms: texts.termCount, documents: texts.documentCount },
@@ -66,13 +90,13 @@ export class IndexReader {
 
   /** UTF-8 bytes of the text of `id` as a JSON string literal (0 when it has none). */
   textJsonBytes(id: string): number {
-    const row = this.state.rows.rowOf(id);
+    const row = liveRowOf(this.state, id);
     return row === undefined ? 0 : this.state.texts.jsonLength(row);
   }
 
   /** UTF-8 bytes of the metadata of `id` as JSON (0 when there is no such vector). */
   metadataJsonBytes(id: string): number {
-    const row = this.state.rows.rowOf(id);
+    const row = liveRowOf(this.state, id);
     return row === undefined ? 0 : this.state.metadata.jsonLength(row);
   }
 
@@ -83,22 +107,30 @@ export class IndexReader {
   }
 
   has(id: string): boolean {
-    return this.state.rows.rowOf(id) !== undefined;
+    return liveRowOf(this.state, id) !== undefined;
   }
 
   get(id: string): StoredVector | undefined {
-    const { kernel, rows, metadata, texts } = this.state;
-    const row = rows.rowOf(id);
+    const { kernel, metadata, texts, expiry } = this.state;
+    const row = liveRowOf(this.state, id);
     if (row === undefined || !kernel) return undefined;
     const stored: StoredVector = { id, vector: float32ArrayToNumbers(kernel.readRow(row)), metadata: metadata.json(row) };
     const text = texts.json(row);
     if (text) stored.text = text;
+    const ttl = expiry.ttlOf(row);
+    if (ttl) Object.assign(stored, ttl);
     return stored;
+  }
+
+  /** The ttl and expiry of the live vector `id` (null: it has none; undefined: no such live vector). */
+  ttlOf(id: string): RowTtl | null | undefined {
+    const row = liveRowOf(this.state, id);
+    return row === undefined ? undefined : this.state.expiry.ttlOf(row);
   }
 
   /** The metadata of `id` as stored (its JSON bytes; .value() parses them). */
   getMetadata(id: string): MetadataJson | undefined {
-    const row = this.state.rows.rowOf(id);
+    const row = liveRowOf(this.state, id);
     return row === undefined ? undefined : this.state.metadata.json(row);
   }
 

@@ -2,23 +2,21 @@
 // insertion order behind a cursor.
 import { parseFilter, type Filter } from './filter.js';
 import type { IndexRead } from './index-read.js';
+import { liveMatching } from './live-rows.js';
 import { decodeCursor, encodeCursor } from './list-cursor.js';
 import type { ListedVector, ListOptions, ListPage } from './types.js';
 
 /** How many vectors match `filter` (all of them without one). */
 export function countMatching(index: IndexRead, filter?: Filter): number {
-  const node = filter ? parseFilter(filter) : null;
-  const size = index.rows.size;
-  if (!node || size === 0) return size;
-  return index.metadata.evaluate(node, size).count();
+  const live = liveMatching(index, filter ? parseFilter(filter) : null);
+  return live ? live.count() : index.rows.size;
 }
 
 /** Ids of the vectors matching `filter`, in row order (what a delete by filter removes). */
 export function idsMatching(index: IndexRead, filter: Filter): string[] {
   const node = parseFilter(filter);
-  const size = index.rows.size;
-  if (size === 0) return [];
-  const rows = index.metadata.evaluate(node, size).rows();
+  if (index.rows.size === 0) return [];
+  const rows = liveMatching(index, node)!.rows();
   const ids = new Array<string>(rows.length);
   for (let i = 0; i < rows.length; i++) ids[i] = index.rows.idAt(rows[i]);
   return ids;
@@ -33,7 +31,7 @@ export function listPage(index: IndexRead, epoch: string, options: ListOptions):
   const { rows } = index;
   const node = options.filter ? parseFilter(options.filter) : null;
   const after = options.cursor === undefined ? -1 : decodeCursor(options.cursor, epoch, rows.nextSeq - 1);
-  const matching = node && rows.size > 0 ? index.metadata.evaluate(node, rows.size) : null;
+  const matching = liveMatching(index, node);
   const vectors: ListedVector[] = [];
   let last = after;
   let more = false;
@@ -49,6 +47,8 @@ export function listPage(index: IndexRead, epoch: string, options: ListOptions):
     if (options.includeVectors) listed.vector = index.kernel!.readRow(row);
     if (options.includeMetadata) listed.metadata = index.metadata.json(row);
     if (options.includeText) listed.text = index.texts.json(row);
+    const ttl = index.expiry.ttlOf(row);
+    if (ttl) Object.assign(listed, ttl);
     vectors.push(listed);
     last = seq;
     return true;

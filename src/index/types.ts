@@ -10,6 +10,7 @@ import type { MetadataJson, TextJson } from './metadata/metadata-json.js';
 import type { EntryCount } from './metadata/metadata-index.js';
 import type { Fusion } from './text/fusion.js';
 import type { PreparedText } from './text/text-store.js';
+import type { RowTtl } from './row-expiry.js';
 
 export interface IndexConfig {
   dimensions: number | null;
@@ -28,9 +29,20 @@ export interface VectorInput {
   metadata?: Metadata;
   /** Text searched by keywords (BM25); at most maxTextBytes of UTF-8. */
   text?: string;
+  /** Per-record TTL: the record expires ttlMs after this write (none: it never does, and a replace clears an earlier ttl). */
+  ttlMs?: number;
+  /** With ttlMs, the instant it expires instead (ms since the epoch; an import's, a log's replay): at most ttlMs after the write. */
+  expiresAt?: number;
 }
 
-export interface StoredVector {
+/** A record's ttl and expiry, on the vectors get, list and export give (absent for a record without one). */
+export interface RecordTtl {
+  ttlMs?: number;
+  /** ms since the epoch. */
+  expiresAt?: number;
+}
+
+export interface StoredVector extends RecordTtl {
   id: string;
   vector: number[];
   metadata: MetadataJson;
@@ -54,6 +66,8 @@ export interface UpsertOptions {
   preparedMetadata?: PreparedMetadata;
   /** JSON Pointer of record i in the request, for error details. */
   pathOf?: (i: number) => string;
+  /** The time of the write, from which each record's ttlMs runs (default: the index's clock when planned). */
+  writtenAt?: number;
 }
 
 /** Metadata of an upsert's records as JSON text (null for none or {}) and the filter-index entries each lists, made before its write turn (pure: the same for any index). */
@@ -94,6 +108,8 @@ export interface UpsertPlan {
   readonly embedding: EmbeddingModel | null;
   /** The most bytes the text store (texts, dictionary, postings) can grow by. */
   readonly textBytesAdded: number;
+  /** Each record's ttl and expiry (null: none); null when no record has one. */
+  readonly ttls: (RowTtl | null)[] | null;
 }
 
 export interface UpsertResult {
@@ -144,7 +160,7 @@ export interface ListOptions {
   includeText?: boolean;
 }
 
-export interface ListedVector {
+export interface ListedVector extends RecordTtl {
   id: string;
   vector?: Float32Array;
   metadata?: MetadataJson;
@@ -159,7 +175,7 @@ export interface ListPage {
 }
 
 /** One vector as an export carries it: its stored float32 values (a copy). */
-export interface ExportedVector {
+export interface ExportedVector extends RecordTtl {
   id: string;
   vector: Float32Array;
   metadata: MetadataJson;

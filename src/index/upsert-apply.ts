@@ -149,9 +149,10 @@ export class UpsertApplier {
   /** Rows [from, to) of an upsert: ids, insertion order, metadata, text, then their vectors in one pass; `to`. `textsLater`: their terms left to TextStore.addsSteps(). */
   private writeRows(plan: UpsertPlan, kernel: KernelInstance, from: number, to: number, result: UpsertResult, textsLater = false): number {
     const { records, vectors } = plan;
-    const { rows: table, metadata, texts } = this.state;
+    const { rows: table, metadata, texts, expiry } = this.state;
     const seq = table.nextSeq;
     const rows = new Array<number>(to - from);
+    const now = this.state.clock();
     for (let i = from; i < to; i++) {
       const { id } = records[i];
       let row = table.rowOf(id);
@@ -159,13 +160,17 @@ export class UpsertApplier {
         row = table.add(id, seq + i);
         result.added++;
       } else {
-        result.replaced++;
+        // An expired record not yet swept is gone: writing its id again adds a record.
+        if (expiry.isLive(row, now)) result.replaced++;
+        else result.added++;
         this.exports.beforeChange(id, row);
         table.rewrite(row, seq + i);
       }
       rows[i - from] = row;
       metadata.set(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i], this.state.rows.size);
       texts.set(row, plan.texts[i], seq + i, this.state.rows.size, textsLater);
+      // A record written without ttlMs has none, whatever it had (as Redis' SET clears a key's TTL).
+      expiry.set(row, plan.ttls?.[i] ?? null);
     }
     // One pass over linear memory for the rows (views made once, not per row).
     kernel.writeRows(rows, from === 0 && to === records.length ? vectors : vectors.slice(from, to), seq + from);

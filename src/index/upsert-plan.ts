@@ -16,6 +16,7 @@ import { rowHeapBytes } from './row-table.js';
 import { termBytes } from './text/analyzer.js';
 import type { JoinedTerms } from './text/joined-terms.js';
 import { TextStore, type PreparedText } from './text/text-store.js';
+import type { RowTtl } from './row-expiry.js';
 import type { UpsertOptions, UpsertPlan, VectorInput } from './types.js';
 import { isZero, zeroVector } from './zero-vector.js';
 
@@ -58,6 +59,7 @@ export function planUpsert(index: IndexRead, records: VectorInput[], options: Up
     });
   }
   const rowsNeeded = size + newIds.size;
+  const ttls = planTtls(records, options.writtenAt ?? index.clock(), pathOf);
   return {
     records,
     vectors,
@@ -68,12 +70,35 @@ export function planUpsert(index: IndexRead, records: VectorInput[], options: Up
     version: index.version,
     metadataJson,
     heapBytesAdded,
-    metadataBytesAdded: index.metadata.growthUpper(metadataBatch, size, rowsNeeded),
+    metadataBytesAdded: index.metadata.growthUpper(metadataBatch, size, rowsNeeded) + (ttls ? index.expiry.growthUpper(rowsNeeded) : 0),
     texts,
     analyzer,
     embedding: lockEmbedding(index.config, options),
     textBytesAdded,
+    ttls,
   };
+}
+
+/** Each record's ttl and expiry, from `writtenAt` (or its own expiresAt, at most ttlMs later); null when none has a ttl. */
+function planTtls(records: VectorInput[], writtenAt: number, pathOf: PathOf): (RowTtl | null)[] | null {
+  let ttls: (RowTtl | null)[] | null = null;
+  for (let i = 0; i < records.length; i++) {
+    const { ttlMs, expiresAt } = records[i];
+    if (ttlMs === undefined) {
+      if (expiresAt !== undefined) throw ttlInvalid(pathOf(i) + '/expiresAt', 'expiresAt is taken only with ttlMs');
+      continue;
+    }
+    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) throw ttlInvalid(pathOf(i) + '/ttlMs', 'ttlMs must be a whole number of milliseconds, at least 1');
+    const at = expiresAt ?? writtenAt + ttlMs;
+    if (!Number.isFinite(at) || at > writtenAt + ttlMs) throw ttlInvalid(pathOf(i) + '/expiresAt', 'expiresAt must be at most ttlMs after the write');
+    ttls ??= new Array<RowTtl | null>(records.length).fill(null);
+    ttls[i] = { ttlMs, expiresAt: at };
+  }
+  return ttls;
+}
+
+function ttlInvalid(path: string, message: string) {
+  return apiError('VALIDATION_ERROR', message, { issues: [{ path, message }] });
 }
 
 /** A record's metadata as the store takes it: its JSON text (null for none or {}) and the filter-index entries it lists (pure: planUpsert, or ahead of the turn). */

@@ -15,6 +15,7 @@ import type { Metadata } from './filter.js';
 import { IndexReader } from './index-reader.js';
 import { jsonText } from './json-size.js';
 import { MetadataStore } from './metadata/metadata-store.js';
+import { RowExpiry } from './row-expiry.js';
 import { RowTable } from './row-table.js';
 import { TextStore } from './text/text-store.js';
 import { UpsertApplier } from './upsert-apply.js';
@@ -40,6 +41,8 @@ export class VectorIndex extends IndexReader {
       rows: new RowTable(),
       metadata: new MetadataStore(SPEC_LIMITS.maxIndexedValueBytes),
       texts: new TextStore(),
+      expiry: new RowExpiry(),
+      clock: Date.now,
       memoryGuard: null,
       maxVectors,
       maxTextBytes,
@@ -74,6 +77,11 @@ export class VectorIndex extends IndexReader {
     this.state.memoryGuard = guard;
   }
 
+  /** The time reads and writes take (ms since the epoch; Date.now unless a test or the server's store sets its own). */
+  set clock(clock: () => number) {
+    this.state.clock = clock;
+  }
+
   /** A reopen's replay: let the index hold `rows` rows, acknowledged when MAX_VECTORS_PER_SESSION was higher than it is now. */
   allowRows(rows: number): void {
     if (rows <= this.state.maxVectors) return;
@@ -89,12 +97,26 @@ export class VectorIndex extends IndexReader {
 
   /** Replace the metadata of `id`; false when there is no such vector. */
   setMetadata(id: string, metadata: Metadata): boolean {
+    // Its ttl and expiry stay as they are (a metadata change renews nothing). The caller checked it is live
+    // (SessionWrites, LocalIndex): applied to the stored row, as a replay applies it whatever the clock reads then.
     const row = this.state.rows.rowOf(id);
     if (row === undefined) return false;
     this.state.version++;
     this.exports.beforeChange(id, row);
     this.state.metadata.set(row, metadata, isEmpty(metadata) ? null : jsonText(metadata), this.size);
     return true;
+  }
+
+  /** Before planning an add of `records` rows: free the expired rows at once if they would take the room it needs (a sweep may not have come yet). */
+  makeRoomFor(records: number): void {
+    if (this.size + records > this.state.maxVectors) this.removeAllExpired();
+  }
+
+  /** Free every row expired now, in one step (LocalIndex before each write; the server sweeps in slices instead). */
+  removeAllExpired(): void {
+    if (!this.expiredWaiting) return;
+    this.removeExpired();
+    this.state.texts.settle(this.size);
   }
 
   /** Add or replace vectors, all or nothing. */
@@ -135,16 +157,19 @@ export class VectorIndex extends IndexReader {
    */
   *deleteSteps(ids: string[]): Generator<void, { deleted: number; notFound: string[] }, void> {
     let deleted = 0;
+    let removed = 0;
     const notFound: string[] = [];
     // A repeated id counts once: it is deleted (or not found) once, never both.
+    const now = this.state.clock();
     for (const id of new Set(ids)) {
       const row = this.state.rows.rowOf(id);
-      if (row === undefined) {
-        notFound.push(id);
-        continue;
-      }
+      const live = row !== undefined && this.state.expiry.isLive(row, now);
+      if (!live) notFound.push(id);
+      if (row === undefined) continue;
+      // An expired one is not found, but freed now all the same.
       this.removeRow(id, row);
-      if (++deleted % DELETE_STEP_ROWS === 0) yield;
+      if (live) deleted++;
+      if (++removed % DELETE_STEP_ROWS === 0) yield;
     }
     yield* this.state.texts.settleSteps(this.size);
     return { deleted, notFound };
@@ -154,16 +179,17 @@ export class VectorIndex extends IndexReader {
   private removeRow(id: string, row: number): void {
     this.state.version++;
     this.exports.beforeChange(id, row);
-    const { kernel, rows, metadata, texts } = this.state;
+    const { kernel, rows, metadata, texts, expiry } = this.state;
     const move = rows.remove(row);
     metadata.remove(move.row, move.last);
     texts.remove(move.row, move.last);
+    expiry.remove(move);
     if (move.row !== move.last) kernel!.moveRow(move.last, move.row);
   }
 
   /** Remove every vector; dimensions and metric stay. Returns how many were removed. */
   clear(): number {
-    const removed = this.size;
+    const removed = this.liveSize;
     this.state.version++;
     if (this.exports.any)
       this.state.rows.forEach((id, row) => {
@@ -172,7 +198,43 @@ export class VectorIndex extends IndexReader {
     this.state.rows.clear();
     this.state.metadata.clear();
     this.state.texts.clear();
+    this.state.expiry.clear();
     return removed;
+  }
+
+  /** Give the stored vectors of `ids` the expiry of the same index in `expiresAt` (a renew change: changes.ts renewChange). */
+  renew(ids: readonly string[], expiresAt: readonly number[]): number {
+    let renewed = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const row = this.state.rows.rowOf(ids[i]);
+      const ttl = row === undefined ? null : this.state.expiry.ttlOf(row);
+      if (row === undefined || !ttl) continue;
+      this.state.version++;
+      this.exports.beforeChange(ids[i], row);
+      this.state.expiry.set(row, { ttlMs: ttl.ttlMs, expiresAt: expiresAt[i] });
+      renewed++;
+    }
+    return renewed;
+  }
+
+  /**
+   * Remove rows expired now, highest first, until `enough()` says so (asked every few rows; the sweep's slice) or none is
+   * left: the sweep frees their memory, reads left them out already. How many. Then settleSteps().
+   */
+  removeExpired(enough: () => boolean = () => false, max = Number.POSITIVE_INFINITY): number {
+    const rows = this.state.expiry.expiredRows(this.state.clock(), this.size, max);
+    let removed = 0;
+    while (removed < rows.length) {
+      const row = rows[removed++];
+      this.removeRow(this.state.rows.idAt(row), row);
+      if ((removed & 15) === 0 && enough()) break;
+    }
+    return removed;
+  }
+
+  /** After removeExpired: the keyword index's compaction, in steps (TextStore.settleSteps). */
+  settleSteps(): Generator<void, void, void> {
+    return this.state.texts.settleSteps(this.size);
   }
 
   /** Drop everything, the memory and the configuration included. */

@@ -43,12 +43,14 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
     'Adds or replaces up to the published batch size of vectors in one request, all or nothing: any invalid record, or a batch that would pass the capacity, stores none of them. When an id repeats, the last record wins.',
   delete: 'Deletes one vector. An id that is not stored is reported in notFound, not as an error.',
   deleteMany: 'Deletes several vectors; ids not stored are reported in notFound. A repeated id counts once.',
+  touch:
+    'Renews records (per-record TTL): each live id with a ttlMs now expires ttlMs from now (logged, so a restart keeps it); a live one without a ttl is counted and left as it is. Ids not stored, deleted or expired are reported in notFound: an expired record cannot be renewed. A repeated id counts once. Up to batch.getMany ids.',
   count: 'How many stored vectors match a metadata filter, in the filter language of /search; every vector without one.',
   list: 'Pages through the stored ids in insertion order (optionally with vectors and metadata, optionally filtered). Pass nextCursor back to continue; a vector stored and unchanged through the whole listing appears exactly once. 400 INVALID_CURSOR for a cursor this session did not issue.',
   patchMetadata:
     'Changes the metadata of one vector with an RFC 7396 JSON Merge Patch: keys set to null are removed, objects are merged, anything else replaces. 404 VECTOR_NOT_FOUND when the id is not stored.',
   exportVectors:
-    'Streams the whole session as NDJSON: a header line (format, version, dimensions, metric, vectorType, count), then one {id, vector, metadata} line per vector in insertion order, a consistent snapshot of the moment the export starts. POST /vectors/import (here or on another server) reads it back.',
+    'Streams the whole session as NDJSON: a header line (format, version, dimensions, metric, vectorType, count), then one {id, vector, metadata} line per vector in insertion order (with its text, and its ttlMs and expiresAt, when it has them), a consistent snapshot of the moment the export starts: records expired by then are left out. POST /vectors/import (here or on another server) reads it back.',
   importVectors:
     'Reads an export (NDJSON as GET /vectors/export writes it, up to maxImportBytes), validates it whole and applies it all or nothing with the rules of add-many.',
   clear:

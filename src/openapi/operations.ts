@@ -372,6 +372,15 @@ export function operations(s: RequestSchemas): Operation[] {
       r.DeleteManyResponseSchema,
       ['BATCH_TOO_LARGE', ...DISK],
     ),
+    authed(
+      '/vectors/touch',
+      'touch',
+      'Renew records (per-record TTL): each live one with a ttl expires ttlMs from now; ids not stored, deleted or expired are reported, not an error.',
+      'vectors',
+      s.TouchRequestSchema,
+      r.TouchResponseSchema,
+      ['BATCH_TOO_LARGE', ...DISK],
+    ),
     authed('/vectors/count', 'count', 'How many vectors match a filter (all of them without one).', 'vectors', s.CountRequestSchema, r.CountResponseSchema),
     authed(
       '/vectors/list',

@@ -8,7 +8,7 @@ import { ERROR_CODES, type ErrorCode } from '../errors.js';
 
 export const CountSchema = v.pipe(v.number(), v.integer(), v.minValue(0));
 const MsSchema = v.pipe(v.number(), v.minValue(0), v.description('Milliseconds.'));
-const TimestampSchema = v.pipe(v.string(), v.isoTimestamp(), v.description('ISO 8601 time (UTC).'));
+export const TimestampSchema = v.pipe(v.string(), v.isoTimestamp(), v.description('ISO 8601 time (UTC).'));
 
 /** Any JSON object (metadata, filters and error details as sent back). */
 export const JsonObjectSchema = v.record(v.string(), v.unknown());

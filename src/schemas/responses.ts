@@ -3,10 +3,17 @@
 // against what the document declares.
 import * as v from 'valibot';
 import { ANALYZERS, BACKENDS, METRICS, SPEC_LIMITS, VECTOR_TYPES } from '../config.js';
-import { CountSchema, JsonObjectSchema, metricsSchema, SessionSchema } from './envelope.js';
+import { CountSchema, JsonObjectSchema, metricsSchema, SessionSchema, TimestampSchema } from './envelope.js';
 
 const IdSchema = v.string();
 const TextSchema = v.pipe(v.nullable(v.string()), v.description("The vector's text (with includeText); null for a vector without one."));
+/** A record's ttl and expiry (per-record TTL), on a record that has one. */
+const RecordTtlEntries = {
+  ttlMs: v.optional(v.pipe(CountSchema, v.description('The ttl the record was last written with (absent: it never expires).'))),
+  expiresAt: v.optional(
+    v.pipe(TimestampSchema, v.description('When the record expires: ttlMs after its last write or touch. From then on every read leaves it out.')),
+  ),
+};
 const BoundsSchema = v.strictObject({ min: CountSchema, max: CountSchema, default: CountSchema });
 
 export const LimitsSchema = v.pipe(
@@ -21,6 +28,12 @@ export const LimitsSchema = v.pipe(
     maxIdLength: CountSchema,
     maxMetadataBytes: CountSchema,
     maxTextBytes: v.pipe(CountSchema, v.description("UTF-8 bytes of one vector's text.")),
+    recordTtl: v.pipe(
+      v.strictObject({ maxTtlMs: CountSchema, sweepIntervalMs: CountSchema }),
+      v.description(
+        "Per-record TTL: a record's longest ttlMs (MAX_RECORD_TTL_MS), and how often expired records' memory is freed (reads leave them out from the instant they expire).",
+      ),
+    ),
     text: v.pipe(
       v.strictObject({
         analyzers: v.array(v.picklist(ANALYZERS)),
@@ -173,6 +186,7 @@ export const StoredVectorSchema = v.strictObject({
   vector: v.pipe(v.array(v.number()), v.description('Components as stored (float32), printed as the shortest decimal that rounds to them.')),
   metadata: JsonObjectSchema,
   text: v.optional(TextSchema),
+  ...RecordTtlEntries,
 });
 
 const RankSchema = v.pipe(
@@ -367,6 +381,12 @@ export const AddResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'capacityC
 export const AddManyResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'capacityCheckMs', 'addManyMs'], { mutation: UpsertMutationSchema });
 export const DeleteResponseSchema = withSession(['dbOpenMs', 'deleteMs'], { id: IdSchema, mutation: DeleteMutationSchema });
 export const DeleteManyResponseSchema = withSession(['dbOpenMs', 'deleteManyMs'], { mutation: DeleteMutationSchema });
+export const TouchResponseSchema = withSession(['dbOpenMs', 'touchMs'], {
+  mutation: v.strictObject({
+    touched: v.pipe(CountSchema, v.description('Live records found: each with a ttl now expires ttlMs from now; one without a ttl never expires.')),
+    notFound: v.pipe(v.array(IdSchema), v.description('Ids not stored, deleted or expired (an expired record cannot be renewed).')),
+  }),
+});
 export const ClearResponseSchema = withSession(['dbOpenMs', 'clearMs'], { mutation: v.strictObject({ deleted: CountSchema }) });
 export const SearchResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'searchMs', 'resultCount'], {
   results: v.pipe(v.array(SearchHitSchema), v.description('Nearest first; ties broken by insertion order.')),
@@ -402,6 +422,7 @@ export const ListedVectorSchema = v.strictObject({
   ),
   metadata: v.optional(JsonObjectSchema),
   text: v.optional(TextSchema),
+  ...RecordTtlEntries,
 });
 export const ListResponseSchema = withSession(['dbOpenMs', 'listMs', 'resultCount'], {
   vectors: v.pipe(v.array(ListedVectorSchema), v.description('In insertion order (a replaced vector counts as inserted when replaced).')),

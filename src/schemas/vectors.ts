@@ -2,6 +2,7 @@
 import * as v from 'valibot';
 import { SPEC_LIMITS, type Config } from '../config.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, VECTOR_ENCODINGS } from '../export/format.js';
+import { TimestampSchema } from './envelope.js';
 import { exactlyOne } from './exactly-one.js';
 import { AnalyzerSchema, commonSchemas, EmbeddingSchema, DimensionsSchema, MetricSchema, VectorSchema, VectorTypeSchema } from './common.js';
 import type { VectorOutput } from './vector.js';
@@ -54,6 +55,16 @@ export function vectorSchemas(config: Config) {
     });
   const ReadRequestSchema = v.strictObject({ id: IdSchema, includeText: IncludeTextSchema });
 
+  const TtlMsSchema = v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(1),
+    v.maxValue(config.maxRecordTtlMs),
+    v.description(
+      `Per-record TTL: the record expires this many milliseconds after this write (or a touch); none: it never does, and a replace without ttlMs clears an earlier one. At most ${config.maxRecordTtlMs} (MAX_RECORD_TTL_MS); a record never outlives its session.`,
+    ),
+  );
+
   /** A record of add, add-many and an import: without a vector, it is stored with the embedding of its text (the session's model). */
   const VectorRecordSchema = v.strictObject({
     id: IdSchema,
@@ -62,11 +73,20 @@ export function vectorSchemas(config: Config) {
     ),
     metadata: v.optional(MetadataSchema),
     text: v.optional(TextSchema),
+    ttlMs: v.optional(TtlMsSchema),
   });
 
   return {
     /** A vector line of an import (add-many's record). */
-    ImportRecordSchema: VectorRecordSchema,
+    ImportRecordSchema: v.strictObject({
+      ...VectorRecordSchema.entries,
+      expiresAt: v.optional(
+        v.pipe(
+          TimestampSchema,
+          v.description('With ttlMs: the instant the record expires (an export writes it), at most ttlMs from the import; without it, ttlMs from the import.'),
+        ),
+      ),
+    }),
     /** The first line of an import (src/export/format.ts). */
     ImportHeaderSchema: v.strictObject({
       format: v.literal(EXPORT_FORMAT),
@@ -81,6 +101,8 @@ export function vectorSchemas(config: Config) {
     HasRequestSchema: IdRequestSchema,
     GetRequestSchema: ReadRequestSchema,
     DeleteRequestSchema: IdRequestSchema,
+    /** POST /vectors/touch: ids per call as get-many's (MAX_GET_MANY_BATCH). */
+    TouchRequestSchema: IdsRequestSchema(config.maxGetManyBatch),
     GetMetadataRequestSchema: IdRequestSchema,
     DeleteMetadataRequestSchema: IdRequestSchema,
     GetManyRequestSchema: v.strictObject({ ...IdsRequestSchema(config.maxGetManyBatch).entries, includeText: IncludeTextSchema }),

@@ -105,6 +105,10 @@ export class TempvecClient {
   deleteMany(ids: string[]) {
     return this.request<t.DeleteManyResponse>('POST', '/vectors/delete-many', { ids });
   }
+  /** Renew records (per-record TTL): each live one with a ttl expires ttlMs from now; ids not found are reported. */
+  touch(ids: string[]) {
+    return this.request<t.TouchResponse>('POST', '/vectors/touch', { ids });
+  }
   /** Delete every vector a (non-empty) filter matches, atomically. */
   deleteByFilter(filter: t.Metadata) {
     return this.request<t.DeleteManyResponse>('POST', '/vectors/delete-many', { filter });

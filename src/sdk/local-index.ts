@@ -10,7 +10,8 @@ import { MODEL_NAME } from '../embedding/model-files.js';
 import { ApiError } from '../errors.js';
 import { exportText } from '../export/format.js';
 import { ImportReader, prepareImport } from '../export/import-reader.js';
-import { applyToIndex, deleteMatchingChange, patchChange } from '../index/changes.js';
+import { applyToIndex, deleteMatchingChange, patchChange, touchChange } from '../index/changes.js';
+import { ttlFields } from '../index/row-expiry.js';
 import type { ListedVector, SearchHit, UpsertOptions, VectorInput } from '../index/types.js';
 import { VectorIndex } from '../index/vector-index.js';
 import { backendOf } from '../kernel/kernel-module.js';
@@ -45,6 +46,8 @@ export interface LocalIndexOptions {
    * server defaults this SDK was built with.
    */
   limits?: t.Limits;
+  /** The time per-record TTLs run by (ms since the epoch); Date.now by default (a test's clock, say). */
+  clock?: () => number;
 }
 
 export interface LocalSearchResult {
@@ -90,6 +93,7 @@ export class LocalIndex {
     const schemas = options.limits ? requestSchemas(config) : defaults.schemas;
     const index = new VectorIndex(module, options.maxVectors ?? config.maxVectorsPerSession);
     index.maxTextBytes = config.maxTextBytes;
+    if (options.clock) index.clock = options.clock;
     return new LocalIndex(index, source, schemas, backendOf(module), options.modelUrl);
   }
 
@@ -109,8 +113,9 @@ export class LocalIndex {
     return (await loadEmbedder(this.modelUrl)).loaded;
   }
 
+  /** Vectors stored and live (an expired record is gone at once). */
   get size(): number {
-    return this.index.size;
+    return this.index.liveSize;
   }
   get maxVectors(): number {
     return this.index.maxVectors;
@@ -126,10 +131,10 @@ export class LocalIndex {
   get(id: string, options: t.ReadOptions = {}): t.StoredVector | undefined {
     const stored = this.index.get(id);
     if (!stored) return undefined;
-    const { text, ...rest } = stored;
+    const { text, ttlMs, expiresAt, ...rest } = stored;
     const out: t.StoredVector = { ...rest, metadata: stored.metadata.value() };
     if (options.includeText) out.text = text?.value() ?? null;
-    return out;
+    return Object.assign(out, ttlFields({ ttlMs, expiresAt }));
   }
 
   /**
@@ -169,12 +174,12 @@ export class LocalIndex {
   }
 
   private addVector(record: t.VectorRecord, options: t.SessionOptions, model: ModelOptions = {}): AddResult {
-    const { id, vector, metadata, text, dimensions, metric, vectorType, analyzer } = parse(this.schemas.AddRequestSchema, {
+    const { id, vector, metadata, text, ttlMs, dimensions, metric, vectorType, analyzer } = parse(this.schemas.AddRequestSchema, {
       ...options,
       ...record,
       vector: Array.from(record.vector),
     });
-    return this.upsert([{ id, vector, metadata, text }], { dimensions, metric, vectorType, analyzer, pathOf: () => '', ...model });
+    return this.upsert([{ id, vector, metadata, text, ttlMs }], { dimensions, metric, vectorType, analyzer, pathOf: () => '', ...model });
   }
 
   /** Embed the texts of records without vectors, then add them all under the model's options (cosine); the model is then the index's. */
@@ -203,6 +208,7 @@ export class LocalIndex {
 
   /** Check `records` as one batch, then apply them as the server's add and add-many do. */
   private upsert(records: VectorInput[], options: UpsertOptions): { added: number; replaced: number } {
+    this.index.removeAllExpired();
     return run(() => applyToIndex(this.index, { t: 'upsert', plan: this.index.prepareUpsert(records, options) }));
   }
 
@@ -210,7 +216,16 @@ export class LocalIndex {
   delete(ids: string | string[]): { deleted: number; notFound: string[] } {
     const list =
       typeof ids === 'string' ? [parse(this.schemas.DeleteRequestSchema, { id: ids }).id] : parse(this.schemas.DeleteManyRequestSchema, { ids }).ids!;
+    this.index.removeAllExpired();
     return applyToIndex(this.index, { t: 'delete', ids: list });
+  }
+
+  /** Renew records, as POST /vectors/touch: each live one with a ttl expires ttlMs from now; the live ones found, and the ids not found. */
+  touch(ids: string[]): { touched: number; notFound: string[] } {
+    const body = parse(this.schemas.TouchRequestSchema, { ids });
+    const { renew, touched, notFound } = touchChange(this.index, body.ids, this.index.now());
+    if (renew) applyToIndex(this.index, renew);
+    return { touched, notFound };
   }
 
   /** Delete every vector a (non-empty) filter matches, as POST /vectors/delete-many with filter. */
@@ -293,6 +308,8 @@ export class LocalIndex {
   }
 
   private runSearch(call: SearchCall) {
+    // BM25's N, df and avgdl count only live texts, as the server's (which sweeps first too).
+    if (call.options.queryTexts !== undefined) this.index.removeAllExpired();
     return run(() => (call.ids ? this.index.searchByIds(call.ids, call.options) : this.index.search(call.queries, call.options)));
   }
 
@@ -313,8 +330,10 @@ export class LocalIndex {
     } catch (err) {
       throw err instanceof ApiError ? toSdkError(err) : err;
     }
+    const parsed = run(() => reader.finish());
+    this.index.removeAllExpired();
     return run(() => {
-      const plan = prepareImport(this.index, reader.finish());
+      const plan = prepareImport(this.index, parsed);
       return plan ? applyToIndex(this.index, { t: 'import', plan }) : { added: 0, replaced: 0 };
     });
   }
@@ -371,7 +390,7 @@ function listedVector(listed: ListedVector, encoding: t.VectorEncoding): t.Liste
   if (listed.vector) out.vector = encoding === 'base64' ? encodeFloat32Base64(listed.vector) : Array.from(listed.vector);
   if (listed.metadata) out.metadata = listed.metadata.value();
   if (listed.text !== undefined) out.text = listed.text?.value() ?? null;
-  return out;
+  return Object.assign(out, ttlFields(listed));
 }
 
 /** Hits as the server answers them: metadata and text as values (the index hands out its stored JSON), fields in the same order. */

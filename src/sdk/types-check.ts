@@ -36,6 +36,7 @@ export type Checks = [
   Same<Body<typeof r.DeleteResponseSchema>, Sdk<t.DeleteResponse>>,
   Same<Body<typeof r.DeleteManyResponseSchema>, Sdk<t.DeleteManyResponse>>,
   Same<Body<typeof r.ClearResponseSchema>, Sdk<t.ClearResponse>>,
+  Same<Body<typeof r.TouchResponseSchema>, Sdk<t.TouchResponse>>,
   Same<Body<typeof r.SearchResponseSchema>, Sdk<t.SearchResponse>>,
   Same<Body<typeof r.SearchManyResponseSchema>, Sdk<t.SearchManyResponse>>,
   Same<Body<typeof r.CountResponseSchema>, Sdk<t.CountResponse>>,

@@ -106,6 +106,8 @@ export interface Limits {
   maxIdLength: number;
   maxMetadataBytes: number;
   maxTextBytes: number;
+  /** Per-record TTL: the longest ttlMs, and how often expired records' memory is freed; absent from servers before it. */
+  recordTtl?: { maxTtlMs: number; sweepIntervalMs: number };
   /** Keyword and hybrid search: analyzers, query text limit, BM25 parameters, fusion defaults. */
   text: {
     analyzers: Analyzer[];
@@ -183,7 +185,15 @@ export interface Limits {
 /** Server-side timings of one request, in milliseconds (counts for resultCount and queryCount). */
 export type Metrics = { requestLatencyMs: number } & Record<string, number>;
 
-export interface StoredVector {
+/** A record's ttl and expiry, on a record written with ttlMs. */
+export interface RecordExpiry {
+  /** The ttl of its last write. */
+  ttlMs?: number;
+  /** ISO 8601: ttlMs after its last write or touch; from then on it is gone from every read. */
+  expiresAt?: string;
+}
+
+export interface StoredVector extends RecordExpiry {
   id: string;
   vector: number[];
   metadata: Metadata;
@@ -257,7 +267,7 @@ export interface ListOptions {
   vectorEncoding?: VectorEncoding;
 }
 
-export interface ListedVector {
+export interface ListedVector extends RecordExpiry {
   id: string;
   /** number[] or, with vectorEncoding base64, a base64 string. */
   vector?: number[] | string;
@@ -271,6 +281,8 @@ export interface VectorRecord {
   metadata?: Metadata;
   /** The chunk's text: indexed for keyword search, returned with includeText. */
   text?: string;
+  /** Per-record TTL: expires this many ms after this write (or a touch); none: never (a replace without it clears an earlier one). */
+  ttlMs?: number;
 }
 
 /** Options of get and getMany. */
@@ -298,6 +310,7 @@ export interface TextRecord {
   text: string;
   vector?: undefined;
   metadata?: Metadata;
+  ttlMs?: number;
 }
 
 /** A query by meaning: the embedding of `text` is the query vector. */
@@ -392,6 +405,9 @@ export interface DeleteResponse extends WithSession {
 }
 export interface DeleteManyResponse extends WithSession {
   mutation: { deleted: number; notFound: string[] };
+}
+export interface TouchResponse extends WithSession {
+  mutation: { touched: number; notFound: string[] };
 }
 export interface ClearResponse extends WithSession {
   mutation: { deleted: number };

@@ -24,6 +24,12 @@ export class SessionSearches {
 
   private readonly executor: PoolExecutor | null;
 
+  /**
+   * Frees a session's expired rows before a keyword or hybrid search when one of them has a text (the store sets it:
+   * ExpirySweep.sweepSession): BM25's N, df and avgdl then count only live texts, as LocalIndex's do.
+   */
+  sweepFirst: ((session: Session) => Promise<void>) | null = null;
+
   /** The k nearest of the session's vectors to each query, or the best by keywords, or both fused (VectorIndex.search). */
   search(session: Session, queries: ArrayLike<number>[] | null, options: SearchOptions): Promise<SearchOutput> {
     return this.inTurn(session, options, (ahead) => session.index.planSearch(queries, ahead));
@@ -43,7 +49,10 @@ export class SessionSearches {
     const texts = options.queryTexts;
     const turn = (ahead: SearchOptions) => session.gate.search(() => this.afterFilter(session, ahead, () => this.run(session, plan(ahead))));
     if (texts === undefined) return turn(options);
-    return queryTermsAhead(session, texts).then((queryTerms) => turn({ ...options, queryTerms }));
+    return queryTermsAhead(session, texts).then(async (queryTerms) => {
+      if (this.sweepFirst && session.index.expiredTextWaiting) await this.sweepFirst(session);
+      return turn({ ...options, queryTerms });
+    });
   }
 
   /** `search` once the rows the filter must read are read (in slices: VectorIndex.prepareFilter), at once when there are none. */

@@ -5,12 +5,13 @@
 // memory budget), and with DATA_DIR the journal (persistence/), the journal
 // side of writes (durability.ts) and the reopener (session-reopener.ts: a
 // session on disk rebuilt on its first request after a restart).
-import type { Config } from '../config.js';
+import { SPEC_LIMITS, type Config } from '../config.js';
 import { apiError } from '../errors.js';
 import type { UpsertOptions, UpsertPlan, VectorInput } from '../index/types.js';
 import { JobSlots } from '../limits/job-slots.js';
 import type { KernelPool } from '../kernel/kernel-pool.js';
 import { BudgetLedger, retryAfterSeconds } from './budget-ledger.js';
+import { ExpirySweep } from './expiry-sweep.js';
 import { JournalDurability } from './durability.js';
 import type { JournalFs } from './persistence/journal-fs.js';
 import { SessionJournal, type EncodedChange, type JournalCounts } from './persistence/session-journal.js';
@@ -46,6 +47,8 @@ export class SessionStore {
   readonly writes: SessionWrites;
   /** Every search of a session's index goes through these (session-searches.ts). */
   readonly searches: SessionSearches;
+  /** Frees the memory of expired records (per-record TTL; expiry-sweep.ts). */
+  readonly expirySweep: ExpirySweep;
 
   // Changed by restore() and the sweeper.
   /** True until restore() has listed the sessions on disk: tokens and new sessions are refused with 503 meanwhile. */
@@ -84,6 +87,8 @@ export class SessionStore {
     });
     if (this.log) this.reopener = new SessionReopener(config, this.log, this);
     this.writes = new SessionWrites(this, this.durability);
+    this.expirySweep = new ExpirySweep(() => this.registry.liveSessions(), this.writes, SPEC_LIMITS.recordSweepIntervalMs);
+    this.searches.sweepFirst = (session) => this.expirySweep.sweepSession(session);
     if (this.log && restoreNow) this.registry.loadNow(this.log.files.scan());
     else if (this.log) this.restoring = true;
   }
@@ -124,6 +129,7 @@ export class SessionStore {
   make(hash: string, now: number, restored?: { id: string; createdAt: number }): Session {
     const session = new Session(hash, this.kernelModule, this.config.maxVectorsPerSession, this.config.sessionTtlMs, now, restored);
     session.index.maxTextBytes = this.config.maxTextBytes;
+    session.index.clock = this.now;
     return session;
   }
 
@@ -228,11 +234,13 @@ export class SessionStore {
     this.stopSweeper();
     this.sweeper = setInterval(() => this.sweep(), this.config.sweepIntervalMs);
     this.sweeper.unref();
+    this.expirySweep.start();
   }
 
   stopSweeper(): void {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
+    this.expirySweep.stop();
   }
 
   // The budget ledger's checks and counts (budget-ledger.ts), for the writes, searches and routes.

@@ -16,7 +16,7 @@ import { prepareImport, type ParsedImport } from '../export/import-reader.js';
 import { LOOP_TURNS } from '../limits/loop-turns.js';
 import type { Filter, Metadata } from '../index/filter.js';
 import type { UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/types.js';
-import { applyToIndex, deleteMatchingChange, patchChange, type ChangeResults, type IndexChange, type UpsertChange } from '../index/changes.js';
+import { applyToIndex, deleteMatchingChange, patchChange, touchChange, type ChangeResults, type IndexChange, type UpsertChange } from '../index/changes.js';
 import type { Durability } from './durability.js';
 import type { EncodedChange } from './persistence/session-journal.js';
 import type { Session } from './session.js';
@@ -33,6 +33,9 @@ export interface WriteHost {
   readonly now: () => number;
   recount(session: Session): void;
 }
+
+/** Expired rows a sweep's turn looks for at most (it removes fewer when its slice runs out). */
+const EXPIRED_ROWS_PER_TURN = 4096;
 
 /** What a delete did. */
 type Deleted = ChangeResults['delete'];
@@ -77,6 +80,7 @@ export class SessionWrites {
   /** Check a batch (shape, capacity, the memory budget) without changing anything; upsert() writes it. */
   prepareUpsert(session: Session, records: VectorInput[], options: UpsertOptions): UpsertPlan {
     assertTurn(session);
+    session.index.makeRoomFor(records.length);
     const plan = session.index.prepareUpsert(records, options);
     this.store.assertMemoryBudget(session, session.index.memoryBytesAfter(plan), 'change', plan.heapBytesAdded, plan.metadataBytesAdded + plan.textBytesAdded);
     this.store.assertWasmMemoryFor(session);
@@ -111,6 +115,26 @@ export class SessionWrites {
     return this.changed(session, applyToIndex(session.index, { t: 'delete', ids }));
   }
 
+  /** Renew the live records of `ids`: each with a ttl expires ttlMs from now (logged as their absolute expiries); the ids not found. */
+  async touch(session: Session, ids: string[]): Promise<{ touched: number; notFound: string[] }> {
+    assertTurn(session);
+    const { renew, touched, notFound } = touchChange(session.index, ids, this.store.now());
+    if (renew) await this.write(session, renew);
+    return { touched, notFound };
+  }
+
+  /**
+   * The sweep (expiry-sweep.ts): free the memory of rows expired now, a slice's worth (reads left them out
+   * already); how many. Not logged: a replay expires them again from their logged expiries.
+   */
+  async removeExpired(session: Session, slices: Slices): Promise<number> {
+    assertTurn(session);
+    const removed = session.index.removeExpired(() => slices.due(), EXPIRED_ROWS_PER_TURN);
+    await slices.run(session.index.settleSteps());
+    this.store.recount(session);
+    return removed;
+  }
+
   /** Delete every vector `filter` matches, in one step (logged as a delete of their ids). */
   async deleteMatching(session: Session, filter: Filter): Promise<Deleted> {
     assertTurn(session);
@@ -135,6 +159,7 @@ export class SessionWrites {
   /** Check a whole import like prepareUpsert (null when it holds no vector); importPlan() applies it. */
   prepareImport(session: Session, parsed: ParsedImport): UpsertPlan | null {
     assertTurn(session);
+    session.index.makeRoomFor(parsed.records.length);
     const plan = prepareImport(session.index, parsed);
     if (plan)
       this.store.assertMemoryBudget(

@@ -90,7 +90,7 @@ export class Session {
       expiresAt: iso.expires.of(this.expiresAt),
       ttlMsRemaining: Math.max(0, this.expiresAt - now),
       initialized: this.index.initialized,
-      vectorCount: this.index.size,
+      vectorCount: this.index.liveSize,
       maxVectors: this.index.maxVectors,
       config: {
         dimensions: config.dimensions,
@@ -111,7 +111,7 @@ export class Session {
   viewJson(now: number): string {
     const shown = this.shownView;
     const config = this.index.getConfig();
-    const size = this.index.size;
+    const size = this.index.liveSize;
     if (
       shown.json === '' ||
       shown.now !== now ||
@@ -139,7 +139,7 @@ export class Session {
     const dims = config.dimensions ?? 0;
     const held = this.index.stats();
     return {
-      vectorCount: this.index.size,
+      vectorCount: this.index.liveSize,
       dimensions: config.dimensions,
       metric: config.metric,
       vectorType: config.vectorType,
@@ -161,10 +161,10 @@ export class Session {
   /** The `usage` object: how much of the session's allowance is used. */
   usage() {
     return {
-      vectorCount: this.index.size,
+      vectorCount: this.index.liveSize,
       maxVectors: this.index.maxVectors,
-      vectorsRemaining: this.index.maxVectors - this.index.size,
-      fractionUsed: this.index.size / this.index.maxVectors,
+      vectorsRemaining: this.index.maxVectors - this.index.liveSize,
+      fractionUsed: this.index.liveSize / this.index.maxVectors,
     };
   }
 }

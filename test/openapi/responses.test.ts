@@ -118,6 +118,9 @@ const SUCCESS: Case[] = [
   ['POST', '/search-many', { body: { queryTexts: ['sea', 'apple'], topK: 1 } }],
   ['POST', '/vectors/add', { body: { id: 'a', vector: [1, 1, 0], text: 'green apple', analyzer: 'standard' } }],
   ['POST', '/vectors/delete-many', { body: { filter: { color: 'red' } } }],
+  ['POST', '/vectors/add', { body: { id: 'a', vector: [1, 1, 0], text: 'green apple', ttlMs: 3_600_000 } }],
+  ['POST', '/vectors/touch', { body: { ids: ['a', 'zz'] } }],
+  ['POST', '/vectors/get', { body: { id: 'a' } }],
   ['POST', '/vectors/count'],
   ['POST', '/vectors/count', { body: { filter: { color: 'blue' } } }],
   ['POST', '/vectors/list', { body: { limit: 2, includeVectors: true, includeMetadata: true, includeText: true } }],
@@ -164,6 +167,7 @@ const ERRORS: Case[] = [
   ['POST', '/vectors/add-many', { body: { vectors: [{ id: 'new', vector: [1, 0, 0] }] } }],
   ['POST', '/vectors/add-many', { body: { vectors: [1, 2, 3, 4].map((i) => ({ id: `n${i}`, vector: [i, 0, 0] })) } }],
   ['POST', '/vectors/delete-many', { body: { ids: ['a', 'b', 'c', 'd'] } }],
+  ['POST', '/vectors/touch', { body: { ids: ['a', 'b', 'c', 'd'] } }],
   ['POST', '/search', { body: { queryVector: [1, 0] } }],
   ['POST', '/search', { body: { queryVector: [0, 0, 0] } }],
   ['POST', '/search-many', { body: { queryVectors: [[1, 0]] } }],
@@ -566,7 +570,7 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
     try {
       const first = await startApp(limits);
       const token = await first.newToken();
-      expect((await first.send('POST', '/vectors/add', { token, body: { id: 'a', vector: [1, 0, 0] } })).status).to.equal(200);
+      expect((await first.send('POST', '/vectors/add', { token, body: { id: 'a', vector: [1, 0, 0], ttlMs: 3_600_000 } })).status).to.equal(200);
       await first.close();
       // Caps at the log's size: every change is one byte too many.
       const logBytes = statSync(join(dataDir, readdirSync(dataDir).find((name) => name.endsWith('.log'))!)).size;
@@ -586,6 +590,7 @@ describe('OpenAPI conformance: real responses match the declared schemas', () =>
             ['/vectors/metadata/delete', { body: { id: 'a' } }],
             ['/vectors/delete', { body: { id: 'a' } }],
             ['/vectors/delete-many', { body: { ids: ['a'] } }],
+            ['/vectors/touch', { body: { ids: ['a'] } }],
           ];
           for (const [path, options] of changes) {
             const reply = await own.send('POST', path, { token, ...options });

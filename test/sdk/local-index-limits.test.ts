@@ -132,10 +132,11 @@ describe('SDK LocalIndex limits (in Node, from the bundle)', () => {
         maxFilterKeys: 37,
         maxTextBytes: 41,
         maxFilterNodes: 43,
+        maxRecordTtlMs: 47,
       },
     );
     const back = requestLimitsOf(publicLimits(config));
     for (const [key, value] of Object.entries(back)) expect(value, key).to.equal(config[key as keyof typeof config]);
-    expect(Object.keys(back)).to.have.length(12);
+    expect(Object.keys(back)).to.have.length(13);
   });
 });

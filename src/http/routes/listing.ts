@@ -1,4 +1,5 @@
 // POST /vectors/count and POST /vectors/list: what the index holds, optionally filtered.
+import { ttlFields } from '../../index/row-expiry.js';
 import type { ListedVector } from '../../index/types.js';
 import type { VectorEncoding } from '../../export/format.js';
 import { encodeFloat32Base64 } from '../../schemas/base64-float32.js';
@@ -7,12 +8,12 @@ import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 /** A listed vector as JSON: its float32 values as numbers (exact) or base64. */
-function wireVector({ id, vector, metadata, text }: ListedVector, encoding: VectorEncoding) {
-  const out: { id: string; vector?: number[] | string; metadata?: unknown; text?: unknown } = { id };
+function wireVector({ id, vector, metadata, text, ttlMs, expiresAt }: ListedVector, encoding: VectorEncoding) {
+  const out: { id: string; vector?: number[] | string; metadata?: unknown; text?: unknown; ttlMs?: number; expiresAt?: string } = { id };
   if (vector) out.vector = encoding === 'base64' ? encodeFloat32Base64(vector) : Array.from(vector);
   if (metadata) out.metadata = metadata;
   if (text !== undefined) out.text = text;
-  return out;
+  return Object.assign(out, ttlFields({ ttlMs, expiresAt }));
 }
 
 export function listingRoutes({ router, config, store, schemas, auth, json }: RouteDeps): void {

@@ -1,6 +1,7 @@
 // /vectors/*: add, read, change metadata, delete. Changes go through store.writes.
 import type { Context } from 'koa';
 import { pointer } from '../../errors.js';
+import { ttlFields } from '../../index/row-expiry.js';
 import type { StoredVector, UpsertOptions, UpsertResult, VectorInput } from '../../index/types.js';
 import { REQUEST_SLICE_MS, Slices } from '../../limits/slices.js';
 import type { Session } from '../../sessions/session.js';
@@ -28,7 +29,13 @@ async function upsert(ctx: Context, deps: RouteDeps, given: VectorInput[], asked
   // Metadata measured in slices before the turn too (its JSON text, the filter-index entries it lists).
   const preparedMetadata = await prepareMetadataAhead(session, records);
   return withTextsAhead(session, records, embedded, async (preparedTexts) => {
-    const options = { ...embedded, ...(preparedTexts ? { preparedTexts } : {}), ...(preparedMetadata ? { preparedMetadata } : {}) };
+    // writtenAt: each record's ttlMs runs from here, the same for the log record encoded ahead and the turn's plan.
+    const options = {
+      ...embedded,
+      ...(preparedTexts ? { preparedTexts } : {}),
+      ...(preparedMetadata ? { preparedMetadata } : {}),
+      writtenAt: deps.store.now(),
+    };
     const encoded = await deps.store.encodeUpsert(session, records, options);
     return writes.inLoopTurn<UpsertResult | typeof STALE_TEXTS>(session, () => {
       if (analyzerChanged(session.index, options)) return STALE_TEXTS;
@@ -38,9 +45,9 @@ async function upsert(ctx: Context, deps: RouteDeps, given: VectorInput[], asked
   });
 }
 
-/** A stored vector as get and get-many answer it: with its text (null for none) only when asked. */
-function readOut({ text, ...stored }: StoredVector, includeText: boolean) {
-  return includeText ? { ...stored, text: text ?? null } : stored;
+/** A stored vector as get and get-many answer it: with its text (null for none) only when asked; its ttl and expiry if it has one. */
+function readOut({ text, ttlMs, expiresAt, ...stored }: StoredVector, includeText: boolean) {
+  return { ...stored, ...(includeText ? { text: text ?? null } : {}), ...ttlFields({ ttlMs, expiresAt }) };
 }
 
 /** get-many's answer: sized before any vector is read out (ANSWER_TOO_LARGE), then read, the event loop given back every few ms. */
@@ -129,9 +136,9 @@ export function vectorRoutes(deps: RouteDeps): void {
   });
 
   router.post('/vectors/add', auth, vectorJson, async (ctx) => {
-    const { id, vector, metadata, text, dimensions, metric, vectorType, analyzer, embedding } = parseBody(ctx, schemas.AddRequestSchema);
+    const { id, vector, metadata, text, ttlMs, dimensions, metric, vectorType, analyzer, embedding } = parseBody(ctx, schemas.AddRequestSchema);
     const options: UpsertOptions = { dimensions, metric, vectorType, analyzer, embedding, pathOf: () => '' };
-    const mutation = await upsert(ctx, deps, [{ id, vector, metadata, text }], options, 'addMs');
+    const mutation = await upsert(ctx, deps, [{ id, vector, metadata, text, ttlMs }], options, 'addMs');
     replyWithSession(ctx, store, { id, mutation });
   });
 
@@ -139,6 +146,13 @@ export function vectorRoutes(deps: RouteDeps): void {
     const { vectors, dimensions, metric, vectorType, analyzer, embedding } = await parseAddManyBody(ctx, schemas);
     const options: UpsertOptions = { dimensions, metric, vectorType, analyzer, embedding, pathOf: (i: number) => pointer('vectors', i) };
     const mutation = await upsert(ctx, deps, vectors, options, 'addManyMs');
+    replyWithSession(ctx, store, { mutation });
+  });
+
+  router.post('/vectors/touch', auth, json, async (ctx) => {
+    const { ids } = parseBody(ctx, schemas.TouchRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    const mutation = await writes.inLoopTurn(session, () => timings.measure('touchMs', () => writes.touch(session, ids)));
     replyWithSession(ctx, store, { mutation });
   });
 

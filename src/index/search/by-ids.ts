@@ -4,6 +4,7 @@
 // the first id not stored.
 import { apiError, pointer } from '../../errors.js';
 import type { IndexRead } from '../index-read.js';
+import { liveRowOf } from '../live-rows.js';
 import type { SearchOptions, SearchOutput, SearchPlan } from '../types.js';
 import { planHybridSearch } from './hybrid.js';
 import { fusionWithoutBothArms, resolveSearchOptions } from './options.js';
@@ -13,7 +14,7 @@ import { planVectorSearch } from './vector.js';
 export function planSearchByIds(index: IndexRead, ids: string[], options: SearchOptions): SearchPlan {
   const pathOf = options.pathOf ?? ((j: number) => pointer('queryIds', j));
   const queries = ids.map((id, j) => {
-    const row = index.rows.rowOf(id);
+    const row = liveRowOf(index, id);
     if (row === undefined) throw apiError('VECTOR_NOT_FOUND', `no vector with id "${id}"`, { path: pathOf(j), id });
     return index.kernel!.readRow(row);
   });

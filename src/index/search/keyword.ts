@@ -5,6 +5,7 @@ import { apiError, pointer } from '../../errors.js';
 import type { RowBitmap } from '../bitmap.js';
 import { parseFilter, type FilterNode } from '../filter.js';
 import type { IndexRead } from '../index-read.js';
+import { liveMatching } from '../live-rows.js';
 import { analyzerFor } from '../config-lock.js';
 import { distinctTerms } from '../text/analyzer.js';
 import type { ArmHit } from '../text/fusion.js';
@@ -66,10 +67,9 @@ export function queryTerms(index: IndexRead, texts: string[], options: SearchOpt
   });
 }
 
-/** The filter's rows as a bitmap, or null for every row. */
+/** The filter's live rows as a bitmap, or null for every row. */
 export function filterBitmap(index: IndexRead, filter: FilterNode | null): RowBitmap | null {
-  const size = index.rows.size;
-  return filter && size > 0 ? index.metadata.evaluate(filter, size) : null;
+  return liveMatching(index, filter);
 }
 
 /** The BM25 best `k` of one query's terms (BM25 >= threshold), the row `exclude` left out; a pause may come after each term. */

@@ -4,6 +4,7 @@ import { apiError, pointer } from '../../errors.js';
 import type { SearchHits, SearchRequest } from '../../kernel/search-request.js';
 import { parseFilter, type FilterNode } from '../filter.js';
 import type { IndexRead } from '../index-read.js';
+import { liveMatching } from '../live-rows.js';
 import type { SearchOptions, SearchPlan, SearchStats } from '../types.js';
 import { assertNonZero } from '../zero-vector.js';
 import { vectorResults } from './hits.js';
@@ -25,7 +26,7 @@ export function planVectorSearch(index: IndexRead, queries: ArrayLike<number>[],
     return answeredPlan({ results: queries.map(() => []), stats, metadataJsonBytes: 0, textJsonBytes: 0 });
   }
   const packed = toFloat32Queries(index, queries, kernel.dim, pathOf);
-  const rowList = filter ? rowsMatching(index, filter) : null;
+  const rowList = rowsMatching(index, filter);
   stats.matched = rowList ? rowList.length : size;
   stats.scanned = stats.matched;
   const queryCount = queries.length;
@@ -48,12 +49,12 @@ export function planVectorSearch(index: IndexRead, queries: ArrayLike<number>[],
   );
 }
 
-/** Matching rows in ascending order, or null when every row matches (the kernel then scans without a list). */
-function rowsMatching(index: IndexRead, filter: FilterNode): Int32Array | null {
-  const size = index.rows.size;
-  const bitmap = index.metadata.evaluate(filter, size);
+/** Matching live rows in ascending order, or null when every row is one (the kernel then scans without a list). */
+function rowsMatching(index: IndexRead, filter: FilterNode | null): Int32Array | null {
+  const bitmap = liveMatching(index, filter);
+  if (!bitmap) return null;
   const count = bitmap.count();
-  return count === size ? null : bitmap.rows(count);
+  return count === index.rows.size ? null : bitmap.rows(count);
 }
 
 /** Queries packed back to back as float32, checked against the session dimension. */

@@ -41,12 +41,15 @@ function inputs(rows: RowsHead & Rows, from: number, to: number): VectorInput[] 
   for (let i = from; i < to; i++) {
     const metadata = rows.metadata[i];
     const text = rows.text?.[i];
+    const ttl = rows.ttls?.[i];
     out[i - from] = {
       id: rows.ids[i],
       vector: rows.rows.subarray(i * dim, (i + 1) * dim),
       metadata: metadata ? parseMetadata(metadata) : undefined,
       // A text is stored as the JSON string literal the index keeps.
       ...(text ? { text: JSON.parse(fromUtf8.decode(text)) as string } : {}),
+      // The expiry as logged, absolute: a record expired since is replayed expired (left out of every read, then swept).
+      ...(ttl ? { ttlMs: ttl.ttlMs, expiresAt: ttl.expiresAt } : {}),
     };
   }
   return out;
@@ -66,7 +69,15 @@ export async function applyChange(session: Session, change: Change, slices: Slic
     case 'upsert':
     case 'import': {
       const { dimensions, metric, vectorType, analyzer, embedding } = change;
-      const options: UpsertOptions = { dimensions, metric, vectorType, ...(analyzer ? { analyzer } : {}), ...(embedding ? { embedding } : {}) };
+      // writtenAt: no bound on a logged expiry (each was checked when written, whatever the clock reads now).
+      const options: UpsertOptions = {
+        dimensions,
+        metric,
+        vectorType,
+        writtenAt: Number.POSITIVE_INFINITY,
+        ...(analyzer ? { analyzer } : {}),
+        ...(embedding ? { embedding } : {}),
+      };
       const step = rowsPerStep(dimensions);
       for (let i = 0; i < change.ids.length; i += step) {
         // Acknowledged rows are replayed even past a MAX_VECTORS_PER_SESSION lowered since.
@@ -83,6 +94,9 @@ export async function applyChange(session: Session, change: Change, slices: Slic
       break;
     case 'delete':
       applyToIndex(index, { t: 'delete', ids: change.ids });
+      break;
+    case 'renew':
+      applyToIndex(index, { t: 'renew', ids: change.ids, expiresAt: change.expiresAt });
       break;
     case 'clear':
     case 'reset':

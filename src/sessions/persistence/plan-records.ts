@@ -75,7 +75,7 @@ export async function encodeImport(plan: UpsertPlan, at: number, slices: Slices)
 
 /** The records of `encoded`, if it holds `plan`'s, sealed with sequences from `sequence` on; else null. */
 export function sealedFor(encoded: EncodedChange | undefined, kind: EncodedChange['kind'], plan: UpsertPlan, sequence: number): Buffer[] | null {
-  if (encoded?.kind !== kind || encoded.version !== plan.version || encoded.records !== plan.records) return null;
+  if (encoded?.kind !== kind || encoded.version !== plan.version || encoded.records !== plan.records || !sameTtls(encoded.ttls, plan.ttls)) return null;
   encoded.bytes.forEach((bytes, i) => {
     sealRecord(bytes, typeOf(bytes), sequence + i, encoded.payloadCrcs[i]);
   });
@@ -93,13 +93,30 @@ export interface EncodedChange {
   at: number;
   version: number;
   records: readonly VectorInput[];
+  /** The plan's ttls (its records' expiries, from the write's time). */
+  ttls: UpsertPlan['ttls'];
   /** The records, sealed again with their sequences when written; each payload's CRC-32 kept for that. */
   bytes: Buffer[];
   payloadCrcs: number[];
 }
 
 function encodedChange(kind: EncodedChange['kind'], plan: UpsertPlan, at: number, encoded: { record: Buffer; payloadCrc: number }[]): EncodedChange {
-  return { kind, at, version: plan.version, records: plan.records, bytes: encoded.map((e) => e.record), payloadCrcs: encoded.map((e) => e.payloadCrc) };
+  return {
+    kind,
+    at,
+    version: plan.version,
+    records: plan.records,
+    ttls: plan.ttls,
+    bytes: encoded.map((e) => e.record),
+    payloadCrcs: encoded.map((e) => e.payloadCrc),
+  };
+}
+
+/** Whether two plans give their records the same ttls and expiries. */
+function sameTtls(a: UpsertPlan['ttls'], b: UpsertPlan['ttls']): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  return a.every((ttl, i) => ttl?.ttlMs === b[i]?.ttlMs && ttl?.expiresAt === b[i]?.expiresAt);
 }
 
 function planHead(plan: UpsertPlan, at: number): RowsHead {
@@ -115,6 +132,8 @@ function planRows(plan: UpsertPlan, from: number, to: number): RowSource {
     metadata: (i) => plan.metadataJson[from + i]?.text ?? null,
     // A text section only when a row has a text: its JSON string literal, as the index stores it.
     text: hasText(plan, from, to) ? (i) => textLiteral(plan.texts[from + i]) : undefined,
+    // A ttl section only when a record has a ttl: each one's ttlMs and absolute expiry, so a replay expires it at the same instant.
+    ttl: plan.ttls ? (i) => plan.ttls![from + i] : undefined,
   };
 }
 

@@ -5,6 +5,7 @@ import {
   EMBEDDING_BUILTIN,
   EMBEDDING_NONE,
   HAS_TEXT,
+  HAS_TTL,
   LITTLE_ENDIAN,
   RECORD_HEADER_BYTES,
   recordHeader,
@@ -13,6 +14,8 @@ import {
   type Rows,
   type RowsHead,
 } from './records-v2.js';
+
+import type { RowTtl } from '../../index/row-expiry.js';
 
 const fromUtf8 = new TextDecoder();
 
@@ -79,6 +82,17 @@ class Reader {
     return out;
   }
 
+  /** `count` rows' ttl and expiry (ttlMs 0: none). */
+  ttls(count: number): (RowTtl | null)[] {
+    const out = new Array<RowTtl | null>(count);
+    for (let i = 0; i < count; i++) {
+      const ttlMs = this.f64();
+      const expiresAt = this.f64();
+      out[i] = ttlMs > 0 ? { ttlMs, expiresAt } : null;
+    }
+    return out;
+  }
+
   done(): void {
     if (this.at !== this.end) throw new CorruptLogError(`a record's payload has ${this.end - this.at} bytes after its fields`);
   }
@@ -126,6 +140,7 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number, copy =
       const text = textLengths ? r.fields(textLengths) : null;
       const modelName = fromUtf8.decode(r.slice(modelNameLength));
       const head: RowsHead & Rows = { at, dimensions, metric, vectorType, ids, rows, metadata, text };
+      if (flags & HAS_TTL) head.ttls = r.ttls(count);
       if (analyzerCode > 0) head.analyzer = ANALYZERS[analyzerCode - 1];
       const embedding = embeddingModelOf(embeddingCode, modelName, dimensions);
       if (embedding) head.embedding = embedding;
@@ -144,6 +159,16 @@ export function decodeRecord(bytes: Buffer, offset: number, size: number, copy =
       const count = r.u32();
       r.take(4);
       record = { t: 'delete', at, ids: r.strings(r.lengths(count)) };
+      break;
+    }
+    case 'renew': {
+      const at = r.f64();
+      const count = r.u32();
+      r.take(4);
+      const ids = r.strings(r.lengths(count));
+      const expiresAt = new Array<number>(count);
+      for (let i = 0; i < count; i++) expiresAt[i] = r.f64();
+      record = { t: 'renew', at, ids, expiresAt };
       break;
     }
     case 'synced':

@@ -15,7 +15,12 @@
 // native CRC-32C, and a JS one runs at a fraction of that. Payloads: rows raw
 // little-endian float32, ids UTF-8, metadata the UTF-8 JSON bytes the
 // metadata arena stores (0 bytes: none), and an optional text section: each
-// text as the index stores it, a JSON string literal (0 bytes: none).
+// text as the index stores it, a JSON string literal (0 bytes: none); an
+// endpoint's embedding model's name (its length in the head); and
+// (flag HAS_TTL, issue 36) a ttl section: each row's ttlMs and absolute
+// expiresAt as f64 (0: none). A renew record (POST /vectors/touch) holds ids
+// and their new absolute expiries: a replay expires every record at the
+// instant it expired live. Logs without these read as before.
 // Damage is told apart from a power-loss tail by log-reader.ts (damageAt).
 // Decoding is in record-decoder.ts.
 import { crc32 } from 'node:zlib';
@@ -29,6 +34,7 @@ import {
   type Metric,
   type VectorType,
 } from '../../config.js';
+import type { RowTtl } from '../../index/row-expiry.js';
 import type { Slices } from '../../limits/slices.js';
 import { runSteps } from '../../limits/steps.js';
 
@@ -46,9 +52,11 @@ export const RECORD_HEADER_BYTES = 24;
  */
 export const ROWS_HEAD_BYTES = 32;
 export const HAS_TEXT = 1;
+/** An upsert's rows carry a ttl section: per row its ttlMs and expiresAt, f64 each (0 and 0: none), after the fields. */
+export const HAS_TTL = 2;
 export const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
-const TYPES = ['open', 'upsert', 'import', 'metadata', 'delete', 'clear', 'reset', 'touch', 'synced'] as const;
+const TYPES = ['open', 'upsert', 'import', 'metadata', 'delete', 'clear', 'reset', 'touch', 'synced', 'renew'] as const;
 export type RecordType = (typeof TYPES)[number];
 /** The analyzer of a session's texts (issue 28); null until a text fixes one. */
 export type Analyzer = AnalyzerName | null;
@@ -71,6 +79,8 @@ export interface Rows {
   rows: Float32Array;
   metadata: (Uint8Array | null)[];
   text: (Uint8Array | null)[] | null;
+  /** Each row's ttl and expiry (null: none); absent or null: no ttl section. */
+  ttls?: (RowTtl | null)[] | null;
 }
 
 /** Rows to encode, read one at a time (a plan's, an export's, a decoded record's). */
@@ -82,6 +92,8 @@ export interface RowSource {
   metadata(i: number): Uint8Array | string | null;
   /** Absent: no text section. */
   text?: (i: number) => Uint8Array | string | null;
+  /** Absent: no ttl section. */
+  ttl?: (i: number) => RowTtl | null;
 }
 
 export type RecordV2 =
@@ -91,6 +103,8 @@ export type RecordV2 =
   | ({ t: 'import'; part: number; parts: number } & RowsHead & Rows)
   | { t: 'metadata'; at: number; id: string; metadata: Uint8Array }
   | { t: 'delete'; at: number; ids: string[] }
+  /** Records' expiries set anew (POST /vectors/touch), absolute. */
+  | { t: 'renew'; at: number; ids: string[]; expiresAt: number[] }
   | { t: 'clear' | 'reset' | 'touch'; at: number }
   | { t: 'synced'; back: number };
 
@@ -285,6 +299,8 @@ function* rowsEncoding(
   const model = modelCode(head.embedding);
   let size = rowsAt + count * dim * 4 + model.name.length;
   for (const column of columns) size += column.lengths.byteLength + column.bytes;
+  const ttlOf = rows.ttl;
+  if (ttlOf) size += count * 16;
   const out = allocate(size);
   out.fill(0, 0, rowsAt);
   const h = RECORD_HEADER_BYTES;
@@ -294,7 +310,7 @@ function* rowsEncoding(
   out.writeUInt8(METRICS.indexOf(head.metric), h + 16);
   out.writeUInt8(VECTOR_TYPES.indexOf(head.vectorType), h + 17);
   out.writeUInt8(head.analyzer ? ANALYZERS.indexOf(head.analyzer) + 1 : 0, h + 18);
-  out.writeUInt8(text ? HAS_TEXT : 0, h + 19);
+  out.writeUInt8((text ? HAS_TEXT : 0) | (ttlOf ? HAS_TTL : 0), h + 19);
   out.writeUInt32LE(head.part ?? 0, h + 20);
   out.writeUInt32LE(head.parts ?? 1, h + 24);
   out.writeUInt8(model.code, h + 28);
@@ -315,6 +331,14 @@ function* rowsEncoding(
   }
   for (const column of columns) at = yield* column.write(out, at, work);
   out.set(model.name, at);
+  at += model.name.length;
+  if (ttlOf) {
+    for (let i = 0; i < count; i++, at += 16) {
+      const ttl = ttlOf(i);
+      out.writeDoubleLE(ttl ? ttl.ttlMs : 0, at);
+      out.writeDoubleLE(ttl ? ttl.expiresAt : 0, at + 8);
+    }
+  }
   // The payload's checksum a step at a time (CRC-32 continues from the value so far).
   let payloadCrc = 0;
   for (let from = RECORD_HEADER_BYTES; from < out.length; from += ENCODE_STEP_BYTES) {
@@ -350,6 +374,7 @@ export function encodeRecordV2(record: RecordV2, sequence: number): Buffer {
           vector: (i) => rows.subarray(i * dim, (i + 1) * dim),
           metadata: (i) => record.metadata[i],
           text: record.text ? (i) => record.text![i] : undefined,
+          ttl: record.ttls ? (i) => record.ttls![i] : undefined,
         },
         sequence,
       );
@@ -372,10 +397,12 @@ export function encodeRecordV2(record: RecordV2, sequence: number): Buffer {
       out.set(record.metadata, RECORD_HEADER_BYTES + 16 + id.length);
       return header(out, record.t, sequence);
     }
-    case 'delete': {
+    case 'delete':
+    case 'renew': {
       const ids = record.ids.map((id) => utf8.encode(id));
       const fixed = RECORD_HEADER_BYTES + 16 + 4 * ids.length;
-      const out = Buffer.alloc(fixed + ids.reduce((n, id) => n + id.length, 0));
+      const expiries = record.t === 'renew' ? record.expiresAt : [];
+      const out = Buffer.alloc(fixed + ids.reduce((n, id) => n + id.length, 0) + 8 * expiries.length);
       out.writeDoubleLE(record.at, RECORD_HEADER_BYTES);
       out.writeUInt32LE(ids.length, RECORD_HEADER_BYTES + 8);
       let at = fixed;
@@ -384,6 +411,10 @@ export function encodeRecordV2(record: RecordV2, sequence: number): Buffer {
         out.set(id, at);
         at += id.length;
       });
+      for (const expiresAt of expiries) {
+        out.writeDoubleLE(expiresAt, at);
+        at += 8;
+      }
       return header(out, record.t, sequence);
     }
     case 'synced': {

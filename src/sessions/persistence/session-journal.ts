@@ -251,6 +251,10 @@ export class SessionJournal implements LogHost {
         return this.metadata(session, change.id, change.metadata, at);
       case 'delete':
         return this.delete(session, change.ids, at);
+      case 'renew': {
+        const file = this.fileOf(session);
+        return this.write(file, at, [encodeRecordV2({ t: 'renew', at, ids: change.ids, expiresAt: change.expiresAt }, file.sequence + 1)]);
+      }
       case 'clear':
         this.clear(session, at);
         return undefined;

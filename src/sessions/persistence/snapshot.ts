@@ -7,7 +7,8 @@
 // JSON bytes: no parse of the old log, no JS object per stored row beyond a
 // batch. Replaying the records gives the same vectors, metadata,
 // configuration, timestamps and tie-break order (rows in insertion order).
-import type { IndexExport } from '../../index/types.js';
+import type { RowTtl } from '../../index/row-expiry.js';
+import type { ExportedVector, IndexExport } from '../../index/types.js';
 import { rowsPerStep } from './change.js';
 import { encodeRecordV2, encodeRows, fileHeader, type RowsHead } from './records-v2.js';
 
@@ -19,6 +20,11 @@ export interface SnapshotState {
   lastAccessedAt: number;
   /** The sequence of the last record the snapshot holds the change of (every record of it carries it). */
   sequence: number;
+}
+
+/** An exported row's ttl and expiry, as a log record keeps them (null: none). */
+function rowTtl(row: ExportedVector): RowTtl | null {
+  return row.ttlMs !== undefined && row.expiresAt !== undefined ? { ttlMs: row.ttlMs, expiresAt: row.expiresAt } : null;
 }
 
 /** The snapshot's bytes, a record (a batch of rows) at a time, starting with the file header; closes `rows`. */
@@ -41,6 +47,7 @@ export function* snapshotRecords(state: SnapshotState, rows: IndexExport): Gener
             vector: (i) => batch[i].vector,
             metadata: (i) => batch[i].metadata.bytes,
             text: batch.some((row) => row.text) ? (i) => batch[i].text?.bytes ?? null : undefined,
+            ttl: batch.some((row) => row.ttlMs !== undefined) ? (i) => rowTtl(batch[i]) : undefined,
           },
           sequence,
         );
