@@ -10,6 +10,7 @@ import { parseFilter, type Filter, type Metadata } from './filter.js';
 import { float32ArrayToNumbers } from './float32.js';
 import type { IndexState } from './index-read.js';
 import { newEpoch } from './list-cursor.js';
+import { facetSteps, type FacetOptions, type FacetResult } from './facet.js';
 import { countMatching, idsMatching, listPage } from './listing.js';
 import type { MetadataJson } from './metadata/metadata-json.js';
 import { planSearchByIds } from './search/by-ids.js';
@@ -181,7 +182,12 @@ export class IndexReader {
     return idsMatching(this.state, filter);
   }
 
-  /** One page of the vectors in insertion order (listing.ts). */
+  /** Counts of the values at a path among the rows a filter matches (facet.ts), as steps to run at once (runSteps) or in slices; keep writes away until done. */
+  facetSteps(options: FacetOptions): Generator<void, FacetResult> {
+    return facetSteps(this.state, options);
+  }
+
+  /** One page of the vectors in insertion order, or in orderBy's (listing.ts). */
   list(options: ListOptions): ListPage {
     return listPage(this.state, this.epoch, options);
   }
