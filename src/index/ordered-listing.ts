@@ -142,7 +142,7 @@ function placeMissing(index: IndexRead, after: OrderKey | null, within: RowBitma
   rows.order.walk(from, Infinity, (id, seq) => {
     if (rows.order.seqOf(id) !== seq) return true; // replaced or deleted since
     const row = rows.rowOf(id)!;
-    if ((within !== null && !within.has(row)) || (valued !== null && valued.has(row))) return true;
+    if ((within !== null && !within.has(row)) || valued?.has(row)) return true;
     placed.push({ row, key: { rank: -1, number: 0, bytes: NO_BYTES, seq } });
     return placed.length < want;
   });

@@ -3,7 +3,7 @@
 // as their UTF-8 bytes compare: no locale's collation), then false, true and
 // null. An ISO-8601 date is a string, so dates written alike (same precision,
 // same offset, e.g. all in Z) order as dates.
-import { FALSE, NULL, NUMBER, STRING, TRUE } from './metadata/entry-key.js';
+import { FALSE, NUMBER, STRING, TRUE } from './metadata/entry-key.js';
 import type { PathValues } from './metadata/metadata-index.js';
 
 /** A scalar metadata value (what a facet counts). */
