@@ -14,7 +14,7 @@ export interface IndexRead {
   /** Null until the first add and after a reset. */
   readonly kernel: Pick<KernelInstance, 'dim' | 'readRow' | 'search' | 'memoryBytesFor'> | null;
   readonly rows: RowsRead;
-  readonly metadata: Pick<MetadataStore, 'evaluate' | 'prepare' | 'values' | 'json' | 'jsonLength' | 'entriesOf' | 'measure' | 'growthUpper'>;
+  readonly metadata: Pick<MetadataStore, 'evaluate' | 'prepare' | 'values' | 'rowEntries' | 'json' | 'jsonLength' | 'entriesOf' | 'measure' | 'growthUpper'>;
   readonly texts: Pick<TextStore, 'has' | 'json' | 'jsonLength' | 'searchSteps'>;
   /** Asked before a search grows the linear memory for its scratch (VectorIndex.memoryGuard). */
   readonly memoryGuard: MemoryGuard | null;

@@ -2,11 +2,12 @@
 // numbers, then strings (value-order.ts; desc reverses it), ties by insertion
 // order, then the rows without such a value (path missing, or holding only
 // booleans, null, objects or strings too long to be index keys) in insertion
-// order. A row holding an array takes its first element in the order (the
-// least for asc, the greatest for desc). Read from the filter index: the
-// path's values are a heap, and only as many are taken off it as the page
-// needs, so a page costs one walk of the path's values and postings, not a
-// sort of every row.
+// order. A row holding an array is placed at its first element in the order
+// (the least for asc, the greatest for desc). Read from the filter index: one
+// walk of the path's values keeps the first few after the cursor in a small
+// heap (most values turned away by one comparison), so a page costs one
+// walk of the path's values and the rows of the values it lists, not a sort
+// of every row.
 import { RowBitmap } from './bitmap.js';
 import { parseFilter } from './filter.js';
 import type { IndexRead } from './index-read.js';
@@ -14,7 +15,7 @@ import { NUMBER, STRING } from './metadata/entry-key.js';
 import type { PathValues } from './metadata/metadata-index.js';
 import { decodeOrderCursor, encodeOrderCursor, type OrderBy, type OrderKey, orderTag } from './order-cursor.js';
 import type { ListOptions } from './types.js';
-import { compareBytes, compareEntries, kindRank } from './value-order.js';
+import { compareEntries, kindRank } from './value-order.js';
 
 /** The rows of one ordered page (listing.ts makes them vectors). */
 export interface OrderedRows {
@@ -28,6 +29,19 @@ interface Placed {
   key: OrderKey;
 }
 
+/** What placing a page reads: the index, the path's values and the order. */
+interface Walk {
+  index: IndexRead;
+  values: PathValues;
+  path: number;
+  /** 1 asc, -1 desc. */
+  sign: number;
+  after: OrderKey | null;
+  within: RowBitmap | null;
+  want: number;
+  placed: Placed[];
+}
+
 const NO_BYTES = new Uint8Array(0);
 
 /** One page of `options.orderBy`'s order after `options.cursor`. */
@@ -39,14 +53,11 @@ export function orderedPage(index: IndexRead, epoch: string, options: ListOption
   const within = options.filter && size > 0 ? index.metadata.evaluate(parseFilter(options.filter), size) : null;
   const values = index.metadata.values;
   const path = values && size > 0 ? values.findPath(options.orderBy.path) : -1;
-  const want = options.limit + 1;
   const placed: Placed[] = [];
-  let valued: RowBitmap | null = null;
-  if (values && path >= 0) {
-    const sign = options.orderBy.direction === 'asc' ? 1 : -1;
-    valued = placeValued(index, values, path, sign, after, within, want, placed);
-  }
-  if (placed.length < want) placeMissing(index, after, within, valued, want, placed);
+  const walk: Walk | null =
+    values && path >= 0 ? { index, values, path, sign: options.orderBy.direction === 'asc' ? 1 : -1, after, within, want: options.limit + 1, placed } : null;
+  if (walk && !(after !== null && after.rank < 0)) placeValued(walk);
+  if (placed.length <= options.limit) placeMissing(index, after, within, walk ? valuedRows(walk) : null, options.limit + 1, placed);
   const page = placed.slice(0, options.limit);
   return {
     ids: page.map(({ row }) => rows.idAt(row)),
@@ -65,62 +76,93 @@ function ordered(values: PathValues, id: number): boolean {
 function compareToKey(values: PathValues, id: number, key: OrderKey): number {
   const rank = kindRank(values.valueKind(id));
   if (rank !== key.rank) return rank - key.rank;
-  return rank === 0 ? Math.sign(values.numberOf(id) - key.number) : compareBytes(values.stringBytesOf(id), key.bytes);
+  return rank === 0 ? Math.sign(values.numberOf(id) - key.number) : values.compareStringTo(id, key.bytes);
 }
 
 /**
- * Place the rows with a value after `after`, up to `want`, in order; the rows
- * holding a value at all (for placeMissing). Values before the cursor set
- * their rows in `seen`, so an array's row is placed only at its first element.
+ * Place the rows with a value after the cursor, up to `want`, in order: the
+ * first `take` values after the cursor (then after the last taken, twice as
+ * many, while the page is not full), each value's rows in insertion order.
  */
-function placeValued(
-  index: IndexRead,
-  values: PathValues,
-  path: number,
-  sign: number,
-  after: OrderKey | null,
-  within: RowBitmap | null,
-  want: number,
-  placed: Placed[],
-): RowBitmap {
-  const size = index.rows.size;
-  const valued = new RowBitmap(size),
-    seen = new RowBitmap(size);
-  const pending: number[] = [];
-  const inMissing = after !== null && after.rank < 0;
-  for (let id = values.firstValue(path); id >= 0; id = values.nextValue(id)) {
-    if (!ordered(values, id)) continue;
-    values.orInto(id, valued.words);
-    if (inMissing) continue;
-    if (after !== null && sign * compareToKey(values, id, after) < 0) values.orInto(id, seen.words);
-    else pending.push(id);
+function placeValued(walk: Walk): void {
+  const { values, sign, after, want, placed } = walk;
+  const first = (a: number, b: number) => sign * compareEntries(values, a, b) < 0;
+  let from: number | null = null;
+  for (let take = want; placed.length < want; take *= 2) {
+    const batch = firstAfter(walk, from, take, first);
+    for (const id of batch) {
+      if (placed.length === want) return;
+      placeEntry(walk, id, after !== null && compareToKey(values, id, after) === 0 ? after.seq : -1);
+    }
+    if (batch.length < take) return;
+    from = batch[batch.length - 1];
   }
-  const heap = new EntryHeap(values, pending, sign);
-  while (placed.length < want && heap.size > 0) {
-    const id = heap.pop();
-    const atCursor = after !== null && compareToKey(values, id, after) === 0;
-    placeEntry(index, values, id, atCursor ? after.seq : -1, within, seen, want, placed);
-  }
-  return valued;
 }
 
-/** Place the rows of value entry `id` not seen yet, with a seq past `afterSeq`, in insertion order. */
-function placeEntry(
-  index: IndexRead,
-  values: PathValues,
-  id: number,
-  afterSeq: number,
-  within: RowBitmap | null,
-  seen: RowBitmap,
-  want: number,
-  placed: Placed[],
-): void {
+/**
+ * The first `k` ordered values after entry `from` (or after the cursor when
+ * null), sorted: a heap of k with the last of them on top, so once it is full
+ * most values are turned away by one comparison with its top.
+ */
+function firstAfter(walk: Walk, from: number | null, k: number, first: (a: number, b: number) => boolean): number[] {
+  const { values, path, sign, after } = walk;
+  const heap: number[] = [];
+  for (let id = values.firstValue(path); id >= 0; id = values.nextValue(id)) {
+    if (!ordered(values, id)) continue;
+    if (heap.length === k && !first(id, heap[0])) continue;
+    if (from !== null ? !first(from, id) : after !== null && sign * compareToKey(values, id, after) < 0) continue;
+    if (heap.length < k) {
+      heap.push(id);
+      siftUp(heap, heap.length - 1, first);
+    } else {
+      heap[0] = id;
+      siftDown(heap, 0, first);
+    }
+  }
+  return heap.sort((a, b) => (first(a, b) ? -1 : 1));
+}
+
+/** Heap order: a parent comes after its children in `first`'s order (the last of the kept on top). */
+function siftUp(heap: number[], i: number, first: (a: number, b: number) => boolean): void {
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if (!first(heap[parent], heap[i])) return;
+    [heap[i], heap[parent]] = [heap[parent], heap[i]];
+    i = parent;
+  }
+}
+
+function siftDown(heap: number[], i: number, first: (a: number, b: number) => boolean): void {
+  for (;;) {
+    let top = i;
+    const left = 2 * i + 1,
+      right = left + 1;
+    if (left < heap.length && first(heap[top], heap[left])) top = left;
+    if (right < heap.length && first(heap[top], heap[right])) top = right;
+    if (top === i) return;
+    [heap[i], heap[top]] = [heap[top], heap[i]];
+    i = top;
+  }
+}
+
+/** Whether value entry `id` is the first, in the order, of the values `row` holds at the path (an array's row is placed there only). */
+function firstOfRow(walk: Walk, id: number, row: number): boolean {
+  const { index, values, path, sign } = walk;
+  const entries = index.metadata.rowEntries(row);
+  for (let i = 0; i < entries.length; i++) {
+    const other = entries[i];
+    if (other !== id && values.pathOfValue(other) === path && ordered(values, other) && sign * compareEntries(values, other, id) < 0) return false;
+  }
+  return true;
+}
+
+/** Place the rows of value entry `id` whose first value it is, with a seq past `afterSeq`, in insertion order. */
+function placeEntry(walk: Walk, id: number, afterSeq: number): void {
+  const { index, values, within, want, placed } = walk;
   const { rows } = index;
   const found: number[] = [];
   values.forEachRow(id, (row) => {
-    if (seen.has(row) || (within !== null && !within.has(row))) return;
-    seen.add(row);
-    found.push(row);
+    if ((within === null || within.has(row)) && firstOfRow(walk, id, row)) found.push(row);
   });
   const seqs = new Float64Array(found.length);
   for (let i = 0; i < found.length; i++) seqs[i] = rows.order.seqOf(rows.idAt(found[i]))!;
@@ -135,6 +177,13 @@ function placeEntry(
   }
 }
 
+/** The rows holding an ordered value at the path. */
+function valuedRows({ index, values, path }: Walk): RowBitmap {
+  const valued = new RowBitmap(index.rows.size);
+  for (let id = values.firstValue(path); id >= 0; id = values.nextValue(id)) if (ordered(values, id)) values.orInto(id, valued.words);
+  return valued;
+}
+
 /** Place the rows without a value (not in `valued`) after `after`, in insertion order, up to `want`. */
 function placeMissing(index: IndexRead, after: OrderKey | null, within: RowBitmap | null, valued: RowBitmap | null, want: number, placed: Placed[]): void {
   const { rows } = index;
@@ -146,48 +195,4 @@ function placeMissing(index: IndexRead, after: OrderKey | null, within: RowBitma
     placed.push({ row, key: { rank: -1, number: 0, bytes: NO_BYTES, seq } });
     return placed.length < want;
   });
-}
-
-/** A binary heap of value entries, first in the order (`sign` 1 asc, -1 desc) on top; made in O(n). */
-class EntryHeap {
-  constructor(
-    private readonly values: PathValues,
-    private readonly ids: number[],
-    private readonly sign: number,
-  ) {
-    for (let i = (ids.length >> 1) - 1; i >= 0; i--) this.down(i);
-  }
-
-  get size(): number {
-    return this.ids.length;
-  }
-
-  pop(): number {
-    const ids = this.ids;
-    const top = ids[0];
-    const last = ids.pop()!;
-    if (ids.length > 0) {
-      ids[0] = last;
-      this.down(0);
-    }
-    return top;
-  }
-
-  private first(i: number, j: number): boolean {
-    return this.sign * compareEntries(this.values, this.ids[i], this.ids[j]) < 0;
-  }
-
-  private down(i: number): void {
-    const ids = this.ids;
-    for (;;) {
-      let top = i;
-      const left = 2 * i + 1,
-        right = left + 1;
-      if (left < ids.length && this.first(left, top)) top = left;
-      if (right < ids.length && this.first(right, top)) top = right;
-      if (top === i) return;
-      [ids[i], ids[top]] = [ids[top], ids[i]];
-      i = top;
-    }
-  }
 }

@@ -25,20 +25,13 @@ export function kindRank(kind: number): number {
   }
 }
 
-/** Byte-wise order of two UTF-8 strings (code point order). */
-export function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
-  return a.length - b.length;
-}
-
 /** Order of value entries `a` and `b` of one path: negative when `a` comes first. */
 export function compareEntries(values: PathValues, a: number, b: number): number {
   const ka = values.valueKind(a),
     kb = values.valueKind(b);
   if (ka !== kb) return kindRank(ka) - kindRank(kb);
   if (ka === NUMBER) return values.numberOf(a) - values.numberOf(b);
-  if (ka === STRING) return compareBytes(values.stringBytesOf(a), values.stringBytesOf(b));
+  if (ka === STRING) return values.compareStrings(a, b);
   return 0;
 }
 

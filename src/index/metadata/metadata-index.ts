@@ -67,10 +67,15 @@ export interface PathValues {
   nextValue(id: number): number;
   /** A value's kind (entry-key.ts: NUMBER, STRING, TRUE, FALSE, NULL). */
   valueKind(id: number): number;
+  /** The path entry of a value entry (-1 for a path). */
+  pathOfValue(id: number): number;
   numberOf(id: number): number;
   stringOf(id: number): string;
   /** A string value's UTF-8 bytes (a view: read it before the next write). */
   stringBytesOf(id: number): Uint8Array;
+  /** Byte (code point) order of two string values, or of one against UTF-8 `bytes`: negative when the first comes first. */
+  compareStrings(a: number, b: number): number;
+  compareStringTo(id: number, bytes: Uint8Array): number;
   /** The entry of a path's strings too long to be keys, -1 when none. */
   findLongStrings(path: number): number;
   rowCount(id: number): number;
@@ -226,8 +231,20 @@ export class MetadataIndex implements PathValues {
     return this.kindOf.get(id);
   }
 
+  pathOfValue(id: number): number {
+    return this.pathOf.get(id);
+  }
+
   stringBytesOf(id: number): Uint8Array {
     return this.dictionary.keyOf(id).subarray(VALUE_AT);
+  }
+
+  compareStrings(a: number, b: number): number {
+    return this.dictionary.compareKeys(a, b, VALUE_AT);
+  }
+
+  compareStringTo(id: number, bytes: Uint8Array): number {
+    return this.dictionary.compareKeyTo(id, VALUE_AT, bytes);
   }
 
   rowCount(id: number): number {

@@ -134,6 +134,11 @@ export class MetadataStore {
     else this.arena.compactStep(rowCount);
   }
 
+  /** The filter-index entries the row's metadata lists (a view: read it before the next write). */
+  rowEntries(row: number): Uint32Array {
+    return this.arena.entries(row);
+  }
+
   /** UTF-8 bytes of the row's metadata as JSON (2 for {}). */
   jsonLength(row: number): number {
     return this.arena.jsonLength(row);
