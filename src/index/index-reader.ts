@@ -12,6 +12,7 @@ import type { IndexState } from './index-read.js';
 import { newEpoch } from './list-cursor.js';
 import { facetSteps, type FacetOptions, type FacetResult } from './facet.js';
 import { countMatching, idsMatching, listPage } from './listing.js';
+import type { RunCache } from './ordered-listing.js';
 import type { MetadataJson } from './metadata/metadata-json.js';
 import { planSearchByIds } from './search/by-ids.js';
 import { planSearch } from './search/plan-search.js';
@@ -33,6 +34,8 @@ import { measureMetadata, metadataBytesUpper, planUpsert } from './upsert-plan.j
 export class IndexReader {
   /** Tags this index's list cursors. */
   private readonly epoch = newEpoch();
+  /** The values in order an orderBy listing walked last, for its next pages while nothing is written (ordered-listing.ts). */
+  private readonly runs: RunCache = { run: null };
 
   /** `state`: what the index holds, changed only by the subclass (VectorIndex). */
   protected constructor(protected readonly state: IndexState) {}
@@ -189,6 +192,6 @@ export class IndexReader {
 
   /** One page of the vectors in insertion order, or in orderBy's (listing.ts). */
   list(options: ListOptions): ListPage {
-    return listPage(this.state, this.epoch, options);
+    return listPage(this.state, this.epoch, options, this.runs);
   }
 }

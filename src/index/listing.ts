@@ -3,7 +3,7 @@
 import { parseFilter, type Filter } from './filter.js';
 import type { IndexRead } from './index-read.js';
 import { decodeCursor, encodeCursor } from './list-cursor.js';
-import { orderedPage } from './ordered-listing.js';
+import { orderedPage, type RunCache } from './ordered-listing.js';
 import type { ListedVector, ListOptions, ListPage } from './types.js';
 
 /** How many vectors match `filter` (all of them without one). */
@@ -32,10 +32,10 @@ export function idsMatching(index: IndexRead, filter: Filter): string[] {
  * `epoch`, so a vector stored and unchanged during a whole listing is listed
  * exactly once.
  */
-export function listPage(index: IndexRead, epoch: string, options: ListOptions): ListPage {
+export function listPage(index: IndexRead, epoch: string, options: ListOptions, runs?: RunCache): ListPage {
   const { orderBy } = options;
   if (orderBy) {
-    const page = orderedPage(index, epoch, { ...options, orderBy });
+    const page = orderedPage(index, epoch, { ...options, orderBy }, runs);
     return { vectors: page.ids.map((id, i) => listed(index, id, page.rows[i], options)), nextCursor: page.nextCursor };
   }
   const { rows } = index;

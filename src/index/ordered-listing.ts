@@ -4,10 +4,10 @@
 // booleans, null, objects or strings too long to be index keys) in insertion
 // order. A row holding an array is placed at its first element in the order
 // (the least for asc, the greatest for desc). Read from the filter index: one
-// walk of the path's values keeps the first few after the cursor in a small
-// heap (most values turned away by one comparison), so a page costs one
-// walk of the path's values and the rows of the values it lists, not a sort
-// of every row.
+// walk of the path's values keeps the first RUN_VALUES after the cursor in a
+// heap (most values turned away by one comparison), never a sort of every
+// row; while nothing is written, the next pages take their values from that
+// run, so a quiet listing walks the values once per RUN_VALUES values.
 import { RowBitmap } from './bitmap.js';
 import { parseFilter } from './filter.js';
 import type { IndexRead } from './index-read.js';
@@ -40,12 +40,30 @@ interface Walk {
   within: RowBitmap | null;
   want: number;
   placed: Placed[];
+  cache: RunCache;
+  /** The index's version and the path's name: what a kept run must match. */
+  version: number;
+  pathName: string;
 }
 
 const NO_BYTES = new Uint8Array(0);
 
+/** Values the first walk of a page keeps in order, for the next pages while nothing is written (RunCache). */
+const RUN_VALUES = 1024;
+
+/**
+ * The values of one path in order after a cursor (`from`, null: the start),
+ * as the last walk found them, while the index is at `version`: the pages of
+ * a listing during which nothing is written take their values from it, so
+ * a walk of all the path's values is made every RUN_VALUES values, not every
+ * page. One per index; a few KiB.
+ */
+export interface RunCache {
+  run: { version: number; path: string; sign: number; from: OrderKey | null; ids: number[]; complete: boolean } | null;
+}
+
 /** One page of `options.orderBy`'s order after `options.cursor`. */
-export function orderedPage(index: IndexRead, epoch: string, options: ListOptions & { orderBy: OrderBy }): OrderedRows {
+export function orderedPage(index: IndexRead, epoch: string, options: ListOptions & { orderBy: OrderBy }, cache: RunCache = { run: null }): OrderedRows {
   const { rows } = index;
   const size = rows.size;
   const tag = orderTag(options.orderBy);
@@ -55,7 +73,21 @@ export function orderedPage(index: IndexRead, epoch: string, options: ListOption
   const path = values && size > 0 ? values.findPath(options.orderBy.path) : -1;
   const placed: Placed[] = [];
   const walk: Walk | null =
-    values && path >= 0 ? { index, values, path, sign: options.orderBy.direction === 'asc' ? 1 : -1, after, within, want: options.limit + 1, placed } : null;
+    values && path >= 0
+      ? {
+          index,
+          values,
+          path,
+          sign: options.orderBy.direction === 'asc' ? 1 : -1,
+          after,
+          within,
+          want: options.limit + 1,
+          placed,
+          cache,
+          version: index.version,
+          pathName: options.orderBy.path,
+        }
+      : null;
   if (walk && !(after !== null && after.rank < 0)) placeValued(walk);
   if (placed.length <= options.limit) placeMissing(index, after, within, walk ? valuedRows(walk) : null, options.limit + 1, placed);
   const page = placed.slice(0, options.limit);
@@ -88,15 +120,53 @@ function placeValued(walk: Walk): void {
   const { values, sign, after, want, placed } = walk;
   const first = (a: number, b: number) => sign * compareEntries(values, a, b) < 0;
   let from: number | null = null;
-  for (let take = want; placed.length < want; take *= 2) {
-    const batch = firstAfter(walk, from, take, first);
+  for (let take = Math.max(want, RUN_VALUES), round = 0; placed.length < want; take *= 2, round++) {
+    // The first round takes the kept run when it serves, else walks and keeps what it found.
+    const kept = round === 0 ? keptRun(walk) : null;
+    const batch: number[] = kept ?? firstAfter(walk, from, take, first);
+    const complete = kept !== null ? walk.cache.run!.complete : batch.length < take;
+    if (round === 0 && kept === null) keepRun(walk, batch, complete);
     for (const id of batch) {
       if (placed.length === want) return;
       placeEntry(walk, id, after !== null && compareToKey(values, id, after) === 0 ? after.seq : -1);
     }
-    if (batch.length < take) return;
+    if (complete || batch.length === 0) return;
     from = batch[batch.length - 1];
   }
+}
+
+/** Keep `ids` (the values in order after the cursor; `complete`: every such value) for the next pages. */
+function keepRun(walk: Walk, ids: number[], complete: boolean): void {
+  walk.cache.run = { version: walk.version, path: walk.pathName, sign: walk.sign, from: walk.after, ids, complete };
+}
+
+/** The kept run's values at or after the cursor, when the run was made for this order at this version from a cursor at or before it; else null. */
+function keptRun(walk: Walk): number[] | null {
+  const { values, sign, after } = walk;
+  const run = walk.cache.run;
+  if (run === null || run.version !== walk.version || run.path !== walk.pathName || run.sign !== sign) return null;
+  if (run.from !== null && (after === null || sign * compareKeys(after, run.from) < 0)) return null;
+  if (after === null) return run.ids;
+  // The first value at or after the cursor's: a binary search of the run.
+  let lo = 0,
+    hi = run.ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sign * compareToKey(values, run.ids[mid], after) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  // Past the run's last value, the run says nothing about what follows unless it held every value.
+  if (lo === run.ids.length && !run.complete) return null;
+  return run.ids.slice(lo);
+}
+
+/** Ascending order of two keys' values (numbers, then strings; seqs not compared). */
+function compareKeys(a: OrderKey, b: OrderKey): number {
+  if (a.rank !== b.rank) return a.rank - b.rank;
+  if (a.rank === 0) return Math.sign(a.number - b.number);
+  const n = Math.min(a.bytes.length, b.bytes.length);
+  for (let i = 0; i < n; i++) if (a.bytes[i] !== b.bytes[i]) return a.bytes[i] - b.bytes[i];
+  return a.bytes.length - b.bytes.length;
 }
 
 /**

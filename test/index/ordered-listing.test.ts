@@ -131,6 +131,37 @@ describe('listing ordered by a metadata value (orderBy)', () => {
     }
   });
 
+  it('pages through more values than one walk keeps (RUN_VALUES), quiet or with writes now and then', () => {
+    const rng = seededRng(9);
+    for (const direction of ['asc', 'desc'] as const) {
+      const model = new Model(newIndex());
+      let next = 0;
+      const fresh = () => ({ id: `w${next++}`, metadata: { k: rng() < 0.7 ? Math.round(rng() * 1e6) / 8 : `s${randomInt(rng, 1e6)}`, g: randomInt(rng, 4) } });
+      model.add(Array.from({ length: 2600 }, fresh));
+      let cursor: string | undefined;
+      let after: Key | null = null;
+      const filter = direction === 'desc' ? { g: { $ne: 0 } } : undefined;
+      for (let pages = 0; ; pages++) {
+        const page = model.index.list({ limit: 97, cursor, filter, orderBy: { path: 'k', direction } });
+        const expected = model.ordered('k', direction, filter, after);
+        expect(
+          page.vectors.map((v) => v.id),
+          `${direction} page ${pages}`,
+        ).to.deep.equal(expected.slice(0, 97).map((e) => e.id));
+        if (page.nextCursor === null) {
+          expect(expected.length).to.be.at.most(97);
+          break;
+        }
+        after = expected[96].key;
+        cursor = page.nextCursor;
+        if (pages % 13 === 12) {
+          model.add([fresh(), { id: `w${randomInt(rng, next)}`, metadata: { k: randomInt(rng, 100), g: 1 } }]);
+          model.delete([`w${randomInt(rng, next)}`]);
+        }
+      }
+    }
+  });
+
   it('orders numbers before strings, ties by insertion order, rows without a value last in both directions', () => {
     const model = new Model(newIndex());
     model.add([
