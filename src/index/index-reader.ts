@@ -11,7 +11,7 @@ import { float32ArrayToNumbers } from './float32.js';
 import type { IndexState } from './index-read.js';
 import { newEpoch } from './list-cursor.js';
 import { facetSteps, type FacetOptions, type FacetResult } from './facet.js';
-import { countMatching, idsMatching, listPage } from './listing.js';
+import { countMatching, idsMatching, listPage, listPageSteps } from './listing.js';
 import type { RunCache } from './ordered-listing.js';
 import type { MetadataJson } from './metadata/metadata-json.js';
 import { planSearchByIds } from './search/by-ids.js';
@@ -193,5 +193,10 @@ export class IndexReader {
   /** One page of the vectors in insertion order, or in orderBy's (listing.ts). */
   list(options: ListOptions): ListPage {
     return listPage(this.state, this.epoch, options, this.runs);
+  }
+
+  /** list() as steps, to run in slices (Slices.run) with writes kept away until done. */
+  listSteps(options: ListOptions): Generator<void, ListPage> {
+    return listPageSteps(this.state, this.epoch, options, this.runs);
   }
 }

@@ -3,7 +3,8 @@
 import { parseFilter, type Filter } from './filter.js';
 import type { IndexRead } from './index-read.js';
 import { decodeCursor, encodeCursor } from './list-cursor.js';
-import { orderedPage, type RunCache } from './ordered-listing.js';
+import { orderedPageSteps, type RunCache } from './ordered-listing.js';
+import { runSteps } from '../limits/steps.js';
 import type { ListedVector, ListOptions, ListPage } from './types.js';
 
 /** How many vectors match `filter` (all of them without one). */
@@ -33,11 +34,19 @@ export function idsMatching(index: IndexRead, filter: Filter): string[] {
  * exactly once.
  */
 export function listPage(index: IndexRead, epoch: string, options: ListOptions, runs?: RunCache): ListPage {
+  return runSteps(listPageSteps(index, epoch, options, runs));
+}
+
+/** listPage as steps (an orderBy page pauses between walks of its values, Slices.run); writes kept away meanwhile. */
+export function* listPageSteps(index: IndexRead, epoch: string, options: ListOptions, runs?: RunCache): Generator<void, ListPage> {
   const { orderBy } = options;
-  if (orderBy) {
-    const page = orderedPage(index, epoch, { ...options, orderBy }, runs);
-    return { vectors: page.ids.map((id, i) => listed(index, id, page.rows[i], options)), nextCursor: page.nextCursor };
-  }
+  if (!orderBy) return insertionPage(index, epoch, options);
+  const page = yield* orderedPageSteps(index, epoch, { ...options, orderBy }, runs);
+  return { vectors: page.ids.map((id, i) => listed(index, id, page.rows[i], options)), nextCursor: page.nextCursor };
+}
+
+/** A page in insertion order: the log walked from the cursor's seq. */
+function insertionPage(index: IndexRead, epoch: string, options: ListOptions): ListPage {
   const { rows } = index;
   const node = options.filter ? parseFilter(options.filter) : null;
   const after = options.cursor === undefined ? -1 : decodeCursor(options.cursor, epoch, rows.nextSeq - 1);

@@ -62,8 +62,16 @@ export interface RunCache {
   run: { version: number; path: string; sign: number; from: OrderKey | null; ids: number[]; complete: boolean } | null;
 }
 
-/** One page of `options.orderBy`'s order after `options.cursor`. */
-export function orderedPage(index: IndexRead, epoch: string, options: ListOptions & { orderBy: OrderBy }, cache: RunCache = { run: null }): OrderedRows {
+/** Values or log entries walked between two pauses of a page's steps. */
+const STEP_ITEMS = 2048;
+
+/** One page of `options.orderBy`'s order after `options.cursor`, as steps (a pause between each, see Slices.run); writes kept away meanwhile. */
+export function* orderedPageSteps(
+  index: IndexRead,
+  epoch: string,
+  options: ListOptions & { orderBy: OrderBy },
+  cache: RunCache = { run: null },
+): Generator<void, OrderedRows> {
   const { rows } = index;
   const size = rows.size;
   const tag = orderTag(options.orderBy);
@@ -88,8 +96,8 @@ export function orderedPage(index: IndexRead, epoch: string, options: ListOption
           pathName: options.orderBy.path,
         }
       : null;
-  if (walk && !(after !== null && after.rank < 0)) placeValued(walk);
-  if (placed.length <= options.limit) placeMissing(index, after, within, walk ? valuedRows(walk) : null, options.limit + 1, placed);
+  if (walk && !(after !== null && after.rank < 0)) yield* placeValued(walk);
+  if (placed.length <= options.limit) yield* placeMissing(index, after, within, walk ? yield* valuedRows(walk) : null, options.limit + 1, placed);
   const page = placed.slice(0, options.limit);
   return {
     ids: page.map(({ row }) => rows.idAt(row)),
@@ -116,14 +124,14 @@ function compareToKey(values: PathValues, id: number, key: OrderKey): number {
  * first `take` values after the cursor (then after the last taken, twice as
  * many, while the page is not full), each value's rows in insertion order.
  */
-function placeValued(walk: Walk): void {
+function* placeValued(walk: Walk): Generator<void, void> {
   const { values, sign, after, want, placed } = walk;
   const first = (a: number, b: number) => sign * compareEntries(values, a, b) < 0;
   let from: number | null = null;
   for (let take = Math.max(want, RUN_VALUES), round = 0; placed.length < want; take *= 2, round++) {
     // The first round takes the kept run when it serves, else walks and keeps what it found.
     const kept = round === 0 ? keptRun(walk) : null;
-    const batch: number[] = kept ?? firstAfter(walk, from, take, first);
+    const batch: number[] = kept ?? (yield* firstAfter(walk, from, take, first));
     const complete = kept !== null ? walk.cache.run!.complete : batch.length < take;
     if (round === 0 && kept === null) keepRun(walk, batch, complete);
     for (const id of batch) {
@@ -174,10 +182,12 @@ function compareKeys(a: OrderKey, b: OrderKey): number {
  * null), sorted: a heap of k with the last of them on top, so once it is full
  * most values are turned away by one comparison with its top.
  */
-function firstAfter(walk: Walk, from: number | null, k: number, first: (a: number, b: number) => boolean): number[] {
+function* firstAfter(walk: Walk, from: number | null, k: number, first: (a: number, b: number) => boolean): Generator<void, number[]> {
   const { values, path, sign, after } = walk;
   const heap: number[] = [];
+  let walked = 0;
   for (let id = values.firstValue(path); id >= 0; id = values.nextValue(id)) {
+    if (++walked % STEP_ITEMS === 0) yield;
     if (!ordered(values, id)) continue;
     if (heap.length === k && !first(id, heap[0])) continue;
     if (from !== null ? !first(from, id) : after !== null && sign * compareToKey(values, id, after) < 0) continue;
@@ -248,21 +258,35 @@ function placeEntry(walk: Walk, id: number, afterSeq: number): void {
 }
 
 /** The rows holding an ordered value at the path. */
-function valuedRows({ index, values, path }: Walk): RowBitmap {
+function* valuedRows({ index, values, path }: Walk): Generator<void, RowBitmap> {
   const valued = new RowBitmap(index.rows.size);
-  for (let id = values.firstValue(path); id >= 0; id = values.nextValue(id)) if (ordered(values, id)) values.orInto(id, valued.words);
+  let walked = 0;
+  for (let id = values.firstValue(path); id >= 0; id = values.nextValue(id)) {
+    if (++walked % STEP_ITEMS === 0) yield;
+    if (ordered(values, id)) values.orInto(id, valued.words);
+  }
   return valued;
 }
 
-/** Place the rows without a value (not in `valued`) after `after`, in insertion order, up to `want`. */
-function placeMissing(index: IndexRead, after: OrderKey | null, within: RowBitmap | null, valued: RowBitmap | null, want: number, placed: Placed[]): void {
+/** Place the rows without a value (not in `valued`) after `after`, in insertion order, up to `want`: the log walked STEP_ITEMS seqs a step. */
+function* placeMissing(
+  index: IndexRead,
+  after: OrderKey | null,
+  within: RowBitmap | null,
+  valued: RowBitmap | null,
+  want: number,
+  placed: Placed[],
+): Generator<void, void> {
   const { rows } = index;
-  const from = after !== null && after.rank < 0 ? after.seq : -1;
-  rows.order.walk(from, Infinity, (id, seq) => {
+  const visit = (id: string, seq: number) => {
     if (rows.order.seqOf(id) !== seq) return true; // replaced or deleted since
     const row = rows.rowOf(id)!;
     if ((within !== null && !within.has(row)) || valued?.has(row)) return true;
     placed.push({ row, key: { rank: -1, number: 0, bytes: NO_BYTES, seq } });
     return placed.length < want;
-  });
+  };
+  for (let from = after !== null && after.rank < 0 ? after.seq : -1; from < rows.nextSeq && placed.length < want; from += STEP_ITEMS) {
+    rows.order.walk(from, from + STEP_ITEMS, visit);
+    yield;
+  }
 }
