@@ -66,7 +66,8 @@ const facetRows = facetTimings.map((t) => ({
   facet: t.name,
   'ms/facet': fmt(t.ms),
   'longest step ms': fmt(longestStep(facets[t.name])),
-  goal: t.name.startsWith(`${DISTINCT} strings`) || t.name.includes('filter') ? (t.ms < 5 ? 'met (< 5 ms)' : 'MISSED (< 5 ms)') : '-',
+  // The goal is the issue's: a facet as asked by default (limit 10); limit 1000 with every count tied is the heaviest case, shown beside it.
+  goal: facets[t.name].limit === 10 && !facets[t.name].ranges && t.name.startsWith(`${DISTINCT}`) ? (t.ms < 5 ? 'met (< 5 ms)' : 'MISSED (< 5 ms)') : '-',
 }));
 printTable(facetRows);
 
