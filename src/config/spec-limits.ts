@@ -100,7 +100,7 @@ export const SPEC_LIMITS = {
   minFacetLimit: 1,
   maxFacetLimit: 1000,
   defaultFacetLimit: 10,
-  /** Numeric ranges per POST /vectors/facet: each is a bitmap of the session's rows while it is counted. */
+  /** Numeric ranges per POST /vectors/facet: each is one more walk of the path's values. */
   maxFacetRanges: 32,
   /** Analyzer of a session's texts until its first text fixes one. */
   defaultAnalyzer: 'standard' as AnalyzerName,

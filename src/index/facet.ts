@@ -46,10 +46,9 @@ export function* facetSteps(index: IndexRead, options: FacetOptions): Generator<
   const values = index.metadata.values;
   const size = index.rows.size;
   const path = values && size > 0 ? values.findPath(options.path) : -1;
-  if (values === null || path < 0) return answer([], 0, 0, ranges, null, null);
+  if (values === null || path < 0) return empty(ranges);
   const within = options.filter ? index.metadata.evaluate(parseFilter(options.filter), size) : null;
   const top = new TopValues(values, options.limit);
-  const rangeRows = ranges?.map(() => new RowBitmap(size)) ?? null;
   let distinct = 0,
     walked = 0;
   for (let id = values.firstValue(path); id >= 0; id = values.nextValue(id)) {
@@ -58,39 +57,49 @@ export function* facetSteps(index: IndexRead, options: FacetOptions): Generator<
     if (count === 0) continue;
     distinct++;
     top.offer(id, count);
-    if (rangeRows && values.valueKind(id) === NUMBER) addToRanges(values, id, ranges!, rangeRows);
   }
   const long = values.findLongStrings(path);
   const longStrings = long < 0 ? 0 : within ? values.countIn(long, within.words) : values.rowCount(long);
   const counted = top.sorted().map((id, i) => ({ value: entryValue(values, id), count: top.countAt(i) }));
-  return answer(counted, distinct, longStrings, ranges, rangeRows, within);
-}
-
-function answer(
-  values: FacetResult['values'],
-  distinctValues: number,
-  longStrings: number,
-  ranges: FacetRange[] | null,
-  rangeRows: RowBitmap[] | null,
-  within: RowBitmap | null,
-): FacetResult {
-  const result: FacetResult = { values, distinctValues, longStrings };
-  if (ranges) {
-    result.ranges = ranges.map((range, i) => {
-      const rows = rangeRows?.[i];
-      return { ...range, count: rows ? (within ? rows.and(within) : rows).count() : 0 };
-    });
-  }
+  const result: FacetResult = { values: counted, distinctValues: distinct, longStrings };
+  if (ranges) result.ranges = yield* rangeCounts(values, path, ranges, size, within);
   return result;
 }
 
-/** Set the rows of number entry `id` in each range holding its value. */
-function addToRanges(values: PathValues, id: number, ranges: FacetRange[], rows: RowBitmap[]): void {
-  const x = values.numberOf(id);
-  for (let i = 0; i < ranges.length; i++) {
-    const { gte, lt } = ranges[i];
-    if ((gte === undefined || x >= gte) && (lt === undefined || x < lt)) values.orInto(id, rows[i].words);
+function empty(ranges: FacetRange[] | null): FacetResult {
+  const result: FacetResult = { values: [], distinctValues: 0, longStrings: 0 };
+  if (ranges) result.ranges = ranges.map((range) => ({ ...range, count: 0 }));
+  return result;
+}
+
+/**
+ * Each range's rows (within the filter) holding a number in it: one walk of
+ * the path's values a range, into one bitmap of the rows reused for all, so a
+ * request holds one bitmap whatever its ranges (a row holding two numbers of
+ * a range counts once).
+ */
+function* rangeCounts(
+  values: PathValues,
+  path: number,
+  ranges: FacetRange[],
+  size: number,
+  within: RowBitmap | null,
+): Generator<void, (FacetRange & { count: number })[]> {
+  const rows = new RowBitmap(size);
+  const counts: (FacetRange & { count: number })[] = [];
+  for (const range of ranges) {
+    rows.words.fill(0);
+    const { gte, lt } = range;
+    let walked = 0;
+    for (let id = values.firstValue(path); id >= 0; id = values.nextValue(id)) {
+      if (++walked % STEP_ENTRIES === 0) yield;
+      if (values.valueKind(id) !== NUMBER) continue;
+      const x = values.numberOf(id);
+      if ((gte === undefined || x >= gte) && (lt === undefined || x < lt)) values.orInto(id, rows.words);
+    }
+    counts.push({ ...range, count: (within ? rows.and(within) : rows).count() });
   }
+  return counts;
 }
 
 /**
