@@ -34,7 +34,7 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   ZERO_VECTOR: 'an all-zero vector or query vector under `cosine` (its similarity is undefined); `details.path`',
   BATCH_TOO_LARGE: '`vectors`, `ids`, `queryVectors` or `texts` longer than its cap in `GET /limits`; `details`: `{ path, limit, actual }`',
   INVALID_CURSOR:
-    '`POST /vectors/list` got a `cursor` it did not hand out for this session (made up, damaged, from another session, or from before a server restart); `details.path`',
+    '`POST /vectors/list` got a `cursor` it did not hand out for this session (made up, damaged, from another session, or from before a server restart), or handed out under another `orderBy`; `details.path`',
   INVALID_IMPORT:
     "`POST /vectors/import` got a body that is not a tempvec export: no header line, a header of another format or version, or fewer or more vector lines than the header's `count` (a truncated body); nothing is imported; `details`: `{ path, line }`",
   METRIC_LOCKED: '`metric` differs from the metric of an initialized session (reset the index to change it); `details`: `{ path, expected, actual }`',

@@ -53,6 +53,11 @@ export function publicLimits(config: Config) {
     maxImportBytes: config.maxImportBytes,
     maxAnswerBytes: config.maxAnswerBytes,
     list: { min: SPEC_LIMITS.minListLimit, max: SPEC_LIMITS.maxListLimit, default: SPEC_LIMITS.defaultListLimit },
+    facet: {
+      limit: { min: SPEC_LIMITS.minFacetLimit, max: SPEC_LIMITS.maxFacetLimit, default: SPEC_LIMITS.defaultFacetLimit },
+      maxRanges: SPEC_LIMITS.maxFacetRanges,
+    },
+    maxFieldPathLength: SPEC_LIMITS.maxFieldPathLength,
     maxJsonDepth: config.maxJsonDepth,
     maxMetadataKeys: config.maxMetadataKeys,
     maxFilterKeys: config.maxFilterKeys,

@@ -92,6 +92,16 @@ export const SPEC_LIMITS = {
   minListLimit: 1,
   maxListLimit: 1000,
   defaultListLimit: 100,
+  /** Characters of an opaque list cursor (an orderBy cursor carries the last value listed, a key of at most maxIndexedValueBytes). */
+  maxListCursorLength: 1024,
+  /** Characters of a metadata field path named by a facet or an orderBy. */
+  maxFieldPathLength: 1024,
+  /** Values per answer of POST /vectors/facet. */
+  minFacetLimit: 1,
+  maxFacetLimit: 1000,
+  defaultFacetLimit: 10,
+  /** Numeric ranges per POST /vectors/facet: each is one more walk of the path's values. */
+  maxFacetRanges: 32,
   /** Analyzer of a session's texts until its first text fixes one. */
   defaultAnalyzer: 'standard' as AnalyzerName,
   /** BM25 as Lucene (>= 8) scores it: term-frequency saturation and length normalisation. */

@@ -12,7 +12,9 @@ import type { IndexState } from './index-read.js';
 import { newEpoch } from './list-cursor.js';
 import { liveCount, liveRowOf } from './live-rows.js';
 import type { RowTtl } from './row-expiry.js';
-import { countMatching, idsMatching, listPage } from './listing.js';
+import { countMatching, idsMatching, listPage, listPageSteps } from './listing.js';
+import { facetSteps, type FacetOptions, type FacetResult } from './facet.js';
+import type { RunCache } from './ordered-listing.js';
 import type { MetadataJson } from './metadata/metadata-json.js';
 import { planSearchByIds } from './search/by-ids.js';
 import { planSearch } from './search/plan-search.js';
@@ -34,6 +36,8 @@ import { measureMetadata, metadataBytesUpper, planUpsert } from './upsert-plan.j
 export class IndexReader {
   /** Tags this index's list cursors. */
   private readonly epoch = newEpoch();
+  /** The values in order an orderBy listing walked last, for its next pages while nothing is written (ordered-listing.ts). */
+  private readonly runs: RunCache = { run: null };
 
   /** `state`: what the index holds, changed only by the subclass (VectorIndex). */
   protected constructor(protected readonly state: IndexState) {}
@@ -213,8 +217,18 @@ export class IndexReader {
     return idsMatching(this.state, filter);
   }
 
-  /** One page of the vectors in insertion order (listing.ts). */
+  /** Counts of the values at a path among the rows a filter matches (facet.ts), as steps to run at once (runSteps) or in slices; keep writes away until done. */
+  facetSteps(options: FacetOptions): Generator<void, FacetResult> {
+    return facetSteps(this.state, options);
+  }
+
+  /** One page of the vectors in insertion order, or in orderBy's (listing.ts). */
   list(options: ListOptions): ListPage {
-    return listPage(this.state, this.epoch, options);
+    return listPage(this.state, this.epoch, options, this.runs);
+  }
+
+  /** list() as steps, to run in slices (Slices.run) with writes kept away until done. */
+  listSteps(options: ListOptions): Generator<void, ListPage> {
+    return listPageSteps(this.state, this.epoch, options, this.runs);
   }
 }

@@ -8,6 +8,7 @@ import type { Filter, Metadata } from './filter.js';
 import type { JsonText } from './json-size.js';
 import type { MetadataJson, TextJson } from './metadata/metadata-json.js';
 import type { EntryCount } from './metadata/metadata-index.js';
+import type { OrderBy } from './order-cursor.js';
 import type { Fusion } from './text/fusion.js';
 import type { PreparedText } from './text/text-store.js';
 import type { RowTtl } from './row-expiry.js';
@@ -155,6 +156,8 @@ export interface ListOptions {
   limit: number;
   /** nextCursor of the previous page; none starts from the first vector. */
   cursor?: string;
+  /** Order by a metadata value (ordered-listing.ts) instead of insertion order. */
+  orderBy?: OrderBy;
   includeVectors?: boolean;
   includeMetadata?: boolean;
   includeText?: boolean;

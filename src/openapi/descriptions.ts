@@ -46,7 +46,9 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   touch:
     'Renews records (per-record TTL): each live id with a ttlMs now expires ttlMs from now (logged, so a restart keeps it); a live one without a ttl is counted and left as it is. Ids not stored, deleted or expired are reported in notFound: an expired record cannot be renewed. A repeated id counts once. Up to batch.getMany ids.',
   count: 'How many stored vectors match a metadata filter, in the filter language of /search; every vector without one.',
-  list: 'Pages through the stored ids in insertion order (optionally with vectors and metadata, optionally filtered). Pass nextCursor back to continue; a vector stored and unchanged through the whole listing appears exactly once. 400 INVALID_CURSOR for a cursor this session did not issue.',
+  facet:
+    'Counts each value at a metadata path among the vectors a filter matches (all without one), exactly, from the filter index: an array counts each distinct element once per vector. The first limit values come by count, descending, then by value (numbers ascending, strings by Unicode code point, false, true, null); distinctValues says how many there are. Numeric ranges count the vectors holding a number in [gte, lt). Strings longer than maxIndexedValueBytes are not values: longStrings counts the vectors holding one; objects are not values (facet a nested path).',
+  list: 'Pages through the stored ids in insertion order, or with orderBy by a metadata value (numbers, then strings by code point; ties in insertion order; vectors without such a value last), optionally with vectors and metadata, optionally filtered. Pass nextCursor back (with the same orderBy) to continue; a vector stored and unchanged through the whole listing appears exactly once, whatever is written between pages. 400 INVALID_CURSOR for a cursor this session did not issue, or issued for another order.',
   patchMetadata:
     'Changes the metadata of one vector with an RFC 7396 JSON Merge Patch: keys set to null are removed, objects are merged, anything else replaces. 404 VECTOR_NOT_FOUND when the id is not stored.',
   exportVectors:

@@ -383,9 +383,17 @@ export function operations(s: RequestSchemas): Operation[] {
     ),
     authed('/vectors/count', 'count', 'How many vectors match a filter (all of them without one).', 'vectors', s.CountRequestSchema, r.CountResponseSchema),
     authed(
+      '/vectors/facet',
+      'facet',
+      'Counts of each value at a metadata path among the vectors a filter matches (an array counts each distinct element once per vector), the most counted first, with numeric ranges if asked; read from the filter index.',
+      'vectors',
+      s.FacetRequestSchema,
+      r.FacetResponseSchema,
+    ),
+    authed(
       '/vectors/list',
       'list',
-      'One page of ids (and optionally vectors and metadata) in insertion order, optionally filtered; nextCursor continues, and a vector stored and unchanged through a whole listing appears exactly once.',
+      'One page of ids (and optionally vectors and metadata) in insertion order or by a metadata value (orderBy), optionally filtered; nextCursor continues, and a vector stored and unchanged through a whole listing appears exactly once.',
       'vectors',
       s.ListRequestSchema,
       r.ListResponseSchema,

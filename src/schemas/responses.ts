@@ -49,6 +49,11 @@ export const LimitsSchema = v.pipe(
     maxImportBytes: v.pipe(CountSchema, v.description('Bytes of one POST /vectors/import body.')),
     maxAnswerBytes: v.pipe(CountSchema, v.description('Bytes of one answer of search, search-many, get-many or list; past it 400 ANSWER_TOO_LARGE.')),
     list: BoundsSchema,
+    facet: v.strictObject({
+      limit: BoundsSchema,
+      maxRanges: v.pipe(CountSchema, v.description('Numeric ranges of one POST /vectors/facet.')),
+    }),
+    maxFieldPathLength: v.pipe(CountSchema, v.description('Characters of the metadata path of a facet or an orderBy.')),
     maxJsonDepth: CountSchema,
     maxMetadataKeys: CountSchema,
     maxFilterKeys: CountSchema,
@@ -425,8 +430,27 @@ export const ListedVectorSchema = v.strictObject({
   ...RecordTtlEntries,
 });
 export const ListResponseSchema = withSession(['dbOpenMs', 'listMs', 'resultCount'], {
-  vectors: v.pipe(v.array(ListedVectorSchema), v.description('In insertion order (a replaced vector counts as inserted when replaced).')),
+  vectors: v.pipe(
+    v.array(ListedVectorSchema),
+    v.description("In insertion order (a replaced vector counts as inserted when replaced), or in orderBy's order."),
+  ),
   nextCursor: v.pipe(v.nullable(v.string()), v.description('Pass as cursor for the next page; null on the last page.')),
+});
+const FacetValueSchema = v.union([v.number(), v.string(), v.boolean(), v.null()]);
+const FacetRangeCountSchema = v.strictObject({ gte: v.optional(v.number()), lt: v.optional(v.number()), count: CountSchema });
+export const FacetResponseSchema = withSession(['dbOpenMs', 'facetMs'], {
+  values: v.pipe(
+    v.array(v.strictObject({ value: FacetValueSchema, count: CountSchema })),
+    v.description('The first `limit` values by count, descending, then by value: numbers ascending, strings by Unicode code point, false, true, null.'),
+  ),
+  distinctValues: v.pipe(CountSchema, v.description('Distinct values counted above 0 (values lists the first `limit`).')),
+  longStrings: v.pipe(
+    CountSchema,
+    v.description('Rows holding a string at the path longer than maxIndexedValueBytes: such strings are not counted as values.'),
+  ),
+  ranges: v.optional(
+    v.pipe(v.array(FacetRangeCountSchema), v.description('With ranges: each range asked, in order, with the rows holding a number in [gte, lt).')),
+  ),
 });
 export const PatchMetadataResponseSchema = withSession(['dbOpenMs', 'patchMetadataMs'], {
   id: IdSchema,

@@ -41,6 +41,25 @@ export const VectorEncodingSchema = v.pipe(
   v.description('How vectors are written: numbers (JSON numbers, each float32 exactly) or base64 (of little-endian float32; smaller and much faster).'),
 );
 
+/** A metadata field path, as filters name fields. */
+const FieldPathSchema = v.pipe(v.string(), v.minLength(1), v.maxLength(SPEC_LIMITS.maxFieldPathLength));
+
+const FacetRangeSchema = v.pipe(
+  v.strictObject({ gte: v.optional(v.number()), lt: v.optional(v.number()) }),
+  v.check((range) => range.gte !== undefined || range.lt !== undefined, 'a range needs gte, lt or both'),
+  v.check((range) => range.gte === undefined || range.lt === undefined || range.gte < range.lt, 'gte must be below lt'),
+);
+
+const OrderBySchema = v.pipe(
+  v.strictObject({
+    path: v.pipe(FieldPathSchema, v.description('The metadata field to order by ("a.b" reaches nested objects).')),
+    direction: v.optional(v.picklist(['asc', 'desc']), 'asc'),
+  }),
+  v.description(
+    'Order by a metadata value instead of insertion order: numbers, then strings (by Unicode code point; ISO-8601 dates written alike order as dates), desc reversing it; ties in insertion order; rows without such a value (missing, booleans, null, objects, strings past maxIndexedValueBytes) last, in insertion order. An array takes its least element (asc) or greatest (desc).',
+  ),
+);
+
 export function vectorSchemas(config: Config) {
   const { IdSchema, MetadataSchema, FilterSchema, TextSchema } = commonSchemas(config);
   const NonEmptyFilterSchema = v.pipe(
@@ -117,13 +136,42 @@ export function vectorSchemas(config: Config) {
     ),
     ExportQuerySchema: v.strictObject({ vectorEncoding: v.optional(VectorEncodingSchema, 'numbers') }),
     CountRequestSchema: v.strictObject({ filter: v.optional(FilterSchema) }),
+    FacetRequestSchema: v.strictObject({
+      path: v.pipe(FieldPathSchema, v.description('The metadata field whose values are counted ("a.b" reaches nested objects and arrays of objects).')),
+      filter: v.optional(FilterSchema),
+      limit: v.optional(
+        v.pipe(
+          v.number(),
+          v.integer(),
+          v.minValue(SPEC_LIMITS.minFacetLimit),
+          v.maxValue(SPEC_LIMITS.maxFacetLimit),
+          v.description('Values answered, the most counted first.'),
+        ),
+        SPEC_LIMITS.defaultFacetLimit,
+      ),
+      ranges: v.optional(
+        v.pipe(
+          v.array(FacetRangeSchema),
+          v.minLength(1),
+          v.maxLength(SPEC_LIMITS.maxFacetRanges),
+          v.description('Numeric buckets: each counts the rows holding a number x with gte <= x < lt (a bound left out is open).'),
+        ),
+      ),
+    }),
     ListRequestSchema: v.strictObject({
       filter: v.optional(FilterSchema),
       limit: v.optional(
         v.pipe(v.number(), v.integer(), v.minValue(SPEC_LIMITS.minListLimit), v.maxValue(SPEC_LIMITS.maxListLimit), v.description('Vectors per page.')),
         SPEC_LIMITS.defaultListLimit,
       ),
-      cursor: v.optional(v.pipe(v.string(), v.maxLength(128), v.description('nextCursor of the previous page (opaque); none starts at the first vector.'))),
+      cursor: v.optional(
+        v.pipe(
+          v.string(),
+          v.maxLength(SPEC_LIMITS.maxListCursorLength),
+          v.description('nextCursor of the previous page (opaque; of a listing with the same orderBy); none starts at the first vector.'),
+        ),
+      ),
+      orderBy: v.optional(OrderBySchema),
       includeVectors: v.optional(v.boolean(), false),
       includeMetadata: v.optional(v.boolean(), false),
       includeText: IncludeTextSchema,

@@ -117,6 +117,11 @@ export class TempvecClient {
     return this.request<t.CountResponse>('POST', '/vectors/count', filter === undefined ? {} : { filter });
   }
   /** One page in insertion order; pass nextCursor back as cursor for the next. */
+  /** Counts of each value at a metadata path among the vectors `filter` matches (POST /vectors/facet). */
+  facet(path: string, options: t.FacetOptions = {}) {
+    return this.request<t.FacetResponse>('POST', '/vectors/facet', { path, ...options });
+  }
+
   list(options: t.ListOptions = {}) {
     return this.request<t.ListResponse>('POST', '/vectors/list', options);
   }

@@ -14,6 +14,7 @@ import { applyToIndex, deleteMatchingChange, patchChange, touchChange } from '..
 import { ttlFields } from '../index/row-expiry.js';
 import type { ListedVector, SearchHit, UpsertOptions, VectorInput } from '../index/types.js';
 import { VectorIndex } from '../index/vector-index.js';
+import { runSteps } from '../limits/steps.js';
 import { backendOf } from '../kernel/kernel-module.js';
 import { relaxedSimdSupported } from '../kernel/relaxed-simd.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
@@ -240,7 +241,13 @@ export class LocalIndex {
     return run(() => this.index.count(body.filter));
   }
 
-  /** One page in insertion order, as POST /vectors/list. */
+  /** Counts of each value at a metadata path among the vectors `filter` matches, as POST /vectors/facet. */
+  facet(path: string, options: t.FacetOptions = {}): Omit<t.FacetResponse, 'success' | 'session' | 'metrics'> {
+    const body = parse(this.schemas.FacetRequestSchema, { path, ...options });
+    return run(() => runSteps(this.index.facetSteps(body)));
+  }
+
+  /** One page in insertion order (or orderBy's), as POST /vectors/list. */
   list(options: t.ListOptions = {}): { vectors: t.ListedVector[]; nextCursor: string | null } {
     const { vectorEncoding, ...rest } = parse(this.schemas.ListRequestSchema, options);
     const page = run(() => this.index.list(rest));

@@ -40,6 +40,7 @@ export type Checks = [
   Same<Body<typeof r.SearchResponseSchema>, Sdk<t.SearchResponse>>,
   Same<Body<typeof r.SearchManyResponseSchema>, Sdk<t.SearchManyResponse>>,
   Same<Body<typeof r.CountResponseSchema>, Sdk<t.CountResponse>>,
+  Same<Body<typeof r.FacetResponseSchema>, Sdk<t.FacetResponse>>,
   Same<Body<typeof r.ListResponseSchema>, Sdk<t.ListResponse>>,
   Same<Body<typeof r.PatchMetadataResponseSchema>, Sdk<t.SetMetadataResponse>>,
   Same<Body<typeof r.ImportResponseSchema>, Sdk<t.ImportResponse>>,

@@ -122,6 +122,10 @@ export interface Limits {
   maxImportBytes: number;
   maxAnswerBytes: number;
   list: Bounds;
+  /** POST /vectors/facet: values per answer, numeric ranges per request; absent from servers before it. */
+  facet?: { limit: Bounds; maxRanges: number };
+  /** Characters of the metadata path of a facet or an orderBy; absent from servers before it. */
+  maxFieldPathLength?: number;
   maxJsonDepth: number;
   maxMetadataKeys: number;
   maxFilterKeys: number;
@@ -259,12 +263,31 @@ export interface ListOptions {
   filter?: Metadata;
   /** 1 to 1000, default 100. */
   limit?: number;
-  /** nextCursor of the previous page. */
+  /** nextCursor of the previous page (of a listing with the same orderBy). */
   cursor?: string;
+  /**
+   * Order by a metadata value instead of insertion order: numbers, then strings
+   * (by code point), ties in insertion order, rows without such a value last;
+   * direction defaults to asc.
+   */
+  orderBy?: { path: string; direction?: 'asc' | 'desc' };
   includeVectors?: boolean;
   includeMetadata?: boolean;
   includeText?: boolean;
   vectorEncoding?: VectorEncoding;
+}
+
+/** A numeric bucket of a facet: values x with gte <= x < lt (a bound left out is open). */
+export interface FacetRange {
+  gte?: number;
+  lt?: number;
+}
+
+export interface FacetOptions {
+  filter?: Metadata;
+  /** Values answered, 1 to 1000, default 10. */
+  limit?: number;
+  ranges?: FacetRange[];
 }
 
 export interface ListedVector extends RecordExpiry {
@@ -414,6 +437,16 @@ export interface ClearResponse extends WithSession {
 }
 export interface CountResponse extends WithSession {
   count: number;
+}
+export interface FacetResponse extends WithSession {
+  /** By count, descending, then by value: numbers, strings (by code point), false, true, null. */
+  values: { value: number | string | boolean | null; count: number }[];
+  /** Distinct values counted above 0. */
+  distinctValues: number;
+  /** Rows holding a string longer than maxIndexedValueBytes at the path (not counted as values). */
+  longStrings: number;
+  /** With ranges: each range asked, in order, with its count. */
+  ranges?: (FacetRange & { count: number })[];
 }
 export interface ListResponse extends WithSession {
   vectors: ListedVector[];

@@ -53,6 +53,46 @@ describe('SDK in the browser (Chromium)', function () {
     });
   });
 
+  it("facets and orderBy pages in the page equal the server's", async () => {
+    const out = await demo.page.evaluate(async () => {
+      const { TempvecClient, LocalIndex } = await import('/sdk.js' as string);
+      const tags = ['red', 'é', '😀', '2026-01-01', 'b'];
+      const records = Array.from({ length: 400 }, (_, i) => ({
+        id: `f${i}`,
+        vector: [1 + (i % 3), 1],
+        metadata: { n: (i * 31) % 17, tags: [tags[i % 5], tags[(i * 3) % 5]], g: i % 3 },
+      }));
+      const client = new TempvecClient();
+      await client.addMany(records);
+      const local = await LocalIndex.load();
+      local.addMany(records);
+      const differ: string[] = [];
+      const same = (what: string, a: unknown, b: unknown) => {
+        if (JSON.stringify(a) !== JSON.stringify(b)) differ.push(what);
+      };
+      for (const [path, options] of [
+        ['tags', {}],
+        ['n', { filter: { g: 1 }, ranges: [{ lt: 8 }, { gte: 8 }] }],
+      ] as const) {
+        const { values, distinctValues, longStrings, ranges } = await client.facet(path, options);
+        same(`facet ${path}`, local.facet(path, options), { values, distinctValues, longStrings, ...(ranges ? { ranges } : {}) });
+      }
+      let pages = 0;
+      for (const orderBy of [{ path: 'n', direction: 'desc' }, { path: 'tags' }]) {
+        let remoteCursor: string | undefined, localCursor: string | undefined;
+        do {
+          const remote = await client.list({ limit: 53, orderBy, cursor: remoteCursor });
+          const mine = local.list({ limit: 53, orderBy, cursor: localCursor });
+          same(`${orderBy.path} page ${pages++}`, mine.vectors, remote.vectors);
+          remoteCursor = remote.nextCursor ?? undefined;
+          localCursor = mine.nextCursor ?? undefined;
+        } while (remoteCursor && localCursor);
+      }
+      return { differ, pages };
+    });
+    expect(out).to.deep.equal({ differ: [], pages: 16 });
+  });
+
   for (const metric of ['cosine', 'l2']) {
     it(`the in-page kernel returns the server's ids and scores within 1e-5 (${metric})`, async () => {
       const out = await demo.page.evaluate(async (metric) => {

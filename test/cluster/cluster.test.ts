@@ -128,6 +128,7 @@ describe('cluster: 3 instances behind nginx', function () {
       ['POST', '/vectors/delete-many', { ids: ['d'] }],
       ['POST', '/vectors/touch', { ids: ['b'] }],
       ['POST', '/vectors/count', { filter: { k: 2 } }],
+      ['POST', '/vectors/facet', { path: 'k' }],
       ['POST', '/vectors/list', { limit: 1 }],
       ['POST', '/vectors/metadata/patch', { id: 'b', patch: { k: 3 } }],
       ['GET', '/vectors/export'],

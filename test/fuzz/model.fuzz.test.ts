@@ -246,6 +246,24 @@ describe('model-based: random operation sequences against a plain model', functi
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
     expect(listed).to.deep.equal([...model.rows].sort(([, a], [, b]) => a.seq - b.seq).map(([id]) => id));
+    // The facet of g (count desc, then value), and the listing by g: ties, then rows without g, in the order of their last write.
+    const bySeq = [...model.rows].sort(([, a], [, b]) => a.seq - b.seq);
+    const withG = bySeq.filter(([, row]) => typeof row.metadata.g === 'number');
+    const counts = new Map<number, number>();
+    for (const [, row] of withG) counts.set(row.metadata.g as number, (counts.get(row.metadata.g as number) ?? 0) + 1);
+    const values = [...counts].map(([value, count]) => ({ value, count })).sort((a, b) => b.count - a.count || a.value - b.value);
+    expect((await post('/vectors/facet', { path: 'g' })).body.values).to.deep.equal(values);
+    const byG: string[] = [];
+    do {
+      const page = (await post('/vectors/list', { limit: 2, cursor, orderBy: { path: 'g' } })).body;
+      byG.push(...page.vectors.map((v: { id: string }) => v.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    const expectedByG = [
+      ...withG.sort(([, a], [, b]) => (a.metadata.g as number) - (b.metadata.g as number)),
+      ...bySeq.filter(([, row]) => typeof row.metadata.g !== 'number'),
+    ];
+    expect(byG).to.deep.equal(expectedByG.map(([id]) => id));
     await expectSearch(
       model,
       Array.from({ length: model.dim ?? dim }, (_, i) => i - 1),

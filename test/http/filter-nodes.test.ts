@@ -59,6 +59,8 @@ describe('maxFilterNodes over HTTP', () => {
     ['/search', (filter) => ({ queryVector: [1, 1], topK: 50, filter })],
     ['/search-many', (filter) => ({ queryVectors: [[1, 1]], topK: 50, filter })],
     ['/vectors/count', (filter) => ({ filter })],
+    ['/vectors/facet', (filter) => ({ path: 'g', filter })],
+    ['/vectors/list', (filter) => ({ filter, limit: 100, orderBy: { path: 'g' } })],
     ['/vectors/list', (filter) => ({ filter, limit: 100 })],
   ];
 

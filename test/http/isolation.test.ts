@@ -36,6 +36,8 @@ const ROUTES: [method: string, path: string, body?: unknown, extra?: { raw: stri
     },
   ],
   ['POST', '/vectors/count', { filter: { owner: 'A' } }],
+  ['POST', '/vectors/facet', { path: 'owner' }],
+  ['POST', '/vectors/touch', { ids: ['a1', 'a2'] }],
   ['POST', '/embed', { texts: ['a text'] }],
   ['POST', '/vectors/list', { limit: 1000, includeVectors: true, includeMetadata: true }],
   ['POST', '/vectors/metadata/patch', { id: 'a1', patch: { owner: 'B' } }],

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { touchChange, applyToIndex } from '../../src/index/changes.js';
 import type { ExportedVector, VectorInput } from '../../src/index/types.js';
 import { VectorIndex } from '../../src/index/vector-index.js';
+import { runSteps } from '../../src/limits/steps.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { randomInt, randomVector, seededRng } from '../helpers/random.js';
 import { expectSameTopK, type ReferenceRow } from '../helpers/reference.js';
@@ -198,5 +199,47 @@ describe('per-record TTL (index)', () => {
     for (let batch = exp.next(3); batch.length > 0; batch = exp.next(3)) rows.push(...batch);
     expect(rows.map((r) => r.id)).to.deep.equal(Array.from({ length: 10 }, (_, i) => `v${i + 10}`));
     expect(rows[0]).to.include({ ttlMs: 50, expiresAt: T0 + 50 });
+  });
+});
+
+describe('per-record TTL beside facets and ordered listings', () => {
+  it('counts and lists only the live rows, before the sweep frees the expired ones, as a reference over the live records', () => {
+    const rng = seededRng(36);
+    const { index, clock } = newIndex();
+    const records: VectorInput[] = Array.from({ length: 300 }, (_, i) => ({
+      id: `r${i}`,
+      vector: randomVector(rng, 4),
+      metadata: { color: ['red', 'green', 'blue'][randomInt(rng, 3)], n: randomInt(rng, 40), tags: [`t${randomInt(rng, 5)}`, `t${randomInt(rng, 5)}`] },
+      ...(randomInt(rng, 2) === 0 ? { ttlMs: 1 + randomInt(rng, 1000) } : {}),
+    }));
+    index.upsert(records);
+    for (const now of [T0, T0 + 250, T0 + 600, T0 + 1000]) {
+      clock.now = now;
+      const live = records.filter((r) => r.ttlMs === undefined || T0 + r.ttlMs > now);
+      // Facets: each value's count over the live rows (an array's distinct elements once a row), count desc then value asc.
+      for (const [path, filter] of [
+        ['color', undefined],
+        ['tags', { n: { $lt: 20 } }],
+      ] as const) {
+        const counts = new Map<string, number>();
+        for (const r of live) {
+          const m = r.metadata as { color: string; n: number; tags: string[] };
+          if (filter && !(m.n < 20)) continue;
+          for (const v of new Set(path === 'color' ? [m.color] : m.tags)) counts.set(v, (counts.get(v) ?? 0) + 1);
+        }
+        const expected = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([value, count]) => ({ value, count }));
+        expect(runSteps(index.facetSteps({ path, filter, limit: 10 })).values, `${path} at +${now - T0}`).to.deep.equal(expected);
+      }
+      // Ordered by n, ties in insertion order: the live ids only, each once.
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = index.list({ limit: 17, cursor, orderBy: { path: 'n', direction: 'asc' } });
+        ids.push(...page.vectors.map((v) => v.id));
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      const byN = live.map((r, i) => ({ id: r.id, n: (r.metadata as { n: number }).n, i })).sort((a, b) => a.n - b.n || a.i - b.i);
+      expect(ids, `orderBy at +${now - T0}`).to.deep.equal(byN.map((r) => r.id));
+    }
   });
 });

@@ -79,6 +79,42 @@ describe('SDK LocalIndex (in Node, from the bundle)', () => {
     });
   }
 
+  it("facets and orderBy listings equal the server's, page by page", async () => {
+    const client = new sdk.TempvecClient({ baseUrl: live.url });
+    const local = await sdk.LocalIndex.load();
+    const tags = ['red', 'green', 'blue', 'é', '2026-01-01'];
+    const records = Array.from({ length: 300 }, (_, i) => ({
+      id: `r${i}`,
+      vector: [1 + (i % 7), 1 + (i % 5)],
+      metadata: { n: (i * 37) % 23, tags: [tags[i % 5], tags[(i * 3) % 5]], ...(i % 4 ? { s: tags[(i * 7) % 5] } : {}), g: i % 3 },
+    }));
+    await client.addMany(records);
+    local.addMany(records);
+    await client.deleteMany(['r3', 'r30', 'r300']);
+    local.delete(['r3', 'r30', 'r300']);
+    const facets: [string, Parameters<typeof client.facet>[1]][] = [
+      ['tags', {}],
+      ['n', { limit: 5, filter: { g: { $ne: 1 } }, ranges: [{ lt: 5 }, { gte: 5, lt: 10.5 }, { gte: 20 }] }],
+      ['s', { limit: 1000 }],
+    ];
+    for (const [path, options] of facets) {
+      const { success, session, metrics, ...remote } = await client.facet(path, options);
+      expect(local.facet(path, options), path).to.deep.equal(remote);
+    }
+    for (const orderBy of [{ path: 'n' }, { path: 's', direction: 'desc' as const }, { path: 'tags', direction: 'asc' as const }]) {
+      let remoteCursor: string | undefined, localCursor: string | undefined;
+      for (let page = 0; page < 40; page++) {
+        const remote = await client.list({ limit: 17, orderBy, cursor: remoteCursor, filter: { g: { $ne: 2 } }, includeMetadata: true });
+        const mine = local.list({ limit: 17, orderBy, cursor: localCursor, filter: { g: { $ne: 2 } }, includeMetadata: true });
+        expect(mine.vectors, `${orderBy.path} page ${page}`).to.deep.equal(remote.vectors);
+        expect(mine.nextCursor === null).to.equal(remote.nextCursor === null);
+        if (remote.nextCursor === null) break;
+        remoteCursor = remote.nextCursor;
+        localCursor = mine.nextCursor!;
+      }
+    }
+  });
+
   it('answers the same error codes as the server for the same mistakes', async () => {
     const client = new sdk.TempvecClient({ baseUrl: live.url });
     const local = await sdk.LocalIndex.load();
@@ -92,6 +128,15 @@ describe('SDK LocalIndex (in Node, from the bundle)', () => {
       ['array filter', () => client.search([1, 2, 3], { filter: [] as never }), () => local.search([1, 2, 3], { filter: [] as never })],
       ['query length', () => client.search([1, 2]), () => local.search([1, 2])],
       ['NaN component', () => client.search([1, 2, NaN]), () => local.search([1, 2, NaN])],
+      ['facet without path', () => client.facet(''), () => local.facet('')],
+      ['facet limit', () => client.facet('k', { limit: 1001 }), () => local.facet('k', { limit: 1001 })],
+      ['facet range', () => client.facet('k', { ranges: [{ gte: 2, lt: 1 }] }), () => local.facet('k', { ranges: [{ gte: 2, lt: 1 }] })],
+      [
+        'orderBy direction',
+        () => client.list({ orderBy: { path: 'k', direction: 'up' as never } }),
+        () => local.list({ orderBy: { path: 'k', direction: 'up' as never } }),
+      ],
+      ['orderBy cursor', () => client.list({ orderBy: { path: 'k' }, cursor: 'abc' }), () => local.list({ orderBy: { path: 'k' }, cursor: 'abc' })],
     ];
     for (const [what, remote, mine] of mistakes) {
       const serverError = await remote().then(

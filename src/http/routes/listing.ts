@@ -1,7 +1,8 @@
-// POST /vectors/count and POST /vectors/list: what the index holds, optionally filtered.
+// POST /vectors/count, /vectors/facet and /vectors/list: what the index holds, optionally filtered.
 import { ttlFields } from '../../index/row-expiry.js';
 import type { ListedVector } from '../../index/types.js';
 import type { VectorEncoding } from '../../export/format.js';
+import { REQUEST_SLICE_MS, Slices } from '../../limits/slices.js';
 import { encodeFloat32Base64 } from '../../schemas/base64-float32.js';
 import { parseBody } from '../body/index.js';
 import { assertAnswerSize, ENVELOPE_BYTES, vectorBytes } from '../answer-size.js';
@@ -30,13 +31,27 @@ export function listingRoutes({ router, config, store, schemas, auth, json }: Ro
     replyWithSession(ctx, store, { count });
   });
 
+  router.post('/vectors/facet', auth, json, async (ctx) => {
+    const options = parseBody(ctx, schemas.FacetRequestSchema);
+    const { session, timings } = stateOf(ctx);
+    // The values are walked in slices (REQUEST_SLICE_MS), in a search's turn: no write in between.
+    const facet = await timings.measureAsync('facetMs', () =>
+      session.gate.search(async () => {
+        await session.index.prepareFilter(options.filter);
+        return new Slices(REQUEST_SLICE_MS).run(session.index.facetSteps(options));
+      }),
+    );
+    replyWithSession(ctx, store, { ...facet });
+  });
+
   router.post('/vectors/list', auth, json, async (ctx) => {
     const { vectorEncoding, ...options } = parseBody(ctx, schemas.ListRequestSchema);
     const { session, timings } = stateOf(ctx);
     const started = performance.now();
     const page = await session.gate.search(async () => {
       await session.index.prepareFilter(options.filter);
-      return session.index.list(options);
+      // An orderBy page walks the path's values in 2 ms slices (REQUEST_SLICE_MS).
+      return new Slices(REQUEST_SLICE_MS).run(session.index.listSteps(options));
     });
     // Sized before the vectors are made JSON (base64 takes about a third of the numbers' estimate).
     let answerBytes = ENVELOPE_BYTES;

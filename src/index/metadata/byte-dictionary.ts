@@ -109,6 +109,16 @@ export class ByteDictionary {
     this.keys.compactStep();
   }
 
+  /** Byte order of the keys of `a` and `b` from byte `from` on (no view made). */
+  compareKeys(a: number, b: number, from: number): number {
+    return this.keys.compare(a, b, from);
+  }
+
+  /** Byte order of the key of `id` from byte `from` on against `bytes`. */
+  compareKeyTo(id: number, from: number, bytes: Uint8Array): number {
+    return this.keys.compareTo(id, from, bytes);
+  }
+
   /** The key of `id` (a view: read it before the next add or remove). */
   keyOf(id: number): Uint8Array {
     return this.keys.keyOf(id);

@@ -87,6 +87,33 @@ export class KeyArena {
     return bytes.subarray(start, start + readU32(bytes, start - 4));
   }
 
+  /** Byte order of the keys of `a` and `b` from their byte `from` on (negative: `a` first); no view is made. */
+  compare(a: number, b: number, from: number): number {
+    const x = this.chunks.get(this.chunkOf.get(a)).bytes,
+      y = this.chunks.get(this.chunkOf.get(b)).bytes;
+    const i = this.offsetOf.get(a),
+      j = this.offsetOf.get(b);
+    const m = readU32(x, i - 4) - from,
+      n = readU32(y, j - 4) - from;
+    for (let k = 0, end = Math.min(m, n); k < end; k++) {
+      const d = x[i + from + k] - y[j + from + k];
+      if (d !== 0) return d;
+    }
+    return m - n;
+  }
+
+  /** Byte order of the key of `id` from its byte `from` on against `bytes` (negative: the key first). */
+  compareTo(id: number, from: number, bytes: Uint8Array): number {
+    const x = this.chunks.get(this.chunkOf.get(id)).bytes,
+      i = this.offsetOf.get(id) + from;
+    const m = readU32(x, i - from - 4) - from;
+    for (let k = 0, end = Math.min(m, bytes.length); k < end; k++) {
+      const d = x[i + k] - bytes[k];
+      if (d !== 0) return d;
+    }
+    return m - bytes.length;
+  }
+
   /** Whether the key of `id` is `bytes[at, at + length)`. */
   equals(id: number, bytes: Uint8Array, length: number, at: number): boolean {
     const keys = this.chunks.get(this.chunkOf.get(id)).bytes,

@@ -58,7 +58,34 @@ export interface MetadataBatch {
   maxRowKeyBytes: number;
 }
 
-export class MetadataIndex {
+/** A path's values and their rows, as facets and ordered listings read them (facet.ts, ordered-listing.ts). */
+export interface PathValues {
+  /** The entry of a path, -1 when no row has it. */
+  findPath(path: string): number;
+  /** The first of the scalar values a path entry holds (numbers, strings, true, false, null), -1 for none; then each next one. */
+  firstValue(path: number): number;
+  nextValue(id: number): number;
+  /** A value's kind (entry-key.ts: NUMBER, STRING, TRUE, FALSE, NULL). */
+  valueKind(id: number): number;
+  /** The path entry of a value entry (-1 for a path). */
+  pathOfValue(id: number): number;
+  numberOf(id: number): number;
+  stringOf(id: number): string;
+  /** A string value's UTF-8 bytes (a view: read it before the next write). */
+  stringBytesOf(id: number): Uint8Array;
+  /** Byte (code point) order of two string values, or of one against UTF-8 `bytes`: negative when the first comes first. */
+  compareStrings(a: number, b: number): number;
+  compareStringTo(id: number, bytes: Uint8Array): number;
+  /** The entry of a path's strings too long to be keys, -1 when none. */
+  findLongStrings(path: number): number;
+  rowCount(id: number): number;
+  /** Rows of entry `id` set in `words`. */
+  countIn(id: number, words: Uint32Array): number;
+  orInto(id: number, words: Uint32Array): void;
+  forEachRow(id: number, visit: (row: number) => void): void;
+}
+
+export class MetadataIndex implements PathValues {
   private readonly dictionary = new ByteDictionary();
   private readonly postings = new RowPostings();
   /**
@@ -190,6 +217,46 @@ export class MetadataIndex {
   /** Set the rows of entry `id` in `words`. */
   orInto(id: number, words: Uint32Array): void {
     this.postings.orInto(id, words);
+  }
+
+  firstValue(path: number): number {
+    return this.nextInPath.get(path);
+  }
+
+  nextValue(id: number): number {
+    return this.nextInPath.get(id);
+  }
+
+  valueKind(id: number): number {
+    return this.kindOf.get(id);
+  }
+
+  pathOfValue(id: number): number {
+    return this.pathOf.get(id);
+  }
+
+  stringBytesOf(id: number): Uint8Array {
+    return this.dictionary.keyOf(id).subarray(VALUE_AT);
+  }
+
+  compareStrings(a: number, b: number): number {
+    return this.dictionary.compareKeys(a, b, VALUE_AT);
+  }
+
+  compareStringTo(id: number, bytes: Uint8Array): number {
+    return this.dictionary.compareKeyTo(id, VALUE_AT, bytes);
+  }
+
+  rowCount(id: number): number {
+    return this.postings.countOf(id);
+  }
+
+  countIn(id: number, words: Uint32Array): number {
+    return this.postings.countIn(id, words);
+  }
+
+  forEachRow(id: number, visit: (row: number) => void): void {
+    this.postings.forEachRow(id, visit);
   }
 
   /** The entry of an equality's operand at `path`: -1 when no row holds it, LONG when it is keyed by its hash. */
@@ -359,11 +426,11 @@ export class MetadataIndex {
     return this.dictionary.find(this.key.bytes, length, hashBytes(this.key.bytes, length));
   }
 
-  private numberOf(id: number): number {
+  numberOf(id: number): number {
     return this.numberValue.get(id);
   }
 
-  private stringOf(id: number): string {
+  stringOf(id: number): string {
     return utf8Out.decode(this.dictionary.keyOf(id).subarray(VALUE_AT));
   }
 }

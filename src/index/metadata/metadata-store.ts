@@ -8,7 +8,7 @@ import type { FilterNode, Metadata } from '../filter.js';
 import type { JsonText } from '../json-size.js';
 import { MetadataArena } from './metadata-arena.js';
 import { type EntryCount, measureEntries } from './entry-measure.js';
-import { type MetadataBatch, MetadataIndex } from './metadata-index.js';
+import { type MetadataBatch, MetadataIndex, type PathValues } from './metadata-index.js';
 import { MetadataJson } from './metadata-json.js';
 import type { RowChecks } from './row-checks.js';
 
@@ -42,6 +42,11 @@ export class MetadataStore {
   /** Estimated JS heap of the filter index, once made: its objects and typed arrays' own objects, and its path cache. */
   get heapBytes(): number {
     return this.indexOrNull === null ? 0 : INDEX_HEAP_BYTES + this.indexOrNull.heapBytes;
+  }
+
+  /** The filter index's paths and values, read only; null while no row has metadata. */
+  get values(): PathValues | null {
+    return this.indexOrNull;
   }
 
   /** Bytes of metadata JSON stored. */
@@ -127,6 +132,11 @@ export class MetadataStore {
   private afterChange(rowCount: number): void {
     if (this.indexOrNull?.entryCount === 0) this.clear();
     else this.arena.compactStep(rowCount);
+  }
+
+  /** The filter-index entries the row's metadata lists (a view: read it before the next write). */
+  rowEntries(row: number): Uint32Array {
+    return this.arena.entries(row);
   }
 
   /** UTF-8 bytes of the row's metadata as JSON (2 for {}). */

@@ -188,6 +188,57 @@ export class RowPostings {
     }
   }
 
+  /** How many rows of the posting of `id` are set in `words` (a RowBitmap's): a facet's count under a filter. */
+  countIn(id: number, words: Uint32Array): number {
+    switch (this.kind.get(id)) {
+      case SINGLE: {
+        const row = this.ref.get(id);
+        return (words[row >>> 5] >>> (row & 31)) & 1;
+      }
+      case LIST: {
+        const block = this.ref.get(id),
+          slab = this.pageOf(block),
+          start = block & SLAB_MASK,
+          end = start + this.count.get(id);
+        let n = 0;
+        for (let i = start; i < end; i++) n += (words[slab[i] >>> 5] >>> (slab[i] & 31)) & 1;
+        return n;
+      }
+      case BITMAP: {
+        const bits = this.bitmaps[this.ref.get(id)]!;
+        const m = Math.min(bits.length, words.length);
+        let n = 0;
+        for (let i = 0; i < m; i++) n += popcount(bits[i] & words[i]);
+        return n;
+      }
+    }
+    return 0;
+  }
+
+  /** Call `visit` with each row of the posting of `id` (ascending for lists and bitmaps). */
+  forEachRow(id: number, visit: (row: number) => void): void {
+    switch (this.kind.get(id)) {
+      case SINGLE:
+        visit(this.ref.get(id));
+        return;
+      case LIST: {
+        const block = this.ref.get(id),
+          slab = this.pageOf(block),
+          start = block & SLAB_MASK,
+          end = start + this.count.get(id);
+        for (let i = start; i < end; i++) visit(slab[i]);
+        return;
+      }
+      case BITMAP: {
+        const bits = this.bitmaps[this.ref.get(id)]!;
+        for (let w = 0; w < bits.length; w++) {
+          for (let x = bits[w]; x !== 0; x &= x - 1) visit((w << 5) + 31 - Math.clz32(x & -x));
+        }
+        return;
+      }
+    }
+  }
+
   /** Give back the storage of a posting that lost its last row. */
   private release(id: number): void {
     if (this.kind.get(id) === LIST) this.free(this.ref.get(id), this.blockClass.get(id));
@@ -321,4 +372,11 @@ export class RowPostings {
       this.slabBytes += 4 * SLAB_PAGE;
     }
   }
+}
+
+/** Set bits of a 32-bit word. */
+function popcount(word: number): number {
+  let x = word - ((word >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }

@@ -52,6 +52,21 @@ class Checked {
     }
     expect(ids.size).to.equal(this.reference.size);
     for (const key of absent) expect(this.find(key)).to.equal(-1);
+    this.checkOrder();
+  }
+
+  /** compareKeys and compareKeyTo order keys as their bytes compare (Buffer.compare), from any first byte. */
+  checkOrder(): void {
+    const held = [...this.reference].slice(0, 300);
+    for (let i = 1; i < held.length; i++) {
+      const [a, ida] = held[i - 1],
+        [b, idb] = held[i];
+      const from = Math.min(2, utf8.encode(a).length, utf8.encode(b).length);
+      const expected = Math.sign(Buffer.compare(utf8.encode(a).subarray(from), utf8.encode(b).subarray(from)));
+      expect(Math.sign(this.dictionary.compareKeys(ida, idb, from)), `${a.slice(0, 20)} ${b.slice(0, 20)}`).to.equal(expected);
+      expect(Math.sign(this.dictionary.compareKeyTo(ida, from, utf8.encode(b).subarray(from)))).to.equal(expected);
+      expect(this.dictionary.compareKeys(ida, ida, from)).to.equal(0);
+    }
   }
 }
 

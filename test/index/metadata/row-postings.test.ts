@@ -32,6 +32,12 @@ describe('RowPostings', () => {
           const expected = [...reference.get(id)!].sort((a, b) => a - b);
           expect(rowsOf(postings, id), `id ${id}`).to.deep.equal(expected);
           expect(postings.countOf(id)).to.equal(expected.length);
+          // forEachRow visits the same rows; countIn counts those set in a random mask.
+          const visited: number[] = [];
+          postings.forEachRow(id, (row) => visited.push(row));
+          expect(visited.sort((a, b) => a - b)).to.deep.equal(expected);
+          const mask = new Uint32Array((ROWS >>> 5) + 2).map(() => (rng() * 0x100000000) >>> 0);
+          expect(postings.countIn(id, mask)).to.equal(expected.filter((row) => (mask[row >>> 5] >>> (row & 31)) & 1).length);
         }
       };
       for (let round = 0; round < 6; round++) {
