@@ -88,3 +88,22 @@ export function search(
     heapSortBestFirst(outRows + (<usize>(q * k) << 2), outKeys + (<usize>(q * k) << 2), kept, seqs);
   }
 }
+
+/**
+ * Every listed row's key for one query (`rowList` 0: rows 0..count-1), with
+ * no selection: what an exact stage over all filtered rows (decay, groupBy)
+ * or between stored vectors (MMR) scores. Stored as scanKeys stores them:
+ * step g's four keys (rows g, g + Q, g + 2Q, g + 3Q, Q = count / 4) at
+ * keyScratch[4g..4g + 4), the last count % 4 at their own index.
+ */
+export function scoreRows(
+  vectors: usize, invNorms: usize, dim: i32, rowList: usize, count: i32,
+  query: usize, metric: i32, keyScratch: usize,
+): void {
+  const rowBytes = <usize>dim << 2;
+  if (metric == METRIC_COSINE) {
+    scanKeys(vectors, invNorms, dim, rowBytes, rowList, count, query, METRIC_COSINE, keyScratch);
+  } else {
+    scanKeys(vectors, invNorms, dim, rowBytes, rowList, count, query, METRIC_L2, keyScratch);
+  }
+}

@@ -19,6 +19,7 @@ import { align16, codeStrideFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor
 import { quantizeInto, sumOfSquares } from './quantize.js';
 import { singleQueryPathsOf } from './search-path.js';
 import { checkRequest, NO_HITS, type MemoryGuard, type SearchHits, type SearchRequest } from './search-request.js';
+import { rowKeys } from './row-scores.js';
 import { exactSearch, int8Search, type SearchSpace } from './search-steps.js';
 
 const FIRST_CAPACITY = 64;
@@ -186,6 +187,20 @@ export class KernelInstance {
     const algorithm = checked.candidatePool === undefined ? exactSearch : int8Search;
     if (!executor) return runHere(this.kernel, algorithm(this.space, checked, THIS_THREAD));
     return runOnPool(executor, this.id, this.memory, this.kernel, algorithm(this.space, checked, executor));
+  }
+
+  /**
+   * Every listed row's key for `query`, in `rowList`'s order (rows
+   * 0..count-1 without one), on this thread: cosine similarity, or minus the
+   * squared l2 distance (row-scores.ts).
+   */
+  rowKeys(query: Float32Array, rowList: Int32Array | null, count: number, guard: MemoryGuard | null = null): Float32Array {
+    return rowKeys(this.space, query, rowList, count, guard);
+  }
+
+  /** A view of every row's insertion sequence, valid until the next write or grow. */
+  seqs(): Uint32Array {
+    return this.space.seqs();
   }
 
   /** The instance as the search steps see it: its constants, and getters for what a grow or a search in flight changes. */

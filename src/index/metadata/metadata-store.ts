@@ -8,7 +8,7 @@ import type { FilterNode, Metadata } from '../filter.js';
 import type { JsonText } from '../json-size.js';
 import { MetadataArena } from './metadata-arena.js';
 import { type EntryCount, measureEntries } from './entry-measure.js';
-import { type MetadataBatch, MetadataIndex } from './metadata-index.js';
+import { type MetadataBatch, MetadataIndex, type PathValues } from './metadata-index.js';
 import { MetadataJson } from './metadata-json.js';
 import type { RowChecks } from './row-checks.js';
 
@@ -142,6 +142,12 @@ export class MetadataStore {
   /** The row's metadata as a new object. */
   object(row: number): Metadata {
     return this.arena.has(row) ? (JSON.parse(this.arena.json(row)) as Metadata) : {};
+  }
+
+  /** Each scalar at `path` with its rows (MetadataIndex.valuesAt). */
+  valuesAt(path: string): PathValues {
+    if (this.indexOrNull === null) return { values: [], starts: new Int32Array(1), rows: new Int32Array(0), longRows: new Int32Array(0) };
+    return this.index.valuesAt(path);
   }
 
   /** Rows of [0, size) that match `node` (with the rows prepare read for it, when nothing changed since). */

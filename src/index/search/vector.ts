@@ -49,7 +49,7 @@ export function planVectorSearch(index: IndexRead, queries: ArrayLike<number>[],
 }
 
 /** Matching rows in ascending order, or null when every row matches (the kernel then scans without a list). */
-function rowsMatching(index: IndexRead, filter: FilterNode): Int32Array | null {
+export function rowsMatching(index: IndexRead, filter: FilterNode): Int32Array | null {
   const size = index.rows.size;
   const bitmap = index.metadata.evaluate(filter, size);
   const count = bitmap.count();
@@ -57,7 +57,7 @@ function rowsMatching(index: IndexRead, filter: FilterNode): Int32Array | null {
 }
 
 /** Queries packed back to back as float32, checked against the session dimension. */
-function toFloat32Queries(index: IndexRead, queries: ArrayLike<number>[], dim: number, pathOf: (j: number) => string): Float32Array {
+export function toFloat32Queries(index: IndexRead, queries: ArrayLike<number>[], dim: number, pathOf: (j: number) => string): Float32Array {
   // One float32 query (POST /search from the server's body reader) is used as it is: the kernel only reads it.
   const single = queries.length === 1 && queries[0] instanceof Float32Array ? queries[0] : null;
   const packed = single ?? new Float32Array(queries.length * dim);

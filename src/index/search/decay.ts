@@ -1,0 +1,60 @@
+// Decay: a metadata value's distance from an origin as a score in [0, 1],
+// by the curves Qdrant defines (the value is `midpoint` at |x - origin| =
+// scale): exp, gauss and linear (0 from scale / (1 - midpoint) on). Numbers,
+// or ISO-8601 dates (an origin that is a date or "now"; scale in ms). Read
+// from the filter index for every row at once: a row with several values
+// (an array) takes the one nearest the origin; a row without one, 0.
+import { SPEC_LIMITS } from '../../config.js';
+import type { IndexRead } from '../index-read.js';
+import type { DecayCurve, DecayOptions } from '../types.js';
+
+/** A date, or a date and time with a zone (a time without one would be read in the server's zone). */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+/** Milliseconds of an ISO-8601 date as decay reads one, NaN for anything else. */
+export function dateMs(text: string): number {
+  return ISO_DATE.test(text) ? Date.parse(text) : Number.NaN;
+}
+
+/** The decay of a distance from the origin. */
+export function curveOf(curve: DecayCurve, midpoint: number, scale: number): (distance: number) => number {
+  switch (curve) {
+    case 'linear':
+      return (d) => Math.max(0, 1 - ((1 - midpoint) * d) / scale);
+    case 'gauss': {
+      const rate = Math.log(midpoint) / (scale * scale);
+      return (d) => Math.exp(rate * d * d);
+    }
+    default: {
+      const rate = Math.log(midpoint) / scale;
+      return (d) => Math.exp(rate * d);
+    }
+  }
+}
+
+/** The decay options with their defaults. */
+export function resolveDecay(decay: DecayOptions): Required<DecayOptions> {
+  return {
+    ...decay,
+    midpoint: decay.midpoint ?? SPEC_LIMITS.defaultDecayMidpoint,
+    curve: decay.curve ?? 'exp',
+    weight: decay.weight ?? SPEC_LIMITS.defaultDecayWeight,
+  };
+}
+
+/** Each row's decay (0 without a value at the path), `now` the time "now" stands for. */
+export function decayByRow(index: IndexRead, decay: Required<DecayOptions>, now: number): Float64Array {
+  const byRow = new Float64Array(index.rows.size);
+  const dates = typeof decay.origin === 'string';
+  const origin = decay.origin === 'now' ? now : dates ? dateMs(decay.origin as string) : (decay.origin as number);
+  const curve = curveOf(decay.curve, decay.midpoint, decay.scale);
+  const { values, starts, rows } = index.metadata.valuesAt(decay.path);
+  for (let v = 0; v < values.length; v++) {
+    const value = values[v];
+    const x = dates ? (typeof value === 'string' ? dateMs(value) : Number.NaN) : typeof value === 'number' ? value : Number.NaN;
+    if (Number.isNaN(x)) continue;
+    const d = curve(Math.abs(x - origin));
+    for (let i = starts[v]; i < starts[v + 1]; i++) if (d > byRow[rows[i]]) byRow[rows[i]] = d;
+  }
+  return byRow;
+}
