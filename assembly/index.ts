@@ -14,7 +14,7 @@
 import { TILE_PASS_QUERIES, interleave4, scanTiles } from "./tiles";
 import { heapify, heapOffer, heapSortBestFirst } from "./topk";
 import { KEYS_FIRST_MIN_TOPK, KEYS_FIRST_ROWS_PER_POOL, rowAt, selectStoredKeys } from "./selection";
-import { METRIC_COSINE, METRIC_DOT, METRIC_L2, WITH_DOT, scanKeys, scanOne } from "./scan";
+import { METRIC_COSINE, METRIC_DOT, METRIC_L2, WITH_DOT, scanKeys, scanKeysInOrder, scanOne } from "./scan";
 export { METRIC_COSINE, METRIC_L2 } from "./scan";
 export { KEYS_FIRST_MIN_TOPK, KEYS_FIRST_ROWS_PER_POOL } from "./selection";
 export { TILE_PASS_QUERIES } from "./tiles";
@@ -91,19 +91,19 @@ export function search(
 
 /**
  * Every listed row's key for one query (`rowList` 0: rows 0..count-1), with
- * no selection: what an exact stage over all filtered rows (decay, groupBy)
- * or between stored vectors (MMR) scores. Stored as scanKeys stores them:
- * step g's four keys (rows g, g + Q, g + 2Q, g + 3Q, Q = count / 4) at
- * keyScratch[4g..4g + 4), the last count % 4 at their own index.
+ * no selection, in list order at keys[0..count): what an exact stage over
+ * all filtered rows (decay, groupBy) or between stored vectors (MMR) scores.
+ * The same step as a search's scan (keysX4: rows g, g + Q, g + 2Q, g + 3Q),
+ * so a row's key is the one a search gives it.
  */
 export function scoreRows(
   vectors: usize, invNorms: usize, dim: i32, rowList: usize, count: i32,
-  query: usize, metric: i32, keyScratch: usize,
+  query: usize, metric: i32, keys: usize,
 ): void {
   const rowBytes = <usize>dim << 2;
   if (metric == METRIC_COSINE) {
-    scanKeys(vectors, invNorms, dim, rowBytes, rowList, count, query, METRIC_COSINE, keyScratch);
+    scanKeysInOrder(vectors, invNorms, dim, rowBytes, rowList, count, query, METRIC_COSINE, keys);
   } else {
-    scanKeys(vectors, invNorms, dim, rowBytes, rowList, count, query, METRIC_L2, keyScratch);
+    scanKeysInOrder(vectors, invNorms, dim, rowBytes, rowList, count, query, METRIC_L2, keys);
   }
 }

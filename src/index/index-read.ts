@@ -12,9 +12,12 @@ export interface IndexRead {
   /** Replaced, never mutated, on each change. */
   readonly config: Readonly<IndexConfig>;
   /** Null until the first add and after a reset. */
-  readonly kernel: Pick<KernelInstance, 'dim' | 'readRow' | 'search' | 'memoryBytesFor' | 'rowKeys' | 'seqs'> | null;
+  readonly kernel: Pick<KernelInstance, 'dim' | 'readRow' | 'search' | 'memoryBytesFor' | 'rowKeys' | 'withGatheredRows' | 'seqs'> | null;
   readonly rows: RowsRead;
-  readonly metadata: Pick<MetadataStore, 'evaluate' | 'prepare' | 'json' | 'jsonLength' | 'entriesOf' | 'measure' | 'growthUpper' | 'valuesAt' | 'object'>;
+  readonly metadata: Pick<
+    MetadataStore,
+    'evaluate' | 'prepare' | 'json' | 'jsonLength' | 'entriesOf' | 'measure' | 'growthUpper' | 'valuesAt' | 'object' | 'changes'
+  >;
   readonly texts: Pick<TextStore, 'has' | 'json' | 'jsonLength' | 'searchSteps'>;
   /** Asked before a search grows the linear memory for its scratch (VectorIndex.memoryGuard). */
   readonly memoryGuard: MemoryGuard | null;

@@ -19,7 +19,7 @@ import { align16, codeStrideFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor
 import { quantizeInto, sumOfSquares } from './quantize.js';
 import { singleQueryPathsOf } from './search-path.js';
 import { checkRequest, NO_HITS, type MemoryGuard, type SearchHits, type SearchRequest } from './search-request.js';
-import { rowKeys } from './row-scores.js';
+import { rowKeys, withGatheredRows } from './row-scores.js';
 import { exactSearch, int8Search, type SearchSpace } from './search-steps.js';
 
 const FIRST_CAPACITY = 64;
@@ -190,12 +190,18 @@ export class KernelInstance {
   }
 
   /**
-   * Every listed row's key for `query`, in `rowList`'s order (rows
+   * `read` of every listed row's key for `query`, in `rowList`'s order (rows
    * 0..count-1 without one), on this thread: cosine similarity, or minus the
-   * squared l2 distance (row-scores.ts).
+   * squared l2 distance (row-scores.ts). The keys are a view of the scratch,
+   * valid only while `read` runs.
    */
-  rowKeys(query: Float32Array, rowList: Int32Array | null, count: number, guard: MemoryGuard | null = null): Float32Array {
-    return rowKeys(this.space, query, rowList, count, guard);
+  rowKeys<T>(query: Float32Array, rowList: Int32Array | null, count: number, guard: MemoryGuard | null, read: (keys: Float32Array) => T): T {
+    return rowKeys(this.space, query, rowList, count, guard, read);
+  }
+
+  /** `use` of a scorer of `rows` gathered into one block (row-scores.ts): for a row list scored many times. */
+  withGatheredRows<T>(rows: Int32Array, count: number, guard: MemoryGuard | null, use: (score: (query: Float32Array) => Float32Array) => T): T {
+    return withGatheredRows(this.space, rows, count, guard, use);
   }
 
   /** A view of every row's insertion sequence, valid until the next write or grow. */

@@ -29,6 +29,11 @@ export class MetadataStore {
 
   constructor(private readonly maxIndexedValueBytes: number) {}
 
+  /** Changes so far (every set, remove and clear counts): what a cache of values read from the index is keyed by. */
+  get changes(): number {
+    return this.version;
+  }
+
   private get index(): MetadataIndex {
     if (this.indexOrNull === null) this.indexOrNull = new MetadataIndex(this.maxIndexedValueBytes);
     return this.indexOrNull;
@@ -144,10 +149,17 @@ export class MetadataStore {
     return this.arena.has(row) ? (JSON.parse(this.arena.json(row)) as Metadata) : {};
   }
 
-  /** Each scalar at `path` with its rows (MetadataIndex.valuesAt). */
+  /** The last valuesAt() answer, while nothing has changed (searches ask the same path again and again). */
+  private lastValues: { path: string; version: number; values: PathValues } | null = null;
+
+  /** Each scalar at `path` with its rows (MetadataIndex.valuesAt); read-only, as later calls may share it. */
   valuesAt(path: string): PathValues {
     if (this.indexOrNull === null) return { values: [], starts: new Int32Array(1), rows: new Int32Array(0), longRows: new Int32Array(0) };
-    return this.index.valuesAt(path);
+    const last = this.lastValues;
+    if (last && last.path === path && last.version === this.version) return last.values;
+    const values = this.index.valuesAt(path);
+    this.lastValues = { path, version: this.version, values };
+    return values;
   }
 
   /** Rows of [0, size) that match `node` (with the rows prepare read for it, when nothing changed since). */
@@ -180,6 +192,7 @@ export class MetadataStore {
   clear(): void {
     this.version++;
     this.prepared = null;
+    this.lastValues = null;
     this.arena.clear();
     this.indexOrNull = null;
   }

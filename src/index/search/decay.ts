@@ -42,8 +42,20 @@ export function resolveDecay(decay: DecayOptions): Required<DecayOptions> {
   };
 }
 
-/** Each row's decay (0 without a value at the path), `now` the time "now" stands for. */
+/** Per metadata store, the last decays worked out with a fixed origin, while its metadata is unchanged (a session asks the same decay again and again). */
+const lastDecays = new WeakMap<object, { changes: number; size: number; key: string; byRow: Float64Array }>();
+
+/** Each row's decay (0 without a value at the path), `now` the time "now" stands for. Read-only: it may be shared by later searches. */
 export function decayByRow(index: IndexRead, decay: Required<DecayOptions>, now: number): Float64Array {
+  const key = decay.origin === 'now' ? null : JSON.stringify([decay.path, decay.origin, decay.scale, decay.midpoint, decay.curve]);
+  const last = lastDecays.get(index.metadata);
+  if (key !== null && last && last.key === key && last.changes === index.metadata.changes && last.size === index.rows.size) return last.byRow;
+  const byRow = workOut(index, decay, now);
+  if (key !== null) lastDecays.set(index.metadata, { changes: index.metadata.changes, size: index.rows.size, key, byRow });
+  return byRow;
+}
+
+function workOut(index: IndexRead, decay: Required<DecayOptions>, now: number): Float64Array {
   const byRow = new Float64Array(index.rows.size);
   const dates = typeof decay.origin === 'string';
   const origin = decay.origin === 'now' ? now : dates ? dateMs(decay.origin as string) : (decay.origin as number);

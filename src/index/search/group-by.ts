@@ -28,8 +28,9 @@ function compareValues(a: Scalar, b: Scalar): number {
 /** The topK groups at `path` of the kept positions of `scored`, each with its best `size`. */
 export function groupPositions(index: IndexRead, scored: ScoredRows, seqs: Uint32Array, path: string, size: number, topK: number): PositionGroup[] {
   const { rows, good } = scored;
-  const positionOf = new Int32Array(index.rows.size).fill(-1);
-  for (let i = 0; i < rows.length; i++) if (kept(good, i)) positionOf[rows[i]] = i;
+  // Every row scored (no filter): a row is its own position, left out by its goodness.
+  const positionOf = rows.length === index.rows.size ? null : new Int32Array(index.rows.size).fill(-1);
+  if (positionOf) for (let i = 0; i < rows.length; i++) positionOf[rows[i]] = i;
   const worse = (a: number, b: number) => good[a] < good[b] || (good[a] === good[b] && seqs[rows[a]] > seqs[rows[b]]);
   const groupWorse = (a: PositionGroup, b: PositionGroup) =>
     worse(a.positions[0], b.positions[0]) || (a.positions[0] === b.positions[0] && compareValues(a.value, b.value) > 0);
@@ -39,8 +40,9 @@ export function groupPositions(index: IndexRead, scored: ScoredRows, seqs: Uint3
   const offer = (value: Scalar, members: ArrayLike<number>, from: number, to: number) => {
     let count = 0;
     for (let m = from; m < to; m++) {
-      const p = positionOf[members[m]];
-      if (p < 0 || (count === size && !worse(best[size - 1], p))) continue;
+      const p = positionOf ? positionOf[members[m]] : members[m];
+      // kept() written out: an imported function's binding is looked up at each call.
+      if (p < 0 || !(good[p] > Number.NEGATIVE_INFINITY) || (count === size && !worse(best[size - 1], p))) continue;
       let at = count < size ? count++ : size - 1;
       while (at > 0 && worse(best[at - 1], p)) {
         best[at] = best[at - 1];
@@ -49,8 +51,12 @@ export function groupPositions(index: IndexRead, scored: ScoredRows, seqs: Uint3
       best[at] = p;
     }
     if (count === 0) return;
+    // Most values fall short of the topK groups so far: told by their best row before a group is made.
+    if (groups.length === topK) {
+      const last = groups[topK - 1].positions[0];
+      if (worse(best[0], last) || (best[0] === last && compareValues(value, groups[topK - 1].value) > 0)) return;
+    }
     const group = { value, positions: best.slice(0, count) };
-    if (groups.length === topK && !groupWorse(groups[topK - 1], group)) return;
     let at = groups.length < topK ? groups.length : topK - 1;
     groups[at] = group;
     while (at > 0 && groupWorse(groups[at - 1], groups[at])) {
@@ -60,17 +66,21 @@ export function groupPositions(index: IndexRead, scored: ScoredRows, seqs: Uint3
   };
   const { values, starts, rows: valueRows, longRows } = index.metadata.valuesAt(path);
   for (let v = 0; v < values.length; v++) offer(values[v], valueRows, starts[v], starts[v + 1]);
-  for (const [value, members] of longValues(index, path, values, longRows, positionOf)) offer(value, members, 0, members.length);
+  for (const [value, members] of longValues(index, path, values, longRows, (row) => {
+    const p = positionOf ? positionOf[row] : row;
+    return p >= 0 && kept(good, p);
+  }))
+    offer(value, members, 0, members.length);
   return groups;
 }
 
 /** The kept rows of each string at `path` too long to be an index key (those the index lists are left out), read from the rows. */
-function longValues(index: IndexRead, path: string, values: Scalar[], longRows: Int32Array, positionOf: Int32Array): Map<string, number[]> {
+function longValues(index: IndexRead, path: string, values: Scalar[], longRows: Int32Array, keptRow: (row: number) => boolean): Map<string, number[]> {
   const byValue = new Map<string, number[]>();
   if (longRows.length === 0) return byValue;
   const indexed = new Set(values.filter((value) => typeof value === 'string'));
   for (const row of longRows) {
-    if (positionOf[row] < 0) continue;
+    if (!keptRow(row)) continue;
     const seen = new Set<string>();
     for (const value of valuesAt(index.metadata.object(row), path)) {
       for (const item of Array.isArray(value) ? value : [value]) {

@@ -17,7 +17,7 @@ import { groupPositions } from './group-by.js';
 import { hitOf, noSizes } from './hits.js';
 import { mmrOrder } from './mmr.js';
 import { resolveSearchOptions } from './options.js';
-import { bestPositions, goodnessOfKey, type ScoredRows } from './scored-rows.js';
+import { bestPositions, giveGoodness, keptPositions, takeGoodness, type ScoredRows } from './scored-rows.js';
 import { answeredPlan, stepsPlan, type QuerySteps } from './search-plan.js';
 import { rowsMatching, toFloat32Queries } from './vector.js';
 
@@ -68,12 +68,19 @@ export function planStagedSearch(index: IndexRead, queries: ArrayLike<number>[],
   stats.scanned = stats.matched;
   const decay = options.decay ? resolveDecay(options.decay) : null;
   const decays = decay ? decayByRow(index, decay, Date.now()) : null;
+  const rows = rowList ?? iota(size);
   function* steps(): QuerySteps {
     const sizes = noSizes();
     const out = empty();
     const dim = kernel!.dim;
     for (let j = 0; j < queries.length; j++) {
-      const scored = scoreRows(index, packed.subarray(j * dim, (j + 1) * dim), rowList, decay, decays, options.scoreThreshold, own ? own[j] : -1);
+      const query = packed.subarray(j * dim, (j + 1) * dim);
+      const ownRow = own ? own[j] : -1;
+      // MMR alone takes its candidates from the kernel's top k; the other stages score every kept row.
+      const scored =
+        options.mmr && !decay
+          ? topRows(index, query, rowList, candidates, options.scoreThreshold, ownRow)
+          : scoreRows(index, query, rows, rowList, decay, decays, options.scoreThreshold, ownRow);
       // A score as the hit shows it: the final score with decay, else the similarity or the l2 distance.
       const scoreOf = decay || config.metric === 'cosine' ? (i: number) => scored.good[i] : (i: number) => -scored.good[i];
       const hitAt = (i: number) => hitOf(index, scored.rows[i], scoreOf(i), options, sizes);
@@ -83,19 +90,19 @@ export function planStagedSearch(index: IndexRead, queries: ArrayLike<number>[],
         const groups = groupPositions(index, scored, seqs, options.groupBy.path, options.groupBy.size ?? SPEC_LIMITS.defaultGroupSize, topK);
         out.groups![j] = groups.map(({ value, positions }): SearchGroup => ({ value, hits: Array.from(positions, hitAt) }));
       } else if (options.mmr) {
-        const pool = bestPositions(scored, seqs, candidates);
-        const relevance = Float64Array.from(pool, (i) => scored.good[i]);
-        const order = yield* mmrOrder(
-          index,
-          Int32Array.from(pool, (i) => scored.rows[i]),
-          relevance,
-          1 - options.mmr.diversity,
-          topK,
-        );
+        const pool = decay ? bestPositions(scored, seqs, candidates) : keptPositions(scored, candidates);
+        const relevance = new Float64Array(pool.length);
+        const poolRows = new Int32Array(pool.length);
+        for (let c = 0; c < pool.length; c++) {
+          relevance[c] = scored.good[pool[c]];
+          poolRows[c] = scored.rows[pool[c]];
+        }
+        const order = yield* mmrOrder(index, poolRows, relevance, 1 - options.mmr.diversity, topK);
         out.results[j] = Array.from(order, (c, rank): SearchHit => ({ ...hitAt(pool[c]), mmrRank: rank + 1 }));
       } else {
         out.results[j] = Array.from(bestPositions(scored, seqs, topK), hitAt);
       }
+      giveGoodness(scored.good);
       yield;
     }
     return { ...out, ...sizes };
@@ -108,31 +115,62 @@ export function planStagedSearch(index: IndexRead, queries: ArrayLike<number>[],
   );
 }
 
-/** Every kept row's goodness for one query: the kernel's keys, decayed, the row `own` and those past the threshold left out. */
+/** The kernel's best `k` rows for one query (exact float32, best first), the row `own` and those past the threshold left out. */
+function topRows(index: IndexRead, query: Float32Array, rowList: Int32Array | null, k: number, threshold: number | undefined, own: number): ScoredRows {
+  const cosine = index.config.metric === 'cosine';
+  const size = index.rows.size;
+  const hits = index.kernel!.search({ queries: query, queryCount: 1, k: k + (own >= 0 ? 1 : 0), count: size, rowList, guard: index.memoryGuard });
+  const rows = hits.rows.subarray(0, hits.perQuery);
+  const good = new Float64Array(rows.length);
+  for (let i = 0; i < rows.length; i++) good[i] = cosine ? hits.scores[i] : -hits.scores[i];
+  markLeftOut(rows, good, thresholdAsGoodness(threshold, cosine, false), own);
+  return { rows, good };
+}
+
+/** scoreThreshold as goodness: a final score or similarity at least it, an l2 distance at most it. */
+function thresholdAsGoodness(threshold: number | undefined, cosine: boolean, decayed: boolean): number {
+  return threshold === undefined ? Number.NEGATIVE_INFINITY : decayed || cosine ? threshold : -threshold;
+}
+
+/** Leave out (goodness -Infinity) the row `own` and the rows below `floor`. */
+function markLeftOut(rows: Int32Array, good: Float64Array, floor: number, own: number): void {
+  for (let i = 0; i < rows.length; i++) if (!(good[i] >= floor) || rows[i] === own) good[i] = Number.NEGATIVE_INFINITY;
+}
+
+/** Every kept row's goodness for one query: the kernel's keys, decayed, the row `own` and those past the threshold left out (one pass). */
 function scoreRows(
   index: IndexRead,
   query: Float32Array,
+  rows: Int32Array,
   rowList: Int32Array | null,
   decay: Required<DecayOptions> | null,
   decays: Float64Array | null,
   threshold: number | undefined,
   own: number,
 ): ScoredRows {
-  const kernel = index.kernel!;
-  const size = index.rows.size;
   const cosine = index.config.metric === 'cosine';
-  const keys = kernel.rowKeys(query, rowList, size, index.memoryGuard);
-  const rows = rowList ?? Int32Array.from({ length: size }, (_, i) => i);
-  const good = new Float64Array(rows.length);
-  const goodness = goodnessOfKey(cosine);
-  if (decay && decays) {
-    const w = decay.weight;
-    for (let i = 0; i < rows.length; i++) good[i] = (1 - w) * goodness(keys[i]) + w * decays[rows[i]];
-  } else {
-    for (let i = 0; i < rows.length; i++) good[i] = goodness(keys[i]);
-  }
-  // scoreThreshold as goodness: a final score or similarity at least it, an l2 distance at most it.
-  const floor = threshold === undefined ? Number.NEGATIVE_INFINITY : decay || cosine ? threshold : -threshold;
-  for (let i = 0; i < rows.length; i++) if (!(good[i] >= floor) || rows[i] === own) good[i] = Number.NEGATIVE_INFINITY;
+  const good = takeGoodness(rows.length);
+  const floor = thresholdAsGoodness(threshold, cosine, decay !== null);
+  const w = decay ? decay.weight : 0;
+  const left = Number.NEGATIVE_INFINITY;
+  index.kernel!.rowKeys(query, rowList, index.rows.size, index.memoryGuard, (keys) => {
+    // goodnessOfKey written out: this loop runs over every kept row.
+    for (let i = 0; i < rows.length; i++) {
+      const key = keys[i];
+      let g = cosine ? Math.max(-1, Math.min(1, key)) : -Math.sqrt(Math.max(0, -key));
+      if (decays !== null) g = (1 - w) * g + w * decays[rows[i]];
+      good[i] = g >= floor && rows[i] !== own ? g : left;
+    }
+  });
   return { rows, good };
+}
+
+/** 0, 1, ..., n - 1 (read-only: the longest made so far, shared). */
+let identity = new Int32Array(0);
+function iota(n: number): Int32Array {
+  if (identity.length < n) {
+    identity = new Int32Array(n);
+    for (let i = 0; i < identity.length; i++) identity[i] = i;
+  }
+  return identity.subarray(0, n);
 }
