@@ -7,7 +7,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The docs whose tables come from bench/results/. */
-export const RESULTS_DOCS = ['performance.md', 'performance-robustness.md'].map((name) => fileURLToPath(new URL(`../docs/${name}`, import.meta.url)));
+export const RESULTS_DOCS = ['performance.md', 'performance-robustness.md', 'performance-retrieval.md'].map((name) =>
+  fileURLToPath(new URL(`../docs/${name}`, import.meta.url)),
+);
 const RESULTS_DIR = new URL('../bench/results/', import.meta.url);
 
 type Row = Record<string, unknown>;

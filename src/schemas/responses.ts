@@ -17,6 +17,15 @@ export const LimitsSchema = v.pipe(
     sessionTtlMs: CountSchema,
     topK: BoundsSchema,
     candidatePool: BoundsSchema,
+    stages: v.pipe(
+      v.strictObject({
+        mmrCandidates: BoundsSchema,
+        groupSize: BoundsSchema,
+        decay: v.strictObject({ defaultMidpoint: v.number(), defaultWeight: v.number() }),
+        maxPathBytes: CountSchema,
+      }),
+      v.description("The search stages: mmr.candidates, groupBy.size, decay's defaults, and the UTF-8 bytes of a stage's metadata path."),
+    ),
     batch: v.strictObject({ addMany: CountSchema, getMany: CountSchema, deleteMany: CountSchema, searchMany: CountSchema }),
     maxIdLength: CountSchema,
     maxMetadataBytes: CountSchema,

@@ -102,6 +102,8 @@ export interface Limits {
   sessionTtlMs: number;
   topK: Bounds;
   candidatePool: Bounds;
+  /** The search stages: mmr.candidates, groupBy.size, decay's defaults, a stage path's UTF-8 bytes. */
+  stages: { mmrCandidates: Bounds; groupSize: Bounds; decay: { defaultMidpoint: number; defaultWeight: number }; maxPathBytes: number };
   batch: { addMany: number; getMany: number; deleteMany: number; searchMany: number };
   maxIdLength: number;
   maxMetadataBytes: number;
