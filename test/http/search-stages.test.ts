@@ -124,12 +124,18 @@ describe('search stages over HTTP', () => {
     const both = expectError(await search({ mmr: { diversity: 0.5 }, groupBy: { path: 'g' } }), 400, 'VALIDATION_ERROR');
     expect(both.message).to.include('mmr').and.include('groupBy');
     expect(both.details.fields).to.deep.equal(['mmr', 'groupBy']);
-    for (const stage of ['mmr', 'groupBy', 'decay']) {
-      const body = { mmr: { diversity: 0.5 }, groupBy: { path: 'g' }, decay: { path: 't', origin: 0, scale: 1 } }[stage];
+    for (const stage of ['mmr', 'groupBy']) {
+      const body = { mmr: { diversity: 0.5 }, groupBy: { path: 'g' } }[stage];
       const hybrid = expectError(await search({ queryText: 'text', [stage]: body }), 400, 'VALIDATION_ERROR');
       expect(hybrid.message, stage).to.include(stage).and.include('query text');
       expect(hybrid.details.fields, stage).to.deep.equal([stage, 'queryText']);
       expectError(await api.post('/search', { token, body: { queryText: 'text', [stage]: body } }), 400, 'VALIDATION_ERROR');
     }
+    // decay decays a hybrid search's fused score, but a keyword search alone has no similarity to blend.
+    const decay = { path: 't', origin: 0, scale: 1 };
+    const keyword = expectError(await api.post('/search', { token, body: { queryText: 'text', decay } }), 400, 'VALIDATION_ERROR');
+    expect(keyword.details.fields).to.deep.equal(['decay', 'queryText']);
+    const hybrid = expectOk(await search({ queryText: 'text 3', decay, topK: 3 }));
+    expect(hybrid.results).to.have.length(3);
   });
 });

@@ -77,7 +77,7 @@ describe('SDK LocalIndex search stages (from the bundle)', () => {
       { groupBy: { path: 'g', size: 0 } },
       { decay: { path: 'g', origin: 'tomorrow', scale: 1 } },
       { decay: { path: 'g', origin: 0, scale: 1, midpoint: 1 } },
-      { text: 'hello', decay: { path: 'g', origin: 0, scale: 1 } },
+      { text: 'hello', groupBy: { path: 'g' } },
     ];
     for (const options of mistakes) {
       const serverError = await client.search([1, 2, 3], options).then(

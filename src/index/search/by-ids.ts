@@ -8,7 +8,7 @@ import type { SearchOptions, SearchOutput, SearchPlan } from '../types.js';
 import { planHybridSearch } from './hybrid.js';
 import { fusionWithoutBothArms, resolveSearchOptions } from './options.js';
 import { mapPlan } from './search-plan.js';
-import { hasStages, planStagedSearch } from './stages.js';
+import { checkStages, planStagedSearch, stagesApart } from './stages.js';
 import { planVectorSearch } from './vector.js';
 
 export function planSearchByIds(index: IndexRead, ids: string[], options: SearchOptions): SearchPlan {
@@ -19,7 +19,8 @@ export function planSearchByIds(index: IndexRead, ids: string[], options: Search
     return index.kernel!.readRow(row);
   });
   const { topK, candidatePool } = resolveSearchOptions(options, true);
-  if (hasStages(options)) {
+  checkStages(options);
+  if (stagesApart(options)) {
     return planStagedSearch(
       index,
       queries,

@@ -70,3 +70,50 @@ function workOut(index: IndexRead, decay: Required<DecayOptions>, now: number): 
   }
   return byRow;
 }
+
+/** A fused hit of a hybrid search, or a row neither arm ranked (its fused score 0). */
+interface Decayable {
+  row: number;
+  score: number;
+}
+
+/**
+ * Decay applied to a hybrid search's fused hits: each one's score becomes
+ * (1 - weight) x fused + weight x decay, and every other kept row (`keep`)
+ * with a decay competes at weight x decay (its fused score is 0: neither arm
+ * ranked it; one with neither is left out, as a hybrid search leaves it).
+ * The best `k` at least `threshold`, best first, ties by insertion (`seqOf`).
+ */
+export function decayFused<T extends Decayable>(
+  fused: readonly T[],
+  decays: Float64Array,
+  weight: number,
+  keep: (row: number) => boolean,
+  k: number,
+  threshold: number,
+  seqOf: (row: number) => number,
+  unranked: (row: number) => T,
+): T[] {
+  const best: { hit: T | null; row: number; score: number; seq: number }[] = [];
+  const offer = (row: number, score: number, hit: T | null) => {
+    if (!(score >= threshold)) return;
+    const seq = seqOf(row);
+    const worse = (a: { score: number; seq: number }) => a.score < score || (a.score === score && a.seq > seq);
+    if (best.length === k && !worse(best[k - 1])) return;
+    let at = best.length < k ? best.length : k - 1;
+    while (at > 0 && worse(best[at - 1])) {
+      best[at] = best[at - 1];
+      at--;
+    }
+    best[at] = { hit, row, score, seq };
+  };
+  const ranked = new Set<number>();
+  for (const hit of fused) {
+    ranked.add(hit.row);
+    offer(hit.row, (1 - weight) * hit.score + weight * decays[hit.row], hit);
+  }
+  for (let row = 0; row < decays.length; row++) {
+    if (decays[row] > 0 && !ranked.has(row) && keep(row)) offer(row, weight * decays[row], null);
+  }
+  return best.map(({ hit, row, score }) => Object.assign(hit ?? unranked(row), { score }));
+}

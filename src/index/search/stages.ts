@@ -6,7 +6,8 @@
 //      or else the top k by that score.
 // Every kept row is scored by the kernel (KernelInstance.rowKeys), so each
 // stage is exact over them, not over a candidate pool. mmr and groupBy do not
-// combine (400 naming both), nor does either stage with a query text (for now).
+// combine (400 naming both), nor does either with a query text; decay on a
+// hybrid search decays the fused score (hybrid.ts), and is refused on a keyword one.
 import { SPEC_LIMITS } from '../../config.js';
 import { apiError, pointer } from '../../errors.js';
 import { parseFilter } from '../filter.js';
@@ -21,9 +22,6 @@ import { bestPositions, giveGoodness, keptPositions, takeGoodness, type ScoredRo
 import { answeredPlan, stepsPlan, type QuerySteps } from './search-plan.js';
 import { rowsMatching, toFloat32Queries } from './vector.js';
 
-/** Whether the search asks for any stage. */
-export const hasStages = (options: SearchOptions) => options.mmr !== undefined || options.groupBy !== undefined || options.decay !== undefined;
-
 /** The combinations the pipeline refuses, with both fields named. */
 export function checkStages(options: SearchOptions): void {
   if (options.mmr !== undefined && options.groupBy !== undefined) {
@@ -32,14 +30,26 @@ export function checkStages(options: SearchOptions): void {
       fields: ['mmr', 'groupBy'],
     });
   }
-  if (options.queryTexts !== undefined) {
-    const stage = options.mmr !== undefined ? 'mmr' : options.groupBy !== undefined ? 'groupBy' : 'decay';
+  if (options.queryTexts !== undefined && (options.mmr !== undefined || options.groupBy !== undefined)) {
+    const stage = options.mmr !== undefined ? 'mmr' : 'groupBy';
     throw apiError('VALIDATION_ERROR', `${stage} applies to a search by vector or id, not with a query text (keyword or hybrid search)`, {
       path: pointer(stage),
       fields: [stage, 'queryText'],
     });
   }
 }
+
+/** decay on a keyword search (query texts alone): refused, naming both. */
+export function decayWithoutVectors() {
+  return apiError('VALIDATION_ERROR', 'decay applies to a search by vector or id, or a hybrid one (it decays the fused score), not to a keyword search alone', {
+    path: pointer('decay'),
+    fields: ['decay', 'queryText'],
+  });
+}
+
+/** Whether the stages run apart from the hybrid search (which applies decay itself). */
+export const stagesApart = (options: SearchOptions) =>
+  options.mmr !== undefined || options.groupBy !== undefined || (options.decay !== undefined && options.queryTexts === undefined);
 
 /** The search of `queries` through the stages; `own`: per query, a row left out (a search by ids), or null. */
 export function planStagedSearch(index: IndexRead, queries: ArrayLike<number>[], options: SearchOptions, own: number[] | null): SearchPlan {

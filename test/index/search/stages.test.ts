@@ -210,6 +210,46 @@ describe('search stages: decay', () => {
     }
   });
 
+  it('hybrid: the fused score decayed, and every other filtered row with a decay at weight x decay', () => {
+    const rng = seededRng(91);
+    const index = new VectorIndex(loadKernelModule(), 1000);
+    const words = ['red', 'green', 'blue', 'apple', 'pear', 'stone', 'river', 'cloud'];
+    const rows = Array.from({ length: 300 }, (_, i) => ({
+      id: `v${i}`,
+      vector: randomVector(rng, 6),
+      text: Array.from({ length: 4 }, () => words[randomInt(rng, words.length)]).join(' '),
+      metadata: { k: i % 3, ...(i % 4 === 0 ? {} : { t: randomInt(rng, 60) }) } as Record<string, unknown>,
+    }));
+    index.upsert(rows);
+    const seq = new Map(rows.map((r, i) => [r.id, i]));
+    let unranked = 0;
+    for (let q = 0; q < 8; q++) {
+      const query = randomVector(rng, 6);
+      const text = `${words[randomInt(rng, words.length)]} ${words[randomInt(rng, words.length)]}`;
+      const filter = q % 2 ? { k: { $ne: 1 } } : undefined;
+      const decay = { path: 't', origin: randomInt(rng, 60), scale: 5, weight: 0.2 + 0.6 * rng() };
+      // The fused score (rrf, k 60) of every row either arm ranks among its 20 best.
+      const vectorArm = index.search([query], { topK: 20, filter }).results[0];
+      const textArm = index.search(null, { queryTexts: [text], topK: 20, filter }).results[0];
+      const fusedOf = new Map<string, number>();
+      for (const arm of [vectorArm, textArm]) arm.forEach((h, rank) => fusedOf.set(h.id, (fusedOf.get(h.id) ?? 0) + 1 / (60 + rank + 1)));
+      const expected = rows
+        .filter((r) => filter === undefined || r.metadata.k !== 1)
+        .map((r) => {
+          const d = referenceDecay(r.metadata, 't', decay.origin, false, 'exp', 0.5, 5);
+          const f = fusedOf.get(r.id);
+          return { id: r.id, seq: seq.get(r.id)!, good: f === undefined ? (d > 0 ? decay.weight * d : Number.NaN) : (1 - decay.weight) * f + decay.weight * d };
+        })
+        .filter((r) => !Number.isNaN(r.good))
+        .sort(byGoodness);
+      const out = index.search([query], { queryTexts: [text], topK: 15, candidatePool: 20, filter, decay }).results[0];
+      expectRanked(`hybrid ${q}`, out, expected, 15, (g) => g);
+      for (const hit of out) if (!fusedOf.has(hit.id)) expect([hit.vectorRank, hit.textRank], hit.id).to.deep.equal([null, null]);
+      unranked += out.filter((hit) => !fusedOf.has(hit.id)).length;
+    }
+    expect(unranked, 'rows neither arm ranked, brought in by their decay').to.be.greaterThan(0);
+  });
+
   it('by ids, the query left out; scoreThreshold on the final score', () => {
     const { index, rows, rng } = filled('cosine', 9);
     for (let q = 0; q < 5; q++) {
