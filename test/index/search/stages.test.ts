@@ -232,7 +232,11 @@ describe('search stages: decay', () => {
       const vectorArm = index.search([query], { topK: 20, filter }).results[0];
       const textArm = index.search(null, { queryTexts: [text], topK: 20, filter }).results[0];
       const fusedOf = new Map<string, number>();
-      for (const arm of [vectorArm, textArm]) arm.forEach((h, rank) => fusedOf.set(h.id, (fusedOf.get(h.id) ?? 0) + 1 / (60 + rank + 1)));
+      for (const arm of [vectorArm, textArm]) {
+        arm.forEach((h, rank) => {
+          fusedOf.set(h.id, (fusedOf.get(h.id) ?? 0) + 1 / (60 + rank + 1));
+        });
+      }
       const expected = rows
         .filter((r) => filter === undefined || r.metadata.k !== 1)
         .map((r) => {
