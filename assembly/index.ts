@@ -107,3 +107,17 @@ export function scoreRows(
     scanKeysInOrder(vectors, invNorms, dim, rowBytes, rowList, count, query, METRIC_L2, keys);
   }
 }
+
+/**
+ * Copy rows rowList[0..count) into one block of count x dim floats at
+ * `block`, and their inverse norms to `blockNorms`: a row list that is
+ * scored many times (MMR's candidates) is then scanned as one stream.
+ */
+export function gatherRows(vectors: usize, invNorms: usize, dim: i32, rowList: usize, count: i32, block: usize, blockNorms: usize): void {
+  const rowBytes = <usize>dim << 2;
+  for (let i = 0; i < count; i++) {
+    const row = <usize>load<i32>(rowList + (<usize>i << 2));
+    memory.copy(block + <usize>i * rowBytes, vectors + row * rowBytes, rowBytes);
+    store<f32>(blockNorms + (<usize>i << 2), load<f32>(invNorms + (row << 2)));
+  }
+}

@@ -65,17 +65,15 @@ export function withGatheredRows<T>(
   const n = rows.length;
   for (let i = 0; i < n; i++) if (!(rows[i] >= 0 && rows[i] < count)) throw new RangeError(`row ${rows[i]} out of range`);
   const at = align16(space.scratchBase);
-  const blockAt = align16(at + dim * 4);
+  const listAt = align16(at + dim * 4);
+  const blockAt = align16(listAt + n * 4);
   const normsAt = align16(blockAt + n * dim * 4);
   const keysAt = align16(normsAt + n * 4);
   space.hold(align16(keysAt + n * 4), guard);
   try {
-    const { floats } = space.views();
-    for (let i = 0; i < n; i++) {
-      const from = (vectors >> 2) + rows[i] * dim;
-      floats.copyWithin((blockAt >> 2) + i * dim, from, from + dim);
-      floats[(normsAt >> 2) + i] = floats[(invNorms >> 2) + rows[i]];
-    }
+    const { floats, ints } = space.views();
+    ints.set(rows, listAt >> 2);
+    space.kernel.gatherRows(vectors, invNorms, dim, listAt, n, blockAt, normsAt);
     const scale = space.metric === 'cosine';
     return use((query) => {
       const s = scale ? inverseNorm(query) : 1;

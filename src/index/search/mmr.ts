@@ -4,7 +4,8 @@
 // best match. Similarity between stored vectors is the session metric's
 // (cosine, or minus the l2 distance), scored by the kernel: one pass over the
 // candidates per pick, gathered into one block first (KernelInstance.
-// withGatheredRows: scattered rows were read about twice as slowly). Ties go to the earlier candidate (better
+// withGatheredRows: the kernel copies them, gatherRows; scattered rows were
+// read about twice as slowly). Ties go to the earlier candidate (better
 // relevance, then insertion order), so diversity 0 is the plain order.
 //
 // Lazy greedy (a candidate's last score bounds it, as picks only lower it)
