@@ -54,13 +54,13 @@ export const stagesApart = (options: SearchOptions) =>
 /** The search of `queries` through the stages; `own`: per query, a row left out (a search by ids), or null. */
 export function planStagedSearch(index: IndexRead, queries: ArrayLike<number>[], options: SearchOptions, own: number[] | null): SearchPlan {
   checkStages(options);
-  const { topK } = resolveSearchOptions(options);
+  const { topK, candidatePool } = resolveSearchOptions(options);
   const candidates = Math.max(options.mmr?.candidates ?? SPEC_LIMITS.defaultMmrCandidates, topK);
   const pathOf = options.pathOf ?? ((j: number) => pointer('queryVectors', j));
   const filter = options.filter ? parseFilter(options.filter) : null;
   const { config, kernel } = index;
   const size = index.rows.size;
-  const stats: SearchStats = { exact: true, metric: config.metric, topK, candidatePool: options.mmr ? candidates : topK, matched: 0, scanned: 0 };
+  const stats: SearchStats = { exact: true, metric: config.metric, topK, candidatePool: options.mmr ? candidates : candidatePool, matched: 0, scanned: 0 };
   const empty = (): SearchOutput => ({
     results: queries.map((): SearchHit[] => []),
     ...(options.groupBy ? { groups: queries.map((): SearchGroup[] => []) } : {}),

@@ -465,6 +465,40 @@ describe('search stages: mmr', () => {
     });
   }
 
+  it('int8 sessions: every stage exact in float32; scoreThreshold cuts the candidates first', () => {
+    const { index: f32 } = filled('cosine', 81);
+    const rng = seededRng(81);
+    const int8 = new VectorIndex(loadKernelModule(), 10_000);
+    const rows = Array.from({ length: 400 }, (_, i) => ({ id: `v${i}`, vector: randomVector(rng, 8), metadata: { g: i % 7, t: i % 50 } }));
+    int8.upsert(rows, { vectorType: 'int8' });
+    f32.clear();
+    f32.upsert(rows);
+    for (let q = 0; q < 5; q++) {
+      const query = randomVector(rng, 8);
+      for (const options of [
+        { topK: 8, mmr: { diversity: 0.4, candidates: 60 } },
+        { topK: 5, groupBy: { path: 'g', size: 2 } },
+        { topK: 8, decay: { path: 't', origin: 10, scale: 4 } },
+      ]) {
+        const a = int8.search([query], options);
+        const b = f32.search([query], options);
+        expect(a.stats.exact).to.equal(true);
+        expect(a.results).to.deep.equal(b.results);
+        expect(a.groups).to.deep.equal(b.groups);
+      }
+      // A threshold between two candidates' scores: MMR picks only among those at least it.
+      const plain = f32.search([query], { topK: 30 }).results[0];
+      const threshold = (plain[11].score + plain[12].score) / 2;
+      const cut = f32.search([query], { topK: 20, scoreThreshold: threshold, mmr: { diversity: 0.9, candidates: 100 } }).results[0];
+      expect(cut.map((h) => h.id).sort()).to.deep.equal(
+        plain
+          .slice(0, 12)
+          .map((h) => h.id)
+          .sort(),
+      );
+    }
+  });
+
   it('near-duplicate clusters: one pick from each', () => {
     const rng = seededRng(71);
     const dim = 16;
