@@ -191,12 +191,12 @@ export class KernelInstance {
 
   /**
    * `read` of every listed row's key for `query`, in `rowList`'s order (rows
-   * 0..count-1 without one), on this thread: cosine similarity, or minus the
+   * from..count-1 without one), on this thread: cosine similarity, or minus the
    * squared l2 distance (row-scores.ts). The keys are a view of the scratch,
    * valid only while `read` runs.
    */
-  rowKeys<T>(query: Float32Array, rowList: Int32Array | null, count: number, guard: MemoryGuard | null, read: (keys: Float32Array) => T): T {
-    return rowKeys(this.space, query, rowList, count, guard, read);
+  rowKeys<T>(query: Float32Array, rowList: Int32Array | null, count: number, guard: MemoryGuard | null, read: (keys: Float32Array) => T, from = 0): T {
+    return rowKeys(this.space, query, rowList, count, guard, read, from);
   }
 
   /** `use` of a scorer of `rows` gathered into one block (row-scores.ts): for a row list scored many times. */

@@ -9,7 +9,7 @@ import type { MemoryGuard } from './search-request.js';
 
 /**
  * `read` of each row's key (larger is nearer: cosine similarity, or minus the
- * squared l2 distance), in `rowList`'s order (rows 0..count-1 without one): a
+ * squared l2 distance), in `rowList`'s order (rows from..count-1 without one): a
  * view of the scratch, valid only while `read` runs.
  */
 export function rowKeys<T>(
@@ -19,11 +19,13 @@ export function rowKeys<T>(
   count: number,
   guard: MemoryGuard | null,
   read: (keys: Float32Array) => T,
+  from = 0,
 ): T {
   const { dim } = space.layout;
   if (query.length !== dim) throw new RangeError(`query of ${query.length} values, expected ${dim}`);
   if (!(count >= 0 && count <= space.layout.capacity)) throw new RangeError(`count ${count} out of range`);
-  const scanned = rowList ? rowList.length : count;
+  if (!(Number.isInteger(from) && from >= 0 && from <= count)) throw new RangeError(`from ${from} out of range`);
+  const scanned = rowList ? rowList.length : count - from;
   if (scanned === 0) return read(new Float32Array(0));
   if (rowList) {
     for (let i = 0; i < rowList.length; i++) if (!(rowList[i] >= 0 && rowList[i] < count)) throw new RangeError(`row ${rowList[i]} out of range`);
@@ -40,7 +42,9 @@ export function rowKeys<T>(
     for (let i = 0; i < dim; i++) floats[(at >> 2) + i] = query[i] * scale;
     if (rowList) ints.set(rowList, listAt >> 2);
     const { vectors, invNorms } = space.layout;
-    space.kernel.scoreRows(vectors, invNorms, dim, rowList ? listAt : 0, scanned, at, space.metricCode, keysAt);
+    // Without a row list, rows from..count-1: their regions start at row `from`.
+    const first = rowList ? 0 : from;
+    space.kernel.scoreRows(vectors + first * dim * 4, invNorms + first * 4, dim, rowList ? listAt : 0, scanned, at, space.metricCode, keysAt);
     return read(floats.subarray(keysAt >> 2, (keysAt >> 2) + scanned));
   } finally {
     space.release();

@@ -11,6 +11,7 @@
 import { SPEC_LIMITS } from '../../config.js';
 import { apiError, pointer } from '../../errors.js';
 import { parseFilter } from '../filter.js';
+import type { SearchHits, SearchRequest } from '../../kernel/search-request.js';
 import type { IndexRead } from '../index-read.js';
 import type { DecayOptions, SearchGroup, SearchHit, SearchOptions, SearchOutput, SearchPlan, SearchStats } from '../types.js';
 import { decayByRow, resolveDecay } from './decay.js';
@@ -79,18 +80,20 @@ export function planStagedSearch(index: IndexRead, queries: ArrayLike<number>[],
   const decay = options.decay ? resolveDecay(options.decay) : null;
   const decays = decay ? decayByRow(index, decay, Date.now()) : null;
   const rows = rowList ?? iota(size);
-  function* steps(): QuerySteps {
+  // MMR alone takes its candidates from the kernel's top k (a search's scan: on the kernel pool when
+  // large); the other stages score every kept row, in chunks with a pause after each.
+  const candidateScan = options.mmr && !decay;
+  const request: SearchRequest = { queries: packed, queryCount: queries.length, k: candidates + (own ? 1 : 0), count: size, rowList, guard: index.memoryGuard };
+  function* steps(top: SearchHits | null): QuerySteps {
     const sizes = noSizes();
     const out = empty();
     const dim = kernel!.dim;
     for (let j = 0; j < queries.length; j++) {
       const query = packed.subarray(j * dim, (j + 1) * dim);
       const ownRow = own ? own[j] : -1;
-      // MMR alone takes its candidates from the kernel's top k; the other stages score every kept row.
-      const scored =
-        options.mmr && !decay
-          ? topRows(index, query, rowList, candidates, options.scoreThreshold, ownRow)
-          : scoreRows(index, query, rows, rowList, decay, decays, options.scoreThreshold, ownRow);
+      const scored = top
+        ? topRows(index, top, j, options.scoreThreshold, ownRow)
+        : yield* scoreRows(index, query, rows, rowList === null, decay, decays, options.scoreThreshold, ownRow);
       // A score as the hit shows it: the final score with decay, else the similarity or the l2 distance.
       const scoreOf = decay || config.metric === 'cosine' ? (i: number) => scored.good[i] : (i: number) => -scored.good[i];
       const hitAt = (i: number) => hitOf(index, scored.rows[i], scoreOf(i), options, sizes);
@@ -119,20 +122,19 @@ export function planStagedSearch(index: IndexRead, queries: ArrayLike<number>[],
   }
   return stepsPlan(
     queries.length * stats.scanned * kernel.dim,
-    () => null,
-    async () => null,
+    () => (candidateScan ? kernel.search(request) : null),
+    async (executor) => (candidateScan ? kernel.search(request, executor) : null),
     steps,
   );
 }
 
-/** The kernel's best `k` rows for one query (exact float32, best first), the row `own` and those past the threshold left out. */
-function topRows(index: IndexRead, query: Float32Array, rowList: Int32Array | null, k: number, threshold: number | undefined, own: number): ScoredRows {
+/** Query j's rows of the kernel's top k (exact float32, best first), the row `own` and those past the threshold left out. */
+function topRows(index: IndexRead, top: SearchHits, j: number, threshold: number | undefined, own: number): ScoredRows {
   const cosine = index.config.metric === 'cosine';
-  const size = index.rows.size;
-  const hits = index.kernel!.search({ queries: query, queryCount: 1, k: k + (own >= 0 ? 1 : 0), count: size, rowList, guard: index.memoryGuard });
-  const rows = hits.rows.subarray(0, hits.perQuery);
+  const from = j * top.perQuery;
+  const rows = top.rows.subarray(from, from + top.perQuery);
   const good = new Float64Array(rows.length);
-  for (let i = 0; i < rows.length; i++) good[i] = cosine ? hits.scores[i] : -hits.scores[i];
+  for (let i = 0; i < rows.length; i++) good[i] = cosine ? top.scores[from + i] : -top.scores[from + i];
   markLeftOut(rows, good, thresholdAsGoodness(threshold, cosine, false), own);
   return { rows, good };
 }
@@ -147,31 +149,41 @@ function markLeftOut(rows: Int32Array, good: Float64Array, floor: number, own: n
   for (let i = 0; i < rows.length; i++) if (!(good[i] >= floor) || rows[i] === own) good[i] = Number.NEGATIVE_INFINITY;
 }
 
-/** Every kept row's goodness for one query: the kernel's keys, decayed, the row `own` and those past the threshold left out (one pass). */
-function scoreRows(
+/** Rows the kernel scores per step of scoreRows (about 10 ms at 384 floats on a slow core): a pause may come between. */
+const ROWS_PER_STEP = 65_536;
+
+/** Every kept row's goodness for one query: the kernel's keys, decayed, the row `own` and those past the threshold left out; a chunk of rows a step. */
+function* scoreRows(
   index: IndexRead,
   query: Float32Array,
   rows: Int32Array,
-  rowList: Int32Array | null,
+  /** rows is every row in order (no filter): the kernel then scans ranges without a row list. */
+  all: boolean,
   decay: Required<DecayOptions> | null,
   decays: Float64Array | null,
   threshold: number | undefined,
   own: number,
-): ScoredRows {
+): Generator<void, ScoredRows, void> {
   const cosine = index.config.metric === 'cosine';
   const good = takeGoodness(rows.length);
   const floor = thresholdAsGoodness(threshold, cosine, decay !== null);
   const w = decay ? decay.weight : 0;
   const left = Number.NEGATIVE_INFINITY;
-  index.kernel!.rowKeys(query, rowList, index.rows.size, index.memoryGuard, (keys) => {
-    // goodnessOfKey written out: this loop runs over every kept row.
-    for (let i = 0; i < rows.length; i++) {
-      const key = keys[i];
-      let g = cosine ? Math.max(-1, Math.min(1, key)) : -Math.sqrt(Math.max(0, -key));
-      if (decays !== null) g = (1 - w) * g + w * decays[rows[i]];
-      good[i] = g >= floor && rows[i] !== own ? g : left;
-    }
-  });
+  for (let from = 0; from < rows.length; from += ROWS_PER_STEP) {
+    const to = Math.min(rows.length, from + ROWS_PER_STEP);
+    const read = (keys: Float32Array) => {
+      // goodnessOfKey written out: this loop runs over every kept row.
+      for (let i = from; i < to; i++) {
+        const key = keys[i - from];
+        let g = cosine ? Math.max(-1, Math.min(1, key)) : -Math.sqrt(Math.max(0, -key));
+        if (decays !== null) g = (1 - w) * g + w * decays[rows[i]];
+        good[i] = g >= floor && rows[i] !== own ? g : left;
+      }
+    };
+    if (all) index.kernel!.rowKeys(query, null, to, index.memoryGuard, read, from);
+    else index.kernel!.rowKeys(query, rows.subarray(from, to), index.rows.size, index.memoryGuard, read);
+    if (to < rows.length) yield;
+  }
   return { rows, good };
 }
 

@@ -254,6 +254,25 @@ describe('search stages: decay', () => {
     expect(unranked, 'rows neither arm ranked, brought in by their decay').to.be.greaterThan(0);
   });
 
+  it('past one step of rows (65,536 a step): the same as the plain search, filtered or not', () => {
+    const rng = seededRng(95);
+    const index = new VectorIndex(loadKernelModule(), 100_000);
+    const n = 70_000;
+    const records = Array.from({ length: n }, (_, i) => ({ id: `v${i}`, vector: randomVector(rng, 4), metadata: { k: i % 3 } }));
+    for (let i = 0; i < n; i += 10_000) index.upsert(records.slice(i, i + 10_000));
+    for (const filter of [undefined, { k: { $ne: 1 } }]) {
+      const query = randomVector(rng, 4);
+      const plain = index.search([query], { topK: 20, filter }).results[0];
+      const decayed = index.search([query], { topK: 20, filter, decay: { path: 'none', origin: 0, scale: 1, weight: 0 } }).results[0];
+      expect(decayed).to.deep.equal(plain);
+      // The last rows (past the first step) are scored: the query's own vector, stored last, is found first.
+      const last = records[n - 1];
+      if (filter === undefined || last.metadata.k !== 1) {
+        expect(index.search([last.vector], { topK: 1, filter, decay: { path: 'none', origin: 0, scale: 1, weight: 0 } }).results[0][0].id).to.equal(last.id);
+      }
+    }
+  });
+
   it('by ids, the query left out; scoreThreshold on the final score', () => {
     const { index, rows, rng } = filled('cosine', 9);
     for (let q = 0; q < 5; q++) {
