@@ -44,7 +44,7 @@ const timings = interleave(
 // The ratio to the plain search from pairs of runs side by side (the median of their ratios), steadier than two medians on a shared machine.
 const rows = timings.map((t, i) => {
   const c = cases[i];
-  const ratio = i === 0 ? 1 : pairedRatio(search(cases[0].options), search(c.options), { pairs: quick ? 5 : 21, calls: 4 });
+  const ratio = i === 0 ? 1 : pairedRatio(search(cases[0].options), search(c.options), { pairs: quick ? 5 : 41, calls: 4 });
   return { case: t.name, 'ms/query': t.ms, 'vs plain': fmt(ratio), goal: c.goal ? `<= ${c.goal}x` : '', met: c.goal ? (ratio <= c.goal ? 'yes' : 'NO') : '' };
 });
 printTable(rows);
