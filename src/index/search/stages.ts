@@ -4,8 +4,9 @@
 //   2. decay: each kept row's score = (1 - weight) x similarity + weight x decay;
 //   3. mmr (over the exact top `candidates` by that score) or groupBy (over every kept row),
 //      or else the top k by that score.
-// Every kept row is scored by the kernel (KernelInstance.rowKeys), so each
-// stage is exact over them, not over a candidate pool. mmr and groupBy do not
+// The kernel scores every kept row (KernelInstance.rowKeys, in steps of
+// ROWS_PER_STEP rows; MMR alone takes its candidates from a search's exact top
+// k), so each stage is exact over them, not over a candidate pool. mmr and groupBy do not
 // combine (400 naming both), nor does either with a query text; decay on a
 // hybrid search decays the fused score (hybrid.ts), and is refused on a keyword one.
 import { SPEC_LIMITS } from '../../config.js';
@@ -27,7 +28,7 @@ import { rowsMatching, toFloat32Queries } from './vector.js';
 export function checkStages(options: SearchOptions): void {
   if (options.mmr !== undefined && options.groupBy !== undefined) {
     throw apiError('VALIDATION_ERROR', 'mmr and groupBy do not combine: mmr diversifies one list of hits, groupBy answers groups instead', {
-      path: '/mmr',
+      path: pointer('mmr'),
       fields: ['mmr', 'groupBy'],
     });
   }
