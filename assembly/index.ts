@@ -14,7 +14,7 @@
 import { TILE_PASS_QUERIES, interleave4, scanTiles } from "./tiles";
 import { heapify, heapOffer, heapSortBestFirst } from "./topk";
 import { KEYS_FIRST_MIN_TOPK, KEYS_FIRST_ROWS_PER_POOL, rowAt, selectStoredKeys } from "./selection";
-import { METRIC_COSINE, METRIC_DOT, METRIC_L2, WITH_DOT, scanKeys, scanOne } from "./scan";
+import { METRIC_COSINE, METRIC_DOT, METRIC_L2, WITH_DOT, scanKeys, scanKeysInOrder, scanOne } from "./scan";
 export { METRIC_COSINE, METRIC_L2 } from "./scan";
 export { KEYS_FIRST_MIN_TOPK, KEYS_FIRST_ROWS_PER_POOL } from "./selection";
 export { TILE_PASS_QUERIES } from "./tiles";
@@ -86,5 +86,38 @@ export function search(
   const kept = min(k, count);
   for (let q = 0; q < nq; q++) {
     heapSortBestFirst(outRows + (<usize>(q * k) << 2), outKeys + (<usize>(q * k) << 2), kept, seqs);
+  }
+}
+
+/**
+ * Every listed row's key for one query (`rowList` 0: rows 0..count-1), with
+ * no selection, in list order at keys[0..count): what an exact stage over
+ * all filtered rows (decay, groupBy) or between stored vectors (MMR) scores.
+ * The same step as a search's scan (keysX4: rows g, g + Q, g + 2Q, g + 3Q),
+ * so a row's key is the one a search gives it.
+ */
+export function scoreRows(
+  vectors: usize, invNorms: usize, dim: i32, rowList: usize, count: i32,
+  query: usize, metric: i32, keys: usize,
+): void {
+  const rowBytes = <usize>dim << 2;
+  if (metric == METRIC_COSINE) {
+    scanKeysInOrder(vectors, invNorms, dim, rowBytes, rowList, count, query, METRIC_COSINE, keys);
+  } else {
+    scanKeysInOrder(vectors, invNorms, dim, rowBytes, rowList, count, query, METRIC_L2, keys);
+  }
+}
+
+/**
+ * Copy rows rowList[0..count) into one block of count x dim floats at
+ * `block`, and their inverse norms to `blockNorms`: a row list that is
+ * scored many times (MMR's candidates) is then scanned as one stream.
+ */
+export function gatherRows(vectors: usize, invNorms: usize, dim: i32, rowList: usize, count: i32, block: usize, blockNorms: usize): void {
+  const rowBytes = <usize>dim << 2;
+  for (let i = 0; i < count; i++) {
+    const row = <usize>load<i32>(rowList + (<usize>i << 2));
+    memory.copy(block + <usize>i * rowBytes, vectors + row * rowBytes, rowBytes);
+    store<f32>(blockNorms + (<usize>i << 2), load<f32>(invNorms + (row << 2)));
   }
 }

@@ -117,6 +117,36 @@ export function scanKeys(
   }
 }
 
+/** Every listed row's key, as scanKeys scores them, stored in list order (keys[i] for list entry i). */
+@inline export function scanKeysInOrder(
+  vectors: usize, invNorms: usize, dim: i32, rowBytes: usize,
+  rowList: usize, count: i32, query: usize, metric: i32, keys: usize,
+): void {
+  const quarter = count >> 2;
+  const q1 = <usize>quarter << 2;
+  for (let g = 0; g < quarter; g++) {
+    const r0 = rowAt(rowList, g), r1 = rowAt(rowList, g + quarter);
+    const r2 = rowAt(rowList, g + 2 * quarter), r3 = rowAt(rowList, g + 3 * quarter);
+    const k = keysX4(vectors, invNorms, dim, rowBytes, query, metric, r0, r1, r2, r3);
+    const at = keys + (<usize>g << 2);
+    store<f32>(at, f32x4.extract_lane(k, 0));
+    store<f32>(at + q1, f32x4.extract_lane(k, 1));
+    store<f32>(at + 2 * q1, f32x4.extract_lane(k, 2));
+    store<f32>(at + 3 * q1, f32x4.extract_lane(k, 3));
+  }
+  const i = quarter << 2, left = count - i;
+  if (left > 0) {
+    const r0 = rowAt(rowList, i);
+    const r1 = left > 1 ? rowAt(rowList, i + 1) : r0;
+    const r2 = left > 2 ? rowAt(rowList, i + 2) : r0;
+    const k = keysX4(vectors, invNorms, dim, rowBytes, query, metric, r0, r1, r2, r0);
+    const at = keys + (<usize>i << 2);
+    store<f32>(at, f32x4.extract_lane(k, 0));
+    if (left > 1) store<f32>(at + 4, f32x4.extract_lane(k, 1));
+    if (left > 2) store<f32>(at + 8, f32x4.extract_lane(k, 2));
+  }
+}
+
 /** The float32 values of rows r0..r3 in a per-row array, as lanes. */
 @inline export function gather4(values: usize, r0: i32, r1: i32, r2: i32, r3: i32): v128 {
   return f32x4(

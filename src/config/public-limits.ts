@@ -27,6 +27,12 @@ export function publicLimits(config: Config) {
       max: SPEC_LIMITS.maxCandidatePool,
       default: SPEC_LIMITS.defaultCandidatePool,
     },
+    stages: {
+      mmrCandidates: { min: 1, max: SPEC_LIMITS.maxMmrCandidates, default: SPEC_LIMITS.defaultMmrCandidates },
+      groupSize: { min: SPEC_LIMITS.minGroupSize, max: SPEC_LIMITS.maxGroupSize, default: SPEC_LIMITS.defaultGroupSize },
+      decay: { defaultMidpoint: SPEC_LIMITS.defaultDecayMidpoint, defaultWeight: SPEC_LIMITS.defaultDecayWeight },
+      maxPathBytes: SPEC_LIMITS.maxMetadataPathBytes,
+    },
     batch: {
       addMany: config.maxAddManyBatch,
       getMany: config.maxGetManyBatch,

@@ -70,6 +70,18 @@ export const SPEC_LIMITS = {
   minCandidatePool: 1,
   maxCandidatePool: 2048,
   defaultCandidatePool: 100,
+  /** mmr.candidates: the exact top rows MMR picks from (defaults and caps as candidatePool). */
+  defaultMmrCandidates: 100,
+  maxMmrCandidates: 2048,
+  /** groupBy.size: hits per group. */
+  minGroupSize: 1,
+  maxGroupSize: 100,
+  defaultGroupSize: 3,
+  /** decay: the curve's value at |x - origin| = scale, and the decay's share of the final score. */
+  defaultDecayMidpoint: 0.5,
+  defaultDecayWeight: 0.5,
+  /** UTF-8 bytes of a metadata path a stage reads (groupBy.path, decay.path). */
+  maxMetadataPathBytes: 1024,
   defaultMetric: 'cosine' as Metric,
   defaultVectorType: 'float32' as VectorType,
   /**

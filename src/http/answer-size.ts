@@ -4,7 +4,7 @@
 // a number takes as JSON.
 import type { Config } from '../config.js';
 import { apiError } from '../errors.js';
-import type { SearchHit } from '../index/types.js';
+import type { SearchGroup, SearchHit } from '../index/types.js';
 import type { Slices } from '../limits/slices.js';
 
 /** The longest JSON of a float32 value as a double (e.g. -1.1754943508222875e-38) and a comma. */
@@ -13,6 +13,10 @@ export const NUMBER_BYTES = 25;
 const ITEM_FRAME_BYTES = 48;
 /** A hybrid hit's `"vectorScore":,"vectorRank":,"textScore":,"textRank":` around their numbers. */
 const ARM_FIELDS_BYTES = 4 * NUMBER_BYTES + 56;
+/** An mmr hit's `,"mmrRank":` around its number. */
+const MMR_RANK_BYTES = NUMBER_BYTES + 12;
+/** `{"value":,"hits":[]}` and the comma after a group. */
+const GROUP_FRAME_BYTES = 24;
 /** The envelope around the items: success, session, stats, notFound, metrics. */
 export const ENVELOPE_BYTES = 2048;
 
@@ -45,8 +49,22 @@ function listBytes(list: readonly SearchHit[]): number {
   for (const hit of list) {
     bytes += ITEM_FRAME_BYTES + NUMBER_BYTES + utf8Bytes(JSON.stringify(hit.id));
     if (hit.vectorRank !== undefined) bytes += ARM_FIELDS_BYTES;
+    if (hit.mmrRank !== undefined) bytes += MMR_RANK_BYTES;
   }
   return bytes;
+}
+
+/** Each query's groups (groupBy) as hitsBytes() sizes a list: every group's hits, and its value and frame. */
+export function groupsAsLists(groups: SearchGroup[][]): { lists: SearchHit[][]; extraBytes: number } {
+  const lists: SearchHit[][] = [];
+  let extraBytes = 0;
+  for (const query of groups) {
+    for (const group of query) {
+      lists.push(group.hits);
+      extraBytes += GROUP_FRAME_BYTES + utf8Bytes(JSON.stringify(group.value));
+    }
+  }
+  return { lists, extraBytes };
 }
 
 /** Bytes of one stored vector as JSON: its id, `values` numbers (0 without the vector), its metadata's and text's JSON bytes. */

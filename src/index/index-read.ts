@@ -13,9 +13,12 @@ export interface IndexRead {
   /** Replaced, never mutated, on each change. */
   readonly config: Readonly<IndexConfig>;
   /** Null until the first add and after a reset. */
-  readonly kernel: Pick<KernelInstance, 'dim' | 'readRow' | 'search' | 'memoryBytesFor'> | null;
+  readonly kernel: Pick<KernelInstance, 'dim' | 'readRow' | 'search' | 'memoryBytesFor' | 'rowKeys' | 'withGatheredRows' | 'seqs'> | null;
   readonly rows: RowsRead;
-  readonly metadata: Pick<MetadataStore, 'evaluate' | 'prepare' | 'values' | 'rowEntries' | 'json' | 'jsonLength' | 'entriesOf' | 'measure' | 'growthUpper'>;
+  readonly metadata: Pick<
+    MetadataStore,
+    'evaluate' | 'prepare' | 'values' | 'rowEntries' | 'json' | 'jsonLength' | 'entriesOf' | 'measure' | 'growthUpper' | 'valuesAt' | 'object' | 'changes'
+  >;
   readonly texts: Pick<TextStore, 'has' | 'json' | 'jsonLength' | 'searchSteps'>;
   /** Each row's ttl and expiry (per-record TTL); a read leaves out a row expired at clock() (live-rows.ts). */
   readonly expiry: ExpiryRead;

@@ -142,6 +142,45 @@ export interface SearchOptions {
   textPathOf?: (j: number) => string;
   /** queryTexts analysed ahead (the server does it in slices), used when the analyzer is still the one they were made with. */
   queryTerms?: QueryTerms;
+  /** Diversify the hits by maximal marginal relevance over the exact top `candidates` (search/mmr.ts). */
+  mmr?: MmrOptions;
+  /** Answer the topK groups of hits by a metadata value instead of hits (search/group-by.ts). */
+  groupBy?: GroupByOptions;
+  /** Blend each filtered row's similarity with a decay of a metadata value's distance from an origin (search/decay.ts). */
+  decay?: DecayOptions;
+}
+
+export interface MmrOptions {
+  /** 0 (a plain search) to 1 (diversity alone): lambda = 1 - diversity. */
+  diversity: number;
+  /** The exact top rows MMR picks from (at least topK). */
+  candidates?: number;
+}
+
+export interface GroupByOptions {
+  path: string;
+  /** Hits per group. */
+  size?: number;
+}
+
+export type DecayCurve = 'exp' | 'gauss' | 'linear';
+
+export interface DecayOptions {
+  path: string;
+  /** A number, an ISO-8601 date, or "now" (then the values are dates). */
+  origin: number | string;
+  /** The distance from the origin where the decay is `midpoint` (milliseconds for dates). */
+  scale: number;
+  midpoint?: number;
+  curve?: DecayCurve;
+  /** final = (1 - weight) x similarity + weight x decay. */
+  weight?: number;
+}
+
+/** One group of a groupBy search: the value at the path and its best hits. */
+export interface SearchGroup {
+  value: string | number | boolean | null;
+  hits: SearchHit[];
 }
 
 /** Each query text's distinct terms (distinctTerms) under `analyzer`. */
@@ -213,6 +252,8 @@ export interface SearchHit {
   vectorRank?: number | null;
   textScore?: number | null;
   textRank?: number | null;
+  /** With mmr: the 1-based order in which MMR picked the hit (the order of the list). */
+  mmrRank?: number;
 }
 
 export interface SearchStats {
@@ -252,6 +293,8 @@ export interface SearchPlan {
 
 export interface SearchOutput {
   results: SearchHit[][];
+  /** With groupBy: each query's groups (its `results` then empty). */
+  groups?: SearchGroup[][];
   stats: SearchStats;
   /** UTF-8 bytes of the hits' metadata as JSON, when included (to size the answer before writing it). */
   metadataJsonBytes: number;

@@ -12,6 +12,10 @@ export interface KernelExports {
   heapBase(): number;
   /** assembly/index/search(vectors: usize, invNorms: usize, seqs: usize, dim: i32, rowList: usize, count: i32, queries: usize, nq: i32, metric: i32, k: i32, outRows: usize, outKeys: usize, block: usize, keyScratch: usize): void */
   search(vectors: number, invNorms: number, seqs: number, dim: number, rowList: number, count: number, queries: number, nq: number, metric: number, k: number, outRows: number, outKeys: number, block: number, keyScratch: number): void;
+  /** assembly/index/scoreRows(vectors: usize, invNorms: usize, dim: i32, rowList: usize, count: i32, query: usize, metric: i32, keys: usize): void */
+  scoreRows(vectors: number, invNorms: number, dim: number, rowList: number, count: number, query: number, metric: number, keys: number): void;
+  /** assembly/index/gatherRows(vectors: usize, invNorms: usize, dim: i32, rowList: usize, count: i32, block: usize, blockNorms: usize): void */
+  gatherRows(vectors: number, invNorms: number, dim: number, rowList: number, count: number, block: number, blockNorms: number): void;
   /** assembly/scan/METRIC_COSINE: i32 */
   readonly METRIC_COSINE: WebAssembly.Global;
   /** assembly/scan/METRIC_L2: i32 */

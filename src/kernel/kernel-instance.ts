@@ -19,6 +19,7 @@ import { align16, codeStrideFor, layoutFor, movableRegions, PAGE_BYTES, pagesFor
 import { quantizeInto, sumOfSquares } from './quantize.js';
 import { singleQueryPathsOf } from './search-path.js';
 import { checkRequest, NO_HITS, type MemoryGuard, type SearchHits, type SearchRequest } from './search-request.js';
+import { rowKeys, withGatheredRows } from './row-scores.js';
 import { exactSearch, int8Search, type SearchSpace } from './search-steps.js';
 
 const FIRST_CAPACITY = 64;
@@ -186,6 +187,26 @@ export class KernelInstance {
     const algorithm = checked.candidatePool === undefined ? exactSearch : int8Search;
     if (!executor) return runHere(this.kernel, algorithm(this.space, checked, THIS_THREAD));
     return runOnPool(executor, this.id, this.memory, this.kernel, algorithm(this.space, checked, executor));
+  }
+
+  /**
+   * `read` of every listed row's key for `query`, in `rowList`'s order (rows
+   * from..count-1 without one), on this thread: cosine similarity, or minus the
+   * squared l2 distance (row-scores.ts). The keys are a view of the scratch,
+   * valid only while `read` runs.
+   */
+  rowKeys<T>(query: Float32Array, rowList: Int32Array | null, count: number, guard: MemoryGuard | null, read: (keys: Float32Array) => T, from = 0): T {
+    return rowKeys(this.space, query, rowList, count, guard, read, from);
+  }
+
+  /** `use` of a scorer of `rows` gathered into one block (row-scores.ts): for a row list scored many times. */
+  withGatheredRows<T>(rows: Int32Array, count: number, guard: MemoryGuard | null, use: (score: (query: Float32Array) => Float32Array) => T): T {
+    return withGatheredRows(this.space, rows, count, guard, use);
+  }
+
+  /** A view of every row's insertion sequence, valid until the next write or grow. */
+  seqs(): Uint32Array {
+    return this.space.seqs();
   }
 
   /** The instance as the search steps see it: its constants, and getters for what a grow or a search in flight changes. */

@@ -3,7 +3,7 @@
 // imported by this folder only, so neither the server nor /sdk.js load it).
 // A document's text is stored as its vector's `text` (indexed for keyword
 // search, not held to the metadata limit), its id as the vector id; filters
-// are tempvec's filter language, as in /search. Beside similarity and MMR,
+// are tempvec's filter language, as in /search. Beside similarity and MMR (the server's, exact),
 // the store searches by keywords (BM25) and hybrid (both, fused), and
 // asRetriever({ searchType: 'hybrid' }) retrieves that way. Without an
 // Embeddings the server embeds (texts in, texts out): documents are sent as
@@ -11,7 +11,6 @@
 import type { CallbackManagerForRetrieverRun, Callbacks } from '@langchain/core/callbacks/manager';
 import { Document, type DocumentInterface } from '@langchain/core/documents';
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
-import { maximalMarginalRelevance } from '@langchain/core/utils/math';
 import type { BaseRetrieverInput } from '@langchain/core/retrievers';
 import { VectorStore, VectorStoreRetriever, type MaxMarginalRelevanceSearchOptions } from '@langchain/core/vectorstores';
 import { TempvecClient } from '../sdk/client.js';
@@ -171,30 +170,27 @@ export class TempvecVectorStore extends VectorStore {
   }
 
   /**
-   * Maximal marginal relevance: the fetchK nearest (filtered) by the server,
-   * then k of them chosen for relevance and diversity (lambda 1: relevance only, 0: diversity only).
+   * Maximal marginal relevance, on the server (/search's `mmr`): k picked
+   * greedily from the exact fetchK nearest (filtered), each maximising
+   * lambda x its similarity to the query - (1 - lambda) x its greatest
+   * similarity to one already picked (lambda 1: relevance only, 0: diversity
+   * only; tempvec's diversity is 1 - lambda). Similarity between documents is
+   * the session metric's (cosine, or minus the l2 distance). Without an
+   * Embeddings the server embeds the query. asRetriever({ searchType: 'mmr',
+   * searchKwargs: { fetchK, lambda } }) searches this way.
    */
   async maxMarginalRelevanceSearch(
     query: string,
     options: MaxMarginalRelevanceSearchOptions<TempvecFilter>,
     _callbacks?: Callbacks,
   ): Promise<DocumentInterface[]> {
-    const queryVector = await this.embeddings.embedQuery(query);
-    const { results } = await this.client.search(Float32Array.from(queryVector), {
-      topK: options.fetchK ?? 20,
+    const { results } = await this.client.search(await this.queryOf(query), {
+      topK: options.k,
+      mmr: mmrOf(options),
       ...INCLUDE,
       ...(options.filter ? { filter: options.filter } : {}),
     });
-    if (results.length === 0) return [];
-    const { vectors } = await this.client.getMany(results.map((hit) => hit.id));
-    const byId = new Map(vectors.map((stored) => [stored.id, stored.vector]));
-    const chosen = maximalMarginalRelevance(
-      queryVector,
-      results.map((hit) => byId.get(hit.id) ?? []),
-      options.lambda ?? 0.5,
-      options.k,
-    );
-    return chosen.map((i) => toDocument(results[i]));
+    return results.map(toDocument);
   }
 
   /** `embeddings` null: the server embeds the texts. */
@@ -223,6 +219,11 @@ export class TempvecVectorStore extends VectorStore {
     this.limitsOnce ??= this.client.limits().then((answer) => answer.limits);
     return this.limitsOnce;
   }
+}
+
+/** LangChain's MMR options as tempvec's `mmr`: diversity = 1 - lambda (default 0.5), candidates = fetchK (default 20). */
+function mmrOf(options: { fetchK?: number; lambda?: number }): { diversity: number; candidates: number } {
+  return { diversity: 1 - (options.lambda ?? 0.5), candidates: options.fetchK ?? 20 };
 }
 
 /** What every search of the store asks back: a Document needs both. */

@@ -24,6 +24,15 @@ export const LimitsSchema = v.pipe(
     sessionTtlMs: CountSchema,
     topK: BoundsSchema,
     candidatePool: BoundsSchema,
+    stages: v.pipe(
+      v.strictObject({
+        mmrCandidates: BoundsSchema,
+        groupSize: BoundsSchema,
+        decay: v.strictObject({ defaultMidpoint: v.number(), defaultWeight: v.number() }),
+        maxPathBytes: CountSchema,
+      }),
+      v.description("The search stages: mmr.candidates, groupBy.size, decay's defaults, and the UTF-8 bytes of a stage's metadata path."),
+    ),
     batch: v.strictObject({ addMany: CountSchema, getMany: CountSchema, deleteMany: CountSchema, searchMany: CountSchema }),
     maxIdLength: CountSchema,
     maxMetadataBytes: CountSchema,
@@ -218,7 +227,19 @@ export const SearchHitSchema = v.strictObject({
   vectorRank: v.optional(RankSchema),
   textScore: v.optional(v.pipe(v.nullable(v.number()), v.description('Hybrid search: the BM25 score; null when the keyword arm did not rank this vector.'))),
   textRank: v.optional(RankSchema),
+  mmrRank: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(1), v.description('With mmr: the 1-based order in which MMR picked this hit (the order of the list).')),
+  ),
 });
+
+const SearchGroupSchema = v.strictObject({
+  value: v.pipe(v.nullable(v.union([v.string(), v.number(), v.boolean()])), v.description('The scalar at groupBy.path that the group shares.')),
+  hits: v.pipe(v.array(SearchHitSchema), v.description("The group's best groupBy.size hits, best first.")),
+});
+const SearchGroupsSchema = v.pipe(
+  v.array(SearchGroupSchema),
+  v.description('With groupBy: the topK groups, ordered by their best hit (ties by its insertion order, then by value).'),
+);
 
 export const SearchStatsSchema = v.strictObject({
   exact: v.boolean(),
@@ -394,11 +415,18 @@ export const TouchResponseSchema = withSession(['dbOpenMs', 'touchMs'], {
 });
 export const ClearResponseSchema = withSession(['dbOpenMs', 'clearMs'], { mutation: v.strictObject({ deleted: CountSchema }) });
 export const SearchResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'searchMs', 'resultCount'], {
-  results: v.pipe(v.array(SearchHitSchema), v.description('Nearest first; ties broken by insertion order.')),
+  results: v.optional(
+    v.pipe(
+      v.array(SearchHitSchema),
+      v.description('Nearest first (with decay: best final score first; with mmr: in pick order); ties broken by insertion order. Absent with groupBy.'),
+    ),
+  ),
+  groups: v.optional(SearchGroupsSchema),
   stats: SearchStatsSchema,
 });
 export const SearchManyResponseSchema = withSession(['dbOpenMs', 'embedMs?', 'searchManyMs', 'queryCount', 'resultCount'], {
-  results: v.pipe(v.array(v.array(SearchHitSchema)), v.description('One list per query vector, in request order.')),
+  results: v.optional(v.pipe(v.array(v.array(SearchHitSchema)), v.description('One list per query vector, in request order. Absent with groupBy.'))),
+  groups: v.optional(v.pipe(v.array(SearchGroupsSchema), v.description('With groupBy: one list of groups per query, in request order.'))),
   stats: SearchStatsSchema,
 });
 

@@ -4,6 +4,7 @@ import { SPEC_LIMITS, type Config } from '../config.js';
 import { commonSchemas, utf8StringSchema } from './common.js';
 import { QueryVectorSchema } from './vector.js';
 import { queryFields } from './query-fields.js';
+import { stageFields } from './stages.js';
 import { utf8Length } from '../index/json-size.js';
 
 /** UTF-8 bytes of all of `texts`. */
@@ -68,6 +69,7 @@ export function searchSchemas(config: Config) {
       ),
     ),
     fusion: v.optional(FusionSchema),
+    ...stageFields,
   };
   return {
     SearchRequestSchema: v.pipe(

@@ -130,11 +130,15 @@ export class TempvecClient {
     return this.request<t.SetMetadataResponse>('POST', '/vectors/metadata/patch', { id, patch });
   }
   /** Search with the stored vector `id` as the query (left out of its own results); `text` makes it hybrid. */
+  searchById(id: string, options: t.GroupedSearchOptions): Promise<t.GroupedSearchResponse>;
+  searchById(id: string, options?: t.SearchOptions): Promise<t.SearchResponse>;
   searchById(id: string, options: t.SearchOptions = {}) {
-    return this.request<t.SearchResponse>('POST', '/search', { ...searchBody(options), queryId: id });
+    return this.request<t.SearchAnswer>('POST', '/search', { ...searchBody(options), queryId: id });
   }
+  searchManyByIds(ids: string[], options: t.GroupedSearchManyOptions): Promise<t.GroupedSearchManyResponse>;
+  searchManyByIds(ids: string[], options?: t.SearchManyOptions): Promise<t.SearchManyResponse>;
   searchManyByIds(ids: string[], options: t.SearchManyOptions = {}) {
-    return this.request<t.SearchManyResponse>('POST', '/search-many', { ...searchManyBody(options), queryIds: ids });
+    return this.request<t.SearchManyAnswer>('POST', '/search-many', { ...searchManyBody(options), queryIds: ids });
   }
   /** Keyword search: the vectors whose texts best match `text` by BM25. */
   searchText(text: string, options: t.TextSearchOptions = {}) {
@@ -177,12 +181,16 @@ export class TempvecClient {
     return this.request<t.ClearResponse>('POST', '/vectors/clear');
   }
   /** The nearest vectors to `queryVector` (or to the embedding of `{ text }`); with `text`, a hybrid search fusing them with the BM25 ranking of the text. */
+  search(queryVector: t.Vector | t.TextQuery, options: t.GroupedSearchOptions): Promise<t.GroupedSearchResponse>;
+  search(queryVector: t.Vector | t.TextQuery, options?: t.SearchOptions): Promise<t.SearchResponse>;
   search(queryVector: t.Vector | t.TextQuery, options: t.SearchOptions = {}) {
-    return this.request<t.SearchResponse>('POST', '/search', { ...searchBody(options), queryVector: toQuery(queryVector) });
+    return this.request<t.SearchAnswer>('POST', '/search', { ...searchBody(options), queryVector: toQuery(queryVector) });
   }
   /** One search per query vector (or `{ text }`); with `texts` (one per vector), hybrid searches. */
+  searchMany(queryVectors: (t.Vector | t.TextQuery)[], options: t.GroupedSearchManyOptions): Promise<t.GroupedSearchManyResponse>;
+  searchMany(queryVectors: (t.Vector | t.TextQuery)[], options?: t.SearchManyOptions): Promise<t.SearchManyResponse>;
   searchMany(queryVectors: (t.Vector | t.TextQuery)[], options: t.SearchManyOptions = {}) {
-    return this.request<t.SearchManyResponse>('POST', '/search-many', { ...searchManyBody(options), queryVectors: queryVectors.map(toQuery) });
+    return this.request<t.SearchManyAnswer>('POST', '/search-many', { ...searchManyBody(options), queryVectors: queryVectors.map(toQuery) });
   }
 
   /**

@@ -12,7 +12,7 @@ import { exportText } from '../export/format.js';
 import { ImportReader, prepareImport } from '../export/import-reader.js';
 import { applyToIndex, deleteMatchingChange, patchChange, touchChange } from '../index/changes.js';
 import { ttlFields } from '../index/row-expiry.js';
-import type { ListedVector, SearchHit, UpsertOptions, VectorInput } from '../index/types.js';
+import type { ListedVector, SearchGroup, SearchHit, UpsertOptions, VectorInput } from '../index/types.js';
 import { VectorIndex } from '../index/vector-index.js';
 import { runSteps } from '../limits/steps.js';
 import { backendOf } from '../kernel/kernel-module.js';
@@ -59,6 +59,17 @@ export interface LocalSearchManyResult {
   results: t.SearchHit[][];
   stats: t.SearchStats;
 }
+/** A search with groupBy: `groups` instead of `results`. */
+export interface LocalGroupedSearchResult {
+  groups: t.SearchGroup[];
+  stats: t.SearchStats;
+}
+export interface LocalGroupedSearchManyResult {
+  groups: t.SearchGroup[][];
+  stats: t.SearchStats;
+}
+type LocalAnswer = { results?: t.SearchHit[]; groups?: t.SearchGroup[]; stats: t.SearchStats };
+type LocalManyAnswer = { results?: t.SearchHit[][]; groups?: t.SearchGroup[][]; stats: t.SearchStats };
 
 /** How the kernel was obtained: instantiateStreaming in browsers, else from bytes. */
 export type KernelSource = 'instantiateStreaming' | 'bytes' | 'module';
@@ -268,49 +279,59 @@ export class LocalIndex {
   }
 
   /** The nearest vectors to `queryVector`; with `text`, a hybrid search, as the client's search. A `{ text }` query: its embedding (a Promise). */
+  search(queryVector: t.Vector, options: t.GroupedSearchOptions): LocalGroupedSearchResult;
   search(queryVector: t.Vector, options?: t.SearchOptions): LocalSearchResult;
+  search(query: t.TextQuery, options: t.GroupedSearchOptions): Promise<LocalGroupedSearchResult>;
   search(query: t.TextQuery, options?: t.SearchOptions): Promise<LocalSearchResult>;
-  search(query: t.Vector | t.TextQuery, options: t.SearchOptions = {}): LocalSearchResult | Promise<LocalSearchResult> {
+  search(query: t.Vector | t.TextQuery, options: t.SearchOptions = {}): LocalAnswer | Promise<LocalAnswer> {
     if (isTextQuery(query)) return this.queryVectors([query]).then(([vector]) => this.searchOne({ ...searchBody(options), queryVector: vector }));
     return this.searchOne({ ...searchBody(options), queryVector: Array.from(query) });
   }
 
   /** Search with the stored vector `id` as the query; `id` itself is left out of the results. */
-  searchById(id: string, options: t.SearchOptions = {}): LocalSearchResult {
+  searchById(id: string, options: t.GroupedSearchOptions): LocalGroupedSearchResult;
+  searchById(id: string, options?: t.SearchOptions): LocalSearchResult;
+  searchById(id: string, options: t.SearchOptions = {}): LocalAnswer {
     return this.searchOne({ ...searchBody(options), queryId: id });
   }
 
   /** Keyword search: the vectors whose texts best match `text` by BM25. */
   searchText(text: string, options: t.TextSearchOptions = {}): LocalSearchResult {
-    return this.searchOne({ ...options, queryText: text });
+    return this.searchOne({ ...options, queryText: text }) as LocalSearchResult;
   }
 
+  searchMany(queryVectors: t.Vector[], options: t.GroupedSearchManyOptions): LocalGroupedSearchManyResult;
   searchMany(queryVectors: t.Vector[], options?: t.SearchManyOptions): LocalSearchManyResult;
+  searchMany(queries: (t.Vector | t.TextQuery)[], options: t.GroupedSearchManyOptions): Promise<LocalGroupedSearchManyResult>;
   searchMany(queries: (t.Vector | t.TextQuery)[], options?: t.SearchManyOptions): Promise<LocalSearchManyResult>;
-  searchMany(queries: (t.Vector | t.TextQuery)[], options: t.SearchManyOptions = {}): LocalSearchManyResult | Promise<LocalSearchManyResult> {
+  searchMany(queries: (t.Vector | t.TextQuery)[], options: t.SearchManyOptions = {}): LocalManyAnswer | Promise<LocalManyAnswer> {
     if (Array.isArray(queries) && queries.some(isTextQuery))
       return this.queryVectors(queries).then((vectors) => this.searchBatch({ ...searchManyBody(options), queryVectors: vectors }));
     return this.searchBatch({ ...searchManyBody(options), queryVectors: (queries as t.Vector[]).map((q) => Array.from(q)) });
   }
 
-  searchManyByIds(ids: string[], options: t.SearchManyOptions = {}): LocalSearchManyResult {
+  searchManyByIds(ids: string[], options: t.GroupedSearchManyOptions): LocalGroupedSearchManyResult;
+  searchManyByIds(ids: string[], options?: t.SearchManyOptions): LocalSearchManyResult;
+  searchManyByIds(ids: string[], options: t.SearchManyOptions = {}): LocalManyAnswer {
     return this.searchBatch({ ...searchManyBody(options), queryIds: ids });
   }
 
   /** One keyword search per text. */
   searchManyTexts(texts: string[], options: t.TextSearchOptions = {}): LocalSearchManyResult {
-    return this.searchBatch({ ...options, queryTexts: texts });
+    return this.searchBatch({ ...options, queryTexts: texts }) as LocalSearchManyResult;
   }
 
   /** A body of POST /search, checked by its schema and answered as the route answers it. */
-  private searchOne(body: Record<string, unknown>): LocalSearchResult {
+  private searchOne(body: Record<string, unknown>): LocalAnswer {
     const out = this.runSearch(searchCall(parse(this.schemas.SearchRequestSchema, body)));
+    if (out.groups) return { groups: plainGroups(out.groups[0]), stats: out.stats };
     return { results: plainHits(out.results[0]), stats: out.stats };
   }
 
   /** A body of POST /search-many, likewise. */
-  private searchBatch(body: Record<string, unknown>): LocalSearchManyResult {
+  private searchBatch(body: Record<string, unknown>): LocalManyAnswer {
     const out = this.runSearch(searchManyCall(parse(this.schemas.SearchManyRequestSchema, body)));
+    if (out.groups) return { groups: out.groups.map(plainGroups), stats: out.stats };
     return { results: out.results.map(plainHits), stats: out.stats };
   }
 
@@ -408,6 +429,9 @@ const plainHits = (hits: SearchHit[]): t.SearchHit[] =>
     if (text !== undefined) out.text = text?.value() ?? null;
     return out;
   });
+
+/** Groups as the server answers them. */
+const plainGroups = (groups: SearchGroup[]): t.SearchGroup[] => groups.map(({ value, hits }) => ({ value, hits: plainHits(hits) }));
 
 const toSdkError = (err: ApiError) => new TempvecError(err.status, err.code, err.message, err.details);
 

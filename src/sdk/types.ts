@@ -102,6 +102,8 @@ export interface Limits {
   sessionTtlMs: number;
   topK: Bounds;
   candidatePool: Bounds;
+  /** The search stages: mmr.candidates, groupBy.size, decay's defaults, a stage path's UTF-8 bytes. */
+  stages: { mmrCandidates: Bounds; groupSize: Bounds; decay: { defaultMidpoint: number; defaultWeight: number }; maxPathBytes: number };
   batch: { addMany: number; getMany: number; deleteMany: number; searchMany: number };
   maxIdLength: number;
   maxMetadataBytes: number;
@@ -220,6 +222,36 @@ export interface SearchHit {
   vectorRank?: number | null;
   textScore?: number | null;
   textRank?: number | null;
+  /** With mmr: the 1-based order in which MMR picked the hit (the order of the list). */
+  mmrRank?: number;
+}
+
+/** With groupBy: the vectors sharing one value at the path, best first. */
+export interface SearchGroup {
+  value: string | number | boolean | null;
+  hits: SearchHit[];
+}
+
+/** Maximal marginal relevance over the exact top `candidates` (default 100, at most 2048): diversity 0 is a plain search. */
+export interface Mmr {
+  diversity: number;
+  candidates?: number;
+}
+
+/** The topK groups by the scalar at `path`, each with its best `size` hits (default 3). */
+export interface GroupBy {
+  path: string;
+  size?: number;
+}
+
+/** score = (1 - weight) x similarity + weight x decay of |value at path - origin| (numbers, or ISO-8601 dates with scale in ms). */
+export interface Decay {
+  path: string;
+  origin: number | string;
+  scale: number;
+  midpoint?: number;
+  curve?: 'exp' | 'gauss' | 'linear';
+  weight?: number;
 }
 
 export interface SearchStats {
@@ -247,11 +279,24 @@ export interface SearchOptions {
   /** Hybrid search: fuse the vector ranking with the BM25 ranking of this query text. */
   text?: string;
   fusion?: Fusion;
+  /** Diversify the hits (not with groupBy). */
+  mmr?: Mmr;
+  /** Blend each vector's similarity with a decay of a metadata value (before mmr or groupBy). */
+  decay?: Decay;
+}
+
+/** A search answered in groups (`groups` instead of `results`). */
+export interface GroupedSearchOptions extends SearchOptions {
+  groupBy: GroupBy;
 }
 
 /** Options of a batch of searches: `texts` (one per query) make them hybrid. */
 export interface SearchManyOptions extends Omit<SearchOptions, 'text'> {
   texts?: string[];
+}
+
+export interface GroupedSearchManyOptions extends SearchManyOptions {
+  groupBy: GroupBy;
 }
 
 /** Options of a keyword search (no query vector). */
@@ -461,6 +506,26 @@ export interface SearchResponse extends WithSession {
 }
 export interface SearchManyResponse extends WithSession {
   results: SearchHit[][];
+  stats: SearchStats;
+}
+/** A search with groupBy. */
+export interface GroupedSearchResponse extends WithSession {
+  groups: SearchGroup[];
+  stats: SearchStats;
+}
+export interface GroupedSearchManyResponse extends WithSession {
+  groups: SearchGroup[][];
+  stats: SearchStats;
+}
+/** What /search answers on the wire: results, or groups with groupBy (types-check.ts holds the schema to it). */
+export interface SearchAnswer extends WithSession {
+  results?: SearchHit[];
+  groups?: SearchGroup[];
+  stats: SearchStats;
+}
+export interface SearchManyAnswer extends WithSession {
+  results?: SearchHit[][];
+  groups?: SearchGroup[][];
   stats: SearchStats;
 }
 

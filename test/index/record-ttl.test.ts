@@ -243,3 +243,34 @@ describe('per-record TTL beside facets and ordered listings', () => {
     }
   });
 });
+
+describe('per-record TTL beside the search stages', () => {
+  it('groups, diversifies and decays only the live rows: the answers of an index of the live records alone', () => {
+    const rng = seededRng(37);
+    const { index, clock } = newIndex();
+    const records: VectorInput[] = Array.from({ length: 400 }, (_, i) => ({
+      id: `r${i}`,
+      vector: randomVector(rng, 8),
+      metadata: { g: `g${randomInt(rng, 12)}`, n: randomInt(rng, 100) },
+      ...(randomInt(rng, 2) === 0 ? { ttlMs: 1 + randomInt(rng, 1000) } : {}),
+    }));
+    index.upsert(records);
+    const query = randomVector(rng, 8);
+    const cases = [
+      { topK: 5, groupBy: { path: 'g', size: 2 } },
+      { topK: 8, mmr: { diversity: 0.6, candidates: 50 } },
+      { topK: 8, decay: { path: 'n', origin: 50, scale: 20, curve: 'gauss' as const } },
+      { topK: 5, decay: { path: 'n', origin: 10, scale: 30, curve: 'linear' as const }, groupBy: { path: 'g' } },
+    ];
+    for (const now of [T0 + 300, T0 + 700]) {
+      clock.now = now;
+      const live = records.filter((r) => r.ttlMs === undefined || T0 + r.ttlMs > now);
+      const { index: alone } = newIndex();
+      alone.upsert(live.map(({ ttlMs: _, ...r }) => r));
+      for (const options of cases) {
+        const strip = (out: ReturnType<VectorIndex['search']>) => ({ results: out.results, groups: out.groups });
+        expect(strip(index.search([query], options)), `${JSON.stringify(options)} at +${now - T0}`).to.deep.equal(strip(alone.search([query], options)));
+      }
+    }
+  });
+});

@@ -36,10 +36,10 @@ describe('tempvec/langchain with the server embedding (TempvecEmbeddings, a stor
     const seen = { queries: [] as unknown[], embeds: [] as string[][] };
     const search = client.search.bind(client);
     const embed = client.embed.bind(client);
-    client.search = (query, options) => {
+    client.search = ((query: Parameters<typeof search>[0], options?: Parameters<typeof search>[1]) => {
       seen.queries.push(query);
       return search(query, options);
-    };
+    }) as typeof client.search;
     client.embed = (texts) => {
       seen.embeds.push(texts);
       return embed(texts);

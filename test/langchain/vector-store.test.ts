@@ -126,6 +126,28 @@ describe('TempvecVectorStore (LangChain.js, tempvec/langchain)', function () {
     expect(code.map((d) => d.metadata.topic)).to.deep.equal(['code', 'code', 'code']);
   });
 
+  it("maxMarginalRelevanceSearch is the server's MMR with diversity = 1 - lambda; asRetriever({ searchType: 'mmr' }) too", async () => {
+    const twin = new Document({ id: 'apple-twin', pageContent: DOCS[0].pageContent, metadata: { topic: 'fruit' } });
+    const all = [...DOCS, twin];
+    const vs = await TempvecVectorStore.fromDocuments(all, embeddings, { baseUrl: api.base });
+    const query = 'apples are crisp red or green fruit from farms';
+    const vector = await embeddings.embedQuery(query);
+    const ids = (docs: { id?: string }[]) => docs.map((d) => d.id);
+    for (const lambda of [0, 0.1, 0.5, 0.9, 1]) {
+      const mine = ids(await vs.maxMarginalRelevanceSearch(query, { k: 3, fetchK: 7, lambda }));
+      const server = await vs.client.search(vector, { topK: 3, mmr: { diversity: 1 - lambda, candidates: 7 } });
+      expect(mine, `lambda ${lambda}`).to.deep.equal(ids(server.results));
+    }
+    // Mostly relevance (lambda 0.9) keeps the twin; as diversity 0.9 it would be skipped: the conversion matters.
+    const relevant = ids(await vs.maxMarginalRelevanceSearch(query, { k: 2, fetchK: 7, lambda: 0.9 }));
+    expect(relevant).to.deep.equal(await plainMmr(query, all, 2, 0.9));
+    expect(relevant).to.deep.equal(['apple', 'apple-twin']);
+    const diverse = await vs.client.search(vector, { topK: 2, mmr: { diversity: 0.9, candidates: 7 } });
+    expect(ids(diverse.results)[1]).to.not.equal('apple-twin');
+    const retriever = vs.asRetriever({ k: 2, searchType: 'mmr', searchKwargs: { fetchK: 7, lambda: 0.9 } });
+    expect(ids(await retriever.invoke(query))).to.deep.equal(relevant);
+  });
+
   it('fromTexts stores texts with their metadata under new ids; asRetriever returns documents', async () => {
     const vs = await TempvecVectorStore.fromTexts(['alpha centauri is a star', 'beta decay is radioactive'], [{ n: 1 }, { n: 2 }], embeddings, {
       baseUrl: api.base,

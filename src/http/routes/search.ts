@@ -8,7 +8,7 @@ import type { Session } from '../../sessions/session.js';
 import type { SessionSearches } from '../../sessions/session-searches.js';
 import { parseBody } from '../body/index.js';
 import { REQUEST_SLICE_MS, Slices } from '../../limits/slices.js';
-import { assertAnswerSize, hitsBytes, hitsBytesSliced } from '../answer-size.js';
+import { assertAnswerSize, groupsAsLists, hitsBytes, hitsBytesSliced } from '../answer-size.js';
 import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 
 const SMALLER_SEARCH = 'ask for a lower topK, or without includeMetadata or includeText';
@@ -34,25 +34,31 @@ export function searchRoutes(deps: RouteDeps): void {
   router.post('/search', auth, vectorJson, async (ctx) => {
     const call = await embedded(ctx, deps, searchCall(parseBody(ctx, schemas.SearchRequestSchema)));
     const { session, timings } = stateOf(ctx);
-    const { results, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchMs', () => run(searches, session, call));
-    timings.set('resultCount', results[0].length);
-    const answerBytes = hitsBytes(results, metadataJsonBytes + textJsonBytes);
+    const { results, groups, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchMs', () => run(searches, session, call));
+    const { lists, extraBytes } = groups ? groupsAsLists(groups) : { lists: results, extraBytes: 0 };
+    timings.set('resultCount', groups ? groups[0].length : results[0].length);
+    const answerBytes = hitsBytes(lists, metadataJsonBytes + textJsonBytes + extraBytes);
     assertAnswerSize(config, answerBytes, SMALLER_SEARCH);
-    replyWithSession(ctx, store, { results: results[0], stats }, answerBytes);
+    replyWithSession(ctx, store, groups ? { groups: groups[0], stats } : { results: results[0], stats }, answerBytes);
   });
 
   router.post('/search-many', auth, vectorJson, async (ctx) => {
     const call = await embedded(ctx, deps, searchManyCall(parseBody(ctx, schemas.SearchManyRequestSchema)));
     const { session, timings } = stateOf(ctx);
-    const { results, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchManyMs', () => run(searches, session, call));
+    const { results, groups, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchManyMs', () => run(searches, session, call));
+    const { lists, extraBytes } = groups ? groupsAsLists(groups) : { lists: results, extraBytes: 0 };
     timings.set('queryCount', results.length);
     timings.set(
       'resultCount',
-      results.reduce((sum, list) => sum + list.length, 0),
+      (groups ?? results).reduce((sum, list) => sum + list.length, 0),
     );
-    // Up to batch.searchMany x topK hits: sized a query at a time.
-    const answerBytes = await hitsBytesSliced(results, metadataJsonBytes + textJsonBytes, new Slices(REQUEST_SLICE_MS, { owner: session.tokenHash }));
+    // Up to batch.searchMany x topK hits (x groupBy.size): sized a list at a time.
+    const answerBytes = await hitsBytesSliced(
+      lists,
+      metadataJsonBytes + textJsonBytes + extraBytes,
+      new Slices(REQUEST_SLICE_MS, { owner: session.tokenHash }),
+    );
     assertAnswerSize(config, answerBytes, SMALLER_SEARCH_MANY);
-    replyWithSession(ctx, store, { results, stats }, answerBytes);
+    replyWithSession(ctx, store, groups ? { groups, stats } : { results, stats }, answerBytes);
   });
 }

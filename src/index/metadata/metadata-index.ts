@@ -19,11 +19,11 @@
 import type { RowBitmap } from '../bitmap.js';
 import type { FilterNode, Metadata } from '../filter.js';
 import { compareRange } from '../filter-match.js';
-import { isScalar } from '../json-value.js';
+import { isScalar, type Scalar } from '../json-value.js';
 import { stringHeapBytes } from '../heap-size.js';
 import { ByteDictionary, hashBytes } from './byte-dictionary.js';
 import { canonicalJson } from './canonical-json.js';
-import { COMPOSITE, EntryKey, HASH_BYTES, HASHED, LONG_STRINGS, NUMBER, PATH, STRING, VALUE_AT } from './entry-key.js';
+import { COMPOSITE, EntryKey, FALSE, HASH_BYTES, HASHED, LONG_STRINGS, NUMBER, PATH, STRING, TRUE, VALUE_AT } from './entry-key.js';
 import { checksOf, evaluate, LONG } from './filter-evaluation.js';
 import { type MetadataReader, type RowChecks, START, type WalkStep } from './row-checks.js';
 import { RowPostings } from './row-postings.js';
@@ -37,6 +37,17 @@ const utf8Out = new TextDecoder();
 
 export type { MetadataReader } from './row-checks.js';
 export type { EntryCount } from './entry-measure.js';
+
+/** Each scalar value held at a path and the rows holding it (MetadataIndex.valuesAt: what groupBy and decay read). */
+export interface ValueRows {
+  /** The values (numbers, strings, booleans, null), in no particular order. */
+  values: Scalar[];
+  /** Value i's rows are rows[starts[i], starts[i + 1]). */
+  starts: Int32Array;
+  rows: Int32Array;
+  /** Rows holding a string too long to be a key at the path: their values are only in their metadata. */
+  longRows: Int32Array;
+}
 
 /** A Map entry (3 words, in a table at most half full after a doubling, with its bucket) and its key. */
 const pathCacheHeapBytes = (path: string) => 64 + stringHeapBytes(path);
@@ -203,6 +214,27 @@ export class MetadataIndex implements PathValues {
     }
     return -1;
   };
+
+  /** Each scalar at `path` with its rows, read from the postings (an array's elements each count; objects are left out). */
+  valuesAt(path: string): ValueRows {
+    const pathId = this.findPath(path);
+    const values: Scalar[] = [];
+    const ids: number[] = [];
+    let total = 0;
+    for (let id = pathId >= 0 ? this.nextInPath.get(pathId) : -1; id >= 0; id = this.nextInPath.get(id)) {
+      const kind = this.kindOf.get(id);
+      values.push(kind === NUMBER ? this.numberOf(id) : kind === STRING ? this.stringOf(id) : kind === TRUE ? true : kind === FALSE ? false : null);
+      ids.push(id);
+      total += this.postings.countOf(id);
+    }
+    const starts = new Int32Array(values.length + 1);
+    const rows = new Int32Array(total);
+    for (let i = 0; i < ids.length; i++) starts[i + 1] = starts[i] + this.postings.rowsInto(ids[i], rows, starts[i]);
+    const long = pathId >= 0 ? this.findLongStrings(pathId) : -1;
+    const longRows = new Int32Array(long >= 0 ? this.postings.countOf(long) : 0);
+    if (long >= 0) this.postings.rowsInto(long, longRows, 0);
+    return { values, starts, rows, longRows };
+  }
 
   /** Rows of [0, size) that match `node` (filter-evaluation.ts). */
   evaluate(node: FilterNode, size: number, read: MetadataReader, prepared: RowChecks | null = null): RowBitmap {

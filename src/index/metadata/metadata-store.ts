@@ -8,7 +8,7 @@ import type { FilterNode, Metadata } from '../filter.js';
 import type { JsonText } from '../json-size.js';
 import { MetadataArena } from './metadata-arena.js';
 import { type EntryCount, measureEntries } from './entry-measure.js';
-import { type MetadataBatch, MetadataIndex, type PathValues } from './metadata-index.js';
+import { type MetadataBatch, MetadataIndex, type PathValues, type ValueRows } from './metadata-index.js';
 import { MetadataJson } from './metadata-json.js';
 import type { RowChecks } from './row-checks.js';
 
@@ -28,6 +28,11 @@ export class MetadataStore {
   private prepared: { key: string; version: number; checks: RowChecks } | null = null;
 
   constructor(private readonly maxIndexedValueBytes: number) {}
+
+  /** Changes so far (every set, remove and clear counts): what a cache of values read from the index is keyed by. */
+  get changes(): number {
+    return this.version;
+  }
 
   private get index(): MetadataIndex {
     if (this.indexOrNull === null) this.indexOrNull = new MetadataIndex(this.maxIndexedValueBytes);
@@ -154,6 +159,19 @@ export class MetadataStore {
     return this.arena.has(row) ? (JSON.parse(this.arena.json(row)) as Metadata) : {};
   }
 
+  /** The last valuesAt() answer, while nothing has changed (searches ask the same path again and again). */
+  private lastValues: { path: string; version: number; values: ValueRows } | null = null;
+
+  /** Each scalar at `path` with its rows (MetadataIndex.valuesAt); read-only, as later calls may share it. */
+  valuesAt(path: string): ValueRows {
+    if (this.indexOrNull === null) return { values: [], starts: new Int32Array(1), rows: new Int32Array(0), longRows: new Int32Array(0) };
+    const last = this.lastValues;
+    if (last && last.path === path && last.version === this.version) return last.values;
+    const values = this.index.valuesAt(path);
+    this.lastValues = { path, version: this.version, values };
+    return values;
+  }
+
   /** Rows of [0, size) that match `node` (with the rows prepare read for it, when nothing changed since). */
   evaluate(node: FilterNode, size: number): RowBitmap {
     const prepared = this.prepared;
@@ -184,6 +202,7 @@ export class MetadataStore {
   clear(): void {
     this.version++;
     this.prepared = null;
+    this.lastValues = null;
     this.arena.clear();
     this.indexOrNull = null;
   }

@@ -188,6 +188,31 @@ export class RowPostings {
     }
   }
 
+  /** Write the rows of the posting of `id` to `out` from `at` (room for countOf(id)); the number written. */
+  rowsInto(id: number, out: Int32Array, at: number): number {
+    switch (this.kind.get(id)) {
+      case SINGLE:
+        out[at] = this.ref.get(id);
+        return 1;
+      case LIST: {
+        const block = this.ref.get(id),
+          start = block & SLAB_MASK,
+          n = this.count.get(id);
+        out.set(this.pageOf(block).subarray(start, start + n), at);
+        return n;
+      }
+      case BITMAP: {
+        const bits = this.bitmaps[this.ref.get(id)]!;
+        let n = at;
+        for (let w = 0; w < bits.length; w++) {
+          for (let word = bits[w]; word !== 0; word &= word - 1) out[n++] = (w << 5) + (31 - Math.clz32(word & -word));
+        }
+        return n - at;
+      }
+    }
+    return 0;
+  }
+
   /** How many rows of the posting of `id` are set in `words` (a RowBitmap's): a facet's count under a filter. */
   countIn(id: number, words: Uint32Array): number {
     switch (this.kind.get(id)) {

@@ -9,6 +9,7 @@ import type { SearchOptions, SearchOutput, SearchPlan } from '../types.js';
 import { planHybridSearch } from './hybrid.js';
 import { fusionWithoutBothArms, resolveSearchOptions } from './options.js';
 import { mapPlan } from './search-plan.js';
+import { checkStages, planStagedSearch, stagesApart } from './stages.js';
 import { planVectorSearch } from './vector.js';
 
 export function planSearchByIds(index: IndexRead, ids: string[], options: SearchOptions): SearchPlan {
@@ -19,6 +20,15 @@ export function planSearchByIds(index: IndexRead, ids: string[], options: Search
     return index.kernel!.readRow(row);
   });
   const { topK, candidatePool } = resolveSearchOptions(options, true);
+  checkStages(options);
+  if (stagesApart(options)) {
+    return planStagedSearch(
+      index,
+      queries,
+      { ...options, pathOf },
+      ids.map((id) => index.rows.rowOf(id)!),
+    );
+  }
   if (options.queryTexts !== undefined) {
     const own = ids.map((id) => index.rows.rowOf(id)!);
     return planHybridSearch(index, queries, options.queryTexts, { ...options, pathOf }, own);

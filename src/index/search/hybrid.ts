@@ -1,11 +1,13 @@
 // Hybrid search: per query, the vector arm's and the text arm's best
-// candidatePool (at least topK), fused; scoreThreshold applies to the fused score.
+// candidatePool (at least topK), fused; with decay, the fused score decayed
+// over every kept row; scoreThreshold applies to the (decayed) fused score.
 import { SPEC_LIMITS } from '../../config.js';
 import { apiError } from '../../errors.js';
 import { parseFilter } from '../filter.js';
 import type { IndexRead } from '../index-read.js';
 import { fuse, type ArmHit, type Fusion } from '../text/fusion.js';
 import type { SearchHit, SearchOptions, SearchOutput, SearchPlan, SearchStats } from '../types.js';
+import { decayByRow, decayFused, resolveDecay } from './decay.js';
 import { hitOf, noSizes } from './hits.js';
 import { filterBitmap, queryTerms, textArm } from './keyword.js';
 import { resolveSearchOptions } from './options.js';
@@ -27,6 +29,9 @@ export function planHybridSearch(index: IndexRead, queries: ArrayLike<number>[],
   const fusion = options.fusion ?? DEFAULT_FUSION;
   const filter = options.filter ? parseFilter(options.filter) : null;
   const terms = queryTerms(index, texts, options);
+  // decay applies to the fused score, over every kept row (decay.ts).
+  const decay = options.decay ? resolveDecay(options.decay) : null;
+  const decays = decay ? decayByRow(index, decay, Date.now()) : null;
   // The vector arm: the candidatePool best (one more to drop a query's own vector), unthresholded.
   const extra = own ? 1 : 0;
   const vectorPlan = planVectorSearch(index, queries, {
@@ -53,7 +58,13 @@ export function planHybridSearch(index: IndexRead, queries: ArrayLike<number>[],
       const text = yield* textArm(index, terms[j], candidatePool, bitmap, undefined, exclude);
       stats.textMatched! += text.matched;
       const list: SearchHit[] = [];
-      for (const fused of fuse(vectorHits, text.hits, fusion, lowerIsBetter, seqOf)) {
+      let fusedHits = fuse(vectorHits, text.hits, fusion, lowerIsBetter, seqOf);
+      if (decay) {
+        const keep = (row: number) => row !== exclude && (bitmap === null || bitmap.has(row));
+        const unranked = (row: number) => ({ row, score: 0, vectorScore: null, vectorRank: null, textScore: null, textRank: null });
+        fusedHits = decayFused(fusedHits, decays!, decay.weight, keep, topK, threshold ?? Number.NEGATIVE_INFINITY, seqOf, unranked);
+      }
+      for (const fused of fusedHits) {
         if (list.length === topK || (threshold !== undefined && !(fused.score >= threshold))) break;
         const hit = hitOf(index, fused.row, fused.score, options, sizes);
         hit.vectorScore = fused.vectorScore;

@@ -50,7 +50,7 @@ export function planVectorSearch(index: IndexRead, queries: ArrayLike<number>[],
 }
 
 /** Matching live rows in ascending order, or null when every row is one (the kernel then scans without a list). */
-function rowsMatching(index: IndexRead, filter: FilterNode | null): Int32Array | null {
+export function rowsMatching(index: IndexRead, filter: FilterNode | null): Int32Array | null {
   const bitmap = liveMatching(index, filter);
   if (!bitmap) return null;
   const count = bitmap.count();
@@ -58,7 +58,7 @@ function rowsMatching(index: IndexRead, filter: FilterNode | null): Int32Array |
 }
 
 /** Queries packed back to back as float32, checked against the session dimension. */
-function toFloat32Queries(index: IndexRead, queries: ArrayLike<number>[], dim: number, pathOf: (j: number) => string): Float32Array {
+export function toFloat32Queries(index: IndexRead, queries: ArrayLike<number>[], dim: number, pathOf: (j: number) => string): Float32Array {
   // One float32 query (POST /search from the server's body reader) is used as it is: the kernel only reads it.
   const single = queries.length === 1 && queries[0] instanceof Float32Array ? queries[0] : null;
   const packed = single ?? new Float32Array(queries.length * dim);
