@@ -38,6 +38,18 @@ export function groupPositions(index: IndexRead, scored: ScoredRows, seqs: Uint3
   const best = new Int32Array(size);
   // One value's rows: its best `size` by insertion into `best`, then the group among the topK best so far.
   const offer = (value: Scalar, members: ArrayLike<number>, from: number, to: number) => {
+    // Once topK groups are held, a value whose best row is worse than the last group's best makes no group:
+    // told by one pass over its rows' goodness before any insertion (most values, on most searches).
+    if (groups.length === topK) {
+      const last = groups[topK - 1].positions[0];
+      const floor = good[last];
+      let any = false;
+      for (let m = from; m < to && !any; m++) {
+        const p = positionOf ? positionOf[members[m]] : members[m];
+        any = p >= 0 && good[p] >= floor;
+      }
+      if (!any) return;
+    }
     let count = 0;
     for (let m = from; m < to; m++) {
       const p = positionOf ? positionOf[members[m]] : members[m];
