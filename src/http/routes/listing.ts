@@ -1,4 +1,8 @@
 // POST /vectors/count and POST /vectors/list: what the index holds, optionally filtered.
+import type { Context } from 'koa';
+import type * as v from 'valibot';
+import type { Config } from '../../config.js';
+import type { RequestSchemas } from '../../schemas/index.js';
 import type { ListedVector } from '../../index/types.js';
 import type { VectorEncoding } from '../../export/format.js';
 import { encodeFloat32Base64 } from '../../schemas/base64-float32.js';
@@ -13,6 +17,26 @@ function wireVector({ id, vector, metadata, text }: ListedVector, encoding: Vect
   if (metadata) out.metadata = metadata;
   if (text !== undefined) out.text = text;
   return out;
+}
+
+/** POST /vectors/list's work on its checked body (a page read in a search's turn, sized, made JSON): the route's and the MCP list_memories tool's. */
+export async function listPage(ctx: Context, config: Config, { vectorEncoding, ...options }: v.InferOutput<RequestSchemas['ListRequestSchema']>) {
+  const { session, timings } = stateOf(ctx);
+  const started = performance.now();
+  const page = await session.gate.search(async () => {
+    await session.index.prepareFilter(options.filter);
+    return session.index.list(options);
+  });
+  // Sized before the vectors are made JSON (base64 takes about a third of the numbers' estimate).
+  let answerBytes = ENVELOPE_BYTES;
+  for (const { id, vector, metadata, text } of page.vectors) {
+    answerBytes += vectorBytes(id, vector?.length ?? 0, (metadata ? session.index.metadataJsonBytes(id) : 0) + (text ? session.index.textJsonBytes(id) : 0));
+  }
+  assertAnswerSize(config, answerBytes, 'ask for a lower limit, or without includeVectors, includeMetadata or includeText');
+  const vectors = page.vectors.map((listed) => wireVector(listed, vectorEncoding));
+  timings.set('listMs', Math.round((performance.now() - started) * 1000) / 1000);
+  timings.set('resultCount', vectors.length);
+  return { vectors, nextCursor: page.nextCursor, answerBytes };
 }
 
 export function listingRoutes({ router, config, store, schemas, auth, json }: RouteDeps): void {
@@ -30,22 +54,7 @@ export function listingRoutes({ router, config, store, schemas, auth, json }: Ro
   });
 
   router.post('/vectors/list', auth, json, async (ctx) => {
-    const { vectorEncoding, ...options } = parseBody(ctx, schemas.ListRequestSchema);
-    const { session, timings } = stateOf(ctx);
-    const started = performance.now();
-    const page = await session.gate.search(async () => {
-      await session.index.prepareFilter(options.filter);
-      return session.index.list(options);
-    });
-    // Sized before the vectors are made JSON (base64 takes about a third of the numbers' estimate).
-    let answerBytes = ENVELOPE_BYTES;
-    for (const { id, vector, metadata, text } of page.vectors) {
-      answerBytes += vectorBytes(id, vector?.length ?? 0, (metadata ? session.index.metadataJsonBytes(id) : 0) + (text ? session.index.textJsonBytes(id) : 0));
-    }
-    assertAnswerSize(config, answerBytes, 'ask for a lower limit, or without includeVectors, includeMetadata or includeText');
-    const vectors = page.vectors.map((listed) => wireVector(listed, vectorEncoding));
-    timings.set('listMs', Math.round((performance.now() - started) * 1000) / 1000);
-    timings.set('resultCount', vectors.length);
-    replyWithSession(ctx, store, { vectors, nextCursor: page.nextCursor }, answerBytes);
+    const { vectors, nextCursor, answerBytes } = await listPage(ctx, config, parseBody(ctx, schemas.ListRequestSchema));
+    replyWithSession(ctx, store, { vectors, nextCursor }, answerBytes);
   });
 }

@@ -2,6 +2,8 @@
 // pool when large): by vector, by stored id, by keywords (queryText), or
 // hybrid (a text beside either).
 import type { Context } from 'koa';
+import type * as v from 'valibot';
+import type { RequestSchemas } from '../../schemas/index.js';
 import { searchCall, searchManyCall, withEmbeddedQueries, type SearchCall } from '../../schemas/search-call.js';
 import { embedQueriesAhead } from '../../sessions/embed-ahead.js';
 import type { Session } from '../../sessions/session.js';
@@ -28,17 +30,23 @@ async function embedded(ctx: Context, { embedder }: RouteDeps, call: SearchCall)
   return withEmbeddedQueries(call, vectors);
 }
 
+/** POST /search's work on its checked body (embedded, searched, sized): the route's and the MCP recall tool's. */
+export async function searchOnce(ctx: Context, deps: RouteDeps, body: v.InferOutput<RequestSchemas['SearchRequestSchema']>) {
+  const call = await embedded(ctx, deps, searchCall(body));
+  const { session, timings } = stateOf(ctx);
+  const { results, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchMs', () => run(deps.store.searches, session, call));
+  timings.set('resultCount', results[0].length);
+  const answerBytes = hitsBytes(results, metadataJsonBytes + textJsonBytes);
+  assertAnswerSize(deps.config, answerBytes, SMALLER_SEARCH);
+  return { results: results[0], stats, answerBytes };
+}
+
 export function searchRoutes(deps: RouteDeps): void {
   const { router, config, store, schemas, auth, vectorJson } = deps;
   const { searches } = store;
   router.post('/search', auth, vectorJson, async (ctx) => {
-    const call = await embedded(ctx, deps, searchCall(parseBody(ctx, schemas.SearchRequestSchema)));
-    const { session, timings } = stateOf(ctx);
-    const { results, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchMs', () => run(searches, session, call));
-    timings.set('resultCount', results[0].length);
-    const answerBytes = hitsBytes(results, metadataJsonBytes + textJsonBytes);
-    assertAnswerSize(config, answerBytes, SMALLER_SEARCH);
-    replyWithSession(ctx, store, { results: results[0], stats }, answerBytes);
+    const { results, stats, answerBytes } = await searchOnce(ctx, deps, parseBody(ctx, schemas.SearchRequestSchema));
+    replyWithSession(ctx, store, { results, stats }, answerBytes);
   });
 
   router.post('/search-many', auth, vectorJson, async (ctx) => {

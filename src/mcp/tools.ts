@@ -1,0 +1,187 @@
+// The MCP tools: each checks its arguments with its schema (tool-schemas.ts)
+// and runs the same code as its HTTP route (the route's exported work on a
+// checked body), in the /mcp request's session; its answer is structured
+// content plus the same as readable text. Failures are thrown as ApiErrors;
+// server.ts makes them tool results with isError.
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'koa';
+import * as v from 'valibot';
+import { pointer } from '../errors.js';
+import type { VectorInput } from '../index/types.js';
+import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
+import { requestError } from '../schemas/request-error.js';
+import { assertAnswerSize } from '../http/answer-size.js';
+import { stateOf, type RouteDeps } from '../http/context.js';
+import { listPage } from '../http/routes/listing.js';
+import { searchOnce } from '../http/routes/search.js';
+import { deleteMany, upsert } from '../http/routes/vectors.js';
+import type { McpToolSchemas } from './tool-schemas.js';
+
+/** What a tool answers: its structured content and the same as text. */
+export interface ToolAnswer {
+  structured: Record<string, unknown>;
+  text: string;
+}
+
+/** What a tool runs with: the /mcp request (its session and timings), the routes' dependencies, and the tools' schemas. */
+export interface ToolContext {
+  ctx: Context;
+  deps: RouteDeps;
+  schemas: McpToolSchemas;
+  /** Holds an answer's bytes in the memory budget until the /mcp request is done (503 when they do not fit). */
+  holdAnswer(bytes: number): void;
+}
+
+export interface McpTool {
+  name: string;
+  title: string;
+  description: string;
+  schema(schemas: McpToolSchemas): v.GenericSchema;
+  run(context: ToolContext, args: unknown): Promise<ToolAnswer>;
+}
+
+/** A tool's checked arguments, or 400 VALIDATION_ERROR (BATCH_TOO_LARGE past a batch cap) with each issue's path in the arguments. */
+function parseArgs<S extends v.GenericSchema>(schema: S, args: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, args ?? {});
+  if (result.success) return result.output;
+  throw requestError(result.issues, 'arguments');
+}
+
+const SMALLER_RECALL = 'ask for a lower topK';
+/** The structured answer and its text: about twice the route's answer. */
+const BOTH_FORMS = 2;
+
+/** A memory as the tools answer it: the stored text and metadata, parsed (null for none). */
+function memoryOf(hit: { id: string; text?: { toJSON(): unknown } | null; metadata?: { toJSON(): unknown } }) {
+  return { id: hit.id, text: hit.text?.toJSON() ?? null, metadata: hit.metadata?.toJSON() ?? null };
+}
+
+function memoryLines(memory: ReturnType<typeof memoryOf>, head: string): string {
+  const lines = [head, `   text: ${memory.text ?? '(none)'}`];
+  if (memory.metadata !== null) lines.push(`   metadata: ${JSON.stringify(memory.metadata)}`);
+  return lines.join('\n');
+}
+
+const recall: McpTool = {
+  name: 'recall',
+  title: 'Recall memories',
+  description:
+    'Search the memories of this session by meaning and by keywords (hybrid: the two rankings fused), best first. ' +
+    'Answers each memory with its id, score, text and metadata. Narrow with a metadata filter (e.g. {"topic": "billing"} or {"step": {"$gte": 3}}); ' +
+    'mode "meaning" or "keywords" searches by one of them alone. The same search as POST /search with queryVector {"text": query} and queryText query.',
+  schema: (schemas) => schemas.RecallSchema,
+  async run({ ctx, deps, schemas, holdAnswer }, args) {
+    const { query, mode, ...options } = parseArgs(schemas.RecallSchema, args);
+    const body = {
+      ...options,
+      ...(mode === 'keywords' ? {} : { queryVector: { text: query } }),
+      ...(mode === 'meaning' ? {} : { queryText: query }),
+      includeMetadata: true,
+      includeText: true,
+    };
+    const { results, answerBytes } = await searchOnce(ctx, deps, parseArgs(deps.schemas.SearchRequestSchema, body));
+    assertAnswerSize(deps.config, BOTH_FORMS * answerBytes, SMALLER_RECALL);
+    holdAnswer(BOTH_FORMS * answerBytes);
+    const found = results.map((hit) => ({ ...memoryOf(hit), score: hit.score }));
+    const text = found.length === 0 ? 'No memory matches.' : found.map((hit, i) => memoryLines(hit, `${i + 1}. ${hit.id} (score ${hit.score})`)).join('\n');
+    return { structured: { results: found.map(({ id, score, text, metadata }) => ({ id, score, text, metadata })) }, text };
+  },
+};
+
+/** remember's items checked one at a time, the event loop given back every few ms; an issue's path is its place in the arguments. */
+async function checkItems(schemas: McpToolSchemas, args: Record<string, unknown>): Promise<void> {
+  const slices = new Slices(REQUEST_SLICE_MS, true);
+  for (const field of ['texts', 'ids', 'metadata'] as const) {
+    const items = args[field] as unknown[] | undefined;
+    for (let i = 0; i < (items?.length ?? 0); i++) {
+      await slices.pause();
+      const result = v.safeParse(schemas.RememberItems[field] as v.GenericSchema, items![i]);
+      if (!result.success) {
+        const at = [field, i].map((key) => ({ type: 'array', origin: 'value', input: items, key, value: items![i] }));
+        throw requestError(
+          result.issues.map((issue) => ({ ...issue, path: [...at, ...(issue.path ?? [])] }) as v.BaseIssue<unknown>),
+          'arguments',
+        );
+      }
+    }
+  }
+}
+
+const remember: McpTool = {
+  name: 'remember',
+  title: 'Remember texts',
+  description:
+    "Store texts in this session's private memory, each embedded for search by meaning and indexed for keywords; answers their ids. " +
+    'Give one metadata object per text to filter on later (e.g. {"source": "web", "step": 3}), and ids to replace earlier memories.',
+  schema: (schemas) => schemas.RememberSchema,
+  async run({ ctx, deps, schemas }, args) {
+    const { texts, ids, metadata, ...rest } = parseArgs(schemas.RememberBatchSchema, args);
+    await checkItems(schemas, args as Record<string, unknown>);
+    const records = texts.map((text, i) => {
+      const record: Record<string, unknown> = { ...rest, id: ids?.[i] ?? randomUUID(), text };
+      if (metadata?.[i] !== undefined) record.metadata = metadata[i];
+      return record as unknown as VectorInput;
+    });
+    const mutation = await upsert(ctx, deps, records, { pathOf: (i) => pointer('texts', i) }, 'addManyMs');
+    const stored = records.map((record) => record.id);
+    return {
+      structured: { ids: stored, mutation },
+      text: `Remembered ${stored.length} (${mutation.added} new, ${mutation.replaced} replaced): ${stored.join(', ')}`,
+    };
+  },
+};
+
+const forget: McpTool = {
+  name: 'forget',
+  title: 'Forget memories',
+  description: 'Delete memories of this session, either by their ids or every one a metadata filter matches (e.g. {"topic": "draft"}), in one step.',
+  schema: (schemas) => schemas.ForgetSchema,
+  async run({ ctx, deps, schemas }, args) {
+    const mutation = await deleteMany(ctx, deps, parseArgs(schemas.ForgetSchema, args));
+    return { structured: { mutation }, text: `Forgot ${mutation.deleted} ${mutation.deleted === 1 ? 'memory' : 'memories'}.` };
+  },
+};
+
+const listMemories: McpTool = {
+  name: 'list_memories',
+  title: 'List memories',
+  description:
+    'A page of the memories stored in this session, oldest first, with their texts and metadata; pass nextCursor as cursor for the next page. A filter lists only the memories it matches.',
+  schema: (schemas) => schemas.ListMemoriesSchema,
+  async run({ ctx, deps, schemas, holdAnswer }, args) {
+    const body = { ...parseArgs(schemas.ListMemoriesSchema, args), includeMetadata: true, includeText: true };
+    const { vectors, nextCursor, answerBytes } = await listPage(ctx, deps.config, parseArgs(deps.schemas.ListRequestSchema, body));
+    assertAnswerSize(deps.config, BOTH_FORMS * answerBytes, 'ask for a lower limit');
+    holdAnswer(BOTH_FORMS * answerBytes);
+    const memories = vectors.map((listed) => memoryOf(listed as Parameters<typeof memoryOf>[0]));
+    const lines = memories.map((memory, i) => memoryLines(memory, `${i + 1}. ${memory.id}`));
+    if (nextCursor !== null) lines.push(`More: call list_memories with cursor "${nextCursor}".`);
+    return { structured: { memories, nextCursor }, text: memories.length === 0 ? 'No memories.' : lines.join('\n') };
+  },
+};
+
+const memoryStats: McpTool = {
+  name: 'memory_stats',
+  title: 'Memory stats',
+  description: "This session's memory: how many memories it holds and may hold, the embedding model, and when it expires (every call extends it).",
+  schema: (schemas) => schemas.MemoryStatsSchema,
+  async run({ ctx, deps, schemas }, args) {
+    parseArgs(schemas.MemoryStatsSchema, args);
+    const { session } = stateOf(ctx);
+    await session.settled(); // its counts after an add applied in slices, not halfway
+    const view = session.view(deps.store.now());
+    const structured = {
+      memories: view.vectorCount,
+      maxMemories: view.maxVectors,
+      model: view.config.embedding,
+      expiresAt: view.expiresAt,
+      ttlMsRemaining: view.ttlMsRemaining,
+      session: view,
+      stats: session.stats(),
+    };
+    const text = `${view.vectorCount} of at most ${view.maxVectors} memories; model ${view.config.embedding ?? 'none yet (fixed by the first remember)'}; expires at ${view.expiresAt} unless used again.`;
+    return { structured, text };
+  },
+};
+
+export const MCP_TOOLS: readonly McpTool[] = [remember, recall, forget, listMemories, memoryStats];
