@@ -254,3 +254,36 @@ describe('POST /mcp (the SDK client against a live server)', function () {
     expect(expectOk(await api.post('/vectors/count', { token: first, body: {} })).count).to.equal(DOCS.length);
   });
 });
+
+describe('POST /mcp under the limits of every route', () => {
+  const api = useServer({ requestRatePerSec: 1, maxBodyBytes: 2048, embeddingThreads: 1 });
+  const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'memory_stats', arguments: {} } };
+  const accept = { accept: 'application/json, text/event-stream' };
+
+  it('answers a body past MAX_BODY_BYTES and a token past its rate as JSON-RPC errors with their HTTP status and code', async () => {
+    const token = await api.token();
+    const big = { ...call, params: { name: 'remember', arguments: { texts: ['x'.repeat(4096)] } } };
+    const tooLarge = await api.post('/mcp', { token, headers: accept, body: big });
+    expect(tooLarge.status).to.equal(413);
+    expect(tooLarge.body.error.data).to.include({ code: 'PAYLOAD_TOO_LARGE', status: 413 });
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await api.post('/mcp', { token, headers: accept, body: call }));
+    const limited = answers.find((res) => res.status === 429);
+    expect(limited, answers.map((res) => res.status).join()).to.not.equal(undefined);
+    expect(limited!.body.error.data).to.include({ code: 'RATE_LIMITED', status: 429 });
+    expect(limited!.headers.get('retry-after')).to.match(/^\d+$/);
+  });
+
+  it('takes a CORS preflight naming mcp-protocol-version, and answers GET with 405', async () => {
+    const preflight = await api.request('OPTIONS', '/mcp', {
+      headers: {
+        origin: 'http://localhost:8080',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type,mcp-protocol-version',
+      },
+    });
+    expect(preflight.status).to.equal(204);
+    expect(preflight.headers.get('access-control-allow-headers')!.split(',')).to.include.members(['authorization', 'content-type', 'mcp-protocol-version']);
+    expect((await api.get('/mcp', { token: await api.token() })).status).to.equal(405);
+  });
+});
