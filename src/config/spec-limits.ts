@@ -88,6 +88,8 @@ export const SPEC_LIMITS = {
   maxIndexedValueBytes: 256,
   /** A body announcing at most this many bytes is admitted in the small bodies' lane (MAX_SMALL_BODIES_IN_FLIGHT): parsed in well under a ms. */
   smallBodyBytes: 64 * 1024,
+  /** Bytes of one POST /mcp body (MAX_BODY_BYTES when lower): it is JSON.parse'd in one piece, 4 MiB of texts in about 2 to 7 ms. */
+  maxMcpBodyBytes: 4 * 1024 * 1024,
   /** Vectors per page of POST /vectors/list. */
   minListLimit: 1,
   maxListLimit: 1000,

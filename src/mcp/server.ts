@@ -1,8 +1,9 @@
-// The MCP server of one /mcp request (stateless: a server and a transport per
-// request, as the SDK's stateless examples do): tools/list and tools/call,
-// resources and their template. A tool's failure is its result with isError,
-// carrying the API's code, status and message; a protocol mistake (an unknown
-// tool, a bad resource URI) is a JSON-RPC error.
+// The MCP server of POST /mcp, one for the app (the SDK's low-level Server
+// over request-transport.ts): tools/list and tools/call, resources and their
+// template; each handler runs in the context of its /mcp request (its session,
+// its timings). A tool's failure is its result with isError, carrying the
+// API's code, status and message; a protocol mistake (an unknown tool, a bad
+// resource URI) is a JSON-RPC error.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
@@ -13,10 +14,12 @@ import {
   McpError,
   ReadResourceRequestSchema,
   type CallToolResult,
+  type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { packageInfo } from '../http/package-info.js';
 import { toApiError } from '../http/error-handler.js';
+import type { RequestTransport } from './request-transport.js';
 import { listResources, readResource, RECORD_TEMPLATE } from './resources.js';
 import type { ListedTool } from './tool-list.js';
 import { MCP_TOOLS, type ToolContext } from './tools.js';
@@ -26,7 +29,7 @@ const INSTRUCTIONS =
 
 /**
  * The server validates JSON Schemas only for what it asks a client (elicitation), which this one never
- * does; the SDK's default would build an Ajv instance per request.
+ * does; the SDK's default would build an Ajv instance.
  */
 const NEVER_VALIDATES: jsonSchemaValidator = {
   getValidator: () => () => {
@@ -51,15 +54,19 @@ async function callTool(context: ToolContext, name: string, args: unknown): Prom
   }
 }
 
-export function mcpServer(tools: ListedTool[], context: ToolContext): Server {
+/** The app's MCP server, connected to `transport` (whose requests carry their ToolContext). */
+export function mcpServer(tools: ListedTool[], transport: RequestTransport<ToolContext>): Server {
+  const contextOf = (extra: { requestId: RequestId }) => transport.contextOf(extra.requestId);
   const server = new Server(
     { name: packageInfo.name, version: packageInfo.version, title: 'tempvec memory' },
     { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: NEVER_VALIDATES },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, ({ params }) => callTool(context, params.name, params.arguments));
+  server.setRequestHandler(CallToolRequestSchema, ({ params }, extra) => callTool(contextOf(extra), params.name, params.arguments));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [RECORD_TEMPLATE] }));
-  server.setRequestHandler(ListResourcesRequestSchema, ({ params }) => listResources(context, params?.cursor));
-  server.setRequestHandler(ReadResourceRequestSchema, ({ params }) => readResource(context, params.uri));
+  server.setRequestHandler(ListResourcesRequestSchema, ({ params }, extra) => listResources(contextOf(extra), params?.cursor));
+  server.setRequestHandler(ReadResourceRequestSchema, ({ params }, extra) => readResource(contextOf(extra), params.uri));
+  // Connecting only wires the transport's callbacks (its start() does nothing).
+  void server.connect(transport);
   return server;
 }

@@ -6,11 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import * as v from 'valibot';
-import { pointer } from '../errors.js';
+import type { Config } from '../config.js';
+import { apiError, pointer } from '../errors.js';
 import type { VectorInput } from '../index/types.js';
 import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';
 import { requestError } from '../schemas/request-error.js';
-import { assertAnswerSize } from '../http/answer-size.js';
 import { stateOf, type RouteDeps } from '../http/context.js';
 import { listPage } from '../http/routes/listing.js';
 import { searchOnce } from '../http/routes/search.js';
@@ -47,13 +47,42 @@ function parseArgs<S extends v.GenericSchema>(schema: S, args: unknown): v.Infer
   throw requestError(result.issues, 'arguments');
 }
 
-const SMALLER_RECALL = 'ask for a lower topK';
 /** The structured answer and its text: about twice the route's answer. */
 const BOTH_FORMS = 2;
 
+/**
+ * An answer is made in one piece (the SDK writes the JSON-RPC message with one JSON.stringify), so
+ * it has a cap of its own, MAX_MCP_ANSWER_BYTES, checked on the route's estimate before it is made.
+ */
+function assertMcpAnswerSize(config: Config, routeBytes: number, smaller: string): number {
+  const bytes = BOTH_FORMS * routeBytes;
+  if (bytes <= config.maxMcpAnswerBytes) return bytes;
+  throw apiError(
+    'ANSWER_TOO_LARGE',
+    `the answer would take about ${bytes} bytes, more than the ${config.maxMcpAnswerBytes} of MAX_MCP_ANSWER_BYTES; ${smaller}`,
+    {
+      answerBytes: bytes,
+      maxAnswerBytes: config.maxMcpAnswerBytes,
+    },
+  );
+}
+
+type Stored = { id: string; text?: { toJSON(): unknown } | null; metadata?: { toJSON(): unknown } };
+
 /** A memory as the tools answer it: the stored text and metadata, parsed (null for none). */
-function memoryOf(hit: { id: string; text?: { toJSON(): unknown } | null; metadata?: { toJSON(): unknown } }) {
+function memoryOf(hit: Stored) {
   return { id: hit.id, text: hit.text?.toJSON() ?? null, metadata: hit.metadata?.toJSON() ?? null };
+}
+
+/** Each hit made a memory (its metadata parsed), the event loop given back every few ms. */
+async function memoriesOf<T extends Stored>(hits: readonly T[]): Promise<(ReturnType<typeof memoryOf> & { of: T })[]> {
+  const slices = new Slices(REQUEST_SLICE_MS);
+  const out = [];
+  for (const hit of hits) {
+    await slices.pause();
+    out.push({ ...memoryOf(hit), of: hit });
+  }
+  return out;
 }
 
 function memoryLines(memory: ReturnType<typeof memoryOf>, head: string): string {
@@ -80,11 +109,10 @@ const recall: McpTool = {
       includeText: true,
     };
     const { results, answerBytes } = await searchOnce(ctx, deps, parseArgs(deps.schemas.SearchRequestSchema, body));
-    assertAnswerSize(deps.config, BOTH_FORMS * answerBytes, SMALLER_RECALL);
-    holdAnswer(BOTH_FORMS * answerBytes);
-    const found = results.map((hit) => ({ ...memoryOf(hit), score: hit.score }));
+    holdAnswer(assertMcpAnswerSize(deps.config, answerBytes, 'ask for a lower topK'));
+    const found = (await memoriesOf(results)).map(({ id, text, metadata, of }) => ({ id, score: of.score, text, metadata }));
     const text = found.length === 0 ? 'No memory matches.' : found.map((hit, i) => memoryLines(hit, `${i + 1}. ${hit.id} (score ${hit.score})`)).join('\n');
-    return { structured: { results: found.map(({ id, score, text, metadata }) => ({ id, score, text, metadata })) }, text };
+    return { structured: { results: found }, text };
   },
 };
 
@@ -151,9 +179,8 @@ const listMemories: McpTool = {
   async run({ ctx, deps, schemas, holdAnswer }, args) {
     const body = { ...parseArgs(schemas.ListMemoriesSchema, args), includeMetadata: true, includeText: true };
     const { vectors, nextCursor, answerBytes } = await listPage(ctx, deps.config, parseArgs(deps.schemas.ListRequestSchema, body));
-    assertAnswerSize(deps.config, BOTH_FORMS * answerBytes, 'ask for a lower limit');
-    holdAnswer(BOTH_FORMS * answerBytes);
-    const memories = vectors.map((listed) => memoryOf(listed as Parameters<typeof memoryOf>[0]));
+    holdAnswer(assertMcpAnswerSize(deps.config, answerBytes, 'ask for a lower limit'));
+    const memories = (await memoriesOf(vectors as Stored[])).map(({ id, text, metadata }) => ({ id, text, metadata }));
     const lines = memories.map((memory, i) => memoryLines(memory, `${i + 1}. ${memory.id}`));
     if (nextCursor !== null) lines.push(`More: call list_memories with cursor "${nextCursor}".`);
     return { structured: { memories, nextCursor }, text: memories.length === 0 ? 'No memories.' : lines.join('\n') };

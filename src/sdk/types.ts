@@ -119,6 +119,8 @@ export interface Limits {
   maxBodyBytes: number;
   maxImportBytes: number;
   maxAnswerBytes: number;
+  /** POST /mcp's body and tool-answer caps; absent from servers before it. */
+  mcp?: { maxBodyBytes: number; maxAnswerBytes: number };
   list: Bounds;
   maxJsonDepth: number;
   maxMetadataKeys: number;

@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { SPEC_LIMITS } from '../../src/config.js';
+import { hitsBytes } from '../../src/http/answer-size.js';
 import { toOpenApiSchema } from '../../src/openapi/json-schema.js';
 import { requestSchemas } from '../../src/schemas/index.js';
 import { expectOk, useServer } from '../helpers/http.js';
@@ -239,6 +240,22 @@ describe('POST /mcp (the SDK client against a live server)', function () {
       .and.contain('POST /token');
   });
 
+  it("takes a body of up to 4 MiB (the spec's maxMcpBodyBytes, below MAX_BODY_BYTES) and answers 413 one byte past it", async () => {
+    const token = await api.token();
+    expect((await api.get('/limits')).body.limits.mcp).to.deep.equal({
+      maxBodyBytes: SPEC_LIMITS.maxMcpBodyBytes,
+      maxAnswerBytes: api.config.maxMcpAnswerBytes,
+    });
+    expect(api.config.maxBodyBytes).to.be.greaterThan(SPEC_LIMITS.maxMcpBodyBytes);
+    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'memory_stats', arguments: {} } };
+    const sized = (bytes: number) => JSON.stringify(call) + ' '.repeat(bytes - JSON.stringify(call).length);
+    const headers = { accept: 'application/json, text/event-stream' };
+    expect((await api.post('/mcp', { token, headers, body: sized(SPEC_LIMITS.maxMcpBodyBytes) })).status).to.equal(200);
+    const past = await api.post('/mcp', { token, headers, body: sized(SPEC_LIMITS.maxMcpBodyBytes + 1) });
+    expect(past.status).to.equal(413);
+    expect(past.body.error.data).to.deep.include({ code: 'PAYLOAD_TOO_LARGE', details: { limit: SPEC_LIMITS.maxMcpBodyBytes } });
+  });
+
   it("keeps two sessions apart: one never recalls, lists, reads or forgets the other's memories", async () => {
     const { token: first, client: a } = await remembered();
     const b = await connect(await api.token());
@@ -262,10 +279,17 @@ describe('POST /mcp under the limits of every route', () => {
 
   it('answers a body past MAX_BODY_BYTES and a token past its rate as JSON-RPC errors with their HTTP status and code', async () => {
     const token = await api.token();
-    const big = { ...call, params: { name: 'remember', arguments: { texts: ['x'.repeat(4096)] } } };
-    const tooLarge = await api.post('/mcp', { token, headers: accept, body: big });
+    const sized = (bytes: number) => {
+      const body = { ...call, params: { name: 'remember', arguments: { texts: [''] } } };
+      body.params.arguments.texts[0] = 'x'.repeat(bytes - JSON.stringify(body).length);
+      return JSON.stringify(body);
+    };
+    expect(sized(2049)).to.have.length(2049);
+    const tooLarge = await api.post('/mcp', { token, headers: accept, body: sized(2049) });
     expect(tooLarge.status).to.equal(413);
     expect(tooLarge.body.error.data).to.include({ code: 'PAYLOAD_TOO_LARGE', status: 413 });
+    expect(tooLarge.body.error.data.details).to.deep.equal({ limit: 2048 });
+    expect((await api.get('/limits')).body.limits.mcp).to.deep.equal({ maxBodyBytes: 2048, maxAnswerBytes: api.config.maxMcpAnswerBytes });
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push(await api.post('/mcp', { token, headers: accept, body: call }));
     const limited = answers.find((res) => res.status === 429);
@@ -285,5 +309,36 @@ describe('POST /mcp under the limits of every route', () => {
     expect(preflight.status).to.equal(204);
     expect(preflight.headers.get('access-control-allow-headers')!.split(',')).to.include.members(['authorization', 'content-type', 'mcp-protocol-version']);
     expect((await api.get('/mcp', { token: await api.token() })).status).to.equal(405);
+  });
+});
+
+describe('MAX_MCP_ANSWER_BYTES', () => {
+  const doc = { text: 'A storm with strong winds will reach the coast tonight.', metadata: { kind: 'weather', note: 'n'.repeat(300) } };
+  const jsonBytes = Buffer.byteLength(JSON.stringify(doc.text)) + Buffer.byteLength(JSON.stringify(doc.metadata));
+  /** The route's estimate of a hybrid answer of `hits` of these records (ids of 2 characters), doubled: both forms. */
+  const estimate = (hits: number) => 2 * hitsBytes([Array.from({ length: hits }, (_, i) => ({ id: `d${i}`, score: 0, vectorRank: 1 }))], hits * jsonBytes);
+  const api = useServer({ embeddingThreads: 1, maxMcpAnswerBytes: estimate(2) });
+
+  it('answers recall and list_memories up to it, and a tool error ANSWER_TOO_LARGE one past it', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${api.base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${await api.token()}` } },
+    });
+    const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+    await client.connect(transport);
+    const ids = ['d0', 'd1', 'd2'];
+    await client.callTool({ name: 'remember', arguments: { texts: ids.map(() => doc.text), ids, metadata: ids.map(() => doc.metadata) } });
+    const two = (await client.callTool({ name: 'recall', arguments: { query: 'storm', topK: 2 } })) as CallToolResult;
+    expect(two.isError).to.equal(undefined);
+    expect((two.structuredContent as Json).results).to.have.length(2);
+    const three = (await client.callTool({ name: 'recall', arguments: { query: 'storm', topK: 3 } })) as CallToolResult;
+    expect(three.isError).to.equal(true);
+    expect((three.structuredContent as Json).error).to.deep.include({
+      code: 'ANSWER_TOO_LARGE',
+      details: { answerBytes: estimate(3), maxAnswerBytes: estimate(2) },
+    });
+    const listed = (await client.callTool({ name: 'list_memories', arguments: { limit: 3 } })) as CallToolResult;
+    expect((listed.structuredContent as Json).error.code).to.equal('ANSWER_TOO_LARGE');
+    expect(((await client.callTool({ name: 'list_memories', arguments: { limit: 1 } })) as CallToolResult).isError).to.equal(undefined);
+    await client.close();
   });
 });
