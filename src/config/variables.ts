@@ -313,7 +313,7 @@ export const CONFIG_VARIABLES = [
   [
     'MAX_MCP_ANSWER_BYTES',
     'maxMcpAnswerBytes',
-    2 * MiB,
+    MiB,
     'bytes of one answer of the MCP tools recall and list_memories, structured and text together (estimated before it is made; it is written in one piece); past it the tool error ANSWER_TOO_LARGE',
   ],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string | (() => number), string])[];

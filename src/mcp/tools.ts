@@ -67,28 +67,27 @@ function assertMcpAnswerSize(config: Config, routeBytes: number, smaller: string
   );
 }
 
-type Stored = { id: string; text?: { toJSON(): unknown } | null; metadata?: { toJSON(): unknown } };
+type Stored = { id: string; text?: { toJSON(): unknown } | null; metadata?: { json: string; toJSON(): unknown } };
 
-/** A memory as the tools answer it: the stored text and metadata, parsed (null for none). */
-function memoryOf(hit: Stored) {
-  return { id: hit.id, text: hit.text?.toJSON() ?? null, metadata: hit.metadata?.toJSON() ?? null };
+/** A memory as the tools answer it (text and metadata parsed, null for none), and its lines of the text form (the metadata's stored JSON as it is). */
+function memoryOf(hit: Stored, head: string) {
+  const memory = { id: hit.id, text: (hit.text?.toJSON() ?? null) as string | null, metadata: hit.metadata?.toJSON() ?? null };
+  const lines = `${head}\n   text: ${memory.text ?? '(none)'}${hit.metadata ? `\n   metadata: ${hit.metadata.json}` : ''}`;
+  return { memory, lines };
 }
 
-/** Each hit made a memory (its metadata parsed), the event loop given back every few ms. */
-async function memoriesOf<T extends Stored>(hits: readonly T[]): Promise<(ReturnType<typeof memoryOf> & { of: T })[]> {
+/** Each hit made a memory and its text, the event loop given back every few ms (answers reach MAX_MCP_ANSWER_BYTES). */
+async function memoriesOf<T extends Stored>(hits: readonly T[], head: (hit: T, i: number) => string) {
   const slices = new Slices(REQUEST_SLICE_MS);
-  const out = [];
-  for (const hit of hits) {
+  const memories = [];
+  const lines: string[] = [];
+  for (let i = 0; i < hits.length; i++) {
     await slices.pause();
-    out.push({ ...memoryOf(hit), of: hit });
+    const made = memoryOf(hits[i], head(hits[i], i));
+    memories.push(made.memory);
+    lines.push(made.lines);
   }
-  return out;
-}
-
-function memoryLines(memory: ReturnType<typeof memoryOf>, head: string): string {
-  const lines = [head, `   text: ${memory.text ?? '(none)'}`];
-  if (memory.metadata !== null) lines.push(`   metadata: ${JSON.stringify(memory.metadata)}`);
-  return lines.join('\n');
+  return { memories, text: lines.join('\n') };
 }
 
 const recall: McpTool = {
@@ -110,9 +109,9 @@ const recall: McpTool = {
     };
     const { results, answerBytes } = await searchOnce(ctx, deps, parseArgs(deps.schemas.SearchRequestSchema, body));
     holdAnswer(assertMcpAnswerSize(deps.config, answerBytes, 'ask for a lower topK'));
-    const found = (await memoriesOf(results)).map(({ id, text, metadata, of }) => ({ id, score: of.score, text, metadata }));
-    const text = found.length === 0 ? 'No memory matches.' : found.map((hit, i) => memoryLines(hit, `${i + 1}. ${hit.id} (score ${hit.score})`)).join('\n');
-    return { structured: { results: found }, text };
+    const { memories, text } = await memoriesOf(results, (hit, i) => `${i + 1}. ${hit.id} (score ${hit.score})`);
+    const found = memories.map((memory, i) => ({ id: memory.id, score: results[i].score, text: memory.text, metadata: memory.metadata }));
+    return { structured: { results: found }, text: found.length === 0 ? 'No memory matches.' : text };
   },
 };
 
@@ -180,10 +179,9 @@ const listMemories: McpTool = {
     const body = { ...parseArgs(schemas.ListMemoriesSchema, args), includeMetadata: true, includeText: true };
     const { vectors, nextCursor, answerBytes } = await listPage(ctx, deps.config, parseArgs(deps.schemas.ListRequestSchema, body));
     holdAnswer(assertMcpAnswerSize(deps.config, answerBytes, 'ask for a lower limit'));
-    const memories = (await memoriesOf(vectors as Stored[])).map(({ id, text, metadata }) => ({ id, text, metadata }));
-    const lines = memories.map((memory, i) => memoryLines(memory, `${i + 1}. ${memory.id}`));
-    if (nextCursor !== null) lines.push(`More: call list_memories with cursor "${nextCursor}".`);
-    return { structured: { memories, nextCursor }, text: memories.length === 0 ? 'No memories.' : lines.join('\n') };
+    const { memories, text } = await memoriesOf(vectors as Stored[], (memory, i) => `${i + 1}. ${memory.id}`);
+    const more = nextCursor === null ? '' : `\nMore: call list_memories with cursor "${nextCursor}".`;
+    return { structured: { memories, nextCursor }, text: memories.length === 0 ? 'No memories.' : text + more };
   },
 };
 

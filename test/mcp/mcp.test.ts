@@ -201,6 +201,31 @@ describe('POST /mcp (the SDK client against a live server)', function () {
     expect(expectOk(await api.get('/session', { token: await api.token() })).session.vectorCount).to.equal(0);
   });
 
+  it('takes metadata as deep as MAX_JSON_DEPTH allows, in a batch too; one level deeper is a tool error at its path', async () => {
+    const token = await api.token();
+    const client = await connect(token);
+    const nested = (levels: number) => {
+      let m: Json = { leaf: 1 };
+      for (let d = 1; d < levels; d++) m = { d: m };
+      return m;
+    };
+    const deepest = nested(api.config.maxJsonDepth);
+    expect((await ok(client, 'remember', { texts: ['deep one'], ids: ['deep'], metadata: [deepest] })).ids).to.deep.equal(['deep']);
+    const call = (id: number, metadata: Json) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'remember', arguments: { texts: ['x'], ids: [`b${id}`], metadata: [metadata] } },
+    });
+    const batch = await api.post('/mcp', { token, headers: { accept: 'application/json, text/event-stream' }, body: [call(1, deepest), call(2, deepest)] });
+    expect(batch.status).to.equal(200);
+    expect(batch.body.map((m: Json) => m.result.isError ?? false)).to.deep.equal([false, false]);
+    const tooDeep = await toolError(client, 'remember', { texts: ['deeper'], metadata: [nested(api.config.maxJsonDepth + 1)] });
+    expect(tooDeep.code).to.equal('VALIDATION_ERROR');
+    expect(tooDeep.details!.issues[0].path).to.match(/^\/metadata\/0\/d/);
+    expect(expectOk(await api.post('/vectors/count', { token, body: {} })).count).to.equal(3);
+  });
+
   it('answers errors of the session as tool errors: recall by meaning in a session of given vectors is NO_EMBEDDING_MODEL, by keywords it works', async () => {
     const token = await api.token();
     expectOk(await api.post('/vectors/add', { token, body: { id: 'v', vector: [1, 0, 0], text: 'a keyword here' } }));
@@ -254,6 +279,43 @@ describe('POST /mcp (the SDK client against a live server)', function () {
     const past = await api.post('/mcp', { token, headers, body: sized(SPEC_LIMITS.maxMcpBodyBytes + 1) });
     expect(past.status).to.equal(413);
     expect(past.body.error.data).to.deep.include({ code: 'PAYLOAD_TOO_LARGE', details: { limit: SPEC_LIMITS.maxMcpBodyBytes } });
+  });
+
+  it('answers as the SDK transport does: 406, 400 for a version or a message it does not know, 202 for notifications, a batch as an array under the client ids', async () => {
+    const token = await api.token();
+    const accept = { accept: 'application/json, text/event-stream' };
+    const list = (id: unknown) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+    const noSse = await api.post('/mcp', { token, headers: { accept: 'application/json' }, body: list(1) });
+    expect([noSse.status, noSse.body.error.code]).to.deep.equal([406, -32000]);
+    const version = await api.post('/mcp', { token, headers: { ...accept, 'mcp-protocol-version': '1999-01-01' }, body: list(1) });
+    expect(version.status).to.equal(400);
+    expect(version.body.error.message).to.contain('Unsupported protocol version');
+    const notRpc = await api.post('/mcp', { token, headers: accept, body: { hello: 1 } });
+    expect([notRpc.status, notRpc.body.error.code]).to.deep.equal([400, -32700]);
+    const notification = await api.post('/mcp', { token, headers: accept, body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
+    expect([notification.status, notification.text]).to.deep.equal([202, '']);
+    const batch = await api.post('/mcp', { token, headers: accept, body: [list('a'), { jsonrpc: '2.0', id: 7, method: 'nope' }, list(3)] });
+    expect(batch.status).to.equal(200);
+    expect(batch.body.map((m: Json) => m.id)).to.deep.equal(['a', 7, 3]);
+    expect(batch.body[0].result.tools).to.have.length(5);
+    expect(batch.body[1].error.code).to.equal(-32601);
+    // Clients all send small ids: requests in flight together, each with id 1, get their own answers.
+    const tokens = await Promise.all([api.token(), api.token(), api.token()]);
+    await Promise.all(tokens.map(async (t, i) => ok(await connect(t), 'remember', { texts: [`note ${i}`], ids: [`n${i}`] })));
+    const answers = await Promise.all(
+      tokens.map((t) =>
+        api.post('/mcp', {
+          token: t,
+          headers: accept,
+          body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_memories', arguments: {} } },
+        }),
+      ),
+    );
+    expect(answers.map((a) => [a.body.id, a.body.result.structuredContent.memories.map((m: Json) => m.id)])).to.deep.equal([
+      [1, ['n0']],
+      [1, ['n1']],
+      [1, ['n2']],
+    ]);
   });
 
   it("keeps two sessions apart: one never recalls, lists, reads or forgets the other's memories", async () => {

@@ -19,6 +19,8 @@ import { toApiError } from '../error-handler.js';
 
 /** The JSON-RPC error code of a request the HTTP layer refused (the SDK's transport uses it for its own HTTP errors). */
 const REFUSED = -32000;
+/** Levels a JSON-RPC body adds around a tool's metadata beyond add-many's frame (body.ts BODY_FRAME_DEPTH). */
+const MCP_FRAME_DEPTH = 2;
 const ANSWERS_FULL = "the server's memory budget is used up by answers in flight; nothing was changed, try again shortly";
 
 /** Errors thrown before or around the MCP server (auth, rate limit, body) as a JSON-RPC error body with their HTTP status. */
@@ -40,8 +42,9 @@ export function mcpRoutes(deps: RouteDeps): void {
   const { router, config, store, auth } = deps;
   const schemas = mcpToolSchemas(config, deps.schemas);
   const tools = listedTools(schemas);
-  // Its body is JSON.parse'd in one piece (no vector reader), so it has a cap of its own.
-  const json = jsonBody({ ...config, maxBodyBytes: mcpBodyBytes(config) }, { budget: store.budget });
+  // Its body is JSON.parse'd in one piece (no vector reader), so it has a cap of its own; a metadata
+  // object sits two levels deeper than in add-many (params, arguments, metadata, item; a batch one more).
+  const json = jsonBody({ ...config, maxBodyBytes: mcpBodyBytes(config), maxJsonDepth: config.maxJsonDepth + MCP_FRAME_DEPTH }, { budget: store.budget });
   const transport = new RequestTransport<ToolContext>();
   mcpServer(tools, transport);
   router.post('/mcp', jsonRpcErrors, auth, json, async (ctx) => {
