@@ -122,7 +122,23 @@ describe('POST /mcp (the SDK client against a live server)', function () {
         expect(results, `${query} ${JSON.stringify(args)}`).to.deep.equal(expected);
       }
     }
-    const text = ((await call(client, 'recall', { query: 'rain tomorrow', topK: 1 })).content as { text: string }[])[0].text;
+    // Its answer is held in the memory budget while it is made and sent, then given back.
+    const budget = api.store.budget;
+    const reserve = budget.reserve.bind(budget);
+    const reserved: number[] = [];
+    budget.reserve = (kind, bytes, message) => {
+      if (kind === 'answers') reserved.push(bytes);
+      return reserve(kind, bytes, message);
+    };
+    let text: string;
+    try {
+      text = ((await call(client, 'recall', { query: 'rain tomorrow', topK: 1 })).content as { text: string }[])[0].text;
+    } finally {
+      budget.reserve = reserve;
+    }
+    expect(reserved).to.have.length(1);
+    expect(reserved[0]).to.be.greaterThan(2 * Buffer.byteLength(DOCS[3].text));
+    expect(budget.usage().answersInFlightBytes).to.equal(0);
     expect(text).to.contain('rain').and.contain(DOCS[3].text).and.contain('"kind":"weather"');
   });
 

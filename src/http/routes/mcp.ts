@@ -48,12 +48,19 @@ export function mcpRoutes(deps: RouteDeps): void {
   const transport = new RequestTransport<ToolContext>();
   mcpServer(tools, transport);
   router.post('/mcp', jsonRpcErrors, auth, json, async (ctx) => {
-    // Answers held in the budget until they are sent.
+    // Answers held in the budget until they are sent (or the client has gone: then at once).
     const held: Reservation[] = [];
+    let sent = false;
     ctx.res.once('close', () => {
+      sent = true;
       for (const reservation of held) reservation.release();
     });
-    const context: ToolContext = { ctx, deps, schemas, holdAnswer: (bytes) => held.push(store.budget.reserve('answers', bytes, ANSWERS_FULL)) };
+    const holdAnswer = (bytes: number) => {
+      const reservation = store.budget.reserve('answers', bytes, ANSWERS_FULL);
+      if (sent) reservation.release();
+      else held.push(reservation);
+    };
+    const context: ToolContext = { ctx, deps, schemas, holdAnswer };
     const { status, body } = await transport.handle(ctx.request.body, ctx.get('accept'), ctx.get('mcp-protocol-version') || undefined, context);
     ctx.status = status;
     ctx.type = 'application/json';
