@@ -94,6 +94,9 @@ describe('POST /mcp (the SDK client against a live server)', function () {
     expect(recall.properties.query.description).to.be.a('string');
     const remember = byName.remember.inputSchema as Json;
     expect(remember.required).to.deep.equal(['texts']);
+    const recordFields = Object.keys(toOpenApiSchema(routes.ImportRecordSchema, {}).properties!);
+    const perText = ['id', 'vector', 'text', 'metadata'];
+    expect(Object.keys(remember.properties).sort()).to.deep.equal([...recordFields.filter((f) => !perText.includes(f)), 'texts', 'ids', 'metadata'].sort());
     expect(remember.properties.texts).to.include({ minItems: 1, maxItems: api.config.maxAddManyBatch });
     const { type, minLength, maxLength } = toOpenApiSchema(routes.ImportRecordSchema, {}).properties!.id as Json;
     expect(remember.properties.ids.items).to.include({ type, minLength, maxLength });
