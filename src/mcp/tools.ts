@@ -173,7 +173,7 @@ const listMemories: McpTool = {
   name: 'list_memories',
   title: 'List memories',
   description:
-    'A page of the memories stored in this session, oldest first, with their texts and metadata; pass nextCursor as cursor for the next page. A filter lists only the memories it matches.',
+    'A page of the memories stored in this session, oldest first (a replaced one counts as new), with their texts and metadata; pass nextCursor as cursor for the next page. A filter lists only the memories it matches.',
   schema: (schemas) => schemas.ListMemoriesSchema,
   async run({ ctx, deps, schemas, holdAnswer }, args) {
     const body = { ...parseArgs(schemas.ListMemoriesSchema, args), includeMetadata: true, includeText: true };
