@@ -26,7 +26,19 @@ const refused = (status: number, code: number, message: string): TransportAnswer
 
 const isRequest = (message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId; method: string } => 'method' in message && 'id' in message;
 
+/** A request's schema, as the SDK's (zod) ones answer safeParse. */
+interface RequestCheck {
+  safeParse(value: unknown): { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } };
+}
+
 export class RequestTransport<C> implements Transport {
+  /**
+   * `checks`: the schema of each method the server handles. The SDK's Protocol parses a request
+   * before its handler and answers a mismatch as -32603 Internal error; checked here first, it is
+   * -32602 Invalid params, naming the field.
+   */
+  constructor(private readonly checks: Record<string, RequestCheck> = {}) {}
+
   onmessage?: Transport['onmessage'];
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -45,6 +57,13 @@ export class RequestTransport<C> implements Transport {
     const found = this.pending.get(requestId as number);
     if (!found) throw new Error(`no request ${String(requestId)} in flight`);
     return found.context;
+  }
+
+  /** Why a request's params do not fit its method's schema, or undefined. */
+  private invalidParams(message: JSONRPCMessage & { method: string }): string | undefined {
+    const check = Object.hasOwn(this.checks, message.method) ? this.checks[message.method] : undefined;
+    const issue = check?.safeParse(message).error?.issues[0];
+    return issue && `Invalid params: ${issue.path.map(String).join('.')}: ${issue.message}`;
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
@@ -87,7 +106,9 @@ export class RequestTransport<C> implements Transport {
   }
 
   /** A request under an inner id; its answer under the client's. */
-  private request(message: JSONRPCMessage & { id: RequestId }, context: C): Promise<JSONRPCMessage> {
+  private request(message: JSONRPCMessage & { id: RequestId; method: string }, context: C): Promise<JSONRPCMessage> {
+    const invalid = this.invalidParams(message);
+    if (invalid !== undefined) return Promise.resolve({ jsonrpc: '2.0', id: message.id, error: { code: -32602, message: invalid } });
     const inner = ++this.nextId;
     return new Promise<JSONRPCMessage>((resolve) => {
       this.pending.set(inner, {

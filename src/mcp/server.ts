@@ -8,6 +8,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
+  InitializeRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -53,6 +54,16 @@ async function callTool(context: ToolContext, name: string, args: unknown): Prom
     };
   }
 }
+
+/** The requests this server handles, each with its schema: checked by the transport before the server sees them. */
+export const HANDLED_REQUESTS = {
+  initialize: InitializeRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+  'tools/call': CallToolRequestSchema,
+  'resources/templates/list': ListResourceTemplatesRequestSchema,
+  'resources/list': ListResourcesRequestSchema,
+  'resources/read': ReadResourceRequestSchema,
+};
 
 /** The app's MCP server, connected to `transport` (whose requests carry their ToolContext). */
 export function mcpServer(tools: ListedTool[], transport: RequestTransport<ToolContext>): Server {

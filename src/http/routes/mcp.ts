@@ -9,7 +9,7 @@ import type { Middleware } from 'koa';
 import { mcpBodyBytes } from '../../config.js';
 import type { Reservation } from '../../limits/memory-budget.js';
 import { RequestTransport } from '../../mcp/request-transport.js';
-import { mcpServer } from '../../mcp/server.js';
+import { HANDLED_REQUESTS, mcpServer } from '../../mcp/server.js';
 import { listedTools } from '../../mcp/tool-list.js';
 import { mcpToolSchemas } from '../../mcp/tool-schemas.js';
 import type { ToolContext } from '../../mcp/tools.js';
@@ -45,7 +45,7 @@ export function mcpRoutes(deps: RouteDeps): void {
   // Its body is JSON.parse'd in one piece (no vector reader), so it has a cap of its own; a metadata
   // object sits two levels deeper than in add-many (params, arguments, metadata, item; a batch one more).
   const json = jsonBody({ ...config, maxBodyBytes: mcpBodyBytes(config), maxJsonDepth: config.maxJsonDepth + MCP_FRAME_DEPTH }, { budget: store.budget });
-  const transport = new RequestTransport<ToolContext>();
+  const transport = new RequestTransport<ToolContext>(HANDLED_REQUESTS);
   mcpServer(tools, transport);
   router.post('/mcp', jsonRpcErrors, auth, json, async (ctx) => {
     // Answers held in the budget until they are sent (or the client has gone: then at once).
