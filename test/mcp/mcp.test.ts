@@ -353,7 +353,8 @@ describe('POST /mcp (the SDK client against a live server)', function () {
   });
 });
 
-describe('POST /mcp under the limits of every route', () => {
+describe('POST /mcp under the limits of every route', function () {
+  this.timeout(120_000);
   const api = useServer({ requestRatePerSec: 1, maxBodyBytes: 2048, embeddingThreads: 1 });
   const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'memory_stats', arguments: {} } };
   const accept = { accept: 'application/json, text/event-stream' };
@@ -393,7 +394,8 @@ describe('POST /mcp under the limits of every route', () => {
   });
 });
 
-describe('MAX_MCP_ANSWER_BYTES', () => {
+describe('MAX_MCP_ANSWER_BYTES', function () {
+  this.timeout(120_000);
   const doc = { text: 'A storm with strong winds will reach the coast tonight.', metadata: { kind: 'weather', note: 'n'.repeat(300) } };
   const jsonBytes = Buffer.byteLength(JSON.stringify(doc.text)) + Buffer.byteLength(JSON.stringify(doc.metadata));
   /** The route's estimate of a hybrid answer of `hits` of these records (ids of 2 characters), doubled: both forms. */
