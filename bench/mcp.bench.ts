@@ -138,8 +138,8 @@ interface Shape {
 }
 
 const WORST = '$in arrays';
-/** What remember may send in one body: the MCP body cap (the spec's 4 MiB, or MAX_BODY_BYTES when lower), less room for the frame. */
-const rememberBytes = (L: Limits) => Math.floor(L.num('mcp.maxBodyBytes', 4 << 20) * 0.9);
+/** What remember may send in one body: the MCP body cap (the spec's maxMcpBodyBytes, or MAX_BODY_BYTES when lower), less room for the frame. */
+const rememberBytes = (L: Limits) => Math.floor(L.num('mcp.maxBodyBytes', 1 << 20) * 0.9);
 const SHAPES: Shape[] = [
   { tool: 'recall', name: `filter ${WORST}, topK max`, args: (L) => ({ query: 'abc def', topK: L.num('topK.max', 100), filter: filters(L)[WORST] }) },
   { tool: 'recall', name: 'filter deep $not/$or', args: (L) => ({ query: 'abc def', filter: filters(L)['deep $not/$or'] }) },

@@ -284,7 +284,7 @@ describe('POST /mcp (the SDK client against a live server)', function () {
       .and.contain('POST /token');
   });
 
-  it("takes a body of up to 4 MiB (the spec's maxMcpBodyBytes, below MAX_BODY_BYTES) and answers 413 one byte past it", async () => {
+  it("takes a body of up to the spec's maxMcpBodyBytes (below MAX_BODY_BYTES) and answers 413 one byte past it", async () => {
     const token = await api.token();
     expect((await api.get('/limits')).body.limits.mcp).to.deep.equal({
       maxBodyBytes: SPEC_LIMITS.maxMcpBodyBytes,
