@@ -56,7 +56,7 @@ export const SCRIPTS = {
 export type Script = keyof typeof SCRIPTS;
 
 /** Text of at most `bytes` UTF-8 bytes: words of the script (CJK: characters run together, so every pair is a bigram term). */
-function scriptText(script: Script, bytes: number, seed: number): string {
+export function scriptText(script: Script, bytes: number, seed: number): string {
   const { alphabet, joiner } = SCRIPTS[script];
   const chars = Array.from(alphabet);
   const next = rng(seed);

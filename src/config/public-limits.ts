@@ -14,6 +14,9 @@ import {
 } from './spec-limits.js';
 import type { Config } from './variables.js';
 
+/** The cap on one POST /mcp body: the spec's, or MAX_BODY_BYTES when lower. */
+export const mcpBodyBytes = (config: Config) => Math.min(SPEC_LIMITS.maxMcpBodyBytes, config.maxBodyBytes);
+
 /** What GET /limits publishes (and the OpenAPI document's bounds). */
 export function publicLimits(config: Config) {
   return {
@@ -58,6 +61,7 @@ export function publicLimits(config: Config) {
     maxBodyBytes: config.maxBodyBytes,
     maxImportBytes: config.maxImportBytes,
     maxAnswerBytes: config.maxAnswerBytes,
+    mcp: { maxBodyBytes: mcpBodyBytes(config), maxAnswerBytes: config.maxMcpAnswerBytes },
     list: { min: SPEC_LIMITS.minListLimit, max: SPEC_LIMITS.maxListLimit, default: SPEC_LIMITS.defaultListLimit },
     facet: {
       limit: { min: SPEC_LIMITS.minFacetLimit, max: SPEC_LIMITS.maxFacetLimit, default: SPEC_LIMITS.defaultFacetLimit },

@@ -100,6 +100,12 @@ export const SPEC_LIMITS = {
   maxIndexedValueBytes: 256,
   /** A body announcing at most this many bytes is admitted in the small bodies' lane (MAX_SMALL_BODIES_IN_FLIGHT): parsed in well under a ms. */
   smallBodyBytes: 64 * 1024,
+  /**
+   * Bytes of one POST /mcp body (MAX_BODY_BYTES when lower): it is JSON.parse'd in one piece. Texts parse
+   * fast (4 MiB in 2 to 7 ms), metadata objects of 256 keys slowly: 3.3 MiB of them 32 ms, 0.75 MiB 3 ms
+   * (bench:mcp's remember with deep+wide metadata held a neighbour 84 ms at 3.5 MiB).
+   */
+  maxMcpBodyBytes: 1024 * 1024,
   /** Vectors per page of POST /vectors/list. */
   minListLimit: 1,
   maxListLimit: 1000,

@@ -62,6 +62,7 @@ export interface Config {
   maxWasmMemories: number;
   shutdownDrainMs: number;
   maxAnswerBytes: number;
+  maxMcpAnswerBytes: number;
   kernelThreads: number;
   persistenceJobs: number;
   /** With DATA_DIR: bytes of all files in it at most (0 in CONFIG_VARIABLES: derived at start, defaultDataDirMaxBytes). */
@@ -311,6 +312,12 @@ export const CONFIG_VARIABLES = [
     'maxAnswerBytes',
     32 * 1024 * 1024,
     'bytes of one answer of search, search-many, get-many or list (estimated before it is written; larger ones are streamed in pieces); past it 400 ANSWER_TOO_LARGE',
+  ],
+  [
+    'MAX_MCP_ANSWER_BYTES',
+    'maxMcpAnswerBytes',
+    MiB,
+    'bytes of one answer of the MCP tools recall and list_memories, structured and text together (estimated before it is made; it is written in one piece); past it the tool error ANSWER_TOO_LARGE',
   ],
 ] as const satisfies readonly (readonly [string, keyof Config, number | string | (() => number), string])[];
 

@@ -28,6 +28,7 @@ import { modelFileRoutes } from './routes/model-files.js';
 import { healthRoutes } from './routes/health.js';
 import { Readiness } from './readiness.js';
 import { embedRoutes } from './routes/embed.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { metaRoutes } from './routes/meta.js';
 import { overviewRoutes } from './routes/overview.js';
 import { searchRoutes } from './routes/search.js';
@@ -165,6 +166,7 @@ export function createApp(options: AppOptions = {}) {
   modelFileRoutes(deps);
   overviewRoutes(deps);
   healthRoutes(deps);
+  mcpRoutes(deps);
 
   const admission = new BodyAdmission(config);
   const app = new Koa();

@@ -7,7 +7,8 @@ import type { Context, Middleware } from 'koa';
 import { corsOriginList, type Config } from '../config.js';
 
 export const CORS_ALLOW_METHODS = ['GET', 'HEAD', 'POST'];
-export const CORS_ALLOW_HEADERS = ['authorization', 'content-type'];
+/** mcp-protocol-version: what an MCP client in a page sends to POST /mcp after it initialized. */
+export const CORS_ALLOW_HEADERS = ['authorization', 'content-type', 'mcp-protocol-version'];
 /** Response headers a page may read besides the CORS-safelisted ones. */
 export const CORS_EXPOSE_HEADERS = ['Server-Timing', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'WWW-Authenticate', 'x-tempvec-instance'];
 /** Seconds a browser may cache a preflight (Chromium caps it at 7200). */

@@ -5,7 +5,7 @@ import type { Middleware } from 'koa';
 import { ApiError, apiError } from '../errors.js';
 import { isWasmAllocationFailure } from '../limits/wasm-memories.js';
 
-function toApiError(err: unknown): ApiError {
+export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const status = (err as { status?: number })?.status;
   // Errors raised by Koa itself or its body parser carry a status.

@@ -11,7 +11,7 @@ import { requestSchemas } from '../schemas/index.js';
 import { LimitsSchema, SearchHitSchema, SearchStatsSchema, StoredVectorSchema } from '../schemas/responses.js';
 import { OPERATION_DESCRIPTIONS } from './descriptions.js';
 import { toOpenApiComponents, toOpenApiSchema } from './json-schema.js';
-import { metricFieldsOf, operations, type Operation } from './operations.js';
+import { metricFieldsOf, NOT_IN_OPENAPI, operations, type Operation } from './operations.js';
 
 export interface DocumentInfo {
   name: string;
@@ -214,7 +214,7 @@ export function openApiDocument(config: Config, info: DocumentInfo) {
     info: {
       title: info.name,
       version: info.version,
-      description: `${info.description}. Error codes and their statuses: ${ALL_CODES.map((c) => `${c} ${ERROR_CODES[c]}`).join(', ')}.`,
+      description: `${info.description}. Error codes and their statuses: ${ALL_CODES.map((c) => `${c} ${ERROR_CODES[c]}`).join(', ')}. Not described here: ${NOT_IN_OPENAPI.map((r) => `${r.method.toUpperCase()} ${r.path} (see ${r.see})`).join(', ')}.`,
       contact: { name: `${info.name} service operators` },
       license: licenseObject(info.license),
     },

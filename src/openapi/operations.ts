@@ -90,6 +90,13 @@ export const OpenApiDocumentSchema = v.looseObject({
   paths: v.record(v.string(), v.record(v.string(), v.unknown())),
 });
 
+/**
+ * Routes the server answers that this document leaves out, and why: POST /mcp
+ * speaks JSON-RPC (the Model Context Protocol), answers and errors included,
+ * not the JSON envelope every operation here answers; docs/mcp.md describes it.
+ */
+export const NOT_IN_OPENAPI = [{ method: 'post', path: '/mcp', see: 'docs/mcp.md' }] as const;
+
 /** POST with auth and a JSON body. */
 function authed(
   path: string,

@@ -57,6 +57,21 @@ export const LimitsSchema = v.pipe(
     maxBodyBytes: CountSchema,
     maxImportBytes: v.pipe(CountSchema, v.description('Bytes of one POST /vectors/import body.')),
     maxAnswerBytes: v.pipe(CountSchema, v.description('Bytes of one answer of search, search-many, get-many or list; past it 400 ANSWER_TOO_LARGE.')),
+    mcp: v.pipe(
+      v.strictObject({
+        maxBodyBytes: v.pipe(
+          CountSchema,
+          v.description(`Bytes of one POST /mcp body (${SPEC_LIMITS.maxMcpBodyBytes}, or maxBodyBytes when lower); past it 413 PAYLOAD_TOO_LARGE.`),
+        ),
+        maxAnswerBytes: v.pipe(
+          CountSchema,
+          v.description(
+            'Bytes of one answer of the tools recall and list_memories, structured and text together (MAX_MCP_ANSWER_BYTES); past it the tool error ANSWER_TOO_LARGE.',
+          ),
+        ),
+      }),
+      v.description("POST /mcp, the Model Context Protocol endpoint (docs/mcp.md): its body and answer caps; every other limit is the routes' own."),
+    ),
     list: BoundsSchema,
     facet: v.strictObject({
       limit: BoundsSchema,

@@ -123,6 +123,8 @@ export interface Limits {
   maxBodyBytes: number;
   maxImportBytes: number;
   maxAnswerBytes: number;
+  /** POST /mcp's body and tool-answer caps; absent from servers before it. */
+  mcp?: { maxBodyBytes: number; maxAnswerBytes: number };
   list: Bounds;
   /** POST /vectors/facet: values per answer, numeric ranges per request; absent from servers before it. */
   facet?: { limit: Bounds; maxRanges: number };

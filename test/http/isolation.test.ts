@@ -8,6 +8,17 @@ const IMPORT_BODY =
   '{"format":"tempvec-export","version":1,"dimensions":3,"metric":"cosine","vectorType":"float32","count":1}\n{"id":"a1","vector":[7,7,7],"metadata":{"owner":"B"}}\n';
 
 /** Every authenticated route with a body aimed at the other session's ids (and, for NDJSON, how to send it). */
+const mcpCall = (id: number, method: string, params: unknown) => ({ jsonrpc: '2.0', id, method, params });
+const MCP_BATCH = JSON.stringify([
+  mcpCall(1, 'tools/call', { name: 'recall', arguments: { query: 'owner A', mode: 'keywords', topK: 100 } }),
+  mcpCall(2, 'tools/call', { name: 'list_memories', arguments: { limit: 1000 } }),
+  mcpCall(3, 'tools/call', { name: 'forget', arguments: { ids: ['a1', 'a2'] } }),
+  mcpCall(4, 'tools/call', { name: 'forget', arguments: { filter: { owner: 'A' } } }),
+  mcpCall(5, 'tools/call', { name: 'remember', arguments: { texts: ['mine now'], ids: ['a1'] } }),
+  mcpCall(6, 'tools/call', { name: 'memory_stats', arguments: {} }),
+  mcpCall(7, 'resources/read', { uri: 'tempvec://record/a1' }),
+  mcpCall(8, 'resources/list', {}),
+]);
 const ROUTES: [method: string, path: string, body?: unknown, extra?: { raw: string; headers: Record<string, string> }][] = [
   ['GET', '/session'],
   ['POST', '/index/reset'],
@@ -43,7 +54,12 @@ const ROUTES: [method: string, path: string, body?: unknown, extra?: { raw: stri
   ['POST', '/vectors/metadata/patch', { id: 'a1', patch: { owner: 'B' } }],
   ['GET', '/vectors/export'],
   ['POST', '/vectors/import', undefined, { raw: IMPORT_BODY, headers: { 'content-type': 'application/x-ndjson' } }],
+  // Every MCP tool and resource B could aim at A's records, as one JSON-RPC batch.
+  ['POST', '/mcp', undefined, { raw: MCP_BATCH, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }],
 ];
+
+/** The API's error code: the envelope's, or for POST /mcp the JSON-RPC error's data (src/http/routes/mcp.ts). */
+const apiCode = (res: { body: { error: { code: unknown; data?: { code: string } } } }) => res.body.error.data?.code ?? res.body.error.code;
 
 const flip = (c: string) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase());
 /** The token with the case of its first letter flipped (base64url is case-sensitive). */
@@ -147,8 +163,8 @@ describe('session isolation', () => {
         for (const [method, path, body] of ROUTES) {
           const res = await live.send(method, path, { authorization: make(tokenA, sessionIdA), body });
           expect(res.status, `${method} ${path}`).to.equal(401);
-          expect(res.body.success).to.equal(false);
-          expect(res.body.error.code).to.be.oneOf(['UNAUTHORIZED', 'INVALID_TOKEN']);
+          if (path !== '/mcp') expect(res.body.success).to.equal(false);
+          expect(apiCode(res)).to.be.oneOf(['UNAUTHORIZED', 'INVALID_TOKEN']);
           expect(res.headers.get('www-authenticate')).to.match(/^Bearer /);
           expect(JSON.stringify(res.body)).not.to.include('"owner":"A"');
         }
@@ -160,7 +176,7 @@ describe('session isolation', () => {
       for (const [method, path, body] of ROUTES) {
         const res = await live.send(method, path, { body });
         expect(res.status, `${method} ${path}`).to.equal(401);
-        expect(res.body.error.code).to.equal('UNAUTHORIZED');
+        expect(apiCode(res)).to.equal('UNAUTHORIZED');
       }
     });
 

@@ -1,5 +1,9 @@
 // POST /vectors/count, /vectors/facet and /vectors/list: what the index holds, optionally filtered.
+import type { Context } from 'koa';
+import type * as v from 'valibot';
+import type { Config } from '../../config.js';
 import { ttlFields } from '../../index/row-expiry.js';
+import type { RequestSchemas } from '../../schemas/index.js';
 import type { ListedVector } from '../../index/types.js';
 import type { VectorEncoding } from '../../export/format.js';
 import { REQUEST_SLICE_MS, Slices } from '../../limits/slices.js';
@@ -15,6 +19,27 @@ function wireVector({ id, vector, metadata, text, ttlMs, expiresAt }: ListedVect
   if (metadata) out.metadata = metadata;
   if (text !== undefined) out.text = text;
   return Object.assign(out, ttlFields({ ttlMs, expiresAt }));
+}
+
+/** POST /vectors/list's work on its checked body (a page read in a search's turn, sized, made JSON): the route's and the MCP list_memories tool's. */
+export async function listPage(ctx: Context, config: Config, { vectorEncoding, ...options }: v.InferOutput<RequestSchemas['ListRequestSchema']>) {
+  const { session, timings } = stateOf(ctx);
+  const started = performance.now();
+  const page = await session.gate.search(async () => {
+    await session.index.prepareFilter(options.filter);
+    // An orderBy page walks the path's values in 2 ms slices (REQUEST_SLICE_MS).
+    return new Slices(REQUEST_SLICE_MS, { owner: session.tokenHash }).run(session.index.listSteps(options));
+  });
+  // Sized before the vectors are made JSON (base64 takes about a third of the numbers' estimate).
+  let answerBytes = ENVELOPE_BYTES;
+  for (const { id, vector, metadata, text } of page.vectors) {
+    answerBytes += vectorBytes(id, vector?.length ?? 0, (metadata ? session.index.metadataJsonBytes(id) : 0) + (text ? session.index.textJsonBytes(id) : 0));
+  }
+  assertAnswerSize(config, answerBytes, 'ask for a lower limit, or without includeVectors, includeMetadata or includeText');
+  const vectors = page.vectors.map((listed) => wireVector(listed, vectorEncoding));
+  timings.set('listMs', Math.round((performance.now() - started) * 1000) / 1000);
+  timings.set('resultCount', vectors.length);
+  return { vectors, nextCursor: page.nextCursor, answerBytes };
 }
 
 export function listingRoutes({ router, config, store, schemas, auth, json }: RouteDeps): void {
@@ -38,30 +63,14 @@ export function listingRoutes({ router, config, store, schemas, auth, json }: Ro
     const facet = await timings.measureAsync('facetMs', () =>
       session.gate.search(async () => {
         await session.index.prepareFilter(options.filter);
-        return new Slices(REQUEST_SLICE_MS).run(session.index.facetSteps(options));
+        return new Slices(REQUEST_SLICE_MS, { owner: session.tokenHash }).run(session.index.facetSteps(options));
       }),
     );
     replyWithSession(ctx, store, { ...facet });
   });
 
   router.post('/vectors/list', auth, json, async (ctx) => {
-    const { vectorEncoding, ...options } = parseBody(ctx, schemas.ListRequestSchema);
-    const { session, timings } = stateOf(ctx);
-    const started = performance.now();
-    const page = await session.gate.search(async () => {
-      await session.index.prepareFilter(options.filter);
-      // An orderBy page walks the path's values in 2 ms slices (REQUEST_SLICE_MS).
-      return new Slices(REQUEST_SLICE_MS).run(session.index.listSteps(options));
-    });
-    // Sized before the vectors are made JSON (base64 takes about a third of the numbers' estimate).
-    let answerBytes = ENVELOPE_BYTES;
-    for (const { id, vector, metadata, text } of page.vectors) {
-      answerBytes += vectorBytes(id, vector?.length ?? 0, (metadata ? session.index.metadataJsonBytes(id) : 0) + (text ? session.index.textJsonBytes(id) : 0));
-    }
-    assertAnswerSize(config, answerBytes, 'ask for a lower limit, or without includeVectors, includeMetadata or includeText');
-    const vectors = page.vectors.map((listed) => wireVector(listed, vectorEncoding));
-    timings.set('listMs', Math.round((performance.now() - started) * 1000) / 1000);
-    timings.set('resultCount', vectors.length);
-    replyWithSession(ctx, store, { vectors, nextCursor: page.nextCursor }, answerBytes);
+    const { vectors, nextCursor, answerBytes } = await listPage(ctx, config, parseBody(ctx, schemas.ListRequestSchema));
+    replyWithSession(ctx, store, { vectors, nextCursor }, answerBytes);
   });
 }

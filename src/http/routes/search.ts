@@ -2,6 +2,8 @@
 // pool when large): by vector, by stored id, by keywords (queryText), or
 // hybrid (a text beside either).
 import type { Context } from 'koa';
+import type * as v from 'valibot';
+import type { RequestSchemas } from '../../schemas/index.js';
 import { searchCall, searchManyCall, withEmbeddedQueries, type SearchCall } from '../../schemas/search-call.js';
 import { embedQueriesAhead } from '../../sessions/embed-ahead.js';
 import type { Session } from '../../sessions/session.js';
@@ -28,18 +30,25 @@ async function embedded(ctx: Context, { embedder }: RouteDeps, call: SearchCall)
   return withEmbeddedQueries(call, vectors);
 }
 
+/** POST /search's work on its checked body (embedded, searched, sized): the route's and the MCP recall tool's. */
+export async function searchOnce(ctx: Context, deps: RouteDeps, body: v.InferOutput<RequestSchemas['SearchRequestSchema']>) {
+  const call = await embedded(ctx, deps, searchCall(body));
+  const { session, timings } = stateOf(ctx);
+  const { results, groups, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchMs', () => run(deps.store.searches, session, call));
+  const { lists, extraBytes } = groups ? groupsAsLists(groups) : { lists: results, extraBytes: 0 };
+  timings.set('resultCount', groups ? groups[0].length : results[0].length);
+  const answerBytes = hitsBytes(lists, metadataJsonBytes + textJsonBytes + extraBytes);
+  assertAnswerSize(deps.config, answerBytes, SMALLER_SEARCH);
+  // With groupBy: the groups instead of the results.
+  return { results: results[0], groups: groups?.[0], stats, answerBytes };
+}
+
 export function searchRoutes(deps: RouteDeps): void {
   const { router, config, store, schemas, auth, vectorJson } = deps;
   const { searches } = store;
   router.post('/search', auth, vectorJson, async (ctx) => {
-    const call = await embedded(ctx, deps, searchCall(parseBody(ctx, schemas.SearchRequestSchema)));
-    const { session, timings } = stateOf(ctx);
-    const { results, groups, stats, metadataJsonBytes, textJsonBytes } = await timings.measureAsync('searchMs', () => run(searches, session, call));
-    const { lists, extraBytes } = groups ? groupsAsLists(groups) : { lists: results, extraBytes: 0 };
-    timings.set('resultCount', groups ? groups[0].length : results[0].length);
-    const answerBytes = hitsBytes(lists, metadataJsonBytes + textJsonBytes + extraBytes);
-    assertAnswerSize(config, answerBytes, SMALLER_SEARCH);
-    replyWithSession(ctx, store, groups ? { groups: groups[0], stats } : { results: results[0], stats }, answerBytes);
+    const { results, groups, stats, answerBytes } = await searchOnce(ctx, deps, parseBody(ctx, schemas.SearchRequestSchema));
+    replyWithSession(ctx, store, groups ? { groups, stats } : { results, stats }, answerBytes);
   });
 
   router.post('/search-many', auth, vectorJson, async (ctx) => {

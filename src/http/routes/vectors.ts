@@ -1,5 +1,7 @@
 // /vectors/*: add, read, change metadata, delete. Changes go through store.writes.
 import type { Context } from 'koa';
+import type * as v from 'valibot';
+import type { RequestSchemas } from '../../schemas/index.js';
 import { pointer } from '../../errors.js';
 import { ttlFields } from '../../index/row-expiry.js';
 import type { StoredVector, UpsertOptions, UpsertResult, VectorInput } from '../../index/types.js';
@@ -16,8 +18,8 @@ import { replyWithSession, stateOf, type RouteDeps } from '../context.js';
 import { noBody } from '../body/no-body.js';
 import type { Timings } from '../timings.js';
 
-/** Embed the texts of records without a vector (embedMs), check (capacityCheckMs), then write (addMs / addManyMs), in the session's turn. */
-async function upsert(ctx: Context, deps: RouteDeps, given: VectorInput[], asked: UpsertOptions, metric: string) {
+/** Embed the texts of records without a vector (embedMs), check (capacityCheckMs), then write (addMs / addManyMs), in the session's turn; the MCP remember tool's write too. */
+export async function upsert(ctx: Context, deps: RouteDeps, given: VectorInput[], asked: UpsertOptions, metric: string) {
   const { session, timings } = stateOf(ctx);
   const { writes } = deps.store;
   // Embedded before the turn, on the embedding threads (embed-ahead.ts).
@@ -72,6 +74,14 @@ async function readMany(deps: RouteDeps, session: Session, ids: string[], includ
   }
   timings.set('getManyMs', Math.round((performance.now() - started) * 1000) / 1000);
   return { vectors, notFound, answerBytes };
+}
+
+/** delete-many's work on its checked body (by ids or by filter, in the session's turn): the route's and the MCP forget tool's. */
+export function deleteMany(ctx: Context, { store: { writes } }: RouteDeps, { ids, filter }: v.InferOutput<RequestSchemas['DeleteManyRequestSchema']>) {
+  const { session, timings } = stateOf(ctx);
+  return writes.inLoopTurn(session, () =>
+    timings.measure('deleteManyMs', () => (filter ? writes.deleteMatching(session, filter) : writes.delete(session, ids!))),
+  );
 }
 
 export function vectorRoutes(deps: RouteDeps): void {
@@ -164,11 +174,7 @@ export function vectorRoutes(deps: RouteDeps): void {
   });
 
   router.post('/vectors/delete-many', auth, json, async (ctx) => {
-    const { ids, filter } = parseBody(ctx, schemas.DeleteManyRequestSchema);
-    const { session, timings } = stateOf(ctx);
-    const mutation = await writes.inLoopTurn(session, () =>
-      timings.measure('deleteManyMs', () => (filter ? writes.deleteMatching(session, filter) : writes.delete(session, ids!))),
-    );
+    const mutation = await deleteMany(ctx, deps, parseBody(ctx, schemas.DeleteManyRequestSchema));
     replyWithSession(ctx, store, { mutation });
   });
 
