@@ -62,14 +62,34 @@ export function findNginx(env = process.env): string | undefined {
   return dirs.map((dir) => join(dir, 'nginx')).find((path) => existsSync(path));
 }
 
-/** A TCP port free on loopback now. */
+/**
+ * Ports freePort tries, below the ephemeral ranges (Linux 32768-60999, BSD and macOS 49152-65535):
+ * a port the system hands out by itself (an outgoing connection's, a listen(0)'s) can be taken
+ * between freePort's check and the bind it is for (CI saw nginx's bind fail so, once).
+ */
+const PORTS_FROM = 10_000;
+const PORTS_TO = 32_768;
+
+/** A TCP port free on loopback now, one the system does not hand out by itself. */
 export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port on 127.0.0.1 in ${PORTS_FROM}-${PORTS_TO - 1} after 100 tries`);
+}
+
+/** Whether a listener could bind `port` on loopback just now. */
+async function canListen(port: number): Promise<boolean> {
   const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
+  try {
+    server.listen(port, '127.0.0.1');
+    await once(server, 'listening');
+  } catch {
+    return false;
+  }
   await new Promise((resolve) => server.close(resolve));
-  return port;
+  return true;
 }
 
 /** Kernel threads per instance: the machine's cores divided among the instances, at least one. */
