@@ -265,6 +265,8 @@ const QUOTE = /\u2019/g;
 const VARIATION_SELECTORS = /[\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/gu;
 const DIACRITICS = /[\u0300-\u036f]/g;
 const LETTER_OR_NUMBER = /[\p{L}\p{N}]/u;
+/** Every code point a letter or a decimal digit. */
+const LETTER_OR_NUMBER_ONLY = /^[\p{L}\p{Nd}]+$/u;
 const EMOJI = /[\p{Extended_Pictographic}\u{1f1e6}-\u{1f1ff}]/u;
 
 const asciiNormalized = (text: string) => text.toLowerCase().replace(COLON, ' ');
@@ -336,7 +338,21 @@ function segmentedWords(text: string, out: string[]): void {
   flush(text.length);
 }
 
+/**
+ * A run of letters and digits of Latin, Greek and Cyrillic alone: UAX #29
+ * breaks none of it (ALetter and Numeric on both sides of every pair,
+ * test/index/text/analyzer-segmenter.test.ts checks each pair), so it is one
+ * word without the segmenter. Each segment() call leaves an ICU break
+ * iterator for the GC to free: per word of a 32 KiB Cyrillic text, the
+ * frees held the event loop 50 ms at a time (bench:adversary).
+ */
+export const SIMPLE_WORD = /^[0-9A-Za-z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F\u0386\u0388-\u03FF\u0400-\u0481\u048A-\u052F]+$/;
+
 function segmenterPass(text: string, out: string[]): void {
+  if (SIMPLE_WORD.test(text) && LETTER_OR_NUMBER_ONLY.test(text)) {
+    out.push(text);
+    return;
+  }
   segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
   for (const { segment, isWordLike } of segmenter.segment(text)) {
     if (isWordLike ? LETTER_OR_NUMBER.test(segment) : EMOJI.test(segment)) out.push(segment);
