@@ -21,7 +21,10 @@ describe('analyzer: runs of Latin, Greek and Cyrillic letters and digits', () =>
       // b1 a b2 a b3 ...: every pair (b, a) and (a, b) side by side.
       const text = simple.map((b) => b + a).join('');
       const segments = [...segmenter.segment(text)];
-      expect(segments.map((s) => [s.segment.length, s.isWordLike]), `pairs with U+${a.codePointAt(0)!.toString(16)}`).to.deep.equal([[text.length, true]]);
+      expect(
+        segments.map((s) => [s.segment.length, s.isWordLike]),
+        `pairs with U+${a.codePointAt(0)!.toString(16)}`,
+      ).to.deep.equal([[text.length, true]]);
     }
   });
 });
