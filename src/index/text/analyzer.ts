@@ -346,10 +346,13 @@ function segmentedWords(text: string, out: string[]): void {
  * iterator for the GC to free: per word of a 32 KiB Cyrillic text, the
  * frees held the event loop 50 ms at a time (bench:adversary).
  */
-export const SIMPLE_WORD = /^[0-9A-Za-z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F\u0386\u0388-\u03FF\u0400-\u0481\u048A-\u052F]+$/;
+const SIMPLE_WORD_CHARS = /^[0-9A-Za-z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F\u0386\u0388-\u03FF\u0400-\u0481\u048A-\u052F]+$/;
+
+/** Whether `text` is such a run: the segmenter would answer it whole, as one word. */
+export const isSimpleWord = (text: string) => SIMPLE_WORD_CHARS.test(text) && LETTER_OR_NUMBER_ONLY.test(text);
 
 function segmenterPass(text: string, out: string[]): void {
-  if (SIMPLE_WORD.test(text) && LETTER_OR_NUMBER_ONLY.test(text)) {
+  if (isSimpleWord(text)) {
     out.push(text);
     return;
   }
