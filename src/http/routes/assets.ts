@@ -36,18 +36,21 @@ function buildFile(path: string, type: string, missing: string): Asset {
   }
 }
 
-export function sendAsset(ctx: Context, file: Asset): void {
+/** A file's headers, then 304 when the client's copy is fresh (its validator matches): false then, true when the body is owed. */
+export function bodyOwed(ctx: Context, file: Omit<Asset, 'body'>, cacheControl: string): boolean {
   ctx.set(file.headers);
   ctx.set('ETag', file.etag);
-  ctx.set('Cache-Control', 'no-cache');
+  ctx.set('Cache-Control', cacheControl);
   ctx.type = file.type;
   // ctx.fresh only holds for a 2xx status, and a route starts at 404.
   ctx.status = 200;
-  if (ctx.fresh) {
-    ctx.status = 304;
-    return;
-  }
-  ctx.body = file.body;
+  if (!ctx.fresh) return true;
+  ctx.status = 304;
+  return false;
+}
+
+export function sendAsset(ctx: Context, file: Asset): void {
+  if (bodyOwed(ctx, file, 'no-cache')) ctx.body = file.body;
 }
 
 /** The demo page, with a Content-Security-Policy that admits exactly its inline script and style. */

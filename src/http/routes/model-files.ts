@@ -16,7 +16,7 @@ import { MODEL } from '../../embedding/weights.js';
 import { apiError } from '../../errors.js';
 import type { RouteDeps } from '../context.js';
 import { ASSET_HEADERS } from '../security-headers.js';
-import { asset, sendAsset, type Asset } from './assets.js';
+import { asset, bodyOwed, sendAsset, type Asset } from './assets.js';
 
 /** A year, the longest max-age caches honour; the URL changes with the content. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -75,15 +75,7 @@ async function readModelFiles(): Promise<ModelFileTable> {
 }
 
 function sendModelFile(ctx: Context, file: ModelFile): void {
-  ctx.set(ASSET_HEADERS);
-  ctx.set('ETag', `"${file.hash}"`);
-  ctx.set('Cache-Control', IMMUTABLE);
-  ctx.type = file.type;
-  ctx.status = 200;
-  if (ctx.fresh) {
-    ctx.status = 304;
-    return;
-  }
+  if (!bodyOwed(ctx, { headers: ASSET_HEADERS, etag: `"${file.hash}"`, type: file.type }, IMMUTABLE)) return;
   ctx.length = file.bytes;
   ctx.body = createReadStream(file.path);
 }
