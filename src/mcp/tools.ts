@@ -112,8 +112,8 @@ const recall: McpTool = {
     holdAnswer(assertMcpAnswerSize(deps.config, answerBytes, 'ask for a lower topK'));
     const owner = turnOwnerOf(ctx);
     // The hits as memories: their score, and with mmr the order MMR picked them in.
-    const found = async (hits: typeof results, head: (hit: SearchHit, i: number) => string) => {
-      const { memories, text } = await memoriesOf(owner, hits, head);
+    const found = async (hits: typeof results) => {
+      const { memories, text } = await memoriesOf(owner, hits, (hit: SearchHit, i) => `${i + 1}. ${hit.id} (score ${hit.score})`);
       const listed = memories.map((memory, i) => {
         const { score, mmrRank } = hits[i];
         return { id: memory.id, score, ...(mmrRank === undefined ? {} : { mmrRank }), text: memory.text, metadata: memory.metadata };
@@ -121,14 +121,14 @@ const recall: McpTool = {
       return { listed, text };
     };
     if (!groups) {
-      const { listed, text } = await found(results, (hit, i) => `${i + 1}. ${hit.id} (score ${hit.score})`);
+      const { listed, text } = await found(results);
       return { structured: { results: listed }, text: listed.length === 0 ? 'No memory matches.' : text };
     }
     // groupBy: a list of memories per value, groups best first.
     const answered = [];
     const texts: string[] = [];
     for (const group of groups) {
-      const { listed, text } = await found(group.hits, (hit, i) => `${i + 1}. ${hit.id} (score ${hit.score})`);
+      const { listed, text } = await found(group.hits);
       answered.push({ value: group.value, results: listed });
       texts.push(`${JSON.stringify(group.value)}:\n${text}`);
     }
