@@ -6,9 +6,11 @@
 import { ERROR_CODES } from '../errors.js';
 import { decodeFloat32Base64, encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import { SessionExpiredError, TempvecError } from './errors.js';
-import type { ExportSource, LocalIndex } from './local-index.js';
+import type { ExportSource } from './export-source.js';
+import type { LocalIndex } from './local-index.js';
 import { isTextQuery } from './local-embedding.js';
 import { searchBody, searchManyBody } from './search-body.js';
+import type * as r from './response-types.js';
 import type * as t from './types.js';
 
 const isServerCode = (code: unknown): code is t.ServerErrorCode => typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
@@ -46,7 +48,7 @@ export class TempvecClient {
   expired: SessionExpiredError | undefined;
   private readonly fetchImpl: typeof fetch;
   private readonly onSessionExpired?: (error: SessionExpiredError) => void;
-  private pendingToken: Promise<t.TokenResponse> | undefined;
+  private pendingToken: Promise<r.TokenResponse> | undefined;
 
   constructor(options: ClientOptions = {}) {
     this.baseUrl = (options.baseUrl ?? defaultBaseUrl()).replace(/\/$/, '');
@@ -59,94 +61,94 @@ export class TempvecClient {
   }
 
   /** A new anonymous token and an empty session; the client keeps the token. */
-  async createToken(): Promise<t.TokenResponse> {
-    const body = await this.request<t.TokenResponse>('POST', '/token', undefined, false);
+  async createToken(): Promise<r.TokenResponse> {
+    const body = await this.request<r.TokenResponse>('POST', '/token', undefined, false);
     this.token = body.token;
     this.expired = undefined;
     return body;
   }
 
   limits() {
-    return this.request<t.LimitsResponse>('GET', '/limits', undefined, false);
+    return this.request<r.LimitsResponse>('GET', '/limits', undefined, false);
   }
   getSession() {
-    return this.request<t.SessionResponse>('GET', '/session');
+    return this.request<r.SessionResponse>('GET', '/session');
   }
   resetIndex() {
-    return this.request<t.ResetResponse>('POST', '/index/reset');
+    return this.request<r.ResetResponse>('POST', '/index/reset');
   }
   has(id: string) {
-    return this.request<t.HasResponse>('POST', '/vectors/has', { id });
+    return this.request<r.HasResponse>('POST', '/vectors/has', { id });
   }
   get(id: string, options: t.ReadOptions = {}) {
-    return this.request<t.GetResponse>('POST', '/vectors/get', { ...options, id });
+    return this.request<r.GetResponse>('POST', '/vectors/get', { ...options, id });
   }
   getMany(ids: string[], options: t.ReadOptions = {}) {
-    return this.request<t.GetManyResponse>('POST', '/vectors/get-many', { ...options, ids });
+    return this.request<r.GetManyResponse>('POST', '/vectors/get-many', { ...options, ids });
   }
   getMetadata(id: string) {
-    return this.request<t.MetadataResponse>('POST', '/vectors/metadata/get', { id });
+    return this.request<r.MetadataResponse>('POST', '/vectors/metadata/get', { id });
   }
   setMetadata(id: string, metadata: t.Metadata) {
-    return this.request<t.SetMetadataResponse>('POST', '/vectors/metadata/set', { id, metadata });
+    return this.request<r.SetMetadataResponse>('POST', '/vectors/metadata/set', { id, metadata });
   }
   deleteMetadata(id: string) {
-    return this.request<t.SetMetadataResponse>('POST', '/vectors/metadata/delete', { id });
+    return this.request<r.SetMetadataResponse>('POST', '/vectors/metadata/delete', { id });
   }
   add(record: t.VectorRecord | t.TextRecord, options: t.SessionOptions = {}) {
-    return this.request<t.AddResponse>('POST', '/vectors/add', { ...options, ...toRecord(record) });
+    return this.request<r.AddResponse>('POST', '/vectors/add', { ...options, ...toRecord(record) });
   }
   addMany(records: (t.VectorRecord | t.TextRecord)[], options: t.SessionOptions = {}) {
-    return this.request<t.AddManyResponse>('POST', '/vectors/add-many', { ...options, vectors: records.map(toRecord) });
+    return this.request<r.AddManyResponse>('POST', '/vectors/add-many', { ...options, vectors: records.map(toRecord) });
   }
   delete(id: string) {
-    return this.request<t.DeleteResponse>('POST', '/vectors/delete', { id });
+    return this.request<r.DeleteResponse>('POST', '/vectors/delete', { id });
   }
   deleteMany(ids: string[]) {
-    return this.request<t.DeleteManyResponse>('POST', '/vectors/delete-many', { ids });
+    return this.request<r.DeleteManyResponse>('POST', '/vectors/delete-many', { ids });
   }
   /** Renew records (per-record TTL): each live one with a ttl expires ttlMs from now; ids not found are reported. */
   touch(ids: string[]) {
-    return this.request<t.TouchResponse>('POST', '/vectors/touch', { ids });
+    return this.request<r.TouchResponse>('POST', '/vectors/touch', { ids });
   }
   /** Delete every vector a (non-empty) filter matches, atomically. */
   deleteByFilter(filter: t.Metadata) {
-    return this.request<t.DeleteManyResponse>('POST', '/vectors/delete-many', { filter });
+    return this.request<r.DeleteManyResponse>('POST', '/vectors/delete-many', { filter });
   }
   count(filter?: t.Metadata) {
-    return this.request<t.CountResponse>('POST', '/vectors/count', filter === undefined ? {} : { filter });
+    return this.request<r.CountResponse>('POST', '/vectors/count', filter === undefined ? {} : { filter });
   }
   /** One page in insertion order; pass nextCursor back as cursor for the next. */
   /** Counts of each value at a metadata path among the vectors `filter` matches (POST /vectors/facet). */
   facet(path: string, options: t.FacetOptions = {}) {
-    return this.request<t.FacetResponse>('POST', '/vectors/facet', { path, ...options });
+    return this.request<r.FacetResponse>('POST', '/vectors/facet', { path, ...options });
   }
 
   list(options: t.ListOptions = {}) {
-    return this.request<t.ListResponse>('POST', '/vectors/list', options);
+    return this.request<r.ListResponse>('POST', '/vectors/list', options);
   }
   /** Apply an RFC 7396 merge patch to a vector's metadata. */
   patchMetadata(id: string, patch: t.Metadata) {
-    return this.request<t.SetMetadataResponse>('POST', '/vectors/metadata/patch', { id, patch });
+    return this.request<r.SetMetadataResponse>('POST', '/vectors/metadata/patch', { id, patch });
   }
   /** Search with the stored vector `id` as the query (left out of its own results); `text` makes it hybrid. */
-  searchById(id: string, options: t.GroupedSearchOptions): Promise<t.GroupedSearchResponse>;
-  searchById(id: string, options?: t.SearchOptions): Promise<t.SearchResponse>;
+  searchById(id: string, options: t.GroupedSearchOptions): Promise<r.GroupedSearchResponse>;
+  searchById(id: string, options?: t.SearchOptions): Promise<r.SearchResponse>;
   searchById(id: string, options: t.SearchOptions = {}) {
-    return this.request<t.SearchAnswer>('POST', '/search', { ...searchBody(options), queryId: id });
+    return this.request<r.SearchAnswer>('POST', '/search', { ...searchBody(options), queryId: id });
   }
-  searchManyByIds(ids: string[], options: t.GroupedSearchManyOptions): Promise<t.GroupedSearchManyResponse>;
-  searchManyByIds(ids: string[], options?: t.SearchManyOptions): Promise<t.SearchManyResponse>;
+  searchManyByIds(ids: string[], options: t.GroupedSearchManyOptions): Promise<r.GroupedSearchManyResponse>;
+  searchManyByIds(ids: string[], options?: t.SearchManyOptions): Promise<r.SearchManyResponse>;
   searchManyByIds(ids: string[], options: t.SearchManyOptions = {}) {
-    return this.request<t.SearchManyAnswer>('POST', '/search-many', { ...searchManyBody(options), queryIds: ids });
+    return this.request<r.SearchManyAnswer>('POST', '/search-many', { ...searchManyBody(options), queryIds: ids });
   }
   /** Keyword search: the vectors whose texts best match `text` by BM25. */
   searchText(text: string, options: t.TextSearchOptions = {}) {
-    return this.request<t.SearchResponse>('POST', '/search', { ...options, queryText: text });
+    return this.request<r.SearchResponse>('POST', '/search', { ...options, queryText: text });
   }
   /** One keyword search per text. */
   searchManyTexts(texts: string[], options: t.TextSearchOptions = {}) {
-    return this.request<t.SearchManyResponse>('POST', '/search-many', { ...options, queryTexts: texts });
+    return this.request<r.SearchManyResponse>('POST', '/search-many', { ...options, queryTexts: texts });
   }
 
   /** GET /vectors/export: the session as NDJSON, streamed (read response.body, or pass it to LocalIndex.fromExport). */
@@ -175,22 +177,22 @@ export class TempvecClient {
   async importVectors(source: ExportSource | LocalIndex) {
     const body = await importBody(source);
     const response = await this.send('POST', '/vectors/import', body, true, 'application/x-ndjson');
-    return this.answer<t.ImportResponse>(response);
+    return this.answer<r.ImportResponse>(response);
   }
   clear() {
-    return this.request<t.ClearResponse>('POST', '/vectors/clear');
+    return this.request<r.ClearResponse>('POST', '/vectors/clear');
   }
   /** The nearest vectors to `queryVector` (or to the embedding of `{ text }`); with `text`, a hybrid search fusing them with the BM25 ranking of the text. */
-  search(queryVector: t.Vector | t.TextQuery, options: t.GroupedSearchOptions): Promise<t.GroupedSearchResponse>;
-  search(queryVector: t.Vector | t.TextQuery, options?: t.SearchOptions): Promise<t.SearchResponse>;
+  search(queryVector: t.Vector | t.TextQuery, options: t.GroupedSearchOptions): Promise<r.GroupedSearchResponse>;
+  search(queryVector: t.Vector | t.TextQuery, options?: t.SearchOptions): Promise<r.SearchResponse>;
   search(queryVector: t.Vector | t.TextQuery, options: t.SearchOptions = {}) {
-    return this.request<t.SearchAnswer>('POST', '/search', { ...searchBody(options), queryVector: toQuery(queryVector) });
+    return this.request<r.SearchAnswer>('POST', '/search', { ...searchBody(options), queryVector: toQuery(queryVector) });
   }
   /** One search per query vector (or `{ text }`); with `texts` (one per vector), hybrid searches. */
-  searchMany(queryVectors: (t.Vector | t.TextQuery)[], options: t.GroupedSearchManyOptions): Promise<t.GroupedSearchManyResponse>;
-  searchMany(queryVectors: (t.Vector | t.TextQuery)[], options?: t.SearchManyOptions): Promise<t.SearchManyResponse>;
+  searchMany(queryVectors: (t.Vector | t.TextQuery)[], options: t.GroupedSearchManyOptions): Promise<r.GroupedSearchManyResponse>;
+  searchMany(queryVectors: (t.Vector | t.TextQuery)[], options?: t.SearchManyOptions): Promise<r.SearchManyResponse>;
   searchMany(queryVectors: (t.Vector | t.TextQuery)[], options: t.SearchManyOptions = {}) {
-    return this.request<t.SearchManyAnswer>('POST', '/search-many', { ...searchManyBody(options), queryVectors: queryVectors.map(toQuery) });
+    return this.request<r.SearchManyAnswer>('POST', '/search-many', { ...searchManyBody(options), queryVectors: queryVectors.map(toQuery) });
   }
 
   /**
@@ -198,8 +200,8 @@ export class TempvecClient {
    * (use-lite-512 unless the server is configured otherwise), asked as base64
    * so they arrive as their exact float32 values.
    */
-  async embed(texts: string[]): Promise<t.EmbedResponse> {
-    const answer = await this.request<Omit<t.EmbedResponse, 'vectors'> & { vectors: string[] }>('POST', '/embed', { texts, vectorEncoding: 'base64' });
+  async embed(texts: string[]): Promise<r.EmbedResponse> {
+    const answer = await this.request<Omit<r.EmbedResponse, 'vectors'> & { vectors: string[] }>('POST', '/embed', { texts, vectorEncoding: 'base64' });
     return { ...answer, vectors: answer.vectors.map(decodeVector) };
   }
 

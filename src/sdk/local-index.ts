@@ -16,7 +16,6 @@ import type { ListedVector, SearchGroup, SearchHit, UpsertOptions, VectorInput }
 import { VectorIndex } from '../index/vector-index.js';
 import { runSteps } from '../limits/steps.js';
 import { backendOf } from '../kernel/kernel-module.js';
-import { relaxedSimdSupported } from '../kernel/relaxed-simd.js';
 import { encodeFloat32Base64 } from '../schemas/base64-float32.js';
 import { requestSchemas, type RequestSchemas } from '../schemas/index.js';
 import { patchedMetadata } from '../schemas/patched-metadata.js';
@@ -26,19 +25,18 @@ import { loadEmbedder } from './embedder.js';
 import { isTextQuery, modelOptions, needsModel, noModelError, sessionOptions, textsOf, withVectors } from './local-embedding.js';
 import { searchBody, searchManyBody } from './search-body.js';
 import { TempvecError } from './errors.js';
+import { chunksOf, type ExportSource } from './export-source.js';
+import { loadKernel, type KernelOptions, type KernelSource } from './local-kernel.js';
+import type * as r from './response-types.js';
 import type * as t from './types.js';
 
-export interface LocalIndexOptions {
-  /** Where the kernel is; defaults to kernel.wasm beside this module (the server serves both). */
-  wasmUrl?: string | URL;
+export interface LocalIndexOptions extends KernelOptions {
   /**
    * The embedding model's manifest (GET /models/use-lite-512/manifest.json of
    * a tempvec server), fetched with its files on the first embed; defaults to
    * the one beside this module, or in Node (loaded from a file) the files on disk.
    */
   modelUrl?: string | URL;
-  /** The kernel itself, compiled or as bytes (skips the fetch). */
-  wasm?: WebAssembly.Module | ArrayBuffer | ArrayBufferView;
   /** Capacity; defaults to `limits.maxVectorsPerSession`, else the server's default maxVectors. */
   maxVectors?: number;
   /**
@@ -70,9 +68,6 @@ export interface LocalGroupedSearchManyResult {
 }
 type LocalAnswer = { results?: t.SearchHit[]; groups?: t.SearchGroup[]; stats: t.SearchStats };
 type LocalManyAnswer = { results?: t.SearchHit[][]; groups?: t.SearchGroup[][]; stats: t.SearchStats };
-
-/** How the kernel was obtained: instantiateStreaming in browsers, else from bytes. */
-export type KernelSource = 'instantiateStreaming' | 'bytes' | 'module';
 
 type AddResult = { added: number; replaced: number };
 
@@ -253,7 +248,7 @@ export class LocalIndex {
   }
 
   /** Counts of each value at a metadata path among the vectors `filter` matches, as POST /vectors/facet. */
-  facet(path: string, options: t.FacetOptions = {}): Omit<t.FacetResponse, 'success' | 'session' | 'metrics'> {
+  facet(path: string, options: t.FacetOptions = {}): Omit<r.FacetResponse, 'success' | 'session' | 'metrics'> {
     const body = parse(this.schemas.FacetRequestSchema, { path, ...options });
     return run(() => runSteps(this.index.facetSteps(body)));
   }
@@ -386,33 +381,6 @@ export class LocalIndex {
 /** The model an add names or embedded its texts with, for the index's config lock. */
 type ModelOptions = Pick<UpsertOptions, 'embedding' | 'embeddedWith'>;
 
-/** What an import reads: a fetch Response, text, bytes, or a stream of bytes. */
-export type ExportSource = Response | string | Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
-
-async function* chunksOf(source: ExportSource): AsyncIterable<Uint8Array> {
-  if (typeof source === 'string') {
-    yield new TextEncoder().encode(source);
-  } else if (source instanceof Uint8Array) {
-    yield source;
-  } else if (typeof Response !== 'undefined' && source instanceof Response) {
-    if (!source.ok) throw new TempvecError(source.status, 'HTTP_ERROR', `the export answered HTTP ${source.status}`);
-    if (source.body) yield* readStream(source.body);
-  } else if (typeof (source as ReadableStream).getReader === 'function') {
-    yield* readStream(source as ReadableStream<Uint8Array>);
-  } else {
-    yield* source as AsyncIterable<Uint8Array>;
-  }
-}
-
-async function* readStream(stream: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array> {
-  const reader = stream.getReader();
-  try {
-    for (let part = await reader.read(); !part.done; part = await reader.read()) yield part.value;
-  } finally {
-    reader.releaseLock();
-  }
-}
-
 function listedVector(listed: ListedVector, encoding: t.VectorEncoding): t.ListedVector {
   const out: t.ListedVector = { id: listed.id };
   if (listed.vector) out.vector = encoding === 'base64' ? encodeFloat32Base64(listed.vector) : Array.from(listed.vector);
@@ -450,72 +418,4 @@ function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOut
   const result = v.safeParse(schema, input);
   if (result.success) return result.output;
   throw toSdkError(requestError(result.issues, 'input'));
-}
-
-/** What to pass when the kernel cannot be found where this module is. */
-const KERNEL_HINT = "pass LocalIndex.load({ wasmUrl: '<server>/kernel.wasm' }) or { wasm: <its bytes or a WebAssembly.Module> }";
-
-/** The simd128 build, which the server serves beside /kernel.wasm for engines without relaxed SIMD. */
-const SIMD128_KERNEL = './kernel.simd128.wasm';
-
-/**
- * Any failure to get or compile the kernel is KERNEL_UNAVAILABLE, saying where
- * it looked and what to pass. A kernel this engine cannot compile, where the
- * engine lacks relaxed SIMD, is the relaxed build: the simd128 build beside it
- * is loaded instead.
- */
-async function loadKernel(options: LocalIndexOptions): Promise<{ module: WebAssembly.Module; source: KernelSource }> {
-  let where = 'the given bytes';
-  const lacksRelaxedSimd = (err: unknown) => err instanceof WebAssembly.CompileError && !relaxedSimdSupported();
-  try {
-    const { wasm } = options;
-    if (wasm instanceof WebAssembly.Module) return { module: wasm, source: 'module' };
-    if (wasm) {
-      try {
-        return { module: await WebAssembly.compile(wasm as BufferSource), source: 'bytes' };
-      } catch (err) {
-        if (lacksRelaxedSimd(err))
-          throw new Error(`${(err as Error).message}: this engine lacks relaxed SIMD, pass the simd128 build (/kernel.simd128.wasm)`, { cause: err });
-        throw err;
-      }
-    }
-    where = String(options.wasmUrl ?? `./kernel.wasm beside ${import.meta.url}`);
-    const url = new URL(options.wasmUrl ?? './kernel.wasm', import.meta.url);
-    where = url.href;
-    try {
-      return await fetchKernel(url);
-    } catch (err) {
-      if (!lacksRelaxedSimd(err)) throw err;
-      const simd128 = new URL(SIMD128_KERNEL, url);
-      where = `${url.href}, which needs relaxed SIMD, then ${simd128.href}`;
-      return await fetchKernel(simd128);
-    }
-  } catch (err) {
-    if (err instanceof TempvecError) throw err;
-    const why = (err as { code?: string })?.code ?? (err as Error)?.message ?? String(err);
-    throw new TempvecError(0, 'KERNEL_UNAVAILABLE', `could not load the kernel from ${where} (${why}); ${KERNEL_HINT}`, undefined, { cause: err });
-  }
-}
-
-async function fetchKernel(url: URL): Promise<{ module: WebAssembly.Module; source: KernelSource }> {
-  if (url.protocol === 'file:') return { module: await WebAssembly.compile(readLocalFile(url)), source: 'bytes' };
-  // Each index instantiates the module over its own memory; this first
-  // instance only proves the imports match while the bytes stream in.
-  const imports = { env: { memory: new WebAssembly.Memory({ initial: 1 }) } };
-  const response = await fetch(url);
-  if (!response.ok)
-    throw new TempvecError(response.status, 'KERNEL_UNAVAILABLE', `could not load the kernel from ${url}: HTTP ${response.status}; ${KERNEL_HINT}`);
-  if (typeof WebAssembly.instantiateStreaming === 'function' && response.headers.get('content-type')?.startsWith('application/wasm')) {
-    return { module: (await WebAssembly.instantiateStreaming(response, imports)).module, source: 'instantiateStreaming' };
-  }
-  return { module: await WebAssembly.compile(await response.arrayBuffer()), source: 'bytes' };
-}
-
-/** Node only (a file: URL); reached through process so no bundle needs node:fs. */
-function readLocalFile(url: URL): Uint8Array<ArrayBuffer> {
-  const fs = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:fs') as
-    | { readFileSync(url: URL): Uint8Array<ArrayBuffer> }
-    | undefined;
-  if (!fs) throw new TempvecError(0, 'KERNEL_UNAVAILABLE', `cannot read ${url} here; ${KERNEL_HINT}`);
-  return fs.readFileSync(url);
 }

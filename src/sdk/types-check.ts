@@ -4,7 +4,8 @@
 // SDK (a string where the schema has a picklist).
 import type * as v from 'valibot';
 import type { ErrorCode } from '../errors.js';
-import type * as r from '../schemas/responses.js';
+import type * as schemas from '../schemas/responses.js';
+import type * as r from './response-types.js';
 import type * as t from './types.js';
 
 /** The object structure of T (every key, all levels), its leaf types left out. */
@@ -21,29 +22,29 @@ type Sdk<T> = Omit<T, 'metrics'>;
 
 export type Checks = [
   Mutual<t.ServerErrorCode, ErrorCode>,
-  Same<Body<typeof r.TokenResponseSchema>, Sdk<t.TokenResponse>>,
-  Same<Body<typeof r.LimitsResponseSchema>, Sdk<t.LimitsResponse>>,
-  Same<Body<typeof r.SessionResponseSchema>, Sdk<t.SessionResponse>>,
-  Same<Body<typeof r.ResetResponseSchema>, Sdk<t.ResetResponse>>,
-  Same<Body<typeof r.HasResponseSchema>, Sdk<t.HasResponse>>,
-  Same<Body<typeof r.GetResponseSchema>, Sdk<t.GetResponse>>,
-  Same<Body<typeof r.GetManyResponseSchema>, Sdk<t.GetManyResponse>>,
-  Same<Body<typeof r.GetMetadataResponseSchema>, Sdk<t.MetadataResponse>>,
-  Same<Body<typeof r.SetMetadataResponseSchema>, Sdk<t.SetMetadataResponse>>,
-  Same<Body<typeof r.DeleteMetadataResponseSchema>, Sdk<t.SetMetadataResponse>>,
-  Same<Body<typeof r.AddResponseSchema>, Sdk<t.AddResponse>>,
-  Same<Body<typeof r.AddManyResponseSchema>, Sdk<t.AddManyResponse>>,
-  Same<Body<typeof r.DeleteResponseSchema>, Sdk<t.DeleteResponse>>,
-  Same<Body<typeof r.DeleteManyResponseSchema>, Sdk<t.DeleteManyResponse>>,
-  Same<Body<typeof r.ClearResponseSchema>, Sdk<t.ClearResponse>>,
-  Same<Body<typeof r.TouchResponseSchema>, Sdk<t.TouchResponse>>,
-  Same<Body<typeof r.SearchResponseSchema>, Sdk<t.SearchAnswer>>,
-  Same<Body<typeof r.SearchManyResponseSchema>, Sdk<t.SearchManyAnswer>>,
-  Same<Body<typeof r.CountResponseSchema>, Sdk<t.CountResponse>>,
-  Same<Body<typeof r.FacetResponseSchema>, Sdk<t.FacetResponse>>,
-  Same<Body<typeof r.ListResponseSchema>, Sdk<t.ListResponse>>,
-  Same<Body<typeof r.PatchMetadataResponseSchema>, Sdk<t.SetMetadataResponse>>,
-  Same<Body<typeof r.ImportResponseSchema>, Sdk<t.ImportResponse>>,
+  Same<Body<typeof schemas.TokenResponseSchema>, Sdk<r.TokenResponse>>,
+  Same<Body<typeof schemas.LimitsResponseSchema>, Sdk<r.LimitsResponse>>,
+  Same<Body<typeof schemas.SessionResponseSchema>, Sdk<r.SessionResponse>>,
+  Same<Body<typeof schemas.ResetResponseSchema>, Sdk<r.ResetResponse>>,
+  Same<Body<typeof schemas.HasResponseSchema>, Sdk<r.HasResponse>>,
+  Same<Body<typeof schemas.GetResponseSchema>, Sdk<r.GetResponse>>,
+  Same<Body<typeof schemas.GetManyResponseSchema>, Sdk<r.GetManyResponse>>,
+  Same<Body<typeof schemas.GetMetadataResponseSchema>, Sdk<r.MetadataResponse>>,
+  Same<Body<typeof schemas.SetMetadataResponseSchema>, Sdk<r.SetMetadataResponse>>,
+  Same<Body<typeof schemas.DeleteMetadataResponseSchema>, Sdk<r.SetMetadataResponse>>,
+  Same<Body<typeof schemas.AddResponseSchema>, Sdk<r.AddResponse>>,
+  Same<Body<typeof schemas.AddManyResponseSchema>, Sdk<r.AddManyResponse>>,
+  Same<Body<typeof schemas.DeleteResponseSchema>, Sdk<r.DeleteResponse>>,
+  Same<Body<typeof schemas.DeleteManyResponseSchema>, Sdk<r.DeleteManyResponse>>,
+  Same<Body<typeof schemas.ClearResponseSchema>, Sdk<r.ClearResponse>>,
+  Same<Body<typeof schemas.TouchResponseSchema>, Sdk<r.TouchResponse>>,
+  Same<Body<typeof schemas.SearchResponseSchema>, Sdk<r.SearchAnswer>>,
+  Same<Body<typeof schemas.SearchManyResponseSchema>, Sdk<r.SearchManyAnswer>>,
+  Same<Body<typeof schemas.CountResponseSchema>, Sdk<r.CountResponse>>,
+  Same<Body<typeof schemas.FacetResponseSchema>, Sdk<r.FacetResponse>>,
+  Same<Body<typeof schemas.ListResponseSchema>, Sdk<r.ListResponse>>,
+  Same<Body<typeof schemas.PatchMetadataResponseSchema>, Sdk<r.SetMetadataResponse>>,
+  Same<Body<typeof schemas.ImportResponseSchema>, Sdk<r.ImportResponse>>,
 ];
 /** A `false` anywhere above is a compile error here. */
 type AllTrue<T extends readonly true[]> = T;
