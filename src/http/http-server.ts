@@ -1,12 +1,14 @@
 // The Node HTTP server around the app, with the connection limits of the
 // configuration: a connection cap, header, idle and socket timeouts, and
 // Node's own client errors (bad HTTP, headers too large or too slow)
-// answered as our JSON errors where the socket still allows it.
+// answered as our JSON errors where the socket still allows it. Requests
+// start paced by turns of the loop (request-starts.ts).
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import type { Config } from '../config.js';
 import { errorBody } from './admission.js';
+import { RequestStarts } from './request-starts.js';
 
 /** Node's client error codes, as our status, code and message. */
 function clientErrorAnswer(code: string | undefined): [number, string, string, string] {
@@ -38,7 +40,7 @@ export function createHttpServer(app: Koa, config: Config): Server {
       // How often Node checks the header timeout (its default is 30 s).
       connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
     },
-    app.callback(),
+    new RequestStarts(app.callback()).listener,
   );
   server.maxConnections = config.maxConnections;
   server.timeout = config.socketTimeoutMs;
