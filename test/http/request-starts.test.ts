@@ -35,31 +35,42 @@ const nextTurns = (n: number) =>
     setImmediate(step);
   });
 
+/** RequestStarts over a fake clock where each start takes `msEach`; `started` has the names in the order they began. */
+function recorded(msEach: number, turns?: { turn: number }) {
+  let clock = 0;
+  const started: { name: string; turn: number }[] = [];
+  const starts = new RequestStarts(
+    (req) => {
+      started.push({ name: (req as unknown as { name: string }).name, turn: turns?.turn ?? 0 });
+      clock += msEach;
+    },
+    START_BUDGET_MS,
+    () => clock,
+  );
+  const send = (f: Fake) => {
+    (f.req as unknown as { name: string }).name = f.name;
+    starts.listener(f.req, f.res);
+  };
+  const names = () => started.map((s) => s.name);
+  return { starts, started, send, names };
+}
+
+const settled = async (starts: RequestStarts) => {
+  while (starts.waitingCount > 0) await nextTurns(1);
+};
+
 describe('RequestStarts', () => {
   it('begins a burst for the budget of its turn, then START_PER_TURN a turn, each on a later turn', async () => {
-    let clock = 0;
     const turns = turnCounter();
-    const started: { name: string; turn: number }[] = [];
-    const starts = new RequestStarts(
-      (req) => {
-        started.push({ name: (req as unknown as { name: string }).name, turn: turns.turn });
-        clock += 1; // each start takes 1 ms of the fake clock
-      },
-      START_BUDGET_MS,
-      () => clock,
-    );
-    const burst = Array.from({ length: 20 }, (_, i) => {
-      const f = fake(`r${i}`, 'same');
-      (f.req as unknown as { name: string }).name = f.name;
-      return f;
-    });
-    for (const f of burst) starts.listener(f.req, f.res);
-    expect(started.map((s) => s.name)).to.deep.equal(burst.slice(0, START_BUDGET_MS).map((f) => f.name));
+    const { starts, started, send, names } = recorded(1, turns);
+    const burst = Array.from({ length: 20 }, (_, i) => fake(`r${i}`, 'same'));
+    for (const f of burst) send(f);
+    expect(names()).to.deep.equal(burst.slice(0, START_BUDGET_MS).map((f) => f.name));
     expect(starts.waitingCount).to.equal(20 - START_BUDGET_MS);
-    while (starts.waitingCount > 0) await nextTurns(1);
+    await settled(starts);
     turns.running = false;
     // In arrival order (one token), all of them, START_PER_TURN on each later turn.
-    expect(started.map((s) => s.name)).to.deep.equal(burst.map((f) => f.name));
+    expect(names()).to.deep.equal(burst.map((f) => f.name));
     const perTurn = new Map<number, number>();
     for (const s of started.slice(START_BUDGET_MS)) perTurn.set(s.turn, (perTurn.get(s.turn) ?? 0) + 1);
     expect(Math.max(...perTurn.values())).to.equal(START_PER_TURN);
@@ -67,72 +78,31 @@ describe('RequestStarts', () => {
   });
 
   it('starts a neighbour waiting behind a burst of many tokens within one round of them', async () => {
-    let clock = 0;
-    const started: string[] = [];
-    const starts = new RequestStarts(
-      (req) => {
-        started.push((req as unknown as { name: string }).name);
-        clock += 1;
-      },
-      START_BUDGET_MS,
-      () => clock,
-    );
-    const send = (f: Fake) => {
-      (f.req as unknown as { name: string }).name = f.name;
-      starts.listener(f.req, f.res);
-    };
+    const { starts, send, names } = recorded(1);
     // 32 tokens with 8 requests each, then the neighbour.
     for (let k = 0; k < 8; k++) for (let t = 0; t < 32; t++) send(fake(`a${t}.${k}`, `attacker-${t}`));
     send(fake('neighbour', 'neighbour'));
-    while (starts.waitingCount > 0) await nextTurns(1);
-    expect(started).to.have.length(8 * 32 + 1);
+    await settled(starts);
+    expect(names()).to.have.length(8 * 32 + 1);
     // Behind the budget's starts, and then at most one start of each of the 32 other tokens.
-    expect(started.indexOf('neighbour')).to.be.at.most(START_BUDGET_MS + 32);
+    expect(names().indexOf('neighbour')).to.be.at.most(START_BUDGET_MS + 32);
   });
 
   it('begins at once when nothing waits, on every turn', async () => {
-    let clock = 0;
-    const started: string[] = [];
-    const starts = new RequestStarts(
-      (req) => {
-        started.push((req as unknown as { name: string }).name);
-        clock += 1;
-      },
-      START_BUDGET_MS,
-      () => clock,
-    );
+    const { starts, send, names } = recorded(1);
     for (let turn = 0; turn < 5; turn++) {
-      for (let i = 0; i < START_BUDGET_MS; i++) {
-        const f = fake(`t${turn}.${i}`);
-        (f.req as unknown as { name: string }).name = f.name;
-        starts.listener(f.req, f.res);
-      }
-      expect(started).to.have.length((turn + 1) * START_BUDGET_MS);
+      for (let i = 0; i < START_BUDGET_MS; i++) send(fake(`t${turn}.${i}`));
+      expect(names()).to.have.length((turn + 1) * START_BUDGET_MS);
       await nextTurns(1);
     }
     expect(starts.waitingCount).to.equal(0);
   });
 
   it('never begins a request whose client left while it waited', async () => {
-    let clock = 0;
-    const started: string[] = [];
-    const starts = new RequestStarts(
-      (req) => {
-        started.push((req as unknown as { name: string }).name);
-        clock += 10;
-      },
-      START_BUDGET_MS,
-      () => clock,
-    );
-    const first = fake('first');
-    const gone = fake('gone', undefined, true);
-    const last = fake('last');
-    for (const f of [first, gone, last]) {
-      (f.req as unknown as { name: string }).name = f.name;
-      starts.listener(f.req, f.res);
-    }
-    while (starts.waitingCount > 0) await nextTurns(1);
-    expect(started).to.deep.equal(['first', 'last']);
+    const { starts, send, names } = recorded(10);
+    for (const f of [fake('first'), fake('gone', undefined, true), fake('last')]) send(f);
+    await settled(starts);
+    expect(names()).to.deep.equal(['first', 'last']);
   });
 
   describe('in the server', () => {
