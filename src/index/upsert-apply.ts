@@ -8,13 +8,18 @@ import type { Slices } from '../limits/slices.js';
 import type { ExportSnapshots } from './export-snapshots.js';
 import type { Metadata } from './filter.js';
 import type { IndexState } from './index-read.js';
-import type { UpsertPlan, UpsertResult } from './types.js';
+import type { JsonText } from './json-size.js';
+import type { UpsertPlan, UpsertResult, VectorInput } from './types.js';
 
 /** Rows an upsert in slices writes between two reads of the clock (a row costs well under a millisecond). */
 const ROWS_PER_CLOCK_READ = 4;
 
 /** The metadata of a record given without any. */
 const NO_METADATA: Metadata = Object.freeze({});
+
+/** A record's metadata object: its own, or parsed from its measured text where a reader kept only that (an import's lines). */
+const metadataOf = (record: VectorInput, json: JsonText | null): Metadata =>
+  record.metadata ?? (json === null ? NO_METADATA : (JSON.parse(json.text) as Metadata));
 const noop = () => {};
 
 export class UpsertApplier {
@@ -167,7 +172,7 @@ export class UpsertApplier {
         table.rewrite(row, seq + i);
       }
       rows[i - from] = row;
-      metadata.set(row, records[i].metadata ?? NO_METADATA, plan.metadataJson[i], this.state.rows.size);
+      metadata.set(row, metadataOf(records[i], plan.metadataJson[i]), plan.metadataJson[i], this.state.rows.size);
       texts.set(row, plan.texts[i], seq + i, this.state.rows.size, textsLater);
       // A record written without ttlMs has none, whatever it had (as Redis' SET clears a key's TTL).
       expiry.set(row, plan.ttls?.[i] ?? null);

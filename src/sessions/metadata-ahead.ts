@@ -1,9 +1,9 @@
 // An upsert's metadata measured before its write turn, a slice at a time:
 // its JSON text and the filter-index entries it lists (pure, the same
 // for any index), which prepareUpsert would otherwise make for the whole
-// batch in one piece inside the turn (1,000 objects of 8 KB, or an import's
-// 50,000: tens to hundreds of milliseconds). The turn takes them as they are
-// (options.preparedMetadata).
+// batch in one piece inside the turn (1,000 objects of 8 KB: tens of
+// milliseconds). The turn takes them as they are (options.preparedMetadata).
+// An import's lines are measured as they are read (export/import-reader.ts).
 import type { PreparedMetadata, VectorInput } from '../index/types.js';
 import type { SessionWork } from './session.js';
 import { REQUEST_SLICE_MS, Slices } from '../limits/slices.js';

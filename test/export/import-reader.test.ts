@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { exportText, type VectorEncoding } from '../../src/export/format.js';
 import { firstTooDeep } from '../../src/schemas/json-shape.js';
-import { ImportReader, importOptions, prepareImport } from '../../src/export/import-reader.js';
+import { ImportReader, importOptions, type MetadataMeasure, prepareImport } from '../../src/export/import-reader.js';
 import { VectorIndex } from '../../src/index/vector-index.js';
 import { loadKernelModule } from '../../src/kernel/load-node.js';
 import { requestSchemas } from '../../src/schemas/index.js';
@@ -15,10 +15,10 @@ const schemas = requestSchemas(loadConfig({}));
 const newIndex = () => new VectorIndex(loadKernelModule(), 10_000);
 const bytes = (text: string) => new TextEncoder().encode(text);
 
-/** Read `text` as an import arriving in chunks of random sizes. */
-function read(text: string, seed = 1) {
+/** Read `text` as an import arriving in chunks of random sizes; with `measure`, metadata kept as measured text (the server's route). */
+function read(text: string, seed = 1, measure?: MetadataMeasure) {
   const rng = seededRng(seed);
-  const reader = new ImportReader(schemas);
+  const reader = new ImportReader(schemas, undefined, measure);
   const all = bytes(text);
   for (let at = 0; at < all.length; ) {
     const size = 1 + randomInt(rng, 300);
@@ -81,6 +81,40 @@ describe('export text and ImportReader', () => {
       expect(target.search([query], { topK: 20 })).to.deep.equal(source.search([query], { topK: 20 }));
     });
   }
+
+  it("with a measure, keeps each line's metadata as its JSON text, and the import answers filters as one that kept the objects", () => {
+    const rng = seededRng(8);
+    const source = newIndex();
+    source.upsert(
+      Array.from({ length: 300 }, (_, i) => ({
+        id: `m${i}`,
+        vector: randomVector(rng, 6),
+        metadata: i % 5 === 0 ? undefined : { n: randomInt(rng, 50), tag: `t${randomInt(rng, 4)}`, list: [randomInt(rng, 3), 'x'], o: { k: i % 3 } },
+      })),
+    );
+    const text = exportText(source.openExport(), 'base64');
+    const kept = newIndex();
+    const measured = newIndex();
+    const parsed = read(text, 2, (metadata) => measured.measureMetadata(metadata));
+    expect(parsed.records.every((record) => record.metadata === undefined)).to.equal(true);
+    const lines = text.trim().split('\n').slice(1);
+    expect(parsed.preparedMetadata?.json.map((json) => json?.text ?? null)).to.deep.equal(
+      // An empty object is stored as none.
+      lines.map((line) => {
+        const json = JSON.stringify(JSON.parse(line).metadata ?? {});
+        return json === '{}' ? null : json;
+      }),
+    );
+    measured.applyUpsert(prepareImport(measured, parsed)!);
+    kept.applyUpsert(prepareImport(kept, read(text, 2))!);
+    const query = randomVector(rng, 6);
+    for (const filter of [{ n: { $lt: 20 } }, { tag: 't1' }, { list: 'x' }, { 'o.k': 2 }, { $or: [{ n: 3 }, { tag: { $in: ['t0', 't3'] } }] }]) {
+      expect(measured.count(filter)).to.equal(kept.count(filter)).and.to.equal(source.count(filter));
+      expect(measured.search([query], { topK: 30, filter, includeMetadata: true })).to.deep.equal(
+        source.search([query], { topK: 30, filter, includeMetadata: true }),
+      );
+    }
+  });
 
   it('imports the export of a new session as nothing, and accepts CRLF and blank lines', () => {
     const index = newIndex();

@@ -19,13 +19,12 @@ import * as v from 'valibot';
 import { apiError } from '../../errors.js';
 import { EXPORT_WINDOW_BYTES, exportStream } from '../../export/export-stream.js';
 import { NDJSON_TYPE } from '../../export/format.js';
-import { ImportReader, importOptions, type ParsedImport } from '../../export/import-reader.js';
+import { ImportReader, importOptions, type MetadataMeasure, type ParsedImport } from '../../export/import-reader.js';
 import type { UpsertPlan, UpsertResult } from '../../index/types.js';
 import type { Session } from '../../sessions/session.js';
 import type { SessionStore } from '../../sessions/session-store.js';
 import { VECTOR_BYTES } from '../../embedding/embedding-pool.js';
 import { embedRecordsAhead } from '../../sessions/embed-ahead.js';
-import { prepareMetadataAhead } from '../../sessions/metadata-ahead.js';
 import { analyzerChanged, STALE_TEXTS, withTextsAhead } from '../../sessions/texts-ahead.js';
 import { requestError } from '../../schemas/request-error.js';
 import { reserveBody } from '../body/index.js';
@@ -143,14 +142,15 @@ export function transferRoutes(deps: RouteDeps): void {
   router.post('/vectors/import', auth, importSlots, async (ctx) => {
     assertNdjson(ctx);
     const { session, timings } = stateOf(ctx);
-    const reader = new ImportReader(schemas, { maxLineBytes: config.maxBodyBytes, maxJsonDepth: config.maxJsonDepth });
+    // Each line's metadata measured as it is read, kept as its JSON text (import-reader.ts).
+    const measure: MetadataMeasure = (metadata) => session.index.measureMetadata(metadata);
+    const reader = new ImportReader(schemas, { maxLineBytes: config.maxBodyBytes, maxJsonDepth: config.maxJsonDepth }, measure);
     const start = performance.now();
     // Held until the import is written: its records, prepared texts and log records live until then.
     const reservation = reserveBody(ctx, store.budget, config.maxImportBytes);
     try {
       await readImport(ctx, reader, config.maxImportBytes, reservation);
       const parsed = await embeddedImport(ctx, deps, reader.finish());
-      parsed.preparedMetadata = await prepareMetadataAhead(session, parsed.records);
       const mutation = await withTextsAhead(session, parsed.records, importOptions(parsed), (preparedTexts) => {
         parsed.preparedTexts = preparedTexts;
         timings.set('importReadMs', Math.round((performance.now() - start) * 1000) / 1000);
