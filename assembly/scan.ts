@@ -44,7 +44,7 @@ export function scanOne(
  * The four rows of a step are one from each quarter of the rows (g, g + Q,
  * g + 2Q, g + 3Q), not four neighbours: the hardware prefetchers follow
  * four far-apart streams better than four neighbouring rows in lockstep
- * (docs/experiments.md).
+ * (docs/experiments/2026-11-21-scan-four-quarters.md).
  * The last count % 4 rows are scored by the same step, the missing lanes
  * filled with a copy of a real row and left out, so every row's key comes
  * from the same arithmetic wherever it falls (equal rows get equal keys).

@@ -21,8 +21,8 @@
  * float32 scan sums through here, so a query gets the same key on every
  * path (single, tile, bounded l2). In the relaxed build (--enable
  * relaxed-simd: build/kernel.relaxed.wasm, KERNEL_BUILD=relaxed) it is
- * relaxed_madd, one rounding where V8 has FMA3; docs/performance.md has both
- * builds' figures.
+ * relaxed_madd, one rounding where V8 has FMA3; both builds' figures are in
+ * docs/experiments/2026-11-26-relaxed-build-shipped.md.
  */
 @inline function madd(a: v128, b: v128, acc: v128): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, acc);
