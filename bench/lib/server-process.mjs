@@ -20,6 +20,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadConfig } from '../../dist/config.js';
 import { createApp } from '../../dist/http/app.js';
 import { jsonBody } from '../../dist/http/body/index.js';
+import { createHttpServer } from '../../dist/http/http-server.js';
 
 const rates = process.env.BENCH_RATE_LIMITS === 'on' ? {} : { requestRatePerSec: 0, tokenRatePerMin: 0, maxSessionsPerAddress: 0 };
 const config = loadConfig(process.env, { ...rates, port: 0 });
@@ -76,7 +77,8 @@ app.use(async (ctx, next) => {
   if (ctx.method !== 'POST' || ctx.path !== '/bare') return next();
   await parse(ctx, () => answer(ctx));
 });
-const server = app.listen(0, '127.0.0.1', async () => {
+// Node's server as src/server.ts makes it: connection limits, timeouts, paced request starts.
+const server = createHttpServer(app, config).listen(0, '127.0.0.1', async () => {
   const address = server.address();
   // With DATA_DIR: the sessions on disk, listed before READY (reopened lazily, on their first request).
   await restore();
