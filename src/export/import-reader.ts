@@ -16,6 +16,7 @@ import type { EntryCount } from '../index/metadata/metadata-index.js';
 import type { Metadata } from '../index/filter.js';
 import type { PreparedMetadata, PreparedTexts, UpsertOptions, UpsertPlan, VectorInput } from '../index/types.js';
 import type { VectorIndex } from '../index/vector-index.js';
+import { runSteps } from '../limits/steps.js';
 import type { RequestSchemas } from '../schemas/index.js';
 import { firstTooDeep } from '../schemas/json-shape.js';
 import { prunedIfTooDeep } from '../schemas/json-nesting.js';
@@ -163,7 +164,12 @@ function atLine(err: ApiError, index: number): ApiError {
 
 /** The checked plan of an import into `index` (null when it holds no vector: nothing to do). */
 export function prepareImport(index: VectorIndex, parsed: ParsedImport): UpsertPlan | null {
-  return parsed.records.length === 0 ? null : index.prepareUpsert(parsed.records, importOptions(parsed));
+  return runSteps(prepareImportSteps(index, parsed));
+}
+
+/** prepareImport() in steps (IndexReader.prepareUpsertSteps), for the server's write turn to run in slices. */
+export function* prepareImportSteps(index: VectorIndex, parsed: ParsedImport): Generator<void, UpsertPlan | null, void> {
+  return parsed.records.length === 0 ? null : yield* index.prepareUpsertSteps(parsed.records, importOptions(parsed));
 }
 
 /** The upsert options of an import: its header configures a new session and is checked against a locked one, as add-many's fields are. */

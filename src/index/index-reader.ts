@@ -31,7 +31,7 @@ import type {
   UpsertPlan,
   VectorInput,
 } from './types.js';
-import { measureMetadata, metadataBytesUpper, planUpsert } from './upsert-plan.js';
+import { measureMetadata, metadataBytesUpper, planUpsert, planUpsertSteps } from './upsert-plan.js';
 
 export class IndexReader {
   /** Tags this index's list cursors. */
@@ -146,6 +146,11 @@ export class IndexReader {
   /** Check a batch against the session without changing anything (upsert-plan.ts); throws the first problem found. */
   prepareUpsert(records: VectorInput[], options: UpsertOptions = {}): UpsertPlan {
     return planUpsert(this.state, records, options);
+  }
+
+  /** prepareUpsert() in steps, to run in slices while the session's writes wait (upsert-plan.ts: planUpsertSteps). */
+  prepareUpsertSteps(records: VectorInput[], options: UpsertOptions = {}): Generator<void, UpsertPlan, void> {
+    return planUpsertSteps(this.state, records, options);
   }
 
   /** A record's metadata as the store takes it (upsert-plan.ts; pure: made ahead of the turn too). */

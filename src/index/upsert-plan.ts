@@ -5,6 +5,7 @@
 // applied (VectorIndex.applyUpsert), so a refused batch leaves no trace.
 import type { AnalyzerName } from '../config.js';
 import { apiError, pointer } from '../errors.js';
+import { runSteps } from '../limits/steps.js';
 import { analyzerFor, lockAnalyzer, lockEmbedding, lockVectorConfig } from './config-lock.js';
 import type { Metadata } from './filter.js';
 import type { IndexRead } from './index-read.js';
@@ -22,44 +23,38 @@ import { isZero, zeroVector } from './zero-vector.js';
 
 type PathOf = (i: number) => string;
 
+/** Records planned a step at most: a step of an import's plan (up to MAX_VECTORS_PER_SESSION records) stays well under a slice. */
+const PLAN_STEP_RECORDS = 1024;
+
 /**
  * Check a batch against the index (dimension, metric, zero vectors,
  * capacity) without changing anything; throws the first problem found.
  */
 export function planUpsert(index: IndexRead, records: VectorInput[], options: UpsertOptions): UpsertPlan {
+  return runSteps(planUpsertSteps(index, records, options));
+}
+
+/**
+ * planUpsert() with a pause after every PLAN_STEP_RECORDS records of each of its passes (Slices.run: an
+ * import's plan in its write turn); the same checks in the same order, so the same first problem. The
+ * index must not change until it is done (the session's write turn is held meanwhile).
+ */
+export function* planUpsertSteps(index: IndexRead, records: VectorInput[], options: UpsertOptions): Generator<void, UpsertPlan, void> {
   const pathOf = options.pathOf ?? ((i: number) => pointer('vectors', i));
-  const { dimensions, metric, vectorType, vectors } = checkVectors(index, records, options, pathOf);
-  const { texts, analyzer, textBytesAdded } = prepareTexts(index, records, options, pathOf);
+  const { dimensions, metric, vectorType, vectors } = yield* checkVectors(index, records, options, pathOf);
+  const { texts, analyzer, textBytesAdded } = yield* prepareTexts(index, records, options, pathOf);
   const size = index.rows.size;
-  const newIds = new Set<string>();
-  const ahead = options.preparedMetadata?.json.length === records.length ? options.preparedMetadata : undefined;
-  const metadataJson = new Array<JsonText | null>(records.length);
-  let heapBytesAdded = 0;
-  const metadataBatch = MetadataStore.batch();
-  for (let i = 0; i < records.length; i++) {
-    const { id, metadata } = records[i];
-    if (index.rows.rowOf(id) === undefined && !newIds.has(id)) {
-      newIds.add(id);
-      heapBytesAdded += rowHeapBytes(id);
-    } else {
-      heapBytesAdded += LOG_ENTRY_HEAP_BYTES; // a replace leaves a dead entry in the insertion log
-      metadataBatch.replaces++;
-    }
-    // Made once (ahead, or here), checked against the budget, then written as they are.
-    const { json, count } = ahead ? { json: ahead.json[i], count: ahead.counts[i] } : measureMetadata(index, metadata);
-    metadataJson[i] = json;
-    if (json && count) index.metadata.measure(metadataBatch, json, count);
-  }
+  const { newIds, heapBytesAdded, metadataJson, metadataBatch } = yield* measureRows(index, records, options);
   // A replace adds nothing: taken even by an index over a MAX_VECTORS_PER_SESSION lowered since it was filled.
-  if (newIds.size > 0 && size + newIds.size > index.maxVectors) {
-    throw apiError('CAPACITY_EXCEEDED', `the index holds ${size} of ${index.maxVectors} vectors; this request adds ${newIds.size} more`, {
+  if (newIds > 0 && size + newIds > index.maxVectors) {
+    throw apiError('CAPACITY_EXCEEDED', `the index holds ${size} of ${index.maxVectors} vectors; this request adds ${newIds} more`, {
       maxVectors: index.maxVectors,
       vectorCount: size,
-      adding: newIds.size,
+      adding: newIds,
     });
   }
-  const rowsNeeded = size + newIds.size;
-  const ttls = planTtls(records, options.writtenAt ?? index.clock(), pathOf);
+  const rowsNeeded = size + newIds;
+  const ttls = yield* planTtls(records, options.writtenAt ?? index.clock(), pathOf);
   return {
     records,
     vectors,
@@ -79,10 +74,36 @@ export function planUpsert(index: IndexRead, records: VectorInput[], options: Up
   };
 }
 
+/** The ids new to the index (a replace instead leaves a dead log entry), the heap they take, and each record's metadata measured. */
+function* measureRows(index: IndexRead, records: VectorInput[], options: UpsertOptions) {
+  const newIds = new Set<string>();
+  const ahead = options.preparedMetadata?.json.length === records.length ? options.preparedMetadata : undefined;
+  const metadataJson = new Array<JsonText | null>(records.length);
+  let heapBytesAdded = 0;
+  const metadataBatch = MetadataStore.batch();
+  for (let i = 0; i < records.length; i++) {
+    if (i > 0 && i % PLAN_STEP_RECORDS === 0) yield;
+    const { id, metadata } = records[i];
+    if (index.rows.rowOf(id) === undefined && !newIds.has(id)) {
+      newIds.add(id);
+      heapBytesAdded += rowHeapBytes(id);
+    } else {
+      heapBytesAdded += LOG_ENTRY_HEAP_BYTES; // a replace leaves a dead entry in the insertion log
+      metadataBatch.replaces++;
+    }
+    // Made once (ahead, or here), checked against the budget, then written as they are.
+    const { json, count } = ahead ? { json: ahead.json[i], count: ahead.counts[i] } : measureMetadata(index, metadata);
+    metadataJson[i] = json;
+    if (json && count) index.metadata.measure(metadataBatch, json, count);
+  }
+  return { newIds: newIds.size, heapBytesAdded, metadataJson, metadataBatch };
+}
+
 /** Each record's ttl and expiry, from `writtenAt` (or its own expiresAt, at most ttlMs later); null when none has a ttl. */
-function planTtls(records: VectorInput[], writtenAt: number, pathOf: PathOf): (RowTtl | null)[] | null {
+function* planTtls(records: VectorInput[], writtenAt: number, pathOf: PathOf): Generator<void, (RowTtl | null)[] | null, void> {
   let ttls: (RowTtl | null)[] | null = null;
   for (let i = 0; i < records.length; i++) {
+    if (i > 0 && i % PLAN_STEP_RECORDS === 0) yield;
     const { ttlMs, expiresAt } = records[i];
     if (ttlMs === undefined) {
       if (expiresAt !== undefined) throw ttlInvalid(pathOf(i) + '/expiresAt', 'expiresAt is taken only with ttlMs');
@@ -124,16 +145,17 @@ function vectorMissing(path: string) {
 }
 
 /** Check dimensions, metric and zero vectors for a whole batch; returns the float32 rows. */
-function checkVectors(index: IndexRead, records: VectorInput[], options: UpsertOptions, pathOf: PathOf) {
+function* checkVectors(index: IndexRead, records: VectorInput[], options: UpsertOptions, pathOf: PathOf) {
   const { dimensions, metric, vectorType, dimensionSource } = lockVectorConfig(index.config, options, records[0]?.vector?.length);
   // Float32Arrays (the server's body reader makes them) are used as they
-  // are, not copied: the plan only reads them, and every caller applies it
-  // in the same synchronous step. The rest share one packed allocation.
+  // are, not copied: the plan only reads them, and no caller changes them
+  // before the plan is applied. The rest share one packed allocation.
   let packed: Float32Array | null = null;
   // A plain loop, no closure per record: batches hold up to thousands of
   // records, and the error path is built only for an error.
   const vectors = new Array<Float32Array>(records.length);
   for (let i = 0; i < records.length; i++) {
+    if (i > 0 && i % PLAN_STEP_RECORDS === 0) yield;
     const { vector } = records[i];
     if (vector === undefined) throw vectorMissing(pathOf(i));
     if (vector.length !== dimensions) {
@@ -158,11 +180,12 @@ function checkVectors(index: IndexRead, records: VectorInput[], options: UpsertO
 }
 
 /** Check and analyse the records' texts (the analyzer locked, the size limit); the store's growth bound. */
-function prepareTexts(index: IndexRead, records: VectorInput[], options: UpsertOptions, pathOf: PathOf) {
+function* prepareTexts(index: IndexRead, records: VectorInput[], options: UpsertOptions, pathOf: PathOf) {
   let analyzer = lockAnalyzer(index.config, options);
   const texts = new Array<PreparedText | null>(records.length);
   let textBytesAdded = 0;
   for (let i = 0; i < records.length; i++) {
+    if (i > 0 && i % PLAN_STEP_RECORDS === 0) yield;
     const { text } = records[i];
     if (text === undefined) {
       texts[i] = null;

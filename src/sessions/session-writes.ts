@@ -12,7 +12,7 @@
 // searches (session-gate.ts): no search reads the memory while a write
 // changes it.
 import { apiError } from '../errors.js';
-import { prepareImport, type ParsedImport } from '../export/import-reader.js';
+import { prepareImportSteps, type ParsedImport } from '../export/import-reader.js';
 import { LOOP_TURNS } from '../limits/loop-turns.js';
 import type { Filter, Metadata } from '../index/filter.js';
 import type { UpsertOptions, UpsertPlan, UpsertResult, VectorInput } from '../index/types.js';
@@ -20,7 +20,7 @@ import { applyToIndex, deleteMatchingChange, patchChange, touchChange, type Chan
 import type { Durability } from './durability.js';
 import type { EncodedChange } from './persistence/session-journal.js';
 import type { Session } from './session.js';
-import { SLICE_MS, Slices } from '../limits/slices.js';
+import { REQUEST_SLICE_MS, SLICE_MS, Slices } from '../limits/slices.js';
 
 /**
  * What the writes use of the session store, and nothing more: the memory
@@ -156,11 +156,14 @@ export class SessionWrites {
     return change.metadata;
   }
 
-  /** Check a whole import like prepareUpsert (null when it holds no vector); importPlan() applies it. */
-  prepareImport(session: Session, parsed: ParsedImport): UpsertPlan | null {
+  /**
+   * Check a whole import like prepareUpsert (null when it holds no vector); importPlan() applies it. Its plan
+   * (up to MAX_VECTORS_PER_SESSION records) is made in slices, the turn held until it is done.
+   */
+  async prepareImport(session: Session, parsed: ParsedImport): Promise<UpsertPlan | null> {
     assertTurn(session);
     session.index.makeRoomFor(parsed.records.length);
-    const plan = prepareImport(session.index, parsed);
+    const plan = await new Slices(REQUEST_SLICE_MS, { owner: session.tokenHash }).run(prepareImportSteps(session.index, parsed));
     if (plan)
       this.store.assertMemoryBudget(
         session,

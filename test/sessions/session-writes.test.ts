@@ -1,10 +1,18 @@
 // SessionWrites with DATA_DIR: a change refused for want of memory (a failed
 // memory.grow) answers 503 and leaves nothing in the log, so a restart does
-// not bring back a change its caller was told had failed.
+// not bring back a change its caller was told had failed. An import's plan
+// (up to MAX_VECTORS_PER_SESSION records) is made in slices in its write turn.
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader } from '../../src/export/format.js';
+import { prepareImport, type ParsedImport } from '../../src/export/import-reader.js';
+import { pointer } from '../../src/errors.js';
+import { VectorIndex } from '../../src/index/vector-index.js';
+import { loadKernelModule } from '../../src/kernel/load-node.js';
+import { SessionStore } from '../../src/sessions/session-store.js';
 import { expectError, expectOk } from '../helpers/http.js';
 import { startApp, type LiveApp } from '../helpers/live-app.js';
 
@@ -87,5 +95,37 @@ describe('session writes and a failed memory grow', () => {
     expect(grows, 'the import needed a grow').to.be.above(0);
     expectError(refused, 503, 'SERVER_AT_CAPACITY');
     await expectOnlyTenAfterRestart(token);
+  });
+});
+
+describe("an import's plan in its write turn", () => {
+  /** An import of `count` records of 8 values with a little metadata, into a session configured by its header. */
+  function parsedImport(count: number): ParsedImport {
+    const records = Array.from({ length: count }, (_, i) => ({ id: `r${i}`, vector: vectorOf(i).slice(0, 8), metadata: { i, tag: `t${i % 7}` } }));
+    const header: ExportHeader = { format: EXPORT_FORMAT, version: EXPORT_VERSION, dimensions: 8, metric: 'l2', vectorType: 'float32', count };
+    return { header, records, pathOf: (i) => pointer(i + 1) };
+  }
+
+  it('gives the event loop back while the plan of a large import is made, and makes the plan made in one piece', async () => {
+    const store = new SessionStore(loadConfig({}, { tokenRatePerMin: 0 }), loadKernelModule());
+    const { session } = store.create();
+    const parsed = parsedImport(50_000);
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    const { plan, turnsDuring } = await store.writes.inLoopTurn(session, async () => {
+      const before = turns;
+      setImmediate(count);
+      const plan = await store.writes.prepareImport(session, parsed);
+      return { plan, turnsDuring: turns - before };
+    });
+    counting = false;
+    // 50,000 records take more than one REQUEST_SLICE_MS (2 ms) to plan: other turns of the loop ran in between.
+    expect(turnsDuring, 'turns of the event loop during the plan').to.be.above(0);
+    expect(plan).to.deep.equal(prepareImport(new VectorIndex(loadKernelModule(), 50_000), parsed));
+    store.stopSweeper();
   });
 });

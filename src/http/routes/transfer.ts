@@ -9,7 +9,7 @@
 // The import reads its body as it arrives, within MAX_IMPORT_BYTES,
 // validating each line (at most MAX_BODY_BYTES and MAX_JSON_DEPTH, as a JSON
 // body), its reservation in the memory budget held until it is written;
-// checks the whole, encodes its log records in slices
+// checks the whole in slices (its write turn held), encodes its log records in slices
 // (DATA_DIR), then applies it in one step (checked again if the session
 // changed meanwhile), so readers and a restart see all of it or nothing.
 // Like every body, it is admitted and cut when slower than
@@ -77,7 +77,7 @@ async function writeImport(ctx: Context, store: SessionStore, session: Session, 
   const { writes } = store;
   const { timings } = stateOf(ctx);
   const stale = () => analyzerChanged(session.index, importOptions(parsed));
-  const checked = await writes.inLoopTurn(session, () =>
+  const checked = await writes.inLoopTurn(session, async () =>
     stale() ? STALE_TEXTS : timings.measure('capacityCheckMs', () => writes.prepareImport(session, parsed)),
   );
   if (checked === STALE_TEXTS) return checked;
@@ -85,12 +85,12 @@ async function writeImport(ctx: Context, store: SessionStore, session: Session, 
   const encodeStart = performance.now();
   const encoded = plan ? await store.encodeImport(plan) : undefined;
   timings.set('importEncodeMs', Math.round((performance.now() - encodeStart) * 1000) / 1000);
-  return writes.inLoopTurn(session, () => {
+  return writes.inLoopTurn(session, async () => {
     if (stale()) return STALE_TEXTS;
-    return timings.measure('importMs', () => {
+    return timings.measure('importMs', async () => {
       // Other changes may have come in meanwhile: the whole plan again when this session changed
       // (its log records are then written anew if it differs), else the memory checks.
-      if (plan && !session.index.isCurrent(plan)) plan = writes.prepareImport(session, parsed);
+      if (plan && !session.index.isCurrent(plan)) plan = await writes.prepareImport(session, parsed);
       else if (plan) recheckMemory(store, session, plan);
       return plan ? writes.importPlan(session, plan, encoded) : { added: 0, replaced: 0 };
     });
