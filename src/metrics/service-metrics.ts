@@ -89,6 +89,12 @@ export function serviceMetrics(config: Config, store: SessionStore, embedder?: E
   );
   gauge(
     registry,
+    'tempvec_data_dir_bytes',
+    'DATA_DIR: bytes of its files as the journal counts them (logs, files set aside, compactions under way); DATA_DIR_MAX_BYTES caps them.',
+    () => store.dataDirBytes(),
+  );
+  gauge(
+    registry,
     'tempvec_persistence_buffer_bytes',
     'DATA_DIR: buffers of session logs being reopened or compacted (PERSISTENCE_JOBS at a time), counted in the memory budget.',
     () => store.budget.persistenceBytes,

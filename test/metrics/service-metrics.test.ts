@@ -33,6 +33,7 @@ describe('GET /metrics', () => {
       tempvec_rejected_requests_total: 'counter',
       tempvec_kernel_seconds: 'histogram',
       tempvec_sessions: 'gauge',
+      tempvec_data_dir_bytes: 'gauge',
       tempvec_vectors: 'gauge',
       tempvec_linear_memory_bytes: 'gauge',
       tempvec_memory_budget_bytes: 'gauge',
