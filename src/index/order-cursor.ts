@@ -5,7 +5,7 @@
 // A key names a place in the order whatever is written meanwhile, so a row
 // stored and unchanged through a listing is listed exactly once.
 import { apiError } from '../errors.js';
-import { hashText } from './metadata/canonical-json.js';
+import { hashText64 } from './metadata/canonical-json.js';
 
 const PREFIX = 'o1';
 
@@ -24,7 +24,8 @@ export interface OrderBy {
 
 /** The orderBy a cursor was made for, as a short tag (a cursor is refused under another). */
 export function orderTag({ path, direction }: OrderBy): string {
-  return direction[0] + hashText(path, 0).toString(36) + hashText(path, 1).toString(36);
+  const hash = hashText64(path);
+  return direction[0] + hash[0].toString(36) + hash[1].toString(36);
 }
 
 export function encodeOrderCursor(epoch: string, tag: string, key: OrderKey): string {

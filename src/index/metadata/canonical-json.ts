@@ -57,10 +57,34 @@ function canonicalObject(object: Record<string, unknown>, mode: Mode): string | 
 /** A random seed per process and hash, so which values share a hash cannot be chosen by a caller. */
 const SEEDS = [(Math.random() * 0x100000000) >>> 0, (Math.random() * 0x100000000) >>> 0];
 
-/** Half `half` (0 or 1) of a 64-bit hash of `text`'s UTF-16 units: FNV-1a, seeded, with murmur3's finaliser. */
-export function hashText(text: string, half: 0 | 1): number {
-  let h = SEEDS[half] ^ 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+/** The two halves of the last hashText64 (valid until the next call). */
+const HASH = new Uint32Array(2);
+
+/**
+ * A 64-bit hash of `text`'s UTF-16 units: two seeded FNV-1a chains over two
+ * units at a time, run side by side in one pass, each with murmur3's
+ * finaliser. (A chain a half in two passes took 4.4 us of a 1 KB text, a
+ * quarter of bench:rag's fill.) Only this process reads it: the filter index
+ * verifies the rows under a hash, and is rebuilt on reopen.
+ */
+export function hashText64(text: string): Uint32Array {
+  let a = SEEDS[0] ^ 0x811c9dc5,
+    b = SEEDS[1] ^ 0x811c9dc5;
+  const pairs = text.length & ~1;
+  for (let i = 0; i < pairs; i += 2) {
+    const unit = text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16);
+    a = Math.imul(a ^ unit, 0x01000193);
+    b = Math.imul(b ^ unit, 0x01000193);
+  }
+  // The odd last unit, and the length: "a" and "a\0" make the same pairs.
+  const last = pairs < text.length ? text.charCodeAt(pairs) : 0;
+  HASH[0] = fmix(Math.imul(a ^ last, 0x01000193) ^ text.length);
+  HASH[1] = fmix(Math.imul(b ^ last, 0x01000193) ^ text.length);
+  return HASH;
+}
+
+/** murmur3's 32-bit finaliser. */
+function fmix(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

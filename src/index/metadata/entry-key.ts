@@ -4,7 +4,7 @@
 // ByteDictionary by these bytes.
 
 import { hasLoneSurrogate, writeUtf8 } from '../json-size.js';
-import { hashText } from './canonical-json.js';
+import { hashText64 } from './canonical-json.js';
 import { grown, grownLength } from './typed-arrays.js';
 
 /** Entry kinds, the first byte of an entry's key. */
@@ -74,8 +74,9 @@ export class EntryKey {
   hashed(path: number, text: string): number {
     this.bytes = grown(this.bytes, VALUE_AT + HASH_BYTES);
     this.head(HASHED, path);
-    const low = hashText(text, 0),
-      high = hashText(text, 1);
+    const hash = hashText64(text);
+    const low = hash[0],
+      high = hash[1];
     for (let i = 0; i < 4; i++) {
       this.bytes[VALUE_AT + i] = (low >>> (8 * i)) & 0xff;
       this.bytes[VALUE_AT + 4 + i] = (high >>> (8 * i)) & 0xff;
