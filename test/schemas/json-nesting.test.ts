@@ -2,7 +2,7 @@
 // parse the whole text, then firstTooDeep. Random JSON text with strings
 // full of brackets, quotes and escapes, duplicate keys and integer keys.
 import { expect } from 'chai';
-import { NestingScan, prunedIfTooDeep } from '../../src/schemas/json-nesting.js';
+import { NestingScan, opensAtMost, prunedIfTooDeep } from '../../src/schemas/json-nesting.js';
 import { firstTooDeep } from '../../src/schemas/json-shape.js';
 import { randomInt, seededRng, type Rng } from '../helpers/random.js';
 
@@ -89,5 +89,22 @@ describe('json-nesting: the depth read from the bytes', () => {
     expect(prunedIfTooDeep(bytes(text), 3)!.toString()).to.equal('{"a":[[[]]]}');
     expect(firstTooDeep(JSON.parse('{"a":[[[]]]}'), 3)).to.deep.equal(['a', 0, 0]);
     expect(firstTooDeep(JSON.parse(text), 3)).to.deep.equal(['a', 0, 0]);
+  });
+
+  it('settles without a scan only what the scan finds within the limit (opensAtMost), as bytes or as a Buffer', () => {
+    const rng = seededRng(21);
+    const seen = { settled: 0, scanned: 0 };
+    for (let trial = 0; trial < 2000; trial++) {
+      const text = bytes(randomJson(rng, randomInt(rng, 6)));
+      const limit = randomInt(rng, 8);
+      const scan = new NestingScan(limit);
+      scan.scan(text);
+      const settled = opensAtMost(text, limit);
+      expect(opensAtMost(Buffer.from(text), limit)).to.equal(settled);
+      if (settled) expect(scan.deepest, new TextDecoder().decode(text)).to.be.at.most(limit);
+      seen[settled ? 'settled' : 'scanned']++;
+    }
+    expect(seen.settled).to.be.greaterThan(100);
+    expect(seen.scanned).to.be.greaterThan(100);
   });
 });

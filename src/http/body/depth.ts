@@ -1,7 +1,7 @@
 // Step 5: a nesting limit, checked before anything recursive (the validators, JSON.stringify) sees the body.
 import { apiError, pointer } from '../../errors.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { NestingScan } from '../../schemas/json-nesting.js';
+import { NestingScan, opensAtMost } from '../../schemas/json-nesting.js';
 import { firstTooDeep } from '../../schemas/json-shape.js';
 
 /** Bytes of a body scanned for its nesting in one turn (about a millisecond). */
@@ -27,6 +27,7 @@ export function assertBodyDepth(body: unknown, maxDepth: number): void {
  * 16M deep takes seconds). A large body is scanned in slices, each in a turn.
  */
 export async function prunedBodyIfTooDeep(bytes: Buffer, maxDepth: number): Promise<Buffer> {
+  if (opensAtMost(bytes, maxDepth)) return bytes;
   const scan = new NestingScan(maxDepth);
   for (let start = 0; start < bytes.length; start += SCAN_SLICE_BYTES) {
     if (start > 0) await nextTurn();
