@@ -2,6 +2,7 @@
 // in all, shared by both embedders (the builtin pool, an endpoint): a call
 // past either is refused at once with 503 EMBEDDING_BUSY, never queued.
 import { apiError } from '../errors.js';
+import { Tally } from '../limits/tally.js';
 
 export interface TextsInFlightLimits {
   /** Texts of one owner being embedded or waiting, at most. */
@@ -11,31 +12,26 @@ export interface TextsInFlightLimits {
 }
 
 export class TextsInFlight {
-  private readonly byOwner = new Map<string, number>();
-  private all = 0;
+  private readonly texts = new Tally();
 
   constructor(private readonly limits: TextsInFlightLimits) {}
 
   get total(): number {
-    return this.all;
+    return this.texts.total;
   }
 
   /** Count `count` texts in flight for `owner`, or refuse the call (503 EMBEDDING_BUSY). */
   admit(count: number, owner: string): void {
-    const mine = this.byOwner.get(owner) ?? 0;
+    const mine = this.texts.of(owner);
     const { textsInFlightPerToken, textsInFlight } = this.limits;
     if (mine + count > textsInFlightPerToken) throw embeddingBusy('token', mine, count, textsInFlightPerToken);
-    if (this.all + count > textsInFlight) throw embeddingBusy('server', this.all, count, textsInFlight);
-    this.byOwner.set(owner, mine + count);
-    this.all += count;
+    if (this.texts.total + count > textsInFlight) throw embeddingBusy('server', this.texts.total, count, textsInFlight);
+    this.texts.add(owner, count);
   }
 
   /** The call's texts are done (embedded or failed). */
   release(count: number, owner: string): void {
-    const left = (this.byOwner.get(owner) ?? count) - count;
-    if (left > 0) this.byOwner.set(owner, left);
-    else this.byOwner.delete(owner);
-    this.all -= count;
+    this.texts.remove(owner, count);
   }
 }
 

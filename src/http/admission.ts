@@ -17,6 +17,7 @@ import { type Config, SPEC_LIMITS } from '../config.js';
 import { apiError } from '../errors.js';
 import { tokenKey } from './auth.js';
 import { clientKey } from './rate-limit.js';
+import { Tally } from '../limits/tally.js';
 
 interface BodyInFlight {
   req: IncomingMessage;
@@ -41,9 +42,9 @@ const RATE_CHECK_MS = 100;
 
 export class BodyAdmission {
   private readonly inFlight = new Set<BodyInFlight>();
-  private readonly perToken = new Map<string, number>();
+  private readonly perToken = new Tally();
   /** Large bodies in flight per client address. */
-  private readonly perAddress = new Map<string, number>();
+  private readonly perAddress = new Tally();
   /** Large bodies in flight (the small ones are inFlight.size - large) and their received bytes. */
   private large = 0;
   private reservedBytes = 0;
@@ -89,7 +90,7 @@ export class BodyAdmission {
       );
     }
     const token = tokenKey(req.headers.authorization);
-    const ofToken = this.perToken.get(token) ?? 0;
+    const ofToken = this.perToken.of(token);
     if (token !== '' && ofToken >= config.maxBodiesInFlightPerToken) {
       throw apiError(
         'RATE_LIMITED',
@@ -98,7 +99,7 @@ export class BodyAdmission {
         retry,
       );
     }
-    const ofAddress = small ? 0 : (this.perAddress.get(address) ?? 0);
+    const ofAddress = small ? 0 : this.perAddress.of(address);
     if (config.maxBodiesInFlightPerAddress > 0 && ofAddress >= config.maxBodiesInFlightPerAddress) {
       throw apiError(
         'RATE_LIMITED',
@@ -122,9 +123,9 @@ export class BodyAdmission {
     this.inFlight.add(body);
     if (!small) {
       this.large++;
-      this.perAddress.set(address, ofAddress + 1);
+      this.perAddress.add(address);
     }
-    this.perToken.set(token, ofToken + 1);
+    this.perToken.add(token);
     const release = () => {
       this.forget(body);
       if (this.inFlight.size === 0) this.stopTimer();
@@ -182,14 +183,10 @@ export class BodyAdmission {
     if (!this.inFlight.delete(body)) return;
     if (!body.small) {
       this.large--;
-      const ofAddress = (this.perAddress.get(body.address) ?? 1) - 1;
-      if (ofAddress <= 0) this.perAddress.delete(body.address);
-      else this.perAddress.set(body.address, ofAddress);
+      this.perAddress.remove(body.address);
     }
     this.reservedBytes -= body.reserved;
-    const left = (this.perToken.get(body.token) ?? 1) - 1;
-    if (left <= 0) this.perToken.delete(body.token);
-    else this.perToken.set(body.token, left);
+    this.perToken.remove(body.token);
   }
 
   private stopTimer(): void {

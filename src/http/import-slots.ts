@@ -6,6 +6,7 @@
 import type { Middleware } from 'koa';
 import { type Config, SPEC_LIMITS } from '../config.js';
 import { apiError } from '../errors.js';
+import { Tally } from '../limits/tally.js';
 import type { Session } from '../sessions/session.js';
 import { stateOf } from './context.js';
 
@@ -13,19 +14,18 @@ import { stateOf } from './context.js';
 const RETRY = { 'Retry-After': '1', Connection: 'close' };
 
 export class ImportSlots {
-  private readonly sessions = new Map<Session, number>();
-  private running = 0;
+  private readonly slots = new Tally<Session>();
 
   constructor(private readonly config: Config) {}
 
   get inFlight(): number {
-    return this.running;
+    return this.slots.total;
   }
 
   readonly middleware: Middleware = async (ctx, next) => {
     const { session } = stateOf(ctx);
     const perToken = SPEC_LIMITS.maxImportsInFlightPerToken;
-    const ofSession = this.sessions.get(session) ?? 0;
+    const ofSession = this.slots.of(session);
     if (ofSession >= perToken) {
       throw apiError(
         'RATE_LIMITED',
@@ -35,18 +35,14 @@ export class ImportSlots {
       );
     }
     const max = this.config.maxImportsInFlight;
-    if (this.running >= max) {
+    if (this.slots.total >= max) {
       throw apiError('SERVER_AT_CAPACITY', `the server is running its maximum of ${max} imports; try again shortly`, { maxImportsInFlight: max }, RETRY);
     }
-    this.running++;
-    this.sessions.set(session, ofSession + 1);
+    this.slots.add(session);
     try {
       await next();
     } finally {
-      this.running--;
-      const left = (this.sessions.get(session) ?? 1) - 1;
-      if (left <= 0) this.sessions.delete(session);
-      else this.sessions.set(session, left);
+      this.slots.remove(session);
     }
   };
 }
