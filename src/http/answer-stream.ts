@@ -108,6 +108,24 @@ export function* jsonPieces(value: unknown, depth = 0): Generator<AnswerPiece> {
   yield text + '}';
 }
 
+/**
+ * Whether stored metadata (MetadataJson) may be anywhere in `value` (arrays of scalars are passed over, as
+ * jsonPieces stringifies them whole): without any, JSON.stringify makes the same text at once (a search's
+ * ten hits through jsonPieces took 9 us of a 1k x 384 /search).
+ */
+export function holdsStoredMetadata(value: unknown): boolean {
+  if (value instanceof MetadataJson) return true;
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    if (value.length === 0 || typeof value[0] !== 'object') return false;
+    for (const item of value) if (holdsStoredMetadata(item)) return true;
+    return false;
+  }
+  if (!isPlainObject(value)) return false;
+  for (const key in value) if (holdsStoredMetadata((value as Record<string, unknown>)[key])) return true;
+  return false;
+}
+
 function holdsMetadataJson(object: object): boolean {
   for (const key in object) if ((object as Record<string, unknown>)[key] instanceof MetadataJson) return true;
   return false;

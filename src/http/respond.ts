@@ -5,7 +5,7 @@
 // with the timings as `metrics` and as a Server-Timing header (so browser
 // devtools show them). Large answers go out in pieces (answer-stream.ts).
 import type { Middleware } from 'koa';
-import { answerStream, jsonPieces } from './answer-stream.js';
+import { answerStream, holdsStoredMetadata, jsonPieces } from './answer-stream.js';
 import { type Reply, stateOf } from './context.js';
 import { Timings } from './timings.js';
 
@@ -14,9 +14,15 @@ const utf8 = new TextDecoder();
 /** The text of a reply: the same as JSON.stringify({ success: true, session, ...fields }), the session's JSON reused as it is. */
 export function replyJson(reply: Reply): string {
   const head = replyHead(reply);
-  let rest = '';
-  for (const piece of jsonPieces(reply.fields)) rest += typeof piece === 'string' ? piece : utf8.decode(piece);
+  const rest = holdsStoredMetadata(reply.fields) ? piecesText(reply.fields) : JSON.stringify(reply.fields);
   return rest === '{}' ? head + '}' : head + ',' + rest.slice(1);
+}
+
+/** jsonPieces' text: stored metadata spliced in as it is stored, never parsed. */
+function piecesText(fields: Record<string, unknown>): string {
+  let text = '';
+  for (const piece of jsonPieces(fields)) text += typeof piece === 'string' ? piece : utf8.decode(piece);
+  return text;
 }
 
 /** The first bytes of a reply, before its fields. */
