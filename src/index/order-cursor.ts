@@ -5,6 +5,7 @@
 // A key names a place in the order whatever is written meanwhile, so a row
 // stored and unchanged through a listing is listed exactly once.
 import { apiError } from '../errors.js';
+import { base64UrlToBytes, base64UrlToText, bytesToBase64Url, staleCursor } from './list-cursor.js';
 import { hashText64 } from './metadata/canonical-json.js';
 
 const PREFIX = 'o1';
@@ -39,9 +40,7 @@ export function decodeOrderCursor(cursor: string, epoch: string, tag: string, ma
   const parts = base64UrlToText(cursor)?.split('.');
   const key = parts && parts.length >= 5 && parts[0] === PREFIX ? keyOf(parts[3], parts.slice(4).join('.')) : null;
   if (key === null) throw apiError('INVALID_CURSOR', 'not a cursor from POST /vectors/list with orderBy', { path });
-  if (parts![1] !== epoch || key.seq > maxSeq) {
-    throw apiError('INVALID_CURSOR', 'this cursor belongs to another session, or to this one before a restart or reset; list again from the start', { path });
-  }
+  if (parts![1] !== epoch || key.seq > maxSeq) throw staleCursor(path);
   if (parts![2] !== tag) throw apiError('INVALID_CURSOR', 'this cursor was made for another orderBy; list again from the start', { path });
   return key;
 }
@@ -59,29 +58,3 @@ function keyOf(seqText: string, value: string): OrderKey | null {
 }
 
 const EMPTY = new Uint8Array(0);
-
-function bytesToBase64Url(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
-function base64UrlToBytes(text: string): Uint8Array | null {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
-  try {
-    const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
-    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
-  } catch {
-    return null;
-  }
-}
-
-function base64UrlToText(text: string): string | null {
-  const bytes = text.length > 0 ? base64UrlToBytes(text) : null;
-  if (bytes === null) return null;
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return null;
-  }
-}
