@@ -12,6 +12,7 @@
 // for the next one.
 import { Readable } from 'node:stream';
 import { MetadataJson } from '../index/metadata/metadata-json.js';
+import { TurnClock } from '../limits/turn-clock.js';
 
 /** Text made per read of the stream (and the stream's buffer). */
 export const PIECE_BYTES = 64 * 1024;
@@ -29,20 +30,11 @@ export const ANSWER_WINDOW_BYTES = 4 * PIECE_BYTES;
 /** Milliseconds of piece-making per turn of the event loop, across all answer streams. */
 export const TURN_MS = 8;
 
-/** When this turn's first piece was made (-1: none yet); reset at the turn's end. */
-let turnStart = -1;
+/** Piece-making of all answer streams in this turn. */
+const turn = new TurnClock();
 
 /** Whether this turn has made pieces for TURN_MS; counts a piece about to be made. */
-function turnUsedUp(): boolean {
-  if (turnStart < 0) {
-    turnStart = performance.now();
-    setImmediate(() => {
-      turnStart = -1;
-    });
-    return false;
-  }
-  return performance.now() - turnStart >= TURN_MS;
-}
+const turnUsedUp = () => turn.elapsed() >= TURN_MS;
 
 /** Containers this deep (the envelope's fields are 0) are stringified whole: a hit, a stored vector's values, a metadata object. */
 const WHOLE_FROM_DEPTH = 3;

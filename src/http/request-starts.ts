@@ -12,6 +12,7 @@
 // reading its socket once its buffer is full.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FairQueue } from '../limits/fair-queue.js';
+import { TurnClock } from '../limits/turn-clock.js';
 import { tokenKey } from './auth.js';
 
 /** A turn starts requests for this long before later ones wait for turns of their own. */
@@ -28,15 +29,17 @@ interface WaitingStart {
 
 export class RequestStarts {
   private readonly waiting = new FairQueue<WaitingStart>();
-  /** When this turn's first request began (-1: none yet); reset once the turn's polling is done. */
-  private turnStart = -1;
+  /** Time this turn has spent beginning requests. */
+  private readonly turn: TurnClock;
   private draining = false;
 
   constructor(
     private readonly handle: Handler,
     private readonly budgetMs = START_BUDGET_MS,
-    private readonly now: () => number = () => performance.now(),
-  ) {}
+    now?: () => number,
+  ) {
+    this.turn = new TurnClock(now);
+  }
 
   /** Requests waiting for a turn of their own. */
   get waitingCount(): number {
@@ -45,12 +48,7 @@ export class RequestStarts {
 
   /** The server's 'request' listener. */
   readonly listener: Handler = (req, res) => {
-    const now = this.now();
-    if (this.turnStart < 0) {
-      this.turnStart = now;
-      setImmediate(this.endTurn);
-    }
-    if (this.waiting.length === 0 && now - this.turnStart < this.budgetMs) {
+    if (this.waiting.length === 0 && this.turn.elapsed() < this.budgetMs) {
       this.handle(req, res);
       return;
     }
@@ -59,11 +57,6 @@ export class RequestStarts {
       this.draining = true;
       setImmediate(this.startNext);
     }
-  };
-
-  /** Runs after the turn's poll: the next turn's arrivals get a budget of their own. */
-  private readonly endTurn = () => {
-    this.turnStart = -1;
   };
 
   /** START_PER_TURN waiting requests a turn (an immediate set from an immediate runs on the next turn, after timers and a poll). */
